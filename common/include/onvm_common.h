@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * onvm_common.h -- the contract between onvm_mgr (DPDK primary) and the NFs
+ * (DPDK secondaries linked with libnf).
+ *
+ * Everything both sides must agree on lives here: the per-packet metadata
+ * kept in an rte_mbuf dynamic field, the action vocabulary, and the layout of
+ * the one shared memzone ("onvm_shm") that holds the NF, service, chain, port
+ * and flow-rule tables.  The layout is versioned (ONVM_SHM_VERSION): an NF
+ * built against another layout refuses to attach instead of corrupting the
+ * manager's tables.
+ *
+ * Ownership rules, which the rest of the code relies on:
+ *  - the manager writes every table; NFs only write their own slot's
+ *    "NF-written" part (batch tracking, stats, run state);
+ *  - an NF's RX ring has many producers (the manager's RX and TX units) and a
+ *    single consumer (the NF); its TX ring has a single producer (the NF) and
+ *    a single consumer (the manager's TX unit).  The crash-accounting scheme
+ *    in struct onvm_nf_batch depends on this SP/SC shape.
+ */
+#ifndef ONVM_COMMON_H
+#define ONVM_COMMON_H
+
+#include <stdint.h>
+#include <rte_common.h>
+#include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
+#include <rte_ring.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ONVM_SHM_NAME "onvm_shm"
+#define ONVM_SHM_MAGIC 0x4f4e564d52464e31ULL /* "ONVMRFN1" */
+#define ONVM_SHM_VERSION 1
+#define ONVM_PKTMBUF_POOL_NAME "onvm_pktmbuf_pool"
+#define ONVM_PKT_META_DYNFIELD "onvm_dynfield_pkt_meta"
+#define ONVM_NF_RX_RING_FMT "onvm_nf%u_rx"
+#define ONVM_NF_TX_RING_FMT "onvm_nf%u_tx"
+#define ONVM_PORT_TX_RING_FMT "onvm_port%u_tx"
+
+/* rte_mp IPC action names (NF -> manager requests, synchronous replies). */
+#define ONVM_MP_NF_REGISTER "onvm_nf_register"
+#define ONVM_MP_NF_UNREGISTER "onvm_nf_unregister"
+
+#define ONVM_MAX_NFS 64		/* NF slots == instance ids 0..63 */
+#define ONVM_MAX_SERVICES 64	/* service ids 1..63; 0 is "none" */
+#define ONVM_MAX_INSTANCES 8	/* instances of one service */
+#define ONVM_MAX_PORTS 16
+#define ONVM_MAX_CHAINS 32
+#define ONVM_MAX_CHAIN_LEN 8
+#define ONVM_MAX_FLOW_RULES 256
+#define ONVM_BURST 32
+/* held[] has room for a received burst plus packets the NF generates. */
+#define ONVM_NF_HELD_MAX (2 * ONVM_BURST)
+#define ONVM_NAME_LEN 32
+#define ONVM_PORT_UNSET 0xff
+/* NFs started by the manager run as EAL lcore id ONVM_NF_LCORE_BASE + slot, so
+ * no two NFs ever share a mempool per-lcore cache. */
+#define ONVM_NF_LCORE_BASE 32
+
+/* What an NF (or the chain) wants done with a packet. */
+enum onvm_action {
+	ONVM_ACTION_DROP = 0, /* free it (counted) */
+	ONVM_ACTION_NEXT = 1, /* next service of the packet's chain */
+	ONVM_ACTION_TONF = 2, /* the service named in destination */
+	ONVM_ACTION_OUT = 3,  /* out of the port named in destination */
+};
+
+/* Packet metadata flags. */
+#define ONVM_PKT_F_ND 0x01     /* a non-deterministic decision touched this packet */
+#define ONVM_PKT_F_REPLAY 0x02 /* replayed by a packet logger after failover */
+
+/*
+ * Per-packet metadata, kept in an rte_mbuf dynamic field registered by the
+ * manager under ONVM_PKT_META_DYNFIELD.  24 bytes, 8-byte aligned.
+ */
+struct onvm_pkt_meta {
+	uint8_t action;	      /* enum onvm_action, set by the NF handler */
+	uint8_t chain_index;  /* index of the step the packet is at */
+	uint16_t destination; /* service id (TONF) or port id (OUT) */
+	uint16_t chain_id;    /* chain the packet follows */
+	uint8_t flags;	      /* ONVM_PKT_F_* */
+	uint8_t in_port;      /* port it entered the node on */
+	uint32_t flow_hash;   /* 5-tuple hash, picks the service instance */
+	uint8_t egress_port;  /* ONVM_PORT_UNSET, or where the chain's end sends it */
+	uint8_t reserved[3];
+	uint64_t ts;	      /* logical timestamp (remote resiliency) */
+};
+
+/* NF slot life cycle. */
+enum onvm_nf_status {
+	ONVM_NF_FREE = 0,
+	ONVM_NF_STARTING, /* launched by the manager, not registered yet */
+	ONVM_NF_READY,	  /* registered: rings assigned, routed to */
+	ONVM_NF_RUNNING,  /* in its run loop */
+	ONVM_NF_STOPPING, /* asked to unregister, no longer routed to */
+	ONVM_NF_DEAD,	  /* process gone, resources being reclaimed */
+};
+
+/*
+ * Crash accounting for the batch an NF is working on.  Written only by the
+ * NF, read by the manager after the NF has died.  With `rx` the NF's RX ring
+ * (SC) and `tx` its TX ring (SP):
+ *   - the NF dequeues straight into held[], then records held_n, tx_base
+ *     (= tx->prod.tail) and finally rx_seen (= rx->cons.tail);
+ *   - the packets of held[] it has emitted are exactly tx->prod.tail - tx_base,
+ *     in held[] order, because it is the TX ring's only producer.
+ * So after a death: if rx->cons.tail != rx_seen, the NF died between its
+ * dequeue and the record and owns held[0 .. tail - rx_seen) with nothing
+ * emitted; otherwise it owns held[emitted .. held_n).  No window exists in
+ * which a packet is both emitted and counted as held.
+ */
+struct onvm_nf_batch {
+	uint32_t rx_seen;
+	uint32_t tx_base;
+	uint32_t held_n;
+	uint32_t pad;
+	struct rte_mbuf *held[ONVM_NF_HELD_MAX];
+} __rte_cache_aligned;
+
+/* Counters kept by the NF (one writer: the NF). */
+struct onvm_nf_stats {
+	uint64_t rx;	  /* packets handed to the handler */
+	uint64_t rx_bytes;
+	uint64_t tx;	  /* packets put on the TX ring (all actions) */
+	uint64_t act_drop;
+	uint64_t act_next;
+	uint64_t act_tonf;
+	uint64_t act_out;
+	uint64_t generated; /* NF-made packets */
+	uint64_t tx_wait;   /* times the TX ring was full and the NF waited */
+	uint64_t batches;
+	uint64_t wakeups;   /* times it slept and was woken */
+} __rte_cache_aligned;
+
+/* Counters kept by the manager about one NF (one writer per field group). */
+struct onvm_nf_mgr_stats {
+	uint64_t enq;	      /* packets put on its RX ring */
+	uint64_t enq_drop;    /* RX ring full: dropped */
+	uint64_t deq;	      /* packets taken from its TX ring */
+	uint64_t reclaimed;   /* mbufs returned to the pool after it died */
+} __rte_cache_aligned;
+
+struct onvm_nf_slot {
+	/* Manager-written control part. */
+	volatile uint32_t status; /* enum onvm_nf_status */
+	uint16_t instance_id;	  /* == slot index */
+	uint16_t service_id;
+	int32_t pid;
+	uint32_t lcore_id;	  /* the NF's EAL lcore id (mempool cache index) */
+	uint32_t launched;	  /* 1 if the manager fork/exec'd it */
+	uint32_t generation;	  /* bumped on every reuse of the slot */
+	char name[ONVM_NAME_LEN];
+	uint64_t register_ns;	  /* CLOCK_MONOTONIC of registration */
+	uint64_t launch_ns;	  /* CLOCK_MONOTONIC of fork, if launched */
+	struct rte_ring *rx_ring;
+	struct rte_ring *tx_ring;
+
+	/* Wake-up handshake: the NF sets `sleeping` before it blocks on the
+	 * futex `wake_seq`; whoever enqueues to its RX ring bumps wake_seq and
+	 * wakes it.  `stop` asks the NF to leave its loop. */
+	volatile uint32_t sleeping __rte_cache_aligned;
+	volatile uint32_t wake_seq;
+	volatile uint32_t stop;
+	volatile uint32_t nf_running; /* set by the NF when it enters its loop */
+	uint64_t first_pkt_ns;	      /* CLOCK_MONOTONIC of the first packet */
+
+	struct onvm_nf_batch batch;
+	struct onvm_nf_stats stats;
+	struct onvm_nf_mgr_stats mstats;
+} __rte_cache_aligned;
+
+/*
+ * Instances of a service.  Readers (data-path units) read `active` and the
+ * array it selects; the control side writes the other copy, then flips
+ * `active`, and waits for a grace period before touching it again.
+ */
+struct onvm_service {
+	volatile uint32_t active;
+	uint16_t n[2];
+	uint16_t inst[2][ONVM_MAX_INSTANCES];
+};
+
+struct onvm_chain {
+	char name[ONVM_NAME_LEN];
+	uint16_t len;			    /* number of services */
+	uint16_t services[ONVM_MAX_CHAIN_LEN];
+	uint16_t exit_port;		    /* where NEXT after the last step goes */
+	uint8_t exit_drop;		    /* 1: drop instead of exit_port */
+	uint8_t used;
+};
+
+/* A flow rule: IPv4 5-tuple with prefixes and port ranges; 0-length prefix
+ * or full port range means wildcard; proto 0 means any. */
+struct onvm_flow_rule {
+	uint32_t src_ip, src_mask;
+	uint32_t dst_ip, dst_mask;
+	uint16_t sport_lo, sport_hi;
+	uint16_t dport_lo, dport_hi;
+	uint8_t proto;
+	uint8_t in_port;     /* 0xff: any ingress port */
+	uint16_t chain_id;
+	uint64_t hits;
+};
+
+struct onvm_port_info {
+	uint16_t port_id;
+	uint8_t used;
+	char name[ONVM_NAME_LEN];
+	uint16_t default_chain; /* chain id for this ingress port */
+	uint8_t has_default_chain;
+	struct rte_ring *tx_ring; /* port-bound packets from the RX unit */
+};
+
+struct onvm_shm {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t nb_ports;
+	int dynfield_offset;
+	char node_name[ONVM_NAME_LEN];
+	int32_t mgr_pid;
+	volatile uint32_t shutting_down;
+
+	uint16_t default_chain;
+	uint8_t has_default_chain;
+	uint16_t nb_rules;
+	struct onvm_flow_rule rules[ONVM_MAX_FLOW_RULES];
+	struct onvm_chain chains[ONVM_MAX_CHAINS];
+	struct onvm_port_info ports[ONVM_MAX_PORTS];
+	struct onvm_service services[ONVM_MAX_SERVICES];
+	struct onvm_nf_slot nfs[ONVM_MAX_NFS];
+};
+
+/* rte_mp request/reply payloads (fit RTE_MP_MAX_PARAM_LEN). */
+struct onvm_mp_register_req {
+	uint32_t shm_version;
+	int32_t pid;
+	uint16_t service_id;
+	int16_t instance_id; /* -1: any free slot */
+	uint32_t lcore_id;
+	char name[ONVM_NAME_LEN];
+};
+
+struct onvm_mp_register_rep {
+	int32_t result;	      /* 0 or -errno */
+	uint16_t instance_id;
+	char reason[96];
+};
+
+struct onvm_mp_unregister_req {
+	uint16_t instance_id;
+	uint32_t generation;
+};
+
+static inline struct onvm_pkt_meta *
+onvm_pkt_meta(struct rte_mbuf *m, int offset)
+{
+	return RTE_MBUF_DYNFIELD(m, offset, struct onvm_pkt_meta *);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ONVM_COMMON_H */

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * onvm_nflib.h -- the NF developer's API.
+ *
+ * An NF is a DPDK secondary process that attaches to one onvm_mgr node,
+ * receives packets on its RX ring, runs a handler on them and hands them back
+ * with an action (DROP, NEXT, TONF, OUT) in the packet metadata.  Everything
+ * else -- EAL start-up, registration with the manager, the poll/sleep loop,
+ * crash-safe batch accounting, clean stop on SIGINT/SIGTERM -- is libnf's job.
+ *
+ *	struct nf_ctx *nf;
+ *	int n = nf_init(argc, argv, "my_nf", &nf);   // EAL args -- libnf args -- NF args
+ *	argc -= n; argv += n;                        // argv[0] is the program, then NF args
+ *	struct nf_ops ops = { .pkt = my_handler };
+ *	nf_run(nf, &ops, my_state);
+ *	nf_fini(nf);
+ *
+ * libnf options (between the first and second "--"):
+ *   -r, --service ID     service id this instance serves (required)
+ *   -n, --instance ID    ask for a particular instance id (default: any free)
+ *   -N, --name NAME      name shown in stats (default: the name given to nf_init)
+ *       --idle-spin-us U how long to busy-poll an empty ring before sleeping (default 200)
+ *
+ * Handlers run in the NF's only thread; they must not block.  The default
+ * action of a packet entering the handler is NEXT.
+ */
+#ifndef ONVM_NFLIB_H
+#define ONVM_NFLIB_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <rte_mbuf.h>
+
+#include "onvm_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct nf_ctx;
+
+/* Per-packet handler: inspect/modify the packet, set meta->action. */
+typedef void (*nf_pkt_handler_t)(struct rte_mbuf *pkt, struct onvm_pkt_meta *meta,
+				 struct nf_ctx *nf);
+/* Per-batch handler: called once per burst instead of the per-packet one. */
+typedef void (*nf_batch_handler_t)(struct rte_mbuf **pkts, uint16_t n, struct nf_ctx *nf);
+/* Periodic callback (every tick_ms, also while idle); may generate packets. */
+typedef void (*nf_tick_handler_t)(struct nf_ctx *nf, uint64_t now_ns);
+
+struct nf_ops {
+	nf_pkt_handler_t pkt;	  /* one of pkt / batch is required */
+	nf_batch_handler_t batch;
+	nf_tick_handler_t tick;	  /* optional */
+	uint32_t tick_ms;	  /* tick period, default 1000 */
+};
+
+/* Offset of struct onvm_pkt_meta in every mbuf; valid after nf_init(). */
+extern int nf_pkt_meta_offset;
+
+/*
+ * Start the EAL as a secondary of the node's manager, parse libnf's options
+ * and register with the manager.  Returns the number of arguments consumed
+ * (so that argv + ret holds the program name followed by the NF's own
+ * arguments), or a negative errno with a message logged.  The NF is
+ * registered and routed to when this returns.
+ */
+int nf_init(int argc, char **argv, const char *default_name, struct nf_ctx **nf);
+
+/* Run the loop until nf_stop(), SIGINT/SIGTERM, or the manager asks. */
+int nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user);
+
+/* Ask the run loop to return (async-signal-safe). */
+void nf_stop(struct nf_ctx *nf);
+
+/* Unregister from the manager and release the EAL. */
+void nf_fini(struct nf_ctx *nf);
+
+void *nf_user(const struct nf_ctx *nf);
+uint16_t nf_service_id(const struct nf_ctx *nf);
+uint16_t nf_instance_id(const struct nf_ctx *nf);
+const char *nf_name(const struct nf_ctx *nf);
+const struct onvm_nf_stats *nf_stats(const struct nf_ctx *nf);
+/* Number of ports the node has (valid port ids for nf_pkt_out are 0..n-1). */
+uint16_t nf_port_count(const struct nf_ctx *nf);
+bool nf_stopping(const struct nf_ctx *nf);
+
+/* Packet metadata and actions. */
+static inline struct onvm_pkt_meta *
+nf_pkt_meta(struct rte_mbuf *pkt)
+{
+	return onvm_pkt_meta(pkt, nf_pkt_meta_offset);
+}
+
+static inline void
+nf_pkt_drop(struct onvm_pkt_meta *meta)
+{
+	meta->action = ONVM_ACTION_DROP;
+}
+
+static inline void
+nf_pkt_next(struct onvm_pkt_meta *meta)
+{
+	meta->action = ONVM_ACTION_NEXT;
+}
+
+static inline void
+nf_pkt_to_nf(struct onvm_pkt_meta *meta, uint16_t service_id)
+{
+	meta->action = ONVM_ACTION_TONF;
+	meta->destination = service_id;
+}
+
+static inline void
+nf_pkt_out(struct onvm_pkt_meta *meta, uint16_t port_id)
+{
+	meta->action = ONVM_ACTION_OUT;
+	meta->destination = port_id;
+}
+
+/*
+ * NF-generated packets.  nf_pkt_alloc() returns an mbuf from the node's pool
+ * with fresh metadata (action DROP); set the action, fill it, then
+ * nf_pkt_send() it.  Only call from a handler or the tick callback.
+ * Returns 0, or -ENOBUFS when the current batch has no room left (the packet
+ * is not consumed then).
+ */
+struct rte_mbuf *nf_pkt_alloc(struct nf_ctx *nf);
+int nf_pkt_send(struct nf_ctx *nf, struct rte_mbuf *pkt);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ONVM_NFLIB_H */

@@ -1,0 +1,656 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * libnf's core: EAL attach, registration with the manager, the run loop.
+ *
+ * Registration is a synchronous rte_mp request to the primary, so an NF is
+ * routed to the moment nf_init() returns -- no status polling, no sleeps.
+ *
+ * The run loop busy-polls its RX ring while packets flow and, after
+ * idle_spin_us without work, blocks on a futex in its shared slot.  The
+ * manager wakes it after enqueueing (it checks `sleeping` after every
+ * enqueue), so an idle NF costs no CPU and wakes in microseconds.  The
+ * sleeping/wake_seq handshake is the classic one: the NF publishes
+ * `sleeping`, issues a full barrier and re-checks the ring before it waits;
+ * the producer enqueues, issues a full barrier and then reads `sleeping`.
+ *
+ * The batch bookkeeping in slot->batch (see onvm_common.h) is what lets the
+ * manager return every mbuf of an NF killed at any instruction to the pool.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_string_fns.h>
+#include <rte_common.h>
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_memzone.h>
+#include <rte_pause.h>
+#include <rte_ring.h>
+
+#include "onvm_nflib.h"
+
+RTE_LOG_REGISTER_IMPL(nf_logtype, "onvm.libnf", INFO);
+#define NF_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_##level, nf_logtype, "libnf: " fmt "\n", ##__VA_ARGS__)
+
+#define NF_DEFAULT_IDLE_SPIN_US 200
+#define NF_MAX_SLEEP_MS 100 /* upper bound on one futex wait (ticks, stop) */
+#define NF_MP_TIMEOUT_S 5
+
+int nf_pkt_meta_offset = -1;
+
+struct nf_ctx {
+	struct onvm_shm *shm;
+	struct onvm_nf_slot *slot;
+	struct rte_mempool *pool;
+	struct rte_ring *rx;
+	struct rte_ring *tx;
+	uint16_t service_id;
+	uint16_t instance_id;
+	int16_t want_instance;
+	bool registered;
+	volatile sig_atomic_t stop;
+	uint64_t idle_spin_cycles;
+	const struct nf_ops *ops;
+	void *user;
+	char name[ONVM_NAME_LEN];
+};
+
+static struct nf_ctx *signal_nf;
+
+static void
+nf_signal(int sig)
+{
+	(void)sig;
+	if (signal_nf != NULL)
+		nf_stop(signal_nf);
+}
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static bool
+has_arg(int argc, char **argv, const char *const *names)
+{
+	for (int i = 1; i < argc; i++)
+		for (const char *const *n = names; *n != NULL; n++)
+			if (strncmp(argv[i], *n, strlen(*n)) == 0)
+				return true;
+	return false;
+}
+
+/*
+ * Build the EAL argument vector: the user's EAL arguments plus what an NF
+ * always needs -- secondary process type, no PCI probing unless an
+ * allow-list is given, and an lcore id of its own (the mempool per-lcore cache
+ * is indexed by lcore id, so two NFs with the same id would corrupt it).
+ */
+static int
+build_eal_args(int argc, char **argv, char **out, int max)
+{
+	static const char *const proc_opts[] = {"--proc-type", NULL};
+	static const char *const pci_opts[] = {"--no-pci", "-a", "--allow", "-b", "--block", NULL};
+	static const char *const lcore_opts[] = {"-l", "--lcores", "-c", NULL};
+	static char proc_arg[] = "--proc-type=secondary";
+	static char nopci_arg[] = "--no-pci";
+	static char lcore_arg[64];
+	int n = 0;
+
+	if (argc + 4 > max)
+		return -E2BIG;
+	for (int i = 0; i < argc; i++)
+		out[n++] = argv[i];
+	if (!has_arg(argc, argv, proc_opts))
+		out[n++] = proc_arg;
+	if (!has_arg(argc, argv, pci_opts))
+		out[n++] = nopci_arg;
+	if (!has_arg(argc, argv, lcore_opts)) {
+		/* Hand-started NF: pick an id from the upper range by pid; the
+		 * manager rejects a clash with a clear message. */
+		unsigned int id = ONVM_NF_LCORE_BASE + ONVM_MAX_NFS + (getpid() % 16);
+
+		snprintf(lcore_arg, sizeof(lcore_arg), "--lcores=%u@(0-%ld)", id,
+			 sysconf(_SC_NPROCESSORS_ONLN) - 1);
+		out[n++] = lcore_arg;
+	}
+	out[n] = NULL;
+	return n;
+}
+
+static void
+nf_usage(const char *prog)
+{
+	fprintf(stderr,
+		"usage: %s [EAL options] -- -r SERVICE [-n INSTANCE] [-N NAME] "
+		"[--idle-spin-us US] [-- NF options]\n",
+		prog);
+}
+
+static int
+parse_nf_args(struct nf_ctx *nf, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"service", required_argument, NULL, 'r'},
+		{"instance", required_argument, NULL, 'n'},
+		{"name", required_argument, NULL, 'N'},
+		{"idle-spin-us", required_argument, NULL, 'S'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	unsigned long idle_us = NF_DEFAULT_IDLE_SPIN_US;
+	char *end;
+	int opt;
+
+	optind = 1;
+	opterr = 1;
+	while ((opt = getopt_long(argc, argv, "r:n:N:h", longopts, NULL)) != -1) {
+		unsigned long v;
+
+		switch (opt) {
+		case 'r':
+			v = strtoul(optarg, &end, 10);
+			if (*end != '\0' || v == 0 || v >= ONVM_MAX_SERVICES) {
+				NF_LOG(ERR, "--service: '%s' is not a service id (1..%d)", optarg,
+				       ONVM_MAX_SERVICES - 1);
+				return -EINVAL;
+			}
+			nf->service_id = v;
+			break;
+		case 'n':
+			v = strtoul(optarg, &end, 10);
+			if (*end != '\0' || v >= ONVM_MAX_NFS) {
+				NF_LOG(ERR, "--instance: '%s' is not an instance id (0..%d)",
+				       optarg, ONVM_MAX_NFS - 1);
+				return -EINVAL;
+			}
+			nf->want_instance = v;
+			break;
+		case 'N':
+			strlcpy(nf->name, optarg, sizeof(nf->name));
+			break;
+		case 'S':
+			idle_us = strtoul(optarg, &end, 10);
+			if (*end != '\0' || idle_us > 1000000) {
+				NF_LOG(ERR, "--idle-spin-us: '%s' is not 0..1000000", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'h':
+		default:
+			nf_usage(argv[0]);
+			return -EINVAL;
+		}
+	}
+	if (optind != argc) {
+		NF_LOG(ERR, "unexpected libnf argument '%s' (NF options go after a second --)",
+		       argv[optind]);
+		return -EINVAL;
+	}
+	if (nf->service_id == 0) {
+		NF_LOG(ERR, "a service id is required (-r ID)");
+		nf_usage(argv[0]);
+		return -EINVAL;
+	}
+	nf->idle_spin_cycles = idle_us * (rte_get_tsc_hz() / 1000000);
+	return 0;
+}
+
+static int
+nf_attach(struct nf_ctx *nf)
+{
+	const struct rte_memzone *mz = rte_memzone_lookup(ONVM_SHM_NAME);
+
+	if (mz == NULL) {
+		NF_LOG(ERR, "no manager tables (%s): is onvm_mgr running with this --file-prefix?",
+		       ONVM_SHM_NAME);
+		return -ENOENT;
+	}
+	nf->shm = mz->addr;
+	if (nf->shm->magic != ONVM_SHM_MAGIC || nf->shm->version != ONVM_SHM_VERSION) {
+		NF_LOG(ERR, "manager table layout v%u, libnf expects v%u: rebuild the NF",
+		       nf->shm->version, ONVM_SHM_VERSION);
+		return -EPROTO;
+	}
+	nf->pool = rte_mempool_lookup(ONVM_PKTMBUF_POOL_NAME);
+	if (nf->pool == NULL) {
+		NF_LOG(ERR, "packet pool %s not found", ONVM_PKTMBUF_POOL_NAME);
+		return -ENOENT;
+	}
+	nf_pkt_meta_offset = rte_mbuf_dynfield_lookup(ONVM_PKT_META_DYNFIELD, NULL);
+	if (nf_pkt_meta_offset < 0) {
+		NF_LOG(ERR, "packet metadata field not registered by the manager");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static int
+nf_register(struct nf_ctx *nf)
+{
+	struct timespec ts = {.tv_sec = NF_MP_TIMEOUT_S};
+	struct onvm_mp_register_req req = {
+		.shm_version = ONVM_SHM_VERSION,
+		.pid = getpid(),
+		.service_id = nf->service_id,
+		.instance_id = nf->want_instance,
+		.lcore_id = rte_lcore_id(),
+	};
+	struct onvm_mp_register_rep rep;
+	struct rte_mp_reply reply = {0};
+	struct rte_mp_msg msg = {0};
+
+	strlcpy(req.name, nf->name, sizeof(req.name));
+	strlcpy(msg.name, ONVM_MP_NF_REGISTER, sizeof(msg.name));
+	memcpy(msg.param, &req, sizeof(req));
+	msg.len_param = sizeof(req);
+	if (rte_mp_request_sync(&msg, &reply, &ts) != 0 || reply.nb_received != 1) {
+		NF_LOG(ERR, "registration request got no answer from the manager: %s",
+		       rte_strerror(rte_errno));
+		free(reply.msgs);
+		return -ETIMEDOUT;
+	}
+	memcpy(&rep, reply.msgs[0].param, sizeof(rep));
+	free(reply.msgs);
+	if (rep.result != 0) {
+		NF_LOG(ERR, "manager refused registration: %s", rep.reason);
+		return rep.result;
+	}
+	nf->instance_id = rep.instance_id;
+	nf->slot = &nf->shm->nfs[rep.instance_id];
+	nf->rx = nf->slot->rx_ring;
+	nf->tx = nf->slot->tx_ring;
+	nf->registered = true;
+	NF_LOG(INFO, "%s: service %u instance %u (lcore %u) registered", nf->name,
+	       nf->service_id, nf->instance_id, rte_lcore_id());
+	return 0;
+}
+
+int
+nf_init(int argc, char **argv, const char *default_name, struct nf_ctx **out)
+{
+	char *eal_argv[256];
+	int first_sep = argc, second_sep = argc, eal_argc, ret, consumed;
+	struct nf_ctx *nf;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			if (first_sep == argc) {
+				first_sep = i;
+			} else {
+				second_sep = i;
+				break;
+			}
+		}
+	}
+	nf = calloc(1, sizeof(*nf));
+	if (nf == NULL)
+		return -ENOMEM;
+	nf->want_instance = -1;
+	strlcpy(nf->name, default_name != NULL ? default_name : "nf", sizeof(nf->name));
+
+	eal_argc = build_eal_args(first_sep, argv, eal_argv, RTE_DIM(eal_argv) - 1);
+	if (eal_argc < 0) {
+		free(nf);
+		return eal_argc;
+	}
+	ret = rte_eal_init(eal_argc, eal_argv);
+	if (ret < 0) {
+		fprintf(stderr, "libnf: EAL init failed: %s\n", rte_strerror(rte_errno));
+		free(nf);
+		return -rte_errno;
+	}
+	if (rte_eal_process_type() != RTE_PROC_SECONDARY) {
+		NF_LOG(ERR, "an NF must run as a secondary process of onvm_mgr");
+		ret = -EINVAL;
+		goto fail;
+	}
+
+	/* libnf's own options sit between the two separators. */
+	{
+		int n = (first_sep < argc) ? second_sep - first_sep : 1;
+		char *sub[n + 1];
+
+		sub[0] = argv[0];
+		for (int i = 1; i < n; i++)
+			sub[i] = argv[first_sep + i];
+		sub[n] = NULL;
+		ret = parse_nf_args(nf, n, sub);
+		if (ret < 0)
+			goto fail;
+	}
+	ret = nf_attach(nf);
+	if (ret < 0)
+		goto fail;
+	ret = nf_register(nf);
+	if (ret < 0)
+		goto fail;
+
+	signal_nf = nf;
+	signal(SIGINT, nf_signal);
+	signal(SIGTERM, nf_signal);
+
+	consumed = (second_sep < argc) ? second_sep : argc - 1;
+	argv[consumed] = argv[0];
+	*out = nf;
+	return consumed;
+fail:
+	rte_eal_cleanup();
+	free(nf);
+	return ret;
+}
+
+void
+nf_stop(struct nf_ctx *nf)
+{
+	nf->stop = 1;
+}
+
+bool
+nf_stopping(const struct nf_ctx *nf)
+{
+	return nf->stop || (nf->slot != NULL && nf->slot->stop);
+}
+
+void *
+nf_user(const struct nf_ctx *nf)
+{
+	return nf->user;
+}
+
+uint16_t
+nf_service_id(const struct nf_ctx *nf)
+{
+	return nf->service_id;
+}
+
+uint16_t
+nf_instance_id(const struct nf_ctx *nf)
+{
+	return nf->instance_id;
+}
+
+const char *
+nf_name(const struct nf_ctx *nf)
+{
+	return nf->name;
+}
+
+const struct onvm_nf_stats *
+nf_stats(const struct nf_ctx *nf)
+{
+	return &nf->slot->stats;
+}
+
+uint16_t
+nf_port_count(const struct nf_ctx *nf)
+{
+	return nf->shm->nb_ports;
+}
+
+/* Start a batch: record what the NF now holds (see struct onvm_nf_batch). */
+static inline void
+batch_open(struct nf_ctx *nf, uint32_t n)
+{
+	struct onvm_nf_batch *b = &nf->slot->batch;
+
+	b->held_n = n;
+	b->tx_base = nf->tx->prod.tail;
+	__atomic_store_n(&b->rx_seen, nf->rx->cons.tail, __ATOMIC_RELEASE);
+}
+
+/* Hand every packet of the batch to the manager; waits (counted) while the TX
+ * ring is full -- the manager drains it without ever waiting on NFs. */
+static void
+batch_emit(struct nf_ctx *nf)
+{
+	struct onvm_nf_batch *b = &nf->slot->batch;
+	uint32_t n = b->held_n, sent = nf->tx->prod.tail - b->tx_base;
+
+	while (sent < n) {
+		sent += rte_ring_sp_enqueue_burst(nf->tx, (void **)&b->held[sent], n - sent,
+						  NULL);
+		if (sent < n) {
+			nf->slot->stats.tx_wait++;
+			if (nf->slot->stop)
+				return; /* manager is shutting down; it reclaims held[] */
+			rte_pause();
+		}
+	}
+	nf->slot->stats.tx += n;
+}
+
+static inline void
+count_action(struct onvm_nf_stats *st, const struct onvm_pkt_meta *meta)
+{
+	switch (meta->action) {
+	case ONVM_ACTION_DROP:
+		st->act_drop++;
+		break;
+	case ONVM_ACTION_NEXT:
+		st->act_next++;
+		break;
+	case ONVM_ACTION_TONF:
+		st->act_tonf++;
+		break;
+	default:
+		st->act_out++;
+		break;
+	}
+}
+
+static void
+run_handlers(struct nf_ctx *nf, uint32_t n)
+{
+	struct onvm_nf_batch *b = &nf->slot->batch;
+	struct onvm_nf_stats *st = &nf->slot->stats;
+
+	for (uint32_t i = 0; i < n; i++) {
+		nf_pkt_meta(b->held[i])->action = ONVM_ACTION_NEXT;
+		st->rx_bytes += rte_pktmbuf_pkt_len(b->held[i]);
+	}
+	if (nf->ops->batch != NULL) {
+		nf->ops->batch(b->held, n, nf);
+	} else {
+		for (uint32_t i = 0; i < n; i++)
+			nf->ops->pkt(b->held[i], nf_pkt_meta(b->held[i]), nf);
+	}
+	/* held_n may have grown with generated packets. */
+	for (uint32_t i = 0; i < b->held_n; i++)
+		count_action(st, nf_pkt_meta(b->held[i]));
+	st->rx += n;
+	st->batches++;
+}
+
+/* Process one burst; returns the number of packets received. */
+static uint32_t
+poll_once(struct nf_ctx *nf)
+{
+	struct onvm_nf_batch *b = &nf->slot->batch;
+	uint32_t n;
+
+	/* Dequeue straight into the shared held[] array: the ring's consumer
+	 * tail and held[] together say what the NF owns at every instant. */
+	n = rte_ring_sc_dequeue_burst(nf->rx, (void **)b->held, ONVM_BURST, NULL);
+	if (n == 0)
+		return 0;
+	batch_open(nf, n);
+	if (unlikely(nf->slot->first_pkt_ns == 0))
+		nf->slot->first_pkt_ns = mono_ns();
+	run_handlers(nf, n);
+	batch_emit(nf);
+	return n;
+}
+
+static void
+run_tick(struct nf_ctx *nf, uint64_t now_ns)
+{
+	batch_open(nf, 0);
+	nf->ops->tick(nf, now_ns);
+	if (nf->slot->batch.held_n > 0)
+		batch_emit(nf);
+}
+
+static long
+futex_wait(volatile uint32_t *addr, uint32_t val, uint64_t timeout_ns)
+{
+	struct timespec ts = {
+		.tv_sec = timeout_ns / 1000000000ULL,
+		.tv_nsec = timeout_ns % 1000000000ULL,
+	};
+
+	return syscall(SYS_futex, addr, FUTEX_WAIT, val, &ts, NULL, 0);
+}
+
+/* Block until the manager enqueues, a tick is due, or we are told to stop. */
+static void
+sleep_until_work(struct nf_ctx *nf, uint64_t wait_ns)
+{
+	struct onvm_nf_slot *slot = nf->slot;
+	uint32_t seq = __atomic_load_n(&slot->wake_seq, __ATOMIC_ACQUIRE);
+
+	__atomic_store_n(&slot->sleeping, 1, __ATOMIC_RELAXED);
+	rte_smp_mb();
+	if (rte_ring_empty(nf->rx) && !nf_stopping(nf)) {
+		futex_wait(&slot->wake_seq, seq, wait_ns);
+		slot->stats.wakeups++;
+	}
+	__atomic_store_n(&slot->sleeping, 0, __ATOMIC_RELAXED);
+}
+
+int
+nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
+{
+	const uint64_t tsc_hz = rte_get_tsc_hz();
+	uint64_t tick_cycles, next_tick, idle_since = 0;
+
+	if (ops == NULL || (ops->pkt == NULL && ops->batch == NULL)) {
+		NF_LOG(ERR, "nf_run: a packet or batch handler is required");
+		return -EINVAL;
+	}
+	nf->ops = ops;
+	nf->user = user;
+	tick_cycles = (ops->tick_ms ? ops->tick_ms : 1000) * (tsc_hz / 1000);
+	next_tick = rte_get_tsc_cycles() + tick_cycles;
+	__atomic_store_n(&nf->slot->nf_running, 1, __ATOMIC_RELEASE);
+
+	while (!nf_stopping(nf)) {
+		uint64_t now;
+
+		if (poll_once(nf) > 0) {
+			idle_since = 0;
+			continue;
+		}
+		now = rte_get_tsc_cycles();
+		if (ops->tick != NULL && now >= next_tick) {
+			run_tick(nf, mono_ns());
+			next_tick = now + tick_cycles;
+		}
+		if (idle_since == 0) {
+			idle_since = now;
+		} else if (now - idle_since > nf->idle_spin_cycles) {
+			uint64_t wait_ns = (uint64_t)NF_MAX_SLEEP_MS * 1000000ULL;
+
+			if (ops->tick != NULL) {
+				uint64_t until = next_tick > now ? next_tick - now : 0;
+
+				wait_ns = RTE_MIN(wait_ns, until * 1000000000ULL / tsc_hz);
+			}
+			if (wait_ns > 0)
+				sleep_until_work(nf, wait_ns);
+		} else {
+			rte_pause();
+		}
+	}
+	return 0;
+}
+
+struct rte_mbuf *
+nf_pkt_alloc(struct nf_ctx *nf)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(nf->pool);
+
+	if (m != NULL) {
+		struct onvm_pkt_meta *meta = nf_pkt_meta(m);
+
+		memset(meta, 0, sizeof(*meta));
+		meta->action = ONVM_ACTION_DROP;
+		meta->egress_port = ONVM_PORT_UNSET;
+	}
+	return m;
+}
+
+int
+nf_pkt_send(struct nf_ctx *nf, struct rte_mbuf *pkt)
+{
+	struct onvm_nf_batch *b = &nf->slot->batch;
+
+	if (b->held_n >= ONVM_NF_HELD_MAX)
+		return -ENOBUFS;
+	b->held[b->held_n] = pkt;
+	__atomic_store_n(&b->held_n, b->held_n + 1, __ATOMIC_RELEASE);
+	nf->slot->stats.generated++;
+	return 0;
+}
+
+static void
+nf_unregister(struct nf_ctx *nf)
+{
+	struct timespec ts = {.tv_sec = NF_MP_TIMEOUT_S};
+	struct onvm_mp_unregister_req req = {
+		.instance_id = nf->instance_id,
+		.generation = nf->slot->generation,
+	};
+	struct rte_mp_reply reply = {0};
+	struct rte_mp_msg msg = {0};
+
+	strlcpy(msg.name, ONVM_MP_NF_UNREGISTER, sizeof(msg.name));
+	memcpy(msg.param, &req, sizeof(req));
+	msg.len_param = sizeof(req);
+	if (rte_mp_request_sync(&msg, &reply, &ts) != 0 || reply.nb_received != 1)
+		NF_LOG(WARNING, "manager did not acknowledge unregistration");
+	free(reply.msgs);
+}
+
+void
+nf_fini(struct nf_ctx *nf)
+{
+	if (nf == NULL)
+		return;
+	if (nf->registered) {
+		nf_unregister(nf);
+		/* No longer routed to: finish what is already queued (unless the
+		 * manager itself is going away). */
+		if (nf->ops != NULL && !nf->slot->stop)
+			while (poll_once(nf) > 0)
+				;
+		NF_LOG(INFO, "%s: rx %" PRIu64 " tx %" PRIu64 " drop %" PRIu64, nf->name,
+		       nf->slot->stats.rx, nf->slot->stats.tx, nf->slot->stats.act_drop);
+	}
+	signal_nf = NULL;
+	rte_eal_cleanup();
+	free(nf);
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * config.h -- the node's JSON configuration, parsed and validated.
+ *
+ * Loading is all-or-nothing: a config either passes every check and comes
+ * back as a plain struct, or the first problem comes back as one message of
+ * the form "FILE:LINE:COL: FIELD: what is wrong", and nothing has been
+ * touched.  No DPDK here, so the parser is unit-tested without an EAL.
+ * The schema, with every default, is in docs/operator-guide.md.
+ */
+#ifndef MGR_CONFIG_H
+#define MGR_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MGR_CFG_NAME_LEN 32
+#define MGR_CFG_DEV_LEN 512
+#define MGR_CFG_MAX_PORTS 16
+#define MGR_CFG_MAX_NFS 32
+#define MGR_CFG_MAX_CHAINS 32
+#define MGR_CFG_MAX_CHAIN_LEN 8
+#define MGR_CFG_MAX_RULES 256
+#define MGR_CFG_MAX_ARGS 32
+#define MGR_CFG_MAX_SERVICE 63
+#define MGR_CFG_MAX_INSTANCES 8
+#define MGR_CFG_ERR_LEN 512
+
+enum mgr_unit_id { MGR_UNIT_RX = 0, MGR_UNIT_TX, MGR_UNIT_CTRL, MGR_UNIT_MAX };
+
+struct mgr_port_cfg {
+	char name[MGR_CFG_NAME_LEN];
+	char dev[MGR_CFG_DEV_LEN]; /* EAL --vdev device string */
+};
+
+struct mgr_nf_cfg {
+	char name[MGR_CFG_NAME_LEN];
+	char binary[PATH_MAX];
+	uint16_t service;
+	uint16_t instances;
+	int nargs;
+	char *args[MGR_CFG_MAX_ARGS];
+};
+
+struct mgr_chain_cfg {
+	char name[MGR_CFG_NAME_LEN];
+	uint16_t len;
+	uint16_t services[MGR_CFG_MAX_CHAIN_LEN];
+	int ingress_port; /* -1: none */
+	int exit_port;	  /* -1: drop at the end of the chain */
+};
+
+struct mgr_rule_cfg {
+	uint32_t src_ip, src_mask, dst_ip, dst_mask; /* host byte order */
+	uint16_t sport_lo, sport_hi, dport_lo, dport_hi;
+	uint8_t proto; /* 0 any */
+	int in_port;   /* -1 any */
+	int chain;     /* index into chains */
+};
+
+struct mgr_config {
+	char path[PATH_MAX];
+	char dir[PATH_MAX]; /* directory of the config file */
+	char node_name[MGR_CFG_NAME_LEN];
+	char file_prefix[64];
+	char lcores[64];
+	int n_eal;
+	char *eal_args[MGR_CFG_MAX_ARGS];
+
+	uint32_t nb_mbufs;
+	uint32_t mbuf_cache;
+	uint32_t nf_ring_size;
+	uint32_t port_ring_size;
+	uint16_t rx_desc, tx_desc;
+	int unit_lcore[MGR_UNIT_MAX]; /* -1: the main lcore */
+	uint32_t stats_interval_ms;   /* 0: no console stats */
+	uint32_t idle_spin_us;
+	uint32_t idle_sleep_max_us;
+	uint32_t nf_start_timeout_ms;
+
+	int nports;
+	struct mgr_port_cfg ports[MGR_CFG_MAX_PORTS];
+	int nnfs;
+	struct mgr_nf_cfg nfs[MGR_CFG_MAX_NFS];
+	int nchains;
+	struct mgr_chain_cfg chains[MGR_CFG_MAX_CHAINS];
+	int nrules;
+	struct mgr_rule_cfg rules[MGR_CFG_MAX_RULES];
+	int default_chain; /* -1: none */
+};
+
+/* Fill `cfg` with every default (a node with no ports, NFs or chains). */
+void mgr_config_defaults(struct mgr_config *cfg);
+
+/* Parse a config file.  On error returns -1 and writes one line to `err`. */
+int mgr_config_load_file(const char *path, struct mgr_config *cfg, char *err, size_t errlen);
+
+/* Same for text in memory; `name` is used in messages and for ${CONFIG_DIR}. */
+int mgr_config_load_string(const char *text, size_t len, const char *name,
+			   struct mgr_config *cfg, char *err, size_t errlen);
+
+void mgr_config_free(struct mgr_config *cfg);
+
+/* Index of the port / chain called `name`, or -1. */
+int mgr_config_port_index(const struct mgr_config *cfg, const char *name);
+int mgr_config_chain_index(const struct mgr_config *cfg, const char *name);
+
+#endif /* MGR_CONFIG_H */

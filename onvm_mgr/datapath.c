@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * datapath.c -- the RX and TX units.
+ *
+ * RX unit: ports -> classify -> first destination.
+ * TX unit: NF TX rings -> the NF's action -> next destination; it is also the
+ *          only caller of rte_eth_tx_burst, so ports need one TX queue no
+ *          matter how units are spread over lcores.  Packets the RX unit
+ *          sends straight out (chains without NFs) go through the port's TX
+ *          ring to the TX unit.
+ *
+ * Both work in bursts and buffer per destination, flushing at the end of a
+ * poll.  Every packet that does not reach a ring or a port is freed and
+ * counted under a drop reason; nothing waits on a full ring.  Each unit owns
+ * its counters (struct mgr_dp_ctx), so the hot path has no atomics.
+ */
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "mgr.h"
+
+void
+mgr_nf_wake(struct onvm_nf_slot *slot)
+{
+	__atomic_fetch_add(&slot->wake_seq, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &slot->wake_seq, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+static inline bool
+nf_accepts(const struct onvm_nf_slot *slot)
+{
+	uint32_t st = slot->status;
+
+	return st == ONVM_NF_READY || st == ONVM_NF_RUNNING;
+}
+
+static void
+flush_nf(struct mgr_dp_ctx *ctx, uint16_t id)
+{
+	struct mgr_dp_buf *b = &ctx->nf_buf[id];
+	struct onvm_nf_slot *slot = &mgr.shm->nfs[id];
+	unsigned int sent = 0;
+
+	if (likely(nf_accepts(slot)))
+		sent = rte_ring_mp_enqueue_burst(slot->rx_ring, (void **)b->pkts, b->n, NULL);
+	if (unlikely(sent < b->n)) {
+		enum mgr_drop_reason r = nf_accepts(slot) ? MGR_DROP_RING_FULL : MGR_DROP_NF_GONE;
+
+		rte_pktmbuf_free_bulk(&b->pkts[sent], b->n - sent);
+		ctx->drops[r] += b->n - sent;
+		ctx->nf_enq_drop[id] += b->n - sent;
+	}
+	ctx->nf_enq[id] += sent;
+	b->n = 0;
+	if (sent > 0) {
+		/* Pairs with the barrier in libnf's sleep_until_work(). */
+		rte_smp_mb();
+		if (slot->sleeping)
+			mgr_nf_wake(slot);
+	}
+}
+
+static void
+flush_port(struct mgr_dp_ctx *ctx, uint16_t port)
+{
+	struct mgr_dp_buf *b = &ctx->port_buf[port];
+	struct mgr_port_stats *ps = &mgr.port_stats[port];
+	unsigned int sent;
+
+	if (ctx->direct_port_tx) {
+		sent = rte_eth_tx_burst(port, 0, b->pkts, b->n);
+		ps->tx += sent;
+		if (unlikely(sent < b->n)) {
+			rte_pktmbuf_free_bulk(&b->pkts[sent], b->n - sent);
+			ctx->drops[MGR_DROP_PORT_TX] += b->n - sent;
+			ps->tx_drop += b->n - sent;
+		}
+	} else {
+		sent = rte_ring_mp_enqueue_burst(mgr.shm->ports[port].tx_ring, (void **)b->pkts,
+						 b->n, NULL);
+		if (unlikely(sent < b->n)) {
+			rte_pktmbuf_free_bulk(&b->pkts[sent], b->n - sent);
+			ctx->drops[MGR_DROP_RING_FULL] += b->n - sent;
+		}
+	}
+	b->n = 0;
+}
+
+static inline void
+dispatch(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, const struct mgr_dest *d)
+{
+	struct mgr_dp_buf *b;
+
+	switch (d->kind) {
+	case MGR_DEST_NF:
+		b = &ctx->nf_buf[d->id];
+		b->pkts[b->n++] = m;
+		if (b->n == ONVM_BURST)
+			flush_nf(ctx, d->id);
+		return;
+	case MGR_DEST_PORT:
+		/* Bytes are counted when buffered: a PMD may free on send. */
+		if (ctx->direct_port_tx)
+			mgr.port_stats[d->id].tx_bytes += rte_pktmbuf_pkt_len(m);
+		b = &ctx->port_buf[d->id];
+		b->pkts[b->n++] = m;
+		if (b->n == ONVM_BURST)
+			flush_port(ctx, d->id);
+		return;
+	default:
+		ctx->drops[d->reason]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+}
+
+static void
+flush_all(struct mgr_dp_ctx *ctx)
+{
+	for (uint16_t i = 0; i < ONVM_MAX_NFS; i++)
+		if (ctx->nf_buf[i].n > 0)
+			flush_nf(ctx, i);
+	for (uint16_t p = 0; p < mgr.nb_ports; p++)
+		if (ctx->port_buf[p].n > 0)
+			flush_port(ctx, p);
+}
+
+int
+mgr_rx_poll(void)
+{
+	struct mgr_dp_ctx *ctx = &mgr.dp[MGR_UNIT_RX];
+	struct rte_mbuf *pkts[ONVM_BURST];
+	int work = 0;
+
+	if (unlikely(mgr.rx_stopped))
+		return 0;
+	for (uint16_t port = 0; port < mgr.nb_ports; port++) {
+		struct mgr_port_stats *ps = &mgr.port_stats[port];
+		uint16_t n = rte_eth_rx_burst(port, 0, pkts, ONVM_BURST);
+
+		for (uint16_t i = 0; i < n; i++) {
+			struct rte_mbuf *m = pkts[i];
+			struct onvm_pkt_meta *meta = onvm_pkt_meta(m, mgr.dyn_off);
+			struct onvm_pkt_info pi;
+			enum onvm_parse_reason pr = onvm_pkt_parse(m, &pi);
+			struct mgr_dest d;
+
+			ps->parse[pr]++;
+			ps->rx_bytes += rte_pktmbuf_pkt_len(m);
+			mgr_route_ingress(mgr.shm, meta, port, pr, &pi, &d);
+			dispatch(ctx, m, &d);
+		}
+		ps->rx += n;
+		work += n;
+	}
+	if (work > 0)
+		flush_all(ctx);
+	return work;
+}
+
+int
+mgr_tx_poll(void)
+{
+	struct mgr_dp_ctx *ctx = &mgr.dp[MGR_UNIT_TX];
+	struct rte_mbuf *pkts[ONVM_BURST];
+	int work = 0;
+
+	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
+		struct onvm_nf_slot *slot = &mgr.shm->nfs[id];
+		unsigned int n;
+
+		if (slot->status == ONVM_NF_FREE)
+			continue;
+		n = rte_ring_sc_dequeue_burst(slot->tx_ring, (void **)pkts, ONVM_BURST, NULL);
+		for (unsigned int i = 0; i < n; i++) {
+			struct mgr_dest d;
+
+			mgr_route_action(mgr.shm, onvm_pkt_meta(pkts[i], mgr.dyn_off), &d);
+			dispatch(ctx, pkts[i], &d);
+		}
+		ctx->nf_deq[id] += n;
+		work += n;
+	}
+	for (uint16_t port = 0; port < mgr.nb_ports; port++) {
+		struct rte_ring *r = mgr.shm->ports[port].tx_ring;
+		unsigned int n = rte_ring_sc_dequeue_burst(r, (void **)pkts, ONVM_BURST, NULL);
+		struct mgr_dest d = {.kind = MGR_DEST_PORT, .id = port};
+
+		for (unsigned int i = 0; i < n; i++)
+			dispatch(ctx, pkts[i], &d);
+		work += n;
+	}
+	if (work > 0)
+		flush_all(ctx);
+	return work;
+}
+
+void
+mgr_dp_init(void)
+{
+	for (int u = 0; u < MGR_UNIT_MAX; u++) {
+		mgr.dp[u].unit = u;
+		mgr.dp[u].direct_port_tx = (u == MGR_UNIT_TX);
+	}
+}
+
+uint64_t
+mgr_drop_total(enum mgr_drop_reason r)
+{
+	uint64_t t = 0;
+
+	for (int u = 0; u < MGR_UNIT_MAX; u++)
+		t += mgr.dp[u].drops[r];
+	return t;
+}

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * mgr.h -- onvm_mgr's private state and the interfaces between its modules:
+ *   main.c       start-up, shutdown, the per-lcore unit scheduler
+ *   args.c       command line
+ *   config.c     JSON configuration            (config.h)
+ *   ports.c      DPDK port set-up and stats
+ *   router.c     routing decisions             (router.h)
+ *   datapath.c   the RX and TX units
+ *   nf_ctl.c     NF registration, launch, death detection, reclamation
+ *   stats.c      console statistics
+ *   telemetry.c  /onvm/ telemetry commands
+ */
+#ifndef MGR_H
+#define MGR_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <rte_log.h>
+#include <rte_mempool.h>
+#include <rte_rcu_qsbr.h>
+
+#include "config.h"
+#include "onvm_common.h"
+#include "onvm_pkt_parse.h"
+#include "router.h"
+
+extern int mgr_logtype;
+extern int mgr_nf_logtype;
+extern int mgr_dp_logtype;
+#define MGR_LOG(level, fmt, ...) rte_log(RTE_LOG_##level, mgr_logtype, "onvm_mgr: " fmt "\n", ##__VA_ARGS__)
+#define NFCTL_LOG(level, fmt, ...) rte_log(RTE_LOG_##level, mgr_nf_logtype, "nf_ctl: " fmt "\n", ##__VA_ARGS__)
+
+/* Per-port counters; RX fields written by the RX unit, TX fields by the TX unit. */
+struct mgr_port_stats {
+	uint64_t rx;
+	uint64_t rx_bytes;
+	uint64_t parse[ONVM_PARSE_REASON_MAX];
+	uint64_t tx __rte_cache_aligned;
+	uint64_t tx_bytes;
+	uint64_t tx_drop;
+} __rte_cache_aligned;
+
+/* Per-unit data path context: output buffers and counters owned by one unit. */
+struct mgr_dp_buf {
+	uint16_t n;
+	struct rte_mbuf *pkts[ONVM_BURST];
+};
+
+struct mgr_dp_ctx {
+	int unit;		 /* enum mgr_unit_id */
+	bool direct_port_tx;	 /* true: rte_eth_tx_burst; false: port TX ring */
+	uint64_t drops[MGR_DROP_REASON_MAX];
+	uint64_t nf_enq[ONVM_MAX_NFS];
+	uint64_t nf_enq_drop[ONVM_MAX_NFS];
+	uint64_t nf_deq[ONVM_MAX_NFS];
+	struct mgr_dp_buf nf_buf[ONVM_MAX_NFS];
+	struct mgr_dp_buf port_buf[ONVM_MAX_PORTS];
+} __rte_cache_aligned;
+
+/* Manager-private facts about one NF slot (not shared with NFs). */
+struct mgr_nf_priv {
+	int pidfd;		/* -1: none */
+	bool exited;		/* pidfd said the process is gone */
+	bool held_reclaimed;	/* held[] and RX backlog already returned */
+	bool killed;		/* we sent SIGKILL (start timeout, shutdown) */
+	int cfg_index;		/* index in cfg.nfs if launched, else -1 */
+	int exit_status;	/* from waitid, launched NFs only */
+	uint64_t death_ns;
+};
+
+struct mgr_unit {
+	const char *name;
+	int (*poll)(void);
+	int lcore;
+	uint64_t polls;
+	uint64_t busy_polls;
+};
+
+struct mgr {
+	struct mgr_config cfg;
+	char file_prefix[64];
+	char runtime_dir[256];
+	char exe_dir[PATH_MAX];
+	char nf_path[PATH_MAX]; /* --nf-path */
+	bool quiet;		/* no console stats */
+	bool check_only;	/* --check */
+	long stats_ms_override; /* -1: use the config */
+
+	struct onvm_shm *shm;
+	struct rte_mempool *pool;
+	int dyn_off;
+	uint16_t nb_ports;
+	struct mgr_port_stats port_stats[ONVM_MAX_PORTS];
+
+	struct mgr_dp_ctx dp[MGR_UNIT_MAX];
+	struct mgr_nf_priv nf_priv[ONVM_MAX_NFS];
+	struct mgr_unit units[MGR_UNIT_MAX];
+
+	struct rte_rcu_qsbr *qsbr;
+	pthread_mutex_t ctl_lock; /* NF/service table writers; never held across a blocking wait by data lcores */
+	int epfd;	/* pidfds of NFs + ctl_evfd */
+	int ctl_evfd;	/* eventfd: a registration happened */
+	volatile bool force_quit;
+	volatile bool rx_stopped;
+	volatile bool stop_loops;
+	uint64_t nf_deaths;
+	uint64_t nf_reclaimed_mbufs;
+	uint64_t start_ns;
+	unsigned int idle_pool_in_use; /* measured after start-up */
+};
+
+extern struct mgr mgr;
+
+/* args.c: returns 0, 1 (help/version printed: exit 0) or -1 (exit 2). */
+int mgr_args_parse(int argc, char **argv, char **config_path);
+void mgr_args_usage(const char *prog);
+
+/* ports.c */
+int mgr_ports_init(void);
+int mgr_ports_start(void);
+void mgr_ports_stop(void);
+
+/* datapath.c */
+int mgr_rx_poll(void);
+int mgr_tx_poll(void);
+void mgr_dp_init(void);
+uint64_t mgr_drop_total(enum mgr_drop_reason r);
+
+/* nf_ctl.c */
+int mgr_nf_ctl_init(void);
+int mgr_nf_launch_all(void);
+int mgr_nf_wait_ready(uint32_t timeout_ms);
+int mgr_ctl_poll(void);
+void mgr_nf_stop_all(uint32_t timeout_ms);
+void mgr_nf_wake(struct onvm_nf_slot *slot);
+const char *mgr_nf_status_str(uint32_t status);
+int mgr_service_add(uint16_t service, uint16_t instance);
+int mgr_service_remove(uint16_t service, uint16_t instance);
+
+/* stats.c / telemetry.c */
+void mgr_stats_print(double interval_s);
+int mgr_telemetry_init(void);
+
+uint64_t mgr_now_ns(void);
+int mgr_qsbr_thread_id(void); /* this lcore's QSBR id, or -1 */
+
+#endif /* MGR_H */

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * ports.c -- every ethdev the EAL found (from --vdev on the command line or
+ * "ports" in the config) becomes a manager port with one RX and one TX queue:
+ * the RX unit is the only reader and the TX unit the only writer, wherever
+ * the units run.  Ports are configured at start-up but started only once the
+ * configured NFs have registered, so a pcap read at full speed does not race
+ * the chain coming up.
+ */
+#include <stdio.h>
+
+#include <rte_ethdev.h>
+#include <rte_ring.h>
+#include <rte_string_fns.h>
+
+#include "mgr.h"
+
+int
+mgr_ports_init(void)
+{
+	uint16_t port;
+
+	mgr.nb_ports = 0;
+	RTE_ETH_FOREACH_DEV(port) {
+		struct rte_eth_conf conf = {0};
+		struct rte_eth_dev_info info;
+		struct onvm_port_info *pi;
+		char name[RTE_RING_NAMESIZE];
+		uint16_t rxd = mgr.cfg.rx_desc, txd = mgr.cfg.tx_desc;
+		int ret;
+
+		if (port != mgr.nb_ports || port >= ONVM_MAX_PORTS) {
+			MGR_LOG(ERR, "port ids must be dense and < %d (got %u)", ONVM_MAX_PORTS,
+				port);
+			return -EINVAL;
+		}
+		ret = rte_eth_dev_info_get(port, &info);
+		if (ret != 0)
+			return ret;
+		if (rte_eth_dev_configure(port, 1, 1, &conf) != 0 ||
+		    rte_eth_dev_adjust_nb_rx_tx_desc(port, &rxd, &txd) != 0 ||
+		    rte_eth_rx_queue_setup(port, 0, rxd, rte_eth_dev_socket_id(port), NULL,
+					   mgr.pool) != 0 ||
+		    rte_eth_tx_queue_setup(port, 0, txd, rte_eth_dev_socket_id(port), NULL) != 0) {
+			MGR_LOG(ERR, "port %u (%s): set-up failed", port, info.driver_name);
+			return -EIO;
+		}
+		pi = &mgr.shm->ports[port];
+		pi->port_id = port;
+		pi->used = 1;
+		if (port < mgr.cfg.nports)
+			rte_strscpy(pi->name, mgr.cfg.ports[port].name, sizeof(pi->name));
+		else
+			snprintf(pi->name, sizeof(pi->name), "port%u", port);
+		snprintf(name, sizeof(name), ONVM_PORT_TX_RING_FMT, port);
+		pi->tx_ring = rte_ring_create(name, mgr.cfg.port_ring_size, rte_socket_id(),
+					      RING_F_SC_DEQ);
+		if (pi->tx_ring == NULL) {
+			MGR_LOG(ERR, "port %u: TX ring: %s", port, rte_strerror(rte_errno));
+			return -rte_errno;
+		}
+		MGR_LOG(INFO, "port %u '%s': %s", port, pi->name, info.driver_name);
+		mgr.nb_ports++;
+	}
+	mgr.shm->nb_ports = mgr.nb_ports;
+	return 0;
+}
+
+int
+mgr_ports_start(void)
+{
+	for (uint16_t port = 0; port < mgr.nb_ports; port++) {
+		int ret = rte_eth_dev_start(port);
+
+		if (ret != 0) {
+			MGR_LOG(ERR, "port %u: start failed: %s", port, rte_strerror(-ret));
+			return ret;
+		}
+		/* Not every PMD has promiscuous mode; that is fine. */
+		rte_eth_promiscuous_enable(port);
+	}
+	return 0;
+}
+
+void
+mgr_ports_stop(void)
+{
+	for (uint16_t port = 0; port < mgr.nb_ports; port++) {
+		rte_eth_dev_stop(port);
+		rte_eth_dev_close(port);
+	}
+}

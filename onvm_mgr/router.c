@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * router.c -- chain and flow-rule routing decisions.
+ *
+ * Flow rules are checked in configuration order and the first match wins,
+ * like an ACL; with at most a few hundred rules a linear scan over a packed
+ * array is cheaper than any index until rules are counted in thousands.
+ * Instances are chosen by flow hash over the live instance list, so a flow
+ * sticks to its instance for as long as the instance set does not change.
+ */
+#include "router.h"
+
+static const char *const drop_names[MGR_DROP_REASON_MAX] = {
+	[MGR_DROP_NF_ACTION] = "nf_action",
+	[MGR_DROP_NO_CHAIN] = "no_chain",
+	[MGR_DROP_NO_INSTANCE] = "no_instance",
+	[MGR_DROP_BAD_SERVICE] = "bad_service",
+	[MGR_DROP_BAD_PORT] = "bad_port",
+	[MGR_DROP_BAD_ACTION] = "bad_action",
+	[MGR_DROP_CHAIN_END] = "chain_end",
+	[MGR_DROP_RING_FULL] = "ring_full",
+	[MGR_DROP_PORT_TX] = "port_tx_full",
+	[MGR_DROP_NF_GONE] = "nf_gone",
+};
+
+const char *
+mgr_drop_reason_str(enum mgr_drop_reason r)
+{
+	return (unsigned int)r < MGR_DROP_REASON_MAX ? drop_names[r] : "unknown";
+}
+
+static inline void
+dest_drop(struct mgr_dest *d, enum mgr_drop_reason r)
+{
+	d->kind = MGR_DEST_DROP;
+	d->reason = r;
+	d->id = 0;
+}
+
+int
+mgr_service_pick(const struct onvm_shm *shm, uint16_t service_id, uint32_t hash)
+{
+	const struct onvm_service *svc;
+	uint32_t a;
+	uint16_t n;
+
+	if (service_id == 0 || service_id >= ONVM_MAX_SERVICES)
+		return -1;
+	svc = &shm->services[service_id];
+	a = __atomic_load_n(&svc->active, __ATOMIC_ACQUIRE) & 1;
+	n = svc->n[a];
+	if (n == 0)
+		return -1;
+	return svc->inst[a][hash % n];
+}
+
+static void
+dest_service(const struct onvm_shm *shm, uint16_t service_id, uint32_t hash, struct mgr_dest *d)
+{
+	int inst;
+
+	if (service_id == 0 || service_id >= ONVM_MAX_SERVICES) {
+		dest_drop(d, MGR_DROP_BAD_SERVICE);
+		return;
+	}
+	inst = mgr_service_pick(shm, service_id, hash);
+	if (inst < 0) {
+		dest_drop(d, MGR_DROP_NO_INSTANCE);
+		return;
+	}
+	d->kind = MGR_DEST_NF;
+	d->id = inst;
+}
+
+static void
+dest_port(const struct onvm_shm *shm, uint16_t port, struct mgr_dest *d)
+{
+	if (port >= ONVM_MAX_PORTS || !shm->ports[port].used) {
+		dest_drop(d, MGR_DROP_BAD_PORT);
+		return;
+	}
+	d->kind = MGR_DEST_PORT;
+	d->id = port;
+}
+
+/* The step `meta->chain_index` of the packet's chain, or the chain's exit. */
+static void
+dest_chain_step(const struct onvm_shm *shm, struct onvm_pkt_meta *meta, struct mgr_dest *d)
+{
+	const struct onvm_chain *c;
+
+	/* The metadata is NF-writable: never trust chain_id blindly. */
+	if (meta->chain_id >= ONVM_MAX_CHAINS || !shm->chains[meta->chain_id].used) {
+		dest_drop(d, MGR_DROP_NO_CHAIN);
+		return;
+	}
+	c = &shm->chains[meta->chain_id];
+	if (meta->chain_index < c->len) {
+		dest_service(shm, c->services[meta->chain_index], meta->flow_hash, d);
+		return;
+	}
+	/* An NF (a bridge, a router) may have chosen the exit port. */
+	if (meta->egress_port != ONVM_PORT_UNSET) {
+		dest_port(shm, meta->egress_port, d);
+		return;
+	}
+	if (c->exit_drop) {
+		dest_drop(d, MGR_DROP_CHAIN_END);
+		return;
+	}
+	dest_port(shm, c->exit_port, d);
+}
+
+static inline int
+rule_matches(const struct onvm_flow_rule *r, uint16_t in_port, const struct onvm_pkt_info *pi)
+{
+	return (r->in_port == 0xff || r->in_port == in_port) &&
+	       (pi->src_ip & r->src_mask) == r->src_ip &&
+	       (pi->dst_ip & r->dst_mask) == r->dst_ip && (r->proto == 0 || r->proto == pi->proto) &&
+	       pi->sport >= r->sport_lo && pi->sport <= r->sport_hi && pi->dport >= r->dport_lo &&
+	       pi->dport <= r->dport_hi;
+}
+
+int
+mgr_flow_rule_match(const struct onvm_shm *shm, uint16_t in_port, const struct onvm_pkt_info *pi)
+{
+	for (uint16_t i = 0; i < shm->nb_rules; i++)
+		if (rule_matches(&shm->rules[i], in_port, pi))
+			return i;
+	return -1;
+}
+
+void
+mgr_route_ingress(struct onvm_shm *shm, struct onvm_pkt_meta *meta, uint16_t in_port,
+		  enum onvm_parse_reason parse, const struct onvm_pkt_info *pi,
+		  struct mgr_dest *dest)
+{
+	int chain = -1;
+
+	meta->action = ONVM_ACTION_NEXT;
+	meta->chain_index = 0;
+	meta->destination = 0;
+	meta->flags = 0;
+	meta->in_port = in_port;
+	meta->egress_port = ONVM_PORT_UNSET;
+	meta->reserved[0] = meta->reserved[1] = meta->reserved[2] = 0;
+	meta->ts = 0;
+	meta->flow_hash = 0;
+	if (parse == ONVM_PARSE_OK) {
+		struct onvm_flow_key key;
+		int rule;
+
+		onvm_flow_key_from_info(pi, &key);
+		meta->flow_hash = onvm_flow_key_hash(&key);
+		rule = mgr_flow_rule_match(shm, in_port, pi);
+		if (rule >= 0) {
+			shm->rules[rule].hits++;
+			chain = shm->rules[rule].chain_id;
+		}
+	}
+	if (chain < 0 && in_port < ONVM_MAX_PORTS && shm->ports[in_port].has_default_chain)
+		chain = shm->ports[in_port].default_chain;
+	if (chain < 0 && shm->has_default_chain)
+		chain = shm->default_chain;
+	if (chain < 0) {
+		dest_drop(dest, MGR_DROP_NO_CHAIN);
+		return;
+	}
+	meta->chain_id = chain;
+	dest_chain_step(shm, meta, dest);
+}
+
+void
+mgr_route_action(const struct onvm_shm *shm, struct onvm_pkt_meta *meta, struct mgr_dest *dest)
+{
+	switch (meta->action) {
+	case ONVM_ACTION_DROP:
+		dest_drop(dest, MGR_DROP_NF_ACTION);
+		return;
+	case ONVM_ACTION_NEXT:
+		if (meta->chain_index < ONVM_MAX_CHAIN_LEN)
+			meta->chain_index++;
+		dest_chain_step(shm, meta, dest);
+		return;
+	case ONVM_ACTION_TONF: {
+		/* Continue the chain from the named service if it is part of it. */
+		if (meta->chain_id < ONVM_MAX_CHAINS) {
+			const struct onvm_chain *c = &shm->chains[meta->chain_id];
+
+			for (uint16_t i = 0; i < c->len; i++)
+				if (c->services[i] == meta->destination) {
+					meta->chain_index = i;
+					break;
+				}
+		}
+		dest_service(shm, meta->destination, meta->flow_hash, dest);
+		return;
+	}
+	case ONVM_ACTION_OUT:
+		dest_port(shm, meta->destination, dest);
+		return;
+	default:
+		dest_drop(dest, MGR_DROP_BAD_ACTION);
+		return;
+	}
+}

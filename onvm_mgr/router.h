@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * router.h -- where does a packet go next?
+ *
+ * Pure decisions over the shared tables: classify a packet entering on a
+ * port (flow rules, then the port's chain, then the default chain), and turn
+ * an NF's action into a destination (an NF instance, a port, or a drop with a
+ * reason).  No rings, no I/O: the RX/TX units do the moving, and the unit
+ * tests drive these functions directly.
+ */
+#ifndef MGR_ROUTER_H
+#define MGR_ROUTER_H
+
+#include <stdint.h>
+
+#include "onvm_common.h"
+#include "onvm_pkt_parse.h"
+
+enum mgr_dest_kind {
+	MGR_DEST_DROP = 0,
+	MGR_DEST_NF,   /* id: NF slot (instance id) */
+	MGR_DEST_PORT, /* id: port id */
+};
+
+/* Why a packet was dropped; each has a counter. */
+enum mgr_drop_reason {
+	MGR_DROP_NF_ACTION = 0, /* an NF returned DROP */
+	MGR_DROP_NO_CHAIN,	/* no rule, port chain or default chain matched */
+	MGR_DROP_NO_INSTANCE,	/* the service has no live instance */
+	MGR_DROP_BAD_SERVICE,	/* TONF to a service id out of range */
+	MGR_DROP_BAD_PORT,	/* OUT to a port that does not exist */
+	MGR_DROP_BAD_ACTION,	/* action value not in enum onvm_action */
+	MGR_DROP_CHAIN_END,	/* NEXT after the last step of a chain without exit */
+	MGR_DROP_RING_FULL,	/* the NF's RX ring or a port ring was full */
+	MGR_DROP_PORT_TX,	/* the port did not take the packet */
+	MGR_DROP_NF_GONE,	/* queued for an NF that stopped or died */
+	MGR_DROP_REASON_MAX,
+};
+
+struct mgr_dest {
+	uint8_t kind;	/* enum mgr_dest_kind */
+	uint8_t reason; /* enum mgr_drop_reason when kind == DROP */
+	uint16_t id;
+};
+
+const char *mgr_drop_reason_str(enum mgr_drop_reason r);
+
+/*
+ * A packet arrived on `in_port`: pick its chain and first destination and
+ * initialise its metadata.  `pi`/`parse` are the parse result of the packet
+ * (non-IPv4 packets follow the port/default chain with flow_hash 0).
+ */
+void mgr_route_ingress(struct onvm_shm *shm, struct onvm_pkt_meta *meta, uint16_t in_port,
+		       enum onvm_parse_reason parse, const struct onvm_pkt_info *pi,
+		       struct mgr_dest *dest);
+
+/* An NF handed the packet back with meta->action set: where to now. */
+void mgr_route_action(const struct onvm_shm *shm, struct onvm_pkt_meta *meta,
+		      struct mgr_dest *dest);
+
+/* Instance of `service_id` serving flow `hash`; -1 if none is live. */
+int mgr_service_pick(const struct onvm_shm *shm, uint16_t service_id, uint32_t hash);
+
+/* Index of the first flow rule matching, or -1. */
+int mgr_flow_rule_match(const struct onvm_shm *shm, uint16_t in_port,
+			const struct onvm_pkt_info *pi);
+
+#endif /* MGR_ROUTER_H */

@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * telemetry.c -- the node's state as DPDK telemetry commands under /onvm/,
+ * readable with dpdk-telemetry.py -f PREFIX (or any client of the
+ * dpdk_telemetry.v2 socket).  Values are read without locks from the
+ * counters' single writers: each number is exact, a set of numbers is a
+ * snapshot taken over a few microseconds.
+ */
+#include <stdio.h>
+
+#include <rte_ethdev.h>
+#include <rte_telemetry.h>
+
+#include "mgr.h"
+
+static uint64_t
+nf_enq(uint16_t id, bool drop)
+{
+	uint64_t t = 0;
+
+	for (int u = 0; u < MGR_UNIT_MAX; u++)
+		t += drop ? mgr.dp[u].nf_enq_drop[id] : mgr.dp[u].nf_enq[id];
+	return t;
+}
+
+static int
+tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "node", mgr.cfg.node_name);
+	rte_tel_data_add_dict_string(d, "file_prefix", mgr.file_prefix);
+	rte_tel_data_add_dict_string(d, "version", ONVM_VERSION);
+	rte_tel_data_add_dict_int(d, "pid", mgr.shm->mgr_pid);
+	rte_tel_data_add_dict_u64(d, "uptime_ms", (mgr_now_ns() - mgr.start_ns) / 1000000);
+	rte_tel_data_add_dict_int(d, "ports", mgr.nb_ports);
+	rte_tel_data_add_dict_u64(d, "nf_deaths", mgr.nf_deaths);
+	rte_tel_data_add_dict_u64(d, "nf_reclaimed_mbufs", mgr.nf_reclaimed_mbufs);
+	return 0;
+}
+
+static int
+tel_pool(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "name", mgr.pool->name);
+	rte_tel_data_add_dict_u64(d, "size", mgr.pool->size);
+	rte_tel_data_add_dict_u64(d, "avail", rte_mempool_avail_count(mgr.pool));
+	rte_tel_data_add_dict_u64(d, "in_use", rte_mempool_in_use_count(mgr.pool));
+	rte_tel_data_add_dict_u64(d, "idle_in_use", mgr.idle_pool_in_use);
+	return 0;
+}
+
+static int
+tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	for (uint16_t p = 0; p < mgr.nb_ports; p++) {
+		struct rte_tel_data *c = rte_tel_data_alloc();
+		const struct mgr_port_stats *ps = &mgr.port_stats[p];
+		struct rte_eth_stats es = {0};
+
+		if (c == NULL)
+			return -ENOMEM;
+		rte_eth_stats_get(p, &es);
+		rte_tel_data_start_dict(c);
+		rte_tel_data_add_dict_string(c, "name", mgr.shm->ports[p].name);
+		rte_tel_data_add_dict_u64(c, "rx", ps->rx);
+		rte_tel_data_add_dict_u64(c, "rx_bytes", ps->rx_bytes);
+		rte_tel_data_add_dict_u64(c, "tx", ps->tx);
+		rte_tel_data_add_dict_u64(c, "tx_bytes", ps->tx_bytes);
+		rte_tel_data_add_dict_u64(c, "tx_drop", ps->tx_drop);
+		rte_tel_data_add_dict_u64(c, "hw_imissed", es.imissed);
+		rte_tel_data_add_dict_u64(c, "hw_ierrors", es.ierrors);
+		for (int r = 1; r < ONVM_PARSE_REASON_MAX; r++)
+			rte_tel_data_add_dict_u64(c, onvm_parse_reason_str(r), ps->parse[r]);
+		rte_tel_data_add_dict_container(d, mgr.shm->ports[p].name, c, 0);
+	}
+	return 0;
+}
+
+static int
+tel_nfs(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
+		const struct onvm_nf_slot *s = &mgr.shm->nfs[id];
+		struct rte_tel_data *c;
+		char key[16];
+
+		if (s->status == ONVM_NF_FREE)
+			continue;
+		c = rte_tel_data_alloc();
+		if (c == NULL)
+			return -ENOMEM;
+		rte_tel_data_start_dict(c);
+		rte_tel_data_add_dict_string(c, "name", s->name);
+		rte_tel_data_add_dict_string(c, "status", mgr_nf_status_str(s->status));
+		rte_tel_data_add_dict_int(c, "service", s->service_id);
+		rte_tel_data_add_dict_int(c, "instance", id);
+		rte_tel_data_add_dict_int(c, "pid", s->pid);
+		rte_tel_data_add_dict_int(c, "lcore", s->lcore_id);
+		rte_tel_data_add_dict_int(c, "launched", s->launched);
+		rte_tel_data_add_dict_u64(c, "rx", s->stats.rx);
+		rte_tel_data_add_dict_u64(c, "rx_bytes", s->stats.rx_bytes);
+		rte_tel_data_add_dict_u64(c, "tx", s->stats.tx);
+		rte_tel_data_add_dict_u64(c, "act_drop", s->stats.act_drop);
+		rte_tel_data_add_dict_u64(c, "act_next", s->stats.act_next);
+		rte_tel_data_add_dict_u64(c, "act_tonf", s->stats.act_tonf);
+		rte_tel_data_add_dict_u64(c, "act_out", s->stats.act_out);
+		rte_tel_data_add_dict_u64(c, "generated", s->stats.generated);
+		rte_tel_data_add_dict_u64(c, "tx_wait", s->stats.tx_wait);
+		rte_tel_data_add_dict_u64(c, "wakeups", s->stats.wakeups);
+		rte_tel_data_add_dict_u64(c, "enqueued", nf_enq(id, false));
+		rte_tel_data_add_dict_u64(c, "enqueue_drops", nf_enq(id, true));
+		rte_tel_data_add_dict_u64(c, "rx_ring_count", rte_ring_count(s->rx_ring));
+		rte_tel_data_add_dict_u64(c, "tx_ring_count", rte_ring_count(s->tx_ring));
+		rte_tel_data_add_dict_u64(c, "reclaimed", s->mstats.reclaimed);
+		if (s->first_pkt_ns != 0 && s->launch_ns != 0 && s->launched)
+			rte_tel_data_add_dict_u64(c, "start_to_first_pkt_us",
+						  (s->first_pkt_ns - s->launch_ns) / 1000);
+		if (s->register_ns != 0 && s->launch_ns != 0 && s->launched)
+			rte_tel_data_add_dict_u64(c, "start_to_register_us",
+						  (s->register_ns - s->launch_ns) / 1000);
+		snprintf(key, sizeof(key), "%u", id);
+		rte_tel_data_add_dict_container(d, key, c, 0);
+	}
+	return 0;
+}
+
+static int
+tel_chains(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	for (uint16_t i = 0; i < ONVM_MAX_CHAINS; i++) {
+		const struct onvm_chain *ch = &mgr.shm->chains[i];
+		struct rte_tel_data *c;
+
+		if (!ch->used)
+			continue;
+		c = rte_tel_data_alloc();
+		if (c == NULL)
+			return -ENOMEM;
+		rte_tel_data_start_array(c, RTE_TEL_INT_VAL);
+		for (uint16_t k = 0; k < ch->len; k++)
+			rte_tel_data_add_array_int(c, ch->services[k]);
+		/* Exit encoded as -1 - port, or -1000 for drop: arrays hold one type. */
+		rte_tel_data_add_array_int(c, ch->exit_drop ? -1000 : -1 - (int)ch->exit_port);
+		rte_tel_data_add_dict_container(d, ch->name, c, 0);
+	}
+	return 0;
+}
+
+static int
+tel_rings(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
+		const struct onvm_nf_slot *s = &mgr.shm->nfs[id];
+
+		if (s->status == ONVM_NF_FREE)
+			continue;
+		rte_tel_data_add_dict_u64(d, s->rx_ring->name, rte_ring_count(s->rx_ring));
+		rte_tel_data_add_dict_u64(d, s->tx_ring->name, rte_ring_count(s->tx_ring));
+	}
+	for (uint16_t p = 0; p < mgr.nb_ports; p++) {
+		const struct rte_ring *r = mgr.shm->ports[p].tx_ring;
+
+		rte_tel_data_add_dict_u64(d, r->name, rte_ring_count(r));
+	}
+	return 0;
+}
+
+static int
+tel_drops(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	for (int r = 0; r < MGR_DROP_REASON_MAX; r++)
+		rte_tel_data_add_dict_u64(d, mgr_drop_reason_str(r), mgr_drop_total(r));
+	return 0;
+}
+
+static int
+tel_rules(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_array(d, RTE_TEL_U64_VAL);
+	for (uint16_t i = 0; i < mgr.shm->nb_rules; i++)
+		rte_tel_data_add_array_u64(d, mgr.shm->rules[i].hits);
+	return 0;
+}
+
+int
+mgr_telemetry_init(void)
+{
+	static const struct {
+		const char *cmd;
+		telemetry_cb cb;
+		const char *help;
+	} cmds[] = {
+		{"/onvm/info", tel_info, "Node summary. No parameters."},
+		{"/onvm/pool", tel_pool, "Packet pool size and use. No parameters."},
+		{"/onvm/ports", tel_ports, "Per-port counters and parse errors. No parameters."},
+		{"/onvm/nfs", tel_nfs, "Per-NF state and counters. No parameters."},
+		{"/onvm/chains", tel_chains,
+		 "Chains: services then exit (-1-port, or -1000 for drop). No parameters."},
+		{"/onvm/rings", tel_rings, "Ring occupancy. No parameters."},
+		{"/onvm/drops", tel_drops, "Drops by reason. No parameters."},
+		{"/onvm/rules", tel_rules, "Flow rule hit counts, in rule order. No parameters."},
+	};
+
+	for (size_t i = 0; i < RTE_DIM(cmds); i++)
+		if (rte_telemetry_register_cmd(cmds[i].cmd, cmds[i].cb, cmds[i].help) != 0) {
+			MGR_LOG(ERR, "cannot register telemetry command %s", cmds[i].cmd);
+			return -1;
+		}
+	return 0;
+}
