@@ -572,7 +572,8 @@ main(int argc, char **argv)
 
 	mgr_dp_init();
 	if (init_shared() < 0 || mgr_ports_init() < 0 || init_chains() < 0 ||
-	    init_units() < 0 || mgr_nf_ctl_init() < 0 || mgr_telemetry_init() < 0) {
+	    init_units() < 0 || mgr_nf_ctl_init() < 0 || mgr_vdev_guard_init() < 0 ||
+	    mgr_telemetry_init() < 0) {
 		ret = EXIT_FAILURE;
 		goto cleanup;
 	}

@@ -145,6 +145,9 @@ const char *mgr_nf_status_str(uint32_t status);
 int mgr_service_add(uint16_t service, uint16_t instance);
 int mgr_service_remove(uint16_t service, uint16_t instance);
 
+/* vdev_guard.c: what secondaries probe */
+int mgr_vdev_guard_init(void);
+
 /* stats.c / telemetry.c */
 void mgr_stats_print(double interval_s);
 int mgr_telemetry_init(void);

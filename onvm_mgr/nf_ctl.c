@@ -366,26 +366,31 @@ mgr_nf_ctl_init(void)
 static int
 resolve_binary(const char *bin, char *out, size_t len)
 {
-	char cand[4][PATH_MAX];
+	char cand[3][PATH_MAX];
 	int n = 0;
 
 	if (strchr(bin, '/') != NULL) {
-		if (bin[0] == '/')
-			snprintf(out, len, "%s", bin);
-		else
-			snprintf(out, len, "%s/%s", mgr.cfg.dir, bin);
+		int w = bin[0] == '/' ? snprintf(out, len, "%s", bin)
+				      : snprintf(out, len, "%s/%s", mgr.cfg.dir, bin);
+
+		if (w < 0 || (size_t)w >= len)
+			return -ENAMETOOLONG;
 		return access(out, X_OK) == 0 ? 0 : -errno;
 	}
-	if (mgr.nf_path[0] != '\0')
-		snprintf(cand[n++], PATH_MAX, "%s/%s", mgr.nf_path, bin);
-	snprintf(cand[n++], PATH_MAX, "%s/../nfs/%s/%s", mgr.exe_dir, bin, bin);
-	snprintf(cand[n++], PATH_MAX, "%s/%s", mgr.exe_dir, bin);
-	for (int i = 0; i < n; i++)
-		if (access(cand[i], X_OK) == 0) {
-			if (realpath(cand[i], out) == NULL)
-				snprintf(out, len, "%s", cand[i]);
-			return 0;
-		}
+	if (mgr.nf_path[0] != '\0' &&
+	    snprintf(cand[n], PATH_MAX, "%s/%s", mgr.nf_path, bin) < PATH_MAX)
+		n++;
+	if (snprintf(cand[n], PATH_MAX, "%s/../nfs/%s/%s", mgr.exe_dir, bin, bin) < PATH_MAX)
+		n++;
+	if (snprintf(cand[n], PATH_MAX, "%s/%s", mgr.exe_dir, bin) < PATH_MAX)
+		n++;
+	for (int i = 0; i < n; i++) {
+		if (access(cand[i], X_OK) != 0)
+			continue;
+		if (len < PATH_MAX || realpath(cand[i], out) == NULL)
+			return -ENAMETOOLONG;
+		return 0;
+	}
 	return -ENOENT;
 }
 
@@ -445,6 +450,9 @@ launch_one(int cfg_index, uint16_t id)
 	if (pid == 0) {
 		/* Die with the manager; keep stdout/stderr for the operator. */
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		/* Own process group: a terminal's Ctrl-C reaches the manager,
+		 * which drains and then stops its NFs in order. */
+		setpgid(0, 0);
 		if (getppid() != mgr.shm->mgr_pid)
 			_exit(127);
 		execv(path, argv);

@@ -355,6 +355,7 @@ nf_init(int argc, char **argv, const char *default_name, struct nf_ctx **out)
 
 	consumed = (second_sep < argc) ? second_sep : argc - 1;
 	argv[consumed] = argv[0];
+	optind = 1; /* the NF's own getopt starts afresh */
 	*out = nf;
 	return consumed;
 fail:
