@@ -44,25 +44,10 @@
 
 #include "mgr.h"
 
-RTE_LOG_REGISTER_IMPL(mgr_logtype, "onvm.mgr", INFO);
-RTE_LOG_REGISTER_IMPL(mgr_nf_logtype, "onvm.nf_ctl", INFO);
-RTE_LOG_REGISTER_IMPL(mgr_dp_logtype, "onvm.datapath", INFO);
-
-struct mgr mgr = {.stats_ms_override = -1};
-
 #define HOUSEKEEPING_MS 10
 #define DRAIN_TIMEOUT_MS 1000
 #define NF_STOP_TIMEOUT_MS 3000
 #define NF_KILL_TIMEOUT_MS 2000
-
-uint64_t
-mgr_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static bool lcore_in_qsbr[RTE_MAX_LCORE];
 

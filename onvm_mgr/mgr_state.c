@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * mgr_state.c -- the manager's one global state object and log types, kept
+ * apart from main() so unit tests can link the data path and router alone.
+ */
+#include <time.h>
+
+#include "mgr.h"
+
+RTE_LOG_REGISTER_IMPL(mgr_logtype, "onvm.mgr", INFO);
+RTE_LOG_REGISTER_IMPL(mgr_nf_logtype, "onvm.nf_ctl", INFO);
+RTE_LOG_REGISTER_IMPL(mgr_dp_logtype, "onvm.datapath", INFO);
+
+struct mgr mgr = {.stats_ms_override = -1};
+
+uint64_t
+mgr_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
