@@ -364,6 +364,7 @@ parse_tunables(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 	static const char *const stats_keys[] = {"interval_ms", NULL};
 	static const char *const idle_keys[] = {"spin_us", "max_sleep_us", NULL};
 	static const char *const nfs_keys[] = {"start_timeout_ms", NULL};
+	static const char *const startup_keys[] = {"link_wait_ms", NULL};
 	json_t *o;
 
 	if (get_object(w, root, "pool", &o) < 0)
@@ -404,6 +405,12 @@ parse_tunables(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 	if (o != NULL && (check_keys(w, o, "nf_defaults", nfs_keys) < 0 ||
 			  GET_UINT_FIELD(w, o, "nf_defaults", "start_timeout_ms", 10, 600000,
 					 cfg->nf_start_timeout_ms) < 0))
+		return -1;
+	if (get_object(w, root, "startup", &o) < 0)
+		return -1;
+	if (o != NULL && (check_keys(w, o, "startup", startup_keys) < 0 ||
+			  GET_UINT_FIELD(w, o, "startup", "link_wait_ms", 0, 600000,
+					 cfg->link_wait_ms) < 0))
 		return -1;
 	return 0;
 }
@@ -768,6 +775,7 @@ mgr_config_defaults(struct mgr_config *cfg)
 	cfg->idle_spin_us = 100;
 	cfg->idle_sleep_max_us = 1000;
 	cfg->nf_start_timeout_ms = 10000;
+	cfg->link_wait_ms = 5000;
 	cfg->default_chain = -1;
 }
 
@@ -776,7 +784,7 @@ mgr_config_load_string(const char *text, size_t len, const char *name, struct mg
 		       char *err, size_t errlen)
 {
 	static const char *const keys[] = {"node", "pool", "rings", "units", "stats", "idle",
-					   "nf_defaults", "ports", "nfs", "chains",
+					   "nf_defaults", "startup", "ports", "nfs", "chains",
 					   "flow_rules", "default_chain", NULL};
 	struct cfg_walk w = {
 		.name = name, .text = text, .len = len, .err = err, .errlen = errlen, .cfg = cfg,

@@ -575,6 +575,7 @@ main(int argc, char **argv)
 		ret = EXIT_FAILURE;
 		mgr.force_quit = true;
 	} else {
+		mgr_ports_wait_link(mgr.cfg.link_wait_ms);
 		ret = EXIT_SUCCESS;
 		mgr.idle_pool_in_use = rte_mempool_in_use_count(mgr.pool);
 		MGR_LOG(INFO, "node '%s' running (pool in use at start: %u)", mgr.cfg.node_name,

@@ -127,6 +127,7 @@ void mgr_args_usage(const char *prog);
 int mgr_ports_init(void);
 int mgr_ports_start(void);
 void mgr_ports_stop(void);
+void mgr_ports_wait_link(uint32_t timeout_ms);
 
 /* datapath.c */
 int mgr_rx_poll(void);

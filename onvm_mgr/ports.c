@@ -12,6 +12,7 @@
  */
 #include <stdio.h>
 
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_ring.h>
 #include <rte_string_fns.h>
@@ -91,5 +92,39 @@ mgr_ports_stop(void)
 	for (uint16_t port = 0; port < mgr.nb_ports; port++) {
 		rte_eth_dev_stop(port);
 		rte_eth_dev_close(port);
+	}
+}
+
+/*
+ * Wait (bounded) until every port reports link up, so that a node does not
+ * start reading its inputs before its links to other nodes (memif, veth)
+ * exist.  Ports still down after `timeout_ms` are reported and the node
+ * starts anyway: a down link is an operational state, not a start-up error.
+ */
+void
+mgr_ports_wait_link(uint32_t timeout_ms)
+{
+	uint64_t deadline = mgr_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
+
+	for (;;) {
+		int down = -1;
+
+		for (uint16_t port = 0; port < mgr.nb_ports; port++) {
+			struct rte_eth_link link;
+
+			if (rte_eth_link_get_nowait(port, &link) == 0 &&
+			    link.link_status == RTE_ETH_LINK_DOWN) {
+				down = port;
+				break;
+			}
+		}
+		if (down < 0)
+			return;
+		if (mgr_now_ns() > deadline || mgr.force_quit) {
+			MGR_LOG(WARNING, "port %d '%s' link still down after %u ms; starting anyway",
+				down, mgr.shm->ports[down].name, timeout_ms);
+			return;
+		}
+		rte_delay_us_sleep(10000);
 	}
 }
