@@ -363,7 +363,7 @@ parse_tunables(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 						NULL};
 	static const char *const stats_keys[] = {"interval_ms", NULL};
 	static const char *const idle_keys[] = {"spin_us", "max_sleep_us", NULL};
-	static const char *const nfs_keys[] = {"start_timeout_ms", NULL};
+	static const char *const nfs_keys[] = {"start_timeout_ms", "cpus", NULL};
 	static const char *const startup_keys[] = {"link_wait_ms", NULL};
 	json_t *o;
 
@@ -404,8 +404,14 @@ parse_tunables(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 		return -1;
 	if (o != NULL && (check_keys(w, o, "nf_defaults", nfs_keys) < 0 ||
 			  GET_UINT_FIELD(w, o, "nf_defaults", "start_timeout_ms", 10, 600000,
-					 cfg->nf_start_timeout_ms) < 0))
+					 cfg->nf_start_timeout_ms) < 0 ||
+			  get_string(w, o, "nf_defaults", "cpus", cfg->nf_cpus,
+				     sizeof(cfg->nf_cpus), false, false) < 0))
 		return -1;
+	for (const char *c = cfg->nf_cpus; *c != '\0'; c++)
+		if (!isdigit((unsigned char)*c) && *c != ',' && *c != '-')
+			return cfg_fail(w, "nf_defaults.cpus",
+					"a CPU list like \"1\" or \"0-1,3\" is expected");
 	if (get_object(w, root, "startup", &o) < 0)
 		return -1;
 	if (o != NULL && (check_keys(w, o, "startup", startup_keys) < 0 ||

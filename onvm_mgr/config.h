@@ -82,6 +82,7 @@ struct mgr_config {
 	uint32_t idle_spin_us;
 	uint32_t idle_sleep_max_us;
 	uint32_t nf_start_timeout_ms;
+	char nf_cpus[64];	      /* CPU list NFs may run on ("": all) */
 	uint32_t link_wait_ms;	      /* wait for port links before RX starts */
 
 	int nports;

@@ -399,7 +399,7 @@ launch_one(int cfg_index, uint16_t id)
 {
 	const struct mgr_nf_cfg *nc = &mgr.cfg.nfs[cfg_index];
 	struct onvm_nf_slot *slot = &mgr.shm->nfs[id];
-	char path[PATH_MAX], prefix[96], lcores[64], svc[8], inst[8];
+	char path[PATH_MAX], prefix[96], lcores[96], svc[8], inst[8];
 	char *argv[MGR_CFG_MAX_ARGS + 24];
 	int a = 0;
 	pid_t pid;
@@ -410,8 +410,12 @@ launch_one(int cfg_index, uint16_t id)
 		return -ENOENT;
 	}
 	snprintf(prefix, sizeof(prefix), "--file-prefix=%s", mgr.file_prefix);
-	snprintf(lcores, sizeof(lcores), "--lcores=%u@(0-%u)", ONVM_NF_LCORE_BASE + id,
-		 (unsigned int)sysconf(_SC_NPROCESSORS_ONLN) - 1);
+	if (mgr.cfg.nf_cpus[0] != '\0')
+		snprintf(lcores, sizeof(lcores), "--lcores=%u@(%s)", ONVM_NF_LCORE_BASE + id,
+			 mgr.cfg.nf_cpus);
+	else
+		snprintf(lcores, sizeof(lcores), "--lcores=%u@(0-%u)", ONVM_NF_LCORE_BASE + id,
+			 (unsigned int)sysconf(_SC_NPROCESSORS_ONLN) - 1);
 	snprintf(svc, sizeof(svc), "%u", nc->service);
 	snprintf(inst, sizeof(inst), "%u", id);
 	argv[a++] = path;
