@@ -452,7 +452,7 @@ parse_units(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 static int
 parse_ports(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 {
-	static const char *const keys[] = {"name", "dev", NULL};
+	static const char *const keys[] = {"name", "dev", "rx", NULL};
 	char p[PATH_BUF];
 	json_t *arr, *v;
 	size_t i;
@@ -470,6 +470,15 @@ parse_ports(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 		    get_string(w, v, p, "dev", pc->dev, sizeof(pc->dev), true, true) < 0 ||
 		    get_string(w, v, p, "name", pc->name, sizeof(pc->name), false, false) < 0)
 			return -1;
+		if (json_object_get(v, "rx") != NULL) {
+			char rp[PATH_BUF];
+
+			join_key(rp, p, "rx");
+			if (!json_is_boolean(json_object_get(v, "rx")))
+				return cfg_fail(w, rp, "expected a boolean, got %s",
+						json_type_name(json_object_get(v, "rx")));
+			pc->no_rx = !json_is_true(json_object_get(v, "rx"));
+		}
 		if (pc->name[0] == '\0')
 			snprintf(pc->name, sizeof(pc->name), "port%zu", i);
 		if (!valid_name(pc->name))

@@ -36,6 +36,7 @@ enum mgr_unit_id { MGR_UNIT_RX = 0, MGR_UNIT_TX, MGR_UNIT_CTRL, MGR_UNIT_MAX };
 struct mgr_port_cfg {
 	char name[MGR_CFG_NAME_LEN];
 	char dev[MGR_CFG_DEV_LEN]; /* EAL --vdev device string */
+	bool no_rx;		   /* output-only: the RX unit never polls it */
 };
 
 struct mgr_nf_cfg {

@@ -144,7 +144,11 @@ mgr_rx_poll(void)
 		return 0;
 	for (uint16_t port = 0; port < mgr.nb_ports; port++) {
 		struct mgr_port_stats *ps = &mgr.port_stats[port];
-		uint16_t n = rte_eth_rx_burst(port, 0, pkts, ONVM_BURST);
+		uint16_t n;
+
+		if (mgr.shm->ports[port].no_rx)
+			continue;
+		n = rte_eth_rx_burst(port, 0, pkts, ONVM_BURST);
 
 		for (uint16_t i = 0; i < n; i++) {
 			struct rte_mbuf *m = pkts[i];

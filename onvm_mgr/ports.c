@@ -52,8 +52,10 @@ mgr_ports_init(void)
 		pi = &mgr.shm->ports[port];
 		pi->port_id = port;
 		pi->used = 1;
-		if (port < mgr.cfg.nports)
+		if (port < mgr.cfg.nports) {
 			rte_strscpy(pi->name, mgr.cfg.ports[port].name, sizeof(pi->name));
+			pi->no_rx = mgr.cfg.ports[port].no_rx;
+		}
 		else
 			snprintf(pi->name, sizeof(pi->name), "port%u", port);
 		snprintf(name, sizeof(name), ONVM_PORT_TX_RING_FMT, port);

@@ -214,6 +214,7 @@ struct onvm_port_info {
 	char name[ONVM_NAME_LEN];
 	uint16_t default_chain; /* chain id for this ingress port */
 	uint8_t has_default_chain;
+	uint8_t no_rx;		  /* output-only port */
 	struct rte_ring *tx_ring; /* port-bound packets from the RX unit */
 };
 
