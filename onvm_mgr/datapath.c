@@ -179,17 +179,29 @@ mgr_tx_poll(void)
 
 	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
 		struct onvm_nf_slot *slot = &mgr.shm->nfs[id];
+		int16_t next = ctx->last_hop[id];
 		unsigned int n;
 
 		if (slot->status == ONVM_NF_FREE)
 			continue;
+		/* Backpressure: while the NF this one fed last cannot take a
+		 * burst, leave this one's output where it is.  Its TX ring then
+		 * fills, it yields the CPU, and packets are dropped once at the
+		 * chain's entry instead of after some NFs already did the work. */
+		if (next >= 0 && mgr.shm->nfs[next].status == ONVM_NF_RUNNING &&
+		    rte_ring_free_count(mgr.shm->nfs[next].rx_ring) < ONVM_BURST) {
+			ctx->backpressure++;
+			continue;
+		}
 		n = rte_ring_sc_dequeue_burst(slot->tx_ring, (void **)pkts, ONVM_BURST, NULL);
 		for (unsigned int i = 0; i < n; i++) {
 			struct mgr_dest d;
 
 			mgr_route_action(mgr.shm, onvm_pkt_meta(pkts[i], mgr.dyn_off), &d);
 			dispatch(ctx, pkts[i], &d);
+			next = d.kind == MGR_DEST_NF ? (int16_t)d.id : -1;
 		}
+		ctx->last_hop[id] = next;
 		ctx->nf_deq[id] += n;
 		work += n;
 	}
@@ -211,6 +223,8 @@ void
 mgr_dp_init(void)
 {
 	for (int u = 0; u < MGR_UNIT_MAX; u++) {
+		for (int i = 0; i < ONVM_MAX_NFS; i++)
+			mgr.dp[u].last_hop[i] = -1;
 		mgr.dp[u].unit = u;
 		mgr.dp[u].direct_port_tx = (u == MGR_UNIT_TX);
 	}

@@ -61,6 +61,8 @@ struct mgr_dp_ctx {
 	uint64_t nf_enq[ONVM_MAX_NFS];
 	uint64_t nf_enq_drop[ONVM_MAX_NFS];
 	uint64_t nf_deq[ONVM_MAX_NFS];
+	uint64_t backpressure;		/* polls an NF's output was held back */
+	int16_t last_hop[ONVM_MAX_NFS]; /* NF each NF fed last, -1: none/port */
 	struct mgr_dp_buf nf_buf[ONVM_MAX_NFS];
 	struct mgr_dp_buf port_buf[ONVM_MAX_PORTS];
 } __rte_cache_aligned;

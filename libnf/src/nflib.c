@@ -23,6 +23,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -438,7 +439,9 @@ batch_emit(struct nf_ctx *nf)
 			nf->slot->stats.tx_wait++;
 			if (nf->slot->stop)
 				return; /* manager is shutting down; it reclaims held[] */
-			rte_pause();
+			/* Downstream is full: give the CPU to whoever drains it
+			 * (NFs may share a core). */
+			sched_yield();
 		}
 	}
 	nf->slot->stats.tx += n;
