@@ -86,10 +86,11 @@ build_eal_argv(int cli_argc, char **cli_argv, char *prog, char **out, int max)
 	static const char *const pci_opts[] = {"--no-pci", "-a", "--allow", "-b", "--block", NULL};
 	static const char *const lcore_opts[] = {"-l", "--lcores", "-c", NULL};
 	static const char *const prefix_opts[] = {"--file-prefix", NULL};
+	static const char *const base_opts[] = {"--base-virtaddr", NULL};
 	static char lcores[80], prefix[96];
 	int n = 0;
 
-	if (cli_argc + mgr.cfg.n_eal + 2 * mgr.cfg.nports + 8 > max)
+	if (cli_argc + mgr.cfg.n_eal + 2 * mgr.cfg.nports + 9 > max)
 		return -E2BIG;
 	out[n++] = prog;
 	for (int i = 0; i < mgr.cfg.n_eal; i++)
@@ -113,6 +114,11 @@ build_eal_argv(int cli_argc, char **cli_argv, char *prog, char **out, int max)
 	/* The host's own NIC must never be probed: no PCI unless allow-listed. */
 	if (!argv_has(n, out, pci_opts))
 		out[n++] = "--no-pci";
+	/* Map DPDK memory far above where libraries, heaps and sanitizer shadow
+	 * memory go, so every secondary (NFs, dumpcap) finds the same addresses
+	 * free; otherwise secondaries fail at random, always under ASan. */
+	if (!argv_has(n, out, base_opts))
+		out[n++] = "--base-virtaddr=0x200000000000";
 	out[n] = NULL;
 	return n;
 }
@@ -568,11 +574,10 @@ main(int argc, char **argv)
 
 	MGR_LOG(INFO, "node '%s' (file prefix %s): %u ports, %d NFs to launch",
 		mgr.cfg.node_name, mgr.file_prefix, mgr.nb_ports, mgr.cfg.nnfs);
-	if (mgr_nf_launch_all() < 0 || mgr_nf_wait_ready(mgr.cfg.nf_start_timeout_ms) < 0) {
+	if (mgr_nf_launch_all() < 0 || mgr_nf_wait_ready(mgr.cfg.nf_start_timeout_ms) < 0 ||
+	    mgr_ports_start() < 0) {
 		ret = EXIT_FAILURE;
-		mgr.force_quit = true;
-	} else if (mgr_ports_start() < 0) {
-		ret = EXIT_FAILURE;
+		mgr.rx_stopped = true; /* ports may not be started */
 		mgr.force_quit = true;
 	} else {
 		mgr_ports_wait_link(mgr.cfg.link_wait_ms);
