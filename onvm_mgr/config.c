@@ -39,6 +39,7 @@ struct cfg_walk {
 	char *err;
 	size_t errlen;
 	const struct mgr_config *cfg;
+	const char *dir; /* value of ${CONFIG_DIR} */
 };
 
 static int __attribute__((format(printf, 3, 4)))
@@ -169,7 +170,7 @@ expand_vars(struct cfg_walk *w, const char *path, const char *in, char *out, siz
 				return cfg_fail(w, path, "bad variable name");
 			memcpy(var, in + 2, n);
 			var[n] = '\0';
-			val = strcmp(var, "CONFIG_DIR") == 0 ? w->cfg->dir : getenv(var);
+			val = strcmp(var, "CONFIG_DIR") == 0 ? w->dir : getenv(var);
 			if (val == NULL)
 				return cfg_fail(w, path, "variable ${%s} is not set", var);
 			for (; *val != '\0'; val++) {
@@ -530,6 +531,26 @@ parse_nfs(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 		if (get_string_list(w, v, p, "args", nc->args, &nc->nargs) < 0)
 			return -1;
 	}
+	/* Launching must not fail half-way: check the totals the manager's
+	 * tables can hold before anything starts. */
+	{
+		unsigned int per_service[MGR_CFG_MAX_SERVICE + 1] = {0}, total = 0;
+
+		json_array_foreach(arr, i, v) {
+			const struct mgr_nf_cfg *nc = &cfg->nfs[i];
+
+			join_index(p, "nfs", i);
+			per_service[nc->service] += nc->instances;
+			total += nc->instances;
+			if (per_service[nc->service] > MGR_CFG_MAX_INSTANCES)
+				return cfg_fail(w, p, "service %u would have %u instances (max %d)",
+						nc->service, per_service[nc->service],
+						MGR_CFG_MAX_INSTANCES);
+			if (total > MGR_CFG_MAX_NF_SLOTS)
+				return cfg_fail(w, p, "%u NF instances in all (max %d)", total,
+						MGR_CFG_MAX_NF_SLOTS);
+		}
+	}
 	return 0;
 }
 
@@ -639,7 +660,7 @@ parse_prefix(struct cfg_walk *w, const json_t *v, const char *path, uint32_t *ip
 
 		*slash = '\0';
 		len = strtoul(slash + 1, &end, 10);
-		if (slash[1] == '\0' || *end != '\0' || len > 32)
+		if (!isdigit((unsigned char)slash[1]) || *end != '\0' || len > 32)
 			return cfg_fail(w, path, "bad prefix length in \"%s\"",
 					json_string_value(v));
 	}
@@ -669,16 +690,16 @@ parse_port_range(struct cfg_walk *w, const json_t *v, const char *path, uint16_t
 	if (!json_is_string(v))
 		return cfg_fail(w, path, "expected a port or \"lo-hi\" range, got %s",
 				json_type_name(v));
+	if (!isdigit((unsigned char)json_string_value(v)[0]))
+		goto bad;
 	a = strtoul(json_string_value(v), &end, 10);
 	b = a;
-	if (end == json_string_value(v))
-		goto bad;
 	if (*end == '-') {
 		const char *s = end + 1;
 
-		b = strtoul(s, &end, 10);
-		if (end == s)
+		if (!isdigit((unsigned char)*s))
 			goto bad;
+		b = strtoul(s, &end, 10);
 	}
 	if (*end != '\0' || a > 65535 || b > 65535 || a > b)
 		goto bad;
@@ -804,14 +825,26 @@ mgr_config_load_string(const char *text, size_t len, const char *name, struct mg
 	struct cfg_walk w = {
 		.name = name, .text = text, .len = len, .err = err, .errlen = errlen, .cfg = cfg,
 	};
+	char dirbuf[PATH_MAX];
 	json_error_t jerr;
 	json_t *root, *dc;
 	int ret = -1;
 
+	/* ${CONFIG_DIR}: the directory of the file, or of `name` for text. */
+	if (cfg->dir[0] != '\0') {
+		w.dir = cfg->dir;
+	} else {
+		char *copy = strdup(name);
+
+		snprintf(dirbuf, sizeof(dirbuf), "%s", copy != NULL ? dirname(copy) : ".");
+		free(copy);
+		w.dir = dirbuf;
+	}
+
 	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (root == NULL) {
-		snprintf(err, errlen, "%s:%d:%d: syntax: %s", name, jerr.line, jerr.column,
-			 jerr.text);
+		snprintf(err, errlen, "%s:%d:%d: syntax: %s", name, jerr.line,
+			 jerr.column > 0 ? jerr.column : 1, jerr.text); /* 0 at end of input */
 		return -1;
 	}
 	if (!json_is_object(root)) {

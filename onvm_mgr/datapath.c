@@ -21,6 +21,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
@@ -170,6 +171,54 @@ mgr_rx_poll(void)
 	return work;
 }
 
+/*
+ * Backpressure: while the NF this one fed last cannot take a burst, leave this
+ * one's output where it is.  Its TX ring then fills, it yields the CPU, and an
+ * overloaded chain drops once at its entry instead of after some NFs already
+ * did the work.  NFs that feed each other (a service visited twice, TONF
+ * upstream) would wait on each other for ever, so a hold that would close such
+ * a loop is not taken, and every hold is bounded in time (MGR_HOLD_MAX_US);
+ * then the output moves and overflow is dropped and counted as usual.
+ */
+#define MGR_HOLD_MAX_US 1000
+
+/* Would holding `id` close a loop of NFs that each wait for the next? */
+static bool
+hold_closes_cycle(const struct mgr_dp_ctx *ctx, uint16_t id, int16_t next)
+{
+	for (int hops = 0; next >= 0 && hops < ONVM_MAX_NFS; hops++) {
+		if (next == id)
+			return true;
+		if (ctx->hold_since[next] == 0)
+			return false;
+		next = ctx->last_hop[next];
+	}
+	return false;
+}
+
+static inline bool
+hold_output(struct mgr_dp_ctx *ctx, uint16_t id, int16_t next)
+{
+	const struct onvm_nf_slot *dst = &mgr.shm->nfs[next];
+	uint64_t now;
+
+	if (dst->status != ONVM_NF_RUNNING || rte_ring_free_count(dst->rx_ring) >= ONVM_BURST)
+		return false;
+	if (hold_closes_cycle(ctx, id, next)) {
+		ctx->hold_expired++;
+		return false;
+	}
+	now = rte_get_tsc_cycles();
+	if (ctx->hold_since[id] == 0) {
+		ctx->hold_since[id] = now;
+	} else if (now - ctx->hold_since[id] > MGR_HOLD_MAX_US * (rte_get_tsc_hz() / 1000000)) {
+		ctx->hold_expired++;
+		return false;
+	}
+	ctx->backpressure++;
+	return true;
+}
+
 int
 mgr_tx_poll(void)
 {
@@ -184,15 +233,9 @@ mgr_tx_poll(void)
 
 		if (slot->status == ONVM_NF_FREE)
 			continue;
-		/* Backpressure: while the NF this one fed last cannot take a
-		 * burst, leave this one's output where it is.  Its TX ring then
-		 * fills, it yields the CPU, and packets are dropped once at the
-		 * chain's entry instead of after some NFs already did the work. */
-		if (next >= 0 && mgr.shm->nfs[next].status == ONVM_NF_RUNNING &&
-		    rte_ring_free_count(mgr.shm->nfs[next].rx_ring) < ONVM_BURST) {
-			ctx->backpressure++;
+		if (next >= 0 && next != id && hold_output(ctx, id, next))
 			continue;
-		}
+		ctx->hold_since[id] = 0;
 		n = rte_ring_sc_dequeue_burst(slot->tx_ring, (void **)pkts, ONVM_BURST, NULL);
 		for (unsigned int i = 0; i < n; i++) {
 			struct mgr_dest d;

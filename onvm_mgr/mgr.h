@@ -62,6 +62,8 @@ struct mgr_dp_ctx {
 	uint64_t nf_enq_drop[ONVM_MAX_NFS];
 	uint64_t nf_deq[ONVM_MAX_NFS];
 	uint64_t backpressure;		/* polls an NF's output was held back */
+	uint64_t hold_expired;		/* holds released by the time bound */
+	uint64_t hold_since[ONVM_MAX_NFS]; /* TSC a hold began, 0: not held */
 	int16_t last_hop[ONVM_MAX_NFS]; /* NF each NF fed last, -1: none/port */
 	struct mgr_dp_buf nf_buf[ONVM_MAX_NFS];
 	struct mgr_dp_buf port_buf[ONVM_MAX_PORTS];

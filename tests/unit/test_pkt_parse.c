@@ -31,8 +31,8 @@
 #include "onvm_pkt_parse.h"
 
 #define IP(a, b, c, d) (((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | ((c) << 8) | (d))
-#define SRC_IP IP(10, 1, 2, 3)
-#define DST_IP IP(192, 168, 7, 9)
+#define SRC_IP	       IP(10, 1, 2, 3)
+#define DST_IP	       IP(192, 168, 7, 9)
 
 /* A frame under construction and the offsets of its headers. */
 struct frame {
@@ -42,20 +42,23 @@ struct frame {
 	size_t l4; /* offset of the TCP/UDP header */
 };
 
-static void put_be16(uint8_t *p, uint16_t v)
+static void
+put_be16(uint8_t *p, uint16_t v)
 {
 	p[0] = v >> 8;
 	p[1] = v & 0xff;
 }
 
-static void put_be32(uint8_t *p, uint32_t v)
+static void
+put_be32(uint8_t *p, uint32_t v)
 {
 	put_be16(p, v >> 16);
 	put_be16(p + 2, v & 0xffff);
 }
 
 /* Ethernet header, then one VLAN tag per entry of `tpids` (outermost first). */
-static void eth(struct frame *f, const uint16_t *tpids, int ntags, uint16_t ether_type)
+static void
+eth(struct frame *f, const uint16_t *tpids, int ntags, uint16_t ether_type)
 {
 	memset(f, 0, sizeof(*f));
 	memset(f->b, 0xaa, 12); /* dst/src MAC */
@@ -75,7 +78,8 @@ static void eth(struct frame *f, const uint16_t *tpids, int ntags, uint16_t ethe
 
 /* IPv4 header with `opt_words` 4-byte option words; total length covers
  * `payload` bytes after the header.  Flags/fragment offset field as given. */
-static void ipv4(struct frame *f, uint8_t proto, int opt_words, uint16_t payload, uint16_t frag)
+static void
+ipv4(struct frame *f, uint8_t proto, int opt_words, uint16_t payload, uint16_t frag)
 {
 	uint8_t *ip = f->b + f->len;
 	int hlen = 20 + 4 * opt_words;
@@ -95,7 +99,8 @@ static void ipv4(struct frame *f, uint8_t proto, int opt_words, uint16_t payload
 }
 
 /* TCP header with data offset `doff` words (options zero-filled). */
-static void tcp(struct frame *f, uint16_t sport, uint16_t dport, int doff)
+static void
+tcp(struct frame *f, uint16_t sport, uint16_t dport, int doff)
 {
 	uint8_t *t = f->b + f->len;
 
@@ -105,7 +110,8 @@ static void tcp(struct frame *f, uint16_t sport, uint16_t dport, int doff)
 	f->len += doff >= 5 ? 4 * doff : 20;
 }
 
-static void udp(struct frame *f, uint16_t sport, uint16_t dport, uint16_t ulen)
+static void
+udp(struct frame *f, uint16_t sport, uint16_t dport, uint16_t ulen)
 {
 	uint8_t *u = f->b + f->len;
 
@@ -116,7 +122,8 @@ static void udp(struct frame *f, uint16_t sport, uint16_t dport, uint16_t ulen)
 }
 
 /* Valid Ethernet/IPv4/TCP frame, 1234 -> 80, no payload. */
-static void tcp_frame(struct frame *f)
+static void
+tcp_frame(struct frame *f)
 {
 	eth(f, NULL, 0, RTE_ETHER_TYPE_IPV4);
 	ipv4(f, IPPROTO_TCP, 0, 20, 0);
@@ -124,7 +131,8 @@ static void tcp_frame(struct frame *f)
 }
 
 /* Valid Ethernet/IPv4/UDP frame, 5353 -> 53, 4 bytes of payload. */
-static void udp_frame(struct frame *f)
+static void
+udp_frame(struct frame *f)
 {
 	eth(f, NULL, 0, RTE_ETHER_TYPE_IPV4);
 	ipv4(f, IPPROTO_UDP, 0, 12, 0);
@@ -137,10 +145,11 @@ static void udp_frame(struct frame *f)
  * A single-segment mbuf over a heap copy of the first `len` bytes of the frame
  * (exactly `len` bytes, so ASan sees any over-read).  Free with mbuf_free().
  */
-static struct rte_mbuf *mbuf_of(const uint8_t *bytes, size_t len)
+static struct rte_mbuf *
+mbuf_of(const uint8_t *bytes, size_t len)
 {
-	struct rte_mbuf *m = aligned_alloc(RTE_CACHE_LINE_SIZE,
-					   RTE_ALIGN_CEIL(sizeof(*m), RTE_CACHE_LINE_SIZE));
+	struct rte_mbuf *m =
+	    aligned_alloc(RTE_CACHE_LINE_SIZE, RTE_ALIGN_CEIL(sizeof(*m), RTE_CACHE_LINE_SIZE));
 	uint8_t *buf = malloc(len > 0 ? len : 1);
 
 	assert_non_null(m);
@@ -157,7 +166,8 @@ static struct rte_mbuf *mbuf_of(const uint8_t *bytes, size_t len)
 	return m;
 }
 
-static void mbuf_free(struct rte_mbuf *m)
+static void
+mbuf_free(struct rte_mbuf *m)
 {
 	while (m != NULL) {
 		struct rte_mbuf *next = m->next;
@@ -169,7 +179,8 @@ static void mbuf_free(struct rte_mbuf *m)
 }
 
 /* Parse the whole frame. */
-static enum onvm_parse_reason parse(const struct frame *f, struct onvm_pkt_info *pi)
+static enum onvm_parse_reason
+parse(const struct frame *f, struct onvm_pkt_info *pi)
 {
 	struct rte_mbuf *m = mbuf_of(f->b, f->len);
 	enum onvm_parse_reason r = onvm_pkt_parse(m, pi);
@@ -179,8 +190,8 @@ static enum onvm_parse_reason parse(const struct frame *f, struct onvm_pkt_info 
 }
 
 /* Parse only the first `len` bytes of the frame (a truncated capture). */
-static enum onvm_parse_reason parse_prefix(const struct frame *f, size_t len,
-					   struct onvm_pkt_info *pi)
+static enum onvm_parse_reason
+parse_prefix(const struct frame *f, size_t len, struct onvm_pkt_info *pi)
 {
 	struct rte_mbuf *m = mbuf_of(f->b, len);
 	enum onvm_parse_reason r = onvm_pkt_parse(m, pi);
@@ -191,7 +202,8 @@ static enum onvm_parse_reason parse_prefix(const struct frame *f, size_t len,
 
 /* ---- valid frames ---------------------------------------------------------------- */
 
-static void test_parse_tcp_fills_addresses_ports_and_lengths(void **state)
+static void
+test_parse_tcp_fills_addresses_ports_and_lengths(void **state)
 {
 	struct onvm_pkt_info pi;
 	struct frame f;
@@ -212,7 +224,8 @@ static void test_parse_tcp_fills_addresses_ports_and_lengths(void **state)
 	assert_int_equal(pi.dport, 80);
 }
 
-static void test_parse_udp_fills_ports_and_eight_byte_l4_len(void **state)
+static void
+test_parse_udp_fills_ports_and_eight_byte_l4_len(void **state)
 {
 	struct onvm_pkt_info pi;
 	struct frame f;
@@ -229,7 +242,8 @@ static void test_parse_udp_fills_ports_and_eight_byte_l4_len(void **state)
 	assert_int_equal(pi.dst_ip, DST_IP);
 }
 
-static void test_parse_icmp_is_ok_without_ports(void **state)
+static void
+test_parse_icmp_is_ok_without_ports(void **state)
 {
 	struct onvm_pkt_info pi;
 	struct frame f;
@@ -246,7 +260,8 @@ static void test_parse_icmp_is_ok_without_ports(void **state)
 	assert_int_equal(pi.src_ip, SRC_IP);
 }
 
-static void test_parse_tcp_options_are_counted_in_l4_len(void **state)
+static void
+test_parse_tcp_options_are_counted_in_l4_len(void **state)
 {
 	struct onvm_pkt_info pi;
 	struct frame f;
@@ -261,7 +276,8 @@ static void test_parse_tcp_options_are_counted_in_l4_len(void **state)
 	assert_int_equal(pi.dport, 2);
 }
 
-static void test_parse_ip_options_move_the_l4_header(void **state)
+static void
+test_parse_ip_options_move_the_l4_header(void **state)
 {
 	struct onvm_pkt_info pi;
 	struct frame f;
@@ -277,20 +293,22 @@ static void test_parse_ip_options_move_the_l4_header(void **state)
 	assert_int_equal(pi.dport, 9);
 }
 
-static void test_parse_ethernet_padding_after_the_datagram_is_allowed(void **state)
+static void
+test_parse_ethernet_padding_after_the_datagram_is_allowed(void **state)
 {
 	struct onvm_pkt_info pi;
 	struct frame f;
 
 	(void)state;
-	udp_frame(&f); /* 46 bytes */
+	udp_frame(&f);				       /* 46 bytes */
 	f.len = RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN; /* padded to 60 */
 	assert_int_equal(parse(&f, &pi), ONVM_PARSE_OK);
 	assert_int_equal(pi.ip_len, 32);
 	assert_int_equal(pi.dport, 53);
 }
 
-static void test_parse_headers_straddling_mbuf_segments(void **state)
+static void
+test_parse_headers_straddling_mbuf_segments(void **state)
 {
 	struct onvm_pkt_info pi;
 	struct rte_mbuf *a, *b;
@@ -315,7 +333,8 @@ static void test_parse_headers_straddling_mbuf_segments(void **state)
 
 /* ---- VLAN tags ------------------------------------------------------------------- */
 
-static void test_parse_single_vlan_tag_is_skipped(void **state)
+static void
+test_parse_single_vlan_tag_is_skipped(void **state)
 {
 	static const uint16_t tags[] = {RTE_ETHER_TYPE_VLAN};
 	struct onvm_pkt_info pi;
@@ -332,7 +351,8 @@ static void test_parse_single_vlan_tag_is_skipped(void **state)
 	assert_int_equal(pi.dport, 20);
 }
 
-static void test_parse_double_vlan_qinq_is_skipped(void **state)
+static void
+test_parse_double_vlan_qinq_is_skipped(void **state)
 {
 	static const uint16_t tags[] = {RTE_ETHER_TYPE_QINQ, RTE_ETHER_TYPE_VLAN};
 	struct onvm_pkt_info pi;
@@ -349,7 +369,8 @@ static void test_parse_double_vlan_qinq_is_skipped(void **state)
 	assert_int_equal(pi.dport, 40);
 }
 
-static void test_parse_third_vlan_tag_is_not_ipv4(void **state)
+static void
+test_parse_third_vlan_tag_is_not_ipv4(void **state)
 {
 	static const uint16_t tags[] = {RTE_ETHER_TYPE_QINQ, RTE_ETHER_TYPE_VLAN,
 					RTE_ETHER_TYPE_VLAN};
@@ -365,7 +386,8 @@ static void test_parse_third_vlan_tag_is_not_ipv4(void **state)
 	assert_int_equal(pi.l2_len, 22);
 }
 
-static void test_parse_vlan_tag_cut_short_is_truncated_l2(void **state)
+static void
+test_parse_vlan_tag_cut_short_is_truncated_l2(void **state)
 {
 	static const uint16_t tags[] = {RTE_ETHER_TYPE_VLAN};
 	struct onvm_pkt_info pi;
@@ -378,7 +400,8 @@ static void test_parse_vlan_tag_cut_short_is_truncated_l2(void **state)
 
 /* ---- not IPv4 -------------------------------------------------------------------- */
 
-static void test_parse_arp_is_not_ipv4_and_reports_l2_len(void **state)
+static void
+test_parse_arp_is_not_ipv4_and_reports_l2_len(void **state)
 {
 	struct onvm_pkt_info pi;
 	struct frame f;
@@ -392,7 +415,8 @@ static void test_parse_arp_is_not_ipv4_and_reports_l2_len(void **state)
 	assert_int_equal(pi.sport, 0);
 }
 
-static void test_parse_ipv6_is_not_ipv4(void **state)
+static void
+test_parse_ipv6_is_not_ipv4(void **state)
 {
 	static const uint16_t tags[] = {RTE_ETHER_TYPE_VLAN};
 	struct onvm_pkt_info pi;
@@ -409,7 +433,8 @@ static void test_parse_ipv6_is_not_ipv4(void **state)
 
 /* ---- truncated and malformed ----------------------------------------------------- */
 
-static void test_parse_frame_shorter_than_ethernet_header_is_truncated_l2(void **state)
+static void
+test_parse_frame_shorter_than_ethernet_header_is_truncated_l2(void **state)
 {
 	struct onvm_pkt_info pi;
 	struct frame f;
@@ -420,7 +445,8 @@ static void test_parse_frame_shorter_than_ethernet_header_is_truncated_l2(void *
 	assert_int_equal(parse_prefix(&f, 0, &pi), ONVM_PARSE_TRUNC_L2);
 }
 
-static void test_parse_ipv4_header_cut_short_is_truncated_l3(void **state)
+static void
+test_parse_ipv4_header_cut_short_is_truncated_l3(void **state)
 {
 	struct onvm_pkt_info pi;
 	struct frame f;
@@ -431,7 +457,8 @@ static void test_parse_ipv4_header_cut_short_is_truncated_l3(void **state)
 	assert_int_equal(parse_prefix(&f, f.l3, &pi), ONVM_PARSE_TRUNC_L3);
 }
 
-static void test_parse_version_other_than_4_is_bad_version(void **state)
+static void
+test_parse_version_other_than_4_is_bad_version(void **state)
 {
 	struct onvm_pkt_info pi;
 	struct frame f;
@@ -442,7 +469,8 @@ static void test_parse_version_other_than_4_is_bad_version(void **state)
 	assert_int_equal(parse(&f, &pi), ONVM_PARSE_BAD_VERSION);
 }
 
-static void test_parse_ihl_below_5_is_bad_ihl(void **state)
+static void
+test_parse_ihl_below_5_is_bad_ihl(void **state)
 {
 	struct onvm_pkt_info pi;
 	struct frame f;
@@ -455,7 +483,8 @@ static void test_parse_ihl_below_5_is_bad_ihl(void **state)
 	assert_int_equal(parse(&f, &pi), ONVM_PARSE_BAD_IHL);
 }
 
-static void test_parse_ip_options_beyond_the_frame_are_truncated_l3(void **state)
+static void
+test_parse_ip_options_beyond_the_frame_are_truncated_l3(void **state)
 {
 	struct onvm_pkt_info pi;
 	struct frame f;
@@ -467,7 +496,8 @@ static void test_parse_ip_options_beyond_the_frame_are_truncated_l3(void **state
 	assert_int_equal(parse(&f, &pi), ONVM_PARSE_TRUNC_L3);
 }
 
-static void test_parse_total_length_below_header_length_is_bad_totlen(void **state)
+static void
+test_parse_total_length_below_header_length_is_bad_totlen(void **state)
 {
 	struct onvm_pkt_info pi;
 	struct frame f;
@@ -478,7 +508,8 @@ static void test_parse_total_length_below_header_length_is_bad_totlen(void **sta
 	assert_int_equal(parse(&f, &pi), ONVM_PARSE_BAD_TOTLEN);
 }
 
-static void test_parse_total_length_beyond_the_frame_is_bad_totlen(void **state)
+static void
+test_parse_total_length_beyond_the_frame_is_bad_totlen(void **state)
 {
 	struct onvm_pkt_info pi;
 	struct frame f;
@@ -489,7 +520,8 @@ static void test_parse_total_length_beyond_the_frame_is_bad_totlen(void **state)
 	assert_int_equal(parse(&f, &pi), ONVM_PARSE_BAD_TOTLEN);
 }
 
-static void test_parse_tcp_header_cut_short_is_truncated_l4(void **state)
+static void
+test_parse_tcp_header_cut_short_is_truncated_l4(void **state)
 {
 	struct onvm_pkt_info pi;
 	struct frame f;
@@ -501,7 +533,8 @@ static void test_parse_tcp_header_cut_short_is_truncated_l4(void **state)
 	assert_int_equal(parse_prefix(&f, f.len - 1, &pi), ONVM_PARSE_TRUNC_L4);
 }
 
-static void test_parse_tcp_header_in_ethernet_padding_is_truncated_l4(void **state)
+static void
+test_parse_tcp_header_in_ethernet_padding_is_truncated_l4(void **state)
 {
 	struct onvm_pkt_info pi;
 	struct frame f;
@@ -512,7 +545,8 @@ static void test_parse_tcp_header_in_ethernet_padding_is_truncated_l4(void **sta
 	assert_int_equal(parse(&f, &pi), ONVM_PARSE_TRUNC_L4);
 }
 
-static void test_parse_tcp_data_offset_below_5_is_bad_l4_length(void **state)
+static void
+test_parse_tcp_data_offset_below_5_is_bad_l4_length(void **state)
 {
 	struct onvm_pkt_info pi;
 	struct frame f;
@@ -523,7 +557,8 @@ static void test_parse_tcp_data_offset_below_5_is_bad_l4_length(void **state)
 	assert_int_equal(parse(&f, &pi), ONVM_PARSE_BAD_L4LEN);
 }
 
-static void test_parse_tcp_data_offset_beyond_the_datagram_is_bad_l4_length(void **state)
+static void
+test_parse_tcp_data_offset_beyond_the_datagram_is_bad_l4_length(void **state)
 {
 	struct onvm_pkt_info pi;
 	struct frame f;
@@ -534,7 +569,8 @@ static void test_parse_tcp_data_offset_beyond_the_datagram_is_bad_l4_length(void
 	assert_int_equal(parse(&f, &pi), ONVM_PARSE_BAD_L4LEN);
 }
 
-static void test_parse_udp_header_cut_short_is_truncated_l4(void **state)
+static void
+test_parse_udp_header_cut_short_is_truncated_l4(void **state)
 {
 	struct onvm_pkt_info pi;
 	struct frame f;
@@ -546,7 +582,8 @@ static void test_parse_udp_header_cut_short_is_truncated_l4(void **state)
 	assert_int_equal(parse_prefix(&f, f.len - 2, &pi), ONVM_PARSE_TRUNC_L4);
 }
 
-static void test_parse_udp_length_below_8_is_bad_l4_length(void **state)
+static void
+test_parse_udp_length_below_8_is_bad_l4_length(void **state)
 {
 	struct onvm_pkt_info pi;
 	struct frame f;
@@ -557,7 +594,8 @@ static void test_parse_udp_length_below_8_is_bad_l4_length(void **state)
 	assert_int_equal(parse(&f, &pi), ONVM_PARSE_BAD_L4LEN);
 }
 
-static void test_parse_udp_length_beyond_the_datagram_is_bad_l4_length(void **state)
+static void
+test_parse_udp_length_beyond_the_datagram_is_bad_l4_length(void **state)
 {
 	struct onvm_pkt_info pi;
 	struct frame f;
@@ -570,7 +608,8 @@ static void test_parse_udp_length_beyond_the_datagram_is_bad_l4_length(void **st
 
 /* ---- fragments ------------------------------------------------------------------- */
 
-static void test_parse_non_first_fragment_has_no_ports(void **state)
+static void
+test_parse_non_first_fragment_has_no_ports(void **state)
 {
 	struct onvm_pkt_info pi;
 	struct frame f;
@@ -588,7 +627,8 @@ static void test_parse_non_first_fragment_has_no_ports(void **state)
 	assert_int_equal(pi.l4_len, 0);
 }
 
-static void test_parse_first_fragment_has_ports(void **state)
+static void
+test_parse_first_fragment_has_ports(void **state)
 {
 	struct onvm_pkt_info pi;
 	struct frame f;
@@ -605,7 +645,8 @@ static void test_parse_first_fragment_has_ports(void **state)
 
 /* ---- reason names ---------------------------------------------------------------- */
 
-static void test_parse_reason_str_names_every_reason(void **state)
+static void
+test_parse_reason_str_names_every_reason(void **state)
 {
 	(void)state;
 	assert_string_equal(onvm_parse_reason_str(ONVM_PARSE_OK), "ok");
@@ -619,29 +660,32 @@ static void test_parse_reason_str_names_every_reason(void **state)
 
 /* ---- flow hash ------------------------------------------------------------------- */
 
-static void test_flow_hash_is_the_same_in_both_directions(void **state)
+static void
+test_flow_hash_is_the_same_in_both_directions(void **state)
 {
-	struct onvm_flow_key fwd = {.src_ip = SRC_IP, .dst_ip = DST_IP, .sport = 1234,
-				    .dport = 80, .proto = IPPROTO_TCP};
-	struct onvm_flow_key rev = {.src_ip = DST_IP, .dst_ip = SRC_IP, .sport = 80,
-				    .dport = 1234, .proto = IPPROTO_TCP};
+	struct onvm_flow_key fwd = {
+	    .src_ip = SRC_IP, .dst_ip = DST_IP, .sport = 1234, .dport = 80, .proto = IPPROTO_TCP};
+	struct onvm_flow_key rev = {
+	    .src_ip = DST_IP, .dst_ip = SRC_IP, .sport = 80, .dport = 1234, .proto = IPPROTO_TCP};
 
 	(void)state;
 	assert_int_equal(onvm_flow_key_hash(&fwd), onvm_flow_key_hash(&rev));
 }
 
-static void test_flow_hash_is_symmetric_between_ports_of_one_host(void **state)
+static void
+test_flow_hash_is_symmetric_between_ports_of_one_host(void **state)
 {
-	struct onvm_flow_key fwd = {.src_ip = SRC_IP, .dst_ip = SRC_IP, .sport = 5000,
-				    .dport = 22, .proto = IPPROTO_TCP};
-	struct onvm_flow_key rev = {.src_ip = SRC_IP, .dst_ip = SRC_IP, .sport = 22,
-				    .dport = 5000, .proto = IPPROTO_TCP};
+	struct onvm_flow_key fwd = {
+	    .src_ip = SRC_IP, .dst_ip = SRC_IP, .sport = 5000, .dport = 22, .proto = IPPROTO_TCP};
+	struct onvm_flow_key rev = {
+	    .src_ip = SRC_IP, .dst_ip = SRC_IP, .sport = 22, .dport = 5000, .proto = IPPROTO_TCP};
 
 	(void)state;
 	assert_int_equal(onvm_flow_key_hash(&fwd), onvm_flow_key_hash(&rev));
 }
 
-static void test_flow_hash_of_parsed_reply_matches_request(void **state)
+static void
+test_flow_hash_of_parsed_reply_matches_request(void **state)
 {
 	struct onvm_pkt_info req, rep;
 	struct onvm_flow_key kq, kp;
@@ -661,10 +705,11 @@ static void test_flow_hash_of_parsed_reply_matches_request(void **state)
 	assert_int_equal(onvm_flow_key_hash(&kq), onvm_flow_key_hash(&kp));
 }
 
-static void test_flow_hash_tells_flows_apart(void **state)
+static void
+test_flow_hash_tells_flows_apart(void **state)
 {
-	struct onvm_flow_key a = {.src_ip = SRC_IP, .dst_ip = DST_IP, .sport = 1234,
-				  .dport = 80, .proto = IPPROTO_TCP};
+	struct onvm_flow_key a = {
+	    .src_ip = SRC_IP, .dst_ip = DST_IP, .sport = 1234, .dport = 80, .proto = IPPROTO_TCP};
 	struct onvm_flow_key b = a, c = a, d = a;
 
 	(void)state;
@@ -676,43 +721,44 @@ static void test_flow_hash_tells_flows_apart(void **state)
 	assert_int_not_equal(onvm_flow_key_hash(&a), onvm_flow_key_hash(&d));
 }
 
-int main(void)
+int
+main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_tcp_fills_addresses_ports_and_lengths),
-		cmocka_unit_test(test_parse_udp_fills_ports_and_eight_byte_l4_len),
-		cmocka_unit_test(test_parse_icmp_is_ok_without_ports),
-		cmocka_unit_test(test_parse_tcp_options_are_counted_in_l4_len),
-		cmocka_unit_test(test_parse_ip_options_move_the_l4_header),
-		cmocka_unit_test(test_parse_ethernet_padding_after_the_datagram_is_allowed),
-		cmocka_unit_test(test_parse_headers_straddling_mbuf_segments),
-		cmocka_unit_test(test_parse_single_vlan_tag_is_skipped),
-		cmocka_unit_test(test_parse_double_vlan_qinq_is_skipped),
-		cmocka_unit_test(test_parse_third_vlan_tag_is_not_ipv4),
-		cmocka_unit_test(test_parse_vlan_tag_cut_short_is_truncated_l2),
-		cmocka_unit_test(test_parse_arp_is_not_ipv4_and_reports_l2_len),
-		cmocka_unit_test(test_parse_ipv6_is_not_ipv4),
-		cmocka_unit_test(test_parse_frame_shorter_than_ethernet_header_is_truncated_l2),
-		cmocka_unit_test(test_parse_ipv4_header_cut_short_is_truncated_l3),
-		cmocka_unit_test(test_parse_version_other_than_4_is_bad_version),
-		cmocka_unit_test(test_parse_ihl_below_5_is_bad_ihl),
-		cmocka_unit_test(test_parse_ip_options_beyond_the_frame_are_truncated_l3),
-		cmocka_unit_test(test_parse_total_length_below_header_length_is_bad_totlen),
-		cmocka_unit_test(test_parse_total_length_beyond_the_frame_is_bad_totlen),
-		cmocka_unit_test(test_parse_tcp_header_cut_short_is_truncated_l4),
-		cmocka_unit_test(test_parse_tcp_header_in_ethernet_padding_is_truncated_l4),
-		cmocka_unit_test(test_parse_tcp_data_offset_below_5_is_bad_l4_length),
-		cmocka_unit_test(test_parse_tcp_data_offset_beyond_the_datagram_is_bad_l4_length),
-		cmocka_unit_test(test_parse_udp_header_cut_short_is_truncated_l4),
-		cmocka_unit_test(test_parse_udp_length_below_8_is_bad_l4_length),
-		cmocka_unit_test(test_parse_udp_length_beyond_the_datagram_is_bad_l4_length),
-		cmocka_unit_test(test_parse_non_first_fragment_has_no_ports),
-		cmocka_unit_test(test_parse_first_fragment_has_ports),
-		cmocka_unit_test(test_parse_reason_str_names_every_reason),
-		cmocka_unit_test(test_flow_hash_is_the_same_in_both_directions),
-		cmocka_unit_test(test_flow_hash_is_symmetric_between_ports_of_one_host),
-		cmocka_unit_test(test_flow_hash_of_parsed_reply_matches_request),
-		cmocka_unit_test(test_flow_hash_tells_flows_apart),
+	    cmocka_unit_test(test_parse_tcp_fills_addresses_ports_and_lengths),
+	    cmocka_unit_test(test_parse_udp_fills_ports_and_eight_byte_l4_len),
+	    cmocka_unit_test(test_parse_icmp_is_ok_without_ports),
+	    cmocka_unit_test(test_parse_tcp_options_are_counted_in_l4_len),
+	    cmocka_unit_test(test_parse_ip_options_move_the_l4_header),
+	    cmocka_unit_test(test_parse_ethernet_padding_after_the_datagram_is_allowed),
+	    cmocka_unit_test(test_parse_headers_straddling_mbuf_segments),
+	    cmocka_unit_test(test_parse_single_vlan_tag_is_skipped),
+	    cmocka_unit_test(test_parse_double_vlan_qinq_is_skipped),
+	    cmocka_unit_test(test_parse_third_vlan_tag_is_not_ipv4),
+	    cmocka_unit_test(test_parse_vlan_tag_cut_short_is_truncated_l2),
+	    cmocka_unit_test(test_parse_arp_is_not_ipv4_and_reports_l2_len),
+	    cmocka_unit_test(test_parse_ipv6_is_not_ipv4),
+	    cmocka_unit_test(test_parse_frame_shorter_than_ethernet_header_is_truncated_l2),
+	    cmocka_unit_test(test_parse_ipv4_header_cut_short_is_truncated_l3),
+	    cmocka_unit_test(test_parse_version_other_than_4_is_bad_version),
+	    cmocka_unit_test(test_parse_ihl_below_5_is_bad_ihl),
+	    cmocka_unit_test(test_parse_ip_options_beyond_the_frame_are_truncated_l3),
+	    cmocka_unit_test(test_parse_total_length_below_header_length_is_bad_totlen),
+	    cmocka_unit_test(test_parse_total_length_beyond_the_frame_is_bad_totlen),
+	    cmocka_unit_test(test_parse_tcp_header_cut_short_is_truncated_l4),
+	    cmocka_unit_test(test_parse_tcp_header_in_ethernet_padding_is_truncated_l4),
+	    cmocka_unit_test(test_parse_tcp_data_offset_below_5_is_bad_l4_length),
+	    cmocka_unit_test(test_parse_tcp_data_offset_beyond_the_datagram_is_bad_l4_length),
+	    cmocka_unit_test(test_parse_udp_header_cut_short_is_truncated_l4),
+	    cmocka_unit_test(test_parse_udp_length_below_8_is_bad_l4_length),
+	    cmocka_unit_test(test_parse_udp_length_beyond_the_datagram_is_bad_l4_length),
+	    cmocka_unit_test(test_parse_non_first_fragment_has_no_ports),
+	    cmocka_unit_test(test_parse_first_fragment_has_ports),
+	    cmocka_unit_test(test_parse_reason_str_names_every_reason),
+	    cmocka_unit_test(test_flow_hash_is_the_same_in_both_directions),
+	    cmocka_unit_test(test_flow_hash_is_symmetric_between_ports_of_one_host),
+	    cmocka_unit_test(test_flow_hash_of_parsed_reply_matches_request),
+	    cmocka_unit_test(test_flow_hash_tells_flows_apart),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -31,10 +31,11 @@
 
 enum { CH_MAIN = 0, CH_BACK = 1, CH_BYPASS = 2 };
 
-static struct onvm_shm *shm_new(void)
+static struct onvm_shm *
+shm_new(void)
 {
-	struct onvm_shm *s = aligned_alloc(RTE_CACHE_LINE_SIZE,
-					   RTE_ALIGN_CEIL(sizeof(*s), RTE_CACHE_LINE_SIZE));
+	struct onvm_shm *s =
+	    aligned_alloc(RTE_CACHE_LINE_SIZE, RTE_ALIGN_CEIL(sizeof(*s), RTE_CACHE_LINE_SIZE));
 
 	assert_non_null(s);
 	memset(s, 0, sizeof(*s));
@@ -42,20 +43,22 @@ static struct onvm_shm *shm_new(void)
 }
 
 /* exit_port < 0: drop at the end of the chain. */
-static void set_chain(struct onvm_shm *s, uint16_t id, const uint16_t *svcs, uint16_t len,
-		      int exit_port)
+static void
+set_chain(struct onvm_shm *s, uint16_t id, const uint16_t *svcs, uint16_t len, int exit_port)
 {
 	struct onvm_chain *c = &s->chains[id];
 
 	memset(c, 0, sizeof(*c));
-	memcpy(c->services, svcs, len * sizeof(svcs[0]));
+	if (len > 0)
+		memcpy(c->services, svcs, len * sizeof(svcs[0]));
 	c->len = len;
 	c->exit_drop = exit_port < 0;
 	c->exit_port = exit_port < 0 ? 0 : exit_port;
 	c->used = 1;
 }
 
-static void set_port(struct onvm_shm *s, uint16_t port, int chain)
+static void
+set_port(struct onvm_shm *s, uint16_t port, int chain)
 {
 	s->ports[port].used = 1;
 	s->ports[port].port_id = port;
@@ -64,7 +67,8 @@ static void set_port(struct onvm_shm *s, uint16_t port, int chain)
 }
 
 /* Publish `n` instances of `svc` in the inactive copy, then flip, as nf_ctl does. */
-static void set_instances(struct onvm_shm *s, uint16_t svc, const uint16_t *inst, uint16_t n)
+static void
+set_instances(struct onvm_shm *s, uint16_t svc, const uint16_t *inst, uint16_t n)
 {
 	struct onvm_service *sv = &s->services[svc];
 	uint32_t next = (sv->active & 1) ^ 1;
@@ -75,16 +79,18 @@ static void set_instances(struct onvm_shm *s, uint16_t svc, const uint16_t *inst
 }
 
 /* A wildcard rule sending everything to `chain`; callers narrow it. */
-static struct onvm_flow_rule *add_rule(struct onvm_shm *s, uint16_t chain)
+static struct onvm_flow_rule *
+add_rule(struct onvm_shm *s, uint16_t chain)
 {
 	struct onvm_flow_rule *r = &s->rules[s->nb_rules++];
 
-	*r = (struct onvm_flow_rule){.sport_hi = 65535, .dport_hi = 65535, .in_port = 0xff,
-				     .chain_id = chain};
+	*r = (struct onvm_flow_rule){
+	    .sport_hi = 65535, .dport_hi = 65535, .in_port = 0xff, .chain_id = chain};
 	return r;
 }
 
-static int setup(void **state)
+static int
+setup(void **state)
 {
 	static const uint16_t main_svcs[] = {1, 2}, back_svcs[] = {3};
 	static const uint16_t s1[] = {10, 11, 12}, s2[] = {20}, s3[] = {30};
@@ -103,21 +109,30 @@ static int setup(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
+static int
+teardown(void **state)
 {
 	free(*state);
 	return 0;
 }
 
 /* A TCP packet 10.0.0.1:1234 -> 192.168.1.1:80. */
-static struct onvm_pkt_info tcp_pkt(void)
+static struct onvm_pkt_info
+tcp_pkt(void)
 {
-	return (struct onvm_pkt_info){.l2_len = 14, .l3_len = 20, .l4_len = 20, .ip_len = 40,
-				      .proto = IPPROTO_TCP, .src_ip = IP(10, 0, 0, 1),
-				      .dst_ip = IP(192, 168, 1, 1), .sport = 1234, .dport = 80};
+	return (struct onvm_pkt_info){.l2_len = 14,
+				      .l3_len = 20,
+				      .l4_len = 20,
+				      .ip_len = 40,
+				      .proto = IPPROTO_TCP,
+				      .src_ip = IP(10, 0, 0, 1),
+				      .dst_ip = IP(192, 168, 1, 1),
+				      .sport = 1234,
+				      .dport = 80};
 }
 
-static uint32_t hash_of(const struct onvm_pkt_info *pi)
+static uint32_t
+hash_of(const struct onvm_pkt_info *pi)
 {
 	struct onvm_flow_key k;
 
@@ -126,8 +141,9 @@ static uint32_t hash_of(const struct onvm_pkt_info *pi)
 }
 
 /* Route an OK-parsed packet in on `port`. */
-static struct mgr_dest ingress(struct onvm_shm *s, struct onvm_pkt_meta *meta, uint16_t port,
-			       const struct onvm_pkt_info *pi)
+static struct mgr_dest
+ingress(struct onvm_shm *s, struct onvm_pkt_meta *meta, uint16_t port,
+	const struct onvm_pkt_info *pi)
 {
 	struct mgr_dest d;
 
@@ -136,8 +152,8 @@ static struct mgr_dest ingress(struct onvm_shm *s, struct onvm_pkt_meta *meta, u
 	return d;
 }
 
-static struct mgr_dest action(struct onvm_shm *s, struct onvm_pkt_meta *meta, uint8_t act,
-			      uint16_t destination)
+static struct mgr_dest
+action(struct onvm_shm *s, struct onvm_pkt_meta *meta, uint8_t act, uint16_t destination)
 {
 	struct mgr_dest d;
 
@@ -148,26 +164,32 @@ static struct mgr_dest action(struct onvm_shm *s, struct onvm_pkt_meta *meta, ui
 }
 
 /* Metadata of a packet on `chain` at step `index` with hash `hash`. */
-static struct onvm_pkt_meta meta_at(uint16_t chain, uint8_t index, uint32_t hash)
+static struct onvm_pkt_meta
+meta_at(uint16_t chain, uint8_t index, uint32_t hash)
 {
-	return (struct onvm_pkt_meta){.action = ONVM_ACTION_NEXT, .chain_id = chain,
-				      .chain_index = index, .flow_hash = hash,
+	return (struct onvm_pkt_meta){.action = ONVM_ACTION_NEXT,
+				      .chain_id = chain,
+				      .chain_index = index,
+				      .flow_hash = hash,
 				      .egress_port = ONVM_PORT_UNSET};
 }
 
-static void assert_nf(struct mgr_dest d, uint16_t id)
+static void
+assert_nf(struct mgr_dest d, uint16_t id)
 {
 	assert_int_equal(d.kind, MGR_DEST_NF);
 	assert_int_equal(d.id, id);
 }
 
-static void assert_port(struct mgr_dest d, uint16_t port)
+static void
+assert_port(struct mgr_dest d, uint16_t port)
 {
 	assert_int_equal(d.kind, MGR_DEST_PORT);
 	assert_int_equal(d.id, port);
 }
 
-static void assert_drop(struct mgr_dest d, enum mgr_drop_reason r)
+static void
+assert_drop(struct mgr_dest d, enum mgr_drop_reason r)
 {
 	assert_int_equal(d.kind, MGR_DEST_DROP);
 	assert_string_equal(mgr_drop_reason_str(d.reason), mgr_drop_reason_str(r));
@@ -175,7 +197,8 @@ static void assert_drop(struct mgr_dest d, enum mgr_drop_reason r)
 
 /* ---- ingress: chain selection ---------------------------------------------------- */
 
-static void test_ingress_follows_the_ports_chain(void **state)
+static void
+test_ingress_follows_the_ports_chain(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_info pi = tcp_pkt();
@@ -187,7 +210,8 @@ static void test_ingress_follows_the_ports_chain(void **state)
 	assert_int_equal(m.chain_index, 0);
 }
 
-static void test_ingress_initialises_every_metadata_field(void **state)
+static void
+test_ingress_initialises_every_metadata_field(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_info pi = tcp_pkt();
@@ -206,7 +230,8 @@ static void test_ingress_initialises_every_metadata_field(void **state)
 	assert_int_equal(m.reserved[0] | m.reserved[1] | m.reserved[2], 0);
 }
 
-static void test_ingress_without_port_chain_uses_the_default_chain(void **state)
+static void
+test_ingress_without_port_chain_uses_the_default_chain(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_info pi = tcp_pkt();
@@ -220,7 +245,8 @@ static void test_ingress_without_port_chain_uses_the_default_chain(void **state)
 	assert_int_equal(m.chain_id, CH_BACK);
 }
 
-static void test_ingress_port_chain_beats_the_default_chain(void **state)
+static void
+test_ingress_port_chain_beats_the_default_chain(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_info pi = tcp_pkt();
@@ -232,7 +258,8 @@ static void test_ingress_port_chain_beats_the_default_chain(void **state)
 	assert_int_equal(m.chain_id, CH_MAIN);
 }
 
-static void test_ingress_without_any_chain_drops_no_chain(void **state)
+static void
+test_ingress_without_any_chain_drops_no_chain(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_info pi = tcp_pkt();
@@ -241,7 +268,8 @@ static void test_ingress_without_any_chain_drops_no_chain(void **state)
 	assert_drop(ingress(s, &m, 2, &pi), MGR_DROP_NO_CHAIN);
 }
 
-static void test_ingress_on_port_beyond_the_table_uses_the_default_chain(void **state)
+static void
+test_ingress_on_port_beyond_the_table_uses_the_default_chain(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_info pi = tcp_pkt();
@@ -253,7 +281,8 @@ static void test_ingress_on_port_beyond_the_table_uses_the_default_chain(void **
 	assert_nf(ingress(s, &m, ONVM_MAX_PORTS, &pi), 30);
 }
 
-static void test_ingress_non_ipv4_skips_rules_and_has_flow_hash_0(void **state)
+static void
+test_ingress_non_ipv4_skips_rules_and_has_flow_hash_0(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_info pi = {.l2_len = 14};
@@ -268,7 +297,8 @@ static void test_ingress_non_ipv4_skips_rules_and_has_flow_hash_0(void **state)
 	assert_int_equal(s->rules[0].hits, 0);
 }
 
-static void test_ingress_unparseable_packet_follows_the_port_chain(void **state)
+static void
+test_ingress_unparseable_packet_follows_the_port_chain(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_info pi = {.l2_len = 14};
@@ -281,7 +311,8 @@ static void test_ingress_unparseable_packet_follows_the_port_chain(void **state)
 	assert_int_equal(m.chain_id, CH_BACK);
 }
 
-static void test_ingress_chain_without_services_goes_straight_to_its_exit(void **state)
+static void
+test_ingress_chain_without_services_goes_straight_to_its_exit(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_info pi = tcp_pkt();
@@ -292,7 +323,8 @@ static void test_ingress_chain_without_services_goes_straight_to_its_exit(void *
 	assert_int_equal(m.chain_id, CH_BYPASS);
 }
 
-static void test_ingress_first_step_without_instance_drops_no_instance(void **state)
+static void
+test_ingress_first_step_without_instance_drops_no_instance(void **state)
 {
 	static const uint16_t svcs[] = {4};
 	struct onvm_shm *s = *state;
@@ -306,7 +338,8 @@ static void test_ingress_first_step_without_instance_drops_no_instance(void **st
 
 /* ---- ingress: flow rules --------------------------------------------------------- */
 
-static void test_ingress_flow_rule_beats_the_port_chain(void **state)
+static void
+test_ingress_flow_rule_beats_the_port_chain(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_info pi = tcp_pkt();
@@ -320,7 +353,8 @@ static void test_ingress_flow_rule_beats_the_port_chain(void **state)
 	assert_int_equal(m.chain_id, CH_BACK);
 }
 
-static void test_ingress_first_matching_rule_wins(void **state)
+static void
+test_ingress_first_matching_rule_wins(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_info pi = tcp_pkt();
@@ -334,7 +368,8 @@ static void test_ingress_first_matching_rule_wins(void **state)
 	assert_int_equal(m.chain_id, CH_BYPASS);
 }
 
-static void test_ingress_counts_hits_on_the_matching_rule_only(void **state)
+static void
+test_ingress_counts_hits_on_the_matching_rule_only(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_info pi = tcp_pkt();
@@ -350,7 +385,8 @@ static void test_ingress_counts_hits_on_the_matching_rule_only(void **state)
 	assert_int_equal(s->rules[2].hits, 0);
 }
 
-static void test_flow_rule_match_without_rules_is_minus_1(void **state)
+static void
+test_flow_rule_match_without_rules_is_minus_1(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_info pi = tcp_pkt();
@@ -358,7 +394,8 @@ static void test_flow_rule_match_without_rules_is_minus_1(void **state)
 	assert_int_equal(mgr_flow_rule_match(s, 0, &pi), -1);
 }
 
-static void test_flow_rule_zero_length_prefixes_and_full_ranges_match_anything(void **state)
+static void
+test_flow_rule_zero_length_prefixes_and_full_ranges_match_anything(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_info pi = {.proto = 47, .src_ip = 0xffffffff, .dst_ip = 1};
@@ -371,7 +408,8 @@ static void test_flow_rule_zero_length_prefixes_and_full_ranges_match_anything(v
 	assert_int_equal(mgr_flow_rule_match(s, 0, &pi), 0);
 }
 
-static void test_flow_rule_src_prefix_matches_inside_not_outside(void **state)
+static void
+test_flow_rule_src_prefix_matches_inside_not_outside(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_info pi = tcp_pkt();
@@ -387,7 +425,8 @@ static void test_flow_rule_src_prefix_matches_inside_not_outside(void **state)
 	assert_int_equal(mgr_flow_rule_match(s, 0, &pi), -1);
 }
 
-static void test_flow_rule_dst_host_prefix_matches_only_that_host(void **state)
+static void
+test_flow_rule_dst_host_prefix_matches_only_that_host(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_info pi = tcp_pkt();
@@ -400,7 +439,8 @@ static void test_flow_rule_dst_host_prefix_matches_only_that_host(void **state)
 	assert_int_equal(mgr_flow_rule_match(s, 0, &pi), -1);
 }
 
-static void test_flow_rule_port_ranges_are_inclusive(void **state)
+static void
+test_flow_rule_port_ranges_are_inclusive(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_info pi = tcp_pkt();
@@ -424,7 +464,8 @@ static void test_flow_rule_port_ranges_are_inclusive(void **state)
 	assert_int_equal(mgr_flow_rule_match(s, 0, &pi), -1);
 }
 
-static void test_flow_rule_protocol_must_match_unless_0(void **state)
+static void
+test_flow_rule_protocol_must_match_unless_0(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_info pi = tcp_pkt();
@@ -439,7 +480,8 @@ static void test_flow_rule_protocol_must_match_unless_0(void **state)
 	assert_int_equal(mgr_flow_rule_match(s, 0, &pi), 0);
 }
 
-static void test_flow_rule_in_port_must_match_unless_0xff(void **state)
+static void
+test_flow_rule_in_port_must_match_unless_0xff(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_info pi = tcp_pkt();
@@ -457,7 +499,8 @@ static void test_flow_rule_in_port_must_match_unless_0xff(void **state)
 	assert_int_equal(mgr_flow_rule_match(s, 2, &pi), 0);
 }
 
-static void test_flow_rule_to_unused_chain_drops_no_chain(void **state)
+static void
+test_flow_rule_to_unused_chain_drops_no_chain(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_info pi = tcp_pkt();
@@ -470,7 +513,8 @@ static void test_flow_rule_to_unused_chain_drops_no_chain(void **state)
 
 /* ---- actions: NEXT ---------------------------------------------------------------- */
 
-static void test_next_walks_the_chain_in_order(void **state)
+static void
+test_next_walks_the_chain_in_order(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_info pi = tcp_pkt();
@@ -481,7 +525,8 @@ static void test_next_walks_the_chain_in_order(void **state)
 	assert_int_equal(m.chain_index, 1);
 }
 
-static void test_route_next_after_last_step_goes_to_exit_port(void **state)
+static void
+test_route_next_after_last_step_goes_to_exit_port(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_meta m = meta_at(CH_MAIN, 1, 0);
@@ -490,7 +535,8 @@ static void test_route_next_after_last_step_goes_to_exit_port(void **state)
 	assert_int_equal(m.chain_index, 2);
 }
 
-static void test_next_after_last_step_with_exit_drop_drops_chain_end(void **state)
+static void
+test_next_after_last_step_with_exit_drop_drops_chain_end(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_meta m = meta_at(CH_BACK, 0, 0);
@@ -498,7 +544,8 @@ static void test_next_after_last_step_with_exit_drop_drops_chain_end(void **stat
 	assert_drop(action(s, &m, ONVM_ACTION_NEXT, 0), MGR_DROP_CHAIN_END);
 }
 
-static void test_next_to_exit_port_that_is_not_used_drops_bad_port(void **state)
+static void
+test_next_to_exit_port_that_is_not_used_drops_bad_port(void **state)
 {
 	static const uint16_t svcs[] = {2};
 	struct onvm_shm *s = *state;
@@ -508,7 +555,8 @@ static void test_next_to_exit_port_that_is_not_used_drops_bad_port(void **state)
 	assert_drop(action(s, &m, ONVM_ACTION_NEXT, 0), MGR_DROP_BAD_PORT);
 }
 
-static void test_egress_port_chosen_by_an_nf_overrides_the_exit_port(void **state)
+static void
+test_egress_port_chosen_by_an_nf_overrides_the_exit_port(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_meta m = meta_at(CH_MAIN, 1, 0);
@@ -517,7 +565,8 @@ static void test_egress_port_chosen_by_an_nf_overrides_the_exit_port(void **stat
 	assert_port(action(s, &m, ONVM_ACTION_NEXT, 0), 2);
 }
 
-static void test_egress_port_chosen_by_an_nf_overrides_exit_drop(void **state)
+static void
+test_egress_port_chosen_by_an_nf_overrides_exit_drop(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_meta m = meta_at(CH_BACK, 0, 0);
@@ -526,7 +575,8 @@ static void test_egress_port_chosen_by_an_nf_overrides_exit_drop(void **state)
 	assert_port(action(s, &m, ONVM_ACTION_NEXT, 0), 0);
 }
 
-static void test_egress_port_is_ignored_before_the_chain_ends(void **state)
+static void
+test_egress_port_is_ignored_before_the_chain_ends(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_meta m = meta_at(CH_MAIN, 0, 0);
@@ -535,7 +585,8 @@ static void test_egress_port_is_ignored_before_the_chain_ends(void **state)
 	assert_nf(action(s, &m, ONVM_ACTION_NEXT, 0), 20);
 }
 
-static void test_egress_port_that_is_not_used_drops_bad_port(void **state)
+static void
+test_egress_port_that_is_not_used_drops_bad_port(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_meta m = meta_at(CH_MAIN, 1, 0);
@@ -544,7 +595,8 @@ static void test_egress_port_that_is_not_used_drops_bad_port(void **state)
 	assert_drop(action(s, &m, ONVM_ACTION_NEXT, 0), MGR_DROP_BAD_PORT);
 }
 
-static void test_next_to_a_step_without_instance_drops_no_instance(void **state)
+static void
+test_next_to_a_step_without_instance_drops_no_instance(void **state)
 {
 	static const uint16_t svcs[] = {1, 4};
 	struct onvm_shm *s = *state;
@@ -554,7 +606,8 @@ static void test_next_to_a_step_without_instance_drops_no_instance(void **state)
 	assert_drop(action(s, &m, ONVM_ACTION_NEXT, 0), MGR_DROP_NO_INSTANCE);
 }
 
-static void test_next_with_chain_id_beyond_the_table_drops_no_chain(void **state)
+static void
+test_next_with_chain_id_beyond_the_table_drops_no_chain(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_meta m = meta_at(ONVM_MAX_CHAINS, 0, 0);
@@ -564,7 +617,8 @@ static void test_next_with_chain_id_beyond_the_table_drops_no_chain(void **state
 	assert_drop(action(s, &m, ONVM_ACTION_NEXT, 0), MGR_DROP_NO_CHAIN);
 }
 
-static void test_next_with_unused_chain_id_drops_no_chain(void **state)
+static void
+test_next_with_unused_chain_id_drops_no_chain(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_meta m = meta_at(5, 0, 0);
@@ -572,7 +626,8 @@ static void test_next_with_unused_chain_id_drops_no_chain(void **state)
 	assert_drop(action(s, &m, ONVM_ACTION_NEXT, 0), MGR_DROP_NO_CHAIN);
 }
 
-static void test_next_with_chain_index_past_the_end_exits_without_wrapping(void **state)
+static void
+test_next_with_chain_index_past_the_end_exits_without_wrapping(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_meta m = meta_at(CH_MAIN, 255, 0);
@@ -586,7 +641,8 @@ static void test_next_with_chain_index_past_the_end_exits_without_wrapping(void 
 
 /* ---- actions: TONF, OUT, DROP ---------------------------------------------------- */
 
-static void test_tonf_into_the_middle_of_the_chain_continues_from_there(void **state)
+static void
+test_tonf_into_the_middle_of_the_chain_continues_from_there(void **state)
 {
 	static const uint16_t svcs[] = {1, 2, 3};
 	struct onvm_shm *s = *state;
@@ -599,7 +655,8 @@ static void test_tonf_into_the_middle_of_the_chain_continues_from_there(void **s
 	assert_port(action(s, &m, ONVM_ACTION_NEXT, 0), 2);
 }
 
-static void test_tonf_backwards_in_the_chain_continues_from_there(void **state)
+static void
+test_tonf_backwards_in_the_chain_continues_from_there(void **state)
 {
 	static const uint16_t svcs[] = {1, 2, 3};
 	struct onvm_shm *s = *state;
@@ -611,7 +668,8 @@ static void test_tonf_backwards_in_the_chain_continues_from_there(void **state)
 	assert_nf(action(s, &m, ONVM_ACTION_NEXT, 0), 20);
 }
 
-static void test_tonf_to_a_service_outside_the_chain_keeps_the_position(void **state)
+static void
+test_tonf_to_a_service_outside_the_chain_keeps_the_position(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_meta m = meta_at(CH_MAIN, 0, 0);
@@ -621,7 +679,8 @@ static void test_tonf_to_a_service_outside_the_chain_keeps_the_position(void **s
 	assert_nf(action(s, &m, ONVM_ACTION_NEXT, 0), 20);
 }
 
-static void test_tonf_and_ingress_pick_the_same_instance_for_a_flow(void **state)
+static void
+test_tonf_and_ingress_pick_the_same_instance_for_a_flow(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_info pi = tcp_pkt();
@@ -636,7 +695,8 @@ static void test_tonf_and_ingress_pick_the_same_instance_for_a_flow(void **state
 	}
 }
 
-static void test_tonf_to_service_without_instances_drops_no_instance(void **state)
+static void
+test_tonf_to_service_without_instances_drops_no_instance(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_meta m = meta_at(CH_MAIN, 0, 0);
@@ -644,7 +704,8 @@ static void test_tonf_to_service_without_instances_drops_no_instance(void **stat
 	assert_drop(action(s, &m, ONVM_ACTION_TONF, 4), MGR_DROP_NO_INSTANCE);
 }
 
-static void test_tonf_to_service_0_or_beyond_the_table_drops_bad_service(void **state)
+static void
+test_tonf_to_service_0_or_beyond_the_table_drops_bad_service(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_meta m = meta_at(CH_MAIN, 0, 0);
@@ -654,7 +715,8 @@ static void test_tonf_to_service_0_or_beyond_the_table_drops_bad_service(void **
 	assert_drop(action(s, &m, ONVM_ACTION_TONF, 0xffff), MGR_DROP_BAD_SERVICE);
 }
 
-static void test_tonf_with_chain_id_beyond_the_table_still_reaches_the_service(void **state)
+static void
+test_tonf_with_chain_id_beyond_the_table_still_reaches_the_service(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_meta m = meta_at(0xffff, 3, 0);
@@ -663,7 +725,8 @@ static void test_tonf_with_chain_id_beyond_the_table_still_reaches_the_service(v
 	assert_int_equal(m.chain_index, 3);
 }
 
-static void test_out_sends_to_the_named_port(void **state)
+static void
+test_out_sends_to_the_named_port(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_meta m = meta_at(CH_MAIN, 0, 0);
@@ -671,7 +734,8 @@ static void test_out_sends_to_the_named_port(void **state)
 	assert_port(action(s, &m, ONVM_ACTION_OUT, 2), 2);
 }
 
-static void test_out_to_a_port_that_does_not_exist_drops_bad_port(void **state)
+static void
+test_out_to_a_port_that_does_not_exist_drops_bad_port(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_meta m = meta_at(CH_MAIN, 0, 0);
@@ -681,7 +745,8 @@ static void test_out_to_a_port_that_does_not_exist_drops_bad_port(void **state)
 	assert_drop(action(s, &m, ONVM_ACTION_OUT, 0xffff), MGR_DROP_BAD_PORT);
 }
 
-static void test_drop_action_drops_nf_action(void **state)
+static void
+test_drop_action_drops_nf_action(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_meta m = meta_at(CH_MAIN, 0, 0);
@@ -689,7 +754,8 @@ static void test_drop_action_drops_nf_action(void **state)
 	assert_drop(action(s, &m, ONVM_ACTION_DROP, 0), MGR_DROP_NF_ACTION);
 }
 
-static void test_unknown_action_drops_bad_action(void **state)
+static void
+test_unknown_action_drops_bad_action(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_meta m = meta_at(CH_MAIN, 0, 0);
@@ -698,7 +764,8 @@ static void test_unknown_action_drops_bad_action(void **state)
 	assert_drop(action(s, &m, 0xff, 0), MGR_DROP_BAD_ACTION);
 }
 
-static void test_drop_reason_str_names_every_reason(void **state)
+static void
+test_drop_reason_str_names_every_reason(void **state)
 {
 	(void)state;
 	assert_string_equal(mgr_drop_reason_str(MGR_DROP_RING_FULL), "ring_full");
@@ -714,7 +781,8 @@ static void test_drop_reason_str_names_every_reason(void **state)
 
 /* ---- instance choice (flow affinity) --------------------------------------------- */
 
-static void test_service_pick_same_flow_hash_same_instance(void **state)
+static void
+test_service_pick_same_flow_hash_same_instance(void **state)
 {
 	struct onvm_shm *s = *state;
 
@@ -727,7 +795,8 @@ static void test_service_pick_same_flow_hash_same_instance(void **state)
 	}
 }
 
-static void test_service_pick_spreads_flows_over_all_instances(void **state)
+static void
+test_service_pick_spreads_flows_over_all_instances(void **state)
 {
 	struct onvm_shm *s = *state;
 	int seen[3] = {0};
@@ -737,7 +806,8 @@ static void test_service_pick_spreads_flows_over_all_instances(void **state)
 	assert_true(seen[0] > 0 && seen[1] > 0 && seen[2] > 0);
 }
 
-static void test_both_directions_of_a_flow_reach_the_same_instance(void **state)
+static void
+test_both_directions_of_a_flow_reach_the_same_instance(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_pkt_info fwd = tcp_pkt(), rev = tcp_pkt();
@@ -759,7 +829,8 @@ static void test_both_directions_of_a_flow_reach_the_same_instance(void **state)
 	}
 }
 
-static void test_service_pick_without_instances_is_minus_1(void **state)
+static void
+test_service_pick_without_instances_is_minus_1(void **state)
 {
 	struct onvm_shm *s = *state;
 
@@ -768,7 +839,8 @@ static void test_service_pick_without_instances_is_minus_1(void **state)
 	assert_int_equal(mgr_service_pick(s, ONVM_MAX_SERVICES, 123), -1);
 }
 
-static void test_service_pick_reads_only_the_active_copy(void **state)
+static void
+test_service_pick_reads_only_the_active_copy(void **state)
 {
 	struct onvm_shm *s = *state;
 	struct onvm_service *sv = &s->services[1];
@@ -784,7 +856,8 @@ static void test_service_pick_reads_only_the_active_copy(void **state)
 		assert_int_equal(mgr_service_pick(s, 1, h), 63);
 }
 
-static void test_service_pick_is_deterministic_after_the_instance_set_changes(void **state)
+static void
+test_service_pick_is_deterministic_after_the_instance_set_changes(void **state)
 {
 	static const uint16_t two[] = {10, 12};
 	struct onvm_shm *s = *state;
@@ -806,60 +879,61 @@ static void test_service_pick_is_deterministic_after_the_instance_set_changes(vo
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
-int main(void)
+int
+main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(test_ingress_follows_the_ports_chain),
-		T(test_ingress_initialises_every_metadata_field),
-		T(test_ingress_without_port_chain_uses_the_default_chain),
-		T(test_ingress_port_chain_beats_the_default_chain),
-		T(test_ingress_without_any_chain_drops_no_chain),
-		T(test_ingress_on_port_beyond_the_table_uses_the_default_chain),
-		T(test_ingress_non_ipv4_skips_rules_and_has_flow_hash_0),
-		T(test_ingress_unparseable_packet_follows_the_port_chain),
-		T(test_ingress_chain_without_services_goes_straight_to_its_exit),
-		T(test_ingress_first_step_without_instance_drops_no_instance),
-		T(test_ingress_flow_rule_beats_the_port_chain),
-		T(test_ingress_first_matching_rule_wins),
-		T(test_ingress_counts_hits_on_the_matching_rule_only),
-		T(test_flow_rule_match_without_rules_is_minus_1),
-		T(test_flow_rule_zero_length_prefixes_and_full_ranges_match_anything),
-		T(test_flow_rule_src_prefix_matches_inside_not_outside),
-		T(test_flow_rule_dst_host_prefix_matches_only_that_host),
-		T(test_flow_rule_port_ranges_are_inclusive),
-		T(test_flow_rule_protocol_must_match_unless_0),
-		T(test_flow_rule_in_port_must_match_unless_0xff),
-		T(test_flow_rule_to_unused_chain_drops_no_chain),
-		T(test_next_walks_the_chain_in_order),
-		T(test_route_next_after_last_step_goes_to_exit_port),
-		T(test_next_after_last_step_with_exit_drop_drops_chain_end),
-		T(test_next_to_exit_port_that_is_not_used_drops_bad_port),
-		T(test_egress_port_chosen_by_an_nf_overrides_the_exit_port),
-		T(test_egress_port_chosen_by_an_nf_overrides_exit_drop),
-		T(test_egress_port_is_ignored_before_the_chain_ends),
-		T(test_egress_port_that_is_not_used_drops_bad_port),
-		T(test_next_to_a_step_without_instance_drops_no_instance),
-		T(test_next_with_chain_id_beyond_the_table_drops_no_chain),
-		T(test_next_with_unused_chain_id_drops_no_chain),
-		T(test_next_with_chain_index_past_the_end_exits_without_wrapping),
-		T(test_tonf_into_the_middle_of_the_chain_continues_from_there),
-		T(test_tonf_backwards_in_the_chain_continues_from_there),
-		T(test_tonf_to_a_service_outside_the_chain_keeps_the_position),
-		T(test_tonf_and_ingress_pick_the_same_instance_for_a_flow),
-		T(test_tonf_to_service_without_instances_drops_no_instance),
-		T(test_tonf_to_service_0_or_beyond_the_table_drops_bad_service),
-		T(test_tonf_with_chain_id_beyond_the_table_still_reaches_the_service),
-		T(test_out_sends_to_the_named_port),
-		T(test_out_to_a_port_that_does_not_exist_drops_bad_port),
-		T(test_drop_action_drops_nf_action),
-		T(test_unknown_action_drops_bad_action),
-		T(test_drop_reason_str_names_every_reason),
-		T(test_service_pick_same_flow_hash_same_instance),
-		T(test_service_pick_spreads_flows_over_all_instances),
-		T(test_both_directions_of_a_flow_reach_the_same_instance),
-		T(test_service_pick_without_instances_is_minus_1),
-		T(test_service_pick_reads_only_the_active_copy),
-		T(test_service_pick_is_deterministic_after_the_instance_set_changes),
+	    T(test_ingress_follows_the_ports_chain),
+	    T(test_ingress_initialises_every_metadata_field),
+	    T(test_ingress_without_port_chain_uses_the_default_chain),
+	    T(test_ingress_port_chain_beats_the_default_chain),
+	    T(test_ingress_without_any_chain_drops_no_chain),
+	    T(test_ingress_on_port_beyond_the_table_uses_the_default_chain),
+	    T(test_ingress_non_ipv4_skips_rules_and_has_flow_hash_0),
+	    T(test_ingress_unparseable_packet_follows_the_port_chain),
+	    T(test_ingress_chain_without_services_goes_straight_to_its_exit),
+	    T(test_ingress_first_step_without_instance_drops_no_instance),
+	    T(test_ingress_flow_rule_beats_the_port_chain),
+	    T(test_ingress_first_matching_rule_wins),
+	    T(test_ingress_counts_hits_on_the_matching_rule_only),
+	    T(test_flow_rule_match_without_rules_is_minus_1),
+	    T(test_flow_rule_zero_length_prefixes_and_full_ranges_match_anything),
+	    T(test_flow_rule_src_prefix_matches_inside_not_outside),
+	    T(test_flow_rule_dst_host_prefix_matches_only_that_host),
+	    T(test_flow_rule_port_ranges_are_inclusive),
+	    T(test_flow_rule_protocol_must_match_unless_0),
+	    T(test_flow_rule_in_port_must_match_unless_0xff),
+	    T(test_flow_rule_to_unused_chain_drops_no_chain),
+	    T(test_next_walks_the_chain_in_order),
+	    T(test_route_next_after_last_step_goes_to_exit_port),
+	    T(test_next_after_last_step_with_exit_drop_drops_chain_end),
+	    T(test_next_to_exit_port_that_is_not_used_drops_bad_port),
+	    T(test_egress_port_chosen_by_an_nf_overrides_the_exit_port),
+	    T(test_egress_port_chosen_by_an_nf_overrides_exit_drop),
+	    T(test_egress_port_is_ignored_before_the_chain_ends),
+	    T(test_egress_port_that_is_not_used_drops_bad_port),
+	    T(test_next_to_a_step_without_instance_drops_no_instance),
+	    T(test_next_with_chain_id_beyond_the_table_drops_no_chain),
+	    T(test_next_with_unused_chain_id_drops_no_chain),
+	    T(test_next_with_chain_index_past_the_end_exits_without_wrapping),
+	    T(test_tonf_into_the_middle_of_the_chain_continues_from_there),
+	    T(test_tonf_backwards_in_the_chain_continues_from_there),
+	    T(test_tonf_to_a_service_outside_the_chain_keeps_the_position),
+	    T(test_tonf_and_ingress_pick_the_same_instance_for_a_flow),
+	    T(test_tonf_to_service_without_instances_drops_no_instance),
+	    T(test_tonf_to_service_0_or_beyond_the_table_drops_bad_service),
+	    T(test_tonf_with_chain_id_beyond_the_table_still_reaches_the_service),
+	    T(test_out_sends_to_the_named_port),
+	    T(test_out_to_a_port_that_does_not_exist_drops_bad_port),
+	    T(test_drop_action_drops_nf_action),
+	    T(test_unknown_action_drops_bad_action),
+	    T(test_drop_reason_str_names_every_reason),
+	    T(test_service_pick_same_flow_hash_same_instance),
+	    T(test_service_pick_spreads_flows_over_all_instances),
+	    T(test_both_directions_of_a_flow_reach_the_same_instance),
+	    T(test_service_pick_without_instances_is_minus_1),
+	    T(test_service_pick_reads_only_the_active_copy),
+	    T(test_service_pick_is_deterministic_after_the_instance_set_changes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

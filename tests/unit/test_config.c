@@ -1,0 +1,1372 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * test_config.c -- unit tests for the node configuration loader (config.c).
+ *
+ * SPEC §3: every field has a default, and every bad field gives one error
+ * naming the file, line, column and field.  So each rejection test checks the
+ * whole "NAME:LINE:COL: PATH" prefix exactly, plus a word of the message.
+ *
+ * The JSON texts below are written with ' for " so they stay readable; the
+ * loader sees real double quotes (one byte each way, so columns do not move).
+ * Most offending values sit on a line of their own in the form
+ *     <indent>'key': value
+ * so the column is easy to check by eye: indent + len(key) + 5.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "config.h"
+
+#define NAME "cfg.json"
+
+struct fixture {
+	struct mgr_config cfg;
+	char err[MGR_CFG_ERR_LEN];
+};
+
+static int
+setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	if (f == NULL)
+		return -1;
+	mgr_config_defaults(&f->cfg);
+	*state = f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	mgr_config_free(&f->cfg);
+	free(f);
+	return 0;
+}
+
+/* The text with every ' turned into ". Caller frees. */
+static char *
+dq(const char *text)
+{
+	char *t = strdup(text);
+
+	assert_non_null(t);
+	for (char *p = t; *p != '\0'; p++)
+		if (*p == '\'')
+			*p = '"';
+	return t;
+}
+
+static int
+load(struct fixture *f, const char *text)
+{
+	char *t = dq(text);
+	int rc;
+
+	f->err[0] = '\0';
+	rc = mgr_config_load_string(t, strlen(t), NAME, &f->cfg, f->err, sizeof(f->err));
+	free(t);
+	return rc;
+}
+
+static void
+load_ok(struct fixture *f, const char *text)
+{
+	int rc = load(f, text);
+
+	if (rc != 0)
+		fail_msg("unexpected error: %s", f->err);
+}
+
+/*
+ * The text must be rejected with an error starting "<where>: " (where is
+ * "cfg.json:LINE:COL: PATH") and containing `what`.
+ */
+static void
+expect_error(void **state, const char *text, const char *where, const char *what)
+{
+	struct fixture *f = *state;
+	char head[MGR_CFG_ERR_LEN];
+	size_t n = strlen(where);
+
+	assert_int_equal(load(f, text), -1);
+	snprintf(head, sizeof(head), "%.*s", (int)n + 2, f->err);
+	{
+		char want[MGR_CFG_ERR_LEN];
+
+		snprintf(want, sizeof(want), "%s: ", where);
+		assert_string_equal(head, want);
+	}
+	if (strstr(f->err, what) == NULL)
+		fail_msg("error \"%s\" does not say \"%s\"", f->err, what);
+	assert_null(strchr(f->err, '\n'));
+}
+
+/* Write `text` to a fresh file in a fresh directory; returns the file path. */
+static void
+temp_file(const char *text, char *dir, size_t dirlen, char *path, size_t pathlen)
+{
+	FILE *fp;
+
+	snprintf(dir, dirlen, "/tmp/test_config.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, pathlen, "%s/node.json", dir);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+}
+
+static void
+temp_remove(const char *dir, const char *path)
+{
+	unlink(path);
+	rmdir(dir);
+}
+
+/* ---- a valid configuration ------------------------------------------------------- */
+
+static const char full[] =
+    "{\n"
+    "  'node': {'name': 'edge-1', 'file_prefix': 'e1', 'lcores': '0@0,1@1',\n"
+    "           'eal_args': ['--log-level=onvm.*:debug', '--vdev=net_null9']},\n"
+    "  'pool': {'mbufs': 8191, 'cache': 128},\n"
+    "  'rings': {'nf_size': 512, 'port_size': 256, 'rx_desc': 512, 'tx_desc': 2048},\n"
+    "  'units': {'rx': 1, 'tx': 2, 'ctrl': null},\n"
+    "  'stats': {'interval_ms': 0},\n"
+    "  'idle': {'spin_us': 50, 'max_sleep_us': 2000},\n"
+    "  'nf_defaults': {'start_timeout_ms': 3000, 'cpus': '0-1,3'},\n"
+    "  'startup': {'link_wait_ms': 0},\n"
+    "  'ports': [\n"
+    "    {'name': 'wan', 'dev': 'net_ring0'},\n"
+    "    {'dev': 'net_null1', 'rx': false}\n"
+    "  ],\n"
+    "  'nfs': [\n"
+    "    {'name': 'fw', 'binary': '/opt/nf/firewall', 'service': 1, 'instances': 3,\n"
+    "     'args': ['-r', 'rules.txt']},\n"
+    "    {'binary': 'nfs/nat/nat', 'service': 63}\n"
+    "  ],\n"
+    "  'chains': [\n"
+    "    {'name': 'main', 'services': [1, 63], 'ingress_port': 'wan', 'exit_port': 1},\n"
+    "    {'name': 'back', 'services': [63], 'ingress_port': 1},\n"
+    "    {'name': 'bypass', 'exit_port': 'wan'}\n"
+    "  ],\n"
+    "  'flow_rules': [\n"
+    "    {'chain': 'bypass', 'src': '198.18.0.0/15', 'dst': '198.19.0.1', 'proto': 'udp',\n"
+    "     'sport': '1024-65535', 'dport': 53, 'in_port': 'wan'},\n"
+    "    {'chain': 'back', 'proto': 6, 'dport': '80', 'in_port': 1}\n"
+    "  ],\n"
+    "  'default_chain': 'main'\n"
+    "}\n";
+
+static void
+test_full_config_sets_node_and_tunables(void **state)
+{
+	struct fixture *f = *state;
+	struct mgr_config *c = &f->cfg;
+
+	load_ok(f, full);
+	assert_string_equal(c->node_name, "edge-1");
+	assert_string_equal(c->file_prefix, "e1");
+	assert_string_equal(c->lcores, "0@0,1@1");
+	assert_int_equal(c->n_eal, 2);
+	assert_string_equal(c->eal_args[0], "--log-level=onvm.*:debug");
+	assert_string_equal(c->eal_args[1], "--vdev=net_null9");
+	assert_int_equal(c->nb_mbufs, 8191);
+	assert_int_equal(c->mbuf_cache, 128);
+	assert_int_equal(c->nf_ring_size, 512);
+	assert_int_equal(c->port_ring_size, 256);
+	assert_int_equal(c->rx_desc, 512);
+	assert_int_equal(c->tx_desc, 2048);
+	assert_int_equal(c->unit_lcore[MGR_UNIT_RX], 1);
+	assert_int_equal(c->unit_lcore[MGR_UNIT_TX], 2);
+	assert_int_equal(c->unit_lcore[MGR_UNIT_CTRL], -1);
+	assert_int_equal(c->stats_interval_ms, 0);
+	assert_int_equal(c->idle_spin_us, 50);
+	assert_int_equal(c->idle_sleep_max_us, 2000);
+	assert_int_equal(c->nf_start_timeout_ms, 3000);
+	assert_string_equal(c->nf_cpus, "0-1,3");
+	assert_int_equal(c->link_wait_ms, 0);
+}
+
+static void
+test_full_config_sets_ports_and_nfs(void **state)
+{
+	struct fixture *f = *state;
+	struct mgr_config *c = &f->cfg;
+
+	load_ok(f, full);
+	assert_int_equal(c->nports, 2);
+	assert_string_equal(c->ports[0].name, "wan");
+	assert_string_equal(c->ports[0].dev, "net_ring0");
+	assert_false(c->ports[0].no_rx);
+	assert_string_equal(c->ports[1].name, "port1"); /* generated */
+	assert_string_equal(c->ports[1].dev, "net_null1");
+	assert_true(c->ports[1].no_rx);
+
+	assert_int_equal(c->nnfs, 2);
+	assert_string_equal(c->nfs[0].name, "fw");
+	assert_string_equal(c->nfs[0].binary, "/opt/nf/firewall");
+	assert_int_equal(c->nfs[0].service, 1);
+	assert_int_equal(c->nfs[0].instances, 3);
+	assert_int_equal(c->nfs[0].nargs, 2);
+	assert_string_equal(c->nfs[0].args[0], "-r");
+	assert_string_equal(c->nfs[0].args[1], "rules.txt");
+	assert_string_equal(c->nfs[1].name, "nat"); /* basename of the binary */
+	assert_string_equal(c->nfs[1].binary, "nfs/nat/nat");
+	assert_int_equal(c->nfs[1].service, 63);
+	assert_int_equal(c->nfs[1].instances, 1);
+	assert_int_equal(c->nfs[1].nargs, 0);
+}
+
+static void
+test_full_config_sets_chains_rules_and_default_chain(void **state)
+{
+	struct fixture *f = *state;
+	struct mgr_config *c = &f->cfg;
+	const struct mgr_rule_cfg *r;
+
+	load_ok(f, full);
+	assert_int_equal(c->nchains, 3);
+	assert_string_equal(c->chains[0].name, "main");
+	assert_int_equal(c->chains[0].len, 2);
+	assert_int_equal(c->chains[0].services[0], 1);
+	assert_int_equal(c->chains[0].services[1], 63);
+	assert_int_equal(c->chains[0].ingress_port, 0);
+	assert_int_equal(c->chains[0].exit_port, 1);
+	assert_int_equal(c->chains[1].len, 1);
+	assert_int_equal(c->chains[1].ingress_port, 1);
+	assert_int_equal(c->chains[1].exit_port, -1);
+	assert_int_equal(c->chains[2].len, 0);
+	assert_int_equal(c->chains[2].ingress_port, -1);
+	assert_int_equal(c->chains[2].exit_port, 0);
+	assert_int_equal(mgr_config_chain_index(c, "bypass"), 2);
+	assert_int_equal(mgr_config_chain_index(c, "nope"), -1);
+	assert_int_equal(mgr_config_port_index(c, "port1"), 1);
+	assert_int_equal(mgr_config_port_index(c, "nope"), -1);
+
+	assert_int_equal(c->nrules, 2);
+	r = &c->rules[0];
+	assert_int_equal(r->chain, 2);
+	assert_int_equal(r->src_ip, 0xc6120000);
+	assert_int_equal(r->src_mask, 0xfffe0000);
+	assert_int_equal(r->dst_ip, 0xc6130001);
+	assert_int_equal(r->dst_mask, 0xffffffff);
+	assert_int_equal(r->proto, 17);
+	assert_int_equal(r->sport_lo, 1024);
+	assert_int_equal(r->sport_hi, 65535);
+	assert_int_equal(r->dport_lo, 53);
+	assert_int_equal(r->dport_hi, 53);
+	assert_int_equal(r->in_port, 0);
+	r = &c->rules[1];
+	assert_int_equal(r->chain, 1);
+	assert_int_equal(r->src_mask, 0);
+	assert_int_equal(r->dst_mask, 0);
+	assert_int_equal(r->proto, 6);
+	assert_int_equal(r->sport_lo, 0);
+	assert_int_equal(r->sport_hi, 65535);
+	assert_int_equal(r->dport_lo, 80);
+	assert_int_equal(r->dport_hi, 80);
+	assert_int_equal(r->in_port, 1);
+
+	assert_int_equal(c->default_chain, 0);
+}
+
+static void
+test_flow_rule_prefix_drops_host_bits(void **state)
+{
+	struct fixture *f = *state;
+
+	load_ok(f, "{'ports': [{'dev': 'a'}], 'chains': [{'name': 'c', 'exit_port': 0}],"
+		   " 'flow_rules': [{'chain': 'c', 'src': '10.1.2.3/8', 'dst': '0.0.0.0/0'}]}");
+	assert_int_equal(f->cfg.rules[0].src_ip, 0x0a000000);
+	assert_int_equal(f->cfg.rules[0].src_mask, 0xff000000);
+	assert_int_equal(f->cfg.rules[0].dst_ip, 0);
+	assert_int_equal(f->cfg.rules[0].dst_mask, 0);
+}
+
+static void
+test_flow_rule_protocol_names_map_to_numbers(void **state)
+{
+	struct fixture *f = *state;
+
+	load_ok(f, "{'ports': [{'dev': 'a'}], 'chains': [{'name': 'c', 'exit_port': 0}],"
+		   " 'flow_rules': [{'chain': 'c', 'proto': 'tcp'}, {'chain': 'c', 'proto': 'udp'},"
+		   " {'chain': 'c', 'proto': 'icmp'}, {'chain': 'c', 'proto': 'any'},"
+		   " {'chain': 'c', 'proto': 47}]}");
+	assert_int_equal(f->cfg.rules[0].proto, 6);
+	assert_int_equal(f->cfg.rules[1].proto, 17);
+	assert_int_equal(f->cfg.rules[2].proto, 1);
+	assert_int_equal(f->cfg.rules[3].proto, 0);
+	assert_int_equal(f->cfg.rules[4].proto, 47);
+	assert_int_equal(f->cfg.rules[4].in_port, -1);
+}
+
+/* ---- defaults -------------------------------------------------------------------- */
+
+static void
+test_defaults_describe_a_node_without_ports_nfs_or_chains(void **state)
+{
+	struct fixture *f = *state;
+	const struct mgr_config *c = &f->cfg;
+
+	assert_string_equal(c->node_name, "node");
+	assert_string_equal(c->file_prefix, "");
+	assert_string_equal(c->lcores, "");
+	assert_int_equal(c->n_eal, 0);
+	assert_int_equal(c->nb_mbufs, 16383);
+	assert_int_equal(c->mbuf_cache, 256);
+	assert_int_equal(c->nf_ring_size, 4096);
+	assert_int_equal(c->port_ring_size, 1024);
+	assert_int_equal(c->rx_desc, 1024);
+	assert_int_equal(c->tx_desc, 1024);
+	for (int u = 0; u < MGR_UNIT_MAX; u++)
+		assert_int_equal(c->unit_lcore[u], -1);
+	assert_int_equal(c->stats_interval_ms, 1000);
+	assert_int_equal(c->idle_spin_us, 100);
+	assert_int_equal(c->idle_sleep_max_us, 1000);
+	assert_int_equal(c->nf_start_timeout_ms, 10000);
+	assert_string_equal(c->nf_cpus, "");
+	assert_int_equal(c->link_wait_ms, 5000);
+	assert_int_equal(c->nports, 0);
+	assert_int_equal(c->nnfs, 0);
+	assert_int_equal(c->nchains, 0);
+	assert_int_equal(c->nrules, 0);
+	assert_int_equal(c->default_chain, -1);
+}
+
+static void
+test_empty_object_keeps_every_default(void **state)
+{
+	struct fixture *f = *state;
+	struct mgr_config *want = calloc(1, sizeof(*want));
+
+	assert_non_null(want);
+	mgr_config_defaults(want);
+	load_ok(f, "{}");
+	assert_memory_equal(&f->cfg, want, sizeof(*want));
+	free(want);
+}
+
+static void
+test_empty_sections_keep_every_default(void **state)
+{
+	struct fixture *f = *state;
+	struct mgr_config *want = calloc(1, sizeof(*want));
+
+	assert_non_null(want);
+	mgr_config_defaults(want);
+	load_ok(f, "{'node': {}, 'pool': {}, 'rings': {}, 'units': {'rx': null}, 'stats': {},"
+		   " 'idle': {}, 'nf_defaults': {}, 'startup': {}, 'ports': [], 'nfs': [],"
+		   " 'chains': [], 'flow_rules': [], 'default_chain': null}");
+	assert_memory_equal(&f->cfg, want, sizeof(*want));
+	free(want);
+}
+
+/* ---- syntax ---------------------------------------------------------------------- */
+
+static void
+test_syntax_error_names_line_and_column(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'ports': [\n"
+		     "    {'dev': 'net_null0'}\n"
+		     "    {'dev': 'net_null1'}\n" /* missing ',': '{' at col 5 */
+		     "  ]\n"
+		     "}\n",
+		     NAME ":4:5: syntax", "expected");
+}
+
+static void
+test_duplicate_keys_are_rejected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'pool': {'mbufs': 2048,\n"
+		     "           'mbufs': 4096}\n" /* key token ends at col 18 */
+		     "}\n",
+		     NAME ":3:18: syntax", "duplicate");
+}
+
+static void
+test_top_level_must_be_an_object(void **state)
+{
+	expect_error(state, "[1, 2]", NAME ":1:1: (top level)", "must be a JSON object");
+}
+
+static void
+test_empty_file_is_an_error_at_1_1(void **state)
+{
+	struct fixture *f = *state;
+	char dir[64], path[128], want[256];
+
+	temp_file("", dir, sizeof(dir), path, sizeof(path));
+	assert_int_equal(mgr_config_load_file(path, &f->cfg, f->err, sizeof(f->err)), -1);
+	temp_remove(dir, path);
+	snprintf(want, sizeof(want), "%s:1:1: syntax: ", path);
+	assert_memory_equal(f->err, want, strlen(want));
+	assert_non_null(strstr(f->err, "empty"));
+}
+
+/* Jansson reports column 0 for errors found at the end of the input; the
+ * positions we print are 1-based everywhere else (json_locate, editors). */
+static void
+test_syntax_error_at_end_of_text_has_a_1_based_column(void **state)
+{
+	expect_error(state, "", NAME ":1:1: syntax", "expected");
+	expect_error(state, "{\n  'pool': {}\n", NAME ":3:1: syntax", "expected");
+}
+
+static void
+test_missing_file_is_an_error_naming_it(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(
+	    mgr_config_load_file("/nonexistent/node.json", &f->cfg, f->err, sizeof(f->err)), -1);
+	assert_non_null(strstr(f->err, "/nonexistent/node.json: cannot open"));
+}
+
+/* ---- unknown fields -------------------------------------------------------------- */
+
+static void
+test_unknown_top_level_field_is_rejected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'node': {'name': 'a'},\n"
+		     "  'chain': []\n" /* value at col 12 */
+		     "}\n",
+		     NAME ":3:12: chain", "unknown field");
+}
+
+static void
+test_unknown_nested_field_is_rejected_with_its_full_path(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'ports': [{'dev': 'net_null0'}],\n"
+		     "  'chains': [\n"
+		     "    {'name': 'a', 'exit_port': 0},\n"
+		     "    {'name': 'b',\n"
+		     "     'services': [1],\n"
+		     "     'exit_prot': 0}\n" /* value at col 19 */
+		     "  ]\n"
+		     "}\n",
+		     NAME ":7:19: chains[1].exit_prot", "unknown field");
+}
+
+static void
+test_unknown_field_in_a_section_is_rejected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'node': {\n"
+		     "    'name': 'a',\n"
+		     "    'prefix': 'x'\n" /* col 4 + 6 + 5 = 15 */
+		     "  }\n"
+		     "}\n",
+		     NAME ":4:15: node.prefix", "unknown field");
+}
+
+/* ---- wrong types ----------------------------------------------------------------- */
+
+static void
+test_string_where_an_integer_is_expected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'pool': {\n"
+		     "    'mbufs': '4096'\n" /* col 14 */
+		     "  }\n"
+		     "}\n",
+		     NAME ":3:14: pool.mbufs", "expected an integer 1024..16777216, got a string");
+}
+
+static void
+test_integer_where_a_string_is_expected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'nfs': [{\n"
+		     "    'binary': 5,\n" /* col 15 */
+		     "    'service': 1\n"
+		     "  }]\n"
+		     "}\n",
+		     NAME ":3:15: nfs[0].binary", "expected a string, got an integer");
+}
+
+static void
+test_array_where_an_object_is_expected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'rings': [64]\n" /* col 12 */
+		     "}\n",
+		     NAME ":2:12: rings", "expected an object, got an array");
+}
+
+static void
+test_object_where_an_array_is_expected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'nfs': {'binary': 'x', 'service': 1}\n" /* col 10 */
+		     "}\n",
+		     NAME ":2:10: nfs", "expected an array, got an object");
+}
+
+static void
+test_string_where_a_port_object_is_expected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'ports': [\n"
+		     "    'net_null0'\n" /* col 5 */
+		     "  ]\n"
+		     "}\n",
+		     NAME ":3:5: ports[0]", "expected a port object, got a string");
+}
+
+static void
+test_real_where_an_integer_is_expected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'rings': {\n"
+		     "    'nf_size': 512.0\n" /* col 16 */
+		     "  }\n"
+		     "}\n",
+		     NAME ":3:16: rings.nf_size", "got a real number");
+}
+
+static void
+test_boolean_where_an_integer_is_expected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'units': {\n"
+		     "    'tx': true\n" /* col 11 */
+		     "  }\n"
+		     "}\n",
+		     NAME ":3:11: units.tx", "expected an integer 0..127, got a boolean");
+}
+
+static void
+test_null_where_an_integer_is_expected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'nfs': [{\n"
+		     "    'binary': 'fw',\n"
+		     "    'service': null\n" /* col 16 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":4:16: nfs[0].service", "got null");
+}
+
+static void
+test_boolean_where_a_port_reference_is_expected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'ports': [{'dev': 'a'}],\n"
+		     "  'chains': [{\n"
+		     "    'name': 'c',\n"
+		     "    'exit_port': true\n" /* col 18 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":5:18: chains[0].exit_port",
+		     "expected a port name or index, got a boolean");
+}
+
+static void
+test_integer_where_a_chain_name_is_expected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'default_chain': 0\n" /* col 20 */
+		     "}\n",
+		     NAME ":2:20: default_chain", "expected a chain name, got an integer");
+}
+
+static void
+test_integer_in_a_string_list_is_rejected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'node': {\n"
+		     "    'eal_args': [\n"
+		     "      '-l',\n"
+		     "      0\n" /* col 7 */
+		     "    ]\n"
+		     "  }\n"
+		     "}\n",
+		     NAME ":5:7: node.eal_args[1]", "expected a string, got an integer");
+}
+
+static void
+test_port_rx_must_be_a_boolean(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'ports': [{\n"
+		     "    'dev': 'net_null0',\n"
+		     "    'rx': 'no'\n" /* col 11 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":4:11: ports[0].rx", "expected a boolean, got a string");
+}
+
+/* ---- ranges ---------------------------------------------------------------------- */
+
+static void
+test_nf_service_id_above_63_is_out_of_range(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'nfs': [{\n"
+		     "    'binary': 'fw',\n"
+		     "    'service': 64\n" /* col 16 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":4:16: nfs[0].service", "64 is out of range 1..63");
+}
+
+static void
+test_nf_service_id_0_is_out_of_range(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'nfs': [{\n"
+		     "    'binary': 'fw',\n"
+		     "    'service': 0\n" /* col 16 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":4:16: nfs[0].service", "0 is out of range 1..63");
+}
+
+static void
+test_chain_service_id_out_of_range_names_its_index(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'chains': [{\n"
+		     "    'name': 'c',\n"
+		     "    'services': [1, 2,\n"
+		     "                 99]\n" /* col 18 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":5:18: chains[0].services[2]", "99 is out of range 1..63");
+}
+
+static void
+test_negative_number_is_out_of_range(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'pool': {\n"
+		     "    'cache': -1\n" /* col 14 */
+		     "  }\n"
+		     "}\n",
+		     NAME ":3:14: pool.cache", "-1 is out of range 0..512");
+}
+
+static void
+test_nf_instances_above_8_is_out_of_range(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'nfs': [{'binary': 'fw', 'service': 1,\n"
+		     "    'instances': 9\n" /* col 18 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":3:18: nfs[0].instances", "9 is out of range 1..8");
+}
+
+static void
+test_nf_ring_size_not_a_power_of_two_is_rejected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'rings': {\n"
+		     "    'nf_size': 1000\n" /* col 16 */
+		     "  }\n"
+		     "}\n",
+		     NAME ":3:16: rings.nf_size", "power of two");
+}
+
+static void
+test_port_ring_size_not_a_power_of_two_is_rejected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'rings': {\n"
+		     "    'nf_size': 1024,\n"
+		     "    'port_size': 96\n" /* col 18 */
+		     "  }\n"
+		     "}\n",
+		     NAME ":4:18: rings.port_size", "power of two");
+}
+
+static void
+test_too_many_ports_is_rejected(void **state)
+{
+	char text[2048] = "{'ports': [";
+
+	for (int i = 0; i <= MGR_CFG_MAX_PORTS; i++)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+			 "%s{'dev': 'net_null%d'}", i ? ", " : "", i);
+	strcat(text, "]}");
+	expect_error(state, text, NAME ":1:11: ports", "at most 16 entries allowed, got 17");
+}
+
+static void
+test_chain_longer_than_8_services_is_rejected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'chains': [{\n"
+		     "    'name': 'c',\n"
+		     "    'services': [1, 2, 3, 4, 5, 6, 7, 8, 9]\n" /* col 17 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":4:17: chains[0].services", "at most 8 entries");
+}
+
+/*
+ * A service has at most 8 instances (ONVM_MAX_INSTANCES) and a node 64 NF
+ * slots (ONVM_MAX_NFS).  A config asking for more must fail here, "without
+ * touching anything" (SPEC §3), not after the manager has launched NFs.
+ */
+static void
+test_more_than_8_instances_of_one_service_are_rejected(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(load(f, "{'nfs': [{'binary': 'a', 'service': 1, 'instances': 5},"
+				 "         {'binary': 'b', 'service': 1, 'instances': 4}]}"),
+			 -1);
+	assert_non_null(strstr(f->err, "nfs[1]"));
+}
+
+static void
+test_more_instances_than_nf_slots_are_rejected(void **state)
+{
+	struct fixture *f = *state;
+	char text[1024] = "{'nfs': [";
+
+	for (int i = 1; i <= 9; i++) /* 9 x 8 = 72 > 64 */
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+			 "%s{'binary': 'nf%d', 'service': %d, 'instances': 8}", i > 1 ? ", " : "",
+			 i, i);
+	strcat(text, "]}");
+	assert_int_equal(load(f, text), -1);
+	assert_non_null(strstr(f->err, "nfs[8]"));
+}
+
+/* ---- strings and names ----------------------------------------------------------- */
+
+static void
+test_empty_string_is_rejected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'ports': [{\n"
+		     "    'dev': ''\n" /* col 12 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":3:12: ports[0].dev", "must not be empty");
+}
+
+static void
+test_too_long_name_is_rejected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'node': {\n"
+		     "    'name': 'abcdefghijabcdefghijabcdefghij-32'\n" /* col 13 */
+		     "  }\n"
+		     "}\n",
+		     NAME ":3:13: node.name", "too long (max 31 bytes)");
+}
+
+static void
+test_node_name_with_a_space_is_rejected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'node': {\n"
+		     "    'name': 'edge 1'\n" /* col 13 */
+		     "  }\n"
+		     "}\n",
+		     NAME ":3:13: node.name", "letters, digits");
+}
+
+static void
+test_nf_cpus_must_be_a_cpu_list(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'nf_defaults': {\n"
+		     "    'cpus': '0-1,x'\n" /* col 13 */
+		     "  }\n"
+		     "}\n",
+		     NAME ":3:13: nf_defaults.cpus", "CPU list");
+}
+
+/* ---- required fields ------------------------------------------------------------- */
+
+static void
+test_nf_without_binary_points_at_the_nf(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'nfs': [\n"
+		     "    {'binary': 'a', 'service': 1},\n"
+		     "    {'service': 2}\n" /* '{' at col 5 */
+		     "  ]\n"
+		     "}\n",
+		     NAME ":4:5: nfs[1]", "missing required field \"binary\"");
+}
+
+static void
+test_nf_without_service_points_at_the_nf(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'nfs': [\n"
+		     "    {'binary': 'a'}\n" /* '{' at col 5 */
+		     "  ]\n"
+		     "}\n",
+		     NAME ":3:5: nfs[0]", "missing required field \"service\"");
+}
+
+static void
+test_port_without_dev_points_at_the_port(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'ports': [\n"
+		     "    {'name': 'a'}\n" /* '{' at col 5 */
+		     "  ]\n"
+		     "}\n",
+		     NAME ":3:5: ports[0]", "missing required field \"dev\"");
+}
+
+static void
+test_chain_without_services_or_exit_port_is_rejected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'chains': [\n"
+		     "    {'name': 'a', 'services': []}\n" /* '{' at col 5 */
+		     "  ]\n"
+		     "}\n",
+		     NAME ":3:5: chains[0]", "needs services or an exit_port");
+}
+
+/* ---- names and references -------------------------------------------------------- */
+
+static void
+test_duplicate_port_names_are_rejected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'ports': [\n"
+		     "    {'name': 'wan', 'dev': 'a'},\n"
+		     "    {'name': 'wan', 'dev': 'b'}\n" /* '{' at col 5 */
+		     "  ]\n"
+		     "}\n",
+		     NAME ":4:5: ports[1]", "duplicate port name \"wan\"");
+}
+
+static void
+test_port_name_clashing_with_a_generated_name_is_rejected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'ports': [\n"
+		     "    {'dev': 'a'},\n"
+		     "    {'name': 'port0', 'dev': 'b'}\n" /* '{' at col 5 */
+		     "  ]\n"
+		     "}\n",
+		     NAME ":4:5: ports[1]", "duplicate port name \"port0\"");
+}
+
+static void
+test_duplicate_chain_names_are_rejected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'ports': [{'dev': 'a'}],\n"
+		     "  'chains': [\n"
+		     "    {'name': 'c', 'exit_port': 0},\n"
+		     "    {'name': 'c', 'services': [1]}\n" /* '{' at col 5 */
+		     "  ]\n"
+		     "}\n",
+		     NAME ":5:5: chains[1]", "duplicate chain name \"c\"");
+}
+
+static void
+test_chain_naming_a_missing_port_is_rejected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'ports': [{'name': 'wan', 'dev': 'a'}],\n"
+		     "  'chains': [{\n"
+		     "    'name': 'c',\n"
+		     "    'exit_port': 'lan'\n" /* col 18 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":5:18: chains[0].exit_port", "no port named \"lan\"");
+}
+
+static void
+test_chain_with_a_port_index_out_of_range_is_rejected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'ports': [{'dev': 'a'}, {'dev': 'b'}],\n"
+		     "  'chains': [{\n"
+		     "    'name': 'c',\n"
+		     "    'services': [1],\n"
+		     "    'ingress_port': 2\n" /* col 21 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":6:21: chains[0].ingress_port", "port index 2 does not exist (2 ports)");
+}
+
+static void
+test_two_chains_on_one_ingress_port_are_rejected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'ports': [{'name': 'wan', 'dev': 'a'}],\n"
+		     "  'chains': [\n"
+		     "    {'name': 'a', 'services': [1], 'ingress_port': 'wan'},\n"
+		     "    {'name': 'b', 'services': [2], 'ingress_port': 0}\n" /* '{' at 5 */
+		     "  ]\n"
+		     "}\n",
+		     NAME ":5:5: chains[1]", "already the ingress of chain \"a\"");
+}
+
+static void
+test_default_chain_naming_a_missing_chain_is_rejected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'chains': [{'name': 'main', 'services': [1]}],\n"
+		     "  'default_chain': 'mian'\n" /* col 20 */
+		     "}\n",
+		     NAME ":3:20: default_chain", "no chain named \"mian\"");
+}
+
+/* ---- flow rules ------------------------------------------------------------------ */
+
+/* The ports/chains every flow rule case below refers to (lines 1-3). */
+#define RULE_HEAD                                                                                  \
+	"{\n"                                                                                      \
+	"  'ports': [{'name': 'wan', 'dev': 'a'}],\n"                                              \
+	"  'chains': [{'name': 'c', 'exit_port': 0}],\n"                                           \
+	"  'flow_rules': [{\n"
+
+static void
+test_flow_rule_without_chain_points_at_the_rule(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'chains': [{'name': 'c', 'services': [1]}],\n"
+		     "  'flow_rules': [\n"
+		     "    {'src': '10.0.0.0/8'}\n" /* '{' at col 5 */
+		     "  ]\n"
+		     "}\n",
+		     NAME ":4:5: flow_rules[0]", "missing required field \"chain\"");
+}
+
+static void
+test_flow_rule_naming_a_missing_chain_is_rejected(void **state)
+{
+	expect_error(state,
+		     RULE_HEAD		  /* lines 1-4 */
+		     "    'chain': 'd'\n" /* line 5, col 14 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":5:14: flow_rules[0].chain", "no chain named \"d\"");
+}
+
+static void
+test_flow_rule_prefix_length_above_32_is_rejected(void **state)
+{
+	expect_error(state,
+		     RULE_HEAD /* lines 1-4 */
+		     "    'chain': 'c',\n"
+		     "    'src': '10.0.0.0/33'\n" /* col 12 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":6:12: flow_rules[0].src", "bad prefix length");
+}
+
+static void
+test_flow_rule_prefix_without_length_after_slash_is_rejected(void **state)
+{
+	expect_error(state,
+		     RULE_HEAD /* lines 1-4 */
+		     "    'chain': 'c',\n"
+		     "    'dst': '10.0.0.0/'\n" /* col 12 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":6:12: flow_rules[0].dst", "bad prefix length");
+}
+
+static void
+test_flow_rule_bad_address_is_rejected(void **state)
+{
+	expect_error(state,
+		     RULE_HEAD /* lines 1-4 */
+		     "    'chain': 'c',\n"
+		     "    'dst': '10.0.0.256'\n" /* col 12 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":6:12: flow_rules[0].dst", "not an IPv4 address");
+}
+
+static void
+test_flow_rule_prefix_must_be_a_string(void **state)
+{
+	expect_error(state,
+		     RULE_HEAD /* lines 1-4 */
+		     "    'chain': 'c',\n"
+		     "    'src': 167772160\n" /* col 12 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":6:12: flow_rules[0].src",
+		     "expected an IPv4 prefix string, got an integer");
+}
+
+static void
+test_flow_rule_reversed_port_range_is_rejected(void **state)
+{
+	expect_error(state,
+		     RULE_HEAD /* lines 1-4 */
+		     "    'chain': 'c',\n"
+		     "    'dport': '2000-1000'\n" /* col 14 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":6:14: flow_rules[0].dport", "is not a port or \"lo-hi\" range");
+}
+
+static void
+test_flow_rule_port_range_without_upper_bound_is_rejected(void **state)
+{
+	expect_error(state,
+		     RULE_HEAD /* lines 1-4 */
+		     "    'chain': 'c',\n"
+		     "    'sport': '1000-'\n" /* col 14 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":6:14: flow_rules[0].sport", "is not a port or \"lo-hi\" range");
+}
+
+static void
+test_flow_rule_port_above_65535_is_rejected(void **state)
+{
+	expect_error(state,
+		     RULE_HEAD /* lines 1-4 */
+		     "    'chain': 'c',\n"
+		     "    'sport': 65536\n" /* col 14 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":6:14: flow_rules[0].sport", "65536 is out of range 0..65535");
+}
+
+static void
+test_flow_rule_port_range_above_65535_is_rejected(void **state)
+{
+	expect_error(state,
+		     RULE_HEAD /* lines 1-4 */
+		     "    'chain': 'c',\n"
+		     "    'dport': '80-70000'\n" /* col 14 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":6:14: flow_rules[0].dport", "is not a port or \"lo-hi\" range");
+}
+
+static void
+test_flow_rule_unknown_protocol_name_is_rejected(void **state)
+{
+	expect_error(state,
+		     RULE_HEAD /* lines 1-4 */
+		     "    'chain': 'c',\n"
+		     "    'proto': 'sctp'\n" /* col 14 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":6:14: flow_rules[0].proto", "unknown protocol \"sctp\"");
+}
+
+static void
+test_flow_rule_protocol_number_above_255_is_rejected(void **state)
+{
+	expect_error(state,
+		     RULE_HEAD /* lines 1-4 */
+		     "    'chain': 'c',\n"
+		     "    'proto': 256\n" /* col 14 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":6:14: flow_rules[0].proto", "256 is out of range 0..255");
+}
+
+static void
+test_flow_rule_naming_a_missing_in_port_is_rejected(void **state)
+{
+	expect_error(state,
+		     RULE_HEAD /* lines 1-4 */
+		     "    'chain': 'c',\n"
+		     "    'in_port': 'lan'\n" /* col 16 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":6:16: flow_rules[0].in_port", "no port named \"lan\"");
+}
+
+/* ---- variables ------------------------------------------------------------------- */
+
+static void
+test_environment_variables_expand_in_paths_devices_and_args(void **state)
+{
+	struct fixture *f = *state;
+
+	setenv("TEST_CONFIG_NF_DIR", "/opt/nfs", 1);
+	setenv("TEST_CONFIG_PCAP", "in.pcap", 1);
+	load_ok(f, "{'node': {'file_prefix': 'n${TEST_CONFIG_PCAP}x',"
+		   "          'eal_args': ['--d=${TEST_CONFIG_NF_DIR}']},"
+		   " 'ports': [{'dev': 'net_pcap0,rx_pcap=${TEST_CONFIG_PCAP}'}],"
+		   " 'nfs': [{'binary': '${TEST_CONFIG_NF_DIR}/fw', 'service': 1,"
+		   "          'args': ['${TEST_CONFIG_PCAP}', 'a${TEST_CONFIG_PCAP}b']}]}");
+	unsetenv("TEST_CONFIG_NF_DIR");
+	unsetenv("TEST_CONFIG_PCAP");
+	assert_string_equal(f->cfg.file_prefix, "nin.pcapx");
+	assert_string_equal(f->cfg.eal_args[0], "--d=/opt/nfs");
+	assert_string_equal(f->cfg.ports[0].dev, "net_pcap0,rx_pcap=in.pcap");
+	assert_string_equal(f->cfg.nfs[0].binary, "/opt/nfs/fw");
+	assert_string_equal(f->cfg.nfs[0].args[0], "in.pcap");
+	assert_string_equal(f->cfg.nfs[0].args[1], "ain.pcapb");
+}
+
+static void
+test_undefined_variable_is_an_error_naming_the_field(void **state)
+{
+	unsetenv("TEST_CONFIG_UNSET");
+	expect_error(state,
+		     "{\n"
+		     "  'nfs': [{\n"
+		     "    'service': 1,\n"
+		     "    'binary': '${TEST_CONFIG_UNSET}/fw'\n" /* col 15 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":4:15: nfs[0].binary", "${TEST_CONFIG_UNSET} is not set");
+}
+
+static void
+test_undefined_variable_in_an_argument_names_its_index(void **state)
+{
+	unsetenv("TEST_CONFIG_UNSET");
+	expect_error(state,
+		     "{\n"
+		     "  'nfs': [{\n"
+		     "    'service': 1, 'binary': 'fw',\n"
+		     "    'args': ['-a',\n"
+		     "             '${TEST_CONFIG_UNSET}']\n" /* col 14 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":5:14: nfs[0].args[1]", "${TEST_CONFIG_UNSET} is not set");
+}
+
+static void
+test_unterminated_variable_is_rejected(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'ports': [{\n"
+		     "    'dev': 'net_pcap0,rx_pcap=${HOME'\n" /* col 12 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":3:12: ports[0].dev", "unterminated ${");
+}
+
+static void
+test_config_dir_is_the_directory_of_the_config_file(void **state)
+{
+	struct fixture *f = *state;
+	char dir[64], path[128], want[PATH_MAX + 16], real[PATH_MAX];
+	char *text = dq("{'nfs': [{'binary': '${CONFIG_DIR}/nfs/fw', 'service': 1}]}");
+
+	temp_file(text, dir, sizeof(dir), path, sizeof(path));
+	free(text);
+	assert_non_null(realpath(dir, real));
+	assert_int_equal(mgr_config_load_file(path, &f->cfg, f->err, sizeof(f->err)), 0);
+	temp_remove(dir, path);
+	snprintf(want, sizeof(want), "%s/nfs/fw", real);
+	assert_string_equal(f->cfg.nfs[0].binary, want);
+	assert_string_equal(f->cfg.path, path);
+}
+
+/* config.h: "`name` is used in messages and for ${CONFIG_DIR}". */
+static void
+test_load_string_takes_config_dir_from_the_name(void **state)
+{
+	struct fixture *f = *state;
+	char *text = dq("{'nfs': [{'binary': '${CONFIG_DIR}/fw', 'service': 1}]}");
+	int rc = mgr_config_load_string(text, strlen(text), "/etc/onvm/node.json", &f->cfg, f->err,
+					sizeof(f->err));
+
+	free(text);
+	assert_int_equal(rc, 0);
+	assert_string_equal(f->cfg.nfs[0].binary, "/etc/onvm/fw");
+}
+
+/* ---- error handling -------------------------------------------------------------- */
+
+static void
+test_error_is_cut_to_the_buffer_and_terminated(void **state)
+{
+	struct fixture *f = *state;
+	char *text = dq("{'pool': {'mbufs': 'x'}}");
+	char small[16];
+
+	memset(small, 'z', sizeof(small));
+	assert_int_equal(
+	    mgr_config_load_string(text, strlen(text), NAME, &f->cfg, small, sizeof(small)), -1);
+	free(text);
+	assert_int_equal(strlen(small), sizeof(small) - 1);
+	assert_memory_equal(small, NAME ":1:20: p", sizeof(small) - 1);
+}
+
+static void
+test_error_after_arguments_were_read_leaks_nothing(void **state)
+{
+	struct fixture *f = *state;
+
+	/* Checked under ASan: teardown's mgr_config_free() must release them all. */
+	assert_int_equal(load(f, "{'node': {'eal_args': ['-a', '-b']},"
+				 " 'nfs': [{'binary': 'a', 'service': 1, 'args': ['x', 'y']},"
+				 "         {'binary': 'b', 'service': 2, 'args': ['z', 7]}]}"),
+			 -1);
+	assert_non_null(strstr(f->err, "nfs[1].args[1]"));
+	assert_int_equal(f->cfg.n_eal, 2);
+	assert_int_equal(f->cfg.nfs[0].nargs, 2);
+	assert_int_equal(f->cfg.nfs[1].nargs, 1);
+}
+
+static void
+test_free_releases_arguments_and_can_be_repeated(void **state)
+{
+	struct fixture *f = *state;
+
+	load_ok(f, "{'node': {'eal_args': ['-a']}, 'nfs': [{'binary': 'a', 'service': 1,"
+		   " 'args': ['x']}]}");
+	mgr_config_free(&f->cfg);
+	assert_int_equal(f->cfg.n_eal, 0);
+	assert_int_equal(f->cfg.nfs[0].nargs, 0);
+	mgr_config_free(&f->cfg); /* teardown frees again */
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    T(test_full_config_sets_node_and_tunables),
+	    T(test_full_config_sets_ports_and_nfs),
+	    T(test_full_config_sets_chains_rules_and_default_chain),
+	    T(test_flow_rule_prefix_drops_host_bits),
+	    T(test_flow_rule_protocol_names_map_to_numbers),
+	    T(test_defaults_describe_a_node_without_ports_nfs_or_chains),
+	    T(test_empty_object_keeps_every_default),
+	    T(test_empty_sections_keep_every_default),
+	    T(test_syntax_error_names_line_and_column),
+	    T(test_duplicate_keys_are_rejected),
+	    T(test_top_level_must_be_an_object),
+	    T(test_empty_file_is_an_error_at_1_1),
+	    T(test_syntax_error_at_end_of_text_has_a_1_based_column),
+	    T(test_missing_file_is_an_error_naming_it),
+	    T(test_unknown_top_level_field_is_rejected),
+	    T(test_unknown_nested_field_is_rejected_with_its_full_path),
+	    T(test_unknown_field_in_a_section_is_rejected),
+	    T(test_string_where_an_integer_is_expected),
+	    T(test_integer_where_a_string_is_expected),
+	    T(test_array_where_an_object_is_expected),
+	    T(test_object_where_an_array_is_expected),
+	    T(test_string_where_a_port_object_is_expected),
+	    T(test_real_where_an_integer_is_expected),
+	    T(test_boolean_where_an_integer_is_expected),
+	    T(test_null_where_an_integer_is_expected),
+	    T(test_boolean_where_a_port_reference_is_expected),
+	    T(test_integer_where_a_chain_name_is_expected),
+	    T(test_integer_in_a_string_list_is_rejected),
+	    T(test_port_rx_must_be_a_boolean),
+	    T(test_nf_service_id_above_63_is_out_of_range),
+	    T(test_nf_service_id_0_is_out_of_range),
+	    T(test_chain_service_id_out_of_range_names_its_index),
+	    T(test_negative_number_is_out_of_range),
+	    T(test_nf_instances_above_8_is_out_of_range),
+	    T(test_nf_ring_size_not_a_power_of_two_is_rejected),
+	    T(test_port_ring_size_not_a_power_of_two_is_rejected),
+	    T(test_too_many_ports_is_rejected),
+	    T(test_more_than_8_instances_of_one_service_are_rejected),
+	    T(test_more_instances_than_nf_slots_are_rejected),
+	    T(test_chain_longer_than_8_services_is_rejected),
+	    T(test_empty_string_is_rejected),
+	    T(test_too_long_name_is_rejected),
+	    T(test_node_name_with_a_space_is_rejected),
+	    T(test_nf_cpus_must_be_a_cpu_list),
+	    T(test_nf_without_binary_points_at_the_nf),
+	    T(test_nf_without_service_points_at_the_nf),
+	    T(test_port_without_dev_points_at_the_port),
+	    T(test_chain_without_services_or_exit_port_is_rejected),
+	    T(test_duplicate_port_names_are_rejected),
+	    T(test_port_name_clashing_with_a_generated_name_is_rejected),
+	    T(test_duplicate_chain_names_are_rejected),
+	    T(test_chain_naming_a_missing_port_is_rejected),
+	    T(test_chain_with_a_port_index_out_of_range_is_rejected),
+	    T(test_two_chains_on_one_ingress_port_are_rejected),
+	    T(test_default_chain_naming_a_missing_chain_is_rejected),
+	    T(test_flow_rule_without_chain_points_at_the_rule),
+	    T(test_flow_rule_naming_a_missing_chain_is_rejected),
+	    T(test_flow_rule_prefix_length_above_32_is_rejected),
+	    T(test_flow_rule_prefix_without_length_after_slash_is_rejected),
+	    T(test_flow_rule_bad_address_is_rejected),
+	    T(test_flow_rule_prefix_must_be_a_string),
+	    T(test_flow_rule_reversed_port_range_is_rejected),
+	    T(test_flow_rule_port_range_without_upper_bound_is_rejected),
+	    T(test_flow_rule_port_above_65535_is_rejected),
+	    T(test_flow_rule_port_range_above_65535_is_rejected),
+	    T(test_flow_rule_unknown_protocol_name_is_rejected),
+	    T(test_flow_rule_protocol_number_above_255_is_rejected),
+	    T(test_flow_rule_naming_a_missing_in_port_is_rejected),
+	    T(test_environment_variables_expand_in_paths_devices_and_args),
+	    T(test_undefined_variable_is_an_error_naming_the_field),
+	    T(test_undefined_variable_in_an_argument_names_its_index),
+	    T(test_unterminated_variable_is_rejected),
+	    T(test_config_dir_is_the_directory_of_the_config_file),
+	    T(test_load_string_takes_config_dir_from_the_name),
+	    T(test_error_is_cut_to_the_buffer_and_terminated),
+	    T(test_error_after_arguments_were_read_leaks_nothing),
+	    T(test_free_releases_arguments_and_can_be_repeated),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,688 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * test_datapath.c -- unit tests for the TX unit (mgr_tx_poll() in datapath.c).
+ *
+ * The TX unit takes packets off NF TX rings, routes them by the action in
+ * their metadata and puts them on NF RX rings or sends them out of a port.
+ * Its contract: every packet ends up delivered, or freed and counted under
+ * exactly one drop reason, and the unit itself never waits on a full ring.
+ * (Since the backpressure change it may instead leave an NF's output on the
+ * NF's TX ring while the NF it fed last is full; see the tests on that.)
+ *
+ * A real but tiny EAL runs in this process: no hugepages, no PCI, no shared
+ * files (--no-shconf; DPDK 22.11 refuses --in-memory together with
+ * --no-huge), one lcore, and one net_null port whose TX frees what it is
+ * given.  The manager's global `mgr` is set up by hand the way main.c's
+ * init_shared() does it, with 64-slot rings (63 usable) so "full" is cheap.
+ * Every test checks that the pool gets all its mbufs back.
+ *
+ * Fixture (re-made before every test):
+ *   NF slot 0: service 1      NF slot 1: service 2      NF slot 2: service 3
+ *   chain 0 = 1 -> 2, dropped at the end;  chain 1 = 1, exits to port 0
+ *   service 4 has no instance; port 0 is net_null0, ports 1.. do not exist.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include "mgr.h"
+
+#define NB_SLOTS  3  /* NF slots with rings */
+#define RING_SIZE 64 /* 63 usable */
+#define RING_CAP  (RING_SIZE - 1)
+#define PKT_LEN	  64
+
+static struct rte_ring *rx_rings[NB_SLOTS], *tx_rings[NB_SLOTS], *port_ring;
+static uint16_t null_port;
+static bool eal_up;
+static char runtime_dir[PATH_MAX];
+
+/* ---- EAL and manager state ------------------------------------------------------- */
+
+static int
+start_null_port(void)
+{
+	struct rte_eth_conf conf;
+
+	memset(&conf, 0, sizeof(conf));
+	if (rte_eth_dev_get_port_by_name("net_null0", &null_port) != 0 ||
+	    rte_eth_dev_configure(null_port, 1, 1, &conf) != 0 ||
+	    rte_eth_rx_queue_setup(null_port, 0, 64, rte_socket_id(), NULL, mgr.pool) != 0 ||
+	    rte_eth_tx_queue_setup(null_port, 0, 64, rte_socket_id(), NULL) != 0 ||
+	    rte_eth_dev_start(null_port) != 0)
+		return -1;
+	/* The data path uses the manager's port index as the ethdev port id. */
+	return null_port == 0 ? 0 : -1;
+}
+
+static int
+group_setup(void **state)
+{
+	static const struct rte_mbuf_dynfield meta_desc = {
+	    .name = ONVM_PKT_META_DYNFIELD,
+	    .size = sizeof(struct onvm_pkt_meta),
+	    .align = __alignof__(struct onvm_pkt_meta),
+	};
+	char prefix[64];
+	/* clang-format off */
+	char *argv[] = {
+		"test_datapath", "--no-huge", "--no-shconf", "--no-pci", "-m", "256",
+		"--no-telemetry", "-l", "0", "--log-level=lib.*:error", prefix,
+		"--vdev", "net_null0", NULL,
+	};
+	/* clang-format on */
+	int argc = (int)RTE_DIM(argv) - 1;
+
+	(void)state;
+	snprintf(prefix, sizeof(prefix), "--file-prefix=test_datapath_%d", (int)getpid());
+	if (rte_eal_init(argc, argv) < 0) {
+		fprintf(stderr, "rte_eal_init failed: %s\n", rte_strerror(rte_errno));
+		return -1;
+	}
+	eal_up = true;
+	snprintf(runtime_dir, sizeof(runtime_dir), "%s", rte_eal_get_runtime_dir());
+	/* No per-lcore cache: rte_mempool_in_use_count() is then exact. */
+	mgr.pool = rte_pktmbuf_pool_create("test_dp_pool", 511, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+					   rte_socket_id());
+	mgr.dyn_off = rte_mbuf_dynfield_register(&meta_desc);
+	mgr.shm = aligned_alloc(RTE_CACHE_LINE_SIZE,
+				RTE_ALIGN_CEIL(sizeof(*mgr.shm), RTE_CACHE_LINE_SIZE));
+	if (mgr.pool == NULL || mgr.dyn_off < 0 || mgr.shm == NULL)
+		return -1;
+	for (int i = 0; i < NB_SLOTS; i++) {
+		char name[RTE_RING_NAMESIZE];
+
+		snprintf(name, sizeof(name), ONVM_NF_RX_RING_FMT, i);
+		rx_rings[i] = rte_ring_create(name, RING_SIZE, rte_socket_id(), RING_F_SC_DEQ);
+		snprintf(name, sizeof(name), ONVM_NF_TX_RING_FMT, i);
+		tx_rings[i] = rte_ring_create(name, RING_SIZE, rte_socket_id(),
+					      RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (rx_rings[i] == NULL || tx_rings[i] == NULL)
+			return -1;
+	}
+	port_ring = rte_ring_create("test_port0_tx", RING_SIZE, rte_socket_id(), RING_F_SC_DEQ);
+	if (port_ring == NULL || start_null_port() < 0)
+		return -1;
+	return 0;
+}
+
+static int
+group_teardown(void **state)
+{
+	(void)state;
+	if (!eal_up)
+		return 0;
+	rte_eth_dev_stop(null_port);
+	rte_eth_dev_close(null_port);
+	for (int i = 0; i < NB_SLOTS; i++) {
+		rte_ring_free(rx_rings[i]);
+		rte_ring_free(tx_rings[i]);
+	}
+	rte_ring_free(port_ring);
+	rte_mempool_free(mgr.pool);
+	free(mgr.shm);
+	rte_eal_cleanup();
+	/* --no-shconf keeps EAL from writing any file, but not from making
+	 * its (empty) runtime directory. */
+	rmdir(runtime_dir);
+	return 0;
+}
+
+static void
+set_instances(uint16_t svc, const uint16_t *inst, uint16_t n)
+{
+	struct onvm_service *sv = &mgr.shm->services[svc];
+	uint32_t next = (sv->active & 1) ^ 1;
+
+	memcpy(sv->inst[next], inst, n * sizeof(inst[0]));
+	sv->n[next] = n;
+	sv->active = next;
+}
+
+static void
+set_chain(uint16_t id, const uint16_t *svcs, uint16_t len, int exit_port)
+{
+	struct onvm_chain *c = &mgr.shm->chains[id];
+
+	if (len > 0)
+		memcpy(c->services, svcs, len * sizeof(svcs[0]));
+	c->len = len;
+	c->exit_drop = exit_port < 0;
+	c->exit_port = exit_port < 0 ? 0 : exit_port;
+	c->used = 1;
+}
+
+static void
+drain_and_free(struct rte_ring *r)
+{
+	void *objs[RING_SIZE];
+	unsigned int n;
+
+	while ((n = rte_ring_dequeue_burst(r, objs, RING_SIZE, NULL)) > 0)
+		rte_pktmbuf_free_bulk((struct rte_mbuf **)objs, n);
+}
+
+static void
+drain_all(void)
+{
+	for (int i = 0; i < NB_SLOTS; i++) {
+		drain_and_free(rx_rings[i]);
+		drain_and_free(tx_rings[i]);
+	}
+	drain_and_free(port_ring);
+}
+
+static int
+setup(void **state)
+{
+	static const uint16_t chain0[] = {1, 2}, chain1[] = {1};
+	struct onvm_shm *shm = mgr.shm;
+
+	(void)state;
+	drain_all();
+	if (rte_mempool_in_use_count(mgr.pool) != 0)
+		return -1;
+	memset(shm, 0, sizeof(*shm));
+	memset(mgr.dp, 0, sizeof(mgr.dp));
+	memset(mgr.port_stats, 0, sizeof(mgr.port_stats));
+	mgr_dp_init();
+	shm->magic = ONVM_SHM_MAGIC;
+	shm->version = ONVM_SHM_VERSION;
+	shm->dynfield_offset = mgr.dyn_off;
+	for (uint16_t i = 0; i < NB_SLOTS; i++) {
+		struct onvm_nf_slot *s = &shm->nfs[i];
+
+		s->instance_id = i;
+		s->service_id = i + 1;
+		s->status = ONVM_NF_RUNNING;
+		s->rx_ring = rx_rings[i];
+		s->tx_ring = tx_rings[i];
+		set_instances(i + 1, &i, 1);
+	}
+	set_chain(0, chain0, 2, -1);
+	set_chain(1, chain1, 1, 0);
+	mgr.nb_ports = 1;
+	shm->nb_ports = 1;
+	shm->ports[0].port_id = null_port;
+	shm->ports[0].used = 1;
+	shm->ports[0].tx_ring = port_ring;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	drain_all();
+	return 0;
+}
+
+/* ---- packets --------------------------------------------------------------------- */
+
+static struct rte_mbuf *
+pkt(uint8_t action, uint16_t destination, uint16_t chain, uint8_t index)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(mgr.pool);
+	struct onvm_pkt_meta *meta;
+	char *data;
+
+	assert_non_null(m);
+	data = rte_pktmbuf_append(m, PKT_LEN);
+	assert_non_null(data);
+	memset(data, 0, PKT_LEN);
+	meta = onvm_pkt_meta(m, mgr.dyn_off);
+	*meta = (struct onvm_pkt_meta){.action = action,
+				       .destination = destination,
+				       .chain_id = chain,
+				       .chain_index = index,
+				       .egress_port = ONVM_PORT_UNSET};
+	return m;
+}
+
+/* NF `slot` emits `n` packets with this metadata. */
+static void
+nf_emit(uint16_t slot, unsigned int n, uint8_t action, uint16_t destination, uint16_t chain,
+	uint8_t index)
+{
+	for (unsigned int i = 0; i < n; i++)
+		assert_int_equal(
+		    rte_ring_enqueue(tx_rings[slot], pkt(action, destination, chain, index)), 0);
+}
+
+/* Put `n` packets on NF `slot`'s RX ring, as if it had not read them yet. */
+static void
+fill_rx(uint16_t slot, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		assert_int_equal(rte_ring_enqueue(rx_rings[slot], pkt(ONVM_ACTION_NEXT, 0, 0, 0)),
+				 0);
+}
+
+static uint64_t
+drops(enum mgr_drop_reason r)
+{
+	return mgr.dp[MGR_UNIT_TX].drops[r];
+}
+
+static uint64_t
+drops_total(void)
+{
+	uint64_t t = 0;
+
+	for (int r = 0; r < MGR_DROP_REASON_MAX; r++)
+		t += mgr_drop_total(r);
+	return t;
+}
+
+static unsigned int
+in_use(void)
+{
+	return rte_mempool_in_use_count(mgr.pool);
+}
+
+/* A drop of `n` packets for `reason` and nothing else, all mbufs returned. */
+static void
+assert_only_drops(enum mgr_drop_reason reason, uint64_t n)
+{
+	for (int r = 0; r < MGR_DROP_REASON_MAX; r++)
+		if (r != (int)reason && drops(r) != 0)
+			fail_msg("unexpected %s drops: %" PRIu64, mgr_drop_reason_str(r), drops(r));
+	assert_int_equal(drops(reason), n);
+	assert_int_equal(in_use(), 0);
+}
+
+/* Nothing dropped and every mbuf back in the pool. */
+static void
+assert_no_drops_and_pool_full(void)
+{
+	assert_int_equal(drops_total(), 0);
+	assert_int_equal(in_use(), 0);
+}
+
+/* ---- delivery -------------------------------------------------------------------- */
+
+static void
+test_tx_next_delivers_to_the_next_steps_instance(void **state)
+{
+	struct rte_mbuf *m = NULL;
+
+	(void)state;
+	nf_emit(0, 5, ONVM_ACTION_NEXT, 0, 0, 0);
+	assert_int_equal(mgr_tx_poll(), 5);
+	assert_int_equal(rte_ring_count(rx_rings[1]), 5);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].nf_deq[0], 5);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].nf_enq[1], 5);
+	assert_int_equal(drops_total(), 0);
+	assert_int_equal(rte_ring_dequeue(rx_rings[1], (void **)&m), 0);
+	assert_int_equal(onvm_pkt_meta(m, mgr.dyn_off)->chain_index, 1);
+	rte_pktmbuf_free(m);
+	drain_and_free(rx_rings[1]);
+	assert_int_equal(in_use(), 0);
+}
+
+static void
+test_tx_ready_nf_is_delivered_to(void **state)
+{
+	(void)state;
+	mgr.shm->nfs[1].status = ONVM_NF_READY;
+	nf_emit(0, 2, ONVM_ACTION_TONF, 2, 0, 0);
+	mgr_tx_poll();
+	assert_int_equal(rte_ring_count(rx_rings[1]), 2);
+	assert_int_equal(drops_total(), 0);
+}
+
+static void
+test_tx_takes_at_most_a_burst_per_nf_per_poll(void **state)
+{
+	(void)state;
+	nf_emit(0, 40, ONVM_ACTION_NEXT, 0, 0, 0);
+	assert_int_equal(mgr_tx_poll(), ONVM_BURST);
+	assert_int_equal(rte_ring_count(tx_rings[0]), 40 - ONVM_BURST);
+	assert_int_equal(rte_ring_count(rx_rings[1]), ONVM_BURST);
+	drain_and_free(rx_rings[1]); /* NF 1 reads them */
+	assert_int_equal(mgr_tx_poll(), 40 - ONVM_BURST);
+	assert_int_equal(rte_ring_count(rx_rings[1]), 40 - ONVM_BURST);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].nf_enq[1], 40);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].nf_deq[0], 40);
+	assert_int_equal(drops_total(), 0);
+}
+
+static void
+test_tx_with_nothing_queued_does_no_work(void **state)
+{
+	(void)state;
+	assert_int_equal(mgr_tx_poll(), 0);
+	assert_int_equal(drops_total(), 0);
+}
+
+static void
+test_tx_free_slots_are_not_polled(void **state)
+{
+	(void)state;
+	nf_emit(2, 3, ONVM_ACTION_TONF, 2, 0, 0);
+	mgr.shm->nfs[2].status = ONVM_NF_FREE;
+	assert_int_equal(mgr_tx_poll(), 0);
+	assert_int_equal(rte_ring_count(tx_rings[2]), 3);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].nf_deq[2], 0);
+}
+
+static void
+test_tx_output_of_a_stopping_nf_is_still_routed(void **state)
+{
+	(void)state;
+	mgr.shm->nfs[1].status = ONVM_NF_STOPPING;
+	nf_emit(1, 3, ONVM_ACTION_TONF, 3, 0, 1);
+	assert_int_equal(mgr_tx_poll(), 3);
+	assert_int_equal(rte_ring_count(rx_rings[2]), 3);
+	assert_int_equal(drops_total(), 0);
+}
+
+static void
+test_tx_delivery_wakes_a_sleeping_nf(void **state)
+{
+	struct onvm_nf_slot *s = &mgr.shm->nfs[1];
+
+	(void)state;
+	s->sleeping = 1;
+	nf_emit(0, 1, ONVM_ACTION_NEXT, 0, 0, 0);
+	mgr_tx_poll();
+	assert_int_equal(s->wake_seq, 1);
+}
+
+static void
+test_tx_does_not_wake_an_nf_it_delivered_nothing_to(void **state)
+{
+	struct onvm_nf_slot *s = &mgr.shm->nfs[1];
+
+	(void)state;
+	s->sleeping = 1;
+	fill_rx(1, RING_CAP);
+	nf_emit(0, 1, ONVM_ACTION_NEXT, 0, 0, 0);
+	mgr_tx_poll();
+	assert_int_equal(drops(MGR_DROP_RING_FULL), 1);
+	assert_int_equal(s->wake_seq, 0);
+}
+
+/* ---- full rings ------------------------------------------------------------------ */
+
+static void
+test_tx_full_nf_ring_drops_and_frees_the_excess(void **state)
+{
+	(void)state;
+	fill_rx(1, 60);
+	nf_emit(0, 10, ONVM_ACTION_TONF, 2, 0, 0);
+	assert_int_equal(mgr_tx_poll(), 10);
+	assert_int_equal(rte_ring_count(rx_rings[1]), RING_CAP);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].nf_enq[1], 3);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].nf_enq_drop[1], 7);
+	assert_int_equal(mgr_drop_total(MGR_DROP_RING_FULL), 7);
+	assert_int_equal(rte_ring_count(tx_rings[0]), 0);
+	assert_int_equal(in_use(), RING_CAP); /* the 7 went back to the pool */
+	drain_and_free(rx_rings[1]);
+	assert_only_drops(MGR_DROP_RING_FULL, 7);
+}
+
+static void
+test_tx_full_ring_drops_a_whole_burst_without_waiting(void **state)
+{
+	(void)state;
+	fill_rx(1, RING_CAP);
+	nf_emit(0, ONVM_BURST, ONVM_ACTION_NEXT, 0, 0, 0);
+	assert_int_equal(mgr_tx_poll(), ONVM_BURST);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].nf_enq_drop[1], ONVM_BURST);
+	assert_int_equal(in_use(), RING_CAP);
+	drain_and_free(rx_rings[1]);
+	assert_only_drops(MGR_DROP_RING_FULL, ONVM_BURST);
+}
+
+static void
+test_tx_holds_an_nfs_output_while_its_last_hop_is_full(void **state)
+{
+	(void)state;
+	fill_rx(1, 40); /* 23 free: less than a burst */
+	nf_emit(0, 1, ONVM_ACTION_NEXT, 0, 0, 0);
+	assert_int_equal(mgr_tx_poll(), 1); /* NF 0 now feeds NF 1 */
+	nf_emit(0, 5, ONVM_ACTION_NEXT, 0, 0, 0);
+	assert_int_equal(mgr_tx_poll(), 0);
+	assert_int_equal(rte_ring_count(tx_rings[0]), 5);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].backpressure, 1);
+	assert_int_equal(drops_total(), 0);
+	drain_and_free(rx_rings[1]); /* NF 1 catches up */
+	assert_int_equal(mgr_tx_poll(), 5);
+	assert_int_equal(rte_ring_count(rx_rings[1]), 5);
+}
+
+/*
+ * NF 0 feeds NF 1 and NF 1 feeds NF 0 (a chain that revisits a service, or
+ * TONF back upstream).  Both are blocked on full TX rings, so neither reads
+ * its RX ring, and each RX ring has less than a burst free.  Holding an NF's
+ * output "while its last hop is full" then holds both for ever: the NFs wait
+ * for the TX unit and the TX unit waits for the NFs.  The TX unit must make
+ * progress (deliver or drop) instead.
+ */
+static void
+test_tx_nfs_feeding_each_other_are_not_held_for_ever(void **state)
+{
+	(void)state;
+	nf_emit(0, 1, ONVM_ACTION_TONF, 2, 0, 0);
+	nf_emit(1, 1, ONVM_ACTION_TONF, 1, 0, 1);
+	assert_int_equal(mgr_tx_poll(), 2); /* 0 -> 1 and 1 -> 0 */
+	fill_rx(0, 40 - 1);
+	fill_rx(1, 40 - 1);
+	nf_emit(0, RING_CAP, ONVM_ACTION_TONF, 2, 0, 0);
+	nf_emit(1, RING_CAP, ONVM_ACTION_TONF, 1, 0, 1);
+	for (int i = 0; i < 100; i++)
+		mgr_tx_poll();
+	if (rte_ring_count(tx_rings[0]) + rte_ring_count(tx_rings[1]) == 2 * RING_CAP)
+		fail_msg("100 polls moved nothing: each NF's output is held for the other "
+			 "(backpressure %" PRIu64 "), a deadlock",
+			 mgr.dp[MGR_UNIT_TX].backpressure);
+}
+
+/* ---- drops by reason ------------------------------------------------------------- */
+
+static void
+test_tx_drop_action_frees_and_counts_nf_action(void **state)
+{
+	(void)state;
+	nf_emit(0, 4, ONVM_ACTION_DROP, 0, 0, 0);
+	assert_int_equal(mgr_tx_poll(), 4);
+	assert_only_drops(MGR_DROP_NF_ACTION, 4);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].nf_deq[0], 4);
+}
+
+static void
+test_tx_tonf_to_a_service_without_instances_counts_no_instance(void **state)
+{
+	(void)state;
+	nf_emit(0, 3, ONVM_ACTION_TONF, 4, 0, 0);
+	mgr_tx_poll();
+	assert_only_drops(MGR_DROP_NO_INSTANCE, 3);
+}
+
+static void
+test_tx_tonf_to_service_0_counts_bad_service(void **state)
+{
+	(void)state;
+	nf_emit(0, 2, ONVM_ACTION_TONF, 0, 0, 0);
+	mgr_tx_poll();
+	assert_only_drops(MGR_DROP_BAD_SERVICE, 2);
+}
+
+static void
+test_tx_out_to_a_port_that_does_not_exist_counts_bad_port(void **state)
+{
+	(void)state;
+	nf_emit(0, 2, ONVM_ACTION_OUT, 1, 0, 0);
+	nf_emit(0, 1, ONVM_ACTION_OUT, ONVM_MAX_PORTS, 0, 0);
+	mgr_tx_poll();
+	assert_only_drops(MGR_DROP_BAD_PORT, 3);
+	assert_int_equal(mgr.port_stats[0].tx, 0);
+}
+
+static void
+test_tx_bad_action_value_counts_bad_action(void **state)
+{
+	(void)state;
+	nf_emit(0, 2, ONVM_ACTION_OUT + 1, 0, 0, 0);
+	nf_emit(0, 1, 0xff, 0, 0, 0);
+	mgr_tx_poll();
+	assert_only_drops(MGR_DROP_BAD_ACTION, 3);
+}
+
+static void
+test_tx_next_after_the_last_step_of_an_exit_drop_chain_counts_chain_end(void **state)
+{
+	(void)state;
+	nf_emit(1, 3, ONVM_ACTION_NEXT, 0, 0, 1);
+	mgr_tx_poll();
+	assert_only_drops(MGR_DROP_CHAIN_END, 3);
+}
+
+static void
+test_tx_bad_chain_id_counts_no_chain(void **state)
+{
+	(void)state;
+	nf_emit(0, 1, ONVM_ACTION_NEXT, 0, 9, 0);
+	nf_emit(0, 1, ONVM_ACTION_NEXT, 0, 0xffff, 0);
+	mgr_tx_poll();
+	assert_only_drops(MGR_DROP_NO_CHAIN, 2);
+}
+
+static void
+test_tx_packet_for_a_stopping_nf_counts_nf_gone(void **state)
+{
+	(void)state;
+	mgr.shm->nfs[1].status = ONVM_NF_STOPPING; /* still listed for service 2 */
+	nf_emit(0, 3, ONVM_ACTION_NEXT, 0, 0, 0);
+	assert_int_equal(mgr_tx_poll(), 3);
+	assert_int_equal(rte_ring_count(rx_rings[1]), 0);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].nf_enq_drop[1], 3);
+	assert_only_drops(MGR_DROP_NF_GONE, 3);
+}
+
+static void
+test_tx_packet_for_a_dead_nf_counts_nf_gone(void **state)
+{
+	(void)state;
+	mgr.shm->nfs[1].status = ONVM_NF_DEAD;
+	nf_emit(0, 2, ONVM_ACTION_TONF, 2, 0, 0);
+	mgr_tx_poll();
+	assert_only_drops(MGR_DROP_NF_GONE, 2);
+}
+
+static void
+test_tx_mixed_burst_counts_each_packet_once(void **state)
+{
+	(void)state;
+	nf_emit(0, 1, ONVM_ACTION_DROP, 0, 0, 0);
+	nf_emit(0, 2, ONVM_ACTION_TONF, 4, 0, 0);
+	nf_emit(0, 3, ONVM_ACTION_OUT, 7, 0, 0);
+	nf_emit(0, 4, 9, 0, 0, 0);
+	nf_emit(0, 5, ONVM_ACTION_NEXT, 0, 0, 0);
+	nf_emit(1, 6, ONVM_ACTION_NEXT, 0, 0, 1);
+	assert_int_equal(mgr_tx_poll(), 21);
+	assert_int_equal(mgr_drop_total(MGR_DROP_NF_ACTION), 1);
+	assert_int_equal(mgr_drop_total(MGR_DROP_NO_INSTANCE), 2);
+	assert_int_equal(mgr_drop_total(MGR_DROP_BAD_PORT), 3);
+	assert_int_equal(mgr_drop_total(MGR_DROP_BAD_ACTION), 4);
+	assert_int_equal(mgr_drop_total(MGR_DROP_CHAIN_END), 6);
+	assert_int_equal(drops_total(), 16);
+	assert_int_equal(rte_ring_count(rx_rings[1]), 5);
+	assert_int_equal(in_use(), 5);
+}
+
+/* ---- ports ----------------------------------------------------------------------- */
+
+static void
+test_tx_out_sends_to_the_port_and_counts_packets_and_bytes(void **state)
+{
+	struct rte_eth_stats st;
+
+	(void)state;
+	rte_eth_stats_reset(null_port);
+	nf_emit(0, 4, ONVM_ACTION_OUT, 0, 0, 0);
+	assert_int_equal(mgr_tx_poll(), 4);
+	assert_int_equal(mgr.port_stats[0].tx, 4);
+	assert_int_equal(mgr.port_stats[0].tx_bytes, 4 * PKT_LEN);
+	assert_int_equal(mgr.port_stats[0].tx_drop, 0);
+	assert_int_equal(rte_eth_stats_get(null_port, &st), 0);
+	assert_int_equal(st.opackets, 4);
+	assert_no_drops_and_pool_full(); /* net_null freed them */
+}
+
+static void
+test_tx_next_after_the_last_step_exits_to_the_chains_port(void **state)
+{
+	(void)state;
+	nf_emit(0, 2, ONVM_ACTION_NEXT, 0, 1, 0);
+	mgr_tx_poll();
+	assert_int_equal(mgr.port_stats[0].tx, 2);
+	assert_no_drops_and_pool_full();
+}
+
+static void
+test_tx_sends_what_the_rx_unit_queued_for_a_port(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(rte_ring_enqueue(port_ring, pkt(ONVM_ACTION_NEXT, 0, 0, 0)), 0);
+	assert_int_equal(mgr_tx_poll(), 3);
+	assert_int_equal(rte_ring_count(port_ring), 0);
+	assert_int_equal(mgr.port_stats[0].tx, 3);
+	assert_no_drops_and_pool_full();
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    T(test_tx_next_delivers_to_the_next_steps_instance),
+	    T(test_tx_ready_nf_is_delivered_to),
+	    T(test_tx_takes_at_most_a_burst_per_nf_per_poll),
+	    T(test_tx_with_nothing_queued_does_no_work),
+	    T(test_tx_free_slots_are_not_polled),
+	    T(test_tx_output_of_a_stopping_nf_is_still_routed),
+	    T(test_tx_delivery_wakes_a_sleeping_nf),
+	    T(test_tx_does_not_wake_an_nf_it_delivered_nothing_to),
+	    T(test_tx_full_nf_ring_drops_and_frees_the_excess),
+	    T(test_tx_full_ring_drops_a_whole_burst_without_waiting),
+	    T(test_tx_holds_an_nfs_output_while_its_last_hop_is_full),
+	    T(test_tx_nfs_feeding_each_other_are_not_held_for_ever),
+	    T(test_tx_drop_action_frees_and_counts_nf_action),
+	    T(test_tx_tonf_to_a_service_without_instances_counts_no_instance),
+	    T(test_tx_tonf_to_service_0_counts_bad_service),
+	    T(test_tx_out_to_a_port_that_does_not_exist_counts_bad_port),
+	    T(test_tx_bad_action_value_counts_bad_action),
+	    T(test_tx_next_after_the_last_step_of_an_exit_drop_chain_counts_chain_end),
+	    T(test_tx_bad_chain_id_counts_no_chain),
+	    T(test_tx_packet_for_a_stopping_nf_counts_nf_gone),
+	    T(test_tx_packet_for_a_dead_nf_counts_nf_gone),
+	    T(test_tx_mixed_burst_counts_each_packet_once),
+	    T(test_tx_out_sends_to_the_port_and_counts_packets_and_bytes),
+	    T(test_tx_next_after_the_last_step_exits_to_the_chains_port),
+	    T(test_tx_sends_what_the_rx_unit_queued_for_a_port),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
