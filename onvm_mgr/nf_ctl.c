@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
@@ -660,10 +661,23 @@ handle_exit(uint16_t id)
 	}
 }
 
+/* The control unit runs at most every CTL_PERIOD_US while the lcore is busy
+ * (an epoll_wait and a table scan per data-path iteration would cost more
+ * than the packets); an idle lcore hosting it sleeps in epoll instead, so
+ * events are never late by more than this period. */
+#define CTL_PERIOD_US 50
+
 int
 mgr_ctl_poll(void)
 {
-	int work = collect_events(0);
+	static uint64_t next_tsc;
+	uint64_t now = rte_get_tsc_cycles();
+	int work;
+
+	if (now < next_tsc)
+		return 0;
+	next_tsc = now + CTL_PERIOD_US * (rte_get_tsc_hz() / 1000000);
+	work = collect_events(0);
 
 	if (pthread_mutex_trylock(&mgr.ctl_lock) != 0)
 		return work;
