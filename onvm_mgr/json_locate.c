@@ -436,10 +436,34 @@ static int jl_skip_value(struct jl_scanner *s)
 
 static int jl_locate_value(struct jl_scanner *s, const char *path, size_t *found);
 
+/*
+ * After a member: ',' means another follows (returns 0); the closing bracket
+ * ends the container without the path's component in it (returns 1, position
+ * of the container in *found); anything else is malformed (-1).
+ */
+static int
+jl_next_member(struct jl_scanner *s, char close, size_t start, size_t *found)
+{
+	jl_skip_ws(s);
+	if (jl_peek(s) == ',') {
+		s->pos++;
+		return 0;
+	}
+	if (jl_peek(s) == close) {
+		s->pos++;
+		s->depth--;
+		*found = start;
+		return 1;
+	}
+	return -1;
+}
+
 /* Look up key c in the object starting at `start` (current position). */
 static int jl_locate_key(struct jl_scanner *s, const struct jl_comp *c, size_t start,
 			 size_t *found)
 {
+	int r;
+
 	if (jl_enter(s) < 0)
 		return -1;
 	jl_skip_ws(s);
@@ -462,20 +486,9 @@ static int jl_locate_key(struct jl_scanner *s, const struct jl_comp *c, size_t s
 			return jl_locate_value(s, c->next, found); /* first occurrence wins */
 		if (jl_skip_value(s) < 0)
 			return -1;
-
-		jl_skip_ws(s);
-		switch (jl_peek(s)) {
-		case ',':
-			s->pos++;
-			break;
-		case '}':
-			s->pos++;
-			s->depth--;
-			*found = start;
-			return 1;
-		default:
-			return -1;
-		}
+		r = jl_next_member(s, '}', start, found);
+		if (r != 0)
+			return r;
 	}
 }
 
@@ -484,6 +497,7 @@ static int jl_locate_index(struct jl_scanner *s, const struct jl_comp *c, size_t
 			   size_t *found)
 {
 	size_t i;
+	int r;
 
 	if (jl_enter(s) < 0)
 		return -1;
@@ -500,20 +514,9 @@ static int jl_locate_index(struct jl_scanner *s, const struct jl_comp *c, size_t
 			return jl_locate_value(s, c->next, found);
 		if (jl_skip_value(s) < 0)
 			return -1;
-
-		jl_skip_ws(s);
-		switch (jl_peek(s)) {
-		case ',':
-			s->pos++;
-			break;
-		case ']':
-			s->pos++;
-			s->depth--;
-			*found = start;
-			return 1;
-		default:
-			return -1;
-		}
+		r = jl_next_member(s, ']', start, found);
+		if (r != 0)
+			return r;
 	}
 }
 
