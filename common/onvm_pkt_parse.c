@@ -52,7 +52,7 @@ onvm_pkt_parse(const struct rte_mbuf *m, struct onvm_pkt_info *pi)
 	} copy;
 	const struct rte_ether_hdr *eth;
 	const struct rte_ipv4_hdr *ip;
-	uint16_t ether_type;
+	uint16_t ether_type, frag;
 	uint32_t off;
 
 	memset(pi, 0, sizeof(*pi));
@@ -92,10 +92,13 @@ onvm_pkt_parse(const struct rte_mbuf *m, struct onvm_pkt_info *pi)
 	pi->proto = ip->next_proto_id;
 	pi->src_ip = rte_be_to_cpu_32(ip->src_addr);
 	pi->dst_ip = rte_be_to_cpu_32(ip->dst_addr);
-	if (rte_be_to_cpu_16(ip->fragment_offset) & RTE_IPV4_HDR_OFFSET_MASK) {
+	frag = rte_be_to_cpu_16(ip->fragment_offset);
+	if (frag & RTE_IPV4_HDR_OFFSET_MASK) {
 		pi->fragment = 1;
 		return ONVM_PARSE_OK;
 	}
+	/* `ip` may point into `copy`, which the L4 read below reuses: everything
+	 * needed from the IPv4 header has been read by now. */
 
 	off += pi->l3_len;
 	if (pi->proto == IPPROTO_TCP) {
@@ -115,7 +118,10 @@ onvm_pkt_parse(const struct rte_mbuf *m, struct onvm_pkt_info *pi)
 		if (udp == NULL || off + sizeof(*udp) > pi->l2_len + pi->ip_len)
 			return ONVM_PARSE_TRUNC_L4;
 		ulen = rte_be_to_cpu_16(udp->dgram_len);
-		if (ulen < sizeof(*udp) || ulen > pi->ip_len - pi->l3_len)
+		/* The first fragment of a datagram carries the length of the
+		 * whole datagram, more than this packet holds. */
+		if (ulen < sizeof(*udp) ||
+		    (!(frag & RTE_IPV4_HDR_MF_FLAG) && ulen > pi->ip_len - pi->l3_len))
 			return ONVM_PARSE_BAD_L4LEN;
 		pi->l4_len = sizeof(*udp);
 		pi->sport = rte_be_to_cpu_16(udp->src_port);

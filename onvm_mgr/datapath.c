@@ -69,30 +69,62 @@ flush_nf(struct mgr_dp_ctx *ctx, uint16_t id)
 	}
 }
 
+/*
+ * A port that takes fewer packets than offered (a memif peer that has not
+ * posted buffers yet, a full TX queue) keeps the rest in its buffer and is
+ * retried on every poll, for at most MGR_PORT_HOLD_MAX_US; meanwhile the NFs
+ * and the port ring feeding it are held back (see mgr_tx_poll), so the
+ * overload turns into drops at the chain's entry.  After the bound the held
+ * packets are dropped and counted (a dead or stuck peer).
+ */
+#define MGR_PORT_HOLD_MAX_US 10000
+
+static void
+drop_port_buf(struct mgr_dp_ctx *ctx, struct mgr_dp_buf *b, uint16_t port, unsigned int from)
+{
+	struct mgr_port_stats *ps = &mgr.port_stats[port];
+
+	for (unsigned int i = from; i < b->n; i++)
+		ps->tx_bytes -= rte_pktmbuf_pkt_len(b->pkts[i]);
+	rte_pktmbuf_free_bulk(&b->pkts[from], b->n - from);
+	ctx->drops[MGR_DROP_PORT_TX] += b->n - from;
+	ps->tx_drop += b->n - from;
+	b->n = from;
+}
+
 static void
 flush_port(struct mgr_dp_ctx *ctx, uint16_t port)
 {
 	struct mgr_dp_buf *b = &ctx->port_buf[port];
-	struct mgr_port_stats *ps = &mgr.port_stats[port];
 	unsigned int sent;
 
-	if (ctx->direct_port_tx) {
-		sent = rte_eth_tx_burst(port, 0, b->pkts, b->n);
-		ps->tx += sent;
-		if (unlikely(sent < b->n)) {
-			rte_pktmbuf_free_bulk(&b->pkts[sent], b->n - sent);
-			ctx->drops[MGR_DROP_PORT_TX] += b->n - sent;
-			ps->tx_drop += b->n - sent;
-		}
-	} else {
+	if (!ctx->direct_port_tx) {
 		sent = rte_ring_mp_enqueue_burst(mgr.shm->ports[port].tx_ring, (void **)b->pkts,
 						 b->n, NULL);
 		if (unlikely(sent < b->n)) {
 			rte_pktmbuf_free_bulk(&b->pkts[sent], b->n - sent);
 			ctx->drops[MGR_DROP_RING_FULL] += b->n - sent;
 		}
+		b->n = 0;
+		return;
 	}
-	b->n = 0;
+	sent = rte_eth_tx_burst(port, 0, b->pkts, b->n);
+	mgr.port_stats[port].tx += sent;
+	if (likely(sent == b->n)) {
+		b->n = 0;
+		ctx->port_hold_since[port] = 0;
+		return;
+	}
+	/* Keep the rest, oldest first, and retry on the next poll. */
+	memmove(b->pkts, &b->pkts[sent], (b->n - sent) * sizeof(b->pkts[0]));
+	b->n -= sent;
+	if (sent > 0 || ctx->port_hold_since[port] == 0) {
+		ctx->port_hold_since[port] = rte_get_tsc_cycles();
+	} else if (rte_get_tsc_cycles() - ctx->port_hold_since[port] >
+		   MGR_PORT_HOLD_MAX_US * (rte_get_tsc_hz() / 1000000)) {
+		drop_port_buf(ctx, b, port, 0);
+		ctx->port_hold_since[port] = 0;
+	}
 }
 
 static inline void
@@ -108,10 +140,20 @@ dispatch(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, const struct mgr_dest *d)
 			flush_nf(ctx, d->id);
 		return;
 	case MGR_DEST_PORT:
-		/* Bytes are counted when buffered: a PMD may free on send. */
+		b = &ctx->port_buf[d->id];
+		if (unlikely(b->n == ONVM_BURST)) {
+			flush_port(ctx, d->id);
+			if (b->n == ONVM_BURST) { /* the port still takes nothing */
+				ctx->drops[MGR_DROP_PORT_TX]++;
+				mgr.port_stats[d->id].tx_drop++;
+				rte_pktmbuf_free(m);
+				return;
+			}
+		}
+		/* Bytes are counted when buffered (a PMD may free on send) and
+		 * taken back if the packet is dropped instead. */
 		if (ctx->direct_port_tx)
 			mgr.port_stats[d->id].tx_bytes += rte_pktmbuf_pkt_len(m);
-		b = &ctx->port_buf[d->id];
 		b->pkts[b->n++] = m;
 		if (b->n == ONVM_BURST)
 			flush_port(ctx, d->id);
@@ -228,7 +270,7 @@ mgr_tx_poll(void)
 
 	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
 		struct onvm_nf_slot *slot = &mgr.shm->nfs[id];
-		int16_t next = ctx->last_hop[id];
+		int16_t next = ctx->last_hop[id], lastp = -1;
 		unsigned int n;
 
 		if (slot->status == ONVM_NF_FREE)
@@ -236,6 +278,10 @@ mgr_tx_poll(void)
 		if (next >= 0 && next != id && hold_output(ctx, id, next))
 			continue;
 		ctx->hold_since[id] = 0;
+		if (ctx->last_port[id] >= 0 && ctx->port_hold_since[ctx->last_port[id]] != 0) {
+			ctx->backpressure++;
+			continue;
+		}
 		n = rte_ring_sc_dequeue_burst(slot->tx_ring, (void **)pkts, ONVM_BURST, NULL);
 		for (unsigned int i = 0; i < n; i++) {
 			struct mgr_dest d;
@@ -243,15 +289,25 @@ mgr_tx_poll(void)
 			mgr_route_action(mgr.shm, onvm_pkt_meta(pkts[i], mgr.dyn_off), &d);
 			dispatch(ctx, pkts[i], &d);
 			next = d.kind == MGR_DEST_NF ? (int16_t)d.id : -1;
+			lastp = d.kind == MGR_DEST_PORT ? (int16_t)d.id : -1;
 		}
 		ctx->last_hop[id] = next;
+		if (n > 0)
+			ctx->last_port[id] = lastp;
 		ctx->nf_deq[id] += n;
 		work += n;
 	}
 	for (uint16_t port = 0; port < mgr.nb_ports; port++) {
 		struct rte_ring *r = mgr.shm->ports[port].tx_ring;
-		unsigned int n = rte_ring_sc_dequeue_burst(r, (void **)pkts, ONVM_BURST, NULL);
 		struct mgr_dest d = {.kind = MGR_DEST_PORT, .id = port};
+		unsigned int n;
+
+		if (ctx->port_hold_since[port] != 0) {
+			flush_port(ctx, port); /* retry what the port refused */
+			if (ctx->port_buf[port].n > 0)
+				continue;
+		}
+		n = rte_ring_sc_dequeue_burst(r, (void **)pkts, ONVM_BURST, NULL);
 
 		for (unsigned int i = 0; i < n; i++)
 			dispatch(ctx, pkts[i], &d);
@@ -266,8 +322,10 @@ void
 mgr_dp_init(void)
 {
 	for (int u = 0; u < MGR_UNIT_MAX; u++) {
-		for (int i = 0; i < ONVM_MAX_NFS; i++)
+		for (int i = 0; i < ONVM_MAX_NFS; i++) {
 			mgr.dp[u].last_hop[i] = -1;
+			mgr.dp[u].last_port[i] = -1;
+		}
 		mgr.dp[u].unit = u;
 		mgr.dp[u].direct_port_tx = (u == MGR_UNIT_TX);
 	}

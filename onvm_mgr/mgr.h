@@ -65,6 +65,8 @@ struct mgr_dp_ctx {
 	uint64_t hold_expired;		/* holds released by the time bound */
 	uint64_t hold_since[ONVM_MAX_NFS]; /* TSC a hold began, 0: not held */
 	int16_t last_hop[ONVM_MAX_NFS]; /* NF each NF fed last, -1: none/port */
+	int16_t last_port[ONVM_MAX_NFS]; /* port each NF fed last, -1: none */
+	uint64_t port_hold_since[ONVM_MAX_PORTS]; /* TSC a port began refusing */
 	struct mgr_dp_buf nf_buf[ONVM_MAX_NFS];
 	struct mgr_dp_buf port_buf[ONVM_MAX_PORTS];
 } __rte_cache_aligned;

@@ -643,6 +643,37 @@ test_parse_first_fragment_has_ports(void **state)
 	assert_int_equal(pi.dport, 2222);
 }
 
+/* A first fragment's UDP length is the whole datagram's: longer than the
+ * fragment, and still not malformed. */
+static void
+test_parse_first_fragment_udp_length_covers_the_whole_datagram(void **state)
+{
+	struct onvm_pkt_info pi;
+	struct frame f;
+
+	(void)state;
+	eth(&f, NULL, 0, RTE_ETHER_TYPE_IPV4);
+	ipv4(&f, IPPROTO_UDP, 0, 8, RTE_IPV4_HDR_MF_FLAG);
+	udp(&f, 1111, 2222, 1480);
+	assert_int_equal(parse(&f, &pi), ONVM_PARSE_OK);
+	assert_int_equal(pi.sport, 1111);
+	assert_int_equal(pi.dport, 2222);
+}
+
+/* Without MF the same length is longer than the datagram: malformed. */
+static void
+test_parse_unfragmented_udp_length_beyond_datagram_is_bad(void **state)
+{
+	struct onvm_pkt_info pi;
+	struct frame f;
+
+	(void)state;
+	eth(&f, NULL, 0, RTE_ETHER_TYPE_IPV4);
+	ipv4(&f, IPPROTO_UDP, 0, 8, 0);
+	udp(&f, 1111, 2222, 1480);
+	assert_int_equal(parse(&f, &pi), ONVM_PARSE_BAD_L4LEN);
+}
+
 /* ---- reason names ---------------------------------------------------------------- */
 
 static void
@@ -754,6 +785,8 @@ main(void)
 	    cmocka_unit_test(test_parse_udp_length_beyond_the_datagram_is_bad_l4_length),
 	    cmocka_unit_test(test_parse_non_first_fragment_has_no_ports),
 	    cmocka_unit_test(test_parse_first_fragment_has_ports),
+	    cmocka_unit_test(test_parse_first_fragment_udp_length_covers_the_whole_datagram),
+	    cmocka_unit_test(test_parse_unfragmented_udp_length_beyond_datagram_is_bad),
 	    cmocka_unit_test(test_parse_reason_str_names_every_reason),
 	    cmocka_unit_test(test_flow_hash_is_the_same_in_both_directions),
 	    cmocka_unit_test(test_flow_hash_is_symmetric_between_ports_of_one_host),

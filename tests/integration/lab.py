@@ -1,0 +1,695 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 REINFORCE-NFV authors
+"""lab.py -- the integration tests' harness: real onvm_mgr nodes on DPDK vdevs.
+
+A test is a function taking a Lab; lab.run(test) runs it and turns the outcome
+into an exit status (0 pass, 1 fail, 77 skip), printing the tail of every log
+it collected when something went wrong.  The Lab owns everything a test starts
+-- managers, hand-started NFs, temporary files -- and tears it all down in a
+`finally` (and again from atexit and on SIGTERM, which is how meson ends a test
+that ran out of time), so a failing test leaves no process, no
+/var/run/dpdk/<prefix> directory and no hugepage file behind.
+
+Only processes the lab started itself or learned from its own managers (the
+"launched NF ... pid N" log line, /onvm/nfs) are ever signalled, and a learned
+pid is killed only while its command line still names the node's file prefix.
+
+Waiting is always polling with a deadline (50-100 ms steps), never spinning.
+"""
+import atexit
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.environ.get("ONVM_SRC") or os.path.dirname(os.path.dirname(HERE))
+BUILD = os.environ.get("ONVM_BUILD") or os.path.join(SRC, "build")
+MGR = os.path.join(BUILD, "onvm_mgr", "onvm_mgr")
+TEST_NF = os.path.join(BUILD, "tests", "test_nf")
+RUNTIME_ROOT = "/var/run/dpdk"
+READY_RE = re.compile(r"^ONVM_MGR_READY prefix=(\S+) pid=(\d+)", re.M)
+LAUNCHED_RE = re.compile(r"launched NF '[^']*' \(.*\) pid (\d+)")
+SKIP = 77
+
+
+def nf_binary(name):
+    """Path of a production NF in the build tree."""
+    return os.path.join(BUILD, "nfs", name, name)
+
+
+def traces_dir():
+    for d in (os.environ.get("ONVM_TRACES"), os.path.join(SRC, "..", "shared", "traces")):
+        if d and os.path.isdir(d):
+            return os.path.abspath(d)
+    raise TestSkip("no trace directory (set ONVM_TRACES or clone shared/ beside the repo)")
+
+
+def trace(name):
+    path = os.path.join(traces_dir(), name)
+    if not os.path.exists(path):
+        raise TestSkip(f"trace {path} is missing")
+    return path
+
+
+class TestFailure(Exception):
+    pass
+
+
+class TestSkip(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise TestFailure(msg)
+
+
+def wait_until(pred, timeout, what, interval=0.05, alive=None):
+    """Poll pred() until it returns a true value (returned) or the deadline passes.
+    `alive`, if given, is called each round and may raise to end the wait early."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        last = pred()
+        if last:
+            return last
+        if alive is not None:
+            alive()
+        if time.monotonic() > deadline:
+            raise TestFailure(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(interval)
+
+
+# ---- pcap ---------------------------------------------------------------------------
+
+# DPDK 22.11's net_pcap TX copies a multi-segment frame into a buffer of
+# RTE_ETHER_MAX_JUMBO_FRAME_LEN bytes before dumping it: longer frames are
+# captured cut to that length (the record keeps the original length).
+PCAP_TX_SNAP = 0x3F00
+
+
+def read_pcap(path, orig_len=False):
+    """Raw frames of a pcap (usec or nsec, either byte order) or pcapng file;
+    with orig_len, (frame, original length) pairs."""
+    with open(path, "rb") as f:
+        data = f.read()
+    check(len(data) >= 24, f"{path}: not a capture file ({len(data)} bytes)")
+    magic = data[:4]
+    if magic == b"\x0a\x0d\x0d\x0a":
+        pkts = _read_pcapng(path, data)
+        return [(p, len(p)) for p in pkts] if orig_len else pkts
+    for endian in ("<", ">"):
+        (m,) = struct.unpack(endian + "I", magic)
+        if m in (0xA1B2C3D4, 0xA1B23C4D):
+            break
+    else:
+        raise TestFailure(f"{path}: unknown capture magic {magic.hex()}")
+    pkts, off = [], 24
+    while off + 16 <= len(data):
+        _, _, caplen, wire = struct.unpack_from(endian + "IIII", data, off)
+        off += 16
+        check(off + caplen <= len(data), f"{path}: truncated record at offset {off - 16}")
+        pkts.append((data[off:off + caplen], wire) if orig_len else data[off:off + caplen])
+        off += caplen
+    check(off == len(data), f"{path}: {len(data) - off} trailing bytes")
+    return pkts
+
+
+def _read_pcapng(path, data):
+    pkts, off, endian = [], 0, "<"
+    while off + 12 <= len(data):
+        if data[off:off + 4] == b"\x0a\x0d\x0d\x0a":  # section header: learn byte order
+            endian = "<" if data[off + 8:off + 12] == b"\x4d\x3c\x2b\x1a" else ">"
+        btype, blen = struct.unpack_from(endian + "II", data, off)
+        check(blen >= 12 and off + blen <= len(data), f"{path}: bad pcapng block at {off}")
+        body = data[off + 8:off + blen - 4]
+        if btype == 6:  # enhanced packet block
+            caplen = struct.unpack_from(endian + "I", body, 12)[0]
+            pkts.append(body[20:20 + caplen])
+        elif btype == 3:  # simple packet block
+            origlen = struct.unpack_from(endian + "I", body, 0)[0]
+            pkts.append(body[4:4 + origlen])
+        elif btype == 2:  # obsolete packet block
+            caplen = struct.unpack_from(endian + "I", body, 12)[0]
+            pkts.append(body[20:20 + caplen])
+        off += blen
+    return pkts
+
+
+def write_pcap(path, frames):
+    """Classic little-endian usec pcap, Ethernet link type."""
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        for i, fr in enumerate(frames):
+            f.write(struct.pack("<IIII", 1700000000 + i // 1000, (i % 1000) * 1000,
+                                len(fr), len(fr)))
+            f.write(fr)
+
+
+def read_capture_out(path):
+    """Frames a net_pcap port transmitted.  A record net_pcap cut at
+    PCAP_TX_SNAP comes back as a TruncatedFrame, which compares equal only to
+    a frame of the record's original length that starts with its bytes."""
+    out = []
+    for data, wire in read_pcap(path, orig_len=True):
+        if len(data) < wire:
+            check(len(data) == PCAP_TX_SNAP, f"{path}: record cut at {len(data)} of {wire} bytes")
+            out.append(TruncatedFrame(data, wire))
+        else:
+            out.append(data)
+    return out
+
+
+class TruncatedFrame(bytes):
+    """A frame captured cut at PCAP_TX_SNAP: equal to any frame of the original
+    length whose first PCAP_TX_SNAP bytes match."""
+
+    def __new__(cls, data, wire):
+        obj = super().__new__(cls, data)
+        obj.wire = wire
+        return obj
+
+    def __eq__(self, other):
+        return (isinstance(other, (bytes, bytearray)) and len(other) == self.wire and
+                bytes(other[:len(self)]) == bytes(self))
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = bytes.__hash__
+
+
+def compare_frames(got, want, what):
+    """Fail with the first difference between two frame lists."""
+    for i, (g, w) in enumerate(zip(got, want)):
+        if g != w:
+            raise TestFailure(f"{what}: frame {i} differs (got {len(g)} bytes {g[:32].hex()}..., "
+                              f"want {len(w)} bytes {w[:32].hex()}...)")
+    check(len(got) == len(want), f"{what}: {len(got)} frames, want {len(want)}")
+
+
+# ---- telemetry ----------------------------------------------------------------------
+
+class Telemetry:
+    """Client of a DPDK telemetry v2 socket (SOCK_SEQPACKET, one JSON reply per command)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.sock = None
+
+    def _connect(self):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.settimeout(5)
+        s.connect(self.path)
+        json.loads(s.recv(1 << 16).decode())  # greeting
+        self.sock = s
+
+    def query(self, cmd):
+        for attempt in (0, 1):
+            try:
+                if self.sock is None:
+                    self._connect()
+                self.sock.send(cmd.encode())
+                reply = self.sock.recv(1 << 20)
+                if not reply:
+                    raise ConnectionError("telemetry socket closed")
+                doc = json.loads(reply.decode())
+                return doc[cmd.split(",")[0]]
+            except (OSError, ValueError, ConnectionError):
+                self.close()
+                if attempt == 1:
+                    raise
+
+    def close(self):
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+
+
+# ---- nodes --------------------------------------------------------------------------
+
+def pid_alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def pid_cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().decode(errors="replace").split("\0")
+    except OSError:
+        return []
+
+
+def hugetlbfs_mounts():
+    dirs = []
+    try:
+        with open("/proc/mounts") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 3 and parts[2] == "hugetlbfs":
+                    dirs.append(parts[1])
+    except OSError:
+        pass
+    return dirs or ["/dev/hugepages"]
+
+
+class Node:
+    """One onvm_mgr process with its config, log and telemetry."""
+
+    def __init__(self, lab, name, config):
+        self.lab = lab
+        self.name = name
+        self.prefix = lab.new_prefix()
+        cfg = json.loads(json.dumps(config))
+        node = cfg.setdefault("node", {})
+        node.setdefault("name", name)
+        node["file_prefix"] = self.prefix
+        node.setdefault("lcores", "0")
+        cfg.setdefault("stats", {"interval_ms": 0})
+        self.config = cfg
+        self.config_path = os.path.join(lab.tmp, f"{name}.json")
+        with open(self.config_path, "w") as f:
+            json.dump(cfg, f, indent=2)
+        self.log_path = os.path.join(lab.tmp, f"{name}.log")
+        self.proc = None
+        self.pid = None
+        self.tel = Telemetry(os.path.join(RUNTIME_ROOT, self.prefix, "dpdk_telemetry.v2"))
+        self.nf_pids = set()
+        self.exit_code = None
+        self.leftover_nfs = []
+
+    # -- life cycle
+    def start(self, wait=True, timeout=60):
+        self._log = open(self.log_path, "ab")
+        env = dict(os.environ, BUILD=BUILD)
+        self.proc = subprocess.Popen([MGR, "--config", self.config_path], stdin=subprocess.DEVNULL,
+                                     stdout=self._log, stderr=subprocess.STDOUT, env=env)
+        self.lab.nodes.append(self)
+        if wait:
+            self.wait_ready(timeout)
+        return self
+
+    def log(self):
+        try:
+            with open(self.log_path, errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def _learn_pids_from_log(self, text=None):
+        for m in LAUNCHED_RE.finditer(text if text is not None else self.log()):
+            self.nf_pids.add(int(m.group(1)))
+
+    def running(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def assert_running(self):
+        if not self.running():
+            raise TestFailure(f"node {self.name}: onvm_mgr exited with status "
+                              f"{self.proc.returncode if self.proc else None}")
+
+    def wait_ready(self, timeout=60):
+        def ready():
+            text = self.log()
+            self._learn_pids_from_log(text)
+            m = READY_RE.search(text)
+            return m
+        m = wait_until(ready, timeout, f"node {self.name}: ONVM_MGR_READY",
+                       alive=self.assert_running)
+        check(m.group(1) == self.prefix, f"node {self.name}: READY names prefix {m.group(1)}, "
+                                         f"want {self.prefix}")
+        self.pid = int(m.group(2))
+        check(self.pid == self.proc.pid, f"node {self.name}: READY pid {self.pid} is not "
+                                         f"the manager's {self.proc.pid}")
+
+    def wait_exit(self, timeout=60):
+        """Wait for the manager to exit on its own; returns its exit status."""
+        try:
+            self.exit_code = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise TestFailure(f"node {self.name}: onvm_mgr still running after {timeout} s")
+        self.leftover_nfs = self._reap_nfs()
+        return self.exit_code
+
+    def wait_telemetry(self, timeout=30):
+        """Wait until the /onvm/ commands answer (the socket exists before
+        they are registered; until then a command's value is null)."""
+        def up():
+            if not os.path.exists(self.tel.path):
+                return False
+            try:
+                return self.query("/onvm/info") is not None
+            except OSError:
+                return False
+        wait_until(up, timeout, f"node {self.name}: /onvm/ telemetry", alive=self.assert_running)
+
+    def stop(self, timeout=30, sig=signal.SIGINT):
+        """Stop the manager; returns its exit status (None if it had to be SIGKILLed)."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            try:
+                self.nfs()  # learn every NF pid before they go
+            except Exception:
+                pass
+            self._learn_pids_from_log()
+            self.proc.send_signal(sig)
+            try:
+                self.exit_code = self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                print(f"lab: node {self.name}: onvm_mgr did not stop in {timeout} s: SIGKILL",
+                      file=sys.stderr)
+                self.proc.kill()
+                self.proc.wait()
+                self.exit_code = None
+        else:
+            self.exit_code = self.proc.returncode
+        self.tel.close()
+        self.leftover_nfs = self._reap_nfs()
+        return self.exit_code
+
+    def _reap_nfs(self):
+        """NFs of this node still alive after the manager is gone: give them a
+        moment (PDEATHSIG), then SIGKILL.  Returns those that had to be killed."""
+        self._learn_pids_from_log()
+        mine = lambda p: f"--file-prefix={self.prefix}" in pid_cmdline(p) and pid_alive(p)
+        try:
+            wait_until(lambda: not any(mine(p) for p in self.nf_pids), 3,
+                       "NFs to exit", interval=0.1)
+            return []
+        except TestFailure:
+            pass
+        killed = []
+        for p in sorted(self.nf_pids):
+            if mine(p):
+                os.kill(p, signal.SIGKILL)
+                killed.append(p)
+        return killed
+
+    def runtime_leftovers(self):
+        """Runtime files the node left behind."""
+        left = []
+        rdir = os.path.join(RUNTIME_ROOT, self.prefix)
+        if os.path.exists(rdir):
+            left.append(rdir)
+        for d in hugetlbfs_mounts():
+            left += glob.glob(os.path.join(d, glob.escape(self.prefix) + "map_*"))
+        return left
+
+    def remove_runtime(self):
+        shutil.rmtree(os.path.join(RUNTIME_ROOT, self.prefix), ignore_errors=True)
+        for d in hugetlbfs_mounts():
+            for p in glob.glob(os.path.join(d, glob.escape(self.prefix) + "map_*")):
+                try:
+                    os.unlink(p)
+                except OSError:
+                    pass
+
+    # -- telemetry
+    def query(self, cmd):
+        return self.tel.query(cmd)
+
+    def info(self):
+        return self.query("/onvm/info")
+
+    def pool(self):
+        return self.query("/onvm/pool")
+
+    def ports(self):
+        return self.query("/onvm/ports")
+
+    def port(self, name):
+        p = self.ports()
+        check(name in p, f"node {self.name}: no port '{name}' in /onvm/ports: {sorted(p)}")
+        return p[name]
+
+    def drops(self):
+        return self.query("/onvm/drops")
+
+    def nfs(self):
+        d = self.query("/onvm/nfs") or {}
+        for v in d.values():
+            if v.get("pid", 0) > 0 and v.get("launched"):
+                self.nf_pids.add(v["pid"])
+        return d
+
+    def nf_by(self, **match):
+        """The /onvm/nfs entries whose fields equal `match` (a list)."""
+        return [v for v in self.nfs().values() if all(v.get(k) == x for k, x in match.items())]
+
+    def link_up(self, port_id):
+        return self.query(f"/ethdev/link_status,{port_id}").get("status") == "UP"
+
+    def wait_port(self, port, field, value, timeout=60):
+        """Wait until /onvm/ports[port][field] >= value; returns the port's counters."""
+        last = {}
+
+        def reached():
+            last.update(self.port(port))
+            return last if last[field] >= value else None
+        try:
+            return wait_until(reached, timeout, f"node {self.name}: port {port} {field} >= {value}",
+                              alive=self.assert_running)
+        except TestFailure as e:
+            raise TestFailure(f"{e} (last: {field} = {last.get(field)}; port: {last})")
+
+
+# ---- the lab ------------------------------------------------------------------------
+
+class Lab:
+    def __init__(self, name):
+        self.name = name
+        self.tmp = tempfile.mkdtemp(prefix=f"onvm-it-{name}-")
+        self.nodes = []
+        self.procs = []  # (name, Popen, log path) of hand-started processes
+        self.extra_paths = []
+        self.failures = []
+        self._n = 0
+        self._cleaned = False
+        atexit.register(self.cleanup)
+
+    def new_prefix(self):
+        self._n += 1
+        return f"it{os.getpid()}_{self._n}"
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def node(self, name, config):
+        return Node(self, name, config)
+
+    def expect(self, cond, msg):
+        """A soft check: recorded, reported at the end, test continues."""
+        if not cond:
+            self.failures.append(msg)
+            print(f"MISMATCH: {msg}", file=sys.stderr)
+        return cond
+
+    def spawn(self, name, argv, env=None):
+        """Start a helper process (a hand-started NF); its output goes to a log."""
+        log_path = self.path(f"{name}.log")
+        logf = open(log_path, "ab")
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,
+                             env=dict(os.environ, **(env or {})))
+        self.procs.append((name, p, log_path))
+        return p
+
+    def proc_log(self, p):
+        for _, q, path in self.procs:
+            if q is p:
+                with open(path, errors="replace") as f:
+                    return f.read()
+        return ""
+
+    def gate_nf(self, name, real_binary):
+        """An NF binary that waits for a gate file before it execs `real_binary`.
+
+        The manager starts its ports only once every launched NF has registered,
+        so a gate NF in a config holds the node's traffic until the test opens
+        the gate: something can happen first (a hand-started NF registering)
+        without racing the trace replay.  exec keeps the pid, so the manager
+        watches the real NF."""
+        gate = self.path(f"{name}.gate")
+        script = self.path(f"{name}.sh")
+        with open(script, "w") as f:
+            f.write("#!/bin/sh\n"
+                    f"while [ ! -e '{gate}' ]; do sleep 0.05; done\n"
+                    f"exec '{real_binary}' \"$@\"\n")
+        os.chmod(script, 0o755)
+        return script, gate
+
+    @staticmethod
+    def open_gate(gate):
+        with open(gate, "w"):
+            pass
+
+    def dump_logs(self, lines=60):
+        for n in self.nodes:
+            text = n.log().splitlines()
+            print(f"----- node {n.name} (prefix {n.prefix}) log, last {lines} of {len(text)} "
+                  f"lines: {n.log_path}", file=sys.stderr)
+            for line in text[-lines:]:
+                print("  " + line, file=sys.stderr)
+        for name, _, path in self.procs:
+            with open(path, errors="replace") as f:
+                text = f.read().splitlines()
+            print(f"----- {name} log, last {lines} lines", file=sys.stderr)
+            for line in text[-lines:]:
+                print("  " + line, file=sys.stderr)
+
+    def cleanup(self):
+        if self._cleaned:
+            return
+        self._cleaned = True
+        for n in self.nodes:
+            try:
+                if n.running():
+                    n.stop(timeout=30)
+                else:
+                    n.leftover_nfs = n._reap_nfs()
+            except Exception as e:
+                print(f"lab: stopping node {n.name}: {e}", file=sys.stderr)
+        for name, p, _ in self.procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(5)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        for n in self.nodes:
+            n.remove_runtime()
+        for p in self.extra_paths:
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+        if os.environ.get("ONVM_IT_KEEP"):
+            print(f"lab: keeping {self.tmp}", file=sys.stderr)
+        else:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def run(self, test):
+        """Run test(lab); exit 0 on pass, 1 on failure, 77 on skip."""
+        def on_term(sig, frame):
+            raise KeyboardInterrupt(f"signal {sig}")
+        signal.signal(signal.SIGTERM, on_term)
+        t0 = time.monotonic()
+        rc = 0
+        try:
+            test(self)
+            if self.failures:
+                raise TestFailure(f"{len(self.failures)} mismatch(es):\n  " +
+                                  "\n  ".join(self.failures))
+        except TestSkip as e:
+            print(f"SKIP {self.name}: {e}")
+            rc = SKIP
+        except TestFailure as e:
+            msg = str(e)
+            if self.failures and not msg.endswith("\n  ".join(self.failures)):
+                msg += "\nearlier mismatches:\n  " + "\n  ".join(self.failures)
+            print(f"FAIL {self.name}: {msg}", file=sys.stderr)
+            self.dump_logs()
+            rc = 1
+        except BaseException:
+            traceback.print_exc()
+            self.dump_logs()
+            rc = 1
+        finally:
+            self.cleanup()
+        if rc == 0:
+            print(f"PASS {self.name} in {time.monotonic() - t0:.1f} s")
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(rc)
+
+
+def run(name, test):
+    Lab(name).run(test)
+
+
+# ---- expectations from tshark ---------------------------------------------------------
+
+def tshark_flows(path):
+    """Per-packet facts of a capture, computed by tshark independently of the product.
+
+    Returns (frames, flows, non_ip) where flows maps the directional IPv4
+    5-tuple (src, dst, proto, sport, dport) to [packets, bytes].  A frame is
+    IPv4 when the EtherType after at most two VLAN tags is 0x0800; ports are
+    those of the outer TCP/UDP header (0 for other protocols, for ICMP errors
+    quoting an inner header, and for non-first fragments)."""
+    if shutil.which("tshark") is None:
+        raise TestSkip("tshark is not installed")
+    fields = ["frame.cap_len", "eth.type", "vlan.etype", "ip.src", "ip.dst", "ip.proto",
+              "ip.frag_offset", "tcp.srcport", "tcp.dstport", "udp.srcport", "udp.dstport"]
+    cmd = ["tshark", "-n", "-r", path, "-o", "ip.defragment:FALSE",
+           "-o", "tcp.desegment_tcp_streams:FALSE", "-T", "fields", "-E", "separator=\t"]
+    for f in fields:
+        cmd += ["-e", f]
+    out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=True,
+                         timeout=120).stdout.decode()
+    flows, non_ip, frames = {}, 0, 0
+    first = lambda s: s.split(",")[0] if s else ""
+    for line in out.splitlines():
+        v = dict(zip(fields, line.split("\t")))
+        frames += 1
+        length = int(v["frame.cap_len"])
+        vl = [x for x in v.get("vlan.etype", "").split(",") if x]
+        etype = vl[-1] if vl else v.get("eth.type", "")
+        if len(vl) > 2 or etype == "" or int(etype, 16) != 0x0800 or not v.get("ip.src"):
+            non_ip += 1
+            continue
+        proto = int(first(v["ip.proto"]))
+        sport = dport = 0
+        frag = int(first(v.get("ip.frag_offset", "")) or 0)
+        if frag == 0 and proto == 6 and v.get("tcp.srcport"):
+            sport, dport = int(first(v["tcp.srcport"])), int(first(v["tcp.dstport"]))
+        elif frag == 0 and proto == 17 and v.get("udp.srcport"):
+            sport, dport = int(first(v["udp.srcport"])), int(first(v["udp.dstport"]))
+        key = (first(v["ip.src"]), first(v["ip.dst"]), proto, sport, dport)
+        e = flows.setdefault(key, [0, 0])
+        e[0] += 1
+        e[1] += length
+    return frames, flows, non_ip
+
+
+def monitor_flows(doc):
+    """basic_monitor's export as {(src, dst, proto, sport, dport): [packets, bytes]}."""
+    out = {}
+    for f in doc["flows"]:
+        key = (f["src"], f["dst"], f["proto"], f["sport"], f["dport"])
+        check(key not in out, f"basic_monitor exported flow {key} twice")
+        out[key] = [f["packets"], f["bytes"]]
+    return out
+
+
+def diff_flows(got, want, limit=10):
+    """Human-readable differences between two flow tables (empty if equal)."""
+    lines = []
+    for k in sorted(set(got) | set(want), key=str):
+        if got.get(k) != want.get(k):
+            lines.append(f"{k}: got {got.get(k)}, want {want.get(k)}")
+    if len(lines) > limit:
+        lines = lines[:limit] + [f"... and {len(lines) - limit} more"]
+    return lines
+
+
+def read_json(path, timeout=10):
+    wait_until(lambda: os.path.exists(path), timeout, f"{path} to be written")
+    with open(path) as f:
+        return json.load(f)
