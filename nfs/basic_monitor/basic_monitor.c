@@ -17,7 +17,9 @@
  * "untracked" rather than evicting old ones.
  *
  * Output: a summary every -p seconds on stdout, and with -e FILE a JSON
- * export written on exit (and on every print when -E is given).
+ * export written on exit (and on every print when -E is given).  "%i" in
+ * FILE becomes the instance id, so several instances of one service can
+ * share a command line.
  */
 #include <arpa/inet.h>
 #include <getopt.h>
@@ -194,9 +196,33 @@ monitor_tick(struct nf_ctx *nf, uint64_t now_ns)
 		fprintf(stderr, "basic_monitor: cannot write %s\n", m->export_path);
 }
 
+/* Copy `in` to `out` with every "%i" replaced by the instance id. */
+static int
+expand_instance(const char *in, uint16_t instance, char *out, size_t len)
+{
+	size_t o = 0;
+
+	for (; *in != '\0'; in++) {
+		int n = 1;
+
+		if (in[0] == '%' && in[1] == 'i') {
+			n = snprintf(out + o, len - o, "%u", instance);
+			in++;
+		} else if (o + 1 < len) {
+			out[o] = *in;
+		}
+		if (n < 0 || o + n >= len)
+			return -1;
+		o += n;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
+	static char export_buf[4096];
 	struct monitor m = {.print_s = 5};
 	struct nf_ops ops = {.pkt = monitor_packet, .tick = monitor_tick, .tick_ms = 100};
 	unsigned long flows = 65536;
@@ -243,6 +269,14 @@ main(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (m.export_path != NULL && expand_instance(m.export_path, nf_instance_id(nf), export_buf,
+						    sizeof(export_buf)) < 0) {
+		fprintf(stderr, "basic_monitor: -e path too long\n");
+		ret = 2;
+		goto out;
+	}
+	if (m.export_path != NULL)
+		m.export_path = export_buf;
 	m.mask = flows - 1;
 	m.table = calloc(flows, sizeof(*m.table));
 	if (m.table == NULL) {
