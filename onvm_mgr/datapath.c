@@ -24,6 +24,7 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
+#include <rte_prefetch.h>
 #include <rte_ring.h>
 
 #include "mgr.h"
@@ -192,7 +193,12 @@ mgr_rx_poll(void)
 		if (mgr.shm->ports[port].no_rx)
 			continue;
 		n = rte_eth_rx_burst(port, 0, pkts, ONVM_BURST);
-
+		/* Headers and metadata are in two different cache lines of
+		 * every packet: ask for all of them before touching any. */
+		for (uint16_t i = 0; i < n; i++) {
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
+			rte_prefetch0(onvm_pkt_meta(pkts[i], mgr.dyn_off));
+		}
 		for (uint16_t i = 0; i < n; i++) {
 			struct rte_mbuf *m = pkts[i];
 			struct onvm_pkt_meta *meta = onvm_pkt_meta(m, mgr.dyn_off);
@@ -283,6 +289,8 @@ mgr_tx_poll(void)
 			continue;
 		}
 		n = rte_ring_sc_dequeue_burst(slot->tx_ring, (void **)pkts, ONVM_BURST, NULL);
+		for (unsigned int i = 0; i < n; i++)
+			rte_prefetch0(onvm_pkt_meta(pkts[i], mgr.dyn_off));
 		for (unsigned int i = 0; i < n; i++) {
 			struct mgr_dest d;
 

@@ -44,6 +44,7 @@
 #include <rte_mbuf.h>
 #include <rte_memzone.h>
 #include <rte_pause.h>
+#include <rte_prefetch.h>
 #include <rte_ring.h>
 
 #include "onvm_nflib.h"
@@ -447,23 +448,19 @@ batch_emit(struct nf_ctx *nf)
 	nf->slot->stats.tx += n;
 }
 
+/* Action counters, kept locally for a batch and added to the shared slot once. */
+struct action_counts {
+	uint64_t by_action[4];
+	uint64_t other;
+};
+
 static inline void
-count_action(struct onvm_nf_stats *st, const struct onvm_pkt_meta *meta)
+count_action(struct action_counts *c, const struct onvm_pkt_meta *meta)
 {
-	switch (meta->action) {
-	case ONVM_ACTION_DROP:
-		st->act_drop++;
-		break;
-	case ONVM_ACTION_NEXT:
-		st->act_next++;
-		break;
-	case ONVM_ACTION_TONF:
-		st->act_tonf++;
-		break;
-	default:
-		st->act_out++;
-		break;
-	}
+	if (likely(meta->action < RTE_DIM(c->by_action)))
+		c->by_action[meta->action]++;
+	else
+		c->other++;
 }
 
 static void
@@ -471,21 +468,40 @@ run_handlers(struct nf_ctx *nf, uint32_t n)
 {
 	struct onvm_nf_batch *b = &nf->slot->batch;
 	struct onvm_nf_stats *st = &nf->slot->stats;
+	struct action_counts c = {0};
+	uint64_t bytes = 0;
 
-	for (uint32_t i = 0; i < n; i++) {
-		nf_pkt_meta(b->held[i])->action = ONVM_ACTION_NEXT;
-		st->rx_bytes += rte_pktmbuf_pkt_len(b->held[i]);
-	}
+	/* The metadata was last written by the manager on another core. */
+	for (uint32_t i = 0; i < n; i++)
+		rte_prefetch0(nf_pkt_meta(b->held[i]));
 	if (nf->ops->batch != NULL) {
+		for (uint32_t i = 0; i < n; i++) {
+			nf_pkt_meta(b->held[i])->action = ONVM_ACTION_NEXT;
+			bytes += rte_pktmbuf_pkt_len(b->held[i]);
+		}
 		nf->ops->batch(b->held, n, nf);
-	} else {
 		for (uint32_t i = 0; i < n; i++)
-			nf->ops->pkt(b->held[i], nf_pkt_meta(b->held[i]), nf);
+			count_action(&c, nf_pkt_meta(b->held[i]));
+	} else {
+		for (uint32_t i = 0; i < n; i++) {
+			struct rte_mbuf *m = b->held[i];
+			struct onvm_pkt_meta *meta = nf_pkt_meta(m);
+
+			meta->action = ONVM_ACTION_NEXT;
+			bytes += rte_pktmbuf_pkt_len(m);
+			nf->ops->pkt(m, meta, nf);
+			count_action(&c, meta);
+		}
 	}
 	/* held_n may have grown with generated packets. */
-	for (uint32_t i = 0; i < b->held_n; i++)
-		count_action(st, nf_pkt_meta(b->held[i]));
+	for (uint32_t i = n; i < b->held_n; i++)
+		count_action(&c, nf_pkt_meta(b->held[i]));
 	st->rx += n;
+	st->rx_bytes += bytes;
+	st->act_drop += c.by_action[ONVM_ACTION_DROP];
+	st->act_next += c.by_action[ONVM_ACTION_NEXT];
+	st->act_tonf += c.by_action[ONVM_ACTION_TONF];
+	st->act_out += c.by_action[ONVM_ACTION_OUT] + c.other;
 	st->batches++;
 }
 
