@@ -42,6 +42,15 @@ struct cfg_walk {
 	const char *dir; /* value of ${CONFIG_DIR} */
 };
 
+/* Messages quote keys and values from the file: keep them on one line. */
+static void
+one_line(char *msg)
+{
+	for (; *msg != '\0'; msg++)
+		if ((unsigned char)*msg < 0x20 || *msg == 0x7f)
+			*msg = '?';
+}
+
 static int __attribute__((format(printf, 3, 4)))
 cfg_fail(struct cfg_walk *w, const char *path, const char *fmt, ...)
 {
@@ -56,6 +65,7 @@ cfg_fail(struct cfg_walk *w, const char *path, const char *fmt, ...)
 		line = col = 0;
 	snprintf(w->err, w->errlen, "%s:%d:%d: %s: %s", w->name, line, col,
 		 path[0] ? path : "(top level)", msg);
+	one_line(w->err);
 	return -1;
 }
 
@@ -845,6 +855,7 @@ mgr_config_load_string(const char *text, size_t len, const char *name, struct mg
 	if (root == NULL) {
 		snprintf(err, errlen, "%s:%d:%d: syntax: %s", name, jerr.line,
 			 jerr.column > 0 ? jerr.column : 1, jerr.text); /* 0 at end of input */
+		one_line(err);
 		return -1;
 	}
 	if (!json_is_object(root)) {
