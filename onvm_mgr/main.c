@@ -295,8 +295,6 @@ all_nfs_gone(void)
 	return true;
 }
 
-void mgr_nf_kill_launched(void);
-
 /*
  * Shutdown, as a state machine stepped from the main lcore's housekeeping so
  * the units keep running (the TX unit forwards what NFs still emit, the
@@ -320,7 +318,7 @@ shutdown_step(uint64_t now)
 	case DRAINING:
 		if (!all_queues_empty() && now - t0 < DRAIN_TIMEOUT_MS * 1000000ULL)
 			return;
-		mgr_nf_stop_all(NF_STOP_TIMEOUT_MS);
+		mgr_nf_stop_all();
 		phase = STOPPING_NFS;
 		t0 = now;
 		return;

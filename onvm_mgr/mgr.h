@@ -146,7 +146,8 @@ int mgr_nf_ctl_init(void);
 int mgr_nf_launch_all(void);
 int mgr_nf_wait_ready(uint32_t timeout_ms);
 int mgr_ctl_poll(void);
-void mgr_nf_stop_all(uint32_t timeout_ms);
+void mgr_nf_stop_all(void);     /* ask every NF to leave its loop */
+void mgr_nf_kill_launched(void); /* SIGKILL launched NFs still alive */
 void mgr_nf_wake(struct onvm_nf_slot *slot);
 const char *mgr_nf_status_str(uint32_t status);
 int mgr_service_add(uint16_t service, uint16_t instance);

@@ -706,9 +706,8 @@ mgr_ctl_poll(void)
 }
 
 void
-mgr_nf_stop_all(uint32_t grace_ms)
+mgr_nf_stop_all(void)
 {
-	(void)grace_ms;
 	mgr.shm->shutting_down = 1;
 	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
 		struct onvm_nf_slot *s = &mgr.shm->nfs[id];
@@ -722,7 +721,6 @@ mgr_nf_stop_all(uint32_t grace_ms)
 }
 
 /* Shutdown back-stop: SIGKILL every NF we launched that is still there. */
-void mgr_nf_kill_launched(void);
 void
 mgr_nf_kill_launched(void)
 {
