@@ -169,7 +169,7 @@ dispatch(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, const struct mgr_dest *d)
 static void
 flush_all(struct mgr_dp_ctx *ctx)
 {
-	for (uint16_t i = 0; i < ONVM_MAX_NFS; i++)
+	for (uint16_t i = 0; i < mgr.nf_slots_used; i++)
 		if (ctx->nf_buf[i].n > 0)
 			flush_nf(ctx, i);
 	for (uint16_t p = 0; p < mgr.nb_ports; p++)
@@ -274,7 +274,7 @@ mgr_tx_poll(void)
 	struct rte_mbuf *pkts[ONVM_BURST];
 	int work = 0;
 
-	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
+	for (uint16_t id = 0; id < mgr.nf_slots_used; id++) {
 		struct onvm_nf_slot *slot = &mgr.shm->nfs[id];
 		int16_t next = ctx->last_hop[id], lastp = -1;
 		unsigned int n;

@@ -108,6 +108,9 @@ struct mgr {
 
 	struct mgr_dp_ctx dp[MGR_UNIT_MAX];
 	struct mgr_nf_priv nf_priv[ONVM_MAX_NFS];
+	/* 1 + the highest NF slot ever used: the data path scans slots below it.
+	 * Only grows, and is raised before a slot leaves FREE. */
+	volatile uint16_t nf_slots_used;
 	struct mgr_unit units[MGR_UNIT_MAX];
 
 	struct rte_rcu_qsbr *qsbr;

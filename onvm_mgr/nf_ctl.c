@@ -154,6 +154,13 @@ mgr_service_remove(uint16_t service, uint16_t instance)
 	return service_update(service, instance, false);
 }
 
+static void
+note_slot_used(uint16_t id)
+{
+	if (id >= mgr.nf_slots_used)
+		__atomic_store_n(&mgr.nf_slots_used, id + 1, __ATOMIC_RELEASE);
+}
+
 static bool
 slot_live(const struct onvm_nf_slot *s)
 {
@@ -271,6 +278,7 @@ do_register(const struct onvm_mp_register_req *req, struct onvm_mp_register_rep 
 	slot->generation++;
 	if (mgr.nf_priv[id].pidfd < 0 && !mgr.nf_priv[id].exited)
 		watch_pid(id, req->pid);
+	note_slot_used(id);
 	__atomic_store_n(&slot->status, ONVM_NF_READY, __ATOMIC_RELEASE);
 	if (mgr_service_add(req->service_id, id) < 0) {
 		slot->status = ONVM_NF_DEAD; /* reclaimed when the process exits */
@@ -436,6 +444,7 @@ launch_one(int cfg_index, uint16_t id)
 		argv[a++] = nc->args[i];
 	argv[a] = NULL;
 
+	note_slot_used(id);
 	slot->status = ONVM_NF_STARTING;
 	slot->launched = 1;
 	slot->launch_ns = mgr_now_ns();

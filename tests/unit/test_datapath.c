@@ -204,6 +204,7 @@ setup(void **state)
 	memset(mgr.dp, 0, sizeof(mgr.dp));
 	memset(mgr.port_stats, 0, sizeof(mgr.port_stats));
 	mgr_dp_init();
+	mgr.nf_slots_used = ONVM_MAX_NFS; /* slots are set up by hand below */
 	shm->magic = ONVM_SHM_MAGIC;
 	shm->version = ONVM_SHM_VERSION;
 	shm->dynfield_offset = mgr.dyn_off;
