@@ -44,6 +44,17 @@ nf_accepts(const struct onvm_nf_slot *slot)
 	return st == ONVM_NF_READY || st == ONVM_NF_RUNNING;
 }
 
+/* How long backpressure may hold a queue before it moves anyway.  Long
+ * enough to span a scheduler time slice when NFs share a core (a few ms),
+ * short enough that a hung NF costs its neighbours little. */
+#define MGR_HOLD_MAX_US 20000
+
+static inline uint64_t
+hold_max_cycles(void)
+{
+	return MGR_HOLD_MAX_US * (rte_get_tsc_hz() / 1000000);
+}
+
 static void
 flush_nf(struct mgr_dp_ctx *ctx, uint16_t id)
 {
@@ -177,6 +188,49 @@ flush_all(struct mgr_dp_ctx *ctx)
 			flush_port(ctx, p);
 }
 
+/*
+ * Entry backpressure: when every instance of the first service of a port's
+ * chain is too full for a burst, leave the packets in the port (a NIC drops
+ * them in hardware, counted as imissed) instead of receiving, classifying and
+ * then dropping them.  Bounded like the NF hold, so a hung NF cannot stall a
+ * port for other chains (flow rules) for longer than MGR_HOLD_MAX_US at once.
+ */
+static bool
+entry_full(struct mgr_dp_ctx *ctx, uint16_t port)
+{
+	const struct onvm_port_info *pi = &mgr.shm->ports[port];
+	const struct onvm_chain *c;
+	const struct onvm_service *svc;
+	uint64_t now;
+	uint32_t a;
+
+	if (!pi->has_default_chain)
+		return false;
+	c = &mgr.shm->chains[pi->default_chain];
+	if (c->len == 0)
+		return false;
+	svc = &mgr.shm->services[c->services[0]];
+	a = __atomic_load_n(&svc->active, __ATOMIC_ACQUIRE) & 1;
+	if (svc->n[a] == 0)
+		return false;
+	for (uint16_t i = 0; i < svc->n[a]; i++)
+		if (rte_ring_free_count(mgr.shm->nfs[svc->inst[a][i]].rx_ring) >= ONVM_BURST)
+			goto room;
+	now = rte_get_tsc_cycles();
+	if (ctx->port_rx_hold_since[port] == 0) {
+		ctx->port_rx_hold_since[port] = now;
+	} else if (now - ctx->port_rx_hold_since[port] > hold_max_cycles()) {
+		ctx->port_rx_hold_since[port] = 0;
+		ctx->hold_expired++;
+		return false;
+	}
+	ctx->backpressure++;
+	return true;
+room:
+	ctx->port_rx_hold_since[port] = 0;
+	return false;
+}
+
 int
 mgr_rx_poll(void)
 {
@@ -190,7 +244,7 @@ mgr_rx_poll(void)
 		struct mgr_port_stats *ps = &mgr.port_stats[port];
 		uint16_t n;
 
-		if (mgr.shm->ports[port].no_rx)
+		if (mgr.shm->ports[port].no_rx || entry_full(ctx, port))
 			continue;
 		n = rte_eth_rx_burst(port, 0, pkts, ONVM_BURST);
 		/* Headers and metadata are in two different cache lines of
@@ -228,7 +282,6 @@ mgr_rx_poll(void)
  * a loop is not taken, and every hold is bounded in time (MGR_HOLD_MAX_US);
  * then the output moves and overflow is dropped and counted as usual.
  */
-#define MGR_HOLD_MAX_US 1000
 
 /* Would holding `id` close a loop of NFs that each wait for the next? */
 static bool
@@ -259,7 +312,7 @@ hold_output(struct mgr_dp_ctx *ctx, uint16_t id, int16_t next)
 	now = rte_get_tsc_cycles();
 	if (ctx->hold_since[id] == 0) {
 		ctx->hold_since[id] = now;
-	} else if (now - ctx->hold_since[id] > MGR_HOLD_MAX_US * (rte_get_tsc_hz() / 1000000)) {
+	} else if (now - ctx->hold_since[id] > hold_max_cycles()) {
 		ctx->hold_expired++;
 		return false;
 	}

@@ -67,6 +67,7 @@ struct mgr_dp_ctx {
 	int16_t last_hop[ONVM_MAX_NFS]; /* NF each NF fed last, -1: none/port */
 	int16_t last_port[ONVM_MAX_NFS]; /* port each NF fed last, -1: none */
 	uint64_t port_hold_since[ONVM_MAX_PORTS]; /* TSC a port began refusing */
+	uint64_t port_rx_hold_since[ONVM_MAX_PORTS]; /* TSC RX of a port was held */
 	struct mgr_dp_buf nf_buf[ONVM_MAX_NFS];
 	struct mgr_dp_buf port_buf[ONVM_MAX_PORTS];
 } __rte_cache_aligned;
