@@ -1,0 +1,809 @@
+#!/usr/bin/python3
+"""Chain throughput of the platform vs dpdk-testpmd, measured in one run.
+
+Set-ups (all 64-byte packets, every process started with --no-pci):
+
+  null_testpmd       testpmd io-forwarding between net_null0 and net_null1 on one
+                     lcore (CPU 1): the physical-limit reference for the node.
+                     Packets forwarded per second, both directions summed.
+  null_testpmd_copy  the same with net_null copy=1 (the PMD touches packet data).
+  null_chain k       onvm_mgr (all units on CPU 0) polls net_null0 "gen" (which
+                     generates packets as fast as it is polled), k simple_forward
+                     NFs share CPU 1, the chain exits on net_null1 "sink" (which
+                     frees them).  Throughput = delta of sink tx over the window.
+  memif_testpmd      closed loop over two memif links: testpmd "A" (client,
+                     io mode, seeded with `start tx_first N`) <-> testpmd "B"
+                     (server, io mode) forwarding a->b and b->a.
+  memif_chain k      the same loop with onvm_mgr in place of testpmd B: chain
+                     a -> k NFs -> b and chain b -> the same NFs -> a.
+                     Throughput = packets testpmd A receives per second.
+
+The net_null set-ups have exactly two busy pollers (SPEC section 8); the memif
+chains cannot (testpmd A + manager + NFs), see bench/README.md.  Rounds are
+interleaved (ref, copy, k1, k2, k3, memif ref, memif k1..k3, then again) and
+the median over the repeats is reported.
+
+usage: bench/chain_tput.py [--build DIR] [--window S] [--repeats N]
+                           [--warmup S] [--out DIR] [--chains 1,2,3]
+                           [--memif-chains 1,2,3] [--memif-nf-cpus C]
+                           [--tx-first N] [--no-memif] [--no-plot]
+                           [--quiet-wait S] [--quiet-wait-each S]
+
+Writes OUT/chain_tput.csv (one row per measurement plus median rows),
+OUT/chain_tput_detail.csv (manager counters: where packets were dropped),
+OUT/chain_tput_summary.txt, OUT/chain_tput.png and OUT/machine.txt.
+"""
+import argparse, glob, json, os, re, shutil, signal, socket, statistics, subprocess, sys
+import threading, time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RUNTIME = "/var/run/dpdk"
+HUGE = "/dev/hugepages"
+TESTPMD = shutil.which("dpdk-testpmd") or "/usr/bin/dpdk-testpmd"
+DROP_REASONS = ["nf_action", "no_chain", "no_instance", "bad_service", "bad_port", "bad_action",
+                "chain_end", "ring_full", "port_tx_full", "nf_gone"]
+
+
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+class BenchError(Exception):
+    pass
+
+
+# ---- process and resource bookkeeping --------------------------------------------------
+
+class Lab:
+    """Starts processes under unique file prefixes and always cleans up after them."""
+
+    def __init__(self, workdir):
+        self.tag = f"ct{os.getpid()}"
+        self.n = 0
+        self.workdir = workdir
+        self.procs = []      # Popen objects we started
+        self.extra_pids = []  # NF pids learnt from the manager's telemetry
+        self.prefixes = []
+        self.paths = []
+        self.last_foreign_cpu = None
+        self.last_foreign_top = ""
+        self.last_steal = None
+
+    def window(self, seconds):
+        """Sleep through a measurement window and note how much CPU processes that are not
+        ours used meanwhile (percent of one core): the noise indicator of that run."""
+        st0, t0, s0 = self.steal_ticks(), time.monotonic(), self.foreign_ticks()
+        time.sleep(seconds)
+        st1, t1, s1 = self.steal_ticks(), time.monotonic(), self.foreign_ticks()
+        hz = os.sysconf("SC_CLK_TCK")
+        self.last_steal = 100.0 * (st1 - st0) / hz / (t1 - t0)
+        used = {p: 100.0 * (v[0] - s0.get(p, (0, ""))[0]) / hz / (t1 - t0) for p, v in s1.items()}
+        self.last_foreign_cpu = sum(used.values())
+        top = sorted(((u, s1[p][1]) for p, u in used.items() if u >= 5), reverse=True)[:3]
+        self.last_foreign_top = ", ".join(f"{n} {u:.0f}%" for u, n in top)
+
+    @staticmethod
+    def steal_ticks():
+        """Time the hypervisor gave our vCPUs to someone else (all CPUs, in ticks)."""
+        with open("/proc/stat") as f:
+            return int(f.readline().split()[8])
+
+    def foreign_ticks(self):
+        out = {}
+        mine = {os.getpid()} | {p.pid for p in self.procs}
+        tag = self.tag.encode()
+        for d in os.listdir("/proc"):
+            if not d.isdigit() or int(d) in mine:
+                continue
+            try:
+                with open(f"/proc/{d}/cmdline", "rb") as f:
+                    if tag in f.read():
+                        continue
+                with open(f"/proc/{d}/stat") as f:
+                    head, tail = f.read().rsplit(")", 1)
+                fields = tail.split()
+                out[int(d)] = (int(fields[11]) + int(fields[12]), head.split("(", 1)[1])
+            except (OSError, IndexError, ValueError):
+                pass
+        return out
+
+    def prefix(self):
+        self.n += 1
+        p = f"{self.tag}_{self.n}"
+        self.prefixes.append(p)
+        return p
+
+    def sock(self, prefix, name):
+        path = f"/tmp/{prefix}-{name}.sock"
+        self.paths.append(path)
+        return path
+
+    def popen(self, argv, **kw):
+        p = subprocess.Popen(argv, **kw)
+        self.procs.append(p)
+        return p
+
+    @staticmethod
+    def stop(p, timeout=15):
+        """SIGINT by pid, then SIGKILL if it does not exit."""
+        if p.poll() is not None:
+            return p.returncode
+        try:
+            p.send_signal(signal.SIGINT)
+            return p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            log(f"pid {p.pid} ignored SIGINT for {timeout}s, killing it")
+            p.kill()
+            return p.wait(timeout=10)
+
+    @staticmethod
+    def pid_alive(pid):
+        try:
+            os.kill(pid, 0)
+            return True
+        except ProcessLookupError:
+            return False
+
+    def cleanup_one(self, p, prefix, paths=(), manager=False):
+        self.stop(p)
+        if manager:
+            self.reap_extra()
+        self.remove_files(prefix, paths)
+
+    def reap_extra(self, grace=5.0):
+        """NFs are the manager's children; after the manager exits they should be gone
+        too (they may still be finishing their own exit for a moment)."""
+        deadline = time.monotonic() + grace
+        while any(self.pid_alive(p) and not self.zombie(p) for p in self.extra_pids) and \
+                time.monotonic() < deadline:
+            time.sleep(0.05)
+        for pid in self.extra_pids:
+            if self.pid_alive(pid):
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as f:
+                        cmd = f.read()
+                except OSError:
+                    continue
+                if b"--file-prefix=" + self.tag.encode() not in cmd:
+                    continue  # pid reused by someone else
+                log(f"NF pid {pid} still running {grace}s after its manager exited, killing it")
+                os.kill(pid, signal.SIGKILL)
+        self.extra_pids = [p for p in self.extra_pids if self.pid_alive(p)]
+
+    @staticmethod
+    def zombie(pid):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] in "ZX"
+        except OSError:
+            return True
+
+    @staticmethod
+    def remove_files(prefix, paths=()):
+        shutil.rmtree(os.path.join(RUNTIME, prefix), ignore_errors=True)
+        for f in glob.glob(os.path.join(HUGE, f"{prefix}map_*")):
+            try:
+                os.unlink(f)
+            except OSError:
+                pass
+        for f in paths:
+            try:
+                os.unlink(f)
+            except OSError:
+                pass
+
+    def cleanup_all(self):
+        for p in reversed(self.procs):
+            try:
+                self.stop(p, timeout=10)
+            except Exception as e:  # keep cleaning
+                log(f"cleanup of pid {p.pid}: {e}")
+        self.reap_extra()
+        for pre in self.prefixes:
+            self.remove_files(pre)
+        for f in self.paths:
+            try:
+                os.unlink(f)
+            except OSError:
+                pass
+
+
+# ---- testpmd ----------------------------------------------------------------------------
+
+class Testpmd:
+    """dpdk-testpmd in interactive mode driven through a stdin pipe (stdout line-buffered
+    with stdbuf so its answers arrive while it runs)."""
+
+    def __init__(self, lab, prefix, lcores, vdevs, extra=(), main_lcore=None, interactive=True,
+                 args=()):
+        argv = ["stdbuf", "-oL", TESTPMD, "-l", lcores, "--no-pci", "--file-prefix", prefix]
+        if main_lcore is not None:
+            argv += ["--main-lcore", str(main_lcore)]
+        for v in vdevs:
+            argv += ["--vdev", v]
+        argv += list(extra) + ["--"] + (["-i"] if interactive else []) + list(args)
+        self.argv = argv
+        self.prefix = prefix
+        self.lines = []
+        self.cv = threading.Condition()
+        self.p = lab.popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, bufsize=0)
+        threading.Thread(target=self._reader, daemon=True).start()
+
+    def _reader(self):
+        # raw reads: the "testpmd> " prompt has no newline
+        fd = self.p.stdout.fileno()
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            with self.cv:
+                self.lines.append(chunk.decode(errors="replace"))
+                self.cv.notify_all()
+        with self.cv:
+            self.cv.notify_all()
+
+    def text(self):
+        with self.cv:
+            return "".join(self.lines)
+
+    def wait_for(self, pattern, timeout, count=1):
+        rx = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        with self.cv:
+            while True:
+                if len(rx.findall("".join(self.lines))) >= count:
+                    return
+                if self.p.poll() is not None:
+                    raise BenchError(f"testpmd {self.prefix} exited (rc {self.p.returncode}):\n"
+                                     + "".join(self.lines[-15:]))
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise BenchError(f"testpmd {self.prefix}: no '{pattern}' after {timeout}s:\n"
+                                     + "".join(self.lines[-15:]))
+                self.cv.wait(min(left, 0.2))
+
+    def cmd(self, c):
+        self.p.stdin.write((c + "\n").encode())
+        self.p.stdin.flush()
+
+    def show_stats(self):
+        """Send `show port stats all`, wait for the answer, return per-port dicts of the
+        last answer (pps fields are 'since last show', timed by testpmd's TSC)."""
+        n = len(re.findall(r"Tx-pps:", self.text()))
+        nports = self.nports
+        self.cmd("show port stats all")
+        self.wait_for(r"Tx-pps:", 10, count=n + nports)
+        txt = self.text()
+        blocks = re.findall(r"NIC statistics for port (\d+).*?RX-packets:\s+(\d+).*?"
+                            r"TX-packets:\s+(\d+).*?Rx-pps:\s+(\d+).*?Tx-pps:\s+(\d+)", txt, re.S)
+        last = blocks[-nports:]
+        return {int(b[0]): {"rx": int(b[1]), "tx": int(b[2]), "rx_pps": int(b[3]),
+                            "tx_pps": int(b[4])} for b in last}
+
+    def quit(self):
+        try:
+            self.cmd("stop")
+            self.cmd("quit")
+            self.p.stdin.close()
+            self.p.wait(timeout=20)
+        except (OSError, subprocess.TimeoutExpired, ValueError):
+            pass
+
+
+# ---- the manager ------------------------------------------------------------------------
+
+class Telemetry:
+    def __init__(self, prefix):
+        self.path = os.path.join(RUNTIME, prefix, "dpdk_telemetry.v2")
+        self.s = None
+
+    def query(self, *cmds):
+        if self.s is None:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            s.settimeout(5)
+            s.connect(self.path)
+            json.loads(s.recv(1 << 16).decode())  # greeting
+            self.s = s
+        out = {}
+        for c in cmds:
+            self.s.send(c.encode())
+            out.update(json.loads(self.s.recv(1 << 20).decode()))
+        return out
+
+    def close(self):
+        if self.s is not None:
+            self.s.close()
+            self.s = None
+
+
+class Manager:
+    def __init__(self, lab, build, prefix, cfg):
+        self.prefix = prefix
+        self.cfg_path = os.path.join(lab.workdir, f"{prefix}.json")
+        with open(self.cfg_path, "w") as f:
+            json.dump(cfg, f, indent=1)
+        self.out_path = os.path.join(lab.workdir, f"{prefix}.log")
+        self.out = open(self.out_path, "w")
+        self.p = lab.popen([os.path.join(build, "onvm_mgr", "onvm_mgr"), "--config",
+                            self.cfg_path, "--quiet"], stdout=self.out, stderr=subprocess.STDOUT,
+                           stdin=subprocess.DEVNULL)
+        self.tel = Telemetry(prefix)
+        self.lab = lab
+
+    def wait_ready(self, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with open(self.out_path) as f:
+                txt = f.read()
+            if "ONVM_MGR_READY" in txt:
+                nfs = self.tel.query("/onvm/nfs")["/onvm/nfs"]
+                self.lab.extra_pids += [n["pid"] for n in nfs.values() if n.get("pid")]
+                return
+            if self.p.poll() is not None:
+                raise BenchError(f"onvm_mgr {self.prefix} exited (rc {self.p.returncode}):\n"
+                                 + txt[-2000:])
+            time.sleep(0.05)
+        raise BenchError(f"onvm_mgr {self.prefix} not ready after {timeout}s")
+
+    def wait_log(self, text, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with open(self.out_path) as f:
+                txt = f.read()
+            if text in txt:
+                return
+            if self.p.poll() is not None:
+                raise BenchError(f"onvm_mgr {self.prefix} exited (rc {self.p.returncode}):\n"
+                                 + txt[-2000:])
+            time.sleep(0.05)
+        raise BenchError(f"onvm_mgr {self.prefix}: no '{text}' in its log after {timeout}s")
+
+    def snapshot(self):
+        t = time.monotonic()
+        d = self.tel.query("/onvm/ports", "/onvm/drops", "/onvm/nfs", "/onvm/pool")
+        d["t"] = (t + time.monotonic()) / 2
+        return d
+
+    def close(self):
+        self.tel.close()
+        self.out.close()
+
+
+def manager_detail(setup, k, rep, s0, s1, in_port, out_port):
+    dt = s1["t"] - s0["t"]
+    p0, p1 = s0["/onvm/ports"], s1["/onvm/ports"]
+    row = {"setup": setup, "chain_len": k, "repeat": rep, "window_s": round(dt, 3),
+           "in_rx_mpps": (p1[in_port]["rx"] - p0[in_port]["rx"]) / dt / 1e6,
+           "out_tx_mpps": (p1[out_port]["tx"] - p0[out_port]["tx"]) / dt / 1e6,
+           "port_tx_drop": sum(p1[n]["tx_drop"] - p0[n]["tx_drop"] for n in p1)}
+    for r in DROP_REASONS:
+        row["drop_" + r] = s1["/onvm/drops"].get(r, 0) - s0["/onvm/drops"].get(r, 0)
+    n0, n1 = s0["/onvm/nfs"], s1["/onvm/nfs"]
+    keys = sorted(n1, key=int)
+    for f in ("rx", "enqueue_drops", "tx_wait", "wakeups"):
+        row["nf_" + f] = "/".join(str(n1[i][f] - n0.get(i, {}).get(f, 0)) for i in keys)
+    row["nf_rx_ring_end"] = "/".join(str(n1[i]["rx_ring_count"]) for i in keys)
+    row["nf_tx_ring_end"] = "/".join(str(n1[i]["tx_ring_count"]) for i in keys)
+    row["pool_in_use_end"] = s1["/onvm/pool"]["in_use"]
+    return row
+
+
+# ---- the set-ups --------------------------------------------------------------------------
+
+def foreign_dpdk(lab):
+    try:
+        return sorted(d for d in os.listdir(RUNTIME) if not d.startswith(lab.tag))
+    except OSError:
+        return []
+
+
+def run_null_testpmd(lab, a, copy):
+    prefix = lab.prefix()
+    dev = "size=64" + (",copy=1" if copy else "")
+    tp = Testpmd(lab, prefix, "0-1", [f"net_null0,{dev}", f"net_null1,{dev}"],
+                 args=["--forward-mode=io"])
+    tp.nports = 2
+    try:
+        tp.wait_for(r"testpmd> ", 30)
+        tp.cmd("start")
+        time.sleep(a.warmup)
+        tp.show_stats()
+        lab.window(a.window)
+        st = tp.show_stats()
+        tp.quit()
+        return sum(s["tx_pps"] for s in st.values()) / 1e6, None
+    finally:
+        lab.cleanup_one(tp.p, prefix)
+
+
+def null_cfg(prefix, k):
+    return {"node": {"name": "tput", "file_prefix": prefix, "lcores": "0@0"},
+            "pool": {"mbufs": 32767}, "nf_defaults": {"cpus": "1"},
+            "ports": [{"name": "gen", "dev": "net_null0,size=64"},
+                      {"name": "sink", "dev": "net_null1,size=64", "rx": False}],
+            "nfs": [{"binary": "simple_forward", "service": i} for i in range(1, k + 1)],
+            "chains": [{"name": "c", "services": list(range(1, k + 1)), "ingress_port": "gen",
+                        "exit_port": "sink"}],
+            "stats": {"interval_ms": 0}}
+
+
+def run_null_chain(lab, a, k, rep):
+    prefix = lab.prefix()
+    m = Manager(lab, a.build, prefix, null_cfg(prefix, k))
+    try:
+        m.wait_ready(60)
+        time.sleep(a.warmup)
+        s0 = m.snapshot()
+        lab.window(a.window)
+        s1 = m.snapshot()
+        det = manager_detail("null_chain", k, rep, s0, s1, "gen", "sink")
+        return det["out_tx_mpps"], det
+    finally:
+        m.close()
+        lab.cleanup_one(m.p, prefix, manager=True)
+
+
+def memif_client(lab, prefix, sa, sb):
+    # main lcore on CPU 0 (sleeps in the command line), forwarding lcore on CPU 1
+    tp = Testpmd(lab, prefix, "0-1",
+                 [f"net_memif0,role=client,socket={sa},id=0",
+                  f"net_memif1,role=client,socket={sb},id=0"],
+                 args=["--forward-mode=io"])
+    tp.nports = 2
+    return tp
+
+
+def memif_measure(lab, tp, a):
+    tp.wait_for(r"testpmd> ", 30)
+    tp.cmd(f"start tx_first {a.tx_first}")
+    time.sleep(a.warmup)
+    tp.show_stats()
+    lab.window(a.window)
+    st = tp.show_stats()
+    return sum(s["rx_pps"] for s in st.values()) / 1e6
+
+
+def run_memif_testpmd(lab, a):
+    pb = lab.prefix()
+    sa, sb = lab.sock(pb, "a"), lab.sock(pb, "b")
+    # testpmd B stands in for the node: forwarding lcore on CPU 0, main lcore on CPU 1
+    b = Testpmd(lab, pb, "0-1", [f"net_memif0,role=server,socket={sa},id=0",
+                                 f"net_memif1,role=server,socket={sb},id=0"],
+                main_lcore=1, args=["--forward-mode=io"])
+    b.nports = 2
+    pa = None
+    tp = None
+    try:
+        b.wait_for(r"testpmd> ", 30)
+        b.cmd("start")
+        pa = lab.prefix()
+        tp = memif_client(lab, pa, sa, sb)
+        mpps = memif_measure(lab, tp, a)
+        tp.quit()
+        b.quit()
+        return mpps, None
+    finally:
+        if tp is not None:
+            lab.cleanup_one(tp.p, pa)
+        lab.cleanup_one(b.p, pb, (sa, sb))
+
+
+def memif_cfg(prefix, k, sa, sb, nf_cpus):
+    svc = list(range(1, k + 1))
+    return {"node": {"name": "tput", "file_prefix": prefix, "lcores": "0@0"},
+            "pool": {"mbufs": 32767}, "nf_defaults": {"cpus": nf_cpus},
+            "startup": {"link_wait_ms": 20000},
+            "ports": [{"name": "a", "dev": f"net_memif0,role=server,socket={sa},id=0"},
+                      {"name": "b", "dev": f"net_memif1,role=server,socket={sb},id=0"}],
+            "nfs": [{"binary": "simple_forward", "service": i} for i in svc],
+            "chains": [{"name": "ab", "services": svc, "ingress_port": "a", "exit_port": "b"},
+                       {"name": "ba", "services": svc, "ingress_port": "b", "exit_port": "a"}],
+            "stats": {"interval_ms": 0}}
+
+
+def run_memif_chain(lab, a, k, rep):
+    pm = lab.prefix()
+    sa, sb = lab.sock(pm, "a"), lab.sock(pm, "b")
+    m = Manager(lab, a.build, pm, memif_cfg(pm, k, sa, sb, a.memif_nf_cpus))
+    pa = None
+    tp = None
+    try:
+        m.wait_log("port 1 'b'", 30)  # memif sockets are abstract: no file to wait for
+        pa = lab.prefix()
+        tp = memif_client(lab, pa, sa, sb)
+        m.wait_ready(30)
+        tp.wait_for(r"testpmd> ", 30)
+        tp.cmd(f"start tx_first {a.tx_first}")
+        time.sleep(a.warmup)
+        tp.show_stats()
+        s0 = m.snapshot()
+        lab.window(a.window)
+        st = tp.show_stats()
+        s1 = m.snapshot()
+        tp.quit()
+        det = manager_detail("memif_chain", k, rep, s0, s1, "a", "b")
+        # both directions: a->b and b->a
+        p0, p1, dt = s0["/onvm/ports"], s1["/onvm/ports"], s1["t"] - s0["t"]
+        det["in_rx_mpps"] = sum(p1[n]["rx"] - p0[n]["rx"] for n in p1) / dt / 1e6
+        det["out_tx_mpps"] = sum(p1[n]["tx"] - p0[n]["tx"] for n in p1) / dt / 1e6
+        return sum(s["rx_pps"] for s in st.values()) / 1e6, det
+    finally:
+        m.close()
+        if tp is not None:
+            lab.cleanup_one(tp.p, pa)
+        lab.cleanup_one(m.p, pm, (sa, sb), manager=True)
+
+
+# ---- machine description, quiet check -----------------------------------------------------
+
+def cpu_busy_fraction(seconds=1.0):
+    def sample():
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return sum(v), v[3] + v[4]
+    t0, i0 = sample()
+    time.sleep(seconds)
+    t1, i1 = sample()
+    return 1.0 - (i1 - i0) / max(1, t1 - t0)
+
+
+def wait_quiet(lab, max_wait, sample=1.0, say=True):
+    deadline = time.monotonic() + max_wait
+    while True:
+        busy = cpu_busy_fraction(sample)
+        others = foreign_dpdk(lab)
+        if busy < 0.15:  # idle managers of other runs are fine, busy ones are not
+            return busy, others
+        if time.monotonic() > deadline:
+            if say:
+                log(f"WARNING: machine not quiet (CPU {100 * busy:.0f}% busy, other DPDK "
+                    f"runtime dirs: {others}); numbers will be noisy")
+            return busy, others
+        if say:
+            log(f"waiting for a quiet machine (CPU {100 * busy:.0f}% busy, other DPDK: {others})")
+        time.sleep(2)
+
+
+def sh(cmd):
+    try:
+        return subprocess.run(cmd, shell=True, capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+    except Exception as e:
+        return f"? ({e})"
+
+
+def machine_txt(a, busy, others):
+    model = sh("lscpu | sed -n 's/^Model name: *//p'")
+    hyp = sh("lscpu | sed -n 's/^Hypervisor vendor: *//p'")
+    lines = [f"date: {time.strftime('%Y-%m-%d %H:%M:%S %z')}",
+             f"cpu model: {model}",
+             f"cpus online: {os.cpu_count()}, hypervisor: {hyp or 'none'}",
+             f"kernel: {sh('uname -sr')}",
+             f"dpdk (pkg-config libdpdk): {sh('pkg-config --modversion libdpdk')}",
+             f"testpmd: {TESTPMD}",
+             f"hugepages: {sh('grep -E HugePages_Total /proc/meminfo')}, "
+             f"{sh('grep -E Hugepagesize /proc/meminfo')}",
+             f"repo commit: {sh(f'git -C {REPO} rev-parse --short HEAD')}"
+             f"{' (+ uncommitted changes)' if sh(f'git -C {REPO} status --porcelain') else ''}",
+             f"build dir: {a.build}",
+             f"window {a.window}s, warm-up {a.warmup}s, repeats {a.repeats}, "
+             f"memif tx_first {a.tx_first}, memif NF cpus {a.memif_nf_cpus}",
+             f"CPU busy before the run: {100 * busy:.0f}%, other DPDK runtime dirs: "
+             f"{' '.join(others) or 'none'}"]
+    return "\n".join(lines) + "\n"
+
+
+# ---- output -------------------------------------------------------------------------------
+
+REFS = {"null_testpmd": None, "null_testpmd_copy": "null_testpmd",
+        "null_chain": "null_testpmd", "memif_testpmd": None, "memif_chain": "memif_testpmd"}
+
+
+def write_outputs(a, results, details, noise, elapsed):
+    """results: {(setup, k): {rep: mpps}}"""
+    os.makedirs(a.out, exist_ok=True)
+    results = {key: reps for key, reps in results.items() if reps}
+    rows = []
+    med = {}
+    for (setup, k), reps in results.items():
+        ref = REFS[setup]
+        ratios = []
+        for rep in sorted(reps):
+            mpps = reps[rep]
+            rmpps = results.get((ref, 0), {}).get(rep) if ref else None
+            ratio = mpps / rmpps if rmpps else None
+            copy = results.get(("null_testpmd_copy", 0), {}).get(rep)
+            rc = mpps / copy if setup == "null_chain" and copy else None
+            if ratio is not None:
+                ratios.append(ratio)
+            rows.append((setup, k, rep, mpps, ref or "", rmpps, ratio, rc)
+                        + noise.get((setup, k, rep), (None, None)))
+        vals = list(reps.values())
+        mref = statistics.median(results[(ref, 0)].values()) if ref and (ref, 0) in results \
+            else None
+        mcopy = results.get(("null_testpmd_copy", 0))
+        mrc = (statistics.median([reps[r] / mcopy[r] for r in reps if r in mcopy])
+               if setup == "null_chain" and mcopy else None)
+        m = (setup, k, "median", statistics.median(vals), ref or "", mref,
+             statistics.median(ratios) if ratios else None, mrc,
+             max((noise.get((setup, k, r), (0.0, 0.0))[0] for r in reps), default=None),
+             max((noise.get((setup, k, r), (0.0, 0.0))[1] for r in reps), default=None))
+        med[(setup, k)] = (m, min(vals), max(vals))
+        rows.append(m)
+
+    def f(x, nd=3):
+        return "" if x is None else (f"{x:.{nd}f}" if isinstance(x, float) else str(x))
+
+    with open(os.path.join(a.out, "chain_tput.csv"), "w") as fh:
+        fh.write("setup,chain_len,repeat,mpps,reference,reference_mpps,ratio,ratio_vs_copy_ref,"
+                 "other_cpu_pct,steal_pct\n")
+        for r in rows:
+            fh.write(",".join([r[0], str(r[1]), str(r[2]), f(r[3]), r[4], f(r[5]), f(r[6], 4),
+                               f(r[7], 4), f(r[8], 1), f(r[9], 1)]) + "\n")
+    if details:
+        cols = list(details[0].keys())
+        with open(os.path.join(a.out, "chain_tput_detail.csv"), "w") as fh:
+            fh.write(",".join(cols) + "\n")
+            for d in details:
+                fh.write(",".join(f(d.get(c)) for c in cols) + "\n")
+    summary = ["setup              k  median_mpps  (min..max)        ratio (median of per-round)"]
+    for (setup, k), (m, lo, hi) in med.items():
+        summary.append(f"{setup:<19}{k:<3}{m[3]:>10.3f}  ({lo:.3f}..{hi:.3f})"
+                       f"{'':>6}{'' if m[6] is None else f'{m[6]:.4f}'}"
+                       f"{'' if m[7] is None else f'  (vs copy=1 ref {m[7]:.4f})'}"
+                       f"   [others' CPU up to {m[8]:.0f}%, steal up to {m[9]:.0f}%]")
+    summary.append(f"total run time {elapsed:.0f}s")
+    with open(os.path.join(a.out, "chain_tput_summary.txt"), "w") as fh:
+        fh.write("\n".join(summary) + "\n")
+    print("\n".join(summary))
+    if not a.no_plot:
+        plot(a, med)
+
+
+def plot(a, med):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker
+
+    groups = [("net_null: node is its own generator and sink",
+               [("null_testpmd", 0, "testpmd io\n(reference)"),
+                ("null_testpmd_copy", 0, "testpmd io\ncopy=1"),
+                ("null_chain", 1, "chain\n1 NF"), ("null_chain", 2, "chain\n2 NFs"),
+                ("null_chain", 3, "chain\n3 NFs")]),
+              ("memif loop: testpmd generator <-> node",
+               [("memif_testpmd", 0, "testpmd\n<-> testpmd\n(reference)")] +
+               [("memif_chain", k, f"testpmd\n<-> chain\n{k} NF{'s' if k > 1 else ''}")
+                for k in a.memif_chains])]
+    groups = [(t, [b for b in bars if (b[0], b[1]) in med]) for t, bars in groups]
+    groups = [g for g in groups if g[1]]
+    fig, axes = plt.subplots(1, len(groups), figsize=(6.5 * len(groups), 5.2), squeeze=False,
+                             gridspec_kw={"width_ratios": [len(g[1]) for g in groups]})
+    for ax, (title, bars) in zip(axes[0], groups):
+        xs = range(len(bars))
+        meds = [med[(s, k)][0][3] for s, k, _ in bars]
+        los = [m - med[(s, k)][1] for (s, k, _), m in zip(bars, meds)]
+        his = [med[(s, k)][2] - m for (s, k, _), m in zip(bars, meds)]
+        colors = ["#7f7f7f" if "testpmd" in s else "#1f77b4" for s, _, _ in bars]
+        ax.bar(xs, meds, yerr=[los, his], capsize=4, color=colors)
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.set_xticks(list(xs))
+        ax.set_xticklabels([b[2] for b in bars], fontsize=9)
+        ax.set_title(title, fontsize=10)
+        ax.set_ylabel("Mpps (64 B), log scale")
+        ax.set_ylim(max(min(meds), 0.01) / 3, max(med[(s, k)][2] for s, k, _ in bars) * 4)
+        for x, (s, k, _), m in zip(xs, bars, meds):
+            r = med[(s, k)][0][6]
+            label = f"{m:.2f}" + (f"\n{100 * r:.1f}% of ref" if r is not None else "")
+            ax.text(x, med[(s, k)][2] * 1.12, label, ha="center", va="bottom", fontsize=8)
+        ax.grid(axis="y", which="both", alpha=0.3)
+    fig.suptitle(f"REINFORCE-NFV chain throughput vs dpdk-testpmd, 2 shared vCPUs "
+                 f"(median of {a.repeats}, bars: min..max; {time.strftime('%Y-%m-%d')})",
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(os.path.join(a.out, "chain_tput.png"), dpi=110)
+    plt.close(fig)
+
+
+def measure(lab, a, setup, k, rep):
+    if setup == "null_testpmd":
+        return run_null_testpmd(lab, a, copy=False)
+    if setup == "null_testpmd_copy":
+        return run_null_testpmd(lab, a, copy=True)
+    if setup == "null_chain":
+        return run_null_chain(lab, a, k, rep)
+    if setup == "memif_testpmd":
+        return run_memif_testpmd(lab, a)
+    return run_memif_chain(lab, a, k, rep)
+
+
+# ---- main -----------------------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.path.join(REPO, "build"))
+    ap.add_argument("--window", type=float, default=5.0, help="measured seconds per run")
+    ap.add_argument("--warmup", type=float, default=2.0, help="seconds before the window")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--out", default=os.path.join(REPO, "bench", "results"))
+    ap.add_argument("--chains", default="1,2,3", help="net_null chain lengths")
+    ap.add_argument("--memif-chains", default="1,2,3", help="memif chain lengths")
+    ap.add_argument("--memif-nf-cpus", default="0",
+                    help="nf_defaults.cpus in the memif set-up (testpmd polls CPU 1)")
+    ap.add_argument("--tx-first", type=int, default=16,
+                    help="bursts of 32 packets per port seeding the memif loop")
+    ap.add_argument("--no-memif", action="store_true")
+    ap.add_argument("--no-plot", action="store_true")
+    ap.add_argument("--quiet-wait", type=float, default=60,
+                    help="seconds to wait for an idle machine before starting")
+    ap.add_argument("--quiet-wait-each", type=float, default=0,
+                    help="seconds to wait for an idle machine before each measurement "
+                         "(default 0: no check)")
+    a = ap.parse_args()
+    a.build = os.path.abspath(a.build)
+    a.chains = [int(x) for x in a.chains.split(",") if x]
+    a.memif_chains = [] if a.no_memif else [int(x) for x in a.memif_chains.split(",") if x]
+    if not os.access(os.path.join(a.build, "onvm_mgr", "onvm_mgr"), os.X_OK):
+        raise SystemExit(f"no onvm_mgr in {a.build}; build with ninja -C {a.build}")
+
+    workdir = os.path.join("/tmp", f"chain_tput.{os.getpid()}")
+    os.makedirs(workdir, exist_ok=True)
+    lab = Lab(workdir)
+
+    def on_signal(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+
+    plan = [("null_testpmd", 0), ("null_testpmd_copy", 0)] + [("null_chain", k) for k in a.chains]
+    if a.memif_chains:
+        plan += [("memif_testpmd", 0)] + [("memif_chain", k) for k in a.memif_chains]
+    results = {s: {} for s in plan}
+    details = []
+    noise = {}
+    t_start = time.monotonic()
+    ok = False
+    try:
+        busy, others = wait_quiet(lab, a.quiet_wait)
+        os.makedirs(a.out, exist_ok=True)
+        with open(os.path.join(a.out, "machine.txt"), "w") as fh:
+            fh.write(machine_txt(a, busy, others))
+        for rep in range(1, a.repeats + 1):
+            for setup, k in plan:
+                if a.quiet_wait_each > 0:
+                    wait_quiet(lab, a.quiet_wait_each, sample=0.5, say=False)
+                others = foreign_dpdk(lab)
+                t0 = time.monotonic()
+                try:
+                    mpps, det = measure(lab, a, setup, k, rep)
+                except BenchError as e:
+                    log(f"round {rep} {setup} k={k} FAILED: {e}")
+                    continue
+                results[(setup, k)][rep] = mpps
+                noise[(setup, k, rep)] = (lab.last_foreign_cpu, lab.last_steal)
+                if det is not None:
+                    det["other_dpdk"] = " ".join(others)
+                    details.append(det)
+                log(f"round {rep} {setup} k={k}: {mpps:.3f} Mpps ({time.monotonic() - t0:.1f}s, "
+                    f"steal {lab.last_steal:.0f}%, "
+                    f"other processes used {lab.last_foreign_cpu:.0f}% of a core meanwhile"
+                    + (f": {lab.last_foreign_top})" if lab.last_foreign_top else ")")
+                    + (f"  [other DPDK runtime dirs: {' '.join(others)}]" if others else ""))
+        ok = True
+    finally:
+        lab.cleanup_all()
+        shutil.rmtree(workdir, ignore_errors=True) if ok else log(f"logs kept in {workdir}")
+    write_outputs(a, results, details, noise, time.monotonic() - t_start)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except KeyboardInterrupt as e:
+        log(f"interrupted ({e or 'SIGINT'}); everything started was stopped and cleaned up")
+        sys.exit(130)
