@@ -42,7 +42,9 @@ def build_oot_nf(L):
               f"pkg-config flags point into the source tree: {flags}")
     binary = L.path("oot_nf")
     src = os.path.join(lab.SRC, "tests", "oot_nf", "oot_nf.c")
-    cc = subprocess.run(["cc", src, *flags, "-o", binary], capture_output=True, text=True)
+    sanitize = os.environ.get("ONVM_SANITIZE", "none")
+    extra = [] if sanitize in ("", "none") else [f"-fsanitize={sanitize}"]
+    cc = subprocess.run(["cc", src, *flags, *extra, "-o", binary], capture_output=True, text=True)
     lab.check(cc.returncode == 0, f"out-of-tree build failed:\n{cc.stderr}")
     return binary
 
