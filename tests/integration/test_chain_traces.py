@@ -35,16 +35,7 @@ def run_trace(L, name):
     stem = name.rsplit(".", 1)[0]
     out = L.path(f"{stem}-out.pcap")
     mon = L.path(f"{stem}-monitor.json")
-    node = L.node(f"chain-{stem}", {
-        "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={path},tx_pcap={out}"}],
-        "nfs": [
-            {"binary": "bridge", "service": 1, "args": ["-n", "-m", "0:0"]},
-            {"binary": "basic_monitor", "service": 2, "args": ["-e", mon, "-p", "0"]},
-            {"binary": "simple_forward", "service": 3},
-        ],
-        "chains": [{"name": "main", "services": [1, 2, 3], "ingress_port": "in",
-                    "exit_port": "in"}],
-    }).start()
+    node = L.node(f"chain-{stem}", lab.three_nf_chain(path, out, mon)).start()
 
     port = node.wait_port("in", "tx", len(frames))
     L.expect(port["rx"] == len(frames), f"{name}: port rx {port['rx']}, want {len(frames)}")

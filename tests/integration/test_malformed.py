@@ -131,16 +131,7 @@ def main(L):
     print(f"{total} frames: {sum(1 for *_, fl in frames if fl)} valid, {want}")
 
     out, mon = L.path("out.pcap"), L.path("monitor.json")
-    node = L.node("malformed", {
-        "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={trace},tx_pcap={out}"}],
-        "nfs": [
-            {"binary": "bridge", "service": 1, "args": ["-n", "-m", "0:0"]},
-            {"binary": "basic_monitor", "service": 2, "args": ["-e", mon, "-p", "0"]},
-            {"binary": "simple_forward", "service": 3},
-        ],
-        "chains": [{"name": "main", "services": [1, 2, 3], "ingress_port": "in",
-                    "exit_port": "in"}],
-    }).start()
+    node = L.node("malformed", lab.three_nf_chain(trace, out, mon)).start()
     pids = {v["name"]: v["pid"] for v in node.nfs().values()}
     port = node.wait_port("in", "tx", total)
     L.expect(port["rx"] == total and port["tx"] == total,
