@@ -84,24 +84,23 @@ flush_nf(struct mgr_dp_ctx *ctx, uint16_t id)
 /*
  * A port that takes fewer packets than offered (a memif peer that has not
  * posted buffers yet, a full TX queue) keeps the rest in its buffer and is
- * retried on every poll, for at most MGR_PORT_HOLD_MAX_US; meanwhile the NFs
- * and the port ring feeding it are held back (see mgr_tx_poll), so the
- * overload turns into drops at the chain's entry.  After the bound the held
- * packets are dropped and counted (a dead or stuck peer).
+ * retried on every poll while it makes no progress for at most
+ * MGR_HOLD_MAX_US; meanwhile the NFs and the port ring feeding it are held
+ * back (see mgr_tx_poll), so the overload turns into drops at the chain's
+ * entry.  After the bound the held packets are dropped and counted (a dead or
+ * stuck peer).
  */
-#define MGR_PORT_HOLD_MAX_US 10000
-
 static void
-drop_port_buf(struct mgr_dp_ctx *ctx, struct mgr_dp_buf *b, uint16_t port, unsigned int from)
+drop_port_buf(struct mgr_dp_ctx *ctx, struct mgr_dp_buf *b, uint16_t port)
 {
 	struct mgr_port_stats *ps = &mgr.port_stats[port];
 
-	for (unsigned int i = from; i < b->n; i++)
+	for (unsigned int i = 0; i < b->n; i++)
 		ps->tx_bytes -= rte_pktmbuf_pkt_len(b->pkts[i]);
-	rte_pktmbuf_free_bulk(&b->pkts[from], b->n - from);
-	ctx->drops[MGR_DROP_PORT_TX] += b->n - from;
-	ps->tx_drop += b->n - from;
-	b->n = from;
+	rte_pktmbuf_free_bulk(b->pkts, b->n);
+	ctx->drops[MGR_DROP_PORT_TX] += b->n;
+	ps->tx_drop += b->n;
+	b->n = 0;
 }
 
 static void
@@ -132,9 +131,8 @@ flush_port(struct mgr_dp_ctx *ctx, uint16_t port)
 	b->n -= sent;
 	if (sent > 0 || ctx->port_hold_since[port] == 0) {
 		ctx->port_hold_since[port] = rte_get_tsc_cycles();
-	} else if (rte_get_tsc_cycles() - ctx->port_hold_since[port] >
-		   MGR_PORT_HOLD_MAX_US * (rte_get_tsc_hz() / 1000000)) {
-		drop_port_buf(ctx, b, port, 0);
+	} else if (rte_get_tsc_cycles() - ctx->port_hold_since[port] > hold_max_cycles()) {
+		drop_port_buf(ctx, b, port);
 		ctx->port_hold_since[port] = 0;
 	}
 }
