@@ -343,9 +343,12 @@ mgr_tx_poll(void)
 		for (unsigned int i = 0; i < n; i++)
 			rte_prefetch0(onvm_pkt_meta(pkts[i], mgr.dyn_off));
 		for (unsigned int i = 0; i < n; i++) {
+			struct onvm_pkt_meta *meta = onvm_pkt_meta(pkts[i], mgr.dyn_off);
 			struct mgr_dest d;
 
-			mgr_route_action(mgr.shm, onvm_pkt_meta(pkts[i], mgr.dyn_off), &d);
+			mgr_route_action(mgr.shm, meta, &d);
+			if (d.kind == MGR_DEST_PORT && (meta->flags & ONVM_PKT_F_ND))
+				mgr.port_stats[d.id].tx_nd++;
 			dispatch(ctx, pkts[i], &d);
 			next = d.kind == MGR_DEST_NF ? (int16_t)d.id : -1;
 			lastp = d.kind == MGR_DEST_PORT ? (int16_t)d.id : -1;

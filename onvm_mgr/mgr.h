@@ -46,6 +46,7 @@ struct mgr_port_stats {
 	uint64_t tx __rte_cache_aligned;
 	uint64_t tx_bytes;
 	uint64_t tx_drop;
+	uint64_t tx_nd;	/* packets sent with the ND flag (from NFs) */
 } __rte_cache_aligned;
 
 /* Per-unit data path context: output buffers and counters owned by one unit. */

@@ -78,6 +78,7 @@ tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(c, "tx", ps->tx);
 		rte_tel_data_add_dict_u64(c, "tx_bytes", ps->tx_bytes);
 		rte_tel_data_add_dict_u64(c, "tx_drop", ps->tx_drop);
+		rte_tel_data_add_dict_u64(c, "tx_nd", ps->tx_nd);
 		rte_tel_data_add_dict_u64(c, "hw_imissed", es.imissed);
 		rte_tel_data_add_dict_u64(c, "hw_ierrors", es.ierrors);
 		for (int r = 1; r < ONVM_PARSE_REASON_MAX; r++)
@@ -121,6 +122,7 @@ tel_nfs(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(c, "generated", s->stats.generated);
 		rte_tel_data_add_dict_u64(c, "tx_wait", s->stats.tx_wait);
 		rte_tel_data_add_dict_u64(c, "wakeups", s->stats.wakeups);
+		rte_tel_data_add_dict_u64(c, "nd_events", s->stats.nd_events);
 		rte_tel_data_add_dict_u64(c, "enqueued", nf_enq(id, false));
 		rte_tel_data_add_dict_u64(c, "enqueue_drops", nf_enq(id, true));
 		rte_tel_data_add_dict_u64(c, "rx_ring_count", rte_ring_count(s->rx_ring));

@@ -136,6 +136,7 @@ struct onvm_nf_stats {
 	uint64_t tx_wait;   /* times the TX ring was full and the NF waited */
 	uint64_t batches;
 	uint64_t wakeups;   /* times it slept and was woken */
+	uint64_t nd_events; /* calls of the ND helpers */
 } __rte_cache_aligned;
 
 /* Counters kept by the manager about one NF (one writer per field group). */

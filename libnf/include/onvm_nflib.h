@@ -130,6 +130,33 @@ nf_pkt_out(struct onvm_pkt_meta *meta, uint16_t port_id)
 struct rte_mbuf *nf_pkt_alloc(struct nf_ctx *nf);
 int nf_pkt_send(struct nf_ctx *nf, struct rte_mbuf *pkt);
 
+/*
+ * Non-determinism.  A decision that a replay of the same input might take
+ * differently (a random choice, the time of day) must be announced, so that
+ * resiliency knows the packet's outcome cannot be re-derived and has to be
+ * made durable before the packet leaves.  nf_mark_nd() flags a packet by hand;
+ * the helpers below flag the packet being handled themselves, so they cannot
+ * be forgotten: in a per-packet handler the current packet, in a batch
+ * handler (where there is no single current packet) every packet of the
+ * batch, and in a tick every packet the tick generates.
+ */
+static inline void
+nf_mark_nd(struct rte_mbuf *pkt)
+{
+	nf_pkt_meta(pkt)->flags |= ONVM_PKT_F_ND;
+}
+
+static inline bool
+nf_pkt_is_nd(struct rte_mbuf *pkt)
+{
+	return (nf_pkt_meta(pkt)->flags & ONVM_PKT_F_ND) != 0;
+}
+
+/* A random 64-bit number (rte_rand); marks the packet(s) being handled ND. */
+uint64_t nf_nd_rand(struct nf_ctx *nf);
+/* Wall-clock time in ns (CLOCK_REALTIME); marks the packet(s) being handled ND. */
+uint64_t nf_nd_time_ns(struct nf_ctx *nf);
+
 #ifdef __cplusplus
 }
 #endif

@@ -45,6 +45,7 @@
 #include <rte_memzone.h>
 #include <rte_pause.h>
 #include <rte_prefetch.h>
+#include <rte_random.h>
 #include <rte_ring.h>
 
 #include "onvm_nflib.h"
@@ -73,6 +74,11 @@ struct nf_ctx {
 	uint64_t idle_spin_cycles;
 	const struct nf_ops *ops;
 	void *user;
+	/* What the ND helpers mark: the packet in the per-packet handler, else
+	 * held[nd_first .. held_n) of the current batch (NULL/0 outside one). */
+	struct rte_mbuf *cur_pkt;
+	bool in_batch;
+	bool nd_batch; /* an ND helper ran in this batch's batch handler/tick */
 	char name[ONVM_NAME_LEN];
 };
 
@@ -479,9 +485,15 @@ run_handlers(struct nf_ctx *nf, uint32_t n)
 			nf_pkt_meta(b->held[i])->action = ONVM_ACTION_NEXT;
 			bytes += rte_pktmbuf_pkt_len(b->held[i]);
 		}
+		nf->in_batch = true;
+		nf->nd_batch = false;
 		nf->ops->batch(b->held, n, nf);
-		for (uint32_t i = 0; i < n; i++)
+		nf->in_batch = false;
+		for (uint32_t i = 0; i < n; i++) {
+			if (nf->nd_batch)
+				nf_mark_nd(b->held[i]);
 			count_action(&c, nf_pkt_meta(b->held[i]));
+		}
 	} else {
 		for (uint32_t i = 0; i < n; i++) {
 			struct rte_mbuf *m = b->held[i];
@@ -489,9 +501,11 @@ run_handlers(struct nf_ctx *nf, uint32_t n)
 
 			meta->action = ONVM_ACTION_NEXT;
 			bytes += rte_pktmbuf_pkt_len(m);
+			nf->cur_pkt = m;
 			nf->ops->pkt(m, meta, nf);
 			count_action(&c, meta);
 		}
+		nf->cur_pkt = NULL;
 	}
 	/* held_n may have grown with generated packets. */
 	for (uint32_t i = n; i < b->held_n; i++)
@@ -528,9 +542,17 @@ poll_once(struct nf_ctx *nf)
 static void
 run_tick(struct nf_ctx *nf, uint64_t now_ns)
 {
+	struct onvm_nf_batch *b = &nf->slot->batch;
+
 	batch_open(nf, 0);
+	nf->in_batch = true;
+	nf->nd_batch = false;
 	nf->ops->tick(nf, now_ns);
-	if (nf->slot->batch.held_n > 0)
+	nf->in_batch = false;
+	if (nf->nd_batch)
+		for (uint32_t i = 0; i < b->held_n; i++)
+			nf_mark_nd(b->held[i]);
+	if (b->held_n > 0)
 		batch_emit(nf);
 }
 
@@ -634,6 +656,33 @@ nf_pkt_send(struct nf_ctx *nf, struct rte_mbuf *pkt)
 	__atomic_store_n(&b->held_n, b->held_n + 1, __ATOMIC_RELEASE);
 	nf->slot->stats.generated++;
 	return 0;
+}
+
+static void
+nd_mark_current(struct nf_ctx *nf)
+{
+	if (nf->cur_pkt != NULL)
+		nf_mark_nd(nf->cur_pkt);
+	else if (nf->in_batch)
+		nf->nd_batch = true;
+	nf->slot->stats.nd_events++;
+}
+
+uint64_t
+nf_nd_rand(struct nf_ctx *nf)
+{
+	nd_mark_current(nf);
+	return rte_rand();
+}
+
+uint64_t
+nf_nd_time_ns(struct nf_ctx *nf)
+{
+	struct timespec ts;
+
+	nd_mark_current(nf);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 static void

@@ -11,6 +11,7 @@
  *   -d US                       busy-wait US microseconds per packet
  *   -k N                        SIGKILL itself while handling its Nth packet
  *   -b                          invalid action value (tests the manager's check)
+ *   -N K                        draw an ND random number on every Kth packet
  */
 #include <signal.h>
 #include <stdio.h>
@@ -27,6 +28,7 @@ struct test_conf {
 	uint16_t dest;
 	uint64_t delay_cycles;
 	uint64_t kill_at;
+	uint64_t nd_every;
 	uint64_t seen;
 };
 
@@ -39,6 +41,8 @@ test_packet(struct rte_mbuf *pkt, struct onvm_pkt_meta *meta, struct nf_ctx *nf)
 	c->seen++;
 	if (c->kill_at != 0 && c->seen == c->kill_at)
 		kill(getpid(), SIGKILL);
+	if (c->nd_every != 0 && c->seen % c->nd_every == 0)
+		(void)nf_nd_rand(nf);
 	if (c->delay_cycles != 0) {
 		uint64_t end = rte_get_tsc_cycles() + c->delay_cycles;
 
@@ -81,7 +85,7 @@ main(int argc, char **argv)
 		return 1;
 	argc -= n;
 	argv += n;
-	while ((opt = getopt(argc, argv, "a:d:k:b")) != -1) {
+	while ((opt = getopt(argc, argv, "a:d:k:bN:")) != -1) {
 		switch (opt) {
 		case 'a':
 			if (parse_action(optarg, &conf) < 0)
@@ -95,6 +99,9 @@ main(int argc, char **argv)
 			break;
 		case 'b':
 			conf.action = 77;
+			break;
+		case 'N':
+			conf.nd_every = strtoull(optarg, NULL, 10);
 			break;
 		default:
 			goto bad;
