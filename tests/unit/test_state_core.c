@@ -29,7 +29,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "state_core.h"
+#include "onvm_state.h"
 
 #define MIB (UINT64_C(1) << 20)
 

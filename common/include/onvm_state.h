@@ -3,7 +3,7 @@
  */
 
 /*
- * state_core.h -- NF state regions, dirty tracking and crash-atomic commit
+ * onvm_state.h -- NF state regions, dirty tracking and crash-atomic commit
  * (the core of local resiliency, SPEC §4-§5).
  *
  * Contract.  An NF declares up to NF_STATE_MAX_REGIONS named regions.  A pure
@@ -25,14 +25,14 @@
  * active NF dies at any instruction, nf_state_recover() (run by the standby)
  * leaves canonical == replica == the last batch whose commit point was
  * reached; it returns that batch's sequence number.  How and why: see the
- * opening comment of state_core.c.
+ * opening comment of onvm_state.c.
  *
  * One nf_state_set handle per process; handles are not thread-safe, and only
  * one process may touch/commit a block at a time (the active NF, or the
  * standby after it recovered).  No EAL call is made here.
  */
-#ifndef NF_STATE_CORE_H
-#define NF_STATE_CORE_H
+#ifndef ONVM_STATE_H
+#define ONVM_STATE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -112,7 +112,7 @@ enum nf_state_step {
 /* Test-only: called between steps so a test can longjmp out ("crash"). */
 typedef void nf_state_step_fn(void *arg, enum nf_state_step step, uint32_t k);
 
-/* Shared header at offset 0 of the block.  Private to state_core.c; here
+/* Shared header at offset 0 of the block.  Private to onvm_state.c; here
  * only so tests can inspect it and damage it on purpose. */
 struct nf_state_hdr {
 	uint64_t magic; /* written last by format */
@@ -128,7 +128,7 @@ struct nf_state_hdr {
 	uint32_t dirty_n[NF_STATE_MAX_REGIONS] __rte_cache_aligned;
 } __rte_cache_aligned;
 
-/* Process-local view of a block.  Its fields are private to state_core.c;
+/* Process-local view of a block.  Its fields are private to onvm_state.c;
  * the struct is here so callers can embed the handle without allocating. */
 struct nf_state_region {
 	uint8_t *canon;
@@ -217,4 +217,4 @@ const struct nf_state_stats *nf_state_stats(const struct nf_state_set *set);
 /* Test-only crash injection; fn NULL turns it off. */
 void nf_state_set_step_hook(struct nf_state_set *set, nf_state_step_fn *fn, void *arg);
 
-#endif /* NF_STATE_CORE_H */
+#endif /* ONVM_STATE_H */

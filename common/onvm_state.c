@@ -3,7 +3,7 @@
  */
 
 /*
- * state_core.c -- state regions, dirty tracking and the batch commit protocol.
+ * onvm_state.c -- state regions, dirty tracking and the batch commit protocol.
  *
  * The block handed to us is laid out as
  *
@@ -64,7 +64,7 @@
 #include <rte_common.h>
 #include <rte_branch_prediction.h>
 
-#include "state_core.h"
+#include "onvm_state.h"
 
 #define STATE_MAGIC	 UINT64_C(0x4e46535441544531) /* "NFSTATE1" */
 #define STATE_VERSION	 1
