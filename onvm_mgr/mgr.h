@@ -151,6 +151,7 @@ int mgr_nf_ctl_init(void);
 int mgr_nf_launch_all(void);
 int mgr_nf_wait_ready(uint32_t timeout_ms);
 int mgr_ctl_poll(void);
+void mgr_ctl_serve(void);	/* serve parked control requests now (start-up waits) */
 void mgr_nf_stop_all(void);     /* ask every NF to leave its loop */
 void mgr_nf_kill_launched(void); /* SIGKILL launched NFs still alive */
 void mgr_nf_wake(struct onvm_nf_slot *slot);

@@ -123,6 +123,10 @@ tel_nfs(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(c, "tx_wait", s->stats.tx_wait);
 		rte_tel_data_add_dict_u64(c, "wakeups", s->stats.wakeups);
 		rte_tel_data_add_dict_u64(c, "nd_events", s->stats.nd_events);
+		rte_tel_data_add_dict_u64(c, "state_bytes", s->state_size);
+		rte_tel_data_add_dict_u64(c, "state_seq", s->state_seq);
+		rte_tel_data_add_dict_u64(c, "state_chunks_committed", s->state_chunks);
+		rte_tel_data_add_dict_u64(c, "bad_touches", s->stats.bad_touches);
 		rte_tel_data_add_dict_u64(c, "enqueued", nf_enq(id, false));
 		rte_tel_data_add_dict_u64(c, "enqueue_drops", nf_enq(id, true));
 		rte_tel_data_add_dict_u64(c, "rx_ring_count", rte_ring_count(s->rx_ring));

@@ -46,6 +46,9 @@ extern "C" {
 /* rte_mp IPC action names (NF -> manager requests, synchronous replies). */
 #define ONVM_MP_NF_REGISTER "onvm_nf_register"
 #define ONVM_MP_NF_UNREGISTER "onvm_nf_unregister"
+#define ONVM_MP_NF_STATE "onvm_nf_state"
+#define ONVM_STATE_MZ_FMT "onvm_state%u_%u" /* instance, generation */
+#define ONVM_STATE_MAX_REGIONS 16 /* == NF_STATE_MAX_REGIONS */
 
 #define ONVM_MAX_NFS 64		/* NF slots == instance ids 0..63 */
 #define ONVM_MAX_SERVICES 64	/* service ids 1..63; 0 is "none" */
@@ -137,6 +140,7 @@ struct onvm_nf_stats {
 	uint64_t batches;
 	uint64_t wakeups;   /* times it slept and was woken */
 	uint64_t nd_events; /* calls of the ND helpers */
+	uint64_t bad_touches; /* nf_touch() outside every state region */
 } __rte_cache_aligned;
 
 /* Counters kept by the manager about one NF (one writer per field group). */
@@ -146,6 +150,14 @@ struct onvm_nf_mgr_stats {
 	uint64_t deq;	      /* packets taken from its TX ring */
 	uint64_t reclaimed;   /* mbufs returned to the pool after it died */
 } __rte_cache_aligned;
+
+/* A state region the NF asks for (written by the NF before ONVM_MP_NF_STATE). */
+struct onvm_nf_state_req {
+	char name[ONVM_NAME_LEN];
+	uint64_t size;
+	uint32_t chunk_size; /* 0: default */
+	uint32_t pad;
+};
 
 struct onvm_nf_slot {
 	/* Manager-written control part. */
@@ -174,6 +186,15 @@ struct onvm_nf_slot {
 	struct onvm_nf_batch batch;
 	struct onvm_nf_stats stats;
 	struct onvm_nf_mgr_stats mstats;
+
+	/* State regions: requested by the NF, allocated by the manager in one
+	 * memzone (see onvm_state.h for its layout). */
+	uint32_t n_state_req;
+	struct onvm_nf_state_req state_req[ONVM_STATE_MAX_REGIONS];
+	char state_mz[ONVM_NAME_LEN]; /* memzone name, "" if none */
+	uint64_t state_size;
+	uint64_t state_seq;	      /* last committed batch (NF-written) */
+	uint64_t state_chunks;	      /* chunks committed in all (NF-written) */
 } __rte_cache_aligned;
 
 /*
@@ -252,6 +273,16 @@ struct onvm_mp_register_rep {
 	int32_t result;	      /* 0 or -errno */
 	uint16_t instance_id;
 	char reason[96];
+};
+
+struct onvm_mp_state_req {
+	uint16_t instance_id;
+	uint32_t generation;
+};
+
+struct onvm_mp_state_rep {
+	int32_t result; /* 0 or -errno */
+	char reason[160];
 };
 
 struct onvm_mp_unregister_req {

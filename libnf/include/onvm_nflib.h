@@ -55,6 +55,9 @@ struct nf_ops {
 	nf_batch_handler_t batch;
 	nf_tick_handler_t tick;	  /* optional */
 	uint32_t tick_ms;	  /* tick period, default 1000 */
+	/* Optional: called once by nf_fini() after the last packet was handled
+	 * and before libnf detaches (state regions are still mapped). */
+	void (*fini)(struct nf_ctx *nf);
 };
 
 /* Offset of struct onvm_pkt_meta in every mbuf; valid after nf_init(). */
@@ -129,6 +132,27 @@ nf_pkt_out(struct onvm_pkt_meta *meta, uint16_t port_id)
  */
 struct rte_mbuf *nf_pkt_alloc(struct nf_ctx *nf);
 int nf_pkt_send(struct nf_ctx *nf, struct rte_mbuf *pkt);
+
+/*
+ * State regions.  Declare every region before nf_run() with
+ * nf_state_declare(), then nf_state_map() once: the manager allocates the
+ * regions (and a replica of each for a standby) in hugepage memory that
+ * outlives the NF.  nf_state_ptr() gives a region's address.
+ *
+ * The contract: call nf_touch() on a range BEFORE writing it.  libnf commits
+ * the touched chunks to the replica at the end of every batch, atomically
+ * (process -> commit -> emit), so the replica always holds the state that
+ * matches exactly the packets the NF has emitted.  Writes to untouched memory
+ * are not committed.  Regions are used in place, so pointers into them stay
+ * valid for a standby on the same node.
+ *
+ * chunk_size: dirty-tracking granularity, a power of two 64 B..1 MiB (0: 1 KB).
+ * Returns 0 or a negative errno with the reason logged.
+ */
+int nf_state_declare(struct nf_ctx *nf, const char *name, size_t size, size_t chunk_size);
+int nf_state_map(struct nf_ctx *nf);
+void *nf_state_ptr(struct nf_ctx *nf, const char *name);
+void nf_touch(struct nf_ctx *nf, const void *ptr, size_t len);
 
 /*
  * Non-determinism.  A decision that a replay of the same input might take

@@ -49,6 +49,7 @@
 #include <rte_ring.h>
 
 #include "onvm_nflib.h"
+#include "onvm_state.h"
 
 RTE_LOG_REGISTER_IMPL(nf_logtype, "onvm.libnf", INFO);
 #define NF_LOG(level, fmt, ...) \
@@ -79,6 +80,8 @@ struct nf_ctx {
 	struct rte_mbuf *cur_pkt;
 	bool in_batch;
 	bool nd_batch; /* an ND helper ran in this batch's batch handler/tick */
+	bool has_state;
+	struct nf_state_set state;
 	char name[ONVM_NAME_LEN];
 };
 
@@ -519,6 +522,16 @@ run_handlers(struct nf_ctx *nf, uint32_t n)
 	st->batches++;
 }
 
+/* End of batch: make what the batch touched durable before it is emitted. */
+static inline void
+state_commit(struct nf_ctx *nf)
+{
+	if (!nf->has_state)
+		return;
+	nf->slot->state_seq = nf_state_commit(&nf->state);
+	nf->slot->state_chunks = nf_state_stats(&nf->state)->chunks_committed;
+}
+
 /* Process one burst; returns the number of packets received. */
 static uint32_t
 poll_once(struct nf_ctx *nf)
@@ -535,6 +548,7 @@ poll_once(struct nf_ctx *nf)
 	if (unlikely(nf->slot->first_pkt_ns == 0))
 		nf->slot->first_pkt_ns = mono_ns();
 	run_handlers(nf, n);
+	state_commit(nf);
 	batch_emit(nf);
 	return n;
 }
@@ -552,6 +566,7 @@ run_tick(struct nf_ctx *nf, uint64_t now_ns)
 	if (nf->nd_batch)
 		for (uint32_t i = 0; i < b->held_n; i++)
 			nf_mark_nd(b->held[i]);
+	state_commit(nf);
 	if (b->held_n > 0)
 		batch_emit(nf);
 }
@@ -658,6 +673,111 @@ nf_pkt_send(struct nf_ctx *nf, struct rte_mbuf *pkt)
 	return 0;
 }
 
+int
+nf_state_declare(struct nf_ctx *nf, const char *name, size_t size, size_t chunk_size)
+{
+	struct onvm_nf_slot *s = nf->slot;
+	struct onvm_nf_state_req *r;
+
+	if (nf->has_state) {
+		NF_LOG(ERR, "state region '%s': declare every region before nf_state_map()", name);
+		return -EBUSY;
+	}
+	if (s->n_state_req >= ONVM_STATE_MAX_REGIONS) {
+		NF_LOG(ERR, "state region '%s': at most %d regions", name, ONVM_STATE_MAX_REGIONS);
+		return -E2BIG;
+	}
+	if (name == NULL || strlen(name) == 0 || strlen(name) >= ONVM_NAME_LEN) {
+		NF_LOG(ERR, "state region name must be 1..%d characters", ONVM_NAME_LEN - 1);
+		return -EINVAL;
+	}
+	/* Everything else (size, chunk, duplicates) is checked by the layout,
+	 * once, when the manager allocates. */
+	r = &s->state_req[s->n_state_req];
+	memset(r, 0, sizeof(*r));
+	strlcpy(r->name, name, sizeof(r->name));
+	r->size = size;
+	r->chunk_size = chunk_size;
+	s->n_state_req++;
+	return 0;
+}
+
+int
+nf_state_map(struct nf_ctx *nf)
+{
+	struct timespec ts = {.tv_sec = NF_MP_TIMEOUT_S};
+	struct onvm_mp_state_req req = {
+		.instance_id = nf->instance_id,
+		.generation = nf->slot->generation,
+	};
+	struct onvm_mp_state_rep rep;
+	struct rte_mp_reply reply = {0};
+	struct rte_mp_msg msg = {0};
+	struct nf_state_layout layout;
+	struct nf_state_request reqs[ONVM_STATE_MAX_REGIONS];
+	const struct rte_memzone *mz;
+	char err[160];
+	int ret;
+
+	if (nf->has_state)
+		return -EALREADY;
+	strlcpy(msg.name, ONVM_MP_NF_STATE, sizeof(msg.name));
+	memcpy(msg.param, &req, sizeof(req));
+	msg.len_param = sizeof(req);
+	if (rte_mp_request_sync(&msg, &reply, &ts) != 0 || reply.nb_received != 1) {
+		free(reply.msgs);
+		NF_LOG(ERR, "state allocation got no answer from the manager");
+		return -ETIMEDOUT;
+	}
+	memcpy(&rep, reply.msgs[0].param, sizeof(rep));
+	free(reply.msgs);
+	if (rep.result < 0) {
+		NF_LOG(ERR, "state allocation refused: %s", rep.reason);
+		return rep.result;
+	}
+	mz = rte_memzone_lookup(nf->slot->state_mz);
+	if (mz == NULL) {
+		NF_LOG(ERR, "state memzone %s not found", nf->slot->state_mz);
+		return -ENOENT;
+	}
+	/* Attach checks the block against the layout we declared. */
+	for (uint32_t i = 0; i < nf->slot->n_state_req; i++)
+		reqs[i] = (struct nf_state_request){.name = nf->slot->state_req[i].name,
+						    .size = nf->slot->state_req[i].size,
+						    .chunk_size = nf->slot->state_req[i].chunk_size};
+	ret = nf_state_layout_compute(&layout, reqs, nf->slot->n_state_req, err, sizeof(err));
+	if (ret == 0)
+		ret = nf_state_attach(&nf->state, mz->addr, mz->len, &layout, err, sizeof(err));
+	if (ret < 0) {
+		NF_LOG(ERR, "state: %s", err);
+		return ret;
+	}
+	nf->has_state = true;
+	NF_LOG(INFO, "%s: %u state regions mapped (%" PRIu64 " bytes)", nf->name,
+	       nf->slot->n_state_req, nf->slot->state_size);
+	return 0;
+}
+
+void *
+nf_state_ptr(struct nf_ctx *nf, const char *name)
+{
+	int r;
+
+	if (!nf->has_state)
+		return NULL;
+	r = nf_state_region_find(&nf->state, name);
+	return r < 0 ? NULL : nf_state_region_ptr(&nf->state, r);
+}
+
+void
+nf_touch(struct nf_ctx *nf, const void *ptr, size_t len)
+{
+	/* Out-of-region touches are bugs in the NF; count them rather than
+	 * crash the data path. */
+	if (unlikely(nf_state_touch_ptr(&nf->state, ptr, len) < 0))
+		nf->slot->stats.bad_touches++;
+}
+
 static void
 nd_mark_current(struct nf_ctx *nf)
 {
@@ -716,6 +836,8 @@ nf_fini(struct nf_ctx *nf)
 		if (nf->ops != NULL && !nf->slot->stop)
 			while (poll_once(nf) > 0)
 				;
+		if (nf->ops != NULL && nf->ops->fini != NULL)
+			nf->ops->fini(nf);
 		NF_LOG(INFO, "%s: rx %" PRIu64 " tx %" PRIu64 " drop %" PRIu64, nf->name,
 		       nf->slot->stats.rx, nf->slot->stats.tx, nf->slot->stats.act_drop);
 	}

@@ -11,10 +11,12 @@
  * "malformed" by reason.  Both are still forwarded: a monitor observes, it
  * does not filter.
  *
- * The table is open addressing with linear probing in one flat array of
- * fixed size (-f, a power of two): no pointers, so the same layout can live
- * in a libnf state region later.  When it is full, new flows are counted in
- * "untracked" rather than evicting old ones.
+ * The counters live in two libnf state regions -- "totals" and "flows", an
+ * open-addressing table with linear probing of fixed size (-f, a power of
+ * two) -- and every update is announced with nf_touch() first, so libnf
+ * commits them to the replica at the end of each batch and a standby takes
+ * over exactly the counts of the packets this NF emitted.  When the table is
+ * full, new flows are counted in "untracked" rather than evicting old ones.
  *
  * Output: a summary every -p seconds on stdout, and with -e FILE a JSON
  * export written on exit (and on every print when -E is given).  "%i" in
@@ -37,14 +39,21 @@ struct flow_entry {
 	uint64_t bytes;
 };
 
-struct monitor {
-	uint32_t mask; /* capacity - 1 */
+/* Region "totals". */
+struct monitor_totals {
 	uint32_t nflows;
-	struct flow_entry *table;
+	uint32_t pad;
 	uint64_t packets, bytes;
 	uint64_t non_ip;
 	uint64_t untracked;
 	uint64_t malformed[ONVM_PARSE_REASON_MAX];
+};
+
+struct monitor {
+	struct nf_ctx *nf;
+	uint32_t mask;		    /* capacity - 1 */
+	struct flow_entry *table;   /* region "flows" */
+	struct monitor_totals *t;   /* region "totals" */
 	uint32_t print_s;
 	uint64_t last_print_ns;
 	const char *export_path;
@@ -73,11 +82,12 @@ flow_lookup(struct monitor *m, const struct onvm_flow_key *k)
 
 		if (!e->used) {
 			/* Keep a quarter free so probe sequences stay short. */
-			if (m->nflows >= (m->mask + 1) - (m->mask + 1) / 4)
+			if (m->t->nflows >= (m->mask + 1) - (m->mask + 1) / 4)
 				return NULL;
+			nf_touch(m->nf, e, sizeof(*e));
 			e->used = 1;
 			e->key = *k;
-			m->nflows++;
+			m->t->nflows++;
 			return e;
 		}
 		if (memcmp(&e->key, k, sizeof(*k)) == 0)
@@ -94,8 +104,9 @@ monitor_packet(struct rte_mbuf *pkt, struct onvm_pkt_meta *meta, struct nf_ctx *
 	struct onvm_pkt_info pi;
 	enum onvm_parse_reason r = nf_pkt_parse(pkt, &pi);
 
-	m->packets++;
-	m->bytes += len;
+	nf_touch(nf, m->t, sizeof(*m->t));
+	m->t->packets++;
+	m->t->bytes += len;
 	if (r == ONVM_PARSE_OK) {
 		struct onvm_flow_key k;
 		struct flow_entry *e;
@@ -103,15 +114,16 @@ monitor_packet(struct rte_mbuf *pkt, struct onvm_pkt_meta *meta, struct nf_ctx *
 		onvm_flow_key_from_info(&pi, &k);
 		e = flow_lookup(m, &k);
 		if (e != NULL) {
+			nf_touch(nf, e, sizeof(*e));
 			e->packets++;
 			e->bytes += len;
 		} else {
-			m->untracked++;
+			m->t->untracked++;
 		}
 	} else if (r == ONVM_PARSE_NOT_IPV4) {
-		m->non_ip++;
+		m->t->non_ip++;
 	} else {
-		m->malformed[r]++;
+		m->t->malformed[r]++;
 	}
 	nf_pkt_next(meta);
 }
@@ -136,16 +148,16 @@ export_json(const struct monitor *m, const char *path)
 	f = fopen(tmp, "w");
 	if (f == NULL)
 		return -1;
-	fprintf(f, "{\n  \"packets\": %" PRIu64 ",\n  \"bytes\": %" PRIu64 ",\n", m->packets,
-		m->bytes);
-	fprintf(f, "  \"non_ip\": %" PRIu64 ",\n  \"untracked\": %" PRIu64 ",\n", m->non_ip,
-		m->untracked);
+	fprintf(f, "{\n  \"packets\": %" PRIu64 ",\n  \"bytes\": %" PRIu64 ",\n",
+		m->t->packets, m->t->bytes);
+	fprintf(f, "  \"non_ip\": %" PRIu64 ",\n  \"untracked\": %" PRIu64 ",\n",
+		m->t->non_ip, m->t->untracked);
 	fprintf(f, "  \"malformed\": {");
 	for (int r = ONVM_PARSE_TRUNC_L2; r < ONVM_PARSE_REASON_MAX; r++) {
 		if (r == ONVM_PARSE_NOT_IPV4)
 			continue;
 		fprintf(f, "%s\"%s\": %" PRIu64, first ? "" : ", ", onvm_parse_reason_str(r),
-			m->malformed[r]);
+			m->t->malformed[r]);
 		first = false;
 	}
 	fprintf(f, "},\n  \"flows\": [");
@@ -176,10 +188,11 @@ print_summary(const struct monitor *m, const char *name)
 	uint64_t bad = 0;
 
 	for (int r = 0; r < ONVM_PARSE_REASON_MAX; r++)
-		bad += m->malformed[r];
+		bad += m->t->malformed[r];
 	printf("%s: %" PRIu64 " pkts %" PRIu64 " bytes, %u flows, non-ip %" PRIu64
 	       ", malformed %" PRIu64 ", untracked %" PRIu64 "\n",
-	       name, m->packets, m->bytes, m->nflows, m->non_ip, bad, m->untracked);
+	       name, m->t->packets, m->t->bytes, m->t->nflows, m->t->non_ip, bad,
+	       m->t->untracked);
 	fflush(stdout);
 }
 
@@ -219,12 +232,29 @@ expand_instance(const char *in, uint16_t instance, char *out, size_t len)
 	return 0;
 }
 
+static int export_failed;
+
+/* After the last packet (nf_fini drains the queue first), state still mapped. */
+static void
+monitor_fini(struct nf_ctx *nf)
+{
+	struct monitor *m = nf_user(nf);
+
+	print_summary(m, nf_name(nf));
+	if (m->export_path != NULL && export_json(m, m->export_path) < 0) {
+		fprintf(stderr, "basic_monitor: cannot write %s\n", m->export_path);
+		export_failed = 1;
+	}
+}
+
 int
 main(int argc, char **argv)
 {
 	static char export_buf[4096];
 	struct monitor m = {.print_s = 5};
-	struct nf_ops ops = {.pkt = monitor_packet, .tick = monitor_tick, .tick_ms = 100};
+	struct nf_ops ops = {
+		.pkt = monitor_packet, .tick = monitor_tick, .tick_ms = 100, .fini = monitor_fini,
+	};
 	unsigned long flows = 65536;
 	struct nf_ctx *nf;
 	int n, opt, ret = 0;
@@ -277,24 +307,19 @@ main(int argc, char **argv)
 	}
 	if (m.export_path != NULL)
 		m.export_path = export_buf;
+	m.nf = nf;
 	m.mask = flows - 1;
-	m.table = calloc(flows, sizeof(*m.table));
-	if (m.table == NULL) {
-		fprintf(stderr, "basic_monitor: no memory for %lu flows\n", flows);
+	if (nf_state_declare(nf, "totals", sizeof(struct monitor_totals), 0) < 0 ||
+	    nf_state_declare(nf, "flows", flows * sizeof(struct flow_entry), 0) < 0 ||
+	    nf_state_map(nf) < 0) {
+		fprintf(stderr, "basic_monitor: no state memory for %lu flows\n", flows);
 		ret = 1;
 		goto out;
 	}
+	m.t = nf_state_ptr(nf, "totals");
+	m.table = nf_state_ptr(nf, "flows");
 	nf_run(nf, &ops, &m);
-	print_summary(&m, nf_name(nf));
-	if (m.export_path != NULL && export_json(&m, m.export_path) < 0) {
-		fprintf(stderr, "basic_monitor: cannot write %s\n", m.export_path);
-		ret = 1;
-	}
 out:
-	nf_fini(nf);
-	/* nf_fini() may have run the handler on the last queued packets. */
-	if (m.table != NULL && m.export_path != NULL && ret == 0)
-		export_json(&m, m.export_path);
-	free(m.table);
-	return ret;
+	nf_fini(nf); /* runs monitor_fini() when the monitor ran */
+	return ret != 0 ? ret : export_failed;
 }

@@ -55,6 +55,15 @@ def run_trace(L, name):
     for nf in nfs.values():
         L.expect(nf["rx"] == len(frames) and nf["tx"] == len(frames),
                  f"{name}: NF {nf['name']} rx {nf['rx']} tx {nf['tx']}, want {len(frames)}")
+    # basic_monitor keeps its counters in libnf state regions: batches were
+    # committed (the totals chunk at least), no touch fell outside the regions.
+    mon_nf = [nf for nf in nfs.values() if nf["service"] == 2][0]
+    L.expect(mon_nf["state_bytes"] > 0 and mon_nf["state_seq"] >= 1,
+             f"{name}: monitor state {mon_nf['state_bytes']} bytes, seq {mon_nf['state_seq']}")
+    L.expect(mon_nf["state_chunks_committed"] >= mon_nf["state_seq"] > 0,
+             f"{name}: monitor committed {mon_nf['state_chunks_committed']} chunks in "
+             f"{mon_nf['state_seq']} batches")
+    L.expect(mon_nf["bad_touches"] == 0, f"{name}: monitor bad_touches {mon_nf['bad_touches']}")
     lab.wait_until(lambda: (lambda p: p["in_use"] == p["idle_in_use"])(node.pool()), 10,
                    "pool back to its idle level")
 
