@@ -526,7 +526,8 @@ run_handlers(struct nf_ctx *nf, uint32_t n)
 static inline void
 state_commit(struct nf_ctx *nf)
 {
-	if (!nf->has_state)
+	/* A batch that touched nothing has nothing to make durable. */
+	if (!nf->has_state || nf_state_dirty_chunks(&nf->state) == 0)
 		return;
 	nf->slot->state_seq = nf_state_commit(&nf->state);
 	nf->slot->state_chunks = nf_state_stats(&nf->state)->chunks_committed;
