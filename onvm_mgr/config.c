@@ -506,7 +506,7 @@ static int
 parse_nfs(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 {
 	static const char *const keys[] = {"name", "binary", "service", "instances", "args",
-					   NULL};
+					   "resiliency", NULL};
 	char p[PATH_BUF];
 	json_t *arr, *v;
 	size_t i;
@@ -532,6 +532,21 @@ parse_nfs(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 			return -1;
 		nc->service = svc;
 		nc->instances = inst;
+		{
+			char mode[16] = "none";
+
+			if (get_string(w, v, p, "resiliency", mode, sizeof(mode), false, false) < 0)
+				return -1;
+			if (strcmp(mode, "local") == 0) {
+				nc->local = true;
+			} else if (strcmp(mode, "none") != 0) {
+				char rp[PATH_BUF];
+
+				join_key(rp, p, "resiliency");
+				return cfg_fail(w, rp, "\"%s\" is not a resiliency mode (none, local)",
+						mode);
+			}
+		}
 		if (nc->name[0] == '\0') {
 			const char *base = strrchr(nc->binary, '/');
 

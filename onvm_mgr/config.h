@@ -45,6 +45,7 @@ struct mgr_nf_cfg {
 	char binary[PATH_MAX];
 	uint16_t service;
 	uint16_t instances;
+	bool local;		/* "resiliency": "local": keep a hot standby */
 	int nargs;
 	char *args[MGR_CFG_MAX_ARGS];
 };

@@ -170,6 +170,7 @@ init_shared(void)
 		char name[RTE_RING_NAMESIZE];
 
 		s->instance_id = id;
+		mgr_nf_alive_lock_init(s);
 		snprintf(name, sizeof(name), ONVM_NF_RX_RING_FMT, id);
 		s->rx_ring = rte_ring_create(name, mgr.cfg.nf_ring_size, rte_socket_id(),
 					     RING_F_SC_DEQ);

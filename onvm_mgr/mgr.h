@@ -76,13 +76,21 @@ struct mgr_dp_ctx {
 /* Manager-private facts about one NF slot (not shared with NFs). */
 struct mgr_nf_priv {
 	int pidfd;		/* -1: none */
+	pid_t pid;		/* the process pidfd watches */
 	bool exited;		/* pidfd said the process is gone */
 	bool held_reclaimed;	/* held[] and RX backlog already returned */
 	bool killed;		/* we sent SIGKILL (start timeout, shutdown) */
 	int cfg_index;		/* index in cfg.nfs if launched, else -1 */
 	int exit_status;	/* from waitid, launched NFs only */
 	uint64_t death_ns;
+	/* The standby of this slot, if any (launched or hand-started). */
+	pid_t sb_pid;
+	int sb_pidfd;
+	bool sb_exited;
 };
+
+/* epoll data of a standby's pidfd: slot id | STANDBY_TAG. */
+#define STANDBY_TAG 0x10000u
 
 struct mgr_unit {
 	const char *name;
@@ -123,6 +131,7 @@ struct mgr {
 	volatile bool rx_stopped;
 	volatile bool stop_loops;
 	uint64_t nf_deaths;
+	uint64_t nf_failovers;	/* deaths a standby took over */
 	uint64_t nf_reclaimed_mbufs;
 	uint64_t start_ns;
 	unsigned int idle_pool_in_use; /* measured after start-up */
@@ -148,6 +157,7 @@ uint64_t mgr_drop_total(enum mgr_drop_reason r);
 
 /* nf_ctl.c */
 int mgr_nf_ctl_init(void);
+void mgr_nf_alive_lock_init(struct onvm_nf_slot *s);
 int mgr_nf_launch_all(void);
 int mgr_nf_wait_ready(uint32_t timeout_ms);
 int mgr_ctl_poll(void);

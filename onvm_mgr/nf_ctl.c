@@ -80,6 +80,7 @@ watch_pid(uint16_t id, pid_t pid)
 	struct mgr_nf_priv *p = &mgr.nf_priv[id];
 	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = id};
 
+	p->pid = pid;
 	p->pidfd = pidfd_open(pid);
 	if (p->pidfd < 0) {
 		/* Already gone (ESRCH) or not ours to see: treat as exited. */
@@ -164,6 +165,21 @@ note_slot_used(uint16_t id)
 		__atomic_store_n(&mgr.nf_slots_used, id + 1, __ATOMIC_RELEASE);
 }
 
+/* The active NF's liveness lock: process-shared and robust, so a waiter
+ * learns of the owner's death from the kernel (EOWNERDEAD).  Re-initialised
+ * whenever a slot is freed, so a dead owner's state never leaks into reuse. */
+void
+mgr_nf_alive_lock_init(struct onvm_nf_slot *s)
+{
+	pthread_mutexattr_t attr;
+
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+	pthread_mutex_init(&s->alive_lock, &attr);
+	pthread_mutexattr_destroy(&attr);
+}
+
 static bool
 slot_live(const struct onvm_nf_slot *s)
 {
@@ -222,6 +238,56 @@ refuse(struct onvm_mp_register_rep *rep, int err, const char *fmt, ...)
 	return -err;
 }
 
+/*
+ * A standby attaches to a live instance: nothing about the slot changes but
+ * the record of its standby.  It shares the active's lcore id (or brings its
+ * own, unused one).  ctl_lock held.
+ */
+static int
+register_standby(const struct onvm_mp_register_req *req, struct onvm_mp_register_rep *rep)
+{
+	struct onvm_nf_slot *s;
+	struct mgr_nf_priv *p;
+
+	if (req->instance_id < 0 || req->instance_id >= ONVM_MAX_NFS)
+		return refuse(rep, EINVAL, "a standby needs the instance id of its active (-n)");
+	s = &mgr.shm->nfs[req->instance_id];
+	p = &mgr.nf_priv[req->instance_id];
+	if (s->status != ONVM_NF_READY && s->status != ONVM_NF_RUNNING)
+		return refuse(rep, ESRCH, "instance %d has no running NF to stand by for (%s)",
+			      req->instance_id, mgr_nf_status_str(s->status));
+	if (s->service_id != req->service_id)
+		return refuse(rep, EINVAL, "instance %d serves service %u, not %u",
+			      req->instance_id, s->service_id, req->service_id);
+	if (s->standby_pid != 0 && s->standby_pid != req->pid)
+		return refuse(rep, EBUSY, "instance %d already has standby pid %d",
+			      req->instance_id, s->standby_pid);
+	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
+		const struct onvm_nf_slot *o = &mgr.shm->nfs[id];
+
+		if (id != req->instance_id && o->status != ONVM_NF_FREE &&
+		    o->lcore_id == req->lcore_id)
+			return refuse(rep, EBUSY, "lcore id %u is used by NF '%s' (instance %u)",
+				      req->lcore_id, o->name, id);
+	}
+	if (p->sb_pid != req->pid) {
+		/* Started by hand: watch it ourselves. */
+		struct epoll_event ev = {.events = EPOLLIN,
+					 .data.u32 = (uint32_t)req->instance_id | STANDBY_TAG};
+
+		p->sb_pid = req->pid;
+		p->sb_exited = false;
+		p->sb_pidfd = pidfd_open(req->pid);
+		if (p->sb_pidfd < 0 || epoll_ctl(mgr.epfd, EPOLL_CTL_ADD, p->sb_pidfd, &ev) < 0)
+			p->sb_exited = true;
+	}
+	s->standby_pid = req->pid;
+	rep->instance_id = req->instance_id;
+	NFCTL_LOG(INFO, "standby pid %d of NF '%s' (instance %d) registered", req->pid, s->name,
+		  req->instance_id);
+	return 0;
+}
+
 /* Pick and fill a slot for a registration request; ctl_lock held. */
 static int
 do_register(const struct onvm_mp_register_req *req, struct onvm_mp_register_rep *rep)
@@ -237,6 +303,8 @@ do_register(const struct onvm_mp_register_req *req, struct onvm_mp_register_rep 
 			      ONVM_MAX_SERVICES - 1);
 	if (mgr.shm->shutting_down)
 		return refuse(rep, ESHUTDOWN, "the manager is shutting down");
+	if (req->standby)
+		return register_standby(req, rep);
 	if (req->lcore_id < RTE_MAX_LCORE && rte_lcore_is_enabled(req->lcore_id))
 		return refuse(rep, EBUSY,
 			      "lcore id %u is one of the manager's; start the NF with "
@@ -522,6 +590,7 @@ mgr_nf_ctl_init(void)
 	pthread_mutex_init(&mgr.ctl_lock, &attr);
 	for (int i = 0; i < ONVM_MAX_NFS; i++) {
 		mgr.nf_priv[i].pidfd = -1;
+		mgr.nf_priv[i].sb_pidfd = -1;
 		mgr.nf_priv[i].cfg_index = -1;
 	}
 	mgr.epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -573,11 +642,11 @@ resolve_binary(const char *bin, char *out, size_t len)
 	return -ENOENT;
 }
 
-static int
-launch_one(int cfg_index, uint16_t id)
+/* fork/exec NF `cfg_index` for slot `id`, as its active or its standby. */
+static pid_t
+spawn_nf(int cfg_index, uint16_t id, bool standby)
 {
 	const struct mgr_nf_cfg *nc = &mgr.cfg.nfs[cfg_index];
-	struct onvm_nf_slot *slot = &mgr.shm->nfs[id];
 	char path[PATH_MAX], prefix[96], lcores[96], svc[8], inst[8];
 	char *argv[MGR_CFG_MAX_ARGS + 24];
 	int a = 0;
@@ -589,6 +658,8 @@ launch_one(int cfg_index, uint16_t id)
 		return -ENOENT;
 	}
 	snprintf(prefix, sizeof(prefix), "--file-prefix=%s", mgr.file_prefix);
+	/* A standby shares its active's lcore id: they never run together, and
+	 * the one promoted flushes the dead one's mempool cache first. */
 	if (mgr.cfg.nf_cpus[0] != '\0')
 		snprintf(lcores, sizeof(lcores), "--lcores=%u@(%s)", ONVM_NF_LCORE_BASE + id,
 			 mgr.cfg.nf_cpus);
@@ -609,25 +680,15 @@ launch_one(int cfg_index, uint16_t id)
 	argv[a++] = inst;
 	argv[a++] = "-N";
 	argv[a++] = (char *)nc->name;
+	if (standby)
+		argv[a++] = "--standby";
 	argv[a++] = "--";
 	for (int i = 0; i < nc->nargs; i++)
 		argv[a++] = nc->args[i];
 	argv[a] = NULL;
 
-	note_slot_used(id);
-	slot->status = ONVM_NF_STARTING;
-	slot->launched = 1;
-	slot->launch_ns = mgr_now_ns();
-	rte_strscpy(slot->name, nc->name, sizeof(slot->name));
-	slot->service_id = nc->service;
-	mgr.nf_priv[id].cfg_index = cfg_index;
-	mgr.nf_priv[id].exited = false;
-	mgr.nf_priv[id].held_reclaimed = false;
-	mgr.nf_priv[id].killed = false;
-
 	pid = fork();
 	if (pid < 0) {
-		slot->status = ONVM_NF_FREE;
 		MGR_LOG(ERR, "fork for NF '%s': %s", nc->name, strerror(errno));
 		return -errno;
 	}
@@ -643,11 +704,57 @@ launch_one(int cfg_index, uint16_t id)
 		fprintf(stderr, "onvm_mgr: exec %s: %s\n", path, strerror(errno));
 		_exit(127);
 	}
+	MGR_LOG(INFO, "launched %s '%s' (%s) pid %d for instance %u of service %u",
+		standby ? "standby of NF" : "NF", nc->name, path, pid, id, nc->service);
+	return pid;
+}
+
+static int
+launch_one(int cfg_index, uint16_t id)
+{
+	const struct mgr_nf_cfg *nc = &mgr.cfg.nfs[cfg_index];
+	struct onvm_nf_slot *slot = &mgr.shm->nfs[id];
+	pid_t pid;
+
+	note_slot_used(id);
+	slot->status = ONVM_NF_STARTING;
+	slot->launched = 1;
+	slot->launch_ns = mgr_now_ns();
+	rte_strscpy(slot->name, nc->name, sizeof(slot->name));
+	slot->service_id = nc->service;
+	mgr.nf_priv[id].cfg_index = cfg_index;
+	mgr.nf_priv[id].exited = false;
+	mgr.nf_priv[id].held_reclaimed = false;
+	mgr.nf_priv[id].killed = false;
+	pid = spawn_nf(cfg_index, id, false);
+	if (pid < 0) {
+		slot->status = ONVM_NF_FREE;
+		return pid;
+	}
 	slot->pid = pid;
 	watch_pid(id, pid);
-	MGR_LOG(INFO, "launched NF '%s' (%s) pid %d as instance %u of service %u", nc->name,
-		path, pid, id, nc->service);
 	return 0;
+}
+
+/* Start a standby for a running, launched NF configured "local". */
+static void
+launch_standby(uint16_t id)
+{
+	struct onvm_nf_slot *s = &mgr.shm->nfs[id];
+	struct mgr_nf_priv *p = &mgr.nf_priv[id];
+	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = id | STANDBY_TAG};
+	pid_t pid = spawn_nf(p->cfg_index, id, true);
+
+	if (pid < 0)
+		return;
+	s->standby_pid = pid;
+	p->sb_pid = pid;
+	p->sb_exited = false;
+	p->sb_pidfd = pidfd_open(pid);
+	if (p->sb_pidfd < 0 || epoll_ctl(mgr.epfd, EPOLL_CTL_ADD, p->sb_pidfd, &ev) < 0) {
+		NFCTL_LOG(ERR, "cannot watch standby pid %d: %s", pid, strerror(errno));
+		p->sb_exited = true;
+	}
 }
 
 int
@@ -688,6 +795,19 @@ collect_events(int timeout_ms)
 
 			if (read(mgr.ctl_evfd, &v, sizeof(v)) < 0)
 				continue;
+			continue;
+		}
+		if ((id & STANDBY_TAG) && (id & ~STANDBY_TAG) < ONVM_MAX_NFS) {
+			struct mgr_nf_priv *p = &mgr.nf_priv[id & ~STANDBY_TAG];
+			siginfo_t si = {0};
+
+			if (p->sb_pidfd >= 0) {
+				syscall(SYS_waitid, P_PIDFD, p->sb_pidfd, &si, WEXITED | WNOHANG, NULL);
+				epoll_ctl(mgr.epfd, EPOLL_CTL_DEL, p->sb_pidfd, NULL);
+				close(p->sb_pidfd);
+				p->sb_pidfd = -1;
+			}
+			p->sb_exited = true;
 			continue;
 		}
 		if (id < ONVM_MAX_NFS) {
@@ -800,6 +920,36 @@ reclaim_held(uint16_t id)
 	NFCTL_LOG(INFO, "NF '%s' instance %u: %u mbufs returned to the pool", s->name, id, freed);
 }
 
+/*
+ * The active of slot `id` died and its standby lives: the standby promotes
+ * itself (it woke on the robust mutex long before this pidfd event), so the
+ * manager reclaims nothing -- rings, held packets and state now belong to the
+ * standby -- and only moves its watch to the standby's pid.  A fresh standby
+ * is launched once the slot runs again.  ctl_lock held.
+ */
+static void
+hand_over(uint16_t id)
+{
+	struct onvm_nf_slot *s = &mgr.shm->nfs[id];
+	struct mgr_nf_priv *p = &mgr.nf_priv[id];
+	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = id};
+
+	mgr.nf_deaths++;
+	mgr.nf_failovers++;
+	NFCTL_LOG(WARNING, "NF '%s' (pid %d, instance %u) died: standby pid %d takes over",
+		  s->name, p->pid, id, p->sb_pid);
+	p->pid = p->sb_pid;
+	p->pidfd = p->sb_pidfd;
+	p->sb_pidfd = -1;
+	if (p->pidfd >= 0)
+		epoll_ctl(mgr.epfd, EPOLL_CTL_MOD, p->pidfd, &ev);
+	s->pid = p->sb_pid;
+	s->standby_pid = 0;
+	p->sb_pid = 0;
+	p->exited = false;
+	p->killed = false;
+}
+
 /* Advance one slot whose process is gone; ctl_lock held. */
 static int
 handle_exit(uint16_t id)
@@ -825,6 +975,9 @@ handle_exit(uint16_t id)
 		s->status = ONVM_NF_DEAD; /* already out of its service */
 		return 1;
 	case ONVM_NF_DEAD:
+		/* A parked standby sees the slot stop and exits; wait for it. */
+		if (p->sb_pid != 0 && !p->sb_exited)
+			return 0;
 		if (!p->held_reclaimed)
 			reclaim_held(id);
 		/* Whatever it emitted is still forwarded by the TX unit. */
@@ -833,10 +986,11 @@ handle_exit(uint16_t id)
 		rte_ring_reset(s->rx_ring);
 		state_pending[id].pending = false;
 		free_state(s);
+		mgr_nf_alive_lock_init(s);
 		s->status = ONVM_NF_FREE;
 		s->pid = 0;
 		s->launched = 0;
-		*p = (struct mgr_nf_priv){.pidfd = -1, .cfg_index = -1};
+		*p = (struct mgr_nf_priv){.pidfd = -1, .sb_pidfd = -1, .cfg_index = -1};
 		return 1;
 	default:
 		return 0;
@@ -881,8 +1035,28 @@ mgr_ctl_poll(void)
 			kill(s->pid, SIGKILL);
 			p->killed = true;
 		}
+		if (p->sb_exited && p->sb_pid != 0) {
+			/* A standby that exited without being promoted. */
+			if (s->standby_pid == p->sb_pid)
+				s->standby_pid = 0;
+			p->sb_pid = 0;
+			p->sb_exited = false;
+			work++;
+		}
+		if (p->exited && (s->status == ONVM_NF_READY || s->status == ONVM_NF_RUNNING) &&
+		    s->standby_pid != 0 && p->sb_pid == s->standby_pid && !p->sb_exited) {
+			hand_over(id);
+			work++;
+			continue;
+		}
 		while (p->exited && s->status != ONVM_NF_FREE && handle_exit(id))
 			work++;
+		if (s->status == ONVM_NF_RUNNING && s->launched && p->cfg_index >= 0 &&
+		    mgr.cfg.nfs[p->cfg_index].local && s->standby_pid == 0 &&
+		    !mgr.shm->shutting_down) {
+			launch_standby(id);
+			work++;
+		}
 	}
 	pthread_mutex_unlock(&mgr.ctl_lock);
 	return work;
@@ -916,5 +1090,7 @@ mgr_nf_kill_launched(void)
 			kill(s->pid, SIGKILL);
 			mgr.nf_priv[id].killed = true;
 		}
+		if (mgr.nf_priv[id].sb_pid > 0 && !mgr.nf_priv[id].sb_exited)
+			kill(mgr.nf_priv[id].sb_pid, SIGKILL);
 	}
 }

@@ -39,6 +39,7 @@ tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "uptime_ms", (mgr_now_ns() - mgr.start_ns) / 1000000);
 	rte_tel_data_add_dict_int(d, "ports", mgr.nb_ports);
 	rte_tel_data_add_dict_u64(d, "nf_deaths", mgr.nf_deaths);
+	rte_tel_data_add_dict_u64(d, "nf_failovers", mgr.nf_failovers);
 	rte_tel_data_add_dict_u64(d, "nf_reclaimed_mbufs", mgr.nf_reclaimed_mbufs);
 	return 0;
 }
@@ -127,6 +128,13 @@ tel_nfs(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(c, "state_seq", s->state_seq);
 		rte_tel_data_add_dict_u64(c, "state_chunks_committed", s->state_chunks);
 		rte_tel_data_add_dict_u64(c, "bad_touches", s->stats.bad_touches);
+		rte_tel_data_add_dict_int(c, "standby_pid", s->standby_pid);
+		rte_tel_data_add_dict_u64(c, "failovers", s->failovers);
+		rte_tel_data_add_dict_u64(c, "failover_wake_ns", s->failover_wake_ns);
+		rte_tel_data_add_dict_u64(c, "failover_first_pkt_ns", s->failover_first_pkt_ns);
+		rte_tel_data_add_dict_u64(c, "failover_reemitted", s->failover_reemitted);
+		rte_tel_data_add_dict_u64(c, "failover_dropped", s->failover_dropped);
+		rte_tel_data_add_dict_u64(c, "failover_reprocessed", s->failover_reprocessed);
 		rte_tel_data_add_dict_u64(c, "enqueued", nf_enq(id, false));
 		rte_tel_data_add_dict_u64(c, "enqueue_drops", nf_enq(id, true));
 		rte_tel_data_add_dict_u64(c, "rx_ring_count", rte_ring_count(s->rx_ring));

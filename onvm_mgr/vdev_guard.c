@@ -56,7 +56,8 @@ is_launched_nf(pid_t pid)
 	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
 		const struct onvm_nf_slot *s = &mgr.shm->nfs[id];
 
-		if (s->launched && s->pid == pid && s->status != ONVM_NF_FREE)
+		if (s->launched && s->status != ONVM_NF_FREE &&
+		    (s->pid == pid || s->standby_pid == pid))
 			return true;
 	}
 	return false;

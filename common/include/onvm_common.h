@@ -24,6 +24,7 @@
 #ifndef ONVM_COMMON_H
 #define ONVM_COMMON_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <rte_common.h>
 #include <rte_mbuf.h>
@@ -122,7 +123,8 @@ struct onvm_nf_batch {
 	uint32_t rx_seen;
 	uint32_t tx_base;
 	uint32_t held_n;
-	uint32_t pad;
+	uint32_t committed; /* 1 once this batch's state commit has returned */
+	uint64_t seq_before; /* state sequence when the batch began */
 	struct rte_mbuf *held[ONVM_NF_HELD_MAX];
 } __rte_cache_aligned;
 
@@ -186,6 +188,18 @@ struct onvm_nf_slot {
 	struct onvm_nf_batch batch;
 	struct onvm_nf_stats stats;
 	struct onvm_nf_mgr_stats mstats;
+
+	/* Local resiliency.  The active NF holds alive_lock (process-shared,
+	 * robust) for as long as it lives; its standby blocks on it and gets
+	 * EOWNERDEAD the moment the kernel runs the dead task's robust list. */
+	pthread_mutex_t alive_lock;
+	volatile int32_t standby_pid;	 /* 0: no standby */
+	uint64_t failovers;		 /* promotions of a standby in this slot */
+	uint64_t failover_wake_ns;	 /* last: standby woke (CLOCK_MONOTONIC) */
+	uint64_t failover_first_pkt_ns;	 /* last: first packet after promotion */
+	uint64_t failover_reemitted;	 /* held outputs of committed batches sent */
+	uint64_t failover_dropped;	 /* held packets of uncommitted batches dropped */
+	uint64_t failover_reprocessed;	 /* dequeued-but-unprocessed packets redone */
 
 	/* State regions: requested by the NF, allocated by the manager in one
 	 * memzone (see onvm_state.h for its layout). */
@@ -266,6 +280,7 @@ struct onvm_mp_register_req {
 	uint16_t service_id;
 	int16_t instance_id; /* -1: any free slot */
 	uint32_t lcore_id;
+	uint32_t standby; /* 1: register as the standby of instance_id */
 	char name[ONVM_NAME_LEN];
 };
 

@@ -23,6 +23,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -82,6 +83,11 @@ struct nf_ctx {
 	bool nd_batch; /* an ND helper ran in this batch's batch handler/tick */
 	bool has_state;
 	struct nf_state_set state;
+	uint32_t n_decl;
+	struct onvm_nf_state_req decl[ONVM_STATE_MAX_REGIONS]; /* declared regions */
+	bool standby;	       /* parked until the active dies */
+	bool holds_alive_lock; /* this process is the slot's active */
+	bool failover_pending; /* promoted, first packet not yet handled */
 	char name[ONVM_NAME_LEN];
 };
 
@@ -157,7 +163,7 @@ nf_usage(const char *prog)
 {
 	fprintf(stderr,
 		"usage: %s [EAL options] -- -r SERVICE [-n INSTANCE] [-N NAME] "
-		"[--idle-spin-us US] [-- NF options]\n",
+		"[--idle-spin-us US] [--standby] [-- NF options]\n",
 		prog);
 }
 
@@ -169,6 +175,7 @@ parse_nf_args(struct nf_ctx *nf, int argc, char **argv)
 		{"instance", required_argument, NULL, 'n'},
 		{"name", required_argument, NULL, 'N'},
 		{"idle-spin-us", required_argument, NULL, 'S'},
+		{"standby", no_argument, NULL, 'B'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -210,6 +217,9 @@ parse_nf_args(struct nf_ctx *nf, int argc, char **argv)
 				return -EINVAL;
 			}
 			break;
+		case 'B':
+			nf->standby = true;
+			break;
 		case 'h':
 		default:
 			nf_usage(argv[0]);
@@ -219,6 +229,10 @@ parse_nf_args(struct nf_ctx *nf, int argc, char **argv)
 	if (optind != argc) {
 		NF_LOG(ERR, "unexpected libnf argument '%s' (NF options go after a second --)",
 		       argv[optind]);
+		return -EINVAL;
+	}
+	if (nf->standby && nf->want_instance < 0) {
+		NF_LOG(ERR, "--standby needs the instance id of the active NF (-n ID)");
 		return -EINVAL;
 	}
 	if (nf->service_id == 0) {
@@ -269,6 +283,7 @@ nf_register(struct nf_ctx *nf)
 		.service_id = nf->service_id,
 		.instance_id = nf->want_instance,
 		.lcore_id = rte_lcore_id(),
+		.standby = nf->standby,
 	};
 	struct onvm_mp_register_rep rep;
 	struct rte_mp_reply reply = {0};
@@ -295,8 +310,19 @@ nf_register(struct nf_ctx *nf)
 	nf->rx = nf->slot->rx_ring;
 	nf->tx = nf->slot->tx_ring;
 	nf->registered = true;
-	NF_LOG(INFO, "%s: service %u instance %u (lcore %u) registered", nf->name,
-	       nf->service_id, nf->instance_id, rte_lcore_id());
+	if (!nf->standby) {
+		/* Held until this process is gone: the standby's death signal. */
+		int r = pthread_mutex_lock(&nf->slot->alive_lock);
+
+		if (r == EOWNERDEAD)
+			pthread_mutex_consistent(&nf->slot->alive_lock);
+		else if (r != 0)
+			NF_LOG(WARNING, "liveness lock: %s (no standby can protect this NF)",
+			       strerror(r));
+		nf->holds_alive_lock = (r == 0 || r == EOWNERDEAD);
+	}
+	NF_LOG(INFO, "%s: service %u instance %u (lcore %u) registered%s", nf->name,
+	       nf->service_id, nf->instance_id, rte_lcore_id(), nf->standby ? " as standby" : "");
 	return 0;
 }
 
@@ -431,6 +457,8 @@ batch_open(struct nf_ctx *nf, uint32_t n)
 
 	b->held_n = n;
 	b->tx_base = nf->tx->prod.tail;
+	b->committed = 0;
+	b->seq_before = nf->has_state ? nf_state_seq(&nf->state) : 0;
 	__atomic_store_n(&b->rx_seen, nf->rx->cons.tail, __ATOMIC_RELEASE);
 }
 
@@ -527,10 +555,12 @@ static inline void
 state_commit(struct nf_ctx *nf)
 {
 	/* A batch that touched nothing has nothing to make durable. */
-	if (!nf->has_state || nf_state_dirty_chunks(&nf->state) == 0)
-		return;
-	nf->slot->state_seq = nf_state_commit(&nf->state);
-	nf->slot->state_chunks = nf_state_stats(&nf->state)->chunks_committed;
+	if (nf->has_state && nf_state_dirty_chunks(&nf->state) > 0) {
+		nf->slot->state_seq = nf_state_commit(&nf->state);
+		nf->slot->state_chunks = nf_state_stats(&nf->state)->chunks_committed;
+	}
+	/* From here a standby re-emits this batch's held outputs. */
+	__atomic_store_n(&nf->slot->batch.committed, 1, __ATOMIC_RELEASE);
 }
 
 /* Process one burst; returns the number of packets received. */
@@ -548,6 +578,10 @@ poll_once(struct nf_ctx *nf)
 	batch_open(nf, n);
 	if (unlikely(nf->slot->first_pkt_ns == 0))
 		nf->slot->first_pkt_ns = mono_ns();
+	if (unlikely(nf->failover_pending)) {
+		nf->slot->failover_first_pkt_ns = mono_ns();
+		nf->failover_pending = false;
+	}
 	run_handlers(nf, n);
 	state_commit(nf);
 	batch_emit(nf);
@@ -599,6 +633,120 @@ sleep_until_work(struct nf_ctx *nf, uint64_t wait_ns)
 	__atomic_store_n(&slot->sleeping, 0, __ATOMIC_RELAXED);
 }
 
+/*
+ * Standby: block on the active's liveness lock without using the CPU.  The
+ * timed wait only exists so a stop request is noticed (100 ms).  Returns 1 to
+ * promote (the active died), 0 to exit (it stopped cleanly, or we are told to
+ * stop).
+ */
+static int
+park(struct nf_ctx *nf)
+{
+	for (;;) {
+		struct timespec ts;
+		int r;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		r = pthread_mutex_timedlock(&nf->slot->alive_lock, &ts);
+		if (r == EOWNERDEAD) {
+			pthread_mutex_consistent(&nf->slot->alive_lock);
+			return 1;
+		}
+		if (r == 0) {
+			/* The active unlocked: it stopped in order, so do we. */
+			pthread_mutex_unlock(&nf->slot->alive_lock);
+			return 0;
+		}
+		if (r != ETIMEDOUT) {
+			NF_LOG(ERR, "standby: liveness lock: %s", strerror(r));
+			return 0;
+		}
+		if (nf_stopping(nf))
+			return 0;
+	}
+}
+
+/*
+ * Become the active of a slot whose NF just died, at any instruction:
+ *  - state: roll the dead NF's batch forward (committed) or back (not);
+ *  - its mempool cache (our lcore id may be its): return it to the pool;
+ *  - its rings: undo half-done ring operations (we are now their only
+ *    consumer/producer on the NF side);
+ *  - its batch: packets dequeued but never processed are processed now;
+ *    outputs of a batch whose state committed are emitted (the rest of them:
+ *    the emitted prefix is known from the TX ring); outputs of a batch that
+ *    did not commit are dropped and counted -- their effects were rolled
+ *    back, like packets lost on a wire.  Nothing is emitted twice.
+ */
+static void
+promote(struct nf_ctx *nf)
+{
+	struct onvm_nf_slot *slot = nf->slot;
+	struct onvm_nf_batch *b = &slot->batch;
+	uint64_t woke = mono_ns(), seq = 0;
+	uint32_t unprocessed = 0;
+
+	if (nf->has_state) {
+		char err[160];
+
+		if (nf_state_recover(&nf->state, &seq, err, sizeof(err)) < 0)
+			NF_LOG(ERR, "promotion: state recovery failed: %s", err);
+	}
+	if (slot->lcore_id < RTE_MAX_LCORE) {
+		struct rte_mempool_cache *c = rte_mempool_default_cache(nf->pool, slot->lcore_id);
+
+		if (c != NULL && c->len > 0)
+			rte_mempool_cache_flush(c, nf->pool);
+	}
+	slot->lcore_id = rte_lcore_id();
+	nf->rx->cons.head = nf->rx->cons.tail;
+	nf->tx->prod.head = nf->tx->prod.tail;
+
+	if (nf->rx->cons.tail != b->rx_seen) {
+		unprocessed = nf->rx->cons.tail - b->rx_seen;
+		if (unprocessed > ONVM_BURST) {
+			NF_LOG(ERR, "promotion: inconsistent batch record (%u)", unprocessed);
+			unprocessed = 0;
+		}
+	} else {
+		uint32_t emitted = nf->tx->prod.tail - b->tx_base;
+
+		if (emitted > b->held_n || b->held_n > ONVM_NF_HELD_MAX) {
+			NF_LOG(ERR, "promotion: inconsistent batch record (%u of %u)", emitted,
+			       b->held_n);
+		} else if (b->committed || (nf->has_state && seq > b->seq_before)) {
+			slot->failover_reemitted += b->held_n - emitted;
+			batch_emit(nf);
+		} else {
+			rte_pktmbuf_free_bulk(&b->held[emitted], b->held_n - emitted);
+			slot->failover_dropped += b->held_n - emitted;
+			b->held_n = emitted;
+		}
+	}
+	slot->pid = getpid();
+	slot->failovers++;
+	slot->failover_wake_ns = woke;
+	nf->standby = false;
+	nf->holds_alive_lock = true;
+	nf->failover_pending = true;
+	NF_LOG(WARNING, "%s: promoted to active of instance %u (state at batch %" PRIu64 ")",
+	       nf->name, nf->instance_id, seq);
+	if (unprocessed > 0) {
+		batch_open(nf, unprocessed);
+		slot->failover_reprocessed += unprocessed;
+		nf->slot->failover_first_pkt_ns = mono_ns();
+		nf->failover_pending = false;
+		run_handlers(nf, unprocessed);
+		state_commit(nf);
+		batch_emit(nf);
+	}
+}
+
 int
 nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 {
@@ -611,6 +759,11 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 	}
 	nf->ops = ops;
 	nf->user = user;
+	if (nf->standby) {
+		if (park(nf) == 0)
+			return 0;
+		promote(nf);
+	}
 	tick_cycles = (ops->tick_ms ? ops->tick_ms : 1000) * (tsc_hz / 1000);
 	next_tick = rte_get_tsc_cycles() + tick_cycles;
 	__atomic_store_n(&nf->slot->nf_running, 1, __ATOMIC_RELEASE);
@@ -677,14 +830,13 @@ nf_pkt_send(struct nf_ctx *nf, struct rte_mbuf *pkt)
 int
 nf_state_declare(struct nf_ctx *nf, const char *name, size_t size, size_t chunk_size)
 {
-	struct onvm_nf_slot *s = nf->slot;
 	struct onvm_nf_state_req *r;
 
 	if (nf->has_state) {
 		NF_LOG(ERR, "state region '%s': declare every region before nf_state_map()", name);
 		return -EBUSY;
 	}
-	if (s->n_state_req >= ONVM_STATE_MAX_REGIONS) {
+	if (nf->n_decl >= ONVM_STATE_MAX_REGIONS) {
 		NF_LOG(ERR, "state region '%s': at most %d regions", name, ONVM_STATE_MAX_REGIONS);
 		return -E2BIG;
 	}
@@ -694,17 +846,17 @@ nf_state_declare(struct nf_ctx *nf, const char *name, size_t size, size_t chunk_
 	}
 	/* Everything else (size, chunk, duplicates) is checked by the layout,
 	 * once, when the manager allocates. */
-	r = &s->state_req[s->n_state_req];
+	r = &nf->decl[nf->n_decl++];
 	memset(r, 0, sizeof(*r));
 	strlcpy(r->name, name, sizeof(r->name));
 	r->size = size;
 	r->chunk_size = chunk_size;
-	s->n_state_req++;
 	return 0;
 }
 
-int
-nf_state_map(struct nf_ctx *nf)
+/* The active asks the manager to allocate (the requests travel in its slot). */
+static int
+state_request_alloc(struct nf_ctx *nf)
 {
 	struct timespec ts = {.tv_sec = NF_MP_TIMEOUT_S};
 	struct onvm_mp_state_req req = {
@@ -714,14 +866,9 @@ nf_state_map(struct nf_ctx *nf)
 	struct onvm_mp_state_rep rep;
 	struct rte_mp_reply reply = {0};
 	struct rte_mp_msg msg = {0};
-	struct nf_state_layout layout;
-	struct nf_state_request reqs[ONVM_STATE_MAX_REGIONS];
-	const struct rte_memzone *mz;
-	char err[160];
-	int ret;
 
-	if (nf->has_state)
-		return -EALREADY;
+	memcpy(nf->slot->state_req, nf->decl, nf->n_decl * sizeof(nf->decl[0]));
+	nf->slot->n_state_req = nf->n_decl;
 	strlcpy(msg.name, ONVM_MP_NF_STATE, sizeof(msg.name));
 	memcpy(msg.param, &req, sizeof(req));
 	msg.len_param = sizeof(req);
@@ -736,17 +883,37 @@ nf_state_map(struct nf_ctx *nf)
 		NF_LOG(ERR, "state allocation refused: %s", rep.reason);
 		return rep.result;
 	}
-	mz = rte_memzone_lookup(nf->slot->state_mz);
+	return 0;
+}
+
+int
+nf_state_map(struct nf_ctx *nf)
+{
+	struct nf_state_request reqs[ONVM_STATE_MAX_REGIONS];
+	struct nf_state_layout layout;
+	const struct rte_memzone *mz;
+	char err[160];
+	int ret;
+
+	if (nf->has_state)
+		return -EALREADY;
+	/* A standby attaches to the block its active already has. */
+	if (!nf->standby) {
+		ret = state_request_alloc(nf);
+		if (ret < 0)
+			return ret;
+	}
+	mz = nf->slot->state_mz[0] != '\0' ? rte_memzone_lookup(nf->slot->state_mz) : NULL;
 	if (mz == NULL) {
-		NF_LOG(ERR, "state memzone %s not found", nf->slot->state_mz);
+		NF_LOG(ERR, "no state memory for instance %u", nf->instance_id);
 		return -ENOENT;
 	}
-	/* Attach checks the block against the layout we declared. */
-	for (uint32_t i = 0; i < nf->slot->n_state_req; i++)
-		reqs[i] = (struct nf_state_request){.name = nf->slot->state_req[i].name,
-						    .size = nf->slot->state_req[i].size,
-						    .chunk_size = nf->slot->state_req[i].chunk_size};
-	ret = nf_state_layout_compute(&layout, reqs, nf->slot->n_state_req, err, sizeof(err));
+	/* Attach checks the block against what this process declared. */
+	for (uint32_t i = 0; i < nf->n_decl; i++)
+		reqs[i] = (struct nf_state_request){.name = nf->decl[i].name,
+						    .size = nf->decl[i].size,
+						    .chunk_size = nf->decl[i].chunk_size};
+	ret = nf_state_layout_compute(&layout, reqs, nf->n_decl, err, sizeof(err));
 	if (ret == 0)
 		ret = nf_state_attach(&nf->state, mz->addr, mz->len, &layout, err, sizeof(err));
 	if (ret < 0) {
@@ -754,8 +921,8 @@ nf_state_map(struct nf_ctx *nf)
 		return ret;
 	}
 	nf->has_state = true;
-	NF_LOG(INFO, "%s: %u state regions mapped (%" PRIu64 " bytes)", nf->name,
-	       nf->slot->n_state_req, nf->slot->state_size);
+	NF_LOG(INFO, "%s: %u state regions mapped (%" PRIu64 " bytes)%s", nf->name, nf->n_decl,
+	       nf->slot->state_size, nf->standby ? " as standby" : "");
 	return 0;
 }
 
@@ -830,7 +997,7 @@ nf_fini(struct nf_ctx *nf)
 {
 	if (nf == NULL)
 		return;
-	if (nf->registered) {
+	if (nf->registered && !nf->standby) {
 		nf_unregister(nf);
 		/* No longer routed to: finish what is already queued (unless the
 		 * manager itself is going away). */
@@ -841,6 +1008,9 @@ nf_fini(struct nf_ctx *nf)
 			nf->ops->fini(nf);
 		NF_LOG(INFO, "%s: rx %" PRIu64 " tx %" PRIu64 " drop %" PRIu64, nf->name,
 		       nf->slot->stats.rx, nf->slot->stats.tx, nf->slot->stats.act_drop);
+		/* Last: a parked standby wakes, sees the slot stopping, and exits. */
+		if (nf->holds_alive_lock)
+			pthread_mutex_unlock(&nf->slot->alive_lock);
 	}
 	signal_nf = NULL;
 	rte_eal_cleanup();

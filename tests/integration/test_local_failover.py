@@ -1,0 +1,98 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 REINFORCE-NFV authors
+"""Local resiliency: a crashed NF's hot standby takes over its rings and its
+state, three times in a row, and the traffic does not notice beyond the
+packets the dead NF held uncommitted.
+
+quic.pcap (518 frames) goes through test_nf -d 2000 (a slow upstream, so the
+trace takes about a second) -> basic_monitor with "resiliency": "local" -> out.  While the
+trace flows, the monitor's active process is SIGKILLed three times, each time
+once the manager has launched and registered a fresh standby.  Asserted:
+  - three failovers (slot and node counters), the slot keeps serving with a
+    new pid each time, and a standby is back in place after each;
+  - the output is an in-order subsequence of the input: no frame twice, none
+    reordered; frames missing are exactly the ones the promotions dropped
+    (held by a dead NF in a batch whose state had not committed);
+  - the last monitor's counters, per flow, equal tshark's counts of the
+    OUTPUT capture: its state reflects exactly the packets that left it;
+  - every failover reports a first packet after the wake-up (while traffic
+    flows), and the pool returns to its idle level; the manager exits 0.
+"""
+import os
+import signal
+
+import lab
+
+
+def subsequence_positions(out, inp):
+    """Greedy in-order match of `out` in `inp`; None if `out` is not a subsequence."""
+    pos, j = [], 0
+    for f in out:
+        while j < len(inp) and inp[j] != f:
+            j += 1
+        if j == len(inp):
+            return None
+        pos.append(j)
+        j += 1
+    return pos
+
+
+def test(L):
+    path = lab.trace("quic.pcap")
+    frames = lab.read_pcap(path)
+    out, mon = L.path("out.pcap"), L.path("mon.json")
+    node = L.node("local", {
+        "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={path},tx_pcap={out}"}],
+        "nfs": [
+            {"binary": lab.TEST_NF, "service": 1, "args": ["-d", "2000"]},
+            {"binary": "basic_monitor", "service": 2, "resiliency": "local",
+             "args": ["-e", mon, "-p", "0"]},
+        ],
+        "chains": [{"name": "c", "services": [1, 2], "ingress_port": "in", "exit_port": "in"}],
+    }).start()
+
+    def monitor():
+        return node.nf_by(service=2)[0]
+
+    pids = []
+    for k, at in enumerate((100, 250, 400)):
+        m = lab.wait_until(lambda: (lambda m: m if m["standby_pid"] and m["rx"] >= at else None)(
+            monitor()), 60, f"monitor past {at} packets with a standby")
+        pids.append(m["pid"])
+        os.kill(m["pid"], signal.SIGKILL)  # an NF of our own manager (/onvm/nfs)
+        lab.wait_until(lambda: monitor()["failovers"] == k + 1, 10, f"failover {k + 1}")
+    port = node.wait_port("in", "tx", 1)
+    lab.wait_until(lambda: (lambda p: p["in_use"] == p["idle_in_use"])(node.pool()), 60,
+                   "pool back to its idle level (trace done)")
+    m = monitor()
+    info = node.info()
+    L.expect(m["failovers"] == 3 and info["nf_failovers"] == 3,
+             f"failovers: slot {m['failovers']}, node {info['nf_failovers']}")
+    L.expect(m["pid"] not in pids and len(set(pids)) == 3, f"pids {pids}, now {m['pid']}")
+    L.expect(m["failover_first_pkt_ns"] >= m["failover_wake_ns"] > 0,
+             f"no packet handled after the last promotion: {m}")
+    print(f"last failover: wake -> first packet {(m['failover_first_pkt_ns'] - m['failover_wake_ns']) / 1000:.1f} us; "
+          f"re-emitted {m['failover_reemitted']}, dropped {m['failover_dropped']}, "
+          f"reprocessed {m['failover_reprocessed']}")
+    lab.wait_until(lambda: monitor()["standby_pid"] != 0, 30, "a standby after the last failover")
+    port = node.port("in")
+    rc = node.stop()
+    L.expect(rc == 0, f"manager exit status {rc}")
+
+    got = lab.read_capture_out(out)
+    lab.check(subsequence_positions(got, frames) is not None,
+              "the output is not an in-order subsequence of the input (duplicate or reordered frame)")
+    L.expect(len(got) == port["tx"], f"capture has {len(got)} frames, port sent {port['tx']}")
+    L.expect(len(frames) - len(got) == m["failover_dropped"],
+             f"{len(frames) - len(got)} frames missing, promotions dropped {m['failover_dropped']}")
+    _, want_flows, want_non_ip = lab.tshark_flows(out)
+    doc = lab.read_json(mon)
+    diff = lab.diff_flows(lab.monitor_flows(doc), want_flows)
+    L.expect(not diff, "monitor state after 3 failovers differs from what left it:\n    " +
+             "\n    ".join(diff))
+    L.expect(doc["packets"] == len(got), f"monitor packets {doc['packets']}, left {len(got)}")
+
+
+if __name__ == "__main__":
+    lab.Lab("local_failover").run(test)
