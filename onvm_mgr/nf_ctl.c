@@ -826,6 +826,35 @@ collect_events(int timeout_ms)
 	return n > 0 ? n : 0;
 }
 
+/*
+ * Start-up: a chain is ready when its "local" NFs are protected, i.e. their
+ * standbys are parked; until then the ports stay stopped.  Returns how many
+ * NFs are still on their way there.
+ */
+static int
+protect_started_nfs(void)
+{
+	int pending = 0;
+
+	pthread_mutex_lock(&mgr.ctl_lock);
+	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
+		struct onvm_nf_slot *s = &mgr.shm->nfs[id];
+		struct mgr_nf_priv *p = &mgr.nf_priv[id];
+
+		if (!s->launched || p->cfg_index < 0 || !mgr.cfg.nfs[p->cfg_index].local ||
+		    s->status == ONVM_NF_STARTING || p->exited)
+			continue;
+		if (s->status == ONVM_NF_READY && s->nf_running)
+			s->status = ONVM_NF_RUNNING;
+		if (s->status == ONVM_NF_RUNNING && s->standby_pid == 0)
+			launch_standby(id);
+		if (s->status != ONVM_NF_RUNNING || !s->standby_parked)
+			pending++;
+	}
+	pthread_mutex_unlock(&mgr.ctl_lock);
+	return pending;
+}
+
 int
 mgr_nf_wait_ready(uint32_t timeout_ms)
 {
@@ -836,6 +865,7 @@ mgr_nf_wait_ready(uint32_t timeout_ms)
 
 		collect_events(0);
 		mgr_ctl_serve();
+		pending += protect_started_nfs();
 		for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
 			const struct onvm_nf_slot *s = &mgr.shm->nfs[id];
 
@@ -945,6 +975,7 @@ hand_over(uint16_t id)
 		epoll_ctl(mgr.epfd, EPOLL_CTL_MOD, p->pidfd, &ev);
 	s->pid = p->sb_pid;
 	s->standby_pid = 0;
+	s->standby_parked = 0;
 	p->sb_pid = 0;
 	p->exited = false;
 	p->killed = false;
@@ -1037,8 +1068,10 @@ mgr_ctl_poll(void)
 		}
 		if (p->sb_exited && p->sb_pid != 0) {
 			/* A standby that exited without being promoted. */
-			if (s->standby_pid == p->sb_pid)
+			if (s->standby_pid == p->sb_pid) {
 				s->standby_pid = 0;
+				s->standby_parked = 0;
+			}
 			p->sb_pid = 0;
 			p->sb_exited = false;
 			work++;

@@ -194,6 +194,7 @@ struct onvm_nf_slot {
 	 * EOWNERDEAD the moment the kernel runs the dead task's robust list. */
 	pthread_mutex_t alive_lock;
 	volatile int32_t standby_pid;	 /* 0: no standby */
+	volatile uint32_t standby_parked; /* the standby waits on alive_lock */
 	uint64_t failovers;		 /* promotions of a standby in this slot */
 	uint64_t failover_wake_ns;	 /* last: standby woke (CLOCK_MONOTONIC) */
 	uint64_t failover_first_pkt_ns;	 /* last: first packet after promotion */

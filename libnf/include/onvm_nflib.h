@@ -154,6 +154,24 @@ int nf_state_map(struct nf_ctx *nf);
 void *nf_state_ptr(struct nf_ctx *nf, const char *name);
 void nf_touch(struct nf_ctx *nf, const void *ptr, size_t len);
 
+/* True from nf_init() of a standby until it is promoted. */
+bool nf_is_standby(const struct nf_ctx *nf);
+
+/*
+ * Fault injection, for tests of resiliency: the hook is called at each point
+ * of every batch's end; a hook that kills the process there simulates a crash
+ * at that instruction.  Not for production NFs (it changes how batches are
+ * emitted: in two halves).
+ */
+enum nf_fault_point {
+	NF_FAULT_PROCESSED,  /* handlers done, state not committed */
+	NF_FAULT_MID_COMMIT, /* commit point passed, replica half-updated */
+	NF_FAULT_COMMITTED,  /* state committed, nothing emitted */
+	NF_FAULT_MID_EMIT,   /* the first half of the batch emitted */
+};
+typedef void (*nf_fault_fn)(struct nf_ctx *nf, enum nf_fault_point point);
+void nf_set_fault_hook(struct nf_ctx *nf, nf_fault_fn fn);
+
 /*
  * Non-determinism.  A decision that a replay of the same input might take
  * differently (a random choice, the time of day) must be announced, so that

@@ -88,6 +88,7 @@ struct nf_ctx {
 	bool standby;	       /* parked until the active dies */
 	bool holds_alive_lock; /* this process is the slot's active */
 	bool failover_pending; /* promoted, first packet not yet handled */
+	nf_fault_fn fault;     /* test hook: called at the batch's fault points */
 	char name[ONVM_NAME_LEN];
 };
 
@@ -563,6 +564,53 @@ state_commit(struct nf_ctx *nf)
 	__atomic_store_n(&nf->slot->batch.committed, 1, __ATOMIC_RELEASE);
 }
 
+/* The end of a batch with the test fault hook called at every fault point. */
+static void
+fault_step(void *arg, enum nf_state_step step, uint32_t k)
+{
+	struct nf_ctx *nf = arg;
+
+	/* Just past the commit point, before the replica holds the batch. */
+	(void)k;
+	if (step == NF_STATE_STEP_COMMIT_PUBLISHED)
+		nf->fault(nf, NF_FAULT_MID_COMMIT);
+}
+
+static uint32_t
+faulty_batch_end(struct nf_ctx *nf, uint32_t n)
+{
+	struct onvm_nf_batch *b = &nf->slot->batch;
+	uint32_t half = b->held_n / 2;
+
+	nf->fault(nf, NF_FAULT_PROCESSED);
+	if (nf->has_state)
+		nf_state_set_step_hook(&nf->state, fault_step, nf);
+	state_commit(nf);
+	if (nf->has_state)
+		nf_state_set_step_hook(&nf->state, NULL, NULL);
+	nf->fault(nf, NF_FAULT_COMMITTED);
+	/* Emit the first half, then the rest: a crash in between leaves part
+	 * of the batch emitted. */
+	while (nf->tx->prod.tail - b->tx_base < half)
+		if (rte_ring_sp_enqueue(nf->tx, b->held[nf->tx->prod.tail - b->tx_base]) != 0)
+			sched_yield();
+	nf->fault(nf, NF_FAULT_MID_EMIT);
+	batch_emit(nf);
+	return n;
+}
+
+void
+nf_set_fault_hook(struct nf_ctx *nf, nf_fault_fn fn)
+{
+	nf->fault = fn;
+}
+
+bool
+nf_is_standby(const struct nf_ctx *nf)
+{
+	return nf->standby;
+}
+
 /* Process one burst; returns the number of packets received. */
 static uint32_t
 poll_once(struct nf_ctx *nf)
@@ -583,6 +631,8 @@ poll_once(struct nf_ctx *nf)
 		nf->failover_pending = false;
 	}
 	run_handlers(nf, n);
+	if (unlikely(nf->fault != NULL))
+		return faulty_batch_end(nf, n);
 	state_commit(nf);
 	batch_emit(nf);
 	return n;
@@ -760,7 +810,12 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 	nf->ops = ops;
 	nf->user = user;
 	if (nf->standby) {
-		if (park(nf) == 0)
+		int r;
+
+		__atomic_store_n(&nf->slot->standby_parked, 1, __ATOMIC_RELEASE);
+		r = park(nf);
+		nf->slot->standby_parked = 0;
+		if (r == 0)
 			return 0;
 		promote(nf);
 	}

@@ -12,16 +12,27 @@
  *   -k N                        SIGKILL itself while handling its Nth packet
  *   -b                          invalid action value (tests the manager's check)
  *   -N K                        draw an ND random number on every Kth packet
+ *   -S                          count packets and bytes in a libnf state region
+ *   -F POINT:N                  SIGKILL itself at fault POINT (processed, mid_commit,
+ *                               committed, mid_emit) of the batch holding packet N;
+ *                               only the first incarnation (never a promoted standby)
+ *   -e FILE                     write {"packets": P, "bytes": B} (state) on exit; %i: instance
  */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <inttypes.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
 
 #include "onvm_nflib.h"
+
+struct test_totals {
+	uint64_t packets;
+	uint64_t bytes;
+};
 
 struct test_conf {
 	uint8_t action;
@@ -30,15 +41,63 @@ struct test_conf {
 	uint64_t kill_at;
 	uint64_t nd_every;
 	uint64_t seen;
+	struct test_totals *totals; /* state region, with -S */
+	int fault_point;	    /* -1: none */
+	uint64_t fault_at;
+	bool fault_due;
+	const char *export_path;
 };
+
+static struct test_conf conf = {.action = ONVM_ACTION_NEXT, .fault_point = -1};
+
+static void
+test_fault(struct nf_ctx *nf, enum nf_fault_point point)
+{
+	(void)nf;
+	if (conf.fault_due && (int)point == conf.fault_point)
+		kill(getpid(), SIGKILL);
+}
+
+static void
+test_fini(struct nf_ctx *nf)
+{
+	char path[4096];
+	FILE *f;
+	const char *p = conf.export_path;
+	size_t o = 0;
+
+	if (p == NULL || conf.totals == NULL)
+		return;
+	for (; *p != '\0' && o + 8 < sizeof(path); p++) {
+		if (p[0] == '%' && p[1] == 'i') {
+			o += snprintf(path + o, sizeof(path) - o, "%u", nf_instance_id(nf));
+			p++;
+		} else {
+			path[o++] = *p;
+		}
+	}
+	path[o] = '\0';
+	f = fopen(path, "w");
+	if (f == NULL)
+		return;
+	fprintf(f, "{\"packets\": %" PRIu64 ", \"bytes\": %" PRIu64 "}\n", conf.totals->packets,
+		conf.totals->bytes);
+	fclose(f);
+}
 
 static void
 test_packet(struct rte_mbuf *pkt, struct onvm_pkt_meta *meta, struct nf_ctx *nf)
 {
 	struct test_conf *c = nf_user(nf);
 
-	(void)pkt;
 	c->seen++;
+	if (c->totals != NULL) {
+		nf_touch(nf, c->totals, sizeof(*c->totals));
+		c->totals->packets++;
+		c->totals->bytes += rte_pktmbuf_pkt_len(pkt);
+	}
+	if (c->fault_point >= 0 && c->seen == c->fault_at)
+		c->fault_due = true;
 	if (c->kill_at != 0 && c->seen == c->kill_at)
 		kill(getpid(), SIGKILL);
 	if (c->nd_every != 0 && c->seen % c->nd_every == 0)
@@ -75,8 +134,9 @@ parse_action(const char *s, struct test_conf *c)
 int
 main(int argc, char **argv)
 {
-	struct test_conf conf = {.action = ONVM_ACTION_NEXT};
-	struct nf_ops ops = {.pkt = test_packet};
+	static const char *const points[] = {"processed", "mid_commit", "committed", "mid_emit"};
+	struct nf_ops ops = {.pkt = test_packet, .fini = test_fini};
+	bool with_state = false;
 	struct nf_ctx *nf;
 	int n, opt;
 
@@ -85,7 +145,7 @@ main(int argc, char **argv)
 		return 1;
 	argc -= n;
 	argv += n;
-	while ((opt = getopt(argc, argv, "a:d:k:bN:")) != -1) {
+	while ((opt = getopt(argc, argv, "a:d:k:bN:SF:e:")) != -1) {
 		switch (opt) {
 		case 'a':
 			if (parse_action(optarg, &conf) < 0)
@@ -103,10 +163,37 @@ main(int argc, char **argv)
 		case 'N':
 			conf.nd_every = strtoull(optarg, NULL, 10);
 			break;
+		case 'S':
+			with_state = true;
+			break;
+		case 'e':
+			conf.export_path = optarg;
+			break;
+		case 'F': {
+			const char *colon = strchr(optarg, ':');
+
+			for (int i = 0; colon != NULL && i < 4; i++)
+				if (strncmp(optarg, points[i], colon - optarg) == 0 &&
+				    strlen(points[i]) == (size_t)(colon - optarg))
+					conf.fault_point = i;
+			if (conf.fault_point < 0)
+				goto bad;
+			conf.fault_at = strtoull(colon + 1, NULL, 10);
+			break;
+		}
 		default:
 			goto bad;
 		}
 	}
+	if (with_state) {
+		if (nf_state_declare(nf, "totals", sizeof(struct test_totals), 0) < 0 ||
+		    nf_state_map(nf) < 0)
+			goto bad;
+		conf.totals = nf_state_ptr(nf, "totals");
+	}
+	/* Faults hit the first incarnation only: a promoted standby runs clean. */
+	if (conf.fault_point >= 0 && !nf_is_standby(nf))
+		nf_set_fault_hook(nf, test_fault);
 	nf_run(nf, &ops, &conf);
 	nf_fini(nf);
 	return 0;
