@@ -376,6 +376,7 @@ parse_tunables(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 	static const char *const idle_keys[] = {"spin_us", "max_sleep_us", NULL};
 	static const char *const nfs_keys[] = {"start_timeout_ms", "cpus", NULL};
 	static const char *const startup_keys[] = {"link_wait_ms", NULL};
+	static const char *const state_keys[] = {"pool_mb", NULL};
 	json_t *o;
 
 	if (get_object(w, root, "pool", &o) < 0)
@@ -428,6 +429,11 @@ parse_tunables(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 	if (o != NULL && (check_keys(w, o, "startup", startup_keys) < 0 ||
 			  GET_UINT_FIELD(w, o, "startup", "link_wait_ms", 0, 600000,
 					 cfg->link_wait_ms) < 0))
+		return -1;
+	if (get_object(w, root, "state", &o) < 0)
+		return -1;
+	if (o != NULL && (check_keys(w, o, "state", state_keys) < 0 ||
+			  GET_UINT_FIELD(w, o, "state", "pool_mb", 0, 65536, cfg->state_pool_mb) < 0))
 		return -1;
 	return 0;
 }
@@ -837,6 +843,7 @@ mgr_config_defaults(struct mgr_config *cfg)
 	cfg->idle_sleep_max_us = 1000;
 	cfg->nf_start_timeout_ms = 10000;
 	cfg->link_wait_ms = 5000;
+	cfg->state_pool_mb = 64;
 	cfg->default_chain = -1;
 }
 
@@ -845,7 +852,7 @@ mgr_config_load_string(const char *text, size_t len, const char *name, struct mg
 		       char *err, size_t errlen)
 {
 	static const char *const keys[] = {"node", "pool", "rings", "units", "stats", "idle",
-					   "nf_defaults", "startup", "ports", "nfs", "chains",
+					   "nf_defaults", "startup", "state", "ports", "nfs", "chains",
 					   "flow_rules", "default_chain", NULL};
 	struct cfg_walk w = {
 		.name = name, .text = text, .len = len, .err = err, .errlen = errlen, .cfg = cfg,

@@ -87,6 +87,7 @@ struct mgr_config {
 	uint32_t nf_start_timeout_ms;
 	char nf_cpus[64];	      /* CPU list NFs may run on ("": all) */
 	uint32_t link_wait_ms;	      /* wait for port links before RX starts */
+	uint32_t state_pool_mb;	      /* memory for NF state blocks */
 
 	int nports;
 	struct mgr_port_cfg ports[MGR_CFG_MAX_PORTS];

@@ -165,6 +165,20 @@ init_shared(void)
 		return -rte_errno;
 	}
 
+	if (mgr.cfg.state_pool_mb > 0) {
+		uint64_t bytes = (uint64_t)mgr.cfg.state_pool_mb << 20;
+
+		mgr.state_mz = rte_memzone_reserve_aligned(MGR_STATE_POOL_NAME, bytes,
+							   rte_socket_id(), 0,
+							   MGR_STATE_POOL_ALIGN);
+		if (mgr.state_mz == NULL) {
+			MGR_LOG(ERR, "cannot reserve %u MB for NF state (state.pool_mb): %s",
+				mgr.cfg.state_pool_mb, rte_strerror(rte_errno));
+			return -rte_errno;
+		}
+		mgr_state_pool_init(&mgr.state_pool, mgr.state_mz->len);
+	}
+
 	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
 		struct onvm_nf_slot *s = &mgr.shm->nfs[id];
 		char name[RTE_RING_NAMESIZE];

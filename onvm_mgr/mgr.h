@@ -25,12 +25,14 @@
 
 #include <rte_log.h>
 #include <rte_mempool.h>
+#include <rte_memzone.h>
 #include <rte_rcu_qsbr.h>
 
 #include "config.h"
 #include "onvm_common.h"
 #include "onvm_pkt_parse.h"
 #include "router.h"
+#include "state_pool.h"
 
 extern int mgr_logtype;
 extern int mgr_nf_logtype;
@@ -124,6 +126,8 @@ struct mgr {
 	struct mgr_unit units[MGR_UNIT_MAX];
 
 	struct rte_rcu_qsbr *qsbr;
+	const struct rte_memzone *state_mz; /* the state pool, NULL if none */
+	struct mgr_state_pool state_pool;
 	pthread_mutex_t ctl_lock; /* NF/service table writers; never held across a blocking wait by data lcores */
 	int epfd;	/* pidfds of NFs + ctl_evfd */
 	int ctl_evfd;	/* eventfd: a registration happened */
@@ -161,7 +165,6 @@ void mgr_nf_alive_lock_init(struct onvm_nf_slot *s);
 int mgr_nf_launch_all(void);
 int mgr_nf_wait_ready(uint32_t timeout_ms);
 int mgr_ctl_poll(void);
-void mgr_ctl_serve(void);	/* serve parked control requests now (start-up waits) */
 void mgr_nf_stop_all(void);     /* ask every NF to leave its loop */
 void mgr_nf_kill_launched(void); /* SIGKILL launched NFs still alive */
 void mgr_nf_wake(struct onvm_nf_slot *slot);

@@ -419,9 +419,10 @@ mp_unregister(const struct rte_mp_msg *msg, const void *peer)
 
 /*
  * State allocation: the NF wrote its region requests into its slot; lay them
- * out (onvm_state.c), reserve one page-aligned memzone for canonical regions,
- * replicas and dirty tracking, and format it.  Owning the memory here means it
- * outlives the NF, which is what a standby needs; it is freed with the slot.
+ * out (onvm_state.c), carve a block for canonical regions, replicas and dirty
+ * tracking from the state pool (state_pool.h), and format it.  Owning the
+ * memory here means it outlives the NF, which is what a standby needs; it is
+ * freed with the slot.
  */
 static int __attribute__((format(printf, 3, 4)))
 state_fail(struct onvm_mp_state_rep *rep, int err, const char *fmt, ...)
@@ -440,9 +441,8 @@ do_state_alloc(const struct onvm_mp_state_req *req, struct onvm_mp_state_rep *re
 	struct nf_state_request reqs[ONVM_STATE_MAX_REGIONS];
 	struct onvm_nf_state_req copy[ONVM_STATE_MAX_REGIONS];
 	struct nf_state_layout layout;
-	const struct rte_memzone *mz;
 	struct onvm_nf_slot *s;
-	char name[RTE_MEMZONE_NAMESIZE];
+	int64_t off;
 	uint32_t n;
 	int ret;
 
@@ -468,114 +468,60 @@ do_state_alloc(const struct onvm_mp_state_req *req, struct onvm_mp_state_rep *re
 	ret = nf_state_layout_compute(&layout, reqs, n, rep->reason, sizeof(rep->reason));
 	if (ret < 0)
 		return ret;
-	snprintf(name, sizeof(name), ONVM_STATE_MZ_FMT, req->instance_id, s->generation);
-	mz = rte_memzone_reserve_aligned(name, layout.total_size, rte_socket_id(),
-					 RTE_MEMZONE_SIZE_HINT_ONLY, 4096);
-	if (mz == NULL)
-		return state_fail(rep, ENOMEM, "cannot reserve %" PRIu64 " bytes of state: %s",
-				  layout.total_size, rte_strerror(rte_errno));
-	ret = nf_state_format(mz->addr, mz->len, &layout, rep->reason, sizeof(rep->reason));
+	if (mgr.state_mz == NULL)
+		return state_fail(rep, ENOMEM, "the node has no state pool (state.pool_mb is 0)");
+	off = mgr_state_pool_alloc(&mgr.state_pool, layout.total_size);
+	if (off < 0)
+		return state_fail(rep, ENOMEM,
+				  "%" PRIu64 " bytes of state do not fit the pool (%" PRIu64
+				  " of %" PRIu64 " in use; raise state.pool_mb)",
+				  layout.total_size, mgr_state_pool_in_use(&mgr.state_pool),
+				  mgr.state_pool.size);
+	ret = nf_state_format((uint8_t *)mgr.state_mz->addr + off, layout.total_size, &layout,
+			      rep->reason, sizeof(rep->reason));
 	if (ret < 0) {
-		rte_memzone_free(mz);
+		mgr_state_pool_free(&mgr.state_pool, off);
 		return ret;
 	}
-	rte_strscpy(s->state_mz, name, sizeof(s->state_mz));
+	rte_strscpy(s->state_mz, MGR_STATE_POOL_NAME, sizeof(s->state_mz));
+	s->state_off = off;
 	s->state_size = layout.total_size;
-	NFCTL_LOG(INFO, "NF '%s' instance %u: %u state regions, %" PRIu64 " bytes in %s", s->name,
-		  req->instance_id, n, layout.total_size, name);
+	NFCTL_LOG(INFO, "NF '%s' instance %u: %u state regions, %" PRIu64 " bytes at %" PRIu64
+			" of the state pool",
+		  s->name, req->instance_id, n, layout.total_size, (uint64_t)off);
 	return 0;
 }
-
-/*
- * State requests are answered by the control unit, not on EAL's IPC thread:
- * reserving a memzone may map new hugepages, which the EAL announces to every
- * secondary with a synchronous IPC request -- whose replies the IPC thread,
- * busy in this very handler, would never read.  So the handler parks the
- * request (the requester waits, blocked, for our reply) and wakes the control
- * unit, which allocates and replies with rte_mp_reply() from its own thread.
- */
-static struct {
-	bool pending;
-	struct onvm_mp_state_req req;
-	char peer[PATH_MAX];
-	char action[RTE_MP_MAX_NAME_LEN];
-} state_pending[ONVM_MAX_NFS];
 
 static int
 mp_state(const struct rte_mp_msg *msg, const void *peer)
 {
 	struct onvm_mp_state_rep rep = {0};
 	struct onvm_mp_state_req req;
-	uint64_t one = 1;
 
 	if (msg->len_param != sizeof(req)) {
 		rep.result = state_fail(&rep, EPROTO, "bad message size %d", msg->len_param);
-		reply(msg, peer, &rep, sizeof(rep));
-		return 0;
-	}
-	memcpy(&req, msg->param, sizeof(req));
-	if (req.instance_id >= ONVM_MAX_NFS) {
-		rep.result = state_fail(&rep, EINVAL, "bad instance id %u", req.instance_id);
-		reply(msg, peer, &rep, sizeof(rep));
-		return 0;
-	}
-	pthread_mutex_lock(&mgr.ctl_lock);
-	state_pending[req.instance_id].req = req;
-	rte_strscpy(state_pending[req.instance_id].peer, peer,
-		    sizeof(state_pending[req.instance_id].peer));
-	rte_strscpy(state_pending[req.instance_id].action, msg->name,
-		    sizeof(state_pending[req.instance_id].action));
-	state_pending[req.instance_id].pending = true;
-	pthread_mutex_unlock(&mgr.ctl_lock);
-	if (write(mgr.ctl_evfd, &one, sizeof(one)) < 0)
-		NFCTL_LOG(DEBUG, "eventfd write: %s", strerror(errno));
-	return 0;
-}
-
-/* Answer parked state requests; ctl_lock held, never on the IPC thread. */
-static int
-serve_state_requests(void)
-{
-	int served = 0;
-
-	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
-		struct onvm_mp_state_rep rep = {0};
-		struct rte_mp_msg msg = {0};
-
-		if (!state_pending[id].pending)
-			continue;
-		state_pending[id].pending = false;
-		rep.result = do_state_alloc(&state_pending[id].req, &rep);
+	} else {
+		memcpy(&req, msg->param, sizeof(req));
+		pthread_mutex_lock(&mgr.ctl_lock);
+		rep.result = do_state_alloc(&req, &rep);
+		pthread_mutex_unlock(&mgr.ctl_lock);
 		if (rep.result < 0)
-			NFCTL_LOG(ERR, "state for instance %u refused: %s", id, rep.reason);
-		rte_strscpy(msg.name, state_pending[id].action, sizeof(msg.name));
-		reply(&msg, state_pending[id].peer, &rep, sizeof(rep));
-		served++;
+			NFCTL_LOG(ERR, "state for instance %u refused: %s", req.instance_id,
+				  rep.reason);
 	}
-	return served;
-}
-
-/* Control requests that must not wait for the units to run (start-up). */
-void
-mgr_ctl_serve(void)
-{
-	pthread_mutex_lock(&mgr.ctl_lock);
-	serve_state_requests();
-	pthread_mutex_unlock(&mgr.ctl_lock);
+	reply(msg, peer, &rep, sizeof(rep));
+	return 0;
 }
 
 /* Release a slot's state memory (no standby uses it: the slot is being freed). */
 static void
 free_state(struct onvm_nf_slot *s)
 {
-	const struct rte_memzone *mz;
-
 	if (s->state_mz[0] == '\0')
 		return;
-	mz = rte_memzone_lookup(s->state_mz);
-	if (mz != NULL)
-		rte_memzone_free(mz);
+	mgr_state_pool_free(&mgr.state_pool, s->state_off);
 	s->state_mz[0] = '\0';
+	s->state_off = 0;
 	s->state_size = 0;
 	s->n_state_req = 0;
 }
@@ -864,7 +810,6 @@ mgr_nf_wait_ready(uint32_t timeout_ms)
 		int pending = 0, failed = 0;
 
 		collect_events(0);
-		mgr_ctl_serve();
 		pending += protect_started_nfs();
 		for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
 			const struct onvm_nf_slot *s = &mgr.shm->nfs[id];
@@ -1015,7 +960,6 @@ handle_exit(uint16_t id)
 		if (!rte_ring_empty(s->tx_ring))
 			return 0;
 		rte_ring_reset(s->rx_ring);
-		state_pending[id].pending = false;
 		free_state(s);
 		mgr_nf_alive_lock_init(s);
 		s->status = ONVM_NF_FREE;
@@ -1048,7 +992,6 @@ mgr_ctl_poll(void)
 
 	if (pthread_mutex_trylock(&mgr.ctl_lock) != 0)
 		return work;
-	work += serve_state_requests();
 	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
 		struct onvm_nf_slot *s = &mgr.shm->nfs[id];
 		struct mgr_nf_priv *p = &mgr.nf_priv[id];

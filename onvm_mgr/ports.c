@@ -127,7 +127,6 @@ mgr_ports_wait_link(uint32_t timeout_ms)
 				down, mgr.shm->ports[down].name, timeout_ms);
 			return;
 		}
-		mgr_ctl_serve(); /* NFs may be mapping their state meanwhile */
 		rte_delay_us_sleep(10000);
 	}
 }

@@ -48,7 +48,6 @@ extern "C" {
 #define ONVM_MP_NF_REGISTER "onvm_nf_register"
 #define ONVM_MP_NF_UNREGISTER "onvm_nf_unregister"
 #define ONVM_MP_NF_STATE "onvm_nf_state"
-#define ONVM_STATE_MZ_FMT "onvm_state%u_%u" /* instance, generation */
 #define ONVM_STATE_MAX_REGIONS 16 /* == NF_STATE_MAX_REGIONS */
 
 #define ONVM_MAX_NFS 64		/* NF slots == instance ids 0..63 */
@@ -206,7 +205,8 @@ struct onvm_nf_slot {
 	 * memzone (see onvm_state.h for its layout). */
 	uint32_t n_state_req;
 	struct onvm_nf_state_req state_req[ONVM_STATE_MAX_REGIONS];
-	char state_mz[ONVM_NAME_LEN]; /* memzone name, "" if none */
+	char state_mz[ONVM_NAME_LEN]; /* memzone holding the block, "" if none */
+	uint64_t state_off;	      /* the block's offset in that memzone */
 	uint64_t state_size;
 	uint64_t state_seq;	      /* last committed batch (NF-written) */
 	uint64_t state_chunks;	      /* chunks committed in all (NF-written) */

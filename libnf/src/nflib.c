@@ -969,8 +969,13 @@ nf_state_map(struct nf_ctx *nf)
 						    .size = nf->decl[i].size,
 						    .chunk_size = nf->decl[i].chunk_size};
 	ret = nf_state_layout_compute(&layout, reqs, nf->n_decl, err, sizeof(err));
+	if (ret == 0 && nf->slot->state_off + nf->slot->state_size > mz->len) {
+		snprintf(err, sizeof(err), "state block outside its memzone");
+		ret = -ERANGE;
+	}
 	if (ret == 0)
-		ret = nf_state_attach(&nf->state, mz->addr, mz->len, &layout, err, sizeof(err));
+		ret = nf_state_attach(&nf->state, (uint8_t *)mz->addr + nf->slot->state_off,
+				      nf->slot->state_size, &layout, err, sizeof(err));
 	if (ret < 0) {
 		NF_LOG(ERR, "state: %s", err);
 		return ret;
