@@ -129,6 +129,7 @@ tel_nfs(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(c, "state_chunks_committed", s->state_chunks);
 		rte_tel_data_add_dict_u64(c, "bad_touches", s->stats.bad_touches);
 		rte_tel_data_add_dict_int(c, "standby_pid", s->standby_pid);
+		rte_tel_data_add_dict_int(c, "standby_parked", s->standby_parked);
 		rte_tel_data_add_dict_u64(c, "failovers", s->failovers);
 		rte_tel_data_add_dict_u64(c, "failover_wake_ns", s->failover_wake_ns);
 		rte_tel_data_add_dict_u64(c, "failover_first_pkt_ns", s->failover_first_pkt_ns);
