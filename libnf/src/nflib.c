@@ -274,10 +274,31 @@ nf_attach(struct nf_ctx *nf)
 	return 0;
 }
 
+/* One synchronous request to the manager; copies up to `replen` bytes of the
+ * answer into `rep`.  -ETIMEDOUT if the manager did not answer. */
+static int
+mp_call(const char *action, const void *req, size_t len, void *rep, size_t replen)
+{
+	struct timespec ts = {.tv_sec = NF_MP_TIMEOUT_S};
+	struct rte_mp_reply reply = {0};
+	struct rte_mp_msg msg = {0};
+	int ret = 0;
+
+	strlcpy(msg.name, action, sizeof(msg.name));
+	memcpy(msg.param, req, len);
+	msg.len_param = len;
+	if (rte_mp_request_sync(&msg, &reply, &ts) != 0 || reply.nb_received != 1)
+		ret = -ETIMEDOUT;
+	else if (rep != NULL)
+		memcpy(rep, reply.msgs[0].param,
+		       RTE_MIN(replen, (size_t)reply.msgs[0].len_param));
+	free(reply.msgs);
+	return ret;
+}
+
 static int
 nf_register(struct nf_ctx *nf)
 {
-	struct timespec ts = {.tv_sec = NF_MP_TIMEOUT_S};
 	struct onvm_mp_register_req req = {
 		.shm_version = ONVM_SHM_VERSION,
 		.pid = getpid(),
@@ -286,22 +307,14 @@ nf_register(struct nf_ctx *nf)
 		.lcore_id = rte_lcore_id(),
 		.standby = nf->standby,
 	};
-	struct onvm_mp_register_rep rep;
-	struct rte_mp_reply reply = {0};
-	struct rte_mp_msg msg = {0};
+	struct onvm_mp_register_rep rep = {0};
 
 	strlcpy(req.name, nf->name, sizeof(req.name));
-	strlcpy(msg.name, ONVM_MP_NF_REGISTER, sizeof(msg.name));
-	memcpy(msg.param, &req, sizeof(req));
-	msg.len_param = sizeof(req);
-	if (rte_mp_request_sync(&msg, &reply, &ts) != 0 || reply.nb_received != 1) {
+	if (mp_call(ONVM_MP_NF_REGISTER, &req, sizeof(req), &rep, sizeof(rep)) < 0) {
 		NF_LOG(ERR, "registration request got no answer from the manager: %s",
 		       rte_strerror(rte_errno));
-		free(reply.msgs);
 		return -ETIMEDOUT;
 	}
-	memcpy(&rep, reply.msgs[0].param, sizeof(rep));
-	free(reply.msgs);
 	if (rep.result != 0) {
 		NF_LOG(ERR, "manager refused registration: %s", rep.reason);
 		return rep.result;
@@ -913,27 +926,18 @@ nf_state_declare(struct nf_ctx *nf, const char *name, size_t size, size_t chunk_
 static int
 state_request_alloc(struct nf_ctx *nf)
 {
-	struct timespec ts = {.tv_sec = NF_MP_TIMEOUT_S};
 	struct onvm_mp_state_req req = {
 		.instance_id = nf->instance_id,
 		.generation = nf->slot->generation,
 	};
-	struct onvm_mp_state_rep rep;
-	struct rte_mp_reply reply = {0};
-	struct rte_mp_msg msg = {0};
+	struct onvm_mp_state_rep rep = {0};
 
 	memcpy(nf->slot->state_req, nf->decl, nf->n_decl * sizeof(nf->decl[0]));
 	nf->slot->n_state_req = nf->n_decl;
-	strlcpy(msg.name, ONVM_MP_NF_STATE, sizeof(msg.name));
-	memcpy(msg.param, &req, sizeof(req));
-	msg.len_param = sizeof(req);
-	if (rte_mp_request_sync(&msg, &reply, &ts) != 0 || reply.nb_received != 1) {
-		free(reply.msgs);
+	if (mp_call(ONVM_MP_NF_STATE, &req, sizeof(req), &rep, sizeof(rep)) < 0) {
 		NF_LOG(ERR, "state allocation got no answer from the manager");
 		return -ETIMEDOUT;
 	}
-	memcpy(&rep, reply.msgs[0].param, sizeof(rep));
-	free(reply.msgs);
 	if (rep.result < 0) {
 		NF_LOG(ERR, "state allocation refused: %s", rep.reason);
 		return rep.result;
@@ -1036,20 +1040,13 @@ nf_nd_time_ns(struct nf_ctx *nf)
 static void
 nf_unregister(struct nf_ctx *nf)
 {
-	struct timespec ts = {.tv_sec = NF_MP_TIMEOUT_S};
 	struct onvm_mp_unregister_req req = {
 		.instance_id = nf->instance_id,
 		.generation = nf->slot->generation,
 	};
-	struct rte_mp_reply reply = {0};
-	struct rte_mp_msg msg = {0};
 
-	strlcpy(msg.name, ONVM_MP_NF_UNREGISTER, sizeof(msg.name));
-	memcpy(msg.param, &req, sizeof(req));
-	msg.len_param = sizeof(req);
-	if (rte_mp_request_sync(&msg, &reply, &ts) != 0 || reply.nb_received != 1)
+	if (mp_call(ONVM_MP_NF_UNREGISTER, &req, sizeof(req), NULL, 0) < 0)
 		NF_LOG(WARNING, "manager did not acknowledge unregistration");
-	free(reply.msgs);
 }
 
 void
