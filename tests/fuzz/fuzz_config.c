@@ -40,16 +40,10 @@
 
 #include "config.h"
 
+#include "fuzz_check.h"
+
 #define NAME "fuzz.json"
 
-#define CHECK(cond)                                                                          \
-	do {                                                                                 \
-		if (!(cond)) {                                                               \
-			fprintf(stderr, "%s:%d: invariant violated: %s\n", __FILE__,         \
-				__LINE__, #cond);                                            \
-			abort();                                                             \
-		}                                                                            \
-	} while (0)
 
 static struct mgr_config *cfg; /* ~300 KB: allocated once */
 static bool strict, print_result;

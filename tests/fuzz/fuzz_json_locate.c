@@ -27,14 +27,8 @@
 
 #include "json_locate.h"
 
-#define CHECK(cond)                                                                          \
-	do {                                                                                 \
-		if (!(cond)) {                                                               \
-			fprintf(stderr, "%s:%d: invariant violated: %s\n", __FILE__,         \
-				__LINE__, #cond);                                            \
-			abort();                                                             \
-		}                                                                            \
-	} while (0)
+#include "fuzz_check.h"
+
 
 /* The path grammar of json_locate.h, written independently of json_locate.c:
  * steps are a non-empty key (no '.', '[' ) or "[digits]"; a key is followed by

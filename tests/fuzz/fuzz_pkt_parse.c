@@ -36,18 +36,24 @@
 
 #include "onvm_pkt_parse.h"
 
+#include "fuzz_check.h"
+#include "heap_mbuf.h"
+
 #define ETH_HLEN  14
 #define VLAN_HLEN 4
 #define TYPE_IPV4 0x0800
 
-#define CHECK(cond)                                                                          \
-	do {                                                                                 \
-		if (!(cond)) {                                                               \
-			fprintf(stderr, "%s:%d: invariant violated: %s\n", __FILE__,         \
-				__LINE__, #cond);                                            \
-			abort();                                                             \
-		}                                                                            \
-	} while (0)
+
+/* One segment over an exact-size heap copy of bytes[0..len). */
+static struct rte_mbuf *
+seg_of(const uint8_t *bytes, size_t len)
+{
+	struct rte_mbuf *m = heap_mbuf(bytes, len);
+
+	if (m == NULL)
+		abort();
+	return m;
+}
 
 static uint16_t
 be16(const uint8_t *p)
@@ -61,41 +67,7 @@ be32(const uint8_t *p)
 	return (uint32_t)be16(p) << 16 | be16(p + 2);
 }
 
-/* One segment over an exact-size heap copy of bytes[0..len). */
-static struct rte_mbuf *
-seg_of(const uint8_t *bytes, size_t len)
-{
-	size_t msize = RTE_ALIGN_CEIL(sizeof(struct rte_mbuf), RTE_CACHE_LINE_SIZE);
-	struct rte_mbuf *m = aligned_alloc(RTE_CACHE_LINE_SIZE, msize);
-	/* malloc(0) may return NULL; keep a unique, still zero-length-usable pointer. */
-	uint8_t *buf = malloc(len > 0 ? len : 1);
 
-	if (m == NULL || buf == NULL)
-		abort();
-	memset(m, 0, sizeof(*m));
-	if (len > 0)
-		memcpy(buf, bytes, len);
-	m->buf_addr = buf;
-	m->buf_len = (uint16_t)len;
-	m->data_off = 0;
-	m->data_len = (uint16_t)len;
-	m->pkt_len = (uint32_t)len;
-	m->nb_segs = 1;
-	m->next = NULL;
-	return m;
-}
-
-static void
-mbuf_free(struct rte_mbuf *m)
-{
-	while (m != NULL) {
-		struct rte_mbuf *next = m->next;
-
-		free(m->buf_addr);
-		free(m);
-		m = next;
-	}
-}
 
 /* The flow hash must not depend on the direction of the key. */
 static void
@@ -191,7 +163,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* 1. one segment */
 	m = seg_of(data, size);
 	r1 = onvm_pkt_parse(m, &pi1);
-	mbuf_free(m);
+	heap_mbuf_free(m);
 	check_result(data, size, r1, &pi1);
 
 	/* 2. two segments, cut inside the frame; must agree with the single segment */
@@ -203,7 +175,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		m->nb_segs = 2;
 		m->pkt_len = (uint32_t)size;
 		r2 = onvm_pkt_parse(m, &pi2);
-		mbuf_free(m);
+		heap_mbuf_free(m);
 		CHECK(r2 == r1);
 		CHECK(memcmp(&pi1, &pi2, sizeof(pi1)) == 0);
 	}

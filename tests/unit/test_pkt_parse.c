@@ -28,6 +28,7 @@
 #include <rte_tcp.h>
 #include <rte_udp.h>
 
+#include "heap_mbuf.h"
 #include "onvm_pkt_parse.h"
 
 #define IP(a, b, c, d) (((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | ((c) << 8) | (d))
@@ -141,51 +142,26 @@ udp_frame(struct frame *f)
 	f->len += 4;
 }
 
-/*
- * A single-segment mbuf over a heap copy of the first `len` bytes of the frame
- * (exactly `len` bytes, so ASan sees any over-read).  Free with mbuf_free().
- */
+
+
+/* Parse the whole frame. */
+/* A single-segment mbuf over an exact-size heap copy (ASan sees over-reads). */
 static struct rte_mbuf *
 mbuf_of(const uint8_t *bytes, size_t len)
 {
-	struct rte_mbuf *m =
-	    aligned_alloc(RTE_CACHE_LINE_SIZE, RTE_ALIGN_CEIL(sizeof(*m), RTE_CACHE_LINE_SIZE));
-	uint8_t *buf = malloc(len > 0 ? len : 1);
+	struct rte_mbuf *m = heap_mbuf(bytes, len);
 
 	assert_non_null(m);
-	assert_non_null(buf);
-	memset(m, 0, sizeof(*m));
-	memcpy(buf, bytes, len);
-	m->buf_addr = buf;
-	m->buf_len = len;
-	m->data_off = 0;
-	m->data_len = len;
-	m->pkt_len = len;
-	m->nb_segs = 1;
-	m->next = NULL;
 	return m;
 }
 
-static void
-mbuf_free(struct rte_mbuf *m)
-{
-	while (m != NULL) {
-		struct rte_mbuf *next = m->next;
-
-		free(m->buf_addr);
-		free(m);
-		m = next;
-	}
-}
-
-/* Parse the whole frame. */
 static enum onvm_parse_reason
 parse(const struct frame *f, struct onvm_pkt_info *pi)
 {
 	struct rte_mbuf *m = mbuf_of(f->b, f->len);
 	enum onvm_parse_reason r = onvm_pkt_parse(m, pi);
 
-	mbuf_free(m);
+	heap_mbuf_free(m);
 	return r;
 }
 
@@ -196,7 +172,7 @@ parse_prefix(const struct frame *f, size_t len, struct onvm_pkt_info *pi)
 	struct rte_mbuf *m = mbuf_of(f->b, len);
 	enum onvm_parse_reason r = onvm_pkt_parse(m, pi);
 
-	mbuf_free(m);
+	heap_mbuf_free(m);
 	return r;
 }
 
@@ -328,7 +304,7 @@ test_parse_headers_straddling_mbuf_segments(void **state)
 	assert_int_equal(pi.dst_ip, DST_IP);
 	assert_int_equal(pi.sport, 1234);
 	assert_int_equal(pi.dport, 80);
-	mbuf_free(a);
+	heap_mbuf_free(a);
 }
 
 /* ---- VLAN tags ------------------------------------------------------------------- */
