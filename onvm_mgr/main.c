@@ -209,12 +209,7 @@ init_chains(void)
 		const struct mgr_chain_cfg *cc = &mgr.cfg.chains[i];
 		struct onvm_chain *c = &shm->chains[i];
 
-		rte_strscpy(c->name, cc->name, sizeof(c->name));
-		c->len = cc->len;
-		memcpy(c->services, cc->services, sizeof(c->services[0]) * cc->len);
-		c->exit_drop = cc->exit_port < 0;
-		c->exit_port = cc->exit_port < 0 ? 0 : cc->exit_port;
-		c->used = 1;
+		mgr_chain_set(c, cc->name, cc->services, cc->len, cc->exit_port);
 		if (cc->exit_port >= mgr.nb_ports) {
 			MGR_LOG(ERR, "chain '%s': exit port %d does not exist", cc->name,
 				cc->exit_port);

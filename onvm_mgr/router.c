@@ -11,6 +11,9 @@
  * Instances are chosen by flow hash over the live instance list, so a flow
  * sticks to its instance for as long as the instance set does not change.
  */
+#include <stdio.h>
+#include <string.h>
+
 #include "router.h"
 
 static const char *const drop_names[MGR_DROP_REASON_MAX] = {
@@ -38,6 +41,23 @@ dest_drop(struct mgr_dest *d, enum mgr_drop_reason r)
 	d->kind = MGR_DEST_DROP;
 	d->reason = r;
 	d->id = 0;
+}
+
+void
+mgr_chain_set(struct onvm_chain *c, const char *name, const uint16_t *services, uint16_t len,
+	      int exit_port)
+{
+	memset(c, 0, sizeof(*c));
+	if (name != NULL)
+		snprintf(c->name, sizeof(c->name), "%s", name);
+	if (len > ONVM_MAX_CHAIN_LEN)
+		len = ONVM_MAX_CHAIN_LEN;
+	if (len > 0)
+		memcpy(c->services, services, len * sizeof(services[0]));
+	c->len = len;
+	c->exit_drop = exit_port < 0;
+	c->exit_port = exit_port < 0 ? 0 : exit_port;
+	c->used = 1;
 }
 
 int

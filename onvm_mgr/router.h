@@ -61,6 +61,10 @@ void mgr_route_ingress(struct onvm_shm *shm, struct onvm_pkt_meta *meta, uint16_
 void mgr_route_action(const struct onvm_shm *shm, struct onvm_pkt_meta *meta,
 		      struct mgr_dest *dest);
 
+/* Fill chain `c`: its services in order, then `exit_port` (< 0: drop). */
+void mgr_chain_set(struct onvm_chain *c, const char *name, const uint16_t *services,
+		   uint16_t len, int exit_port);
+
 /* Instance of `service_id` serving flow `hash`; -1 if none is live. */
 int mgr_service_pick(const struct onvm_shm *shm, uint16_t service_id, uint32_t hash);
 

@@ -160,14 +160,7 @@ set_instances(uint16_t svc, const uint16_t *inst, uint16_t n)
 static void
 set_chain(uint16_t id, const uint16_t *svcs, uint16_t len, int exit_port)
 {
-	struct onvm_chain *c = &mgr.shm->chains[id];
-
-	if (len > 0)
-		memcpy(c->services, svcs, len * sizeof(svcs[0]));
-	c->len = len;
-	c->exit_drop = exit_port < 0;
-	c->exit_port = exit_port < 0 ? 0 : exit_port;
-	c->used = 1;
+	mgr_chain_set(&mgr.shm->chains[id], NULL, svcs, len, exit_port);
 }
 
 static void

@@ -46,15 +46,7 @@ shm_new(void)
 static void
 set_chain(struct onvm_shm *s, uint16_t id, const uint16_t *svcs, uint16_t len, int exit_port)
 {
-	struct onvm_chain *c = &s->chains[id];
-
-	memset(c, 0, sizeof(*c));
-	if (len > 0)
-		memcpy(c->services, svcs, len * sizeof(svcs[0]));
-	c->len = len;
-	c->exit_drop = exit_port < 0;
-	c->exit_port = exit_port < 0 ? 0 : exit_port;
-	c->used = 1;
+	mgr_chain_set(&s->chains[id], NULL, svcs, len, exit_port);
 }
 
 static void
