@@ -392,13 +392,3 @@ mgr_dp_init(void)
 		mgr.dp[u].direct_port_tx = (u == MGR_UNIT_TX);
 	}
 }
-
-uint64_t
-mgr_drop_total(enum mgr_drop_reason r)
-{
-	uint64_t t = 0;
-
-	for (int u = 0; u < MGR_UNIT_MAX; u++)
-		t += mgr.dp[u].drops[r];
-	return t;
-}

@@ -411,15 +411,8 @@ lcore_loop(void *arg)
 		uint64_t now;
 		int work = 0;
 
-		for (int i = 0; i < nunits; i++) {
-			int w = mine[i]->poll();
-
-			mine[i]->polls++;
-			if (w > 0) {
-				mine[i]->busy_polls++;
-				work += w;
-			}
-		}
+		for (int i = 0; i < nunits; i++)
+			work += mine[i]->poll();
 		if (lcore_in_qsbr[lcore])
 			rte_rcu_qsbr_quiescent(mgr.qsbr, lcore);
 		now = rte_get_tsc_cycles();

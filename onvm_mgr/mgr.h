@@ -84,7 +84,6 @@ struct mgr_nf_priv {
 	bool killed;		/* we sent SIGKILL (start timeout, shutdown) */
 	int cfg_index;		/* index in cfg.nfs if launched, else -1 */
 	int exit_status;	/* from waitid, launched NFs only */
-	uint64_t death_ns;
 	/* The standby of this slot, if any (launched or hand-started). */
 	pid_t sb_pid;
 	int sb_pidfd;
@@ -98,8 +97,6 @@ struct mgr_unit {
 	const char *name;
 	int (*poll)(void);
 	int lcore;
-	uint64_t polls;
-	uint64_t busy_polls;
 };
 
 struct mgr {
@@ -143,6 +140,15 @@ struct mgr {
 
 extern struct mgr mgr;
 
+/* A per-unit data path counter (struct mgr_dp_ctx field) summed over the units. */
+#define UNITS_SUM(field)                                                                     \
+	({                                                                                   \
+		uint64_t t_ = 0;                                                             \
+		for (int u_ = 0; u_ < MGR_UNIT_MAX; u_++)                                    \
+			t_ += mgr.dp[u_].field;                                              \
+		t_;                                                                          \
+	})
+
 /* args.c: returns 0, 1 (help/version printed: exit 0) or -1 (exit 2). */
 int mgr_args_parse(int argc, char **argv, char **config_path);
 void mgr_args_usage(const char *prog);
@@ -157,7 +163,6 @@ void mgr_ports_wait_link(uint32_t timeout_ms);
 int mgr_rx_poll(void);
 int mgr_tx_poll(void);
 void mgr_dp_init(void);
-uint64_t mgr_drop_total(enum mgr_drop_reason r);
 
 /* nf_ctl.c */
 int mgr_nf_ctl_init(void);

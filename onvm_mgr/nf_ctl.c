@@ -202,7 +202,7 @@ reset_slot_for_use(struct onvm_nf_slot *s)
 	s->batch.rx_seen = s->rx_ring->cons.tail;
 	s->batch.tx_base = s->tx_ring->prod.tail;
 	memset(&s->stats, 0, sizeof(s->stats));
-	memset(&s->mstats, 0, sizeof(s->mstats));
+	s->reclaimed = 0;
 	for (int u = 0; u < MGR_UNIT_MAX; u++) {
 		mgr.dp[u].nf_enq[s->instance_id] = 0;
 		mgr.dp[u].nf_enq_drop[s->instance_id] = 0;
@@ -761,7 +761,6 @@ collect_events(int timeout_ms)
 			siginfo_t si = {0};
 
 			p->exited = true;
-			p->death_ns = mgr_now_ns();
 			if (mgr.shm->nfs[id].launched &&
 			    syscall(SYS_waitid, P_PIDFD, p->pidfd, &si, WEXITED | WNOHANG, NULL) ==
 				    0)
@@ -889,7 +888,7 @@ reclaim_held(uint16_t id)
 		if (c != NULL && c->len > 0)
 			rte_mempool_cache_flush(c, mgr.pool);
 	}
-	s->mstats.reclaimed += freed;
+	s->reclaimed += freed;
 	mgr.nf_reclaimed_mbufs += freed;
 	mgr.nf_priv[id].held_reclaimed = true;
 	NFCTL_LOG(INFO, "NF '%s' instance %u: %u mbufs returned to the pool", s->name, id, freed);

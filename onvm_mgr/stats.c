@@ -49,12 +49,11 @@ mgr_stats_print(double s)
 	printf("--- NFs -----------------------------------------------------------------\n");
 	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
 		const struct onvm_nf_slot *sl = &mgr.shm->nfs[id];
-		uint64_t enq_drop = 0;
+		uint64_t enq_drop;
 
 		if (sl->status == ONVM_NF_FREE)
 			continue;
-		for (int u = 0; u < MGR_UNIT_MAX; u++)
-			enq_drop += mgr.dp[u].nf_enq_drop[id];
+		enq_drop = UNITS_SUM(nf_enq_drop[id]);
 		printf("nf %2u %-14s svc %2u %-8s rx %10" PRIu64 " (%9.0f pps) tx %10" PRIu64
 		       " drop %" PRIu64 " ring_full %" PRIu64 " q %u/%u\n",
 		       id, sl->name, sl->service_id, mgr_nf_status_str(sl->status), sl->stats.rx,
@@ -63,7 +62,7 @@ mgr_stats_print(double s)
 	}
 	printf("--- drops:");
 	for (int r = 0; r < MGR_DROP_REASON_MAX; r++) {
-		uint64_t v = mgr_drop_total(r);
+		uint64_t v = UNITS_SUM(drops[r]);
 
 		drops += v;
 		if (v != 0)

@@ -16,15 +16,6 @@
 
 #include "mgr.h"
 
-static uint64_t
-nf_enq(uint16_t id, bool drop)
-{
-	uint64_t t = 0;
-
-	for (int u = 0; u < MGR_UNIT_MAX; u++)
-		t += drop ? mgr.dp[u].nf_enq_drop[id] : mgr.dp[u].nf_enq[id];
-	return t;
-}
 
 static int
 tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
@@ -40,6 +31,8 @@ tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_int(d, "ports", mgr.nb_ports);
 	rte_tel_data_add_dict_u64(d, "nf_deaths", mgr.nf_deaths);
 	rte_tel_data_add_dict_u64(d, "nf_failovers", mgr.nf_failovers);
+	rte_tel_data_add_dict_u64(d, "backpressure_holds", UNITS_SUM(backpressure));
+	rte_tel_data_add_dict_u64(d, "holds_released_early", UNITS_SUM(hold_expired));
 	rte_tel_data_add_dict_u64(d, "nf_reclaimed_mbufs", mgr.nf_reclaimed_mbufs);
 	return 0;
 }
@@ -136,11 +129,12 @@ tel_nfs(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(c, "failover_reemitted", s->failover_reemitted);
 		rte_tel_data_add_dict_u64(c, "failover_dropped", s->failover_dropped);
 		rte_tel_data_add_dict_u64(c, "failover_reprocessed", s->failover_reprocessed);
-		rte_tel_data_add_dict_u64(c, "enqueued", nf_enq(id, false));
-		rte_tel_data_add_dict_u64(c, "enqueue_drops", nf_enq(id, true));
+		rte_tel_data_add_dict_u64(c, "enqueued", UNITS_SUM(nf_enq[id]));
+		rte_tel_data_add_dict_u64(c, "enqueue_drops", UNITS_SUM(nf_enq_drop[id]));
+		rte_tel_data_add_dict_u64(c, "dequeued", UNITS_SUM(nf_deq[id]));
 		rte_tel_data_add_dict_u64(c, "rx_ring_count", rte_ring_count(s->rx_ring));
 		rte_tel_data_add_dict_u64(c, "tx_ring_count", rte_ring_count(s->tx_ring));
-		rte_tel_data_add_dict_u64(c, "reclaimed", s->mstats.reclaimed);
+		rte_tel_data_add_dict_u64(c, "reclaimed", s->reclaimed);
 		if (s->first_pkt_ns != 0 && s->launch_ns != 0 && s->launched)
 			rte_tel_data_add_dict_u64(c, "start_to_first_pkt_us",
 						  (s->first_pkt_ns - s->launch_ns) / 1000);
@@ -207,7 +201,7 @@ tel_drops(const char *cmd, const char *params, struct rte_tel_data *d)
 	(void)params;
 	rte_tel_data_start_dict(d);
 	for (int r = 0; r < MGR_DROP_REASON_MAX; r++)
-		rte_tel_data_add_dict_u64(d, mgr_drop_reason_str(r), mgr_drop_total(r));
+		rte_tel_data_add_dict_u64(d, mgr_drop_reason_str(r), UNITS_SUM(drops[r]));
 	return 0;
 }
 

@@ -144,14 +144,6 @@ struct onvm_nf_stats {
 	uint64_t bad_touches; /* nf_touch() outside every state region */
 } __rte_cache_aligned;
 
-/* Counters kept by the manager about one NF (one writer per field group). */
-struct onvm_nf_mgr_stats {
-	uint64_t enq;	      /* packets put on its RX ring */
-	uint64_t enq_drop;    /* RX ring full: dropped */
-	uint64_t deq;	      /* packets taken from its TX ring */
-	uint64_t reclaimed;   /* mbufs returned to the pool after it died */
-} __rte_cache_aligned;
-
 /* A state region the NF asks for (written by the NF before ONVM_MP_NF_STATE). */
 struct onvm_nf_state_req {
 	char name[ONVM_NAME_LEN];
@@ -186,7 +178,7 @@ struct onvm_nf_slot {
 
 	struct onvm_nf_batch batch;
 	struct onvm_nf_stats stats;
-	struct onvm_nf_mgr_stats mstats;
+	uint64_t reclaimed; /* mbufs the manager returned to the pool after a death */
 
 	/* Local resiliency.  The active NF holds alive_lock (process-shared,
 	 * robust) for as long as it lives; its standby blocks on it and gets

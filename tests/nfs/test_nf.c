@@ -9,7 +9,6 @@
  *
  *   -a next|drop|out:P|tonf:S   action for every packet (default next)
  *   -d US                       busy-wait US microseconds per packet
- *   -k N                        SIGKILL itself while handling its Nth packet
  *   -b                          invalid action value (tests the manager's check)
  *   -N K                        draw an ND random number on every Kth packet
  *   -S                          count packets and bytes in a libnf state region
@@ -38,7 +37,6 @@ struct test_conf {
 	uint8_t action;
 	uint16_t dest;
 	uint64_t delay_cycles;
-	uint64_t kill_at;
 	uint64_t nd_every;
 	uint64_t seen;
 	struct test_totals *totals; /* state region, with -S */
@@ -98,8 +96,6 @@ test_packet(struct rte_mbuf *pkt, struct onvm_pkt_meta *meta, struct nf_ctx *nf)
 	}
 	if (c->fault_point >= 0 && c->seen == c->fault_at)
 		c->fault_due = true;
-	if (c->kill_at != 0 && c->seen == c->kill_at)
-		kill(getpid(), SIGKILL);
 	if (c->nd_every != 0 && c->seen % c->nd_every == 0)
 		(void)nf_nd_rand(nf);
 	if (c->delay_cycles != 0) {
@@ -145,7 +141,7 @@ main(int argc, char **argv)
 		return 1;
 	argc -= n;
 	argv += n;
-	while ((opt = getopt(argc, argv, "a:d:k:bN:SF:e:")) != -1) {
+	while ((opt = getopt(argc, argv, "a:d:bN:SF:e:")) != -1) {
 		switch (opt) {
 		case 'a':
 			if (parse_action(optarg, &conf) < 0)
@@ -153,9 +149,6 @@ main(int argc, char **argv)
 			break;
 		case 'd':
 			conf.delay_cycles = strtoull(optarg, NULL, 10) * rte_get_tsc_hz() / 1000000;
-			break;
-		case 'k':
-			conf.kill_at = strtoull(optarg, NULL, 10);
 			break;
 		case 'b':
 			conf.action = 77;

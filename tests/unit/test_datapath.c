@@ -282,7 +282,7 @@ drops_total(void)
 	uint64_t t = 0;
 
 	for (int r = 0; r < MGR_DROP_REASON_MAX; r++)
-		t += mgr_drop_total(r);
+		t += UNITS_SUM(drops[r]);
 	return t;
 }
 
@@ -427,7 +427,7 @@ test_tx_full_nf_ring_drops_and_frees_the_excess(void **state)
 	assert_int_equal(rte_ring_count(rx_rings[1]), RING_CAP);
 	assert_int_equal(mgr.dp[MGR_UNIT_TX].nf_enq[1], 3);
 	assert_int_equal(mgr.dp[MGR_UNIT_TX].nf_enq_drop[1], 7);
-	assert_int_equal(mgr_drop_total(MGR_DROP_RING_FULL), 7);
+	assert_int_equal(UNITS_SUM(drops[MGR_DROP_RING_FULL]), 7);
 	assert_int_equal(rte_ring_count(tx_rings[0]), 0);
 	assert_int_equal(in_use(), RING_CAP); /* the 7 went back to the pool */
 	drain_and_free(rx_rings[1]);
@@ -594,11 +594,11 @@ test_tx_mixed_burst_counts_each_packet_once(void **state)
 	nf_emit(0, 5, ONVM_ACTION_NEXT, 0, 0, 0);
 	nf_emit(1, 6, ONVM_ACTION_NEXT, 0, 0, 1);
 	assert_int_equal(mgr_tx_poll(), 21);
-	assert_int_equal(mgr_drop_total(MGR_DROP_NF_ACTION), 1);
-	assert_int_equal(mgr_drop_total(MGR_DROP_NO_INSTANCE), 2);
-	assert_int_equal(mgr_drop_total(MGR_DROP_BAD_PORT), 3);
-	assert_int_equal(mgr_drop_total(MGR_DROP_BAD_ACTION), 4);
-	assert_int_equal(mgr_drop_total(MGR_DROP_CHAIN_END), 6);
+	assert_int_equal(UNITS_SUM(drops[MGR_DROP_NF_ACTION]), 1);
+	assert_int_equal(UNITS_SUM(drops[MGR_DROP_NO_INSTANCE]), 2);
+	assert_int_equal(UNITS_SUM(drops[MGR_DROP_BAD_PORT]), 3);
+	assert_int_equal(UNITS_SUM(drops[MGR_DROP_BAD_ACTION]), 4);
+	assert_int_equal(UNITS_SUM(drops[MGR_DROP_CHAIN_END]), 6);
 	assert_int_equal(drops_total(), 16);
 	assert_int_equal(rte_ring_count(rx_rings[1]), 5);
 	assert_int_equal(in_use(), 5);
