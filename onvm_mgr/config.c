@@ -366,6 +366,68 @@ is_pow2(uint64_t x)
 	return x != 0 && (x & (x - 1)) == 0;
 }
 
+/*
+ * CPU lists as the kernel writes them ("0-1,3"): ascending ranges, CPUs
+ * below CPU_SETSIZE.  "" is the empty set.  `set` may be NULL to validate.
+ */
+int
+mgr_cpulist_parse(const char *s, cpu_set_t *set)
+{
+	cpu_set_t tmp;
+
+	if (set == NULL)
+		set = &tmp;
+	CPU_ZERO(set);
+	while (*s != '\0') {
+		unsigned long lo, hi;
+		char *end;
+
+		if (!isdigit((unsigned char)*s))
+			return -1;
+		lo = strtoul(s, &end, 10);
+		hi = lo;
+		if (*end == '-') {
+			if (!isdigit((unsigned char)end[1]))
+				return -1;
+			hi = strtoul(end + 1, &end, 10);
+		}
+		if (hi < lo || hi >= CPU_SETSIZE)
+			return -1;
+		for (unsigned long c = lo; c <= hi; c++)
+			CPU_SET(c, set);
+		if (*end == ',' && end[1] != '\0')
+			end++;
+		else if (*end != '\0')
+			return -1;
+		s = end;
+	}
+	return 0;
+}
+
+int
+mgr_cpulist_format(const cpu_set_t *set, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		int hi = c;
+		int n;
+
+		if (!CPU_ISSET(c, set))
+			continue;
+		while (hi + 1 < CPU_SETSIZE && CPU_ISSET(hi + 1, set))
+			hi++;
+		n = hi > c ? snprintf(buf + off, len - off, "%s%d-%d", off ? "," : "", c, hi)
+			   : snprintf(buf + off, len - off, "%s%d", off ? "," : "", c);
+		if (n < 0 || (size_t)n >= len - off)
+			return -1;
+		off += n;
+		c = hi;
+	}
+	return 0;
+}
+
 static int
 parse_tunables(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 {
@@ -374,7 +436,8 @@ parse_tunables(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 						NULL};
 	static const char *const stats_keys[] = {"interval_ms", NULL};
 	static const char *const idle_keys[] = {"spin_us", "max_sleep_us", NULL};
-	static const char *const nfs_keys[] = {"start_timeout_ms", "cpus", NULL};
+	static const char *const nfs_keys[] = {"start_timeout_ms", "heartbeat_ms", "cpus",
+					       "standby_cpus", NULL};
 	static const char *const startup_keys[] = {"link_wait_ms", NULL};
 	static const char *const state_keys[] = {"pool_mb", NULL};
 	json_t *o;
@@ -417,13 +480,21 @@ parse_tunables(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 	if (o != NULL && (check_keys(w, o, "nf_defaults", nfs_keys) < 0 ||
 			  GET_UINT_FIELD(w, o, "nf_defaults", "start_timeout_ms", 10, 600000,
 					 cfg->nf_start_timeout_ms) < 0 ||
+			  GET_UINT_FIELD(w, o, "nf_defaults", "heartbeat_ms", 0, 600000,
+					 cfg->nf_heartbeat_ms) < 0 ||
 			  get_string(w, o, "nf_defaults", "cpus", cfg->nf_cpus,
-				     sizeof(cfg->nf_cpus), false, false) < 0))
+				     sizeof(cfg->nf_cpus), false, false) < 0 ||
+			  get_string(w, o, "nf_defaults", "standby_cpus", cfg->nf_standby_cpus,
+				     sizeof(cfg->nf_standby_cpus), false, false) < 0))
 		return -1;
-	for (const char *c = cfg->nf_cpus; *c != '\0'; c++)
-		if (!isdigit((unsigned char)*c) && *c != ',' && *c != '-')
-			return cfg_fail(w, "nf_defaults.cpus",
-					"a CPU list like \"1\" or \"0-1,3\" is expected");
+	if (cfg->nf_heartbeat_ms != 0 && cfg->nf_heartbeat_ms < 10)
+		return cfg_fail(w, "nf_defaults.heartbeat_ms", "must be 0 (off) or at least 10");
+	if (mgr_cpulist_parse(cfg->nf_cpus, NULL) < 0)
+		return cfg_fail(w, "nf_defaults.cpus",
+				"a CPU list like \"1\" or \"0-1,3\" is expected");
+	if (mgr_cpulist_parse(cfg->nf_standby_cpus, NULL) < 0)
+		return cfg_fail(w, "nf_defaults.standby_cpus",
+				"a CPU list like \"1\" or \"0-1,3\" is expected");
 	if (get_object(w, root, "startup", &o) < 0)
 		return -1;
 	if (o != NULL && (check_keys(w, o, "startup", startup_keys) < 0 ||
@@ -842,6 +913,7 @@ mgr_config_defaults(struct mgr_config *cfg)
 	cfg->idle_spin_us = 100;
 	cfg->idle_sleep_max_us = 1000;
 	cfg->nf_start_timeout_ms = 10000;
+	cfg->nf_heartbeat_ms = 2000;
 	cfg->link_wait_ms = 5000;
 	cfg->state_pool_mb = 64;
 	cfg->default_chain = -1;

@@ -15,6 +15,7 @@
 #define MGR_CONFIG_H
 
 #include <limits.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -85,7 +86,9 @@ struct mgr_config {
 	uint32_t idle_spin_us;
 	uint32_t idle_sleep_max_us;
 	uint32_t nf_start_timeout_ms;
+	uint32_t nf_heartbeat_ms;     /* hung NF: no loop progress for this long; 0 off */
 	char nf_cpus[64];	      /* CPU list NFs may run on ("": all) */
+	char nf_standby_cpus[64];     /* CPU list for standbys ("": see nf_ctl.c) */
 	uint32_t link_wait_ms;	      /* wait for port links before RX starts */
 	uint32_t state_pool_mb;	      /* memory for NF state blocks */
 
@@ -111,6 +114,10 @@ int mgr_config_load_string(const char *text, size_t len, const char *name,
 			   struct mgr_config *cfg, char *err, size_t errlen);
 
 void mgr_config_free(struct mgr_config *cfg);
+
+/* "0-1,3" <-> CPU set; "" is the empty set.  `set` NULL: only validate. */
+int mgr_cpulist_parse(const char *list, cpu_set_t *set);
+int mgr_cpulist_format(const cpu_set_t *set, char *buf, size_t len);
 
 /* Index of the port / chain called `name`, or -1. */
 int mgr_config_port_index(const struct mgr_config *cfg, const char *name);

@@ -88,6 +88,9 @@ struct mgr_nf_priv {
 	pid_t sb_pid;
 	int sb_pidfd;
 	bool sb_exited;
+	/* Hung-NF check: last heartbeat seen and when it last moved. */
+	uint64_t hb_seen;
+	uint64_t hb_moved_ns;
 };
 
 /* epoll data of a standby's pidfd: slot id | STANDBY_TAG. */
@@ -133,6 +136,7 @@ struct mgr {
 	volatile bool stop_loops;
 	uint64_t nf_deaths;
 	uint64_t nf_failovers;	/* deaths a standby took over */
+	uint64_t nf_hung;	/* NFs killed for making no progress */
 	uint64_t nf_reclaimed_mbufs;
 	uint64_t start_ns;
 	unsigned int idle_pool_in_use; /* measured after start-up */

@@ -588,13 +588,45 @@ resolve_binary(const char *bin, char *out, size_t len)
 	return -ENOENT;
 }
 
+/*
+ * CPUs a launched NF may run on: nf_defaults.cpus for actives (all online CPUs
+ * if unset).  Standbys: nf_defaults.standby_cpus, else the online CPUs the
+ * actives do not use, else the actives' CPUs.  Why apart: on a kernel without
+ * full preemption (PREEMPT_NONE, Debian's default) a standby woken on the CPU
+ * where its active dies waits until the dead process's address space is torn
+ * down -- about as long as pidfd readiness (docs/design.md, "Failover time").
+ */
+static void
+nf_cpu_set(bool standby, cpu_set_t *out)
+{
+	cpu_set_t online, active, sb;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	CPU_ZERO(&online);
+	for (long c = 0; c < n && c < CPU_SETSIZE; c++)
+		CPU_SET(c, &online);
+	/* Both lists were validated when the config was loaded. */
+	mgr_cpulist_parse(mgr.cfg.nf_cpus, &active);
+	if (CPU_COUNT(&active) == 0)
+		active = online;
+	mgr_cpulist_parse(mgr.cfg.nf_standby_cpus, &sb);
+	if (CPU_COUNT(&sb) == 0) {
+		CPU_XOR(&sb, &online, &active);
+		CPU_AND(&sb, &sb, &online);
+		if (CPU_COUNT(&sb) == 0)
+			sb = active;
+	}
+	*out = standby ? sb : active;
+}
+
 /* fork/exec NF `cfg_index` for slot `id`, as its active or its standby. */
 static pid_t
 spawn_nf(int cfg_index, uint16_t id, bool standby)
 {
 	const struct mgr_nf_cfg *nc = &mgr.cfg.nfs[cfg_index];
-	char path[PATH_MAX], prefix[96], lcores[96], svc[8], inst[8];
+	char path[PATH_MAX], prefix[96], cpus[64], lcores[96], svc[8], inst[8];
 	char *argv[MGR_CFG_MAX_ARGS + 24];
+	cpu_set_t cpu_set;
 	int a = 0;
 	pid_t pid;
 
@@ -606,12 +638,10 @@ spawn_nf(int cfg_index, uint16_t id, bool standby)
 	snprintf(prefix, sizeof(prefix), "--file-prefix=%s", mgr.file_prefix);
 	/* A standby shares its active's lcore id: they never run together, and
 	 * the one promoted flushes the dead one's mempool cache first. */
-	if (mgr.cfg.nf_cpus[0] != '\0')
-		snprintf(lcores, sizeof(lcores), "--lcores=%u@(%s)", ONVM_NF_LCORE_BASE + id,
-			 mgr.cfg.nf_cpus);
-	else
-		snprintf(lcores, sizeof(lcores), "--lcores=%u@(0-%u)", ONVM_NF_LCORE_BASE + id,
-			 (unsigned int)sysconf(_SC_NPROCESSORS_ONLN) - 1);
+	nf_cpu_set(standby, &cpu_set);
+	if (mgr_cpulist_format(&cpu_set, cpus, sizeof(cpus)) < 0)
+		return -E2BIG;
+	snprintf(lcores, sizeof(lcores), "--lcores=%u@(%s)", ONVM_NF_LCORE_BASE + id, cpus);
 	snprintf(svc, sizeof(svc), "%u", nc->service);
 	snprintf(inst, sizeof(inst), "%u", id);
 	argv[a++] = path;
@@ -644,6 +674,11 @@ spawn_nf(int cfg_index, uint16_t id, bool standby)
 		/* Own process group: a terminal's Ctrl-C reaches the manager,
 		 * which drains and then stops its NFs in order. */
 		setpgid(0, 0);
+		/* The whole NF process on its CPUs, not only its lcore: EAL puts
+		 * its control threads on the start-up CPUs its lcores leave free,
+		 * and the last thread of a dying NF tears its address space down
+		 * (milliseconds without preemption) -- not on the manager's CPU. */
+		sched_setaffinity(0, sizeof(cpu_set), &cpu_set);
 		if (getppid() != mgr.shm->mgr_pid)
 			_exit(127);
 		execv(path, argv);
@@ -923,6 +958,7 @@ hand_over(uint16_t id)
 	p->sb_pid = 0;
 	p->exited = false;
 	p->killed = false;
+	p->hb_moved_ns = 0;
 }
 
 /* Advance one slot whose process is gone; ctl_lock held. */
@@ -971,6 +1007,41 @@ handle_exit(uint16_t id)
 	}
 }
 
+/*
+ * Hung NFs: a running NF that is not asleep waiting for work bumps its
+ * heartbeat on every loop iteration; one that has not for heartbeat_ms is
+ * stuck (an endless handler, a deadlock, a blocking call) and gets SIGKILL,
+ * through its pidfd, after which the ordinary death path runs: its standby
+ * takes over, or its packets are reclaimed.
+ */
+static void
+check_heartbeat(uint16_t id, uint64_t now)
+{
+	struct onvm_nf_slot *s = &mgr.shm->nfs[id];
+	struct mgr_nf_priv *p = &mgr.nf_priv[id];
+	uint64_t hb = s->heartbeat;
+
+	if (s->status != ONVM_NF_RUNNING || p->exited || p->killed || s->sleeping ||
+	    hb != p->hb_seen || p->hb_moved_ns == 0) {
+		p->hb_seen = hb;
+		p->hb_moved_ns = now;
+		return;
+	}
+	if (now - p->hb_moved_ns < mgr.cfg.nf_heartbeat_ms * 1000000ULL)
+		return;
+	NFCTL_LOG(ERR, "NF '%s' (pid %d, instance %u) made no progress for %u ms: killing it",
+		  s->name, p->pid, id, mgr.cfg.nf_heartbeat_ms);
+	if (p->pidfd < 0 || syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0) < 0) {
+		NFCTL_LOG(ERR, "cannot kill NF pid %d: %s", p->pid,
+			  p->pidfd < 0 ? "no pidfd" : strerror(errno));
+		p->hb_moved_ns = now; /* say it again after another period */
+		return;
+	}
+	p->killed = true;
+	s->hung_kills++;
+	mgr.nf_hung++;
+}
+
 /* The control unit runs at most every CTL_PERIOD_US while the lcore is busy
  * (an epoll_wait and a table scan per data-path iteration would cost more
  * than the packets); an idle lcore hosting it sleeps in epoll instead, so
@@ -981,7 +1052,7 @@ int
 mgr_ctl_poll(void)
 {
 	static uint64_t next_tsc;
-	uint64_t now = rte_get_tsc_cycles();
+	uint64_t now = rte_get_tsc_cycles(), now_ns;
 	int work;
 
 	if (now < next_tsc)
@@ -991,18 +1062,21 @@ mgr_ctl_poll(void)
 
 	if (pthread_mutex_trylock(&mgr.ctl_lock) != 0)
 		return work;
+	now_ns = mgr_now_ns();
 	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
 		struct onvm_nf_slot *s = &mgr.shm->nfs[id];
 		struct mgr_nf_priv *p = &mgr.nf_priv[id];
 
 		if (s->status == ONVM_NF_FREE)
 			continue;
+		if (mgr.cfg.nf_heartbeat_ms != 0)
+			check_heartbeat(id, now_ns);
 		if (s->status == ONVM_NF_READY && s->nf_running) {
 			s->status = ONVM_NF_RUNNING;
 			work++;
 		}
 		if (s->status == ONVM_NF_STARTING && !p->exited && !p->killed &&
-		    mgr_now_ns() - s->launch_ns > mgr.cfg.nf_start_timeout_ms * 1000000ULL) {
+		    now_ns - s->launch_ns > mgr.cfg.nf_start_timeout_ms * 1000000ULL) {
 			NFCTL_LOG(ERR, "NF '%s' pid %d did not register in %u ms: killing it",
 				  s->name, s->pid, mgr.cfg.nf_start_timeout_ms);
 			kill(s->pid, SIGKILL);

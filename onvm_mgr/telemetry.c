@@ -31,6 +31,7 @@ tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_int(d, "ports", mgr.nb_ports);
 	rte_tel_data_add_dict_u64(d, "nf_deaths", mgr.nf_deaths);
 	rte_tel_data_add_dict_u64(d, "nf_failovers", mgr.nf_failovers);
+	rte_tel_data_add_dict_u64(d, "nf_hung", mgr.nf_hung);
 	rte_tel_data_add_dict_u64(d, "backpressure_holds", UNITS_SUM(backpressure));
 	rte_tel_data_add_dict_u64(d, "holds_released_early", UNITS_SUM(hold_expired));
 	rte_tel_data_add_dict_u64(d, "nf_reclaimed_mbufs", mgr.nf_reclaimed_mbufs);
@@ -125,6 +126,7 @@ tel_nfs(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_int(c, "standby_parked", s->standby_parked);
 		rte_tel_data_add_dict_u64(c, "failovers", s->failovers);
 		rte_tel_data_add_dict_u64(c, "failover_wake_ns", s->failover_wake_ns);
+		rte_tel_data_add_dict_u64(c, "hung_kills", s->hung_kills);
 		rte_tel_data_add_dict_u64(c, "failover_first_pkt_ns", s->failover_first_pkt_ns);
 		rte_tel_data_add_dict_u64(c, "failover_reemitted", s->failover_reemitted);
 		rte_tel_data_add_dict_u64(c, "failover_dropped", s->failover_dropped);

@@ -37,7 +37,7 @@ extern "C" {
 
 #define ONVM_SHM_NAME "onvm_shm"
 #define ONVM_SHM_MAGIC 0x4f4e564d52464e31ULL /* "ONVMRFN1" */
-#define ONVM_SHM_VERSION 1
+#define ONVM_SHM_VERSION 3
 #define ONVM_PKTMBUF_POOL_NAME "onvm_pktmbuf_pool"
 #define ONVM_PKT_META_DYNFIELD "onvm_dynfield_pkt_meta"
 #define ONVM_NF_RX_RING_FMT "onvm_nf%u_rx"
@@ -178,6 +178,8 @@ struct onvm_nf_slot {
 
 	struct onvm_nf_batch batch;
 	struct onvm_nf_stats stats;
+	volatile uint64_t heartbeat; /* NF-written: bumped every loop iteration */
+	uint64_t hung_kills;	     /* times the manager killed it as hung */
 	uint64_t reclaimed; /* mbufs the manager returned to the pool after a death */
 
 	/* Local resiliency.  The active NF holds alive_lock (process-shared,
@@ -192,6 +194,7 @@ struct onvm_nf_slot {
 	uint64_t failover_reemitted;	 /* held outputs of committed batches sent */
 	uint64_t failover_dropped;	 /* held packets of uncommitted batches dropped */
 	uint64_t failover_reprocessed;	 /* dequeued-but-unprocessed packets redone */
+	cpu_set_t active_cpus;		 /* the active's CPU affinity (NF-written) */
 
 	/* State regions: requested by the NF, allocated by the manager in one
 	 * memzone (see onvm_state.h for its layout). */

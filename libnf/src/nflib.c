@@ -19,10 +19,12 @@
  * The batch bookkeeping in slot->batch (see onvm_common.h) is what lets the
  * manager return every mbuf of an NF killed at any instruction to the pool.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -88,6 +90,13 @@ struct nf_ctx {
 	bool standby;	       /* parked until the active dies */
 	bool holds_alive_lock; /* this process is the slot's active */
 	bool failover_pending; /* promoted, first packet not yet handled */
+	bool promotion_unfinished; /* finish_promotion() is still due */
+	int dead_pidfd;		   /* the active we replace, until it is gone */
+	uint64_t fifo_until_ns;	   /* latest end of the promotion's priority */
+	uint64_t promoted_seq;	 /* state batch the promotion recovered to */
+	bool parked_fifo;      /* parked at real-time priority (park_priority) */
+	int saved_policy;      /* scheduling policy before parking */
+	struct sched_param saved_param;
 	nf_fault_fn fault;     /* test hook: called at the batch's fault points */
 	char name[ONVM_NAME_LEN];
 };
@@ -334,6 +343,10 @@ nf_register(struct nf_ctx *nf)
 			NF_LOG(WARNING, "liveness lock: %s (no standby can protect this NF)",
 			       strerror(r));
 		nf->holds_alive_lock = (r == 0 || r == EOWNERDEAD);
+		/* Where the slot's active runs: a promoted standby moves there. */
+		if (pthread_getaffinity_np(pthread_self(), sizeof(nf->slot->active_cpus),
+					   &nf->slot->active_cpus) != 0)
+			CPU_ZERO(&nf->slot->active_cpus);
 	}
 	NF_LOG(INFO, "%s: service %u instance %u (lcore %u) registered%s", nf->name,
 	       nf->service_id, nf->instance_id, rte_lcore_id(), nf->standby ? " as standby" : "");
@@ -492,7 +505,8 @@ batch_emit(struct nf_ctx *nf)
 			if (nf->slot->stop)
 				return; /* manager is shutting down; it reclaims held[] */
 			/* Downstream is full: give the CPU to whoever drains it
-			 * (NFs may share a core). */
+			 * (NFs may share a core).  Waiting is not hanging. */
+			nf->slot->heartbeat++;
 			sched_yield();
 		}
 	}
@@ -702,6 +716,68 @@ sleep_until_work(struct nf_ctx *nf, uint64_t wait_ns)
  * promote (the active died), 0 to exit (it stopped cleanly, or we are told to
  * stop).
  */
+/*
+ * Scheduling around a failover.  The dying NF's threads (its main thread and
+ * EAL's control threads) exit on their CPUs, and the last one tears the
+ * address space down in the kernel: ~3 ms here, with few preemption points on
+ * a PREEMPT_NONE kernel.  A standby woken at normal priority queues behind
+ * that.  So the standby parks at SCHED_FIFO (it sleeps: no CPU used) and
+ * keeps the priority through promotion and its first batch, until the dead
+ * process is gone (its pidfd) -- at most PROMOTION_FIFO_MAX_NS -- then goes
+ * back to its own policy.  Promoted, it moves to the CPUs the active ran on.
+ * Without CAP_SYS_NICE all of this quietly degrades to normal priority.
+ */
+#define PROMOTION_FIFO_MAX_NS (20 * 1000 * 1000ULL)
+
+static void
+park_priority(struct nf_ctx *nf)
+{
+	struct sched_param fifo = {.sched_priority = 1};
+
+	nf->parked_fifo = false;
+	nf->dead_pidfd = -1;
+	if (pthread_getschedparam(pthread_self(), &nf->saved_policy, &nf->saved_param) != 0)
+		return;
+	nf->parked_fifo = pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo) == 0;
+}
+
+static void
+restore_priority(struct nf_ctx *nf)
+{
+	if (nf->parked_fifo)
+		pthread_setschedparam(pthread_self(), nf->saved_policy, &nf->saved_param);
+	nf->parked_fifo = false;
+	if (nf->dead_pidfd >= 0)
+		close(nf->dead_pidfd);
+	nf->dead_pidfd = -1;
+}
+
+/* Promoted: watch the dead active until it is gone; move to its CPUs. */
+static void
+promoted_placement(struct nf_ctx *nf, pid_t dead_pid)
+{
+	const cpu_set_t *cpus = &nf->slot->active_cpus;
+
+	nf->fifo_until_ns = mono_ns() + PROMOTION_FIFO_MAX_NS;
+	if (nf->parked_fifo && dead_pid > 0)
+		nf->dead_pidfd = (int)syscall(SYS_pidfd_open, dead_pid, 0);
+	if (CPU_COUNT(cpus) > 0) {
+		int r = pthread_setaffinity_np(pthread_self(), sizeof(*cpus), cpus);
+
+		if (r != 0)
+			NF_LOG(WARNING, "promotion: cannot move to the active's CPUs: %s",
+			       strerror(r));
+	}
+}
+
+static bool
+dead_active_gone(struct nf_ctx *nf)
+{
+	struct pollfd p = {.fd = nf->dead_pidfd, .events = POLLIN};
+
+	return nf->dead_pidfd < 0 || poll(&p, 1, 0) != 0 || mono_ns() > nf->fifo_until_ns;
+}
+
 static int
 park(struct nf_ctx *nf)
 {
@@ -797,8 +873,8 @@ promote(struct nf_ctx *nf)
 	nf->standby = false;
 	nf->holds_alive_lock = true;
 	nf->failover_pending = true;
-	NF_LOG(WARNING, "%s: promoted to active of instance %u (state at batch %" PRIu64 ")",
-	       nf->name, nf->instance_id, seq);
+	nf->promoted_seq = seq;
+	nf->promotion_unfinished = true;
 	if (unprocessed > 0) {
 		batch_open(nf, unprocessed);
 		slot->failover_reprocessed += unprocessed;
@@ -810,11 +886,44 @@ promote(struct nf_ctx *nf)
 	}
 }
 
+/*
+ * The rest of a promotion, once the first batch is out and the dead process
+ * is gone: normal priority again; the process's other threads (EAL control
+ * threads) follow the main thread to the active's CPUs, so that this NF's
+ * own exit work later stays off its standby's CPU; and the log line (DPDK
+ * logs to the console and syslog: ~85 us here, more than the promotion).
+ */
+static void
+finish_promotion(struct nf_ctx *nf)
+{
+	const cpu_set_t *cpus = &nf->slot->active_cpus;
+	pid_t self = (pid_t)syscall(SYS_gettid);
+	struct dirent *e;
+	DIR *d;
+
+	if (nf->failover_pending || !dead_active_gone(nf))
+		return;
+	nf->promotion_unfinished = false;
+	restore_priority(nf);
+	if (CPU_COUNT(cpus) > 0 && (d = opendir("/proc/self/task")) != NULL) {
+		while ((e = readdir(d)) != NULL) {
+			pid_t tid = (pid_t)atoi(e->d_name);
+
+			if (tid > 0 && tid != self)
+				sched_setaffinity(tid, sizeof(*cpus), cpus);
+		}
+		closedir(d);
+	}
+	NF_LOG(WARNING, "%s: promoted to active of instance %u (state at batch %" PRIu64 ")",
+	       nf->name, nf->instance_id, nf->promoted_seq);
+}
+
 int
 nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 {
 	const uint64_t tsc_hz = rte_get_tsc_hz();
 	uint64_t tick_cycles, next_tick, idle_since = 0;
+	pid_t dead;
 
 	if (ops == NULL || (ops->pkt == NULL && ops->batch == NULL)) {
 		NF_LOG(ERR, "nf_run: a packet or batch handler is required");
@@ -825,12 +934,17 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 	if (nf->standby) {
 		int r;
 
+		park_priority(nf);
 		__atomic_store_n(&nf->slot->standby_parked, 1, __ATOMIC_RELEASE);
 		r = park(nf);
 		nf->slot->standby_parked = 0;
-		if (r == 0)
+		if (r == 0) {
+			restore_priority(nf);
 			return 0;
+		}
+		dead = nf->slot->pid;
 		promote(nf);
+		promoted_placement(nf, dead);
 	}
 	tick_cycles = (ops->tick_ms ? ops->tick_ms : 1000) * (tsc_hz / 1000);
 	next_tick = rte_get_tsc_cycles() + tick_cycles;
@@ -839,10 +953,17 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 	while (!nf_stopping(nf)) {
 		uint64_t now;
 
+		/* Liveness for the manager's hung-NF check (a sleeping NF is
+		 * waiting for work, not hung). */
+		nf->slot->heartbeat++;
 		if (poll_once(nf) > 0) {
 			idle_since = 0;
+			if (unlikely(nf->promotion_unfinished))
+				finish_promotion(nf);
 			continue;
 		}
+		if (unlikely(nf->promotion_unfinished))
+			finish_promotion(nf);
 		now = rte_get_tsc_cycles();
 		if (ops->tick != NULL && now >= next_tick) {
 			run_tick(nf, mono_ns());

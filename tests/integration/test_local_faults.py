@@ -17,6 +17,10 @@ Asserted per point:
     batch when its state had not committed (processed), none otherwise (its
     outputs are re-emitted: mid_commit, committed, mid_emit);
   - the pool returns to its idle level; the manager exits 0.
+A fifth run hangs the NF instead (test_nf -H 200: an endless handler): the
+manager's heartbeat check (nf_defaults.heartbeat_ms) kills it, and the same
+holds as for "processed" (the hung batch never committed), plus one hung kill
+counted.
 """
 import lab
 
@@ -36,10 +40,12 @@ def is_subsequence(out, inp):
 
 def run_point(L, point, path, frames):
     out, tot = L.path(f"{point}-out.pcap"), L.path(f"{point}-totals.json")
+    fault = ["-H", "200"] if point == "hung" else ["-F", f"{point}:200"]
     node = L.node(f"fault-{point}", {
+        "nf_defaults": {"heartbeat_ms": 300},
         "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={path},tx_pcap={out}"}],
         "nfs": [{"binary": lab.TEST_NF, "service": 1, "resiliency": "local",
-                 "args": ["-S", "-F", f"{point}:200", "-e", tot]}],
+                 "args": ["-S", *fault, "-e", tot]}],
         "chains": [{"name": "c", "services": [1], "ingress_port": "in", "exit_port": "in"}],
     }).start()
     lab.wait_until(lambda: node.nf_by(service=1)[0]["failovers"] == 1, 30, f"{point}: failover")
@@ -47,6 +53,9 @@ def run_point(L, point, path, frames):
                    f"{point}: pool back to its idle level")
     nf = node.nf_by(service=1)[0]
     port = node.port("in")
+    hung = node.info()["nf_hung"]
+    L.expect(hung == (1 if point == "hung" else 0) and nf["hung_kills"] == hung,
+             f"{point}: nf_hung {hung}, slot hung_kills {nf['hung_kills']}")
     rc = node.stop()
     L.expect(rc == 0, f"{point}: manager exit status {rc}")
     got = lab.read_capture_out(out)
@@ -58,7 +67,7 @@ def run_point(L, point, path, frames):
     dropped, reemitted = nf["failover_dropped"], nf["failover_reemitted"]
     L.expect(len(frames) - len(got) == dropped,
              f"{point}: {len(frames) - len(got)} frames missing, promotion dropped {dropped}")
-    if point == "processed":
+    if point in ("processed", "hung"):
         L.expect(dropped > 0 and reemitted == 0, f"{point}: dropped {dropped}, re-emitted {reemitted}")
     else:
         L.expect(dropped == 0 and reemitted > 0, f"{point}: dropped {dropped}, re-emitted {reemitted}")
@@ -70,7 +79,7 @@ def run_point(L, point, path, frames):
 def test(L):
     path = lab.trace("quic.pcap")
     frames = lab.read_pcap(path)
-    for point in POINTS:
+    for point in POINTS + ["hung"]:
         run_point(L, point, path, frames)
 
 

@@ -15,9 +15,17 @@
  *   -F POINT:N                  SIGKILL itself at fault POINT (processed, mid_commit,
  *                               committed, mid_emit) of the batch holding packet N;
  *                               only the first incarnation (never a promoted standby)
+ *   -F POINT:usr1               the same at the first batch after each SIGUSR1, in every
+ *                               incarnation (benchmarks: a crash on the NF's own CPU)
+ *   -H N                        hang (spin forever in the handler) at packet N; first
+ *                               incarnation only (the manager's heartbeat check kills it)
+ *   -D FILE                     with -F: write the CLOCK_MONOTONIC ns of the crash to FILE
+ *                               just before it (the benchmark's time of death)
  *   -e FILE                     write {"packets": P, "bytes": B} (state) on exit; %i: instance
  */
+#include <fcntl.h>
 #include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +33,7 @@
 #include <unistd.h>
 
 #include <rte_cycles.h>
+#include <rte_pause.h>
 
 #include "onvm_nflib.h"
 
@@ -43,17 +52,42 @@ struct test_conf {
 	int fault_point;	    /* -1: none */
 	uint64_t fault_at;
 	bool fault_due;
+	bool fault_on_usr1;
+	uint64_t hang_at; /* -H, 0: never */
+	int death_fd; /* -D */
 	const char *export_path;
 };
 
-static struct test_conf conf = {.action = ONVM_ACTION_NEXT, .fault_point = -1};
+static struct test_conf conf = {.action = ONVM_ACTION_NEXT, .fault_point = -1, .death_fd = -1};
+static volatile sig_atomic_t usr1_seen;
+
+static void
+on_usr1(int sig)
+{
+	(void)sig;
+	usr1_seen = 1;
+}
 
 static void
 test_fault(struct nf_ctx *nf, enum nf_fault_point point)
 {
 	(void)nf;
-	if (conf.fault_due && (int)point == conf.fault_point)
+	if (conf.fault_on_usr1 && usr1_seen)
+		conf.fault_due = true;
+	if (conf.fault_due && (int)point == conf.fault_point) {
+		if (conf.death_fd >= 0) {
+			struct timespec ts;
+			char buf[32];
+			int len;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			len = snprintf(buf, sizeof(buf), "%020" PRIu64 "\n",
+				       (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+			if (pwrite(conf.death_fd, buf, len, 0) != len)
+				perror("test_nf: -D");
+		}
 		kill(getpid(), SIGKILL);
+	}
 }
 
 static void
@@ -96,6 +130,9 @@ test_packet(struct rte_mbuf *pkt, struct onvm_pkt_meta *meta, struct nf_ctx *nf)
 	}
 	if (c->fault_point >= 0 && c->seen == c->fault_at)
 		c->fault_due = true;
+	if (unlikely(c->seen == c->hang_at))
+		for (;;)
+			rte_pause();
 	if (c->nd_every != 0 && c->seen % c->nd_every == 0)
 		(void)nf_nd_rand(nf);
 	if (c->delay_cycles != 0) {
@@ -133,6 +170,7 @@ main(int argc, char **argv)
 	static const char *const points[] = {"processed", "mid_commit", "committed", "mid_emit"};
 	struct nf_ops ops = {.pkt = test_packet, .fini = test_fini};
 	bool with_state = false;
+	uint64_t hang_at = 0;
 	struct nf_ctx *nf;
 	int n, opt;
 
@@ -141,7 +179,7 @@ main(int argc, char **argv)
 		return 1;
 	argc -= n;
 	argv += n;
-	while ((opt = getopt(argc, argv, "a:d:bN:SF:e:")) != -1) {
+	while ((opt = getopt(argc, argv, "a:d:bN:SF:e:D:H:")) != -1) {
 		switch (opt) {
 		case 'a':
 			if (parse_action(optarg, &conf) < 0)
@@ -171,9 +209,22 @@ main(int argc, char **argv)
 					conf.fault_point = i;
 			if (conf.fault_point < 0)
 				goto bad;
-			conf.fault_at = strtoull(colon + 1, NULL, 10);
+			if (strcmp(colon + 1, "usr1") == 0)
+				conf.fault_on_usr1 = true;
+			else
+				conf.fault_at = strtoull(colon + 1, NULL, 10);
 			break;
 		}
+		case 'H':
+			hang_at = strtoull(optarg, NULL, 10);
+			break;
+		case 'D':
+			conf.death_fd = open(optarg, O_WRONLY | O_CREAT, 0644); /* every incarnation */
+			if (conf.death_fd < 0) {
+				perror(optarg);
+				goto bad;
+			}
+			break;
 		default:
 			goto bad;
 		}
@@ -184,8 +235,13 @@ main(int argc, char **argv)
 			goto bad;
 		conf.totals = nf_state_ptr(nf, "totals");
 	}
-	/* Faults hit the first incarnation only: a promoted standby runs clean. */
-	if (conf.fault_point >= 0 && !nf_is_standby(nf))
+	/* Counted faults hit the first incarnation only: a promoted standby
+	 * runs clean.  Signalled faults hit whoever is active when signalled. */
+	if (!nf_is_standby(nf))
+		conf.hang_at = hang_at;
+	if (conf.fault_on_usr1)
+		signal(SIGUSR1, on_usr1);
+	if (conf.fault_point >= 0 && (conf.fault_on_usr1 || !nf_is_standby(nf)))
 		nf_set_fault_hook(nf, test_fault);
 	nf_run(nf, &ops, &conf);
 	nf_fini(nf);

@@ -338,6 +338,8 @@ test_defaults_describe_a_node_without_ports_nfs_or_chains(void **state)
 	assert_int_equal(c->idle_spin_us, 100);
 	assert_int_equal(c->idle_sleep_max_us, 1000);
 	assert_int_equal(c->nf_start_timeout_ms, 10000);
+	assert_int_equal(c->nf_heartbeat_ms, 2000);
+	assert_string_equal(c->nf_standby_cpus, "");
 	assert_string_equal(c->nf_cpus, "");
 	assert_int_equal(c->link_wait_ms, 5000);
 	assert_int_equal(c->nports, 0);
@@ -826,6 +828,57 @@ test_nf_cpus_must_be_a_cpu_list(void **state)
 		     "  }\n"
 		     "}\n",
 		     NAME ":3:13: nf_defaults.cpus", "CPU list");
+}
+
+static void
+test_nf_standby_cpus_must_be_a_cpu_list(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'nf_defaults': {\n"
+		     "    'standby_cpus': '3-1'\n" /* col 21 */
+		     "  }\n"
+		     "}\n",
+		     NAME ":3:21: nf_defaults.standby_cpus", "CPU list");
+}
+
+static void
+test_heartbeat_is_off_or_at_least_10_ms(void **state)
+{
+	struct fixture *f = *state;
+
+	expect_error(state, "{'nf_defaults': {'heartbeat_ms': 5}}", NAME ":1:34: nf_defaults.heartbeat_ms",
+		     "at least 10");
+	load_ok(f, "{'nf_defaults': {'heartbeat_ms': 0, 'standby_cpus': '0,2-3'}}");
+	assert_int_equal(f->cfg.nf_heartbeat_ms, 0);
+	assert_string_equal(f->cfg.nf_standby_cpus, "0,2-3");
+}
+
+static void
+test_cpu_lists_parse_and_format(void **state)
+{
+	static const char *const good[][2] = {
+	    {"", ""}, {"0", "0"}, {"1,0", "0-1"}, {"0-1,3", "0-1,3"}, {"5-7,6", "5-7"},
+	    {"2,3,4,9", "2-4,9"}, {"1023", "1023"},
+	};
+	static const char *const bad[] = {"x", "1,", ",1", "1-", "-1", "3-1", "1024", "0-1024",
+					  "1 ,2", "1--2", "1,,2"};
+	char buf[64];
+	cpu_set_t set;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		assert_int_equal(mgr_cpulist_parse(good[i][0], &set), 0);
+		assert_int_equal(mgr_cpulist_format(&set, buf, sizeof(buf)), 0);
+		assert_string_equal(buf, good[i][1]);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (mgr_cpulist_parse(bad[i], &set) != -1)
+			fail_msg("\"%s\" was accepted as a CPU list", bad[i]);
+	CPU_ZERO(&set);
+	for (int c = 0; c < 64; c += 2)
+		CPU_SET(c, &set);
+	assert_int_equal(mgr_cpulist_format(&set, buf, 16), -1); /* does not fit */
 }
 
 /* ---- required fields ------------------------------------------------------------- */
@@ -1333,6 +1386,9 @@ main(void)
 	    T(test_too_long_name_is_rejected),
 	    T(test_node_name_with_a_space_is_rejected),
 	    T(test_nf_cpus_must_be_a_cpu_list),
+	    T(test_nf_standby_cpus_must_be_a_cpu_list),
+	    T(test_heartbeat_is_off_or_at_least_10_ms),
+	    cmocka_unit_test(test_cpu_lists_parse_and_format),
 	    T(test_nf_without_binary_points_at_the_nf),
 	    T(test_nf_without_service_points_at_the_nf),
 	    T(test_port_without_dev_points_at_the_port),
