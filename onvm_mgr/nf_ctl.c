@@ -259,6 +259,15 @@ register_standby(const struct onvm_mp_register_req *req, struct onvm_mp_register
 	if (s->service_id != req->service_id)
 		return refuse(rep, EINVAL, "instance %d serves service %u, not %u",
 			      req->instance_id, s->service_id, req->service_id);
+	if (p->awaiting_promotion && req->pid == p->pid) {
+		/* The active died while this standby was starting; the slot is
+		 * already handed to it.  It finds the liveness lock orphaned and
+		 * promotes at once. */
+		rep->instance_id = req->instance_id;
+		NFCTL_LOG(WARNING, "standby pid %d of NF '%s' (instance %d) registered after its "
+			  "active died: it takes over now", req->pid, s->name, req->instance_id);
+		return 0;
+	}
 	if (s->standby_pid != 0 && s->standby_pid != req->pid)
 		return refuse(rep, EBUSY, "instance %d already has standby pid %d",
 			      req->instance_id, s->standby_pid);
@@ -277,6 +286,7 @@ register_standby(const struct onvm_mp_register_req *req, struct onvm_mp_register
 
 		p->sb_pid = req->pid;
 		p->sb_exited = false;
+		p->sb_failovers = s->failovers;
 		p->sb_pidfd = pidfd_open(req->pid);
 		if (p->sb_pidfd < 0 || epoll_ctl(mgr.epfd, EPOLL_CTL_ADD, p->sb_pidfd, &ev) < 0)
 			p->sb_exited = true;
@@ -731,6 +741,7 @@ launch_standby(uint16_t id)
 	s->standby_pid = pid;
 	p->sb_pid = pid;
 	p->sb_exited = false;
+	p->sb_failovers = s->failovers;
 	p->sb_pidfd = pidfd_open(pid);
 	if (p->sb_pidfd < 0 || epoll_ctl(mgr.epfd, EPOLL_CTL_ADD, p->sb_pidfd, &ev) < 0) {
 		NFCTL_LOG(ERR, "cannot watch standby pid %d: %s", pid, strerror(errno));
@@ -959,6 +970,9 @@ hand_over(uint16_t id)
 	p->exited = false;
 	p->killed = false;
 	p->hb_moved_ns = 0;
+	/* It may have promoted already (EOWNERDEAD comes before the pidfd). */
+	p->awaiting_promotion = true;
+	p->failovers_before = p->sb_failovers;
 }
 
 /* Advance one slot whose process is gone; ctl_lock held. */
@@ -1069,7 +1083,9 @@ mgr_ctl_poll(void)
 
 		if (s->status == ONVM_NF_FREE)
 			continue;
-		if (mgr.cfg.nf_heartbeat_ms != 0)
+		if (p->awaiting_promotion && s->failovers != p->failovers_before)
+			p->awaiting_promotion = false;
+		if (mgr.cfg.nf_heartbeat_ms != 0 && !p->awaiting_promotion)
 			check_heartbeat(id, now_ns);
 		if (s->status == ONVM_NF_READY && s->nf_running) {
 			s->status = ONVM_NF_RUNNING;
@@ -1102,7 +1118,7 @@ mgr_ctl_poll(void)
 			work++;
 		if (s->status == ONVM_NF_RUNNING && s->launched && p->cfg_index >= 0 &&
 		    mgr.cfg.nfs[p->cfg_index].local && s->standby_pid == 0 &&
-		    !mgr.shm->shutting_down) {
+		    !p->awaiting_promotion && !mgr.shm->shutting_down) {
 			launch_standby(id);
 			work++;
 		}

@@ -5,10 +5,15 @@
 state, three times in a row, and the traffic does not notice beyond the
 packets the dead NF held uncommitted.
 
-quic.pcap (518 frames) goes through test_nf -d 2000 (a slow upstream, so the
-trace takes about a second) -> basic_monitor with "resiliency": "local" -> out.  While the
-trace flows, the monitor's active process is SIGKILLed three times, each time
-once the manager has launched and registered a fresh standby.  Asserted:
+quic.pcap (518 frames) goes through test_nf -d 3000 (a slow upstream, so the
+trace takes about 1.5 s) -> basic_monitor with "resiliency": "local" -> out.  While the
+trace flows, the monitor's active process is SIGKILLed three times, at random
+points of the trace (a seeded draw, printed; ONVM_TEST_SEED=N repeats a run),
+each time once the manager has launched and registered a fresh standby; the
+signal lands wherever the monitor happens to be.  Run twice: with every kill
+once a fresh standby is parked, and with the second kill landing before the new
+standby has parked (it registers late, finds the active dead and takes over).
+Asserted:
   - three failovers (slot and node counters), the slot keeps serving with a
     new pid each time, and a standby is back in place after each;
   - the output is an in-order subsequence of the input: no frame twice, none
@@ -20,7 +25,9 @@ once the manager has launched and registered a fresh standby.  Asserted:
     flows), and the pool returns to its idle level; the manager exits 0.
 """
 import os
+import random
 import signal
+import time
 
 import lab
 
@@ -38,30 +45,47 @@ def subsequence_positions(out, inp):
     return pos
 
 
-def test(L):
+def run(L, case, seed):
+    """case "slow_upstream": test_nf -d 3000 -> monitor (the monitor waits
+    for work most of the time); "quick_succession": the same, but the second
+    kill hits the promoted NF while its own new standby is still starting."""
     path = lab.trace("quic.pcap")
     frames = lab.read_pcap(path)
-    out, mon = L.path("out.pcap"), L.path("mon.json")
-    node = L.node("local", {
+    out, mon = L.path(f"{case}-out.pcap"), L.path(f"{case}-mon.json")
+    slow = {"binary": lab.TEST_NF, "service": 1, "args": ["-d", "3000"]}
+    monitor_nf = {"binary": "basic_monitor", "service": 2, "resiliency": "local",
+                  "args": ["-e", mon, "-p", "0"]}
+    node = L.node(case, {
         "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={path},tx_pcap={out}"}],
-        "nfs": [
-            {"binary": lab.TEST_NF, "service": 1, "args": ["-d", "2000"]},
-            {"binary": "basic_monitor", "service": 2, "resiliency": "local",
-             "args": ["-e", mon, "-p", "0"]},
-        ],
+        "nfs": [slow, monitor_nf],
         "chains": [{"name": "c", "services": [1, 2], "ingress_port": "in", "exit_port": "in"}],
     }).start()
 
     def monitor():
         return node.nf_by(service=2)[0]
 
+    # Three points, at least 100 packets apart (room for a fresh standby to
+    # start and park), the last well before the end of the 518-frame trace.
+    rng = random.Random(seed)
+    points = [60 + a + 100 * i for i, a in enumerate(sorted(rng.sample(range(200), 3)))]
+    print(f"{case}, seed {seed}: kills after {points} packets")
     pids = []
-    for k, at in enumerate((100, 250, 400)):
-        m = lab.wait_until(lambda: (lambda m: m if m["standby_pid"] and m["rx"] >= at else None)(
-            monitor()), 60, f"monitor past {at} packets with a standby")
+    for k, at in enumerate(points):
+        if case == "quick_succession" and k == 1:
+            # The promoted NF dies before its own standby has even parked.
+            m = lab.wait_until(lambda: (lambda m: m if m["pid"] not in pids and
+                                        m["standby_pid"] not in (0, m["pid"]) and
+                                        not m["standby_parked"] else None)(monitor()),
+                               30, "the promoted NF with its fresh standby still starting")
+        else:
+            m = lab.wait_until(lambda: (lambda m: m if m["standby_parked"] and m["rx"] >= at
+                                        else None)(monitor()),
+                               60, f"monitor past {at} packets with a parked standby")
+            # Anywhere in the next 3 ms (the upstream releases a packet every 3).
+            time.sleep(rng.uniform(0, 0.003))
         pids.append(m["pid"])
         os.kill(m["pid"], signal.SIGKILL)  # an NF of our own manager (/onvm/nfs)
-        lab.wait_until(lambda: monitor()["failovers"] == k + 1, 10, f"failover {k + 1}")
+        lab.wait_until(lambda: monitor()["failovers"] == k + 1, 30, f"failover {k + 1}")
     port = node.wait_port("in", "tx", 1)
     lab.wait_until(lambda: (lambda p: p["in_use"] == p["idle_in_use"])(node.pool()), 60,
                    "pool back to its idle level (trace done)")
@@ -92,6 +116,12 @@ def test(L):
     L.expect(not diff, "monitor state after 3 failovers differs from what left it:\n    " +
              "\n    ".join(diff))
     L.expect(doc["packets"] == len(got), f"monitor packets {doc['packets']}, left {len(got)}")
+
+
+def test(L):
+    seed = int(os.environ.get("ONVM_TEST_SEED", random.randrange(1 << 32)))
+    for case in ("slow_upstream", "quick_succession"):
+        run(L, case, seed)
 
 
 if __name__ == "__main__":
