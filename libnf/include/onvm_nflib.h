@@ -23,6 +23,9 @@
  *   -n, --instance ID    ask for a particular instance id (default: any free)
  *   -N, --name NAME      name shown in stats (default: the name given to nf_init)
  *       --idle-spin-us U how long to busy-poll an empty ring before sleeping (default 200)
+ *       --standby        start as the hot standby of instance -n (local resiliency): map
+ *                        its state replica, park without using the CPU, and take over
+ *                        when the active dies (nf_run returns only at shutdown)
  *
  * Handlers run in the NF's only thread; they must not block.  The default
  * action of a packet entering the handler is NEXT.

@@ -1,0 +1,106 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 REINFORCE-NFV authors
+"""A standby started by hand protects a launched NF.
+
+The node launches test_nf -S (packet/byte totals in a state region) with
+"resiliency": "none" and -F processed:200 (it SIGKILLs itself in the middle of
+the batch holding packet 200).  Before the trace flows (a gate NF holds the
+ports), an operator starts the same binary by hand:
+    test_nf --proc-type=secondary --file-prefix=P --lcores=51@0 --
+            -r 1 -n INSTANCE --standby -- -S -e FILE
+Asserted:
+  - the hand-started standby registers against the instance and parks
+    (standby_pid, standby_parked in /onvm/nfs);
+  - after the crash it is the slot's active (pid), one failover is counted,
+    and the manager launches no standby of its own (the NF is not "local");
+  - the output is an in-order subsequence of quic.pcap; the promoted NF's
+    totals (exported when the manager stops it) equal what left the port;
+    frames missing == the packets the promotion dropped (uncommitted batch);
+  - it stops cleanly with the node (exit 0); the pool returns to idle.
+"""
+import time
+
+import lab
+
+HAND_LCORE = 51
+
+
+def is_subsequence(out, inp):
+    j = 0
+    for f in out:
+        while j < len(inp) and inp[j] != f:
+            j += 1
+        if j == len(inp):
+            return False
+        j += 1
+    return True
+
+
+def test(L):
+    path = lab.trace("quic.pcap")
+    frames = lab.read_pcap(path)
+    out, tot = L.path("out.pcap"), L.path("totals.json")
+    gate_bin, gate = L.gate_nf("gate", lab.nf_binary("simple_forward"))
+    node = L.node("hand_standby", {
+        "nf_defaults": {"start_timeout_ms": 60000},
+        "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={path},tx_pcap={out}"}],
+        "nfs": [{"binary": lab.TEST_NF, "service": 1, "args": ["-S", "-F", "processed:200"]},
+                {"binary": gate_bin, "service": 9}],
+        "chains": [{"name": "c", "services": [1], "ingress_port": "in", "exit_port": "in"}],
+    }).start(wait=False)
+    def launched_registered():
+        try:  # the telemetry socket appears a little after the manager starts
+            v = node.nf_by(service=1)
+        except OSError:
+            return None
+        return v[0] if v and v[0]["status"] in ("ready", "running") else None
+
+    active = lab.wait_until(launched_registered, 60, "the launched test_nf registered",
+                            alive=node.assert_running)
+    inst = active["instance"]
+    sb = L.spawn("standby", [lab.TEST_NF, "--proc-type=secondary",
+                             f"--file-prefix={node.prefix}", f"--lcores={HAND_LCORE}@0",
+                             "--no-pci", "--", "-r", "1", "-n", str(inst), "--standby",
+                             "--", "-S", "-e", tot])
+    m = lab.wait_until(lambda: (lambda v: v if v["standby_pid"] == sb.pid and v["standby_parked"]
+                                else None)(node.nf_by(service=1)[0]),
+                       60, "the hand-started standby parked", alive=node.assert_running)
+    L.open_gate(gate)
+    node.wait_ready()
+    lab.wait_until(lambda: node.nf_by(service=1)[0]["failovers"] == 1, 30, "the failover")
+    port = node.wait_port("in", "tx", 1)
+    lab.wait_until(lambda: (lambda p: p["in_use"] == p["idle_in_use"])(node.pool()), 30,
+                   "pool back to its idle level (trace done)")
+    m = node.nf_by(service=1)[0]
+    L.expect(m["pid"] == sb.pid, f"slot pid {m['pid']}, hand-started standby {sb.pid}")
+    L.expect(m["pid"] != active["pid"], "the crashed NF is still the slot's pid")
+    time.sleep(0.5)
+    m = node.nf_by(service=1)[0]
+    L.expect(m["standby_pid"] == 0, f"the manager started a standby ({m['standby_pid']}) for "
+             "an NF that is not \"local\"")
+    info = node.info()
+    L.expect(info["nf_failovers"] == 1, f"node failovers {info['nf_failovers']}")
+    port = node.port("in")
+    rc = node.stop()
+    L.expect(rc == 0, f"manager exit status {rc}")
+    try:
+        src = sb.wait(30)
+    except Exception:
+        raise lab.TestFailure("the promoted hand-started NF did not stop with the node")
+    L.expect(src == 0, f"the promoted hand-started NF exited with {src}")
+
+    got = lab.read_capture_out(out)
+    lab.check(is_subsequence(got, frames), "output is not an in-order subsequence of the input")
+    L.expect(len(got) == port["tx"], f"capture {len(got)}, port tx {port['tx']}")
+    doc = lab.read_json(tot)
+    L.expect(doc["packets"] == len(got) and doc["bytes"] == sum(map(len, got)),
+             f"state says {doc}, {len(got)} frames / {sum(map(len, got))} bytes left")
+    L.expect(len(frames) - len(got) == m["failover_dropped"],
+             f"{len(frames) - len(got)} frames missing, promotion dropped {m['failover_dropped']}")
+    print(f"hand-started standby pid {sb.pid} took over instance {inst}: {len(got)} of "
+          f"{len(frames)} frames out, dropped {m['failover_dropped']}")
+
+
+if __name__ == "__main__":
+    lab.Lab("hand_standby").run(test)
