@@ -10,7 +10,10 @@ stateful NF on CPU 1: test_nf -S, which touches and updates a packet/byte
 counter region for every packet, so every batch commits one chunk.
 
 1. Throughput: the same node with "resiliency": "none" and "local",
-   interleaved rounds, Mpps from the sink port's tx over a window.
+   interleaved rounds, Mpps from the sink port's tx over a window.  Added
+   latency: in local mode every packet waits for its batch's state commit
+   between processing and emitting; libnf times each commit (TSC) and the
+   NF's telemetry gives mean and max.
 2. Failover: with "local" and traffic flowing, crash the active N times, at
    random moments once a fresh standby is parked: on SIGUSR1 the test NF
    SIGKILLs itself mid-batch and records the time just before (test_nf -F
@@ -18,16 +21,20 @@ counter region for every packet, so every batch commits one chunk.
    first packet after promotion minus the time of death, all CLOCK_MONOTONIC.
 3. Standby CPU: /proc accounting of the parked standby over a window while
    the active runs at full load.
+4. Kernel floor, same run: bench/robust_wake (no DPDK) -- robust-mutex wake
+   and pidfd readiness after SIGKILL of a plain process, 0 and 256 MB of
+   hugetlbfs mapped.
 
 usage: bench/local_resiliency.py [--build DIR] [--kills N] [--window S] [--rounds R]
-Writes bench/results/local_failover.csv, local_tput.csv, local_summary.txt and
-local_resiliency.png.
+Writes bench/results/local_failover.csv, local_tput.csv, local_commit.csv,
+local_floor.csv, local_summary.txt and local_resiliency.png.
 """
 import argparse
 import os
 import random
 import signal
 import statistics
+import subprocess
 import sys
 import time
 
@@ -64,14 +71,17 @@ def proc_cpu_s(pid):
 
 
 def run(L, a):
-    tput = []
+    tput, commit = [], []
     for r in range(a.rounds):
         for mode in ("none", "local"):
             node = L.node(f"tput-{mode}-{r}", node_cfg(mode)).start()
             time.sleep(2)
             v = mpps(node, a.window)
+            nf = node.nf_by(service=1)[0]
             node.stop()
             tput.append((mode, r, v))
+            if mode == "local":
+                commit.append((nf["state_commit_mean_ns"], nf["state_commit_max_ns"]))
             print(f"round {r} {mode}: {v:.3f} Mpps", flush=True)
 
     death_file = L.path("death_ns")
@@ -111,7 +121,21 @@ def run(L, a):
                       (after["failover_first_pkt_ns"] - t_death) / 1000))
     info = node.info()
     node.stop()
-    return tput, standby_cpu, kills, info
+    floor = kernel_floor(a)
+    return tput, commit, standby_cpu, kills, info, floor
+
+
+def kernel_floor(a):
+    """The kernel's own floor on this host, same run: robust_wake (no DPDK)
+    kills a plain holder on CPU 1 with a blocked waiter on CPU 0, as the
+    bench places the active and its standby; with and without hugetlbfs."""
+    tool = os.path.join(os.environ["ONVM_BUILD"], "bench", "robust_wake")
+    rows = {}
+    for mb in (0, 256):
+        out = subprocess.run([tool, str(a.kills), str(mb), "1", "0"], check=True,
+                             capture_output=True, text=True).stdout.splitlines()[1:]
+        rows[mb] = [tuple(map(float, line.split(",")[1:])) for line in out]
+    return rows
 
 
 def pct(values, p):
@@ -140,12 +164,21 @@ def main():
         body(L)
     finally:
         L.cleanup()
-    tput, standby_cpu, kills, info = result["r"]
+    tput, commit, standby_cpu, kills, info, floor = result["r"]
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "local_tput.csv"), "w") as f:
         f.write("mode,round,mpps\n")
         for mode, r, v in tput:
             f.write(f"{mode},{r},{v:.4f}\n")
+    with open(os.path.join(a.out, "local_commit.csv"), "w") as f:
+        f.write("round,commit_mean_ns,commit_max_ns\n")
+        for r, (c, m) in enumerate(commit):
+            f.write(f"{r},{c},{m}\n")
+    with open(os.path.join(a.out, "local_floor.csv"), "w") as f:
+        f.write("hugetlbfs_mb,kill,mutex_wake_us,pidfd_us\n")
+        for mb, r in floor.items():
+            for k, (w, q) in enumerate(r):
+                f.write(f"{mb},{k + 1},{w:.1f},{q:.1f}\n")
     with open(os.path.join(a.out, "local_failover.csv"), "w") as f:
         f.write("kill,wake_us,first_packet_us\n")
         for k, w, p in kills:
@@ -163,7 +196,14 @@ def main():
         f"p99 {pct(wake, 99):.1f} us, max {max(wake):.1f} us, mean {statistics.mean(wake):.1f} us",
         f"  first packet processed by the promoted NF: p50 {pct(first, 50):.1f} us, "
         f"p99 {pct(first, 99):.1f} us, max {max(first):.1f} us, mean {statistics.mean(first):.1f} us",
+        f"added latency of local mode (each packet waits for its batch's state commit): "
+        f"mean {statistics.median(c for c, _ in commit):.0f} ns (median of rounds), "
+        f"max {max(m for _, m in commit) / 1000:.1f} us",
         f"parked standby CPU while the active runs at full load: {standby_cpu:.2f} % of a core",
+        *[f"kernel floor, plain process with {mb} MB hugetlbfs (robust_wake, {len(r)} kills): "
+          f"robust-mutex wake p50 {pct([w for w, _ in r], 50):.1f} us, p99 "
+          f"{pct([w for w, _ in r], 99):.1f} us; pidfd p50 {pct([q for _, q in r], 50):.1f} us"
+          for mb, r in floor.items()],
         f"node counters: nf_deaths {info['nf_deaths']}, nf_failovers {info['nf_failovers']}",
     ]
     with open(os.path.join(a.out, "local_summary.txt"), "w") as f:
@@ -177,6 +217,9 @@ def main():
         for vals, label in ((wake, "standby woke"), (first, "first packet processed")):
             s = sorted(vals)
             ax1.plot(s, [(i + 1) / len(s) for i in range(len(s))], label=label)
+        s = sorted(w for w, _ in floor[0])
+        ax1.plot(s, [(i + 1) / len(s) for i in range(len(s))], ":", color="black",
+                 label="kernel floor (plain process, robust_wake)")
         ax1.set_xscale("log")
         ax1.set_xlabel("µs after the NF died (SIGKILL mid-batch)")
         ax1.set_ylabel("fraction of failovers")

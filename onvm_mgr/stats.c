@@ -59,6 +59,16 @@ mgr_stats_print(double s)
 		       id, sl->name, sl->service_id, mgr_nf_status_str(sl->status), sl->stats.rx,
 		       rate(sl->stats.rx, &last.nf_rx[id], s), sl->stats.tx, sl->stats.act_drop,
 		       enq_drop, rte_ring_count(sl->rx_ring), rte_ring_count(sl->tx_ring));
+		if (sl->failovers > 0 || sl->standby_pid != 0)
+			printf("      standby %s, failovers %" PRIu64 " (last: woke -> first packet "
+			       "%.1f us; re-emitted %" PRIu64 ", dropped %" PRIu64 "), hung kills %" PRIu64
+			       "\n",
+			       sl->standby_parked ? "parked" : sl->standby_pid ? "starting" : "none",
+			       sl->failovers,
+			       sl->failover_first_pkt_ns > sl->failover_wake_ns
+				       ? (double)(sl->failover_first_pkt_ns - sl->failover_wake_ns) / 1e3
+				       : 0.0,
+			       sl->failover_reemitted, sl->failover_dropped, sl->hung_kills);
 	}
 	printf("--- drops:");
 	for (int r = 0; r < MGR_DROP_REASON_MAX; r++) {
@@ -68,7 +78,9 @@ mgr_stats_print(double s)
 		if (v != 0)
 			printf(" %s=%" PRIu64, mgr_drop_reason_str(r), v);
 	}
-	printf(" (total %" PRIu64 ")  pool in use %u/%u  nf deaths %" PRIu64 "\n", drops,
-	       rte_mempool_in_use_count(mgr.pool), mgr.pool->size, mgr.nf_deaths);
+	printf(" (total %" PRIu64 ")  pool in use %u/%u  nf deaths %" PRIu64 " failovers %" PRIu64
+	       " hung %" PRIu64 "\n",
+	       drops, rte_mempool_in_use_count(mgr.pool), mgr.pool->size, mgr.nf_deaths,
+	       mgr.nf_failovers, mgr.nf_hung);
 	fflush(stdout);
 }

@@ -11,10 +11,17 @@
  */
 #include <stdio.h>
 
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_telemetry.h>
 
 #include "mgr.h"
+
+static uint64_t
+cycles_to_ns(uint64_t cycles)
+{
+	return (uint64_t)((double)cycles * 1e9 / (double)rte_get_tsc_hz());
+}
 
 
 static int
@@ -121,6 +128,12 @@ tel_nfs(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(c, "state_bytes", s->state_size);
 		rte_tel_data_add_dict_u64(c, "state_seq", s->state_seq);
 		rte_tel_data_add_dict_u64(c, "state_chunks_committed", s->state_chunks);
+		rte_tel_data_add_dict_u64(c, "state_commits", s->state_commits);
+		rte_tel_data_add_dict_u64(c, "state_commit_mean_ns",
+					  s->state_commits ? cycles_to_ns(s->state_commit_cycles /
+									  s->state_commits) : 0);
+		rte_tel_data_add_dict_u64(c, "state_commit_max_ns",
+					  cycles_to_ns(s->state_commit_max_cycles));
 		rte_tel_data_add_dict_u64(c, "bad_touches", s->stats.bad_touches);
 		rte_tel_data_add_dict_int(c, "standby_pid", s->standby_pid);
 		rte_tel_data_add_dict_int(c, "standby_parked", s->standby_parked);
@@ -128,6 +141,12 @@ tel_nfs(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(c, "failover_wake_ns", s->failover_wake_ns);
 		rte_tel_data_add_dict_u64(c, "hung_kills", s->hung_kills);
 		rte_tel_data_add_dict_u64(c, "failover_first_pkt_ns", s->failover_first_pkt_ns);
+		/* The last failover as the node can time it: from the standby's
+		 * wake-up (the earliest sign of the death) to its first packet. */
+		rte_tel_data_add_dict_u64(c, "failover_wake_to_first_pkt_ns",
+					  s->failover_first_pkt_ns > s->failover_wake_ns
+						  ? s->failover_first_pkt_ns - s->failover_wake_ns
+						  : 0);
 		rte_tel_data_add_dict_u64(c, "failover_reemitted", s->failover_reemitted);
 		rte_tel_data_add_dict_u64(c, "failover_dropped", s->failover_dropped);
 		rte_tel_data_add_dict_u64(c, "failover_reprocessed", s->failover_reprocessed);

@@ -37,7 +37,7 @@ extern "C" {
 
 #define ONVM_SHM_NAME "onvm_shm"
 #define ONVM_SHM_MAGIC 0x4f4e564d52464e31ULL /* "ONVMRFN1" */
-#define ONVM_SHM_VERSION 3
+#define ONVM_SHM_VERSION 4
 #define ONVM_PKTMBUF_POOL_NAME "onvm_pktmbuf_pool"
 #define ONVM_PKT_META_DYNFIELD "onvm_dynfield_pkt_meta"
 #define ONVM_NF_RX_RING_FMT "onvm_nf%u_rx"
@@ -205,6 +205,11 @@ struct onvm_nf_slot {
 	uint64_t state_size;
 	uint64_t state_seq;	      /* last committed batch (NF-written) */
 	uint64_t state_chunks;	      /* chunks committed in all (NF-written) */
+	/* What local mode adds to every packet's latency: its batch's commit,
+	 * between processing and emitting (NF-written, TSC cycles). */
+	uint64_t state_commits;
+	uint64_t state_commit_cycles;
+	uint64_t state_commit_max_cycles;
 } __rte_cache_aligned;
 
 /*

@@ -584,8 +584,16 @@ state_commit(struct nf_ctx *nf)
 {
 	/* A batch that touched nothing has nothing to make durable. */
 	if (nf->has_state && nf_state_dirty_chunks(&nf->state) > 0) {
-		nf->slot->state_seq = nf_state_commit(&nf->state);
-		nf->slot->state_chunks = nf_state_stats(&nf->state)->chunks_committed;
+		struct onvm_nf_slot *s = nf->slot;
+		uint64_t t0 = rte_rdtsc(), dt;
+
+		s->state_seq = nf_state_commit(&nf->state);
+		dt = rte_rdtsc() - t0;
+		s->state_chunks = nf_state_stats(&nf->state)->chunks_committed;
+		s->state_commits++;
+		s->state_commit_cycles += dt;
+		if (dt > s->state_commit_max_cycles)
+			s->state_commit_max_cycles = dt;
 	}
 	/* From here a standby re-emits this batch's held outputs. */
 	__atomic_store_n(&nf->slot->batch.committed, 1, __ATOMIC_RELEASE);
