@@ -909,7 +909,9 @@ finish_promotion(struct nf_ctx *nf)
 	struct dirent *e;
 	DIR *d;
 
-	if (nf->failover_pending || !dead_active_gone(nf))
+	/* Normally after the first batch, once the dead process is gone; with
+	 * no traffic, when the priority's time is up anyway. */
+	if ((nf->failover_pending || !dead_active_gone(nf)) && mono_ns() <= nf->fifo_until_ns)
 		return;
 	nf->promotion_unfinished = false;
 	restore_priority(nf);
@@ -922,8 +924,16 @@ finish_promotion(struct nf_ctx *nf)
 		}
 		closedir(d);
 	}
-	NF_LOG(WARNING, "%s: promoted to active of instance %u (state at batch %" PRIu64 ")",
-	       nf->name, nf->instance_id, nf->promoted_seq);
+	NF_LOG(WARNING,
+	       "%s: promoted to active of instance %u (state at batch %" PRIu64
+	       "; first packet %.1f us after waking; re-emitted %" PRIu64 ", dropped %" PRIu64
+	       ", reprocessed %" PRIu64 ")",
+	       nf->name, nf->instance_id, nf->promoted_seq,
+	       nf->failover_pending ? 0.0
+				    : (double)(nf->slot->failover_first_pkt_ns -
+					       nf->slot->failover_wake_ns) / 1e3,
+	       nf->slot->failover_reemitted, nf->slot->failover_dropped,
+	       nf->slot->failover_reprocessed);
 }
 
 int
