@@ -694,6 +694,19 @@ def monitor_flows(doc):
     return out
 
 
+def is_subsequence(out, inp):
+    """True if the frames `out` appear in `inp` in the same order (greedy
+    match): nothing duplicated beyond the input, nothing reordered."""
+    j = 0
+    for f in out:
+        while j < len(inp) and inp[j] != f:
+            j += 1
+        if j == len(inp):
+            return False
+        j += 1
+    return True
+
+
 def diff_flows(got, want, limit=10):
     """Human-readable differences between two flow tables (empty if equal)."""
     lines = []

@@ -26,17 +26,6 @@ import lab
 HAND_LCORE = 51
 
 
-def is_subsequence(out, inp):
-    j = 0
-    for f in out:
-        while j < len(inp) and inp[j] != f:
-            j += 1
-        if j == len(inp):
-            return False
-        j += 1
-    return True
-
-
 def test(L):
     path = lab.trace("quic.pcap")
     frames = lab.read_pcap(path)
@@ -91,7 +80,7 @@ def test(L):
     L.expect(src == 0, f"the promoted hand-started NF exited with {src}")
 
     got = lab.read_capture_out(out)
-    lab.check(is_subsequence(got, frames), "output is not an in-order subsequence of the input")
+    lab.check(lab.is_subsequence(got, frames), "output is not an in-order subsequence of the input")
     L.expect(len(got) == port["tx"], f"capture {len(got)}, port tx {port['tx']}")
     doc = lab.read_json(tot)
     L.expect(doc["packets"] == len(got) and doc["bytes"] == sum(map(len, got)),

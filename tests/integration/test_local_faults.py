@@ -27,17 +27,6 @@ import lab
 POINTS = ["processed", "mid_commit", "committed", "mid_emit"]
 
 
-def is_subsequence(out, inp):
-    j = 0
-    for f in out:
-        while j < len(inp) and inp[j] != f:
-            j += 1
-        if j == len(inp):
-            return False
-        j += 1
-    return True
-
-
 def run_point(L, point, path, frames):
     out, tot = L.path(f"{point}-out.pcap"), L.path(f"{point}-totals.json")
     fault = ["-H", "200"] if point == "hung" else ["-F", f"{point}:200"]
@@ -59,7 +48,7 @@ def run_point(L, point, path, frames):
     rc = node.stop()
     L.expect(rc == 0, f"{point}: manager exit status {rc}")
     got = lab.read_capture_out(out)
-    L.expect(is_subsequence(got, frames), f"{point}: output is not an in-order subsequence")
+    L.expect(lab.is_subsequence(got, frames), f"{point}: output is not an in-order subsequence")
     L.expect(len(got) == port["tx"], f"{point}: capture {len(got)}, port tx {port['tx']}")
     doc = lab.read_json(tot)
     L.expect(doc["packets"] == len(got) and doc["bytes"] == sum(map(len, got)),
