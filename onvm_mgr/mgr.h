@@ -90,9 +90,8 @@ struct mgr_nf_priv {
 	bool sb_exited;
 	uint64_t sb_failovers;	/* the slot's failovers when this standby came */
 	/* Handed over to a standby that has not promoted yet (it may still be
-	 * starting up); failovers of the slot before the hand-over. */
+	 * starting up): until the slot's failovers pass sb_failovers. */
 	bool awaiting_promotion;
-	uint64_t failovers_before;
 	/* Hung-NF check: last heartbeat seen and when it last moved. */
 	uint64_t hb_seen;
 	uint64_t hb_moved_ns;

@@ -238,6 +238,23 @@ refuse(struct onvm_mp_register_rep *rep, int err, const char *fmt, ...)
 	return -err;
 }
 
+/* Record `pid` as slot `id`'s standby and watch its pidfd. */
+static void
+watch_standby(uint16_t id, pid_t pid)
+{
+	struct mgr_nf_priv *p = &mgr.nf_priv[id];
+	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = id | STANDBY_TAG};
+
+	p->sb_pid = pid;
+	p->sb_exited = false;
+	p->sb_failovers = mgr.shm->nfs[id].failovers;
+	p->sb_pidfd = pidfd_open(pid);
+	if (p->sb_pidfd < 0 || epoll_ctl(mgr.epfd, EPOLL_CTL_ADD, p->sb_pidfd, &ev) < 0) {
+		NFCTL_LOG(ERR, "cannot watch standby pid %d: %s", pid, strerror(errno));
+		p->sb_exited = true;
+	}
+}
+
 /*
  * A standby attaches to a live instance: nothing about the slot changes but
  * the record of its standby.  It shares the active's lcore id (or brings its
@@ -279,18 +296,8 @@ register_standby(const struct onvm_mp_register_req *req, struct onvm_mp_register
 			return refuse(rep, EBUSY, "lcore id %u is used by NF '%s' (instance %u)",
 				      req->lcore_id, o->name, id);
 	}
-	if (p->sb_pid != req->pid) {
-		/* Started by hand: watch it ourselves. */
-		struct epoll_event ev = {.events = EPOLLIN,
-					 .data.u32 = (uint32_t)req->instance_id | STANDBY_TAG};
-
-		p->sb_pid = req->pid;
-		p->sb_exited = false;
-		p->sb_failovers = s->failovers;
-		p->sb_pidfd = pidfd_open(req->pid);
-		if (p->sb_pidfd < 0 || epoll_ctl(mgr.epfd, EPOLL_CTL_ADD, p->sb_pidfd, &ev) < 0)
-			p->sb_exited = true;
-	}
+	if (p->sb_pid != req->pid)
+		watch_standby((uint16_t)req->instance_id, req->pid); /* started by hand */
 	s->standby_pid = req->pid;
 	rep->instance_id = req->instance_id;
 	NFCTL_LOG(INFO, "standby pid %d of NF '%s' (instance %d) registered", req->pid, s->name,
@@ -731,22 +738,12 @@ launch_one(int cfg_index, uint16_t id)
 static void
 launch_standby(uint16_t id)
 {
-	struct onvm_nf_slot *s = &mgr.shm->nfs[id];
-	struct mgr_nf_priv *p = &mgr.nf_priv[id];
-	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = id | STANDBY_TAG};
-	pid_t pid = spawn_nf(p->cfg_index, id, true);
+	pid_t pid = spawn_nf(mgr.nf_priv[id].cfg_index, id, true);
 
 	if (pid < 0)
 		return;
-	s->standby_pid = pid;
-	p->sb_pid = pid;
-	p->sb_exited = false;
-	p->sb_failovers = s->failovers;
-	p->sb_pidfd = pidfd_open(pid);
-	if (p->sb_pidfd < 0 || epoll_ctl(mgr.epfd, EPOLL_CTL_ADD, p->sb_pidfd, &ev) < 0) {
-		NFCTL_LOG(ERR, "cannot watch standby pid %d: %s", pid, strerror(errno));
-		p->sb_exited = true;
-	}
+	mgr.shm->nfs[id].standby_pid = pid;
+	watch_standby(id, pid);
 }
 
 int
@@ -970,9 +967,9 @@ hand_over(uint16_t id)
 	p->exited = false;
 	p->killed = false;
 	p->hb_moved_ns = 0;
-	/* It may have promoted already (EOWNERDEAD comes before the pidfd). */
+	/* It may have promoted already (EOWNERDEAD comes before the pidfd):
+	 * the slot's failovers against sb_failovers tells. */
 	p->awaiting_promotion = true;
-	p->failovers_before = p->sb_failovers;
 }
 
 /* Advance one slot whose process is gone; ctl_lock held. */
@@ -1083,7 +1080,7 @@ mgr_ctl_poll(void)
 
 		if (s->status == ONVM_NF_FREE)
 			continue;
-		if (p->awaiting_promotion && s->failovers != p->failovers_before)
+		if (p->awaiting_promotion && s->failovers != p->sb_failovers)
 			p->awaiting_promotion = false;
 		if (mgr.cfg.nf_heartbeat_ms != 0 && !p->awaiting_promotion)
 			check_heartbeat(id, now_ns);

@@ -65,9 +65,7 @@ mgr_stats_print(double s)
 			       "\n",
 			       sl->standby_parked ? "parked" : sl->standby_pid ? "starting" : "none",
 			       sl->failovers,
-			       sl->failover_first_pkt_ns > sl->failover_wake_ns
-				       ? (double)(sl->failover_first_pkt_ns - sl->failover_wake_ns) / 1e3
-				       : 0.0,
+			       (double)onvm_nf_failover_ns(sl) / 1e3,
 			       sl->failover_reemitted, sl->failover_dropped, sl->hung_kills);
 	}
 	printf("--- drops:");

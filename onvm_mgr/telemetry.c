@@ -141,12 +141,8 @@ tel_nfs(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(c, "failover_wake_ns", s->failover_wake_ns);
 		rte_tel_data_add_dict_u64(c, "hung_kills", s->hung_kills);
 		rte_tel_data_add_dict_u64(c, "failover_first_pkt_ns", s->failover_first_pkt_ns);
-		/* The last failover as the node can time it: from the standby's
-		 * wake-up (the earliest sign of the death) to its first packet. */
 		rte_tel_data_add_dict_u64(c, "failover_wake_to_first_pkt_ns",
-					  s->failover_first_pkt_ns > s->failover_wake_ns
-						  ? s->failover_first_pkt_ns - s->failover_wake_ns
-						  : 0);
+					  onvm_nf_failover_ns(s));
 		rte_tel_data_add_dict_u64(c, "failover_reemitted", s->failover_reemitted);
 		rte_tel_data_add_dict_u64(c, "failover_dropped", s->failover_dropped);
 		rte_tel_data_add_dict_u64(c, "failover_reprocessed", s->failover_reprocessed);

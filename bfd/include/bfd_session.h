@@ -84,7 +84,6 @@ struct bfd_session {
 
 	uint64_t tx_interval_ns; /* current, before jitter */
 	uint64_t next_tx_ns;
-	uint64_t detect_ns;	 /* detection time, 0 until a packet is received */
 	uint64_t last_rx_ns;
 	uint64_t rng;		 /* jitter */
 

@@ -212,6 +212,16 @@ struct onvm_nf_slot {
 	uint64_t state_commit_max_cycles;
 } __rte_cache_aligned;
 
+/* The last failover as the node can time it: from the standby's wake-up (the
+ * earliest sign of the death) to its first packet; 0 if none yet. */
+static inline uint64_t
+onvm_nf_failover_ns(const struct onvm_nf_slot *s)
+{
+	return s->failover_first_pkt_ns > s->failover_wake_ns
+		       ? s->failover_first_pkt_ns - s->failover_wake_ns
+		       : 0;
+}
+
 /*
  * Instances of a service.  Readers (data-path units) read `active` and the
  * array it selects; the control side writes the other copy, then flips

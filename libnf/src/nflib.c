@@ -590,7 +590,7 @@ state_commit(struct nf_ctx *nf)
 		s->state_seq = nf_state_commit(&nf->state);
 		dt = rte_rdtsc() - t0;
 		s->state_chunks = nf_state_stats(&nf->state)->chunks_committed;
-		s->state_commits++;
+		s->state_commits = nf_state_stats(&nf->state)->commits;
 		s->state_commit_cycles += dt;
 		if (dt > s->state_commit_max_cycles)
 			s->state_commit_max_cycles = dt;
@@ -767,7 +767,9 @@ promoted_placement(struct nf_ctx *nf, pid_t dead_pid)
 	const cpu_set_t *cpus = &nf->slot->active_cpus;
 
 	nf->fifo_until_ns = mono_ns() + PROMOTION_FIFO_MAX_NS;
-	if (nf->parked_fifo && dead_pid > 0)
+	/* After a hand-over to a standby that registered late, the slot
+	 * already names us: there is no dead process left to watch. */
+	if (nf->parked_fifo && dead_pid > 0 && dead_pid != getpid())
 		nf->dead_pidfd = (int)syscall(SYS_pidfd_open, dead_pid, 0);
 	if (CPU_COUNT(cpus) > 0) {
 		int r = pthread_setaffinity_np(pthread_self(), sizeof(*cpus), cpus);
@@ -783,7 +785,7 @@ dead_active_gone(struct nf_ctx *nf)
 {
 	struct pollfd p = {.fd = nf->dead_pidfd, .events = POLLIN};
 
-	return nf->dead_pidfd < 0 || poll(&p, 1, 0) != 0 || mono_ns() > nf->fifo_until_ns;
+	return nf->dead_pidfd < 0 || poll(&p, 1, 0) != 0;
 }
 
 static int
@@ -929,9 +931,7 @@ finish_promotion(struct nf_ctx *nf)
 	       "; first packet %.1f us after waking; re-emitted %" PRIu64 ", dropped %" PRIu64
 	       ", reprocessed %" PRIu64 ")",
 	       nf->name, nf->instance_id, nf->promoted_seq,
-	       nf->failover_pending ? 0.0
-				    : (double)(nf->slot->failover_first_pkt_ns -
-					       nf->slot->failover_wake_ns) / 1e3,
+	       (double)onvm_nf_failover_ns(nf->slot) / 1e3,
 	       nf->slot->failover_reemitted, nf->slot->failover_dropped,
 	       nf->slot->failover_reprocessed);
 }
