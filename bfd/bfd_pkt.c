@@ -201,6 +201,8 @@ bfd_rx_reason_str(enum bfd_rx_reason r)
 	    [BFD_RX_AUTH_FAILED] = "auth_failed",
 	    [BFD_RX_BAD_TTL] = "bad_ttl",
 	    [BFD_RX_BAD_UDP] = "bad_udp",
+	    [BFD_RX_BAD_IP] = "bad_ip",
+	    [BFD_RX_BAD_ARP] = "bad_arp",
 	};
 
 	return (unsigned int)r < BFD_RX_REASON_MAX && names[r] ? names[r] : "?";

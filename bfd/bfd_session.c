@@ -219,6 +219,7 @@ bfd_session_rx_decoded(struct bfd_session *s, const struct bfd_ctrl *c, const ui
 	s->stats.rx++;
 	s->remote_discr = c->my_disc;
 	s->remote_state = c->state;
+	s->remote_diag = c->diag;
 	s->remote_demand = (c->flags & BFD_FLAG_DEMAND) != 0;
 	s->remote_min_rx_us = c->required_min_rx_us;
 	s->remote_desired_min_tx_us = c->desired_min_tx_us;

@@ -56,6 +56,7 @@ struct bfd_session {
 	/* RFC 5880 section 6.8.1 state variables. */
 	uint8_t state;	      /* bfd.SessionState */
 	uint8_t remote_state; /* bfd.RemoteSessionState */
+	uint8_t remote_diag;  /* the diagnostic of the remote's last packet */
 	uint32_t local_discr;
 	uint32_t remote_discr;
 	uint8_t local_diag;
