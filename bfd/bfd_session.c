@@ -24,11 +24,21 @@ advertised_tx(const struct bfd_session *s)
 					: max_u32(s->cfg.desired_min_tx_us, BFD_SLOW_TX_US);
 }
 
-/* 6.8.7: the interval is the larger of ours and what the remote can take. */
+static uint64_t jittered(struct bfd_session *s, uint64_t interval_ns);
+
+/* 6.8.7: the interval is the larger of ours and what the remote can take.
+ * When it shrinks (the remote came Up and now takes 10 ms instead of 1 s),
+ * a transmission scheduled with the old interval is brought forward: left
+ * alone, the remote would see nothing for up to a second and time out. */
 static void
 update_tx_interval(struct bfd_session *s)
 {
+	uint64_t old = s->tx_interval_ns;
+
 	s->tx_interval_ns = (uint64_t)max_u32(s->use_tx_us, s->remote_min_rx_us) * 1000;
+	if (s->tx_interval_ns < old && s->last_tx_ns != 0 &&
+	    s->next_tx_ns > s->last_tx_ns + s->tx_interval_ns)
+		s->next_tx_ns = s->last_tx_ns + jittered(s, s->tx_interval_ns);
 }
 
 uint64_t
@@ -278,6 +288,7 @@ bfd_session_timers(struct bfd_session *s, uint64_t now_ns)
 	/* 6.8.7: no periodic packets to a remote that asked for none. */
 	if (s->remote_min_rx_us != 0 && now_ns >= s->next_tx_ns) {
 		transmit(s, false);
+		s->last_tx_ns = now_ns;
 		s->next_tx_ns = now_ns + jittered(s, s->tx_interval_ns);
 	}
 	next = s->remote_min_rx_us != 0 ? s->next_tx_ns : now_ns + (uint64_t)BFD_SLOW_TX_US * 1000;

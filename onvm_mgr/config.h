@@ -32,8 +32,10 @@
 #define MGR_CFG_MAX_INSTANCES 8
 #define MGR_CFG_MAX_NF_SLOTS 64 /* == ONVM_MAX_NFS */
 #define MGR_CFG_ERR_LEN 512
+#define MGR_CFG_MAX_BFD 32	  /* == BFD_NODE_MAX_SESSIONS */
+#define MGR_CFG_BFD_KEY_MAX 20	  /* == BFD_AUTH_KEY_MAX (RFC 5880 6.7.4) */
 
-enum mgr_unit_id { MGR_UNIT_RX = 0, MGR_UNIT_TX, MGR_UNIT_CTRL, MGR_UNIT_MAX };
+enum mgr_unit_id { MGR_UNIT_RX = 0, MGR_UNIT_TX, MGR_UNIT_CTRL, MGR_UNIT_BFD, MGR_UNIT_MAX };
 
 struct mgr_port_cfg {
 	char name[MGR_CFG_NAME_LEN];
@@ -65,6 +67,23 @@ struct mgr_rule_cfg {
 	uint8_t proto; /* 0 any */
 	int in_port;   /* -1 any */
 	int chain;     /* index into chains */
+};
+
+/* One BFD session (RFC 5880/5881) on a port; see docs/operator-guide.md. */
+struct mgr_bfd_cfg {
+	char name[MGR_CFG_NAME_LEN];
+	int port;
+	uint32_t local_ip, peer_ip; /* host byte order */
+	bool peer_mac_static;
+	uint8_t peer_mac[6];
+	uint32_t desired_min_tx_us;
+	uint32_t required_min_rx_us;
+	uint8_t detect_mult;
+	bool admin_down;
+	uint8_t auth_type; /* RFC 5880 numbering: 0 none, 4 keyed SHA1, 5 meticulous */
+	uint8_t auth_key_id;
+	uint8_t auth_key_len;
+	uint8_t auth_key[MGR_CFG_BFD_KEY_MAX];
 };
 
 struct mgr_config {
@@ -101,6 +120,8 @@ struct mgr_config {
 	int nrules;
 	struct mgr_rule_cfg rules[MGR_CFG_MAX_RULES];
 	int default_chain; /* -1: none */
+	int nbfd;
+	struct mgr_bfd_cfg bfd[MGR_CFG_MAX_BFD];
 };
 
 /* Fill `cfg` with every default (a node with no ports, NFs or chains). */

@@ -242,7 +242,8 @@ mgr_rx_poll(void)
 		struct mgr_port_stats *ps = &mgr.port_stats[port];
 		uint16_t n;
 
-		if (mgr.shm->ports[port].no_rx || entry_full(ctx, port))
+		if (mgr.shm->ports[port].no_rx ||
+		    (entry_full(ctx, port) && !mgr_bfd_peek_due(port, &ctx->bfd_peek_tsc[port])))
 			continue;
 		n = rte_eth_rx_burst(port, 0, pkts, ONVM_BURST);
 		/* Headers and metadata are in two different cache lines of
@@ -255,9 +256,16 @@ mgr_rx_poll(void)
 			struct rte_mbuf *m = pkts[i];
 			struct onvm_pkt_meta *meta = onvm_pkt_meta(m, mgr.dyn_off);
 			struct onvm_pkt_info pi;
-			enum onvm_parse_reason pr = onvm_pkt_parse(m, &pi);
+			enum onvm_parse_reason pr;
 			struct mgr_dest d;
 
+			/* BFD and its ARP leave the data path here. */
+			if (unlikely(mgr.bfd_port[port]) && mgr_bfd_intercept(port, m)) {
+				ps->ctrl_rx++;
+				ps->rx_bytes += rte_pktmbuf_pkt_len(m);
+				continue;
+			}
+			pr = onvm_pkt_parse(m, &pi);
 			ps->parse[pr]++;
 			ps->rx_bytes += rte_pktmbuf_pkt_len(m);
 			mgr_route_ingress(mgr.shm, meta, port, pr, &pi, &d);
@@ -324,6 +332,8 @@ mgr_tx_poll(void)
 	struct mgr_dp_ctx *ctx = &mgr.dp[MGR_UNIT_TX];
 	struct rte_mbuf *pkts[ONVM_BURST];
 	int work = 0;
+
+	mgr_bfd_tx(); /* control frames go before any data */
 
 	for (uint16_t id = 0; id < mgr.nf_slots_used; id++) {
 		struct onvm_nf_slot *slot = &mgr.shm->nfs[id];

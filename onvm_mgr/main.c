@@ -252,8 +252,9 @@ init_chains(void)
 static int
 init_units(void)
 {
-	static const char *const names[MGR_UNIT_MAX] = {"rx", "tx", "ctrl"};
-	static int (*const polls[MGR_UNIT_MAX])(void) = {mgr_rx_poll, mgr_tx_poll, mgr_ctl_poll};
+	static const char *const names[MGR_UNIT_MAX] = {"rx", "tx", "ctrl", "bfd"};
+	static int (*const polls[MGR_UNIT_MAX])(void) = {mgr_rx_poll, mgr_tx_poll, mgr_ctl_poll,
+							 mgr_bfd_poll};
 	size_t sz = rte_rcu_qsbr_get_memsize(RTE_MAX_LCORE);
 
 	mgr.qsbr = rte_zmalloc("onvm_qsbr", sz, RTE_CACHE_LINE_SIZE);
@@ -270,7 +271,8 @@ init_units(void)
 			return -EINVAL;
 		}
 		mgr.units[u] = (struct mgr_unit){.name = names[u], .poll = polls[u], .lcore = lc};
-		if (u != MGR_UNIT_CTRL && !lcore_in_qsbr[lc]) {
+		/* The control and BFD units read no RCU-protected table. */
+		if (u != MGR_UNIT_CTRL && u != MGR_UNIT_BFD && !lcore_in_qsbr[lc]) {
 			rte_rcu_qsbr_thread_register(mgr.qsbr, lc);
 			lcore_in_qsbr[lc] = true;
 		}
@@ -365,6 +367,19 @@ housekeeping(uint64_t now)
 	shutdown_step(now);
 }
 
+/* A nap must not oversleep the BFD unit's next deadline. */
+static uint32_t
+nap_for_bfd(uint32_t us)
+{
+	uint64_t due = mgr_bfd_next_ns(), now = mgr_now_ns();
+
+	if (due == UINT64_MAX)
+		return us;
+	if (due <= now)
+		return 1;
+	return (due - now) / 1000 < us ? (uint32_t)((due - now) / 1000) + 1 : us;
+}
+
 static void
 idle_sleep(bool hosts_ctrl, uint32_t us)
 {
@@ -391,7 +406,7 @@ lcore_loop(void *arg)
 	const uint64_t spin = (uint64_t)mgr.cfg.idle_spin_us * hz / 1000000;
 	const uint64_t hk_period = HOUSEKEEPING_MS * hz / 1000;
 	struct mgr_unit *mine[MGR_UNIT_MAX];
-	bool hosts_ctrl = false;
+	bool hosts_ctrl = false, hosts_bfd = false;
 	int nunits = 0;
 	uint64_t idle_since = 0, next_hk = 0;
 	uint32_t nap_us = 1;
@@ -401,6 +416,7 @@ lcore_loop(void *arg)
 		if (mgr.units[u].lcore == (int)lcore) {
 			mine[nunits++] = &mgr.units[u];
 			hosts_ctrl |= (u == MGR_UNIT_CTRL);
+			hosts_bfd |= (u == MGR_UNIT_BFD);
 		}
 	if (nunits == 0 && !is_main)
 		return 0;
@@ -435,7 +451,7 @@ lcore_loop(void *arg)
 		}
 		if (lcore_in_qsbr[lcore])
 			rte_rcu_qsbr_thread_offline(mgr.qsbr, lcore);
-		idle_sleep(hosts_ctrl, nap_us);
+		idle_sleep(hosts_ctrl, hosts_bfd ? nap_for_bfd(nap_us) : nap_us);
 		if (lcore_in_qsbr[lcore])
 			rte_rcu_qsbr_thread_online(mgr.qsbr, lcore);
 		nap_us = RTE_MIN(nap_us * 2, mgr.cfg.idle_sleep_max_us);
@@ -565,7 +581,7 @@ main(int argc, char **argv)
 	mgr_dp_init();
 	if (init_shared() < 0 || mgr_ports_init() < 0 || init_chains() < 0 ||
 	    init_units() < 0 || mgr_nf_ctl_init() < 0 || mgr_vdev_guard_init() < 0 ||
-	    mgr_telemetry_init() < 0) {
+	    mgr_bfd_init() < 0 || mgr_telemetry_init() < 0 || mgr_bfd_telemetry_init() < 0) {
 		ret = EXIT_FAILURE;
 		goto cleanup;
 	}

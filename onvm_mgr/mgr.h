@@ -13,6 +13,7 @@
  *   nf_ctl.c     NF registration, launch, death detection, reclamation
  *   stats.c      console statistics
  *   telemetry.c  /onvm/ telemetry commands
+ *   bfd_unit.c   BFD sessions on the ports (library in bfd/), /onvm/bfd
  */
 #ifndef MGR_H
 #define MGR_H
@@ -28,6 +29,7 @@
 #include <rte_memzone.h>
 #include <rte_rcu_qsbr.h>
 
+#include "bfd_node.h"
 #include "config.h"
 #include "onvm_common.h"
 #include "onvm_pkt_parse.h"
@@ -49,6 +51,8 @@ struct mgr_port_stats {
 	uint64_t tx_bytes;
 	uint64_t tx_drop;
 	uint64_t tx_nd;	/* packets sent with the ND flag (from NFs) */
+	uint64_t ctrl_tx; /* of tx: BFD and ARP frames the manager sent (TX unit) */
+	uint64_t ctrl_rx __rte_cache_aligned; /* of rx: frames taken by BFD (RX unit) */
 } __rte_cache_aligned;
 
 /* Per-unit data path context: output buffers and counters owned by one unit. */
@@ -71,6 +75,7 @@ struct mgr_dp_ctx {
 	int16_t last_port[ONVM_MAX_NFS]; /* port each NF fed last, -1: none */
 	uint64_t port_hold_since[ONVM_MAX_PORTS]; /* TSC a port began refusing */
 	uint64_t port_rx_hold_since[ONVM_MAX_PORTS]; /* TSC RX of a port was held */
+	uint64_t bfd_peek_tsc[ONVM_MAX_PORTS]; /* last read of a held BFD port */
 	struct mgr_dp_buf nf_buf[ONVM_MAX_NFS];
 	struct mgr_dp_buf port_buf[ONVM_MAX_PORTS];
 } __rte_cache_aligned;
@@ -121,6 +126,7 @@ struct mgr {
 	int dyn_off;
 	uint16_t nb_ports;
 	struct mgr_port_stats port_stats[ONVM_MAX_PORTS];
+	bool bfd_port[ONVM_MAX_PORTS]; /* has BFD sessions (set before ports start) */
 
 	struct mgr_dp_ctx dp[MGR_UNIT_MAX];
 	struct mgr_nf_priv nf_priv[ONVM_MAX_NFS];
@@ -184,6 +190,19 @@ void mgr_nf_wake(struct onvm_nf_slot *slot);
 const char *mgr_nf_status_str(uint32_t status);
 int mgr_service_add(uint16_t service, uint16_t instance);
 int mgr_service_remove(uint16_t service, uint16_t instance);
+
+/* bfd_unit.c */
+int mgr_bfd_init(void);		 /* after the ports are set up */
+int mgr_bfd_telemetry_init(void);
+int mgr_bfd_poll(void);		 /* the BFD unit */
+bool mgr_bfd_intercept(uint16_t port, struct rte_mbuf *m); /* RX unit: true if taken */
+bool mgr_bfd_peek_due(uint16_t port, uint64_t *last_peek_tsc);
+void mgr_bfd_tx(void);		 /* TX unit: control frames first */
+uint64_t mgr_bfd_next_ns(void);	 /* when the BFD unit must next run */
+void mgr_bfd_stats_print(void);
+/* Session state changes (up/down with diagnostic) for other modules, e.g.
+ * remote failover.  Called on the BFD unit's lcore: must not block. */
+int mgr_bfd_subscribe(bfd_event_fn fn, void *arg);
 
 /* vdev_guard.c: what secondaries probe */
 int mgr_vdev_guard_init(void);

@@ -68,6 +68,7 @@ mgr_stats_print(double s)
 			       (double)onvm_nf_failover_ns(sl) / 1e3,
 			       sl->failover_reemitted, sl->failover_dropped, sl->hung_kills);
 	}
+	mgr_bfd_stats_print();
 	printf("--- drops:");
 	for (int r = 0; r < MGR_DROP_REASON_MAX; r++) {
 		uint64_t v = UNITS_SUM(drops[r]);

@@ -81,6 +81,8 @@ tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(c, "tx_bytes", ps->tx_bytes);
 		rte_tel_data_add_dict_u64(c, "tx_drop", ps->tx_drop);
 		rte_tel_data_add_dict_u64(c, "tx_nd", ps->tx_nd);
+		rte_tel_data_add_dict_u64(c, "ctrl_rx", ps->ctrl_rx);
+		rte_tel_data_add_dict_u64(c, "ctrl_tx", ps->ctrl_tx);
 		rte_tel_data_add_dict_u64(c, "hw_imissed", es.imissed);
 		rte_tel_data_add_dict_u64(c, "hw_ierrors", es.ierrors);
 		for (int r = 1; r < ONVM_PARSE_REASON_MAX; r++)

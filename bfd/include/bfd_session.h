@@ -85,6 +85,7 @@ struct bfd_session {
 
 	uint64_t tx_interval_ns; /* current, before jitter */
 	uint64_t next_tx_ns;
+	uint64_t last_tx_ns;	 /* last periodic transmission */
 	uint64_t last_rx_ns;
 	uint64_t rng;		 /* jitter */
 

@@ -76,9 +76,11 @@ last_sent(const struct capture *c)
 	return d;
 }
 
-/* A packet from the remote (discriminator 77) in `state`. */
+/* A packet from the remote (discriminator 77) in `state`, which can
+ * receive every `min_rx_us`. */
 static enum bfd_rx_reason
-feed(struct bfd_session *s, uint8_t state, uint8_t flags, uint32_t your, uint64_t now)
+feed_rx(struct bfd_session *s, uint8_t state, uint8_t flags, uint32_t your, uint32_t min_rx_us,
+	uint64_t now)
 {
 	struct bfd_ctrl c = {
 	    .state = state,
@@ -87,13 +89,19 @@ feed(struct bfd_session *s, uint8_t state, uint8_t flags, uint32_t your, uint64_
 	    .my_disc = 77,
 	    .your_disc = your,
 	    .desired_min_tx_us = 20000,
-	    .required_min_rx_us = 30000,
+	    .required_min_rx_us = min_rx_us,
 	};
 	uint8_t buf[BFD_PKT_MAX_LEN];
 	int n = bfd_pkt_encode(&c, buf, sizeof(buf));
 
 	assert_true(n > 0);
 	return bfd_session_rx(s, buf, (uint32_t)n, now);
+}
+
+static enum bfd_rx_reason
+feed(struct bfd_session *s, uint8_t state, uint8_t flags, uint32_t your, uint64_t now)
+{
+	return feed_rx(s, state, flags, your, 30000, now);
 }
 
 /* Put a fresh session into `state` by the protocol's own path. */
@@ -298,6 +306,52 @@ test_coming_up_announces_fast_timers_with_a_poll(void **state)
 	assert_int_equal(s.stats.polls_completed, 1);
 	bfd_session_timers(&s, 100 * MS);
 	assert_int_equal(last_sent(&cap).flags & BFD_FLAG_POLL, 0);
+}
+
+/*
+ * Found against FRR's bfdd: a remote in Init asks for 1 s (its slow rate);
+ * we come Up and schedule the next packet 1 s ahead; the remote comes Up
+ * and asks for 10 ms.  The scheduled packet must move forward to the new
+ * interval, or the remote times out after 30 ms and the session flaps.
+ */
+static void
+test_remote_faster_rx_brings_next_tx_forward(void **state)
+{
+	struct bfd_session s;
+	struct capture cap;
+	struct bfd_session_cfg cfg = fast_cfg();
+	uint64_t now = 1 * MS, last = 0;
+	int before;
+
+	(void)state;
+	memset(&cap, 0, sizeof(cap));
+	assert_int_equal(bfd_session_init(&s, &cfg, 5, &cap_ops, &cap, now), 0);
+	bfd_session_timers(&s, now);
+	assert_int_equal(feed_rx(&s, BFD_STATE_INIT, 0, 5, 1000000, now), BFD_RX_OK);
+	assert_int_equal(s.state, BFD_STATE_UP);
+	bfd_session_timers(&s, now); /* Up, with a Poll; next one 1 s away */
+	assert_true(s.next_tx_ns >= now + 750 * MS);
+	now += 1 * MS;
+	assert_int_equal(feed_rx(&s, BFD_STATE_UP, BFD_FLAG_FINAL, 5, 10000, now), BFD_RX_OK);
+	assert_true(s.next_tx_ns <= now + 10 * MS);
+	/* From here every gap is 7.5-10 ms (the remote keeps talking). */
+	before = cap.n;
+	for (; now < 300 * MS; now += 100 * US) {
+		int n = cap.n;
+
+		if (now % (10 * MS) == 0)
+			assert_int_equal(feed_rx(&s, BFD_STATE_UP, 0, 5, 10000, now), BFD_RX_OK);
+		bfd_session_timers(&s, now);
+		if (cap.n > n) {
+			if (last != 0) {
+				assert_true(now - last >= 7500 * US);
+				assert_true(now - last <= 10100 * US);
+			}
+			last = now;
+		}
+	}
+	assert_int_equal(s.state, BFD_STATE_UP);
+	assert_true(cap.n - before > 25);
 }
 
 static void
@@ -613,6 +667,7 @@ main(void)
 	    cmocka_unit_test(test_slow_tx_while_down_and_jitter),
 	    cmocka_unit_test(test_fast_tx_when_up_jitter_and_mult_1),
 	    cmocka_unit_test(test_coming_up_announces_fast_timers_with_a_poll),
+	    cmocka_unit_test(test_remote_faster_rx_brings_next_tx_forward),
 	    cmocka_unit_test(test_poll_final_timer_change),
 	    cmocka_unit_test(test_poll_is_answered_with_final_at_once),
 	    cmocka_unit_test(test_admin_down),
