@@ -982,8 +982,11 @@ parse_bfd(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 				   b->required_min_rx_us) < 0 ||
 		    GET_UINT_FIELD(w, v, p, "detect_mult", 1, 255, b->detect_mult) < 0)
 			return -1;
-		if (!valid_name(b->name))
-			return cfg_fail(w, p, "name: use letters, digits, '_', '-' or '.'");
+		/* The name is a key of /onvm/bfd: DPDK telemetry takes only
+		 * letters, digits and '_' there. */
+		for (const char *c = b->name; *c != '\0'; c++)
+			if (!isalnum((unsigned char)*c) && *c != '_')
+				return cfg_fail(w, p, "name: use letters, digits or '_'");
 		for (const char *const *k = required; *k != NULL; k++)
 			if (json_object_get(v, *k) == NULL)
 				return cfg_fail(w, p, "missing required field \"%s\"", *k);

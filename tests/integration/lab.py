@@ -287,9 +287,10 @@ def hugetlbfs_mounts():
 class Node:
     """One onvm_mgr process with its config, log and telemetry."""
 
-    def __init__(self, lab, name, config):
+    def __init__(self, lab, name, config, netns=None):
         self.lab = lab
         self.name = name
+        self.netns = netns  # run the manager inside this network namespace
         self.prefix = lab.new_prefix()
         cfg = json.loads(json.dumps(config))
         node = cfg.setdefault("node", {})
@@ -313,7 +314,10 @@ class Node:
     def start(self, wait=True, timeout=60):
         self._log = open(self.log_path, "ab")
         env = dict(os.environ, BUILD=BUILD)
-        self.proc = subprocess.Popen([MGR, "--config", self.config_path], stdin=subprocess.DEVNULL,
+        # `ip netns exec` execs the manager: the pid stays the manager's.
+        argv = (["ip", "netns", "exec", self.netns] if self.netns else []) + \
+            [MGR, "--config", self.config_path]
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                                      stdout=self._log, stderr=subprocess.STDOUT, env=env)
         self.lab.nodes.append(self)
         if wait:
@@ -468,6 +472,28 @@ class Node:
         """The /onvm/nfs entries whose fields equal `match` (a list)."""
         return [v for v in self.nfs().values() if all(v.get(k) == x for k, x in match.items())]
 
+    def bfd(self, session=None):
+        """/onvm/bfd, or one session's entry of it."""
+        d = self.query("/onvm/bfd")
+        if session is None:
+            return d
+        check(session in d, f"node {self.name}: no BFD session '{session}' in /onvm/bfd")
+        return d[session]
+
+    def wait_bfd(self, session, state, timeout=60):
+        """Wait until the BFD session is in `state`; returns its entry."""
+        last = {}
+
+        def reached():
+            last.clear()
+            last.update(self.bfd(session))
+            return dict(last) if last["state"] == state else None
+        try:
+            return wait_until(reached, timeout, f"node {self.name}: BFD {session} {state}",
+                              interval=0.01, alive=self.assert_running)
+        except TestFailure as e:
+            raise TestFailure(f"{e} (last: {last})")
+
     def link_up(self, port_id):
         return self.query(f"/ethdev/link_status,{port_id}").get("status") == "UP"
 
@@ -485,6 +511,106 @@ class Node:
             raise TestFailure(f"{e} (last: {field} = {last.get(field)}; port: {last})")
 
 
+# ---- network namespaces and FRR's bfdd -----------------------------------------------
+
+BFDD = "/usr/lib/frr/bfdd"
+VTYSH = "/usr/bin/vtysh"
+
+
+def run_cmd(argv):
+    r = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise TestFailure(f"{' '.join(argv)}: exit {r.returncode}: {r.stderr.strip()}")
+    return r.stdout
+
+
+class Bfdd:
+    """FRR's bfdd run standalone (no zebra) in a network namespace, with one
+    single-hop peer (../shared/SPEC.md section 7).  Its files belong to user frr."""
+
+    def __init__(self, lab, name, netns, local, peer, interval_ms=10, mult=3):
+        if not (os.access(BFDD, os.X_OK) and os.access(VTYSH, os.X_OK)):
+            raise TestSkip(f"{BFDD} or {VTYSH} missing (Debian package frr)")
+        self.lab, self.name, self.netns = lab, name, netns
+        self.dir = lab.path(f"bfdd-{name}")
+        os.makedirs(os.path.join(self.dir, "vty"), exist_ok=True)
+        self.conf = os.path.join(self.dir, "bfdd.conf")
+        with open(self.conf, "w") as f:
+            f.write(f"bfd\n peer {peer} local-address {local}\n"
+                    f"  receive-interval {interval_ms}\n  transmit-interval {interval_ms}\n"
+                    f"  detect-multiplier {mult}\n !\n!\n")
+        self.pidfile = os.path.join(self.dir, "bfdd.pid")
+        self.log_path = os.path.join(self.dir, "bfdd.log")
+        self.peer = peer
+        self.pid = None
+        os.chmod(lab.tmp, 0o711)  # bfdd runs as user frr: let it reach its directory
+        for root, dirs, files in os.walk(self.dir):
+            for x in [root] + [os.path.join(root, y) for y in dirs + files]:
+                shutil.chown(x, "frr", "frr")
+        lab.bfdds.append(self)
+
+    def start(self):
+        if os.path.exists(self.pidfile):
+            os.unlink(self.pidfile)
+        run_cmd(["ip", "netns", "exec", self.netns, BFDD, "-f", self.conf, "-N", self.name,
+                 "-i", self.pidfile, "--bfdctl", os.path.join(self.dir, "bfdd.sock"),
+                 "--vty_socket", os.path.join(self.dir, "vty"),
+                 "-z", os.path.join(self.dir, "zserv.api"),
+                 "--log", f"file:{self.log_path}", "-d"])
+
+        def pid():
+            try:
+                with open(self.pidfile) as f:
+                    p = int(f.read().strip() or 0)
+            except (OSError, ValueError):
+                return None
+            return p if p and self.conf in pid_cmdline(p) else None
+        self.pid = wait_until(pid, 30, f"bfdd {self.name} to write its pid file")
+        wait_until(lambda: self._query_ok(), 30, f"bfdd {self.name} to answer vtysh")
+        return self
+
+    def _query_ok(self):
+        try:
+            return self.peers() is not None
+        except TestFailure:
+            return False
+
+    def running(self):
+        return self.pid is not None and pid_alive(self.pid) and self.conf in pid_cmdline(self.pid)
+
+    def kill(self, sig=signal.SIGKILL):
+        """Signal our bfdd (checked by its command line) and wait until it is gone."""
+        if not self.running():
+            return
+        os.kill(self.pid, sig)
+        wait_until(lambda: not pid_alive(self.pid), 30, f"bfdd {self.name} to exit", interval=0.01)
+        self.pid = None
+
+    def peers(self):
+        out = run_cmd(["ip", "netns", "exec", self.netns, VTYSH, "--vty_socket",
+                       os.path.join(self.dir, "vty"), "-c", "show bfd peers json"])
+        return json.loads(out)
+
+    def peer_state(self):
+        for p in self.peers():
+            if p.get("peer") == self.peer:
+                return p
+        raise TestFailure(f"bfdd {self.name}: no peer {self.peer} in 'show bfd peers'")
+
+    def wait_status(self, status, timeout=60):
+        last = {}
+
+        def reached():
+            last.clear()
+            last.update(self.peer_state())
+            return dict(last) if last.get("status") == status else None
+        try:
+            return wait_until(reached, timeout, f"bfdd {self.name}: peer {self.peer} {status}",
+                              interval=0.05)
+        except TestFailure as e:
+            raise TestFailure(f"{e} (last: {last})")
+
+
 # ---- the lab ------------------------------------------------------------------------
 
 class Lab:
@@ -495,6 +621,8 @@ class Lab:
         self.procs = []  # (name, Popen, log path) of hand-started processes
         self.extra_paths = []
         self.failures = []
+        self.namespaces = []
+        self.bfdds = []
         self._n = 0
         self._cleaned = False
         atexit.register(self.cleanup)
@@ -506,8 +634,42 @@ class Lab:
     def path(self, name):
         return os.path.join(self.tmp, name)
 
-    def node(self, name, config):
-        return Node(self, name, config)
+    def node(self, name, config, netns=None):
+        return Node(self, name, config, netns)
+
+    def netns(self, tag):
+        """A fresh network namespace (deleted at cleanup) with loopback up."""
+        name = f"onvm{os.getpid()}{tag}"
+        run_cmd(["ip", "netns", "add", name])
+        self.namespaces.append(name)
+        run_cmd(["ip", "-n", name, "link", "set", "lo", "up"])
+        return name
+
+    def veth(self, ns_a, if_a, ns_b, if_b, addr_b=None):
+        """A veth pair between two namespaces, both ends up, IPv6 off (no
+        router solicitations on the wire).  `addr_b` (198.18.0.0/15 only)
+        goes on b's end: a's end belongs to a DPDK af_packet port, so the
+        kernel must not own an address there.  The kernel's end sends with
+        UDP checksum offload off: a veth hands frames on with a partial
+        checksum (CHECKSUM_PARTIAL), which a real wire never carries and
+        af_packet delivers as is."""
+        tmp_a, tmp_b = f"v{os.getpid()}a{self._n}", f"v{os.getpid()}b{self._n}"
+        self._n += 1
+        run_cmd(["ip", "link", "add", tmp_a, "type", "veth", "peer", "name", tmp_b])
+        run_cmd(["ip", "link", "set", tmp_a, "netns", ns_a, "name", if_a])
+        run_cmd(["ip", "link", "set", tmp_b, "netns", ns_b, "name", if_b])
+        for ns, ifn in ((ns_a, if_a), (ns_b, if_b)):
+            run_cmd(["ip", "netns", "exec", ns, "sysctl", "-qw",
+                     f"net.ipv6.conf.{ifn}.disable_ipv6=1"])
+            run_cmd(["ip", "-n", ns, "link", "set", ifn, "up"])
+        if addr_b:
+            check(addr_b.startswith("198.18.") or addr_b.startswith("198.19."),
+                  f"lab addresses must be in 198.18.0.0/15, not {addr_b}")
+            run_cmd(["ip", "-n", ns_b, "addr", "add", addr_b, "dev", if_b])
+            run_cmd(["ip", "netns", "exec", ns_b, "ethtool", "-K", if_b, "tx", "off"])
+
+    def bfdd(self, name, netns, local, peer, interval_ms=10, mult=3):
+        return Bfdd(self, name, netns, local, peer, interval_ms, mult)
 
     def expect(self, cond, msg):
         """A soft check: recorded, reported at the end, test continues."""
@@ -580,6 +742,11 @@ class Lab:
                     n.leftover_nfs = n._reap_nfs()
             except Exception as e:
                 print(f"lab: stopping node {n.name}: {e}", file=sys.stderr)
+        for b in self.bfdds:
+            try:
+                b.kill()
+            except Exception as e:
+                print(f"lab: stopping bfdd {b.name}: {e}", file=sys.stderr)
         for name, p, _ in self.procs:
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
@@ -590,6 +757,9 @@ class Lab:
                     p.wait()
         for n in self.nodes:
             n.remove_runtime()
+        for ns in self.namespaces:  # its veth ends go with it
+            subprocess.run(["ip", "netns", "del", ns], stdin=subprocess.DEVNULL,
+                           capture_output=True)
         for p in self.extra_paths:
             try:
                 os.unlink(p)
