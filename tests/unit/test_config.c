@@ -1338,11 +1338,139 @@ test_free_releases_arguments_and_can_be_repeated(void **state)
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
+/* ---- bfd.sessions ------------------------------------------------------------ */
+
+#define BFD_PORTS "{'ports': [{'name': 'link', 'dev': 'net_null0'},\n" \
+		  "           {'name': 'out', 'dev': 'net_null1', 'rx': false}],\n"
+
+static void
+test_bfd_session_full_and_defaults(void **state)
+{
+	struct fixture *f = *state;
+	const struct mgr_bfd_cfg *b;
+
+	load_ok(f, BFD_PORTS
+		" 'bfd': {'sessions': [\n"
+		"  {'name': 'to_b', 'port': 'link', 'local': '198.18.0.1', 'peer': '198.18.0.2',\n"
+		"   'peer_mac': '02:00:0A:bc:de:f0', 'desired_min_tx_us': 10000,\n"
+		"   'required_min_rx_us': 20000, 'detect_mult': 5, 'admin_down': true,\n"
+		"   'auth': {'type': 'meticulous-keyed-sha1', 'key_id': 9, 'key': 'secret'}},\n"
+		"  {'name': 'dflt', 'port': 0, 'local': '198.18.0.1', 'peer': '198.18.0.3'}]}}");
+	assert_int_equal(f->cfg.nbfd, 2);
+	b = &f->cfg.bfd[0];
+	assert_string_equal(b->name, "to_b");
+	assert_int_equal(b->port, 0);
+	assert_int_equal(b->local_ip, 0xc6120001);
+	assert_int_equal(b->peer_ip, 0xc6120002);
+	assert_true(b->peer_mac_static);
+	assert_memory_equal(b->peer_mac, ((uint8_t[]){0x02, 0x00, 0x0a, 0xbc, 0xde, 0xf0}), 6);
+	assert_int_equal(b->desired_min_tx_us, 10000);
+	assert_int_equal(b->required_min_rx_us, 20000);
+	assert_int_equal(b->detect_mult, 5);
+	assert_true(b->admin_down);
+	assert_int_equal(b->auth_type, 5);
+	assert_int_equal(b->auth_key_id, 9);
+	assert_int_equal(b->auth_key_len, 6);
+	assert_memory_equal(b->auth_key, "secret", 6);
+	b = &f->cfg.bfd[1];
+	assert_false(b->peer_mac_static);
+	assert_int_equal(b->desired_min_tx_us, 300000);
+	assert_int_equal(b->required_min_rx_us, 300000);
+	assert_int_equal(b->detect_mult, 3);
+	assert_false(b->admin_down);
+	assert_int_equal(b->auth_type, 0);
+}
+
+static void
+test_bfd_session_errors(void **state)
+{
+	static const struct {
+		const char *session; /* on line 4 of the text, from column 3 */
+		const char *where;
+		const char *what;
+	} cases[] = {
+	    {"{'port': 'link', 'local': '198.18.0.1', 'peer': '198.18.0.2'}",
+	     "cfg.json:4:3: bfd.sessions[0]", "\"name\""},
+	    {"{'name': 'a', 'local': '198.18.0.1', 'peer': '198.18.0.2'}",
+	     "cfg.json:4:3: bfd.sessions[0]", "\"port\""},
+	    {"{'name': 'a', 'port': 'link', 'peer': '198.18.0.2'}",
+	     "cfg.json:4:3: bfd.sessions[0]", "\"local\""},
+	    {"{'name': 'a-b', 'port': 'link', 'local': '198.18.0.1', 'peer': '198.18.0.2'}",
+	     "cfg.json:4:3: bfd.sessions[0]", "letters, digits or '_'"},
+	    {"{'name': 'a', 'port': 'nope', 'local': '198.18.0.1', 'peer': '198.18.0.2'}",
+	     "cfg.json:4:25: bfd.sessions[0].port", "no port named"},
+	    {"{'name': 'a', 'port': 'out', 'local': '198.18.0.1', 'peer': '198.18.0.2'}",
+	     "cfg.json:4:25: bfd.sessions[0].port", "must receive"},
+	    {"{'name': 'a', 'port': 'link', 'local': '198.18.0', 'peer': '198.18.0.2'}",
+	     "cfg.json:4:42: bfd.sessions[0].local", "not an IPv4 address"},
+	    {"{'name': 'a', 'port': 'link', 'local': '224.0.0.5', 'peer': '198.18.0.2'}",
+	     "cfg.json:4:42: bfd.sessions[0].local", "unicast"},
+	    {"{'name': 'a', 'port': 'link', 'local': '198.18.0.1', 'peer': '0.0.0.0'}",
+	     "cfg.json:4:64: bfd.sessions[0].peer", "unicast"},
+	    {"{'name': 'a', 'port': 'link', 'local': '198.18.0.1', 'peer': '198.18.0.1'}",
+	     "cfg.json:4:64: bfd.sessions[0].peer", "is the local address"},
+	    {"{'name': 'a', 'port': 'link', 'local': '198.18.0.1', 'peer': '198.18.0.2', "
+	     "'peer_mac': '01:00:5e:00:00:01'}",
+	     "cfg.json:4:90: bfd.sessions[0].peer_mac", "unicast MAC"},
+	    {"{'name': 'a', 'port': 'link', 'local': '198.18.0.1', 'peer': '198.18.0.2', "
+	     "'peer_mac': '02:00:00:00:00'}",
+	     "cfg.json:4:90: bfd.sessions[0].peer_mac", "unicast MAC"},
+	    {"{'name': 'a', 'port': 'link', 'local': '198.18.0.1', 'peer': '198.18.0.2', "
+	     "'desired_min_tx_us': 999}",
+	     "cfg.json:4:99: bfd.sessions[0].desired_min_tx_us", "out of range"},
+	    {"{'name': 'a', 'port': 'link', 'local': '198.18.0.1', 'peer': '198.18.0.2', "
+	     "'detect_mult': 0}",
+	     "cfg.json:4:93: bfd.sessions[0].detect_mult", "out of range"},
+	    {"{'name': 'a', 'port': 'link', 'local': '198.18.0.1', 'peer': '198.18.0.2', "
+	     "'admin_down': 1}",
+	     "cfg.json:4:92: bfd.sessions[0].admin_down", "boolean"},
+	    {"{'name': 'a', 'port': 'link', 'local': '198.18.0.1', 'peer': '198.18.0.2', "
+	     "'auth': {'type': 'md5', 'key': 'k'}}",
+	     "cfg.json:4:95: bfd.sessions[0].auth.type", "not supported"},
+	    {"{'name': 'a', 'port': 'link', 'local': '198.18.0.1', 'peer': '198.18.0.2', "
+	     "'auth': {'type': 'keyed-sha1', 'key': '123456789012345678901'}}",
+	     "cfg.json:4:116: bfd.sessions[0].auth.key", "too long"},
+	    {"{'name': 'a', 'port': 'link', 'local': '198.18.0.1', 'peer': '198.18.0.2', "
+	     "'bogus': 1}",
+	     "cfg.json:4:87: bfd.sessions[0].bogus", "unknown"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[1024];
+
+		snprintf(text, sizeof(text), BFD_PORTS " 'bfd': {'sessions': [\n  %s]}}",
+			 cases[i].session);
+		expect_error(state, text, cases[i].where, cases[i].what);
+		teardown(state);
+		setup(state);
+	}
+}
+
+static void
+test_bfd_duplicate_sessions_are_rejected(void **state)
+{
+	expect_error(state, BFD_PORTS
+		     " 'bfd': {'sessions': [\n"
+		     "  {'name': 'a', 'port': 'link', 'local': '198.18.0.1', 'peer': '198.18.0.2'},\n"
+		     "  {'name': 'a', 'port': 'link', 'local': '198.18.0.1', 'peer': '198.18.0.3'}]}}",
+		     "cfg.json:5:3: bfd.sessions[1]", "duplicate BFD session name");
+	teardown(state);
+	setup(state);
+	expect_error(state, BFD_PORTS
+		     " 'bfd': {'sessions': [\n"
+		     "  {'name': 'a', 'port': 'link', 'local': '198.18.0.1', 'peer': '198.18.0.2'},\n"
+		     "  {'name': 'b', 'port': 0, 'local': '198.18.0.1', 'peer': '198.18.0.2'}]}}",
+		     "cfg.json:5:3: bfd.sessions[1]", "same port, local and peer");
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    T(test_full_config_sets_node_and_tunables),
+	    T(test_bfd_session_full_and_defaults),
+	    T(test_bfd_session_errors),
+	    T(test_bfd_duplicate_sessions_are_rejected),
 	    T(test_full_config_sets_ports_and_nfs),
 	    T(test_full_config_sets_chains_rules_and_default_chain),
 	    T(test_flow_rule_prefix_drops_host_bits),
