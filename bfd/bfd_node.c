@@ -227,6 +227,9 @@ rx_arp(struct bfd_node *n, uint16_t port, const struct bfd_frame *f)
 	bool replied = false;
 
 	n->stats.arp_rx++;
+	/* No session (nor port MAC) on a port beyond the tables. */
+	if (port >= BFD_NODE_MAX_PORTS)
+		return;
 	/* Our own frames looped back (a hub, a capture) teach nothing. */
 	if (n->port_mac_set[port] && memcmp(f->arp_sha, n->port_mac[port], BFD_ETH_ALEN) == 0)
 		return;

@@ -111,7 +111,7 @@ enum bfd_rx_reason {
 	BFD_RX_BAD_TTL,		/* RFC 5881: TTL is not 255 */
 	BFD_RX_BAD_UDP,		/* RFC 5881: source port outside 49152-65535, or bad UDP */
 	/* Checks of the framing layer (bfd_net.h). */
-	BFD_RX_BAD_IP,		/* IPv4 header: length, checksum, options, fragment */
+	BFD_RX_BAD_IP,		/* IPv4 header: length or checksum wrong, or a fragment */
 	BFD_RX_BAD_ARP,		/* ARP not for Ethernet/IPv4, or truncated */
 	BFD_RX_REASON_MAX,
 };
