@@ -276,6 +276,11 @@ bfd_session_timers(struct bfd_session *s, uint64_t now_ns)
 		/* 6.8.4: nothing from the remote for a detection time. */
 		if (s->state == BFD_STATE_INIT || s->state == BFD_STATE_UP)
 			set_state(s, BFD_STATE_DOWN, BFD_DIAG_TIME_EXPIRED, now_ns);
+		/* Leaving Up ends a Poll Sequence that kept an old, longer
+		 * RequiredMinRx (6.8.3): the detection time may just have
+		 * shrunk.  Use the new one below, or the deadline returned
+		 * could already have passed. */
+		detect = bfd_session_detect_time_ns(s);
 		/* 6.8.1: forget its discriminator; and after twice the
 		 * detection time, its authentication sequence. */
 		s->remote_discr = 0;

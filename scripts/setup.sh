@@ -13,6 +13,16 @@
 # In `test` mode the last line printed is "N passed, N failed" (", N skipped"
 # is appended when some were skipped); the exit status is non-zero if any test
 # failed or if no test ran.
+#
+# `test` also runs the libFuzzer smoke tests (tests/fuzz, `--suite fuzz`)
+# after the main suite, from a separate clang build dir, build-fuzz (clang,
+# the compiler-rt libFuzzer runtime and llvm-symbolizer are installed for
+# it), and counts them in the same summary line.  This is done with and
+# without --sanitize: the fuzz targets are always built with ASan + UBSan, so
+# build-fuzz is the same in both modes and is shared.  The budget is short:
+# FUZZ_SECONDS (default 10) seconds per target, 20 for fuzz_bfd;
+# FUZZ_SECONDS_<target> sets one target's, FUZZ_SECONDS=0 only replays the
+# seed corpora.  SETUP_FUZZ=0 skips the fuzz step (and installing clang).
 set -euo pipefail
 
 PY=/usr/bin/python3   # Debian's python: another python3 on PATH may not see Debian packages
@@ -51,6 +61,13 @@ else
 	MESON_OPTS=()
 fi
 
+# The fuzz step (test mode only): its own build dir, always clang.
+FUZZ_DIR=build-fuzz
+RUN_FUZZ=0
+if [ "$MODE" = test ] && [ "${SETUP_FUZZ:-1}" != 0 ]; then
+	RUN_FUZZ=1
+fi
+
 # Privileged commands: run directly as root, through sudo otherwise.
 if [ "$(id -u)" -eq 0 ]; then
 	SUDO=()
@@ -73,19 +90,36 @@ PACKAGES=(
 	libjansson-dev libpcap-dev libbsd-dev libcmocka-dev
 	python3 python3-scapy python3-matplotlib
 	tshark iproute2 procps
+	frr ethtool  # the BFD interop tests: FRR's bfdd as the peer, veth offloads
 )
 
-step "checking Debian packages"
-MISSING=()
-for p in "${PACKAGES[@]}"; do
-	status="$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)"
-	if [ "$status" != "installed" ]; then
-		MISSING+=("$p")
-	fi
-done
+# For the fuzz step.  clang alone does not bring the libFuzzer/ASan/UBSan
+# runtimes: they are in libclang-rt-dev (-> libclang-rt-14-dev), only a
+# Recommends of clang's libclang-common-14-dev.  llvm gives llvm-symbolizer,
+# for readable sanitizer reports.  Installed without Recommends, which would
+# add llvm-14-dev (~270 MB) that nothing here needs.
+FUZZ_PACKAGES=(clang libclang-rt-dev llvm)
 
-if [ "${#MISSING[@]}" -gt 0 ]; then
-	step "installing: ${MISSING[*]}"
+# Prints those of its arguments that are not installed, one a line.
+missing_of() {
+	local p status
+	for p in "$@"; do
+		status="$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)"
+		if [ "$status" != "installed" ]; then
+			echo "$p"
+		fi
+	done
+}
+
+step "checking Debian packages"
+mapfile -t MISSING < <(missing_of "${PACKAGES[@]}")
+MISSING_FUZZ=()
+if [ "$RUN_FUZZ" -eq 1 ]; then
+	mapfile -t MISSING_FUZZ < <(missing_of "${FUZZ_PACKAGES[@]}")
+fi
+
+if [ "${#MISSING[@]}" -gt 0 ] || [ "${#MISSING_FUZZ[@]}" -gt 0 ]; then
+	step "installing: ${MISSING[*]} ${MISSING_FUZZ[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	APT_OPTS=(-y -q -o DPkg::Lock::Timeout=600 -o Acquire::Retries=3
 		-o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
@@ -96,9 +130,15 @@ if [ "${#MISSING[@]}" -gt 0 ]; then
 	"${SUDO[@]}" dpkg --configure -a
 	"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q -o Acquire::Retries=3 update
 	# Recommends are wanted: dpdk recommends its run-time PMD/mempool drivers.
-	"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install "${APT_OPTS[@]}" "${MISSING[@]}"
+	if [ "${#MISSING[@]}" -gt 0 ]; then
+		"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install "${APT_OPTS[@]}" "${MISSING[@]}"
+	fi
+	if [ "${#MISSING_FUZZ[@]}" -gt 0 ]; then
+		"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install "${APT_OPTS[@]}" \
+			--no-install-recommends "${MISSING_FUZZ[@]}"
+	fi
 else
-	step "all ${#PACKAGES[@]} packages already installed"
+	step "all $((${#PACKAGES[@]} + RUN_FUZZ * ${#FUZZ_PACKAGES[@]})) packages already installed"
 fi
 
 # ---------------------------------------------------------------------------
@@ -141,26 +181,41 @@ echo "hugepages: $hp_now x 2 MB reserved, $(awk '/HugePages_Free/ {print $2}' /p
 # ---------------------------------------------------------------------------
 # c. configure and build
 # ---------------------------------------------------------------------------
-# A build dir configured from another source tree (e.g. a copied repo) is stale.
-if [ -f "$BUILD_DIR/meson-info/meson-info.json" ]; then
-	configured_src="$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["directories"]["source"])' \
-		"$BUILD_DIR/meson-info/meson-info.json" 2>/dev/null || true)"
-	if [ -n "$configured_src" ] && [ "$configured_src" != "$REPO_ROOT" ]; then
-		echo "$BUILD_DIR was configured for $configured_src, not $REPO_ROOT: wiping it"
-		rm -rf "$BUILD_DIR"
+# configure_dir DIR [VAR=VALUE...] -- [MESON OPTIONS...]: meson setup DIR, with
+# those variables in its environment, unless DIR is already configured for
+# this source tree.
+configure_dir() {
+	local dir=$1 configured_src
+	local -a envs=()
+	shift
+	while [ "$#" -gt 0 ] && [ "$1" != -- ]; do
+		envs+=("$1")
+		shift
+	done
+	[ "$#" -eq 0 ] || shift
+	# A build dir configured from another source tree (e.g. a copied repo) is stale.
+	if [ -f "$dir/meson-info/meson-info.json" ]; then
+		configured_src="$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["directories"]["source"])' \
+			"$dir/meson-info/meson-info.json" 2>/dev/null || true)"
+		if [ -n "$configured_src" ] && [ "$configured_src" != "$REPO_ROOT" ]; then
+			echo "$dir was configured for $configured_src, not $REPO_ROOT: wiping it"
+			rm -rf "$dir"
+		fi
 	fi
-fi
 
-if [ -f "$BUILD_DIR/build.ninja" ] && [ -f "$BUILD_DIR/meson-private/coredata.dat" ]; then
-	step "meson: $BUILD_DIR already configured (ninja re-runs meson if meson.build changed)"
-else
-	if [ -e "$BUILD_DIR" ]; then
-		echo "$BUILD_DIR exists but is not a configured meson build dir (an earlier configure failed?): removing it"
-		rm -rf "$BUILD_DIR"
+	if [ -f "$dir/build.ninja" ] && [ -f "$dir/meson-private/coredata.dat" ]; then
+		step "meson: $dir already configured (ninja re-runs meson if meson.build changed)"
+	else
+		if [ -e "$dir" ]; then
+			echo "$dir exists but is not a configured meson build dir (an earlier configure failed?): removing it"
+			rm -rf "$dir"
+		fi
+		step "meson setup $dir ${envs[*]} $*"
+		env "${envs[@]}" meson setup "$dir" "$@"
 	fi
-	step "meson setup $BUILD_DIR ${MESON_OPTS[*]}"
-	meson setup "$BUILD_DIR" "${MESON_OPTS[@]}"
-fi
+}
+
+configure_dir "$BUILD_DIR" -- "${MESON_OPTS[@]}"
 
 step "ninja -C $BUILD_DIR"
 ninja -C "$BUILD_DIR"
@@ -185,43 +240,103 @@ step "meson test -C $BUILD_DIR"
 test_rc=0
 meson test -C "$BUILD_DIR" --print-errorlogs --num-processes 1 --timeout-multiplier 3 || test_rc=$?
 step "meson test exited with $test_rc"
+SUITES=("main:$TESTLOG:$test_rc")
+
+# The fuzz suite: a short libFuzzer run of each target (tests/fuzz/README.md).
+# Only the fuzz targets are built with clang (each compiles in the sources it
+# tests), not the whole tree a second time.  Their results join the summary;
+# failing to configure or build them counts as one failed test.
+if [ "$RUN_FUZZ" -eq 1 ]; then
+	FUZZ_LOG="$FUZZ_DIR/meson-logs/testlog.json"
+	if [ -z "${FUZZ_SECONDS:-}" ]; then
+		export FUZZ_SECONDS=10
+		export FUZZ_SECONDS_fuzz_bfd="${FUZZ_SECONDS_fuzz_bfd:-20}"
+	fi
+	fuzz_rc=0
+	fuzz_targets=()
+	configure_dir "$FUZZ_DIR" CC=clang -- -Dfuzz=true || fuzz_rc=$?
+	if [ "$fuzz_rc" -eq 0 ]; then
+		# Regenerate first if a meson.build changed, so a new target is listed.
+		ninja -C "$FUZZ_DIR" build.ninja >/dev/null || fuzz_rc=$?
+	fi
+	if [ "$fuzz_rc" -eq 0 ]; then
+		# The executables defined in tests/fuzz/meson.build, as ninja targets.
+		mapfile -t fuzz_targets < <(meson introspect "$FUZZ_DIR" --targets | "$PY" -c '
+import json, os, sys
+build = os.path.abspath(sys.argv[1])
+for t in json.load(sys.stdin):
+    if t["defined_in"].endswith(os.path.join("tests", "fuzz", "meson.build")):
+        for f in t["filename"]:
+            print(os.path.relpath(f, build))
+' "$FUZZ_DIR") || fuzz_rc=$?
+	fi
+	if [ "$fuzz_rc" -eq 0 ] && [ "${#fuzz_targets[@]}" -eq 0 ]; then
+		echo "setup.sh: no fuzz target in $FUZZ_DIR" >&2
+		fuzz_rc=1
+	fi
+	if [ "$fuzz_rc" -eq 0 ]; then
+		step "ninja -C $FUZZ_DIR ${fuzz_targets[*]}"
+		ninja -C "$FUZZ_DIR" "${fuzz_targets[@]}" || fuzz_rc=$?
+	fi
+	rm -f "$FUZZ_LOG"
+	if [ "$fuzz_rc" -eq 0 ]; then
+		step "meson test -C $FUZZ_DIR --suite fuzz (FUZZ_SECONDS=$FUZZ_SECONDS${FUZZ_SECONDS_fuzz_bfd:+, fuzz_bfd: $FUZZ_SECONDS_fuzz_bfd})"
+		meson test -C "$FUZZ_DIR" --no-rebuild --suite fuzz --print-errorlogs || fuzz_rc=$?
+		step "meson test --suite fuzz exited with $fuzz_rc"
+		SUITES+=("fuzz:$FUZZ_LOG:$fuzz_rc")
+	else
+		echo "setup.sh: could not configure or build $FUZZ_DIR (status $fuzz_rc): one failed test" >&2
+		SUITES+=("fuzz build:-:$fuzz_rc")
+	fi
+fi
 
 # Prints the summary line and exits 1 on failures or when nothing ran.
-"$PY" - "$TESTLOG" "$test_rc" <<'EOF'
+# One argument a suite, NAME:TESTLOG:STATUS (STATUS: meson test's; TESTLOG
+# "-": the suite could not be built, which counts as one failure).
+"$PY" - "${SUITES[@]}" <<'EOF'
 import json, os, sys
 
-path, test_rc = sys.argv[1], int(sys.argv[2])
 passed = failed = skipped = 0
-if os.path.exists(path):
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                result = json.loads(line).get("result")
-            except ValueError:
-                failed += 1
-                continue
-            if result in ("OK", "EXPECTEDFAIL"):
-                passed += 1
-            elif result == "SKIP":
-                skipped += 1
-            else:
-                failed += 1
-else:
-    print("setup.sh: %s not found: no test ran" % path, file=sys.stderr)
+bad = False
+for arg in sys.argv[1:]:
+    name, path, rc = arg.rsplit(":", 2)
+    rc = int(rc)
+    p = f = s = 0
+    if path == "-":
+        f = 1
+    elif os.path.exists(path):
+        with open(path) as log:
+            for line in log:
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    result = json.loads(line).get("result")
+                except ValueError:
+                    f += 1
+                    continue
+                if result in ("OK", "EXPECTEDFAIL"):
+                    p += 1
+                elif result == "SKIP":
+                    s += 1
+                else:
+                    f += 1
+    else:
+        print("setup.sh: %s not found: no %s test ran" % (path, name), file=sys.stderr)
+    if p + f == 0:
+        print("setup.sh: no %s test ran" % name, file=sys.stderr)
+        bad = True
+    elif rc != 0 and not f:
+        print("setup.sh: meson test (%s) exited with %d although no test failed" % (name, rc),
+              file=sys.stderr)
+        bad = True
+    print("setup.sh: %s: %d passed, %d failed, %d skipped" % (name, p, f, s), file=sys.stderr)
+    passed, failed, skipped = passed + p, failed + f, skipped + s
 
 summary = "%d passed, %d failed" % (passed, failed)
 if skipped:
     summary += ", %d skipped" % skipped
-bad = failed > 0
-if passed + failed == 0:
-    print("setup.sh: no test ran", file=sys.stderr)
-    bad = True
-elif test_rc != 0 and not failed:
-    print("setup.sh: meson test exited with %d although no test failed" % test_rc, file=sys.stderr)
-    bad = True
+bad = bad or failed > 0
 sys.stderr.flush()
 print(summary)
 sys.stdout.flush()

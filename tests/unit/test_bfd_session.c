@@ -354,6 +354,34 @@ test_remote_faster_rx_brings_next_tx_forward(void **state)
 	assert_true(cap.n - before > 25);
 }
 
+/* Found by fuzz_bfd: going Down mid-Poll shrinks the detection time; the
+ * deadline returned must still lie in the future. */
+static void
+test_timers_never_return_a_past_deadline(void **state)
+{
+	struct bfd_session s;
+	struct capture cap;
+	uint64_t now, next;
+
+	(void)state;
+	session_in(&s, &cap, BFD_STATE_UP, 1 * MS);
+	feed(&s, BFD_STATE_UP, BFD_FLAG_FINAL, 5, 2 * MS); /* end the coming-Up poll */
+	/* Detect slowly (100 ms: above the remote's 20 ms TX)... */
+	assert_int_equal(bfd_session_set_timers(&s, 10000, 100000, 3, 3 * MS), 0);
+	feed(&s, BFD_STATE_UP, BFD_FLAG_FINAL, 5, 4 * MS);
+	assert_int_equal(bfd_session_detect_time_ns(&s), 300 * MS);
+	/* ...then ask for faster detection: it waits for a Final that never
+	 * comes, and the silent remote times out at the old 300 ms. */
+	assert_int_equal(bfd_session_set_timers(&s, 10000, 5000, 3, 5 * MS), 0);
+	assert_true(s.poll_active);
+	for (now = 5 * MS; now < 1000 * MS; now += 100 * US) {
+		next = bfd_session_timers(&s, now);
+		assert_true(next > now);
+	}
+	assert_int_equal(s.state, BFD_STATE_DOWN);
+	assert_int_equal(s.local_diag, BFD_DIAG_TIME_EXPIRED);
+}
+
 static void
 test_poll_final_timer_change(void **state)
 {
@@ -668,6 +696,7 @@ main(void)
 	    cmocka_unit_test(test_fast_tx_when_up_jitter_and_mult_1),
 	    cmocka_unit_test(test_coming_up_announces_fast_timers_with_a_poll),
 	    cmocka_unit_test(test_remote_faster_rx_brings_next_tx_forward),
+	    cmocka_unit_test(test_timers_never_return_a_past_deadline),
 	    cmocka_unit_test(test_poll_final_timer_change),
 	    cmocka_unit_test(test_poll_is_answered_with_final_at_once),
 	    cmocka_unit_test(test_admin_down),
