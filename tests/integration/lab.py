@@ -314,9 +314,9 @@ class Node:
     def start(self, wait=True, timeout=60):
         self._log = open(self.log_path, "ab")
         env = dict(os.environ, BUILD=BUILD)
-        # `ip netns exec` execs the manager: the pid stays the manager's.
-        argv = (["ip", "netns", "exec", self.netns] if self.netns else []) + \
-            [MGR, "--config", self.config_path]
+        argv = [MGR, "--config", self.config_path]
+        if self.netns:
+            argv = in_netns(self.netns, argv)  # nsenter execs it: same pid
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                                      stdout=self._log, stderr=subprocess.STDOUT, env=env)
         self.lab.nodes.append(self)
@@ -517,6 +517,13 @@ BFDD = "/usr/lib/frr/bfdd"
 VTYSH = "/usr/bin/vtysh"
 
 
+def in_netns(ns, argv):
+    """argv run inside network namespace `ns`.  nsenter, not `ip netns exec`:
+    the latter also remounts /sys, which fails where / is no mount point
+    (a chroot, some containers)."""
+    return ["nsenter", f"--net=/run/netns/{ns}"] + list(argv)
+
+
 def run_cmd(argv):
     r = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True)
     if r.returncode != 0:
@@ -552,11 +559,11 @@ class Bfdd:
     def start(self):
         if os.path.exists(self.pidfile):
             os.unlink(self.pidfile)
-        run_cmd(["ip", "netns", "exec", self.netns, BFDD, "-f", self.conf, "-N", self.name,
+        run_cmd(in_netns(self.netns, [BFDD, "-f", self.conf, "-N", self.name,
                  "-i", self.pidfile, "--bfdctl", os.path.join(self.dir, "bfdd.sock"),
                  "--vty_socket", os.path.join(self.dir, "vty"),
                  "-z", os.path.join(self.dir, "zserv.api"),
-                 "--log", f"file:{self.log_path}", "-d"])
+                 "--log", f"file:{self.log_path}", "-d"]))
 
         def pid():
             try:
@@ -587,8 +594,9 @@ class Bfdd:
         self.pid = None
 
     def peers(self):
-        out = run_cmd(["ip", "netns", "exec", self.netns, VTYSH, "--vty_socket",
-                       os.path.join(self.dir, "vty"), "-c", "show bfd peers json"])
+        out = run_cmd(in_netns(self.netns, [VTYSH, "--vty_socket",
+                                            os.path.join(self.dir, "vty"), "-c",
+                                            "show bfd peers json"]))
         return json.loads(out)
 
     def peer_state(self):
@@ -642,7 +650,7 @@ class Lab:
         name = f"onvm{os.getpid()}{tag}"
         run_cmd(["ip", "netns", "add", name])
         self.namespaces.append(name)
-        run_cmd(["ip", "-n", name, "link", "set", "lo", "up"])
+        run_cmd(in_netns(name, ["ip", "link", "set", "lo", "up"]))
         return name
 
     def veth(self, ns_a, if_a, ns_b, if_b, addr_b=None):
@@ -659,14 +667,13 @@ class Lab:
         run_cmd(["ip", "link", "set", tmp_a, "netns", ns_a, "name", if_a])
         run_cmd(["ip", "link", "set", tmp_b, "netns", ns_b, "name", if_b])
         for ns, ifn in ((ns_a, if_a), (ns_b, if_b)):
-            run_cmd(["ip", "netns", "exec", ns, "sysctl", "-qw",
-                     f"net.ipv6.conf.{ifn}.disable_ipv6=1"])
-            run_cmd(["ip", "-n", ns, "link", "set", ifn, "up"])
+            run_cmd(in_netns(ns, ["sysctl", "-qw", f"net.ipv6.conf.{ifn}.disable_ipv6=1"]))
+            run_cmd(in_netns(ns, ["ip", "link", "set", ifn, "up"]))
         if addr_b:
             check(addr_b.startswith("198.18.") or addr_b.startswith("198.19."),
                   f"lab addresses must be in 198.18.0.0/15, not {addr_b}")
-            run_cmd(["ip", "-n", ns_b, "addr", "add", addr_b, "dev", if_b])
-            run_cmd(["ip", "netns", "exec", ns_b, "ethtool", "-K", if_b, "tx", "off"])
+            run_cmd(in_netns(ns_b, ["ip", "addr", "add", addr_b, "dev", if_b]))
+            run_cmd(in_netns(ns_b, ["ethtool", "-K", if_b, "tx", "off"]))
 
     def bfdd(self, name, netns, local, peer, interval_ms=10, mult=3):
         return Bfdd(self, name, netns, local, peer, interval_ms, mult)

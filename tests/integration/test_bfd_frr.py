@@ -63,7 +63,7 @@ def main(L):
              f"no ARP request sent or nothing learned: {top}")
     # The kernel learnt our MAC from our own request; make it ask.
     replied = top["arp_replied"]
-    lab.run_cmd(["ip", "-n", ns_f, "neigh", "flush", "dev", "bfb"])
+    lab.run_cmd(lab.in_netns(ns_f, ["ip", "neigh", "flush", "dev", "bfb"]))
     lab.wait_until(lambda: node.bfd()["arp_replied"] > replied, 30,
                    "the manager to answer bfdd's kernel's ARP request")
     L.expect(node.bfd("frr")["state"] == "Up", "the session left Up while ARP was re-resolved")
