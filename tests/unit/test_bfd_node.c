@@ -675,17 +675,25 @@ test_arp_learning(void **state)
 	assert_int_equal(ns->tx_no_mac, 0);
 }
 
+/* Session "b" on port PA to IP_B, whose MAC (mac_b) is configured. */
+static struct bfd_node_session *
+add_static_b(struct harness *h)
+{
+	struct bfd_node_session_cfg c = session_cfg("b", PA, IP_A, IP_B);
+
+	c.peer_mac_static = true;
+	memcpy(c.peer_mac, mac_b, BFD_ETH_ALEN);
+	assert_int_equal(bfd_node_add_session(&h->node, &c, h->now), 0);
+	return &h->node.sess[0];
+}
+
 static void
 test_static_peer_mac_never_arps(void **state)
 {
 	struct world *w = *state;
 	struct harness *h = &w->a;
-	struct bfd_node_session_cfg c = session_cfg("b", PA, IP_A, IP_B);
-	struct bfd_node_session *ns = &h->node.sess[0];
+	struct bfd_node_session *ns = add_static_b(h);
 
-	c.peer_mac_static = true;
-	memcpy(c.peer_mac, mac_b, BFD_ETH_ALEN);
-	assert_int_equal(bfd_node_add_session(&h->node, &c, h->now), 0);
 	assert_true(ns->mac_known);
 	for (; h->now < 12000 * MS; h->now += STEP)
 		bfd_node_timers(&h->node, h->now);
@@ -768,12 +776,8 @@ test_refused_transmit_is_counted(void **state)
 {
 	struct world *w = *state;
 	struct harness *h = &w->a;
-	struct bfd_node_session_cfg c = session_cfg("b", PA, IP_A, IP_B);
-	struct bfd_node_session *ns = &h->node.sess[0];
+	struct bfd_node_session *ns = add_static_b(h);
 
-	c.peer_mac_static = true;
-	memcpy(c.peer_mac, mac_b, BFD_ETH_ALEN);
-	assert_int_equal(bfd_node_add_session(&h->node, &c, h->now), 0);
 	h->refuse = true;
 	bfd_node_timers(&h->node, h->now);
 	assert_int_equal(ns->tx_fail, 1);
