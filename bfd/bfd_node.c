@@ -49,8 +49,7 @@ session_send(struct bfd_session *s, const uint8_t *pkt, int len, void *arg)
 		ns->tx_no_mac++;
 		return;
 	}
-	transmit(n, ns->cfg.port,
-		 frame,
+	transmit(n, ns->cfg.port, frame,
 		 bfd_frame_build_ctrl(frame, sizeof(frame), n->port_mac[ns->cfg.port],
 				      ns->peer_mac, ns->cfg.local_ip, ns->cfg.peer_ip,
 				      ns->src_port, pkt, (uint32_t)len),

@@ -67,17 +67,19 @@ bfd_xmit(uint16_t port, const uint8_t *frame, uint32_t len, void *arg)
 	char *data;
 
 	(void)arg;
-	if (m == NULL) {
+	data = m != NULL ? rte_pktmbuf_append(m, len) : NULL;
+	if (data == NULL) {
+		rte_pktmbuf_free(m);
 		bfd.tx_alloc_fail++;
 		return -1;
 	}
-	data = rte_pktmbuf_append(m, len);
-	if (data == NULL || rte_ring_sp_enqueue(bfd.tx_ring[port], m) != 0) {
+	/* Fill before enqueueing: the TX unit may send it at once. */
+	memcpy(data, frame, len);
+	if (rte_ring_sp_enqueue(bfd.tx_ring[port], m) != 0) {
 		rte_pktmbuf_free(m);
 		bfd.tx_ring_full++;
 		return -1;
 	}
-	memcpy(data, frame, len);
 	return 0;
 }
 
@@ -293,6 +295,14 @@ mgr_bfd_poll(void)
 
 /* ---- telemetry --------------------------------------------------------------- */
 
+/* A session's drops for reason r: the session layer's plus the framing
+ * drops the node attributed to it. */
+static uint64_t
+session_drops(const struct bfd_node_session *ns, int r)
+{
+	return ns->s.stats.rx_drop[r] + ns->rx_drop[r];
+}
+
 static void
 add_session(struct rte_tel_data *d, const struct bfd_node_session *ns, uint64_t now)
 {
@@ -336,10 +346,8 @@ add_session(struct rte_tel_data *d, const struct bfd_node_session *ns, uint64_t 
 	rte_tel_data_add_dict_u64(d, "tx_fail", ns->tx_fail);
 	for (int r = 1; r < BFD_RX_REASON_MAX; r++) {
 		char key[48];
-		uint64_t v = s->stats.rx_drop[r] + ns->rx_drop[r];
-
 		snprintf(key, sizeof(key), "rx_drop_%s", bfd_rx_reason_str(r));
-		rte_tel_data_add_dict_u64(d, key, v);
+		rte_tel_data_add_dict_u64(d, key, session_drops(ns, r));
 	}
 	rte_tel_data_add_dict_u64(d, "up_events", s->stats.up_events);
 	rte_tel_data_add_dict_u64(d, "down_events", s->stats.down_events);
@@ -511,18 +519,24 @@ mgr_bfd_telemetry_init(void)
 void
 mgr_bfd_stats_print(void)
 {
+	/* A copy taken under the lock, printed without it: a slow stdout must
+	 * not hold the BFD unit off its sessions. */
+	static struct bfd_node snap;
+
 	if (bfd.node.nsessions == 0)
 		return;
-	printf("--- BFD -----------------------------------------------------------------\n");
 	pthread_mutex_lock(&bfd.lock);
-	for (uint16_t i = 0; i < bfd.node.nsessions; i++) {
-		const struct bfd_node_session *ns = &bfd.node.sess[i];
+	snap = bfd.node;
+	pthread_mutex_unlock(&bfd.lock);
+	printf("--- BFD -----------------------------------------------------------------\n");
+	for (uint16_t i = 0; i < snap.nsessions; i++) {
+		const struct bfd_node_session *ns = &snap.sess[i];
 		const struct bfd_session *s = &ns->s;
 		uint64_t drops = 0;
 		char peer[16];
 
 		for (int r = 1; r < BFD_RX_REASON_MAX; r++)
-			drops += s->stats.rx_drop[r] + ns->rx_drop[r];
+			drops += session_drops(ns, r);
 		ip_str(ns->cfg.peer_ip, peer);
 		printf("bfd %-12s port %u peer %-15s %-9s (remote %s) diag %u tx %u us rx %u us "
 		       "x%u detect %.1f ms  tx %" PRIu64 " rx %" PRIu64 " drop %" PRIu64
@@ -534,5 +548,4 @@ mgr_bfd_stats_print(void)
 		       s->stats.up_events, s->stats.down_events,
 		       ns->mac_known ? "" : "  (peer MAC unresolved)");
 	}
-	pthread_mutex_unlock(&bfd.lock);
 }

@@ -240,6 +240,7 @@ mgr_rx_poll(void)
 		return 0;
 	for (uint16_t port = 0; port < mgr.nb_ports; port++) {
 		struct mgr_port_stats *ps = &mgr.port_stats[port];
+		const bool bfd = mgr.bfd_port[port];
 		uint16_t n;
 
 		if (mgr.shm->ports[port].no_rx ||
@@ -260,7 +261,7 @@ mgr_rx_poll(void)
 			struct mgr_dest d;
 
 			/* BFD and its ARP leave the data path here. */
-			if (unlikely(mgr.bfd_port[port]) && mgr_bfd_intercept(port, m)) {
+			if (unlikely(bfd) && mgr_bfd_intercept(port, m)) {
 				ps->ctrl_rx++;
 				ps->rx_bytes += rte_pktmbuf_pkt_len(m);
 				continue;

@@ -28,6 +28,8 @@ from scapy.all import ARP, IP, UDP, Ether, load_contrib  # noqa: E402
 load_contrib("bfd")
 from scapy.contrib.bfd import BFD  # noqa: E402
 
+from make_pkt_corpus import write_corpus  # noqa: E402  (same directory)
+
 NODE_SEED = 0x5EEDBFD0
 PORT_MAC = ["02:fe:00:00:00:00", "02:fe:00:00:00:01"]
 BROADCAST = "ff:ff:ff:ff:ff:ff"
@@ -168,14 +170,7 @@ def frames():
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(
-        os.path.abspath(__file__)), "corpus_bfd")
-    os.makedirs(out, exist_ok=True)
-    n = 0
-    for name, data in frames():
-        with open(os.path.join(out, name + ".bin"), "wb") as f:
-            f.write(data)
-        n += 1
+    n, out = write_corpus(frames(), "corpus_bfd")
     print(f"wrote {n} inputs to {out}; discriminators: "
           + ", ".join(f"{k}={v:#010x}" for k, v in DISC.items()))
 

@@ -108,15 +108,22 @@ def frames():
     yield "udp_len_big", eth(ETH_IPV4) + ipv4(17, udp(1, 2, b"abcd", ulen=13))
 
 
-def main():
+def write_corpus(items, default_dir):
+    """Write (name, bytes) items as NAME.bin into argv[1], else `default_dir`
+    next to this script; returns (count, directory)."""
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(
-        os.path.abspath(__file__)), "corpus_pkt")
+        os.path.abspath(__file__)), default_dir)
     os.makedirs(out, exist_ok=True)
     n = 0
-    for name, data in frames():
+    for name, data in items:
         with open(os.path.join(out, name + ".bin"), "wb") as f:
             f.write(data)
         n += 1
+    return n, out
+
+
+def main():
+    n, out = write_corpus(frames(), "corpus_pkt")
     print(f"wrote {n} frames to {out}")
 
 

@@ -113,10 +113,11 @@ def main(L):
     before = node.bfd("frr")
     r = node.query("/onvm/bfd/timers,frr,20000,30000,4")
     L.expect(r.get("status") == "ok", f"/onvm/bfd/timers: {r}")
-    sess = lab.wait_until(
-        lambda: (lambda s: s if s["polls_completed"] > before["polls_completed"]
-                 and not s["poll_active"] else None)(node.bfd("frr")),
-        10, "the Poll Sequence to end with a Final")
+
+    def poll_done():
+        s = node.bfd("frr")
+        return s["polls_completed"] > before["polls_completed"] and not s["poll_active"]
+    lab.wait_until(poll_done, 10, "the Poll Sequence to end with a Final")
 
     def bfdd_has_new_timers():
         p = bfdd.peer_state()
