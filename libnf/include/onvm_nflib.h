@@ -44,6 +44,7 @@ extern "C" {
 #endif
 
 struct nf_ctx;
+struct nf_state_set;
 
 /* Per-packet handler: inspect/modify the packet, set meta->action. */
 typedef void (*nf_pkt_handler_t)(struct rte_mbuf *pkt, struct onvm_pkt_meta *meta,
@@ -157,6 +158,14 @@ int nf_state_map(struct nf_ctx *nf);
 void *nf_state_ptr(struct nf_ctx *nf, const char *name);
 void nf_touch(struct nf_ctx *nf, const void *ptr, size_t len);
 
+/* The NF's state set (after nf_state_map(); NULL before or without state),
+ * for EAL-free helpers that track their own writes -- the flow table
+ * (onvm_flow_table.h), the region heap (onvm_region_heap.h). */
+struct nf_state_set *nf_state(struct nf_ctx *nf);
+
+/* CLOCK_MONOTONIC in ns: the clock for idle timers and expiry. */
+uint64_t nf_clock_ns(void);
+
 /* True from nf_init() of a standby until it is promoted. */
 bool nf_is_standby(const struct nf_ctx *nf);
 
@@ -164,7 +173,10 @@ bool nf_is_standby(const struct nf_ctx *nf);
  * Fault injection, for tests of resiliency: the hook is called at each point
  * of every batch's end; a hook that kills the process there simulates a crash
  * at that instruction.  Not for production NFs (it changes how batches are
- * emitted: in two halves).
+ * emitted: in two halves).  Without code, any NF can be failed from the
+ * environment: ONVM_NF_FAULT=NAME:POINT:N (POINT processed, mid_commit,
+ * committed or mid_emit) SIGKILLs the first incarnation of the NF named NAME
+ * at POINT of the first batch ending with N or more packets received.
  */
 enum nf_fault_point {
 	NF_FAULT_PROCESSED,  /* handlers done, state not committed */

@@ -353,6 +353,8 @@ nf_register(struct nf_ctx *nf)
 	return 0;
 }
 
+static void env_fault_setup(struct nf_ctx *nf);
+
 int
 nf_init(int argc, char **argv, const char *default_name, struct nf_ctx **out)
 {
@@ -413,6 +415,7 @@ nf_init(int argc, char **argv, const char *default_name, struct nf_ctx **out)
 	if (ret < 0)
 		goto fail;
 
+	env_fault_setup(nf);
 	signal_nf = nf;
 	signal(SIGINT, nf_signal);
 	signal(SIGTERM, nf_signal);
@@ -638,6 +641,64 @@ void
 nf_set_fault_hook(struct nf_ctx *nf, nf_fault_fn fn)
 {
 	nf->fault = fn;
+}
+
+/*
+ * Failure injection for any NF, from the environment (NFs inherit the
+ * manager's): ONVM_NF_FAULT=NAME:POINT:N makes the first incarnation of the
+ * NF named NAME SIGKILL itself at fault POINT (processed, mid_commit,
+ * committed, mid_emit) of the first batch that ends with N or more packets
+ * received.  The integration tests use it to fail an NF at a chosen point of
+ * a trace; a promoted standby runs clean.
+ */
+static const char *const fault_point_names[] = {"processed", "mid_commit", "committed",
+						 "mid_emit"};
+static int env_fault_point = -1;
+static uint64_t env_fault_at;
+
+static void
+env_fault_hook(struct nf_ctx *nf, enum nf_fault_point point)
+{
+	if ((int)point == env_fault_point && nf->slot->stats.rx >= env_fault_at) {
+		NF_LOG(WARNING, "ONVM_NF_FAULT: dying at %s after %" PRIu64 " packets",
+		       fault_point_names[point], nf->slot->stats.rx);
+		kill(getpid(), SIGKILL);
+	}
+}
+
+static void
+env_fault_setup(struct nf_ctx *nf)
+{
+	const char *v = getenv("ONVM_NF_FAULT");
+	char name[ONVM_NAME_LEN], point[16];
+	unsigned long long at;
+
+	if (v == NULL || nf->standby ||
+	    sscanf(v, "%31[^:]:%15[^:]:%llu", name, point, &at) != 3 ||
+	    strcmp(name, nf->name) != 0)
+		return;
+	for (int i = 0; i < (int)RTE_DIM(fault_point_names); i++)
+		if (strcmp(point, fault_point_names[i]) == 0)
+			env_fault_point = i;
+	if (env_fault_point < 0) {
+		NF_LOG(ERR, "ONVM_NF_FAULT: unknown point '%s'", point);
+		return;
+	}
+	env_fault_at = at;
+	nf_set_fault_hook(nf, env_fault_hook);
+	NF_LOG(WARNING, "ONVM_NF_FAULT: will die at %s after %llu packets", point, at);
+}
+
+struct nf_state_set *
+nf_state(struct nf_ctx *nf)
+{
+	return nf->has_state ? &nf->state : NULL;
+}
+
+uint64_t
+nf_clock_ns(void)
+{
+	return mono_ns();
 }
 
 bool

@@ -287,9 +287,10 @@ def hugetlbfs_mounts():
 class Node:
     """One onvm_mgr process with its config, log and telemetry."""
 
-    def __init__(self, lab, name, config, netns=None):
+    def __init__(self, lab, name, config, netns=None, env=None):
         self.lab = lab
         self.name = name
+        self.env = env or {}  # extra environment of the manager and its NFs
         self.netns = netns  # run the manager inside this network namespace
         self.prefix = lab.new_prefix()
         cfg = json.loads(json.dumps(config))
@@ -313,7 +314,7 @@ class Node:
     # -- life cycle
     def start(self, wait=True, timeout=60):
         self._log = open(self.log_path, "ab")
-        env = dict(os.environ, BUILD=BUILD)
+        env = dict(os.environ, BUILD=BUILD, **self.env)
         argv = [MGR, "--config", self.config_path]
         if self.netns:
             argv = in_netns(self.netns, argv)  # nsenter execs it: same pid
@@ -642,8 +643,10 @@ class Lab:
     def path(self, name):
         return os.path.join(self.tmp, name)
 
-    def node(self, name, config, netns=None):
-        return Node(self, name, config, netns)
+    def node(self, name, config, netns=None, env=None):
+        """A manager; `env` adds to its environment (inherited by the NFs
+        it launches), e.g. {"ONVM_NF_FAULT": "dpi:committed:300"}."""
+        return Node(self, name, config, netns, env)
 
     def netns(self, tag):
         """A fresh network namespace (deleted at cleanup) with loopback up."""

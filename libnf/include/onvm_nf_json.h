@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * onvm_nf_json.h -- JSON configuration files for NFs (rules, backends,
+ * policies), with errors an operator can act on.
+ *
+ * Like the manager's config, every error names the place and the field:
+ * "rules.json:12:9: rules[3].dst: not an IPv4 prefix".  Syntax errors come
+ * from Jansson's own position; semantic errors are placed with json_locate()
+ * on the original text.  Unknown fields are errors (a typo must not silently
+ * become a default).  Only used at start-up: nothing here is on a data path.
+ *
+ * Paths follow json_locate's syntax: "rules[3].dst", "" for the root.
+ */
+#ifndef ONVM_NF_JSON_H
+#define ONVM_NF_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct nf_json {
+	json_t *root;
+	char *text;
+	size_t len;
+	char name[256]; /* file name used in messages */
+};
+
+/* Load and parse a file / a string (name is used in messages).  Returns 0 or
+ * -EINVAL / -ENOENT with "NAME:LINE:COL: reason" in err. */
+int nf_json_load_file(struct nf_json *j, const char *file, char *err, size_t errlen);
+int nf_json_load_text(struct nf_json *j, const char *name, const char *text, size_t len,
+		      char *err, size_t errlen);
+void nf_json_free(struct nf_json *j);
+
+/* Write "NAME:LINE:COL: PATH: <message>" to err and return -EINVAL. */
+int nf_json_fail(const struct nf_json *j, char *err, size_t errlen, const char *path,
+		 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* -EINVAL (naming the first offender) if `obj` is not an object or has a key
+ * outside the NULL-terminated `allowed` list. */
+int nf_json_only_keys(const struct nf_json *j, const json_t *obj, const char *path,
+		      const char *const *allowed, char *err, size_t errlen);
+
+/*
+ * Typed members of object `obj` (found at `path`).  A missing key is an
+ * error when `required`, otherwise *out keeps its value (the default).
+ * Integers must be whole numbers in [min, max]; strings non-empty.
+ */
+int nf_json_uint(const struct nf_json *j, const json_t *obj, const char *path, const char *key,
+		 uint64_t min, uint64_t max, bool required, uint64_t *out, char *err,
+		 size_t errlen);
+int nf_json_string(const struct nf_json *j, const json_t *obj, const char *path, const char *key,
+		   bool required, const char **out, char *err, size_t errlen);
+int nf_json_bool(const struct nf_json *j, const json_t *obj, const char *path, const char *key,
+		 bool *out, char *err, size_t errlen);
+
+/* Text forms, strict (no leading zeros games, no trailing junk).  Addresses in
+ * host byte order.  A prefix "a.b.c.d/n" must have no host bits set; a bare
+ * address is a /32.  MAC "aa:bb:cc:dd:ee:ff".  Return 0 or -EINVAL. */
+int nf_parse_ipv4(const char *s, uint32_t *addr);
+int nf_parse_ipv4_prefix(const char *s, uint32_t *addr, uint8_t *len);
+int nf_parse_mac(const char *s, uint8_t mac[6]);
+
+static inline uint32_t
+nf_prefix_mask(uint8_t len)
+{
+	return len == 0 ? 0 : ~UINT32_C(0) << (32 - len);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ONVM_NF_JSON_H */
