@@ -91,6 +91,7 @@ PACKAGES=(
 	python3 python3-scapy python3-matplotlib
 	tshark iproute2 procps
 	frr ethtool  # the BFD interop tests: FRR's bfdd as the peer, veth offloads
+	libndpi-dev  # the dpi NF
 )
 
 # For the fuzz step.  clang alone does not bring the libFuzzer/ASan/UBSan
