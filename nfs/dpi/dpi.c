@@ -52,6 +52,18 @@ open_engine(struct dpi_nf *d)
 	return 0;
 }
 
+/* The active opened at start; a promoted standby opens on first use (a
+ * batch, a tick, or the final export if the promotion came last). */
+static bool
+ensure_open(struct dpi_nf *d)
+{
+	if (d->open)
+		return true;
+	if (d->failed || nf_is_standby(d->nf))
+		return false;
+	return open_engine(d) == 0;
+}
+
 static void
 dpi_batch(struct rte_mbuf **pkts, uint16_t n, struct nf_ctx *nf)
 {
@@ -61,7 +73,7 @@ dpi_batch(struct rte_mbuf **pkts, uint16_t n, struct nf_ctx *nf)
 	/* Observe only: every packet goes on, whatever happens here. */
 	for (uint16_t i = 0; i < n; i++)
 		nf_pkt_next(nf_pkt_meta(pkts[i]));
-	if (!d->open && open_engine(d) < 0)
+	if (!ensure_open(d))
 		return;
 	dpi_engine_batch_begin(&d->eng);
 	for (uint16_t i = 0; i < n; i++)
@@ -95,7 +107,7 @@ dpi_tick(struct nf_ctx *nf, uint64_t now_ns)
 {
 	struct dpi_nf *d = nf_user(nf);
 
-	if (!d->open)
+	if (!ensure_open(d))
 		return;
 	dpi_engine_batch_begin(&d->eng);
 	dpi_engine_expire(&d->eng, now_ns, 4096);
@@ -113,7 +125,7 @@ dpi_fini(struct nf_ctx *nf)
 {
 	struct dpi_nf *d = nf_user(nf);
 
-	if (!d->open)
+	if (!ensure_open(d))
 		return;
 	dpi_engine_batch_begin(&d->eng);
 	dpi_engine_finish(&d->eng);

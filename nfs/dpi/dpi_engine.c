@@ -442,17 +442,16 @@ dpi_engine_packet(struct dpi_engine *e, const struct rte_mbuf *m, uint64_t now_n
 		return;
 	}
 	{
-		uint8_t copy[RTE_MBUF_DEFAULT_DATAROOM];
 		struct dpi_ctx *ctx = onvm_rh_ptr(&e->heap, f->ctx_off);
-		const uint8_t *ip = rte_pktmbuf_read(m, pi.l2_len, pi.ip_len,
-						     pi.ip_len <= sizeof(copy) ? copy : NULL);
+		/* ip_len <= frame length (parser) and <= 65535: fits scratch. */
+		const uint8_t *ip = rte_pktmbuf_read(m, pi.l2_len, pi.ip_len, e->scratch);
 		struct ndpi_flow_struct *nf;
 		ndpi_protocol p;
 		uint32_t budget = pi.proto == IPPROTO_TCP ? e->cfg.max_pkts_tcp
 							  : e->cfg.max_pkts_udp;
 
-		if (ip == NULL) /* a jumbo chained frame: not inspected */
-			return;
+		if (ip == NULL)
+			return; /* cannot happen: the parser checked the lengths */
 		nf = enter_flow(e, ctx);
 		p = ndpi_detection_process_packet(e->nd, nf, ip, pi.ip_len, now_ns / 1000000);
 		onvm_rh_set_owner(&e->heap, NULL);

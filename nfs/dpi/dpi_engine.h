@@ -113,6 +113,7 @@ struct dpi_engine {
 	int heap_region;
 	bool ran_ndpi; /* nDPI was called in the current batch */
 	char err[256];
+	uint8_t scratch[65536]; /* a chained frame's IP packet, made contiguous */
 };
 
 /* The three regions for `cfg` (names above); returns 0 or -EINVAL. */
