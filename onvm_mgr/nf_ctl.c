@@ -202,6 +202,7 @@ reset_slot_for_use(struct onvm_nf_slot *s)
 	s->batch.rx_seen = s->rx_ring->cons.tail;
 	s->batch.tx_base = s->tx_ring->prod.tail;
 	memset(&s->stats, 0, sizeof(s->stats));
+	memset(&s->app, 0, sizeof(s->app));
 	s->reclaimed = 0;
 	for (int u = 0; u < MGR_UNIT_MAX; u++) {
 		mgr.dp[u].nf_enq[s->instance_id] = 0;

@@ -10,6 +10,8 @@
  * snapshot taken over a few microseconds.
  */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -235,6 +237,45 @@ tel_rules(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* An NF's published counters, read under its sequence lock. */
+static int
+tel_nf_app(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct onvm_nf_app_stats copy;
+	const struct onvm_nf_slot *s;
+	char *end;
+	unsigned long id;
+	int tries;
+
+	(void)cmd;
+	if (params == NULL || *params == '\0')
+		return -EINVAL;
+	id = strtoul(params, &end, 10);
+	if (*end != '\0' || id >= ONVM_MAX_NFS)
+		return -EINVAL;
+	s = &mgr.shm->nfs[id];
+	if (s->status == ONVM_NF_FREE)
+		return -ENOENT;
+	for (tries = 0; tries < 1000; tries++) {
+		uint32_t before = __atomic_load_n(&s->app.seq, __ATOMIC_ACQUIRE);
+
+		if (before & 1)
+			continue;
+		memcpy(&copy, (const void *)&s->app, sizeof(copy));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&s->app.seq, __ATOMIC_RELAXED) == before)
+			break;
+	}
+	if (tries == 1000)
+		return -EBUSY;
+	rte_tel_data_start_dict(d);
+	for (uint32_t i = 0; i < copy.n && i < ONVM_NF_APP_STATS; i++) {
+		copy.name[i][ONVM_NF_APP_STAT_NAME - 1] = '\0';
+		rte_tel_data_add_dict_u64(d, copy.name[i], copy.value[i]);
+	}
+	return 0;
+}
+
 int
 mgr_telemetry_init(void)
 {
@@ -252,6 +293,8 @@ mgr_telemetry_init(void)
 		{"/onvm/rings", tel_rings, "Ring occupancy. No parameters."},
 		{"/onvm/drops", tel_drops, "Drops by reason. No parameters."},
 		{"/onvm/rules", tel_rules, "Flow rule hit counts, in rule order. No parameters."},
+		{"/onvm/nf/app", tel_nf_app,
+		 "Counters an NF publishes (e.g. dpi's protocols). Parameter: instance id."},
 	};
 
 	for (size_t i = 0; i < RTE_DIM(cmds); i++)

@@ -37,7 +37,7 @@ extern "C" {
 
 #define ONVM_SHM_NAME "onvm_shm"
 #define ONVM_SHM_MAGIC 0x4f4e564d52464e31ULL /* "ONVMRFN1" */
-#define ONVM_SHM_VERSION 4
+#define ONVM_SHM_VERSION 5
 #define ONVM_PKTMBUF_POOL_NAME "onvm_pktmbuf_pool"
 #define ONVM_PKT_META_DYNFIELD "onvm_dynfield_pkt_meta"
 #define ONVM_NF_RX_RING_FMT "onvm_nf%u_rx"
@@ -152,6 +152,19 @@ struct onvm_nf_state_req {
 	uint32_t pad;
 };
 
+/* Counters an NF publishes for the node's telemetry (/onvm/nf/app,ID), e.g.
+ * dpi's per-protocol flow counts.  NF-written under a sequence lock: `seq`
+ * is odd while the NF rewrites the table, readers retry until they read the
+ * same even value before and after copying. */
+#define ONVM_NF_APP_STATS     32
+#define ONVM_NF_APP_STAT_NAME 24
+struct onvm_nf_app_stats {
+	volatile uint32_t seq;
+	uint32_t n;
+	char name[ONVM_NF_APP_STATS][ONVM_NF_APP_STAT_NAME];
+	uint64_t value[ONVM_NF_APP_STATS];
+};
+
 struct onvm_nf_slot {
 	/* Manager-written control part. */
 	volatile uint32_t status; /* enum onvm_nf_status */
@@ -210,6 +223,8 @@ struct onvm_nf_slot {
 	uint64_t state_commits;
 	uint64_t state_commit_cycles;
 	uint64_t state_commit_max_cycles;
+
+	struct onvm_nf_app_stats app; /* NF-published counters */
 } __rte_cache_aligned;
 
 /* The last failover as the node can time it: from the standby's wake-up (the

@@ -166,6 +166,19 @@ struct nf_state_set *nf_state(struct nf_ctx *nf);
 /* CLOCK_MONOTONIC in ns: the clock for idle timers and expiry. */
 uint64_t nf_clock_ns(void);
 
+/*
+ * Publish counters of the NF's own in the node's telemetry, where
+ * /onvm/nf/app,INSTANCE shows them as a dict (DPDK 22.11 gives secondary
+ * processes no telemetry socket of their own).  Rewrite the whole table at
+ * once: nf_app_stats_begin(), up to 32 nf_app_stat() calls, then
+ * nf_app_stats_end().  Names keep [A-Za-z0-9_] and at most 23 characters
+ * (anything else becomes '_').  Slow path: call from the tick.
+ * nf_app_stat() returns 0, or -ENOSPC when the table is full.
+ */
+void nf_app_stats_begin(struct nf_ctx *nf);
+int nf_app_stat(struct nf_ctx *nf, const char *name, uint64_t value);
+void nf_app_stats_end(struct nf_ctx *nf);
+
 /* True from nf_init() of a standby until it is promoted. */
 bool nf_is_standby(const struct nf_ctx *nf);
 

@@ -20,6 +20,7 @@
  * manager return every mbuf of an NF killed at any instruction to the pool.
  */
 #include <dirent.h>
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -687,6 +688,42 @@ env_fault_setup(struct nf_ctx *nf)
 	env_fault_at = at;
 	nf_set_fault_hook(nf, env_fault_hook);
 	NF_LOG(WARNING, "ONVM_NF_FAULT: will die at %s after %llu packets", point, at);
+}
+
+void
+nf_app_stats_begin(struct nf_ctx *nf)
+{
+	struct onvm_nf_app_stats *a = &nf->slot->app;
+
+	__atomic_store_n(&a->seq, a->seq + 1, __ATOMIC_RELAXED); /* odd: writing */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	a->n = 0;
+}
+
+int
+nf_app_stat(struct nf_ctx *nf, const char *name, uint64_t value)
+{
+	struct onvm_nf_app_stats *a = &nf->slot->app;
+	char *dst;
+	int i;
+
+	if (a->n >= ONVM_NF_APP_STATS)
+		return -ENOSPC;
+	dst = a->name[a->n];
+	/* DPDK telemetry drops dict keys with other characters. */
+	for (i = 0; name[i] != '\0' && i < ONVM_NF_APP_STAT_NAME - 1; i++)
+		dst[i] = isalnum((unsigned char)name[i]) ? name[i] : '_';
+	dst[i] = '\0';
+	a->value[a->n++] = value;
+	return 0;
+}
+
+void
+nf_app_stats_end(struct nf_ctx *nf)
+{
+	struct onvm_nf_app_stats *a = &nf->slot->app;
+
+	__atomic_store_n(&a->seq, a->seq + 1, __ATOMIC_RELEASE); /* even: stable */
 }
 
 struct nf_state_set *

@@ -102,6 +102,44 @@ print_summary(struct dpi_nf *d)
 	fflush(stdout);
 }
 
+/* Telemetry (/onvm/nf/app,ID): totals, then the protocols with the most
+ * flows as "p_<name>" (flows), as many as the table holds. */
+static void
+publish(struct dpi_nf *d)
+{
+	const struct dpi_totals *t = d->eng.t;
+	bool shown[DPI_PROTO_SLOTS] = {false};
+	uint64_t bad = 0;
+	char name[64], key[ONVM_NF_APP_STAT_NAME];
+
+	for (int r = 0; r < ONVM_PARSE_REASON_MAX; r++)
+		bad += t->malformed[r];
+	nf_app_stats_begin(d->nf);
+	nf_app_stat(d->nf, "packets", t->packets);
+	nf_app_stat(d->nf, "flows", onvm_ft_count(&d->eng.flows));
+	nf_app_stat(d->nf, "flows_classified", t->flows_classified);
+	nf_app_stat(d->nf, "non_ip", t->non_ip);
+	nf_app_stat(d->nf, "malformed", bad);
+	nf_app_stat(d->nf, "untracked", t->untracked + t->no_memory);
+	nf_app_stat(d->nf, "heap_used_kb", onvm_rh_stats(&d->eng.heap)->peak_used >> 10);
+	for (;;) {
+		int best = -1;
+
+		for (int i = 0; i < DPI_PROTO_SLOTS; i++)
+			if (!shown[i] && t->proto[i].flows > 0 &&
+			    (best < 0 || t->proto[i].flows > t->proto[best].flows))
+				best = i;
+		if (best < 0)
+			break;
+		shown[best] = true;
+		snprintf(key, sizeof(key), "p_%s",
+			 dpi_engine_proto_name(&d->eng, (uint16_t)best, 0, name, sizeof(name)));
+		if (nf_app_stat(d->nf, key, t->proto[best].flows) < 0)
+			break;
+	}
+	nf_app_stats_end(d->nf);
+}
+
 static void
 dpi_tick(struct nf_ctx *nf, uint64_t now_ns)
 {
@@ -112,6 +150,7 @@ dpi_tick(struct nf_ctx *nf, uint64_t now_ns)
 	dpi_engine_batch_begin(&d->eng);
 	dpi_engine_expire(&d->eng, now_ns, 4096);
 	dpi_engine_batch_end(&d->eng);
+	publish(d);
 	if (d->print_s != 0 && now_ns - d->last_print_ns >= d->print_s * 1000000000ULL) {
 		d->last_print_ns = now_ns;
 		print_summary(d);
@@ -130,6 +169,7 @@ dpi_fini(struct nf_ctx *nf)
 	dpi_engine_batch_begin(&d->eng);
 	dpi_engine_finish(&d->eng);
 	dpi_engine_batch_end(&d->eng);
+	publish(d);
 	print_summary(d);
 	if (d->export_path != NULL && dpi_engine_export(&d->eng, d->export_path) < 0) {
 		fprintf(stderr, "dpi: cannot write %s\n", d->export_path);

@@ -20,7 +20,9 @@ Asserted per trace:
   - the two exports list the same flows with the same protocol, result kind
     (detected / guessed), packets it took to decide, packet and byte counts;
   - the per-protocol tables agree;
-  - every frame left the node, byte for byte and in order.
+  - every frame left the node, byte for byte and in order;
+  - the promoted dpi's telemetry (/onvm/nf/app,ID) counts every packet, and
+    its per-protocol flow counts add up to the flows it classified.
 """
 import os
 import random
@@ -64,6 +66,12 @@ def run(L, name, rng):
     port = node.wait_port("in", "tx", len(frames))
     m = node.nf_by(service=2)[0]
     L.expect(m["failovers"] == 1, f"{name}: dpi failed over {m['failovers']} times, want 1")
+    # The promoted dpi publishes its counters in the node's telemetry.
+    app = lab.wait_until(lambda: (lambda a: a if a and a.get("packets") == len(frames) else None)(
+        node.query(f"/onvm/nf/app,{m['instance']}")), 10, f"{name}: dpi's telemetry")
+    by_proto = sum(v for k, v in app.items() if k.startswith("p_"))
+    L.expect(by_proto == app["flows_classified"],
+             f"{name}: telemetry protocols add up to {by_proto} flows, classified {app['flows_classified']}")
     rc = node.stop()
     L.expect(rc == 0, f"{name}: manager exit status {rc}")
     lab.compare_frames(lab.read_capture_out(out), frames, f"{name}: output capture")
