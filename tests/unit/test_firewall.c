@@ -26,6 +26,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -325,8 +326,8 @@ test_config_example_file_of_the_readme_parses(void **state)
 	struct fw_config c;
 
 	(void)state;
-	if (fw_config_load(&c, ONVM_SRC_DIR "/nfs/firewall/example_rules.json", err,
-			   sizeof(err)) != 0)
+	if (fw_config_load(&c, ONVM_SRC_DIR "/nfs/firewall/example_rules.json", err, sizeof(err)) !=
+	    0)
 		fail_msg("%s", err);
 	assert_int_equal(c.n_rules, 7);
 	assert_int_equal(c.def, FW_DENY);
@@ -1540,6 +1541,7 @@ test_acl_name_length_is_checked(void **state)
 /* ---- EAL ------------------------------------------------------------------------------------ */
 
 static bool eal_up;
+static char runtime_dir[PATH_MAX];
 
 static int
 group_setup(void **state)
@@ -1559,6 +1561,7 @@ group_setup(void **state)
 		return -1;
 	}
 	eal_up = true;
+	snprintf(runtime_dir, sizeof(runtime_dir), "%s", rte_eal_get_runtime_dir());
 	return 0;
 }
 
@@ -1566,8 +1569,12 @@ static int
 group_teardown(void **state)
 {
 	(void)state;
-	if (eal_up)
-		rte_eal_cleanup();
+	if (!eal_up)
+		return 0;
+	rte_eal_cleanup();
+	/* --no-shconf keeps EAL from writing files, not from making its
+	 * (empty) runtime directory. */
+	rmdir(runtime_dir);
 	return 0;
 }
 
