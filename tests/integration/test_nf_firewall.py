@@ -193,10 +193,10 @@ def frame_kinds(path):
         cap = int(v["frame.cap_len"])
         vl = [x for x in v.get("vlan.etype", "").split(",") if x]
         l2 = 14 + 4 * min(len(vl), 2)
-        if cap < 14:
-            kinds.append("truncated_l2")
-            continue
         etype = vl[-1] if vl else v.get("eth.type", "")
+        if cap < 14 or (not vl and etype in ("0x8100", "0x88a8") and cap < 18):
+            kinds.append("truncated_l2")  # no room for the (VLAN) header
+            continue
         if len(vl) > 2 or etype == "" or int(etype, 16) != 0x0800:
             kinds.append("non_ip")
             continue
