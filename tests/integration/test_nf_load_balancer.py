@@ -28,8 +28,16 @@ capture, frame by frame against the input:
     the export's new_flows all equal the number of distinct flows;
   - the export of the promoted balancer lists exactly the capture's flows,
     each with the backend and the packet count seen in the capture.
-A last check compares the two runs: most flows got different backends in
-them, so a balancer that lost its table (and drew again) could not pass.
+The two runs are then compared: most flows got different backends in them,
+so a balancer that lost its table (and drew again) could not pass.
+
+A third run covers VIP mode with a trace made here (60 clients to the VIP,
+TCP and UDP; three packets each, then two more and one "reply" from each of
+the four backends per flow), killed at "committed" at a seeded index in the
+middle: every flow on one backend; of the replies exactly the one from the
+flow's own backend leaves with the VIP as source (checksums verified), the
+others pass unchanged -- also for flows balanced before the failover and
+replied to after it; ND marks == flows; export == capture.
 
 Negative control (a non-resilient balancer killed the same way) is not run:
 onvm_mgr does not relaunch an NF with "resiliency": "none" (it reclaims the
@@ -136,16 +144,22 @@ def mac_bytes(s):
     return bytes(int(x, 16) for x in s.split(":"))
 
 
-# ---- one run --------------------------------------------------------------------------
+# ---- runs -----------------------------------------------------------------------------
 
-def run(L, point, at, path, frames):
-    out, exp = L.path(f"{point}-out.pcap"), L.path(f"{point}-lb.json")
-    conf = L.path(f"{point}-lb-config.json")
-    with open(conf, "w") as f:
-        f.write('{"backends": [\n' +
+def write_config(path, vip=None):
+    with open(path, "w") as f:
+        f.write("{" + (f'"vip": "{vip}", ' if vip else "") + '"backends": [\n' +
                 ",\n".join(f'  {{"ip": "{ip}", "mac": "{mac}"}}' for ip, mac in BACKENDS) +
                 '],\n "idle_timeout_ms": 3600000, "flows": 16384}\n')
-    node = L.node(f"lb-{point}", {
+
+
+def failover_run(L, tag, point, at, path, conf):
+    """Replay `path` through test_nf -d 300 -> load_balancer (local resiliency)
+    with the balancer killed at `point` of the batch holding packet `at`.
+    Returns (slot telemetry, port counters, packets the dead one received,
+    output frames, the promoted balancer's export)."""
+    out, exp = L.path(f"{tag}-out.pcap"), L.path(f"{tag}-lb.json")
+    node = L.node(f"lb-{tag}", {
         "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={path},tx_pcap={out}"}],
         "nfs": [{"binary": lab.TEST_NF, "service": 1, "args": ["-d", "300"]},
                 {"binary": "load_balancer", "service": 2, "resiliency": "local",
@@ -156,94 +170,206 @@ def run(L, point, at, path, frames):
     def lb_nf():
         return node.nf_by(service=2)[0]
 
-    lab.wait_until(lambda: lb_nf()["failovers"] == 1, 120, f"{point}: the failover")
+    lab.wait_until(lambda: lb_nf()["failovers"] == 1, 120, f"{tag}: the failover")
     lab.wait_until(lambda: (lambda p: p["in_use"] == p["idle_in_use"])(node.pool()), 120,
-                   f"{point}: pool back to its idle level (trace done)")
+                   f"{tag}: pool back to its idle level (trace done)")
     nf, port, info = lb_nf(), node.port("in"), node.info()
     m = DYING_RE.search(node.log())
-    lab.check(m is not None and m.group(1) == point, f"{point}: no 'dying at {point}' in the log")
+    lab.check(m is not None and m.group(1) == point, f"{tag}: no 'dying at {point}' in the log")
     died_after = int(m.group(2))
-    lab.wait_until(lambda: lb_nf()["standby_pid"] != 0, 30, f"{point}: a fresh standby")
+    lab.wait_until(lambda: lb_nf()["standby_pid"] != 0, 30, f"{tag}: a fresh standby")
     rc = node.stop()
-    L.expect(rc == 0, f"{point}: manager exit status {rc}")
-    print(f"{point}: killed after {died_after} packets (asked {at}); re-emitted "
+    L.expect(rc == 0, f"{tag}: manager exit status {rc}")
+    print(f"{tag}: killed at {point} after {died_after} packets (asked {at}); re-emitted "
           f"{nf['failover_reemitted']}, dropped {nf['failover_dropped']}, reprocessed "
           f"{nf['failover_reprocessed']}")
     L.expect(nf["failovers"] == 1 and info["nf_failovers"] == 1,
-             f"{point}: failovers slot {nf['failovers']}, node {info['nf_failovers']}")
-    L.expect(nf["failover_dropped"] == 0, f"{point}: the failover dropped {nf['failover_dropped']}")
-    L.expect(nf["bad_touches"] == 0, f"{point}: {nf['bad_touches']} touches outside the regions")
+             f"{tag}: failovers slot {nf['failovers']}, node {info['nf_failovers']}")
+    L.expect(nf["failover_dropped"] == 0, f"{tag}: the failover dropped {nf['failover_dropped']}")
+    L.expect(nf["bad_touches"] == 0, f"{tag}: {nf['bad_touches']} touches outside the regions")
+    got = lab.read_capture_out(out)
+    L.expect(port["tx"] == len(got), f"{tag}: port tx {port['tx']}, capture {len(got)}")
+    return nf, port, died_after, got, lab.read_json(exp)
+
+
+BY_IP = {ip: (n, mac_bytes(mac)) for n, (ip, mac) in enumerate(BACKENDS)}
+
+
+def rewritten(f, inf, g, fields):
+    """True if g is f with only `fields` (byte ranges) and the checksums changed."""
+    l3 = inf["l3"]
+    want = bytearray(f)
+    for a, b in fields + [(l3 + 10, l3 + 12)]:
+        want[a:b] = g[a:b]
+    c = {6: 16, 17: 6}.get(inf["proto"])
+    if c is not None:
+        a = l3 + inf["ihl"] + c
+        want[a:a + 2] = g[a:a + 2]
+    return g == bytes(want[:len(g)])
+
+
+def run_transparent(L, point, at, path, frames):
+    tag = f"transparent-{point}"
+    conf = L.path(f"{tag}.json")
+    write_config(conf)
+    nf, port, died_after, got, doc = failover_run(L, tag, point, at, path, conf)
 
     # Frame by frame: output j is the j-th input frame the balancer forwards.
-    got = lab.read_capture_out(out)
     kinds = [parse(f) for f in frames]
     fwd = [i for i, (k, _) in enumerate(kinds) if k in ("ok", "non_ip")]
-    dropped = len(frames) - len(fwd)
-    L.expect(len(got) == len(fwd), f"{point}: {len(got)} frames out, want {len(fwd)} "
-                                   f"({len(frames)} in, {dropped} dropped by design)")
-    L.expect(port["tx"] == len(got), f"{point}: port tx {port['tx']}, capture {len(got)}")
+    L.expect(len(got) == len(fwd), f"{tag}: {len(got)} frames out, want {len(fwd)} "
+                                   f"({len(frames)} in, {len(frames) - len(fwd)} dropped by design)")
     backend_of, packets, side = {}, {}, {}
-    by_ip = {ip: (n, mac_bytes(mac)) for n, (ip, mac) in enumerate(BACKENDS)}
     bad_csum = 0
     for j, (g, i) in enumerate(zip(got, fwd)):
         f, (kind, inf) = frames[i], kinds[i]
         truncated = isinstance(g, lab.TruncatedFrame)
         g = bytes(g)
+        lab.check(truncated or len(g) == len(f), f"{tag}: output {j} (input {i}) changed length")
         if kind == "non_ip":
-            lab.check(g == f[:len(g)] and (truncated or len(g) == len(f)),
-                      f"{point}: output {j} (input {i}, not IPv4) changed")
+            lab.check(g == f[:len(g)], f"{tag}: output {j} (input {i}, not IPv4) changed")
             continue
         l3 = inf["l3"]
         dst = ip_str(g[l3 + 16:l3 + 20])
-        lab.check(dst in by_ip, f"{point}: output {j} (input {i}) goes to {dst}, no backend")
-        b, mac = by_ip[dst]
-        lab.check(g[:6] == mac, f"{point}: output {j} to {dst} with MAC {g[:6].hex()}")
-        # Nothing but the destination MAC, address and checksums changed.
-        want = bytearray(f)
-        want[0:6] = mac
-        want[l3 + 16:l3 + 20] = g[l3 + 16:l3 + 20]
-        want[l3 + 10:l3 + 12] = g[l3 + 10:l3 + 12]
-        c = {6: 16, 17: 6}.get(inf["proto"])
-        if c is not None:
-            want[l3 + inf["ihl"] + c:l3 + inf["ihl"] + c + 2] = \
-                g[l3 + inf["ihl"] + c:l3 + inf["ihl"] + c + 2]
-        lab.check(g == bytes(want[:len(g)]) and (truncated or len(g) == len(f)),
-                  f"{point}: output {j} (input {i}) differs beyond the rewritten fields")
+        lab.check(dst in BY_IP, f"{tag}: output {j} (input {i}) goes to {dst}, no backend")
+        b, mac = BY_IP[dst]
+        lab.check(g[:6] == mac, f"{tag}: output {j} to {dst} with MAC {g[:6].hex()}")
+        lab.check(rewritten(f, inf, g, [(0, 6), (l3 + 16, l3 + 20)]),
+                  f"{tag}: output {j} (input {i}) differs beyond the rewritten fields")
         if not truncated and not checksums_ok(g, inf):
             bad_csum += 1
         k = key(inf)
         if backend_of.setdefault(k, b) != b:
-            raise lab.TestFailure(f"{point}: flow {k} went to backend {backend_of[k]} and to {b} "
+            raise lab.TestFailure(f"{tag}: flow {k} went to backend {backend_of[k]} and to {b} "
                                   f"(output {j}, input {i}, kill after {died_after})")
         packets[k] = packets.get(k, 0) + 1
         side.setdefault(k, set()).add(i < died_after)
-    L.expect(bad_csum == 0, f"{point}: {bad_csum} rewritten frames with a bad checksum")
+    L.expect(bad_csum == 0, f"{tag}: {bad_csum} rewritten frames with a bad checksum")
     spanning = sum(1 for s in side.values() if len(s) == 2)
-    print(f"{point}: {len(backend_of)} flows, each on one backend; {spanning} of them with "
+    print(f"{tag}: {len(backend_of)} flows, each on one backend; {spanning} of them with "
           f"packets before and after the failover")
     L.expect(spanning >= MIN_SPANNING,
-             f"{point}: only {spanning} flows span the failover (want >= {MIN_SPANNING})")
+             f"{tag}: only {spanning} flows span the failover (want >= {MIN_SPANNING})")
 
     # ND marks: one per new flow, nowhere else.
     n_flows = len(backend_of)
-    L.expect(nf["nd_events"] == n_flows, f"{point}: nd_events {nf['nd_events']}, flows {n_flows}")
-    L.expect(port["tx_nd"] == n_flows, f"{point}: tx_nd {port['tx_nd']}, flows {n_flows}")
+    L.expect(nf["nd_events"] == n_flows, f"{tag}: nd_events {nf['nd_events']}, flows {n_flows}")
+    L.expect(port["tx_nd"] == n_flows, f"{tag}: tx_nd {port['tx_nd']}, flows {n_flows}")
 
     # The promoted balancer's export agrees with the capture.
-    doc = lab.read_json(exp)
     exported = {}
     for fl in doc["flows"]:
         k = (fl["src"], fl["dst"], fl["proto"], fl["sport"], fl["dport"])
-        lab.check(k not in exported, f"{point}: flow {k} exported twice")
-        exported[k] = (by_ip.get(fl["backend_ip"], (None,))[0], fl["packets"])
+        lab.check(k not in exported, f"{tag}: flow {k} exported twice")
+        exported[k] = (BY_IP.get(fl["backend_ip"], (None,))[0], fl["packets"])
     seen = {k: (backend_of[k], packets[k]) for k in backend_of}
     diff = lab.diff_flows(exported, seen)
-    L.expect(not diff, f"{point}: export vs capture:\n    " + "\n    ".join(diff))
-    L.expect(doc["new_flows"] == n_flows and doc["balanced"] == sum(packets.values()) and
-             doc["packets"] == len(frames) and doc["table_full"] == 0 and
-             doc["non_ip"] == sum(1 for k, _ in kinds if k == "non_ip"),
-             f"{point}: export counters {({k: doc[k] for k in ('packets', 'balanced', 'new_flows', 'non_ip', 'table_full')})}")
+    L.expect(not diff, f"{tag}: export vs capture:\n    " + "\n    ".join(diff))
+    counters = {k: doc[k] for k in ("packets", "balanced", "new_flows", "non_ip", "table_full")}
+    L.expect(counters == {"packets": len(frames), "balanced": sum(packets.values()),
+                          "new_flows": n_flows,
+                          "non_ip": sum(1 for k, _ in kinds if k == "non_ip"), "table_full": 0},
+             f"{tag}: export counters {counters}")
     return backend_of
+
+
+# A VIP-mode trace, made here: CLIENTS flows to the VIP (TCP and UDP); first
+# three packets of every flow, then, interleaved, two more and one reply from
+# each backend (only the flow's own backend's reply may be rewritten).
+VIP = "198.18.0.100"
+CLIENTS = 60
+
+
+def ip_frame(src, dst, proto, sport, dport, payload):
+    l4len = (20 if proto == 6 else 8) + len(payload)
+    ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + l4len, 1, 0, 64, proto, 0,
+                               bytes(map(int, src.split("."))), bytes(map(int, dst.split(".")))))
+    ip[10:12] = struct.pack("!H", 0xFFFF - csum(bytes(ip)))
+    if proto == 6:
+        l4 = bytearray(struct.pack("!HHIIBBHHH", sport, dport, 1, 0, 0x50, 0x18, 512, 0, 0))
+        c = 16
+    else:
+        l4 = bytearray(struct.pack("!HHHH", sport, dport, l4len, 0))
+        c = 6
+    l4 += payload
+    pseudo = bytes(ip[12:20]) + struct.pack("!BBH", 0, proto, l4len)
+    v = 0xFFFF - csum(pseudo + bytes(l4))
+    l4[c:c + 2] = struct.pack("!H", v or 0xFFFF)
+    return mac_bytes("02:00:00:00:00:1b") + mac_bytes("02:00:00:00:00:0c") + b"\x08\x00" + \
+        bytes(ip) + bytes(l4)
+
+
+def vip_trace():
+    flows = [(f"198.19.{1 + n // 200}.{1 + n % 200}", 6 if n % 2 else 17, 30000 + n,
+              80 if n % 2 else 53) for n in range(CLIENTS)]
+    frames = []
+    for r in range(3):
+        frames += [ip_frame(c, VIP, p, sp, dp, bytes([r]) * 40) for c, p, sp, dp in flows]
+    for r in range(len(BACKENDS) + 2):
+        for c, p, sp, dp in flows:
+            if r < len(BACKENDS):
+                frames.append(ip_frame(BACKENDS[r][0], c, p, dp, sp, bytes([r]) * 70))
+            else:
+                frames.append(ip_frame(c, VIP, p, sp, dp, bytes([r]) * 40))
+    return frames
+
+
+def run_vip(L, at):
+    tag = "vip-committed"
+    frames = vip_trace()
+    path, conf = L.path("vip.pcap"), L.path(f"{tag}.json")
+    lab.write_pcap(path, frames)
+    write_config(conf, VIP)
+    nf, port, died_after, got, doc = failover_run(L, tag, "committed", at, path, conf)
+    L.expect(len(got) == len(frames), f"{tag}: {len(got)} frames out, want {len(frames)}")
+    backend_of, replied, side = {}, {}, {}
+    for j, (g, f) in enumerate(zip(got, frames)):
+        kind, inf = parse(f)
+        g = bytes(g)
+        l3 = inf["l3"]
+        src, dst = ip_str(inf["src"]), ip_str(inf["dst"])
+        lab.check(len(g) == len(f), f"{tag}: output {j} changed length")
+        if dst == VIP:
+            k = key(inf)
+            b, mac = BY_IP.get(ip_str(g[l3 + 16:l3 + 20]), (None, None))
+            lab.check(b is not None and g[:6] == mac and
+                      rewritten(f, inf, g, [(0, 6), (l3 + 16, l3 + 20)]) and
+                      checksums_ok(g, inf), f"{tag}: output {j} (to the VIP) not balanced right")
+            if backend_of.setdefault(k, b) != b:
+                raise lab.TestFailure(f"{tag}: flow {k} went to backend {backend_of[k]} and "
+                                      f"to {b} (frame {j}, kill after {died_after})")
+        else:
+            # A reply: the flow is (client, VIP, client port, VIP port).
+            k = (dst, VIP, inf["proto"], inf["dport"], inf["sport"])
+            mine = BY_IP[src][0] == backend_of.get(k)
+            if mine:
+                lab.check(ip_str(g[l3 + 12:l3 + 16]) == VIP and
+                          rewritten(f, inf, g, [(l3 + 12, l3 + 16)]) and checksums_ok(g, inf),
+                          f"{tag}: output {j}: the reply of {k} from its backend {src} "
+                          f"does not come from the VIP")
+                replied[k] = replied.get(k, 0) + 1
+            else:
+                lab.check(g == f, f"{tag}: output {j}: a reply of {k} from {src}, not its "
+                                  f"backend, was changed")
+        side.setdefault(k, set()).add(j < died_after)
+    spanning = sum(1 for s in side.values() if len(s) == 2)
+    print(f"{tag}: {len(backend_of)} flows, {len(replied)} replied to from their backend; "
+          f"{spanning} with packets before and after the failover")
+    L.expect(len(backend_of) == CLIENTS and len(replied) == CLIENTS and
+             all(v == 1 for v in replied.values()),
+             f"{tag}: {len(backend_of)} flows balanced, {len(replied)} replies rewritten")
+    L.expect(spanning >= CLIENTS // 2, f"{tag}: only {spanning} flows span the failover")
+    L.expect(nf["nd_events"] == CLIENTS and port["tx_nd"] == CLIENTS,
+             f"{tag}: nd_events {nf['nd_events']}, tx_nd {port['tx_nd']}, flows {CLIENTS}")
+    exported = {(fl["src"], fl["dst"], fl["proto"], fl["sport"], fl["dport"]):
+                (BY_IP[fl["backend_ip"]][0], fl["packets"], fl["replies"]) for fl in doc["flows"]}
+    seen = {k: (b, 5, 1) for k, b in backend_of.items()}
+    diff = lab.diff_flows(exported, seen)
+    L.expect(not diff, f"{tag}: export vs capture:\n    " + "\n    ".join(diff))
+    counters = {k: doc[k] for k in ("replies", "unmatched_from_backend", "passed", "new_flows")}
+    L.expect(counters == {"replies": CLIENTS, "unmatched_from_backend":
+                          CLIENTS * (len(BACKENDS) - 1), "passed": 0, "new_flows": CLIENTS},
+             f"{tag}: export counters {counters}")
 
 
 def test(L):
@@ -254,15 +380,18 @@ def test(L):
     lab.write_pcap(path, frames)
     points = [("committed", rng.randrange(len(frames) // 3, 2 * len(frames) // 3)),
               ("mid_emit", rng.randrange(len(frames) // 3, 2 * len(frames) // 3))]
+    n_vip = CLIENTS * (3 + len(BACKENDS) + 2)
+    vip_at = rng.randrange(n_vip // 3, 2 * n_vip // 3)
     print(f"seed {seed} (ONVM_TEST_SEED={seed} repeats): {len(frames)} frames, kills at "
-          f"{points}")
-    runs = [run(L, point, at, path, frames) for point, at in points]
+          f"{points}; VIP run: {n_vip} frames, kill at committed:{vip_at}")
+    runs = [run_transparent(L, point, at, path, frames) for point, at in points]
     common = set(runs[0]) & set(runs[1])
     differ = sum(1 for k in common if runs[0][k] != runs[1][k])
     print(f"{differ} of {len(common)} flows got different backends in the two runs")
     L.expect(len(common) > 0 and differ >= len(common) // 2,
              f"only {differ} of {len(common)} flows differ between two runs: the draws are "
              f"not random enough for the mapping checks to mean anything")
+    run_vip(L, vip_at)
 
 
 if __name__ == "__main__":
