@@ -89,7 +89,7 @@ size_t onvm_ft_mem_size(uint32_t capacity, uint32_t value_size);
 
 /*
  * Open a table in `mem` (len bytes, 8-aligned, normally a whole state
- * region).  Fresh (all-zero) memory is formatted; memory already holding a
+ * region).  Fresh memory (all zero: checked) is formatted; memory already holding a
  * table -- a standby promoted onto the dead NF's region -- is attached after
  * checking it was formatted with the same capacity and value size.
  * `state` is the set `mem` belongs to (every write is touched through it).
@@ -124,10 +124,11 @@ void onvm_ft_remove(struct onvm_ft *ft, void *value);
 typedef void onvm_ft_evict_fn(void *arg, const struct onvm_flow_key *key, void *value);
 
 /*
- * Remove entries idle for at least idle_ns, looking at no more than
- * max_slots slots, resuming where the previous call stopped (so a periodic
- * call with a small budget sweeps the table incrementally).  Returns the
- * number removed.
+ * Remove entries idle for at least idle_ns, passing no more than max_slots
+ * slots (a removal does not use up budget: the slot is looked at again),
+ * resuming where the previous call stopped, so a periodic call with a small
+ * budget sweeps the table incrementally and a budget of the capacity sweeps
+ * it whole.  Returns the number removed.
  */
 uint32_t onvm_ft_expire(struct onvm_ft *ft, uint64_t now_ns, uint64_t idle_ns, uint32_t max_slots,
 			onvm_ft_evict_fn *fn, void *arg);

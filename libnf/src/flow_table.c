@@ -115,7 +115,16 @@ onvm_ft_open(struct onvm_ft *ft, struct nf_state_set *state, void *mem, size_t l
 	};
 	if (h->magic == 0) {
 		/* Fresh region (state regions start zeroed): the entries are
-		 * already empty, only the header needs writing. */
+		 * already empty, only the header needs writing.  Memory that is
+		 * not all zero is not fresh: its bytes would read as entries. */
+		const uint64_t *w = mem;
+
+		for (size_t i = 0; i < need / sizeof(*w); i++)
+			if (w[i] != 0) {
+				snprintf(err, errlen,
+					 "flow table: memory holds something else (not zeroed, no table header)");
+				return -EBADMSG;
+			}
 		ft_touch(ft, h, sizeof(*h));
 		*h = (struct onvm_ft_hdr){
 			.capacity = capacity,
@@ -256,7 +265,9 @@ onvm_ft_expire(struct onvm_ft *ft, uint64_t now_ns, uint64_t idle_ns, uint32_t m
 
 	if (max_slots > ft->mask + 1)
 		max_slots = ft->mask + 1;
-	for (uint32_t n = 0; n < max_slots; n++) {
+	/* n counts slots passed; a removal stays on its slot (at most count
+	 * times), so a budget of the capacity is one whole sweep. */
+	for (uint32_t n = 0; n < max_slots;) {
 		struct onvm_ft_entry *e = slot_entry(ft, i);
 
 		if (e->used && now_ns >= e->last_seen_ns && now_ns - e->last_seen_ns >= idle_ns) {
@@ -266,10 +277,11 @@ onvm_ft_expire(struct onvm_ft *ft, uint64_t now_ns, uint64_t idle_ns, uint32_t m
 			ft->hdr->stats.expired++;
 			removed++;
 			/* Backward shift may have moved an unseen entry into
-			 * slot i: look at it again (it counts against the budget). */
+			 * slot i: look at it again. */
 			continue;
 		}
 		i = (i + 1) & ft->mask;
+		n++;
 	}
 	if (ft->hdr->sweep_cursor != i) {
 		ft_touch(ft, &ft->hdr->sweep_cursor, sizeof(ft->hdr->sweep_cursor));
