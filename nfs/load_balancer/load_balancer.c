@@ -48,8 +48,7 @@ open_lb(struct lb_nf *x)
 {
 	char err[256];
 
-	if (onvm_ft_mem_size(x->cfg.flows, sizeof(struct lb_flow)) == 0 ||
-	    lb_open(&x->lb, &x->cfg, nf_state(x->nf), x->regions, nd_rand, x->nf, LB_TICK_MS, err,
+	if (lb_open(&x->lb, &x->cfg, nf_state(x->nf), x->regions, nd_rand, x->nf, LB_TICK_MS, err,
 		    sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return -1;

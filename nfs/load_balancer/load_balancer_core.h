@@ -52,7 +52,7 @@
 #define LB_IDLE_TIMEOUT_MS_DEF	30000
 #define LB_IDLE_TIMEOUT_MS_MAX	86400000 /* one day */
 #define LB_FLOWS_DEF		65536
-#define LB_FLOWS_MAX		(1u << 24)
+#define LB_FLOWS_MAX		(1u << 22) /* 256 MiB of table: a region is at most 1 GiB */
 #define LB_REGIONS		2 /* "lb" (totals) and "lb_flows" (the flow table) */
 
 struct lb_backend {

@@ -49,8 +49,7 @@ open_nat(struct nat_nf *x)
 {
 	char err[256];
 
-	if (onvm_ft_mem_size(x->cfg.flows, sizeof(struct nat_flow)) == 0 ||
-	    nat_open(&x->nat, &x->cfg, nf_state(x->nf), x->regions, nd_rand, x->nf, NAT_TICK_MS,
+	if (nat_open(&x->nat, &x->cfg, nf_state(x->nf), x->regions, nd_rand, x->nf, NAT_TICK_MS,
 		     err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return -1;

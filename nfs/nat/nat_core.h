@@ -55,7 +55,7 @@
 #define NAT_IDLE_TIMEOUT_MS_DEF 30000
 #define NAT_IDLE_TIMEOUT_MS_MAX 86400000 /* one day */
 #define NAT_FLOWS_DEF		65536
-#define NAT_FLOWS_MAX		(1u << 24)
+#define NAT_FLOWS_MAX		(1u << 22) /* 256 MiB of table: a region is at most 1 GiB */
 #define NAT_REGIONS		3 /* "nat" (totals), "nat_ports", "nat_flows" */
 
 struct nat_prefix {

@@ -448,7 +448,7 @@ test_config_errors_name_line_column_and_field(void **state)
 	expect_error("{\"backends\": [" B1 "],\n \"flows\": 1000}", "2:11: flows",
 		     "expected a power of two");
 	expect_error("{\"backends\": [" B1 "],\n \"flows\": 8}", "2:11: flows",
-		     "expected an integer in 16..16777216");
+		     "expected an integer in 16..4194304");
 }
 
 static void

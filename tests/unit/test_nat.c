@@ -512,6 +512,8 @@ test_config_errors_name_line_column_and_field(void **state)
 		     "expected an integer in 1..86400000");
 	expect_error("{" INT8 ", " EXTIP ",\n \"flows\": 100}", "2:11: flows",
 		     "expected a power of two");
+	expect_error("{" INT8 ", " EXTIP ",\n \"flows\": 8388608}", "2:11: flows",
+		     "expected an integer in 16..4194304");
 }
 
 /* ---- outbound ----------------------------------------------------------------------- */
