@@ -25,7 +25,8 @@
  * connection (dpi).  Times are whatever clock the NF passes (libnf NFs:
  * nf_clock_ns(), CLOCK_MONOTONIC); only differences are used.
  *
- * Not thread-safe; used by the NF's one thread (EAL-free: unit tests use it
+ * A standby must not open a table before it is promoted: until then the
+ * active NF is writing it.  Not thread-safe; used by the NF's one thread (EAL-free: unit tests use it
  * on malloc'ed state sets).
  */
 #ifndef ONVM_FLOW_TABLE_H

@@ -51,7 +51,8 @@ typedef void (*nf_pkt_handler_t)(struct rte_mbuf *pkt, struct onvm_pkt_meta *met
 				 struct nf_ctx *nf);
 /* Per-batch handler: called once per burst instead of the per-packet one. */
 typedef void (*nf_batch_handler_t)(struct rte_mbuf **pkts, uint16_t n, struct nf_ctx *nf);
-/* Periodic callback (every tick_ms, also while idle); may generate packets. */
+/* Periodic callback (every tick_ms, while idle and between batches under
+ * load); may generate packets. */
 typedef void (*nf_tick_handler_t)(struct nf_ctx *nf, uint64_t now_ns);
 
 struct nf_ops {

@@ -1068,22 +1068,24 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 
 	while (!nf_stopping(nf)) {
 		uint64_t now;
+		uint32_t got;
 
 		/* Liveness for the manager's hung-NF check (a sleeping NF is
 		 * waiting for work, not hung). */
 		nf->slot->heartbeat++;
-		if (poll_once(nf) > 0) {
-			idle_since = 0;
-			if (unlikely(nf->promotion_unfinished))
-				finish_promotion(nf);
-			continue;
-		}
+		got = poll_once(nf);
 		if (unlikely(nf->promotion_unfinished))
 			finish_promotion(nf);
+		/* Ticks are due under load too (expiry, stats): checked once
+		 * per burst, between batches. */
 		now = rte_get_tsc_cycles();
 		if (ops->tick != NULL && now >= next_tick) {
 			run_tick(nf, mono_ns());
 			next_tick = now + tick_cycles;
+		}
+		if (got > 0) {
+			idle_since = 0;
+			continue;
 		}
 		if (idle_since == 0) {
 			idle_since = now;
