@@ -80,8 +80,13 @@ nd_nf_tick(struct nf_ctx *nf, uint64_t now_ns)
 {
 	uint32_t budget;
 
-	if (!g.opened)
+	/* Ticks run only in an active NF: a promoted standby opens here if no
+	 * packet came first. */
+	if (unlikely(!g.opened) && !nd_nf_open(nf)) {
+		exit_status = 1;
+		nf_stop(nf);
 		return;
+	}
 	budget = onvm_ft_capacity(&g.n.ft) / 16;
 	nd_expire(&g.n, now_ns, g.idle_ns, budget < 256 ? 256 : budget);
 	if (g.print_s != 0 && now_ns - g.last_print_ns >= g.print_s * 1000000000ull) {
@@ -93,6 +98,9 @@ nd_nf_tick(struct nf_ctx *nf, uint64_t now_ns)
 static void
 nd_nf_fini(struct nf_ctx *nf)
 {
+	/* A standby promoted just before the end may not have opened yet. */
+	if (!g.opened && !nf_is_standby(nf) && !nd_nf_open(nf))
+		exit_status = 1;
 	if (!g.opened)
 		return;
 	nd_print_summary(&g.n, nf_name(nf), stdout);

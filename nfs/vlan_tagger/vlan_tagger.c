@@ -74,8 +74,13 @@ vt_nf_tick(struct nf_ctx *nf, uint64_t now_ns)
 {
 	uint32_t budget;
 
-	if (!g.opened)
+	/* Ticks run only in an active NF: a promoted standby opens here if no
+	 * packet came first. */
+	if (unlikely(!g.opened) && !vt_nf_open(nf)) {
+		exit_status = 1;
+		nf_stop(nf);
 		return;
+	}
 	/* The whole table in about 16 ticks (1.6 s), at least 256 slots. */
 	budget = onvm_ft_capacity(&g.t.ft) / 16;
 	vt_expire(&g.t, nf_clock_ns(), budget < 256 ? 256 : budget);
@@ -88,6 +93,9 @@ vt_nf_tick(struct nf_ctx *nf, uint64_t now_ns)
 static void
 vt_nf_fini(struct nf_ctx *nf)
 {
+	/* A standby promoted just before the end may not have opened yet. */
+	if (!g.opened && !nf_is_standby(nf) && !vt_nf_open(nf))
+		exit_status = 1;
 	if (!g.opened)
 		return;
 	vt_print_summary(&g.t, nf_name(nf), stdout);

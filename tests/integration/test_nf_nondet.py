@@ -13,6 +13,8 @@
     the number of multiples of 7 among the trace positions of its packets,
     computed here from the pcap -- so the rhythm continued exactly across the
     failover (the counter is in state); every frame left unchanged, in order.
+    A third run fails the NF at the trace's last batch (the promoted standby
+    gets no packet after taking over and must still export its state).
 (b) interval mode on a steady source: the manager's net_null port generates
     packets, test_nf -d 20 paces them (about 50 kpps in bursts of 32: a
     modest load for two shared CPUs), nondet -m interval:5000 runs about 4 s.
@@ -212,6 +214,9 @@ def test(L):
     at = random.Random(seed).randrange(100, len(frames) - 200)
     print(f"seed {seed}: nondet dies after {at} packets (committed)")
     count_run(L, "count-failover", path, frames, fault_at=at)
+    # At the last batch: the promoted standby opens its state with no packet
+    # after the take-over, and still exports it.
+    count_run(L, "count-failover-at-end", path, frames, fault_at=len(frames))
     interval_mode(L)
     schedule_mode(L)
 

@@ -27,8 +27,10 @@ ONVM_TEST_SEED repeats it):
     per-rule and default packet/flow counters, inserted/rewritten, non_ip,
     malformed and drop reasons equal what this test computed; each exported
     flow carries the tag of its rule;
-  - one failover in the second run (none in the first), nothing dropped by
-    the promotion, the manager exits 0.
+  - one failover in the failover runs (none in the first), nothing dropped
+    by the promotion, the manager exits 0.
+A third run fails the NF at the trace's last batch: the promoted standby
+gets no packet after taking over and must still export the whole state.
 """
 import json
 import os
@@ -305,6 +307,9 @@ def test(L):
     at = random.Random(seed).randrange(200, len(frames) - 300)
     print(f"seed {seed}: vlan_tagger dies after {at} packets (committed)")
     run(L, "failover", trace_path, frames, want, wc, fault_at=at)
+    # At the last batch: the promoted standby gets no packet after taking
+    # over, and must still open the state and export it.
+    run(L, "failover-at-end", trace_path, frames, want, wc, fault_at=len(frames))
 
 
 if __name__ == "__main__":
