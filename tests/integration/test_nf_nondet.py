@@ -30,6 +30,8 @@
     and its measured rate is within 5 % of the configured one (interval:
     events per interval of its active duration; count: events per 100
     packets, which is exact).
+First, a bad mode, schedule, option and a missing mode: the node's log holds
+the NF's reason (FILE:LINE:COL: field: reason for a schedule / its usage).
 A failing rate check prints the phase's longest gap between packets: a gap
 longer than the interval means the NF or its source did not get the CPU
 (other processes on the two cores), not a wrong rate.
@@ -206,7 +208,37 @@ def schedule_mode(L):
         t += want["seconds"]
 
 
+def bad_start(L):
+    """A bad mode, schedule or option: the NF says why and leaves; the node
+    goes on without it."""
+    bad = L.path("bad-phases.json")
+    with open(bad, "w") as f:
+        f.write('[{"seconds": 1, "mode": "count", "value": 5},\n'
+                ' {"seconds": 0, "mode": "none"}]\n')
+    for name, args, want in [
+        ("bad-count", ["-m", "count:0"],
+         "nondet: -m count:0: N must be a whole number 1..4294967295"),
+        ("bad-schedule", ["-m", f"schedule:{bad}"],
+         f"nondet: {bad}:2:14: [1].seconds: expected a number of seconds > 0"),
+        ("bad-flows", ["-m", "none", "-f", "1000"], "usage: "),
+        ("no-mode", [], "nondet: a mode (-m) is required"),
+    ]:
+        node = L.node(name, {
+            "ports": [{"name": "p", "dev": "net_null0", "rx": False}],
+            "nfs": [{"binary": "nondet", "service": 1, "args": args}],
+            "chains": [{"name": "c", "services": [1], "ingress_port": "p", "exit_port": "p"}],
+        }).start()
+        lab.wait_until(lambda: want in node.log(), 30, f"{name}: '{want}' in the log",
+                       alive=node.assert_running)
+        lab.wait_until(lambda: not [n for n in node.nf_by(service=1)
+                                    if n["status"] in ("starting", "ready", "running")],
+                       30, f"{name}: the NF to leave")
+        rc = node.stop()
+        L.expect(rc == 0, f"{name}: manager exit status {rc}")
+
+
 def test(L):
+    bad_start(L)
     path = lab.trace("webex.pcap")
     frames = lab.read_pcap(path)
     count_run(L, "count", path, frames)

@@ -31,6 +31,8 @@ ONVM_TEST_SEED repeats it):
     by the promotion, the manager exits 0.
 A third run fails the NF at the trace's last batch: the promoted standby
 gets no packet after taking over and must still export the whole state.
+First, a bad policy, a bad option and a missing policy: the node's log holds
+the NF's reason (FILE:LINE:COL: field: reason / its usage).
 """
 import json
 import os
@@ -286,7 +288,34 @@ def run(L, case, trace_path, frames, want, wc, fault_at=None):
           f"re-emitted {nf['failover_reemitted']}")
 
 
+def bad_start(L):
+    """A bad policy or option: the NF says why (FILE:LINE:COL: field: reason,
+    or its usage) and leaves; the node goes on without it."""
+    bad = L.path("rules-bad.json")  # not <node name>.json: the lab writes node configs there
+    with open(bad, "w") as f:
+        f.write('{"default": {"vlan": 7},\n "rules": [{"proto": "udp", "vlan": 0}]}\n')
+    for name, args, want in [
+        ("bad-policy", ["-c", bad], f"vlan_tagger: {bad}:2:37: rules[0].vlan: expected an "
+                                    f"integer in 1..4094"),
+        ("bad-option", ["-c", bad, "-x"], "usage: "),
+        ("no-policy", [], "vlan_tagger: a policy (-c FILE) is required"),
+    ]:
+        node = L.node(name, {
+            "ports": [{"name": "p", "dev": "net_null0", "rx": False}],
+            "nfs": [{"binary": "vlan_tagger", "service": 1, "args": args}],
+            "chains": [{"name": "c", "services": [1], "ingress_port": "p", "exit_port": "p"}],
+        }).start()
+        lab.wait_until(lambda: want in node.log(), 30, f"{name}: '{want}' in the log",
+                       alive=node.assert_running)
+        lab.wait_until(lambda: not [n for n in node.nf_by(service=1)
+                                    if n["status"] in ("starting", "ready", "running")],
+                       30, f"{name}: the NF to leave")
+        rc = node.stop()
+        L.expect(rc == 0, f"{name}: manager exit status {rc}")
+
+
 def test(L):
+    bad_start(L)
     frames = input_frames()
     trace_path = L.path("in.pcap")
     lab.write_pcap(trace_path, frames)
