@@ -139,15 +139,18 @@ main(int argc, char **argv)
 		case 'c':
 			policy = optarg;
 			break;
-		case 'p':
-			g.print_s = (uint32_t)strtoul(optarg, &end, 10);
-			if (*end != '\0' || optarg[0] == '\0' || optarg[0] == '-') {
+		case 'p': {
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			g.print_s = (uint32_t)v;
+			if (*end != '\0' || optarg[0] < '0' || optarg[0] > '9' || v > 86400) {
 				fprintf(stderr, "vlan_tagger: -p wants seconds\n");
 				usage(argv[0]);
 				exit_status = 2;
 				goto out;
 			}
 			break;
+		}
 		case 'e':
 			if (vt_expand_instance(optarg, nf_instance_id(nf), g.export_buf,
 					       sizeof(g.export_buf)) < 0) {

@@ -390,17 +390,16 @@ flow_tag(struct vt_tagger *t, const struct onvm_pkt_info *pi, uint32_t len, uint
 	} else {
 		rule = vt_policy_match(t->pol, &k);
 		f = onvm_ft_insert(&t->ft, &k, now_ns, &created); /* touched */
+		rc = &c->rule[rule < 0 ? t->pol->n_rules : (uint32_t)rule];
 		if (f != NULL) {
 			f->rule = rule;
 			f->vlan = rule < 0 ? t->pol->def_vlan : t->pol->rules[rule].vlan;
 			f->pcp = rule < 0 ? t->pol->def_pcp : t->pol->rules[rule].pcp;
+			touch(t, &rc->flows, sizeof(rc->flows));
+			rc->flows++;
 		} else {
-			touch(t, &c->untracked, sizeof(c->untracked));
-			c->untracked++;
+			c->untracked++; /* the totals are touched by the caller */
 		}
-		rc = &c->rule[rule < 0 ? t->pol->n_rules : (uint32_t)rule];
-		touch(t, &rc->flows, sizeof(rc->flows));
-		rc->flows += f != NULL;
 	}
 	rc = &c->rule[rule < 0 ? t->pol->n_rules : (uint32_t)rule];
 	touch(t, &rc->packets, sizeof(rc->packets));
