@@ -300,7 +300,8 @@ class Node:
         node.setdefault("lcores", "0")
         cfg.setdefault("stats", {"interval_ms": 0})
         self.config = cfg
-        self.config_path = os.path.join(lab.tmp, f"{name}.json")
+        # ".node.json": a test's own f"{name}.json" (rules, exports) never collides.
+        self.config_path = os.path.join(lab.tmp, f"{name}.node.json")
         with open(self.config_path, "w") as f:
             json.dump(cfg, f, indent=2)
         self.log_path = os.path.join(lab.tmp, f"{name}.log")
