@@ -173,7 +173,7 @@ parse_policy(struct vt_policy *p, const struct nf_json *j, char *err, size_t err
 			return nf_json_fail(j, err, errlen, "default.pcp",
 					    "a priority needs a VLAN (vlan 0 leaves frames as they are)");
 	}
-	if ((ret = nf_json_uint(j, j->root, "", "flows", ONVM_FT_CAPACITY_MIN, 1u << 24, false,
+	if ((ret = nf_json_uint(j, j->root, "", "flows", ONVM_FT_CAPACITY_MIN, 1u << 22, false,
 				&flows, err, errlen)) < 0 ||
 	    (ret = nf_json_uint(j, j->root, "", "idle_timeout_ms", 0, UINT32_MAX, false, &idle, err,
 				errlen)) < 0)

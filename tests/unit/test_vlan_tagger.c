@@ -351,7 +351,7 @@ test_policy_rejections_name_file_line_column_and_field(void **state)
 	     "p.json:1:39: rules[0].sport: ports need \"proto\": \"tcp\" or \"udp\" (other packets have none)"},
 	    {"{\"rules\": [7]}", "p.json:1:12: rules[0]: expected an object"},
 	    {"{\"flows\": 1000}", "p.json:1:11: flows: 1000 is not a power of two"},
-	    {"{\"flows\": 8}", "p.json:1:11: flows: expected an integer in 16..16777216"},
+	    {"{\"flows\": 8}", "p.json:1:11: flows: expected an integer in 16..4194304"},
 	    {"{\"idle_timeout_ms\": -1}", "p.json:1:21: idle_timeout_ms: expected an integer in 0..4294967295"},
 	    {"{\"idle_timeout_ms\": 1.5}", "p.json:1:21: idle_timeout_ms: expected an integer in 0..4294967295"},
 	    {"{\"rules\": [}", "p.json:1:12: unexpected token near '}'"},
