@@ -4,8 +4,12 @@
 """Per-NF throughput with and without local resiliency, measured in one run.
 
 Every NF runs alone in a one-NF chain, once with "resiliency": "none" and
-once with "local" (a hot standby, state committed after every batch), the
-two modes interleaved round by round (the order alternates between rounds).
+once with "local" (a hot standby, parked on CPU 0), the two measured back to
+back as a pair, pairs repeated round by round (the order alternates between
+rounds).  libnf commits every batch's dirty state chunks to the replica in
+both modes (the mode only decides whether a standby is kept), so the ratio
+local/none is the cost of keeping the standby, not of tracking state; the
+commit itself is timed by libnf and reported for both modes.
 
 Traffic (at most two busy pollers, SPEC section 8): the manager (all units on
 lcore 0, CPU 0) replays real traces from memory in a loop through a net_pcap
@@ -21,10 +25,15 @@ backends, internal prefixes, VLAN policy) are written for those traces'
 addresses so that every NF does its real work and passes most traffic on.
 
 Also recorded per window: the NF's state commits (libnf times each commit:
-the latency local mode adds to each packet), the CPU the NF and the manager
-used (an NF below 100 % of its CPU was not the bottleneck), the CPU used by
-processes that are not ours and the hypervisor's steal time.  For dpi, the
-number of packets nDPI actually inspected (from its export): once a flow is
+the latency each packet waits between processing and emission), the CPU the
+NF and the manager used and the NF's CPU time per packet, the CPU used by
+processes that are not ours and the hypervisor's steal time, and before and
+after each window the round trip of a cache line between CPU 0 and CPU 1
+(see XCoreProbe: the host moves our vCPUs between placements that differ
+2.5x in throughput).  A pair is good when nobody else used the CPUs (clean)
+and the probes agree (steady); other pairs are measured again (--retries),
+and the ratio reported is the median over the good pairs.  For dpi, the
+number of packets nDPI inspected (from its export): once a flow is
 classified, dpi stops calling nDPI, so steady-state dpi throughput mostly
 measures its flow lookup.
 
@@ -166,6 +175,104 @@ def node_cfg(lab, nf, args, pool_mb, mode, trace):
     }
 
 
+# ---- the host's placement of our two vCPUs ------------------------------------------------
+#
+# On this KVM host the throughput of the same node flips between two levels
+# (about 10 and 4 Mpps) for tens of seconds at a time, with both pollers at
+# 100 % CPU, no other process running and no steal.  What flips is the time a
+# cache line takes to travel between CPU 0 and CPU 1 (about 60 vs 350 ns per
+# round trip): the host moves our vCPUs between physical placements, and the
+# data path (rings and mbufs handed between the manager on CPU 0 and the NF on
+# CPU 1) is bound by that latency.  A pair whose probes before, between and
+# after its two windows disagree straddles such a change.
+
+PROBE_C = r"""
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+/* Cache-line ping-pong between a process on CPU 0 and one on CPU 1: mean
+ * round trip in ns. */
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec * 1e-9;
+}
+static void pin(int c)
+{
+	cpu_set_t s;
+	CPU_ZERO(&s);
+	CPU_SET(c, &s);
+	sched_setaffinity(0, sizeof(s), &s);
+}
+int main(int argc, char **argv)
+{
+	long n = argc > 1 ? atol(argv[1]) : 100000;
+	_Atomic long *v = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			       -1, 0);
+	double t0, t1;
+	pid_t p;
+
+	if (v == MAP_FAILED)
+		return 1;
+	*v = 0;
+	p = fork();
+	if (p == 0) {
+		pin(1);
+		for (long i = 0; i < n; i++) {
+			while (atomic_load(v) != 2 * i + 1)
+				;
+			atomic_store(v, 2 * i + 2);
+		}
+		_exit(0);
+	}
+	pin(0);
+	t0 = now();
+	for (long i = 0; i < n; i++) {
+		atomic_store(v, 2 * i + 1);
+		while (atomic_load(v) != 2 * i + 2)
+			;
+	}
+	t1 = now();
+	waitpid(p, NULL, 0);
+	printf("%.1f\n", (t1 - t0) / n * 1e9);
+	return 0;
+}
+"""
+
+
+class XCoreProbe:
+    """Compiled into the lab's temporary directory at start (cc); None values
+    when there is no compiler."""
+
+    def __init__(self, L):
+        src, self.exe = L.path("xcore_probe.c"), L.path("xcore_probe")
+        with open(src, "w") as f:
+            f.write(PROBE_C)
+        r = subprocess.run(["cc", "-O2", "-o", self.exe, src], capture_output=True, text=True)
+        if r.returncode != 0:
+            log(f"no cross-CPU probe (cc failed: {r.stderr.strip()[:200]})")
+            self.exe = None
+
+    def __call__(self):
+        if self.exe is None:
+            return None
+        r = subprocess.run([self.exe, "100000"], capture_output=True, text=True, timeout=30)
+        return float(r.stdout) if r.returncode == 0 else None
+
+
+def steady(probes, factor=1.5):
+    """The host kept one placement through a pair: its probes agree within factor."""
+    v = [p for p in probes if p]
+    return bool(v) and len(v) == len(probes) and max(v) <= factor * min(v)
+
+
 # ---- measuring ------------------------------------------------------------------------
 
 def proc_ticks(pid):
@@ -287,7 +394,8 @@ def measure(L, noise, a, nf, mode, rnd, trace):
 COLS = ["nf", "mode", "round", "mpps", "ratio_local_none", "in_mpps", "nf_rx_mpps",
         "nf_drop_pct", "nf_cpu_pct", "mgr_cpu_pct", "nf_ns_per_pkt", "cost_ratio_local_none", "commits_per_s", "chunks_per_commit",
         "commit_mean_ns", "commit_max_ns", "nd_per_s", "ndpi_pkts", "other_cpu_pct",
-        "steal_pct", "foreign", "clean", "attempt"]
+        "steal_pct", "foreign", "xcore_rtt_before_ns", "xcore_rtt_after_ns", "clean", "steady",
+        "attempt"]
 
 
 def fmt(v, nd=3):
@@ -304,8 +412,16 @@ def med(vals):
 
 
 def summarize(rows, nfs):
-    """Per NF: medians and the per-round ratios local/none."""
+    """Per NF: medians and the per-round ratios local/none.  The ratio
+    reported is the median over the good pairs (clean and steady) when there
+    are any, else over all pairs."""
     out = {}
+    rtts = [x[k] for x in rows for k in ("xcore_rtt_before_ns", "xcore_rtt_after_ns") if x.get(k)]
+    near_max = 2 * min(rtts) if rtts else None  # the host's good placement of our vCPUs
+
+    def near(x):
+        return near_max is not None and all(
+            x.get(k) and x[k] <= near_max for k in ("xcore_rtt_before_ns", "xcore_rtt_after_ns"))
     for nf in nfs:
         r = [x for x in rows if x["nf"] == nf]
         if not r:
@@ -320,8 +436,17 @@ def summarize(rows, nfs):
                  by["none"][rd]["nf_ns_per_pkt"] and by["local"][rd]["nf_ns_per_pkt"]]
         for rd, q in costs:
             by["local"][rd]["cost_ratio_local_none"] = q
-        s = {"ratios": [q for _, q in ratios], "ratio": med(q for _, q in ratios),
-             "costs": [q for _, q in costs], "cost_ratio": med(q for _, q in costs)}
+        good = {rd for rd, x in by["local"].items() if x.get("clean") and x.get("steady")}
+        s = {"ratios": [q for _, q in ratios], "ratio_all": med(q for _, q in ratios),
+             "good": [rd in good for rd, _ in ratios],
+             "ratio": med(q for rd, q in ratios if rd in good) if good else
+             med(q for _, q in ratios),
+             "costs": [q for _, q in costs],
+             "cost_ratio": med(q for rd, q in costs if rd in good) if good else
+             med(q for _, q in costs)}
+        for m in ("none", "local"):
+            s[m + "_near"] = med(x["mpps"] for x in by[m].values() if near(x))
+            s[m + "_near_n"] = sum(1 for x in by[m].values() if near(x))
         for m in ("none", "local"):
             v = [x["mpps"] for x in by[m].values()]
             s[m] = (med(v), min(v) if v else None, max(v) if v else None)
@@ -342,6 +467,7 @@ def summarize(rows, nfs):
                                                                       for x in r)
         s["foreign_rows"] = sum(1 for x in r if x["foreign"])
         s["clean_pairs"] = sum(1 for x in by["local"].values() if x.get("clean"))
+        s["good_pairs"] = len(good)
         s["pairs"] = len(ratios)
         out[nf] = s
     return out
@@ -377,16 +503,23 @@ def write_outputs(a, rows, summ, meta):
              f"(net_pcap infinite_rx=1) by the manager (CPU 0), NF on CPU 1, sink net_null",
              f"machine: {meta['quiet_line']}",
              "",
-             "throughput (Mpps at the sink: median (min..max) of the rounds; local/none: median "
-             "of the per-round ratios)",
-             f"{'NF':<14}{'none':>22}{'local':>22}  {'local/none':>10}  per round",
+             "throughput (Mpps at the sink: median (min..max) of all rounds; 'near': median of "
+             "the windows with the host's good vCPU placement (cross-CPU round trip < 2x the "
+             "run's minimum);",
+             " local/none: median of the per-round ratios of the good pairs (clean and steady), "
+             "'all': of every pair; per round: * = good pair)",
+             f"{'NF':<14}{'none':>22}{'local':>22}{'near none/local':>17}  {'local/none':>10}"
+             f"{'all':>7}  {'good pairs':>10}  per round",
              ]
     for nf, s in summ.items():
         def mm(t):
             return f"{t[0]:.3f} ({t[1]:.2f}..{t[2]:.2f})" if t[0] is not None else "-"
         lines.append(
-            f"{nf:<14}{mm(s['none']):>22}{mm(s['local']):>22}  "
-            f"{fmt(s['ratio'], 3):>10}  {' '.join(f'{q:.3f}' for q in s['ratios'])}")
+            f"{nf:<14}{mm(s['none']):>22}{mm(s['local']):>22}"
+            f"{fmt(s['none_near'], 2) + '/' + fmt(s['local_near'], 2):>17}  "
+            f"{fmt(s['ratio'], 3):>10}{fmt(s['ratio_all'], 3):>7}  "
+            f"{str(s['good_pairs']) + ' of ' + str(s['pairs']):>10}  "
+            + " ".join(f"{q:.3f}{'*' if g else ''}" for q, g in zip(s['ratios'], s['good'])))
     lines += ["",
               "cost (NF CPU time per packet, medians; local/none: median of the per-round "
               "ratios; state commit per batch, libnf's timing)",
@@ -416,7 +549,6 @@ def write_outputs(a, rows, summ, meta):
                 extra.append(f"nDPI inspected {med(ins):.0f} packets per run of "
                              f"{med(tot) / 1e6:.1f} M ({100 * med(ins) / med(tot):.4f} %)")
         extra.append(f"manager CPU {fmt(s['none_mgr_cpu'], 0)}/{fmt(s['local_mgr_cpu'], 0)} %")
-        extra.append(f"{s['clean_pairs']} of {s['pairs']} pairs clean")
         extra.append(f"others' CPU up to {s['noisy'][0]:.0f} %, steal up to {s['noisy'][1]:.0f} %"
                      + (f", others' DPDK processes in {s['foreign_rows']} windows"
                         if s["foreign_rows"] else ""))
@@ -474,12 +606,17 @@ def plot(a, summ, rows, meta):
     ax.legend(fontsize=8, loc="upper left", ncol=2)
     ax.grid(axis="y", alpha=0.3)
     for i, n in enumerate(nfs):
-        qs = summ[n]["ratios"]
-        ax2.plot([i] * len(qs), qs, "o", color="#1f77b4", alpha=0.6, ms=5)
+        qs, gs = summ[n]["ratios"], summ[n]["good"]
+        ax2.plot([i] * sum(gs), [q for q, g in zip(qs, gs) if g], "o", color="#1f77b4",
+                 alpha=0.7, ms=5, label="clean, steady pair" if i == 0 else None)
+        ax2.plot([i] * (len(qs) - sum(gs)), [q for q, g in zip(qs, gs) if not g], "x",
+                 color="#d62728", alpha=0.7, ms=5, label="other pair" if i == 0 else None)
         if summ[n]["ratio"] is not None:
             ax2.plot([i - 0.25, i + 0.25], [summ[n]["ratio"]] * 2, color="black", lw=2)
     ax2.axhline(1.0, color="grey", ls=":")
     ax2.set_ylabel("local / none\n(per round; bar: median)")
+    ax2.set_yscale("log")
+    ax2.legend(fontsize=7, loc="upper right")
     ax2.set_xticks(range(len(nfs)))
     ax2.set_xticklabels(nfs, fontsize=9)
     ax2.grid(axis="y", alpha=0.3)
@@ -495,19 +632,20 @@ def plot(a, summ, rows, meta):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(REPO, "build"))
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--window", type=float, default=3.0, help="measured seconds")
-    ap.add_argument("--warmup", type=float, default=1.5, help="seconds before the window")
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--window", type=float, default=2.0, help="measured seconds")
+    ap.add_argument("--warmup", type=float, default=1.0, help="seconds before the window")
     ap.add_argument("--max-other", type=float, default=10.0,
                     help="a pair is clean if others used at most this %% of a core")
-    ap.add_argument("--retries", type=int, default=2, help="re-measurements of a noisy pair")
+    ap.add_argument("--retries", type=int, default=3,
+                    help="re-measurements of a noisy or unsteady pair")
     ap.add_argument("--nfs", default=",".join(ALL_NFS))
     ap.add_argument("--traces", default=DEFAULT_TRACES)
     ap.add_argument("--nd-every", type=int, default=64, help="nondet -m count:N")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
-    ap.add_argument("--quiet-wait", type=float, default=300,
+    ap.add_argument("--quiet-wait", type=float, default=600,
                     help="seconds to wait for a quiet machine before starting")
-    ap.add_argument("--quiet-wait-each", type=float, default=60,
+    ap.add_argument("--quiet-wait-each", type=float, default=120,
                     help="seconds to wait for a quiet machine before each measurement")
     ap.add_argument("--no-plot", action="store_true")
     a = ap.parse_args()
@@ -522,6 +660,7 @@ def main():
     OUR_PREFIX = f"--file-prefix=it{os.getpid()}_".encode()
     noise = chain_tput.Lab(L.tmp)  # only its noise accounting: window(), steal, others' CPU
     noise.tag = f"it{os.getpid()}_"
+    probe = XCoreProbe(L)
 
     def on_signal(signum, frame):
         raise KeyboardInterrupt(f"signal {signum}")
@@ -553,9 +692,10 @@ def main():
                 modes = ("none", "local") if rnd % 2 else ("local", "none")
                 for attempt in range(a.retries + 1):
                     pair = []
+                    if a.quiet_wait_each > 0:
+                        wait_quiet(L, a.quiet_wait_each, say=False)
+                    probes = [probe()]
                     for mode in modes:
-                        if a.quiet_wait_each > 0:
-                            wait_quiet(L, a.quiet_wait_each, say=False)
                         try:
                             row = measure(L, noise, a, nf, mode, rnd, trace)
                         except (lab.TestFailure, OSError, KeyError, ValueError) as e:
@@ -566,6 +706,8 @@ def main():
                             failed[nf] = f"round {rnd} {mode}: {str(e).splitlines()[0]}"
                             break
                         row["attempt"] = attempt + 1
+                        probes.append(probe())
+                        row["xcore_rtt_before_ns"], row["xcore_rtt_after_ns"] = probes[-2:]
                         pair.append(row)
                         log(f"round {rnd} {nf:<13} {mode:<5}: {row['mpps']:.3f} Mpps "
                             f"(in {row['in_mpps']:.3f}, NF CPU {fmt(row['nf_cpu_pct'], 0)}%, "
@@ -581,15 +723,19 @@ def main():
                     # window; a noisy pair is measured again (up to --retries).
                     clean = all(x["other_cpu_pct"] <= a.max_other and not x["foreign"]
                                 for x in pair)
+                    # ... and steady when the host kept our vCPUs' placement
+                    stdy = steady(probes)
                     for x in pair:
-                        x["clean"] = int(clean)
-                    if clean or attempt == a.retries:
+                        x["clean"], x["steady"] = int(clean), int(stdy)
+                    if (clean and stdy) or attempt == a.retries:
                         rows.extend(pair)
                         break
                     a.retried += 1
                     others = "/".join(f"{x['other_cpu_pct']:.0f}" for x in pair)
-                    log(f"round {rnd} {nf}: noisy pair (others' CPU {others} %), measuring "
-                        f"it again")
+                    rtts = "/".join(fmt(p, 0) for p in probes)
+                    log(f"round {rnd} {nf}: {'noisy' if not clean else 'unsteady'} pair "
+                        f"(others' CPU {others} %, cross-CPU round trip {rtts} ns), "
+                        f"measuring it again")
         for nf, why in failed.items():
             skipped[nf] = f"failed: {why}"
             rows = [x for x in rows if x["nf"] != nf]
@@ -604,7 +750,7 @@ def main():
                                         f"{len(rows)} windows" if foreign_rows else
                                         "; no other DPDK process in any window") +
             f"; {sum(1 for x in rows if x.get('clean'))} of {len(rows)} windows clean (others "
-            f"<= {a.max_other:g} % of a core, no other DPDK process), {a.retried} noisy pairs "
+            f"<= {a.max_other:g} % of a core, no other DPDK process), {a.retried} noisy or unsteady pairs "
             f"measured again"}
     summ = summarize(rows, nfs)
     write_outputs(a, rows, summ, meta)
