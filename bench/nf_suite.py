@@ -445,8 +445,10 @@ def summarize(rows, nfs):
              "cost_ratio": med(q for rd, q in costs if rd in good) if good else
              med(q for _, q in costs)}
         for m in ("none", "local"):
-            s[m + "_near"] = med(x["mpps"] for x in by[m].values() if near(x))
-            s[m + "_near_n"] = sum(1 for x in by[m].values() if near(x))
+            v = [x["mpps"] for x in by[m].values() if near(x)]
+            s[m + "_near"] = med(v)
+            s[m + "_near_range"] = (min(v), max(v)) if v else (None, None)
+            s[m + "_near_n"] = len(v)
         for m in ("none", "local"):
             v = [x["mpps"] for x in by[m].values()]
             s[m] = (med(v), min(v) if v else None, max(v) if v else None)
@@ -578,6 +580,7 @@ def plot(a, summ, rows, meta):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     nfs = list(summ)
     fig, (ax, ax2) = plt.subplots(2, 1, figsize=(max(7, 1.5 * len(nfs) + 2), 7.5),
@@ -585,24 +588,26 @@ def plot(a, summ, rows, meta):
     w = 0.38
     for k, (m, color) in enumerate((("none", "#7f7f7f"), ("local", "#1f77b4"))):
         xs = [i + (k - 0.5) * w for i in range(len(nfs))]
-        meds = [summ[n][m][0] or 0 for n in nfs]
-        lo = [meds[i] - (summ[n][m][1] or 0) for i, n in enumerate(nfs)]
-        hi = [(summ[n][m][2] or 0) - meds[i] for i, n in enumerate(nfs)]
+        meds = [summ[n][m + "_near"] or 0 for n in nfs]
+        lo = [meds[i] - (summ[n][m + "_near_range"][0] or 0) for i, n in enumerate(nfs)]
+        hi = [(summ[n][m + "_near_range"][1] or 0) - meds[i] for i, n in enumerate(nfs)]
         ax.bar(xs, meds, w, yerr=[lo, hi], capsize=3, color=color,
                label=f'"resiliency": "{m}"')
-    top = max((summ[n][m][2] or 0) for n in nfs for m in ("none", "local"))
+    top = max((summ[n][m + "_near_range"][1] or 0) for n in nfs for m in ("none", "local"))
     for i, n in enumerate(nfs):
         s = summ[n]
-        label = f"local/none {s['ratio']:.2f}" if s["ratio"] is not None else ""
+        label = f"local/none {s['ratio']:.3f}" if s["ratio"] is not None else ""
         if s["commit_mean_ns"] is not None:
-            label += (f"\ncommit {fmt(s['none_commit_ns'], 0)} / "
-                      f"{s['commit_mean_ns']:.0f} ns")
+            label += (f"\ncommit ns\n{fmt(s['none_commit_ns'], 0)} / "
+                      f"{s['commit_mean_ns']:.0f}")
         ax.text(i, top * 1.04, label, ha="center", va="bottom", fontsize=7.5)
-    ax.set_ylim(0, top * 1.45)
+    ax.set_ylim(0, top * 1.5)
     ax.set_ylabel("Mpps at the sink")
     ax.set_title(f"One NF, traces replayed in a loop ({meta['trace']['flows']} flows, "
-                 f"mean {meta['trace']['mean_len']:.0f} B): median of {a.rounds} rounds, "
-                 f"bars min..max", fontsize=9)
+                 f"mean {meta['trace']['mean_len']:.0f} B). Bars: median (min..max) of the "
+                 f"windows with the host's good vCPU placement;\nlocal/none: median of the "
+                 f"per-round ratios of the clean, steady pairs of {a.rounds} rounds; commit: "
+                 f"libnf's mean per batch, none / local", fontsize=8.5)
     ax.legend(fontsize=8, loc="upper left", ncol=2)
     ax.grid(axis="y", alpha=0.3)
     for i, n in enumerate(nfs):
@@ -616,6 +621,9 @@ def plot(a, summ, rows, meta):
     ax2.axhline(1.0, color="grey", ls=":")
     ax2.set_ylabel("local / none\n(per round; bar: median)")
     ax2.set_yscale("log")
+    ax2.set_yticks([0.25, 0.5, 0.75, 1, 1.5, 2, 3])
+    ax2.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax2.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax2.legend(fontsize=7, loc="upper right")
     ax2.set_xticks(range(len(nfs)))
     ax2.set_xticklabels(nfs, fontsize=9)
@@ -648,6 +656,8 @@ def main():
     ap.add_argument("--quiet-wait-each", type=float, default=120,
                     help="seconds to wait for a quiet machine before each measurement")
     ap.add_argument("--no-plot", action="store_true")
+    ap.add_argument("--replot", action="store_true",
+                    help="only redraw OUT/nf_suite.png from OUT/nf_suite.csv")
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)
     os.environ["ONVM_BUILD"] = a.build
@@ -656,6 +666,8 @@ def main():
     lab = lab_mod
     import chain_tput
 
+    if a.replot:
+        return replot(a)
     L = lab.Lab("nf_suite")
     OUR_PREFIX = f"--file-prefix=it{os.getpid()}_".encode()
     noise = chain_tput.Lab(L.tmp)  # only its noise accounting: window(), steal, others' CPU
@@ -754,6 +766,31 @@ def main():
             f"measured again"}
     summ = summarize(rows, nfs)
     write_outputs(a, rows, summ, meta)
+
+
+def replot(a):
+    """The plot again from a run's CSV (its per-window rows) and summary."""
+    import csv
+    import re
+    import tempfile
+    rows = []
+    with open(os.path.join(a.out, "nf_suite.csv")) as f:
+        for r in csv.DictReader(f):
+            if r["round"] == "median":
+                continue
+            x = {k: (None if v == "" else v) for k, v in r.items()}
+            for k in COLS[2:]:
+                if x.get(k) is not None:
+                    x[k] = float(x[k]) if "." in x[k] else int(x[k])
+            rows.append(x)
+    with open(os.path.join(a.out, "nf_suite_summary.txt")) as f:
+        head = f.readline()
+    a.rounds = max(x["round"] for x in rows)
+    nfs = list(dict.fromkeys(x["nf"] for x in rows))
+    with tempfile.TemporaryDirectory() as d:
+        tinfo = build_trace(lab, a.traces.split(","), os.path.join(d, "t.pcap"))
+    meta = {"date": re.match(r"nf_suite: (\S+ \S+)", head).group(1), "trace": tinfo}
+    plot(a, summarize(rows, nfs), rows, meta)
 
 
 lab = None
