@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "onvm_nf_output.h"
 #include "onvm_nflib.h"
 #include "onvm_pkt_helper.h"
 
@@ -137,17 +138,12 @@ ip_str(uint32_t host_order, char *buf)
 }
 
 static int
-export_json(const struct monitor *m, const char *path)
+write_json(FILE *f, const void *arg)
 {
-	char tmp[4096], s[INET_ADDRSTRLEN], d[INET_ADDRSTRLEN];
+	const struct monitor *m = arg;
+	char s[INET_ADDRSTRLEN], d[INET_ADDRSTRLEN];
 	bool first = true;
-	FILE *f;
 
-	/* Write-then-rename: readers never see a half-written file. */
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (f == NULL)
-		return -1;
 	fprintf(f, "{\n  \"packets\": %" PRIu64 ",\n  \"bytes\": %" PRIu64 ",\n",
 		m->t->packets, m->t->bytes);
 	fprintf(f, "  \"non_ip\": %" PRIu64 ",\n  \"untracked\": %" PRIu64 ",\n",
@@ -177,9 +173,13 @@ export_json(const struct monitor *m, const char *path)
 		first = false;
 	}
 	fprintf(f, "\n  ]\n}\n");
-	if (fclose(f) != 0)
-		return -1;
-	return rename(tmp, path);
+	return ferror(f) ? -1 : 0;
+}
+
+static int
+export_json(const struct monitor *m, const char *path)
+{
+	return nf_write_file(path, write_json, m);
 }
 
 static void
@@ -207,29 +207,6 @@ monitor_tick(struct nf_ctx *nf, uint64_t now_ns)
 	print_summary(m, nf_name(nf));
 	if (m->export_path != NULL && m->export_periodic && export_json(m, m->export_path) < 0)
 		fprintf(stderr, "basic_monitor: cannot write %s\n", m->export_path);
-}
-
-/* Copy `in` to `out` with every "%i" replaced by the instance id. */
-static int
-expand_instance(const char *in, uint16_t instance, char *out, size_t len)
-{
-	size_t o = 0;
-
-	for (; *in != '\0'; in++) {
-		int n = 1;
-
-		if (in[0] == '%' && in[1] == 'i') {
-			n = snprintf(out + o, len - o, "%u", instance);
-			in++;
-		} else if (o + 1 < len) {
-			out[o] = *in;
-		}
-		if (n < 0 || o + n >= len)
-			return -1;
-		o += n;
-	}
-	out[o] = '\0';
-	return 0;
 }
 
 static int export_failed;
@@ -299,7 +276,7 @@ main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (m.export_path != NULL && expand_instance(m.export_path, nf_instance_id(nf), export_buf,
+	if (m.export_path != NULL && nf_expand_instance(m.export_path, nf_instance_id(nf), export_buf,
 						    sizeof(export_buf)) < 0) {
 		fprintf(stderr, "basic_monitor: -e path too long\n");
 		ret = 2;

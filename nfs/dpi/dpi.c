@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "dpi_engine.h"
+#include "onvm_nf_output.h"
 #include "onvm_nflib.h"
 
 struct dpi_nf {
@@ -70,9 +71,7 @@ dpi_batch(struct rte_mbuf **pkts, uint16_t n, struct nf_ctx *nf)
 	struct dpi_nf *d = nf_user(nf);
 	uint64_t now = nf_clock_ns();
 
-	/* Observe only: every packet goes on, whatever happens here. */
-	for (uint16_t i = 0; i < n; i++)
-		nf_pkt_next(nf_pkt_meta(pkts[i]));
+	/* Observe only: every packet keeps libnf's default action, NEXT. */
 	if (!ensure_open(d))
 		return;
 	dpi_engine_batch_begin(&d->eng);
@@ -177,19 +176,6 @@ dpi_fini(struct nf_ctx *nf)
 	}
 }
 
-/* "%i" in the export path becomes the instance id. */
-static const char *
-expand_instance(const char *in, uint16_t instance, char *out, size_t len)
-{
-	const char *pct = strstr(in, "%i");
-
-	if (pct == NULL)
-		return in;
-	if (snprintf(out, len, "%.*s%u%s", (int)(pct - in), in, instance, pct + 2) >= (int)len)
-		return NULL;
-	return out;
-}
-
 static int
 parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
 {
@@ -275,13 +261,13 @@ main(int argc, char **argv)
 		goto out;
 	}
 	if (d.export_path != NULL) {
-		d.export_path = expand_instance(d.export_path, nf_instance_id(nf), export_buf,
-						sizeof(export_buf));
-		if (d.export_path == NULL) {
+		if (nf_expand_instance(d.export_path, nf_instance_id(nf), export_buf,
+				       sizeof(export_buf)) < 0) {
 			fprintf(stderr, "dpi: -e path too long\n");
 			ret = 2;
 			goto out;
 		}
+		d.export_path = export_buf;
 	}
 	if (dpi_engine_regions(&d.cfg, reqs) < 0)
 		abort(); /* options were range-checked above */

@@ -24,6 +24,7 @@
 #undef NDPI_LIB_COMPILATION
 
 #include "dpi_engine.h"
+#include "onvm_nf_output.h"
 
 #define DPI_ROOT_MAGIC UINT64_C(0x44504952544f4f31) /* "DPIRTOO1" */
 
@@ -263,13 +264,6 @@ dpi_engine_open(struct dpi_engine *e, const struct dpi_config *cfg, struct nf_st
 void
 dpi_engine_batch_begin(struct dpi_engine *e)
 {
-	struct ndpi_detection_module_struct *nd = e->nd;
-
-	/* nDPI rewrites its per-packet scratch on every call and creates caches
-	 * lazily: cover both for the whole batch. */
-	touch(e, &nd->packet, sizeof(nd->packet));
-	touch(e, &nd->ookla_cache,
-	      (size_t)((uint8_t *)(&nd->msteams_cache + 1) - (uint8_t *)&nd->ookla_cache));
 	e->ran_ndpi = false;
 }
 
@@ -349,10 +343,20 @@ classify(struct dpi_engine *e, struct dpi_flow *f, ndpi_protocol p, enum dpi_flo
 static struct ndpi_flow_struct *
 enter_flow(struct dpi_engine *e, struct dpi_ctx *ctx)
 {
+	if (!e->ran_ndpi) {
+		struct ndpi_detection_module_struct *nd = e->nd;
+
+		/* First nDPI call of the batch: nDPI rewrites its per-packet
+		 * scratch on every call and creates caches lazily; cover both
+		 * until the batch ends (batches without nDPI commit neither). */
+		touch(e, &nd->packet, sizeof(nd->packet));
+		touch(e, &nd->ookla_cache,
+		      (size_t)((uint8_t *)(&nd->msteams_cache + 1) - (uint8_t *)&nd->ookla_cache));
+		e->ran_ndpi = true;
+	}
 	touch(e, ctx, onvm_rh_usable(&e->heap, ctx));
 	onvm_rh_touch_owner(&e->heap, &ctx->own);
 	onvm_rh_set_owner(&e->heap, &ctx->own);
-	e->ran_ndpi = true;
 	return (struct ndpi_flow_struct *)ctx->flow;
 }
 
@@ -514,18 +518,14 @@ ip_str(uint32_t a, char *buf)
 
 static const char *const state_names[] = {"", "detecting", "detected", "guessed"};
 
-int
-dpi_engine_export(struct dpi_engine *e, const char *path)
+static int
+write_export(FILE *fp, const void *arg)
 {
-	char tmp[4096], name[64], s[INET_ADDRSTRLEN], d[INET_ADDRSTRLEN];
+	struct dpi_engine *e = (struct dpi_engine *)arg; /* nDPI's name lookups take it non-const */
+	char name[64], s[INET_ADDRSTRLEN], d[INET_ADDRSTRLEN];
 	const struct dpi_totals *t = e->t;
 	bool first = true;
-	FILE *fp;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fp = fopen(tmp, "w");
-	if (fp == NULL)
-		return -1;
 	fprintf(fp,
 		"{\n  \"packets\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"non_ip\": %" PRIu64
 		", \"fragments\": %" PRIu64 ", \"untracked\": %" PRIu64 ", \"no_memory\": %" PRIu64
@@ -580,7 +580,11 @@ dpi_engine_export(struct dpi_engine *e, const char *path)
 		first = false;
 	}
 	fprintf(fp, "\n  ]\n}\n");
-	if (fclose(fp) != 0)
-		return -1;
-	return rename(tmp, path);
+	return ferror(fp) ? -1 : 0;
+}
+
+int
+dpi_engine_export(struct dpi_engine *e, const char *path)
+{
+	return nf_write_file(path, write_export, e);
 }

@@ -20,7 +20,7 @@
  *     allocated while processing that flow (heap owners) are touched before
  *     each nDPI call on the flow;
  *   - the module's per-packet scratch and its lazily created cache pointers:
- *     touched once per batch (dpi_engine_batch_begin);
+ *     touched at the first nDPI call of a batch;
  *   - the module's LRU caches, which any flow may write: compared with the
  *     replica at the end of every batch in which nDPI ran, and the chunks
  *     that differ are touched (dpi_engine_batch_end); a promoted standby

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "onvm_nf_output.h"
 #include "onvm_nflib.h"
 #include "onvm_pkt_helper.h"
 
@@ -186,29 +187,6 @@ firewall_fini(struct nf_ctx *nf)
 	f->acl = NULL;
 }
 
-/* Copy `in` to `out` with every "%i" replaced by the instance id. */
-static int
-expand_instance(const char *in, uint16_t instance, char *out, size_t len)
-{
-	size_t o = 0;
-
-	for (; *in != '\0'; in++) {
-		int n = 1;
-
-		if (in[0] == '%' && in[1] == 'i') {
-			n = snprintf(out + o, len - o, "%u", instance);
-			in++;
-		} else if (o + 1 < len) {
-			out[o] = *in;
-		}
-		if (n < 0 || o + n >= len)
-			return -1;
-		o += n;
-	}
-	out[o] = '\0';
-	return 0;
-}
-
 static void
 usage(const char *prog)
 {
@@ -266,7 +244,7 @@ main(int argc, char **argv)
 		ret = 2;
 		goto out;
 	}
-	if (f.export_path != NULL && expand_instance(f.export_path, nf_instance_id(nf), export_buf,
+	if (f.export_path != NULL && nf_expand_instance(f.export_path, nf_instance_id(nf), export_buf,
 						     sizeof(export_buf)) < 0) {
 		fprintf(stderr, "firewall: -e path too long\n");
 		ret = 2;

@@ -21,6 +21,7 @@
 #include "onvm_nf_json.h"
 
 #include "firewall_core.h"
+#include "onvm_nf_output.h"
 
 const char *
 fw_action_str(uint8_t action)
@@ -588,24 +589,24 @@ fw_export_json(const struct fw *fw, FILE *f, const char *rules_file, const char 
 	return ferror(f) ? -1 : 0;
 }
 
+struct export_args {
+	const struct fw *fw;
+	const char *rules_file, *classifier;
+};
+
+static int
+write_export(FILE *f, const void *arg)
+{
+	const struct export_args *a = arg;
+
+	return fw_export_json(a->fw, f, a->rules_file, a->classifier);
+}
+
 int
 fw_export_file(const struct fw *fw, const char *path, const char *rules_file,
 	       const char *classifier)
 {
-	char tmp[4096];
-	FILE *f;
-	int ret;
+	const struct export_args a = {fw, rules_file, classifier};
 
-	/* Write-then-rename: readers never see a half-written file. */
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return -1;
-	f = fopen(tmp, "w");
-	if (f == NULL)
-		return -1;
-	ret = fw_export_json(fw, f, rules_file, classifier);
-	if (fclose(f) != 0 || ret < 0) {
-		unlink(tmp);
-		return -1;
-	}
-	return rename(tmp, path);
+	return nf_write_file(path, write_export, &a) < 0 ? -1 : 0;
 }

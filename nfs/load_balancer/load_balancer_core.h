@@ -32,8 +32,7 @@
  * backends).
  *
  * Flows idle for idle_timeout_ms are removed by an incremental sweep
- * (lb_maintain(), from the NF's tick and, should ticks not run because the
- * NF is never idle, from the packet path).
+ * (lb_maintain(), from the NF's tick).
  */
 #ifndef LOAD_BALANCER_CORE_H
 #define LOAD_BALANCER_CORE_H

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "nat_core.h"
+#include "onvm_nf_output.h"
 #include "onvm_nflib.h"
 
 #define NAT_TICK_MS 100
@@ -82,9 +83,6 @@ nat_handler(struct rte_mbuf *pkt, struct onvm_pkt_meta *meta, struct nf_ctx *nf)
 		nf_pkt_drop(meta);
 		return;
 	}
-	/* Expiry normally runs from the tick, which libnf only calls while
-	 * the NF is idle: under sustained load it runs from here. */
-	nat_maintain(&x->nat, now);
 	if (nat_packet(&x->nat, pkt, now) == NAT_DROP)
 		nf_pkt_drop(meta);
 	else
@@ -116,21 +114,15 @@ nat_tick(struct nf_ctx *nf, uint64_t now_ns)
 }
 
 static int
+write_export(FILE *f, const void *arg)
+{
+	return nat_export_json(arg, f);
+}
+
+static int
 export_json(const struct nat_nf *x)
 {
-	char tmp[4200];
-	FILE *f;
-	int ret;
-
-	/* Write-then-rename: readers never see a half-written file. */
-	snprintf(tmp, sizeof(tmp), "%s.tmp", x->export_path);
-	f = fopen(tmp, "w");
-	if (f == NULL)
-		return -1;
-	ret = nat_export_json(&x->nat, f);
-	if (fclose(f) != 0 || ret < 0)
-		return -1;
-	return rename(tmp, x->export_path);
+	return nf_write_file(x->export_path, write_export, &x->nat);
 }
 
 static void
@@ -145,29 +137,6 @@ nat_fini(struct nf_ctx *nf)
 		fprintf(stderr, "nat: cannot write %s\n", x->export_path);
 		export_failed = 1;
 	}
-}
-
-/* Copy `in` to `out` with every "%i" replaced by the instance id. */
-static int
-expand_instance(const char *in, uint16_t instance, char *out, size_t len)
-{
-	size_t o = 0;
-
-	for (; *in != '\0'; in++) {
-		int n = 1;
-
-		if (in[0] == '%' && in[1] == 'i') {
-			n = snprintf(out + o, len - o, "%u", instance);
-			in++;
-		} else if (o + 1 < len) {
-			out[o] = *in;
-		}
-		if (n < 0 || o + n >= len)
-			return -1;
-		o += n;
-	}
-	out[o] = '\0';
-	return 0;
 }
 
 static void
@@ -217,7 +186,7 @@ main(int argc, char **argv)
 			}
 			break;
 		case 'e':
-			if (expand_instance(optarg, nf_instance_id(nf), export_buf,
+			if (nf_expand_instance(optarg, nf_instance_id(nf), export_buf,
 					    sizeof(export_buf)) < 0) {
 				fprintf(stderr, "nat: -e path too long\n");
 				ret = 2;

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "nondet_core.h"
+#include "onvm_nf_output.h"
 #include "onvm_nflib.h"
 
 #define TICK_MS 100
@@ -183,7 +184,7 @@ main(int argc, char **argv)
 			g.print_s = (uint32_t)v;
 			break;
 		case 'e':
-			if (nd_expand_instance(optarg, nf_instance_id(nf), g.export_buf,
+			if (nf_expand_instance(optarg, nf_instance_id(nf), g.export_buf,
 					       sizeof(g.export_buf)) < 0) {
 				fprintf(stderr, "nondet: -e path too long\n");
 				goto bad_usage;

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "nondet_core.h"
+#include "onvm_nf_output.h"
 #include "onvm_nf_json.h"
 
 #define ND_MAGIC UINT64_C(0x4e4f4e4445543031) /* "NONDET01" */
@@ -477,25 +478,16 @@ nd_export(const struct nondet *n, FILE *f)
 	return ferror(f) ? -EIO : 0;
 }
 
+static int
+write_export(FILE *f, const void *arg)
+{
+	return nd_export(arg, f);
+}
+
 int
 nd_export_file(const struct nondet *n, const char *path)
 {
-	char tmp[4096];
-	FILE *f;
-	int ret;
-
-	/* Write-then-rename: readers never see a half-written file. */
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	f = fopen(tmp, "w");
-	if (f == NULL)
-		return -errno;
-	ret = nd_export(n, f);
-	if (fclose(f) != 0 && ret == 0)
-		ret = -EIO;
-	if (ret == 0 && rename(tmp, path) != 0)
-		ret = -errno;
-	return ret;
+	return nf_write_file(path, write_export, n);
 }
 
 void
@@ -517,26 +509,3 @@ nd_print_summary(const struct nondet *n, const char *name, FILE *f)
 	fflush(f);
 }
 
-int
-nd_expand_instance(const char *in, unsigned int instance, char *out, size_t len)
-{
-	size_t o = 0;
-
-	if (len == 0)
-		return -1;
-	for (; *in != '\0'; in++) {
-		int k;
-
-		if (in[0] == '%' && in[1] == 'i') {
-			k = snprintf(out + o, len - o, "%u", instance);
-			in++;
-		} else {
-			k = snprintf(out + o, len - o, "%c", *in);
-		}
-		if (k < 0 || o + (size_t)k >= len)
-			return -1;
-		o += (size_t)k;
-	}
-	out[o] = '\0';
-	return 0;
-}

@@ -152,10 +152,8 @@ uint32_t nd_expire(struct nondet *n, uint64_t now_ns, uint64_t idle_ns, uint32_t
 
 /* The JSON export: totals, per-phase packets / ND events / duration, flows. */
 int nd_export(const struct nondet *n, FILE *f);
+/* ...written to `path` atomically (nf_write_file()). */
 int nd_export_file(const struct nondet *n, const char *path);
 void nd_print_summary(const struct nondet *n, const char *name, FILE *f);
-
-/* Copy `in` to `out` with every "%i" replaced by `instance`; -1 if too long. */
-int nd_expand_instance(const char *in, unsigned int instance, char *out, size_t len);
 
 #endif /* NONDET_CORE_H */

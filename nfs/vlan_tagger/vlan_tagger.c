@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "onvm_nf_output.h"
 #include "onvm_nflib.h"
 #include "vlan_tagger_core.h"
 
@@ -152,7 +153,7 @@ main(int argc, char **argv)
 			break;
 		}
 		case 'e':
-			if (vt_expand_instance(optarg, nf_instance_id(nf), g.export_buf,
+			if (nf_expand_instance(optarg, nf_instance_id(nf), g.export_buf,
 					       sizeof(g.export_buf)) < 0) {
 				fprintf(stderr, "vlan_tagger: -e path too long\n");
 				exit_status = 2;

@@ -20,6 +20,7 @@
 #include <rte_ether.h>
 
 #include "vlan_tagger_core.h"
+#include "onvm_nf_output.h"
 
 #define VT_MAGIC UINT64_C(0x564c414e54414731) /* "VLANTAG1" */
 
@@ -566,25 +567,16 @@ vt_export(const struct vt_tagger *t, FILE *f)
 	return ferror(f) ? -EIO : 0;
 }
 
+static int
+write_export(FILE *f, const void *arg)
+{
+	return vt_export(arg, f);
+}
+
 int
 vt_export_file(const struct vt_tagger *t, const char *path)
 {
-	char tmp[4096];
-	FILE *f;
-	int ret;
-
-	/* Write-then-rename: readers never see a half-written file. */
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	f = fopen(tmp, "w");
-	if (f == NULL)
-		return -errno;
-	ret = vt_export(t, f);
-	if (fclose(f) != 0 && ret == 0)
-		ret = -EIO;
-	if (ret == 0 && rename(tmp, path) != 0)
-		ret = -errno;
-	return ret;
+	return nf_write_file(path, write_export, t);
 }
 
 void
@@ -606,26 +598,3 @@ vt_print_summary(const struct vt_tagger *t, const char *name, FILE *f)
 	fflush(f);
 }
 
-int
-vt_expand_instance(const char *in, unsigned int instance, char *out, size_t len)
-{
-	size_t o = 0;
-
-	for (; *in != '\0'; in++) {
-		int n;
-
-		if (in[0] == '%' && in[1] == 'i') {
-			n = snprintf(out + o, len - o, "%u", instance);
-			in++;
-		} else {
-			n = snprintf(out + o, len - o, "%c", *in);
-		}
-		if (n < 0 || o + (size_t)n >= len)
-			return -1;
-		o += (size_t)n;
-	}
-	if (len == 0)
-		return -1;
-	out[o] = '\0';
-	return 0;
-}

@@ -177,7 +177,4 @@ int vt_export_file(const struct vt_tagger *t, const char *path);
 /* One line of stats. */
 void vt_print_summary(const struct vt_tagger *t, const char *name, FILE *f);
 
-/* Copy `in` to `out` with every "%i" replaced by `instance`; -1 if too long. */
-int vt_expand_instance(const char *in, unsigned int instance, char *out, size_t len);
-
 #endif /* VLAN_TAGGER_CORE_H */

@@ -885,18 +885,6 @@ test_export_escapes_the_mode_and_writes_atomically(void **state)
 	fx_fini(&f);
 }
 
-static void
-test_expand_instance(void **state)
-{
-	char out[16];
-
-	(void)state;
-	assert_int_equal(nd_expand_instance("n%i.json", 7, out, sizeof(out)), 0);
-	assert_string_equal(out, "n7.json");
-	assert_int_equal(nd_expand_instance("0123456789abcdef", 3, out, sizeof(out)), -1);
-	assert_int_equal(nd_expand_instance("x", 3, out, 0), -1);
-}
-
 int
 main(void)
 {
@@ -924,7 +912,6 @@ main(void)
 	    cmocka_unit_test(test_open_refuses_state_of_another_configuration),
 	    cmocka_unit_test(test_export_has_totals_phases_and_flows),
 	    cmocka_unit_test(test_export_escapes_the_mode_and_writes_atomically),
-	    cmocka_unit_test(test_expand_instance),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1062,22 +1062,6 @@ test_export_file_is_written_atomically(void **state)
 	fx_fini(&f);
 }
 
-static void
-test_expand_instance(void **state)
-{
-	char out[16];
-
-	(void)state;
-	assert_int_equal(vt_expand_instance("a%i.json", 12, out, sizeof(out)), 0);
-	assert_string_equal(out, "a12.json");
-	assert_int_equal(vt_expand_instance("%i-%i", 3, out, sizeof(out)), 0);
-	assert_string_equal(out, "3-3");
-	assert_int_equal(vt_expand_instance("100%", 3, out, sizeof(out)), 0);
-	assert_string_equal(out, "100%");
-	assert_int_equal(vt_expand_instance("0123456789abcdef", 3, out, sizeof(out)), -1);
-	assert_int_equal(vt_expand_instance("0123456789abc%i", 1234, out, sizeof(out)), -1);
-}
-
 int
 main(void)
 {
@@ -1106,7 +1090,6 @@ main(void)
 	    cmocka_unit_test(test_open_refuses_state_made_by_another_policy),
 	    cmocka_unit_test(test_export_is_json_with_flows_rules_and_reasons),
 	    cmocka_unit_test(test_export_file_is_written_atomically),
-	    cmocka_unit_test(test_expand_instance),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
