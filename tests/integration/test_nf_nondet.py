@@ -160,6 +160,12 @@ def check_rate(L, what, ph, rate):
            f"longest gap between packets {ph['max_gap_ns'] / 1e6:.2f} ms")
     print(msg)
     L.expect(abs(rate - 1.0) <= TOL, msg)
+    # Gaps longer than the interval count as one interval in active_ns; the
+    # rate only means something if such gaps are rare (else it tends to 1 by
+    # construction).
+    L.expect(ph["active_ns"] >= 0.9 * ph["duration_ns"],
+             f"{what}: traffic too gappy to measure a rate (active {ph['active_ns']} of "
+             f"{ph['duration_ns']} ns)")
 
 
 def interval_mode(L):
