@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * nf_loop.c -- the NF's run loop.
+ *
+ * It busy-polls its RX ring while packets flow and, after idle_spin_us
+ * without work, blocks on a futex in its shared slot.  The manager wakes it
+ * after enqueueing (it checks `sleeping` after every enqueue), so an idle NF
+ * costs no CPU and wakes in microseconds.  The sleeping/wake_seq handshake is
+ * the classic one: the NF publishes `sleeping`, issues a full barrier and
+ * re-checks the ring before it waits; the producer enqueues, issues a full
+ * barrier and then reads `sleeping`.
+ */
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_pause.h>
+#include <rte_ring.h>
+
+#include "nf_private.h"
+
+#define NF_MAX_SLEEP_MS 100 /* upper bound on one futex wait (ticks, stop) */
+
+uint64_t
+nf_clock_ns(void)
+{
+	return nfl_mono_ns();
+}
+
+/* Process one burst; returns the number of packets received. */
+uint32_t
+nfl_loop_poll_once(struct nf_ctx *nf)
+{
+	struct onvm_nf_batch *b = &nf->slot->batch;
+	uint32_t n;
+
+	/* Dequeue straight into the shared held[] array: the ring's consumer
+	 * tail and held[] together say what the NF owns at every instant. */
+	n = rte_ring_sc_dequeue_burst(nf->rx, (void **)b->held, ONVM_BURST, NULL);
+	if (n == 0)
+		return 0;
+	nfl_batch_open(nf, n);
+	if (unlikely(nf->slot->first_pkt_ns == 0))
+		nf->slot->first_pkt_ns = nfl_mono_ns();
+	if (unlikely(nf->failover_pending)) {
+		nf->slot->failover_first_pkt_ns = nfl_mono_ns();
+		nf->failover_pending = false;
+	}
+	nfl_batch_run_handlers(nf, n);
+	if (unlikely(nf->fault != NULL))
+		return nfl_fault_batch_end(nf, n);
+	nfl_batch_commit(nf);
+	nfl_batch_emit(nf);
+	return n;
+}
+
+static void
+run_tick(struct nf_ctx *nf, uint64_t now_ns)
+{
+	struct onvm_nf_batch *b = &nf->slot->batch;
+
+	nfl_batch_open(nf, 0);
+	nf->in_batch = true;
+	nf->nd_batch = false;
+	nf->ops->tick(nf, now_ns);
+	nf->in_batch = false;
+	if (nf->nd_batch)
+		for (uint32_t i = 0; i < b->held_n; i++)
+			nf_mark_nd(b->held[i]);
+	nfl_batch_commit(nf);
+	if (b->held_n > 0)
+		nfl_batch_emit(nf);
+}
+
+static long
+futex_wait(volatile uint32_t *addr, uint32_t val, uint64_t timeout_ns)
+{
+	struct timespec ts = {
+		.tv_sec = timeout_ns / 1000000000ULL,
+		.tv_nsec = timeout_ns % 1000000000ULL,
+	};
+
+	return syscall(SYS_futex, addr, FUTEX_WAIT, val, &ts, NULL, 0);
+}
+
+/* Block until the manager enqueues, a tick is due, or we are told to stop. */
+static void
+sleep_until_work(struct nf_ctx *nf, uint64_t wait_ns)
+{
+	struct onvm_nf_slot *slot = nf->slot;
+	uint32_t seq = __atomic_load_n(&slot->wake_seq, __ATOMIC_ACQUIRE);
+
+	__atomic_store_n(&slot->sleeping, 1, __ATOMIC_RELAXED);
+	rte_smp_mb();
+	if (rte_ring_empty(nf->rx) && !nf_stopping(nf)) {
+		futex_wait(&slot->wake_seq, seq, wait_ns);
+		slot->stats.wakeups++;
+	}
+	__atomic_store_n(&slot->sleeping, 0, __ATOMIC_RELAXED);
+}
+
+int
+nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
+{
+	const uint64_t tsc_hz = rte_get_tsc_hz();
+	uint64_t tick_cycles, next_tick, idle_since = 0;
+
+	if (ops == NULL || (ops->pkt == NULL && ops->batch == NULL)) {
+		NF_LOG(ERR, "nf_run: a packet or batch handler is required");
+		return -EINVAL;
+	}
+	nf->ops = ops;
+	nf->user = user;
+	if (nf->standby && nfl_standby_run(nf) == 0)
+		return 0;
+	tick_cycles = (ops->tick_ms ? ops->tick_ms : 1000) * (tsc_hz / 1000);
+	next_tick = rte_get_tsc_cycles() + tick_cycles;
+	__atomic_store_n(&nf->slot->nf_running, 1, __ATOMIC_RELEASE);
+
+	while (!nf_stopping(nf)) {
+		uint64_t now;
+		uint32_t got;
+
+		/* Liveness for the manager's hung-NF check (a sleeping NF is
+		 * waiting for work, not hung). */
+		nf->slot->heartbeat++;
+		got = nfl_loop_poll_once(nf);
+		if (unlikely(nf->promotion_unfinished))
+			nfl_standby_finish(nf);
+		/* Ticks are due under load too (expiry, stats): checked once
+		 * per burst, between batches. */
+		now = rte_get_tsc_cycles();
+		if (ops->tick != NULL && now >= next_tick) {
+			run_tick(nf, nfl_mono_ns());
+			next_tick = now + tick_cycles;
+		}
+		if (got > 0) {
+			idle_since = 0;
+			continue;
+		}
+		if (idle_since == 0) {
+			idle_since = now;
+		} else if (now - idle_since > nf->idle_spin_cycles) {
+			uint64_t wait_ns = (uint64_t)NF_MAX_SLEEP_MS * 1000000ULL;
+
+			if (ops->tick != NULL) {
+				uint64_t until = next_tick > now ? next_tick - now : 0;
+
+				wait_ns = RTE_MIN(wait_ns, until * 1000000000ULL / tsc_hz);
+			}
+			if (wait_ns > 0)
+				sleep_until_work(nf, wait_ns);
+		} else {
+			rte_pause();
+		}
+	}
+	return 0;
+}

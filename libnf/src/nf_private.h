@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * nf_private.h -- libnf's internals: the NF context and what the files of
+ * libnf/src/ call of each other.  The public contract is onvm_nflib.h; the
+ * contract with the manager is onvm_common.h.
+ *
+ * Files (one concern each):
+ *   nf_init.c      EAL arguments, libnf options, attach, registration with the
+ *                  manager, unregistration, nf_fini, the context's accessors
+ *   nf_loop.c      the run loop: poll, tick, futex sleep and wake-up
+ *   nf_batch.c     a batch's life: record, handlers, state commit, emission;
+ *                  NF-generated packets (nf_pkt_alloc/nf_pkt_send)
+ *   nf_standby.c   local resiliency's standby: parking, promotion, the
+ *                  scheduling around a failover
+ *   nf_state.c     state regions: declare, map, touch (glue to onvm_state.c)
+ *   nf_fault.c     failure injection at the batch's fault points (tests)
+ *   nf_nd.c        non-determinism helpers (nf_nd_rand, nf_nd_time_ns)
+ *   nf_app_stats.c NF-published counters (/onvm/nf/app,ID)
+ *   pkt_helper.c, flow_table.c, region_heap.c, nf_json.c, nf_output.c:
+ *                  helpers with public headers of their own
+ *
+ * Naming: the public API is nf_<verb> (onvm_nflib.h); functions shared
+ * between these files are nfl_<area>_<verb>; everything else is static.
+ */
+#ifndef NF_PRIVATE_H
+#define NF_PRIVATE_H
+
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <rte_log.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include "onvm_nflib.h"
+#include "onvm_state.h"
+
+extern int nf_logtype;
+#define NF_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_##level, nf_logtype, "libnf: " fmt "\n", ##__VA_ARGS__)
+
+struct nf_ctx {
+	struct onvm_shm *shm;
+	struct onvm_nf_slot *slot;
+	struct rte_mempool *pool;
+	struct rte_ring *rx;
+	struct rte_ring *tx;
+	uint16_t service_id;
+	uint16_t instance_id;
+	int16_t want_instance;
+	bool registered;
+	volatile sig_atomic_t stop;
+	uint64_t idle_spin_cycles;
+	const struct nf_ops *ops;
+	void *user;
+	/* What the ND helpers mark: the packet in the per-packet handler, else
+	 * held[nd_first .. held_n) of the current batch (NULL/0 outside one). */
+	struct rte_mbuf *cur_pkt;
+	bool in_batch;
+	bool nd_batch; /* an ND helper ran in this batch's batch handler/tick */
+	bool has_state;
+	struct nf_state_set state;
+	uint32_t n_decl;
+	struct onvm_nf_state_req decl[ONVM_STATE_MAX_REGIONS]; /* declared regions */
+	bool standby;	       /* parked until the active dies */
+	bool holds_alive_lock; /* this process is the slot's active */
+	bool failover_pending; /* promoted, first packet not yet handled */
+	bool promotion_unfinished; /* finish_promotion() is still due */
+	int dead_pidfd;		   /* the active we replace, until it is gone */
+	uint64_t fifo_until_ns;	   /* latest end of the promotion's priority */
+	uint64_t promoted_seq;	 /* state batch the promotion recovered to */
+	bool parked_fifo;      /* parked at real-time priority (park_priority) */
+	int saved_policy;      /* scheduling policy before parking */
+	struct sched_param saved_param;
+	nf_fault_fn fault;     /* test hook: called at the batch's fault points */
+	char name[ONVM_NAME_LEN];
+};
+
+/* CLOCK_MONOTONIC in ns. */
+static inline uint64_t
+nfl_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* nf_init.c: one synchronous request to the manager; copies up to `replen`
+ * bytes of the answer into `rep`.  Returns 0, or -ETIMEDOUT if the manager did
+ * not answer within 5 s.  Any thread; blocks. */
+int nfl_mp_call(const char *action, const void *req, size_t len, void *rep, size_t replen);
+
+/* nf_batch.c -- the NF's thread only. */
+void nfl_batch_open(struct nf_ctx *nf, uint32_t n);
+void nfl_batch_emit(struct nf_ctx *nf);
+void nfl_batch_run_handlers(struct nf_ctx *nf, uint32_t n);
+void nfl_batch_commit(struct nf_ctx *nf);
+
+/* nf_loop.c: process one burst; returns the number of packets received. */
+uint32_t nfl_loop_poll_once(struct nf_ctx *nf);
+
+/* nf_fault.c: the end of a batch with the fault hook called at each point;
+ * reads ONVM_NF_FAULT at start-up. */
+uint32_t nfl_fault_batch_end(struct nf_ctx *nf, uint32_t n);
+void nfl_fault_env_setup(struct nf_ctx *nf);
+
+/* nf_standby.c: a standby parks until its active dies (returns 1: it has
+ * promoted itself and nf_run goes on as the active) or stops (returns 0);
+ * nfl_standby_finish() completes a promotion from the run loop. */
+int nfl_standby_run(struct nf_ctx *nf);
+void nfl_standby_finish(struct nf_ctx *nf);
+
+#endif /* NF_PRIVATE_H */
