@@ -10,12 +10,13 @@
  * start ports -> run the units on their lcores -> on SIGINT/SIGTERM drain,
  * stop NFs, stop ports, remove runtime files.
  *
- * Units (RX, TX, control) are plain poll functions placed on lcores by the
- * config; any subset can share an lcore.  An lcore whose units found no work
- * for idle.spin_us sleeps with exponential back-off up to idle.max_sleep_us
- * -- and the lcore hosting the control unit sleeps in epoll on the NFs'
- * pidfds, so a dying NF wakes it at once.  Sleeping lcores are RCU-offline,
- * so a control-plane grace period never waits for them.
+ * The data units (RX, TX, BFD) are plain poll functions placed on lcores by
+ * the config; any subset can share an lcore.  An lcore whose units found no
+ * work for idle.spin_us sleeps with exponential back-off up to
+ * idle.max_sleep_us.  Sleeping lcores are RCU-offline, so a control-plane
+ * grace period never waits for them.  The NF life cycle (launch, death,
+ * reclamation) runs in a control thread of its own (ctl_thread.c), so the
+ * data lcores only ever do non-blocking work.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -253,7 +254,9 @@ static int
 init_units(void)
 {
 	static const char *const names[MGR_UNIT_MAX] = {"rx", "tx", "ctrl", "bfd"};
-	static int (*const polls[MGR_UNIT_MAX])(void) = {mgr_rx_poll, mgr_tx_poll, mgr_ctl_poll,
+	/* The control unit is a thread of its own (ctl_thread.c), or the only
+	 * work of the lcore units.ctrl names: it blocks. */
+	static int (*const polls[MGR_UNIT_MAX])(void) = {mgr_rx_poll, mgr_tx_poll, NULL,
 							 mgr_bfd_poll};
 	size_t sz = rte_rcu_qsbr_get_memsize(RTE_MAX_LCORE);
 
@@ -263,6 +266,24 @@ init_units(void)
 	for (int u = 0; u < MGR_UNIT_MAX; u++) {
 		int lc = mgr.cfg.unit_lcore[u];
 
+		if (u == MGR_UNIT_CTRL) {
+			if (lc < 0)
+				continue;
+			if (lc == (int)rte_get_main_lcore() || !rte_lcore_is_enabled(lc)) {
+				MGR_LOG(ERR, "units.ctrl: lcore %d must be an enabled worker lcore "
+					     "of its own (null: a control thread)", lc);
+				return -EINVAL;
+			}
+			for (int o = 0; o < MGR_UNIT_MAX; o++)
+				if (o != u && mgr.cfg.unit_lcore[o] == lc) {
+					MGR_LOG(ERR, "units.ctrl: lcore %d also hosts units.%s; "
+						     "the control loop blocks, so it needs an "
+						     "lcore of its own", lc, names[o]);
+					return -EINVAL;
+				}
+			mgr.units[u] = (struct mgr_unit){.name = names[u], .poll = NULL, .lcore = lc};
+			continue;
+		}
 		if (lc < 0)
 			lc = rte_get_main_lcore();
 		if (!rte_lcore_is_enabled(lc)) {
@@ -271,8 +292,8 @@ init_units(void)
 			return -EINVAL;
 		}
 		mgr.units[u] = (struct mgr_unit){.name = names[u], .poll = polls[u], .lcore = lc};
-		/* The control and BFD units read no RCU-protected table. */
-		if (u != MGR_UNIT_CTRL && u != MGR_UNIT_BFD && !lcore_in_qsbr[lc]) {
+		/* The BFD unit reads no RCU-protected table. */
+		if (u != MGR_UNIT_BFD && !lcore_in_qsbr[lc]) {
 			rte_rcu_qsbr_thread_register(mgr.qsbr, lc);
 			lcore_in_qsbr[lc] = true;
 		}
@@ -381,20 +402,11 @@ nap_for_bfd(uint32_t us)
 }
 
 static void
-idle_sleep(bool hosts_ctrl, uint32_t us)
+idle_sleep(uint32_t us)
 {
-	if (hosts_ctrl) {
-		struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000};
-		struct epoll_event ev;
+	struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000};
 
-		/* Any NF exit or registration ends the nap; events stay queued
-		 * (level-triggered) for the control unit to read. */
-		epoll_pwait2(mgr.epfd, &ev, 1, &ts, NULL);
-	} else {
-		struct timespec ts = {.tv_sec = 0, .tv_nsec = us * 1000};
-
-		nanosleep(&ts, NULL);
-	}
+	nanosleep(&ts, NULL);
 }
 
 static int
@@ -406,16 +418,15 @@ lcore_loop(void *arg)
 	const uint64_t spin = (uint64_t)mgr.cfg.idle_spin_us * hz / 1000000;
 	const uint64_t hk_period = HOUSEKEEPING_MS * hz / 1000;
 	struct mgr_unit *mine[MGR_UNIT_MAX];
-	bool hosts_ctrl = false, hosts_bfd = false;
+	bool hosts_bfd = false;
 	int nunits = 0;
 	uint64_t idle_since = 0, next_hk = 0;
 	uint32_t nap_us = 1;
 
 	(void)arg;
 	for (int u = 0; u < MGR_UNIT_MAX; u++)
-		if (mgr.units[u].lcore == (int)lcore) {
+		if (mgr.units[u].poll != NULL && mgr.units[u].lcore == (int)lcore) {
 			mine[nunits++] = &mgr.units[u];
-			hosts_ctrl |= (u == MGR_UNIT_CTRL);
 			hosts_bfd |= (u == MGR_UNIT_BFD);
 		}
 	if (nunits == 0 && !is_main)
@@ -451,7 +462,7 @@ lcore_loop(void *arg)
 		}
 		if (lcore_in_qsbr[lcore])
 			rte_rcu_qsbr_thread_offline(mgr.qsbr, lcore);
-		idle_sleep(hosts_ctrl, hosts_bfd ? nap_for_bfd(nap_us) : nap_us);
+		idle_sleep(hosts_bfd ? nap_for_bfd(nap_us) : nap_us);
 		if (lcore_in_qsbr[lcore])
 			rte_rcu_qsbr_thread_online(mgr.qsbr, lcore);
 		nap_us = RTE_MIN(nap_us * 2, mgr.cfg.idle_sleep_max_us);
@@ -581,7 +592,8 @@ main(int argc, char **argv)
 	mgr_dp_init();
 	if (init_shared() < 0 || mgr_ports_init() < 0 || init_chains() < 0 ||
 	    init_units() < 0 || mgr_nf_ctl_init() < 0 || mgr_vdev_guard_init() < 0 ||
-	    mgr_bfd_init() < 0 || mgr_telemetry_init() < 0 || mgr_bfd_telemetry_init() < 0) {
+	    mgr_bfd_init() < 0 || mgr_telemetry_init() < 0 || mgr_bfd_telemetry_init() < 0 ||
+	    mgr_ctl_start() < 0) {
 		ret = EXIT_FAILURE;
 		goto cleanup;
 	}
@@ -612,9 +624,13 @@ main(int argc, char **argv)
 		unsigned int lc;
 
 		RTE_LCORE_FOREACH_WORKER(lc)
-			rte_eal_remote_launch(lcore_loop, NULL, lc);
+			if ((int)lc != mgr.cfg.unit_lcore[MGR_UNIT_CTRL])
+				rte_eal_remote_launch(lcore_loop, NULL, lc);
 		lcore_loop(NULL);
-		rte_eal_mp_wait_lcore();
+		RTE_LCORE_FOREACH_WORKER(lc)
+			if ((int)lc != mgr.cfg.unit_lcore[MGR_UNIT_CTRL])
+				rte_eal_wait_lcore(lc);
+		mgr_ctl_stop();
 	}
 	mgr_tx_poll(); /* last flush of anything the units left */
 	if (!mgr.quiet)

@@ -3,17 +3,30 @@
  */
 
 /*
- * mgr.h -- onvm_mgr's private state and the interfaces between its modules:
- *   main.c       start-up, shutdown, the per-lcore unit scheduler
- *   args.c       command line
- *   config.c     JSON configuration            (config.h)
- *   ports.c      DPDK port set-up and stats
- *   router.c     routing decisions             (router.h)
- *   datapath.c   the RX and TX units
- *   nf_ctl.c     NF registration, launch, death detection, reclamation
- *   stats.c      console statistics
- *   telemetry.c  /onvm/ telemetry commands
- *   bfd_unit.c   BFD sessions on the ports (library in bfd/), /onvm/bfd
+ * mgr.h -- onvm_mgr's private state and the interfaces between its modules.
+ * What each file is for:
+ *   main.c         start-up, shutdown, the per-lcore unit scheduler
+ *   mgr_state.c    the one global `mgr` object, log types, the clock
+ *   args.c         command line
+ *   config*.c      JSON configuration                       (config.h)
+ *   ports.c        DPDK port set-up and stats
+ *   router.c       routing decisions, pure                  (router.h)
+ *   datapath.c     the RX and TX units, NF wake-up
+ *   bfd_unit.c     BFD sessions on the ports (library in bfd/), /onvm/bfd
+ *   ctl_thread.c   the control thread: NF events, timers, hung NFs  (nf_ctl.h)
+ *   nf_ipc.c       rte_mp handlers: register, unregister, state     (nf_ctl.h)
+ *   nf_launch.c    fork/exec of NFs and standbys                    (nf_ctl.h)
+ *   nf_reap.c      NF deaths, reclamation of their mbufs            (nf_ctl.h)
+ *   nf_failover.c  hand-over of a slot to its standby               (nf_ctl.h)
+ *   nf_services.c  service instance tables (RCU), slot bookkeeping  (nf_ctl.h)
+ *   state_pool.c   first-fit allocator of NF state blocks      (state_pool.h)
+ *   stats.c        console statistics
+ *   telemetry.c    /onvm/ telemetry commands
+ *   vdev_guard.c   which virtual devices secondaries may probe
+ *
+ * Threads: the data lcores run the RX, TX and BFD units and never block;
+ * the control thread and EAL's IPC thread change the NF and service tables
+ * under mgr.ctl_lock; the telemetry thread only reads.
  */
 #ifndef MGR_H
 #define MGR_H
@@ -40,7 +53,6 @@ extern int mgr_logtype;
 extern int mgr_nf_logtype;
 extern int mgr_dp_logtype;
 #define MGR_LOG(level, fmt, ...) rte_log(RTE_LOG_##level, mgr_logtype, "onvm_mgr: " fmt "\n", ##__VA_ARGS__)
-#define NFCTL_LOG(level, fmt, ...) rte_log(RTE_LOG_##level, mgr_nf_logtype, "nf_ctl: " fmt "\n", ##__VA_ARGS__)
 
 /* Per-port counters; RX fields written by the RX unit, TX fields by the TX unit. */
 struct mgr_port_stats {
@@ -147,6 +159,7 @@ struct mgr {
 	uint64_t nf_deaths;
 	uint64_t nf_failovers;	/* deaths a standby took over */
 	uint64_t nf_hung;	/* NFs killed for making no progress */
+	uint64_t nf_start_failures; /* launched NFs that exited before registering */
 	uint64_t nf_reclaimed_mbufs;
 	uint64_t start_ns;
 	unsigned int idle_pool_in_use; /* measured after start-up */
@@ -178,16 +191,22 @@ int mgr_rx_poll(void);
 int mgr_tx_poll(void);
 void mgr_dp_init(void);
 
-/* nf_ctl.c */
+/* The NF life cycle (nf_ctl.h lists its files).  Main thread at start-up:
+ * mgr_nf_ctl_init() (epoll, IPC actions), mgr_nf_launch_all(),
+ * mgr_ctl_start() (the control thread), mgr_nf_wait_ready(); at exit, once the
+ * data lcores have stopped, mgr_ctl_stop().  Any lcore, never blocking:
+ * mgr_nf_stop_all() and mgr_nf_kill_launched() only ask the control thread. */
 int mgr_nf_ctl_init(void);
-void mgr_nf_alive_lock_init(struct onvm_nf_slot *s);
 int mgr_nf_launch_all(void);
+int mgr_ctl_start(void);
 int mgr_nf_wait_ready(uint32_t timeout_ms);
-int mgr_ctl_poll(void);
+void mgr_ctl_stop(void);
 void mgr_nf_stop_all(void);     /* ask every NF to leave its loop */
 void mgr_nf_kill_launched(void); /* SIGKILL launched NFs still alive */
-void mgr_nf_wake(struct onvm_nf_slot *slot);
+void mgr_nf_alive_lock_init(struct onvm_nf_slot *s);
+void mgr_nf_wake(struct onvm_nf_slot *slot); /* datapath.c; any thread */
 const char *mgr_nf_status_str(uint32_t status);
+/* ctl_lock held; wait for an RCU grace period (never from a data lcore). */
 int mgr_service_add(uint16_t service, uint16_t instance);
 int mgr_service_remove(uint16_t service, uint16_t instance);
 

@@ -75,7 +75,8 @@ def main(L):
                     "exit_port": "in"}],
     }).start(wait=False)
     node.wait_telemetry()
-    lab.wait_until(lambda: [n for n in node.nf_by(name="fwd1") if n["status"] == "ready"], 30,
+    lab.wait_until(lambda: [n for n in node.nf_by(name="fwd1")
+                            if n["status"] in ("ready", "running")], 30,
                    "fwd1 registered", alive=node.assert_running)
 
     hand = hand_nf(L, node, "hand-nf", HAND_LCORE, 5)

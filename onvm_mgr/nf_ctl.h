@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * nf_ctl.h -- the NF life cycle on the manager side: what its files call of
+ * each other (mgr.h holds what the rest of the manager calls).
+ *
+ *   ctl_thread.c   the control thread: pidfd/registration events, timers,
+ *                  start time-outs, hung NFs, start-up wait and shutdown
+ *   nf_ipc.c       rte_mp handlers on EAL's IPC thread: register, unregister,
+ *                  state allocation
+ *   nf_launch.c    binaries, CPU sets, fork/exec of actives and standbys
+ *   nf_reap.c      pidfd watches, exits, reclamation of a dead NF's mbufs
+ *   nf_failover.c  standbys on the manager side: watch, hand-over of a slot
+ *                  whose active died, re-protection
+ *   nf_services.c  service instance tables (RCU), slot reset, status names
+ *
+ * Locking: mgr.ctl_lock serialises every writer of the NF and service
+ * tables -- the IPC thread and the control thread.  The IPC thread may hold
+ * it across an RCU grace period (it waits for the data lcores), so nothing a
+ * data lcore runs ever takes it.  Functions below marked "ctl_lock held"
+ * expect the caller to hold it; none of them may be called from a data lcore.
+ */
+#ifndef NF_CTL_H
+#define NF_CTL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "mgr.h"
+
+#define NFCTL_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_##level, mgr_nf_logtype, "nf_ctl: " fmt "\n", ##__VA_ARGS__)
+
+/* epoll data of the registration eventfd; a standby's pidfd is slot id |
+ * STANDBY_TAG, an active's the slot id. */
+#define CTL_EV_REGISTRATION UINT32_MAX
+
+/* nf_services.c -- ctl_lock held. */
+void mgr_nf_slot_note_used(uint16_t id);
+bool mgr_nf_slot_live(const struct onvm_nf_slot *s);
+void mgr_nf_slot_reset(struct onvm_nf_slot *s);
+
+/* nf_ipc.c: registers the rte_mp actions.  Returns 0 or -rte_errno. */
+int mgr_nf_ipc_init(void);
+
+/* nf_launch.c -- ctl_lock held (or before the control thread starts). */
+int mgr_nf_launch_one(int cfg_index, uint16_t id);
+void mgr_nf_launch_standby(uint16_t id);
+
+/* nf_reap.c -- ctl_lock held. */
+void mgr_nf_watch_pid(uint16_t id, pid_t pid);
+void mgr_nf_watch_standby(uint16_t id, pid_t pid);
+struct epoll_event;
+int mgr_nf_pidfd_open(pid_t pid);
+void mgr_nf_handle_events(const struct epoll_event *evs, int n);
+/* Advance one slot whose process is gone; returns 1 while it made progress. */
+int mgr_nf_handle_exit(uint16_t id);
+
+/* nf_failover.c -- ctl_lock held. */
+void mgr_nf_hand_over(uint16_t id);
+
+#endif /* NF_CTL_H */

@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * nf_ipc.c -- the manager's side of libnf's requests, as rte_mp actions run
+ * by EAL's IPC thread: register (an active or a standby), unregister, and
+ * state allocation.  Each is answered synchronously, so an NF is routed to
+ * the moment its nf_init() returns.  Every handler takes mgr.ctl_lock.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_string_fns.h>
+
+#include "onvm_state.h"
+
+#include "nf_ctl.h"
+
+static void
+reply(const struct rte_mp_msg *req, const void *peer, const void *param, size_t len)
+{
+	struct rte_mp_msg msg = {0};
+
+	rte_strscpy(msg.name, req->name, sizeof(msg.name));
+	memcpy(msg.param, param, len);
+	msg.len_param = len;
+	if (rte_mp_reply(&msg, peer) < 0)
+		NFCTL_LOG(ERR, "cannot reply to %s: %s", req->name, rte_strerror(rte_errno));
+}
+
+static int
+refuse(struct onvm_mp_register_rep *rep, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int
+refuse(struct onvm_mp_register_rep *rep, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(rep->reason, sizeof(rep->reason), fmt, ap);
+	va_end(ap);
+	rep->result = -err;
+	return -err;
+}
+
+/*
+ * A standby attaches to a live instance: nothing about the slot changes but
+ * the record of its standby.  It shares the active's lcore id (or brings its
+ * own, unused one).  ctl_lock held.
+ */
+static int
+register_standby(const struct onvm_mp_register_req *req, struct onvm_mp_register_rep *rep)
+{
+	struct onvm_nf_slot *s;
+	struct mgr_nf_priv *p;
+
+	if (req->instance_id < 0 || req->instance_id >= ONVM_MAX_NFS)
+		return refuse(rep, EINVAL, "a standby needs the instance id of its active (-n)");
+	s = &mgr.shm->nfs[req->instance_id];
+	p = &mgr.nf_priv[req->instance_id];
+	if (s->status != ONVM_NF_READY && s->status != ONVM_NF_RUNNING)
+		return refuse(rep, ESRCH, "instance %d has no running NF to stand by for (%s)",
+			      req->instance_id, mgr_nf_status_str(s->status));
+	if (s->service_id != req->service_id)
+		return refuse(rep, EINVAL, "instance %d serves service %u, not %u",
+			      req->instance_id, s->service_id, req->service_id);
+	if (p->awaiting_promotion && req->pid == p->pid) {
+		/* The active died while this standby was starting; the slot is
+		 * already handed to it.  It finds the liveness lock orphaned and
+		 * promotes at once. */
+		rep->instance_id = req->instance_id;
+		NFCTL_LOG(WARNING, "standby pid %d of NF '%s' (instance %d) registered after its "
+			  "active died: it takes over now", req->pid, s->name, req->instance_id);
+		return 0;
+	}
+	if (s->standby_pid != 0 && s->standby_pid != req->pid)
+		return refuse(rep, EBUSY, "instance %d already has standby pid %d",
+			      req->instance_id, s->standby_pid);
+	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
+		const struct onvm_nf_slot *o = &mgr.shm->nfs[id];
+
+		if (id != req->instance_id && o->status != ONVM_NF_FREE &&
+		    o->lcore_id == req->lcore_id)
+			return refuse(rep, EBUSY, "lcore id %u is used by NF '%s' (instance %u)",
+				      req->lcore_id, o->name, id);
+	}
+	if (p->sb_pid != req->pid)
+		mgr_nf_watch_standby((uint16_t)req->instance_id, req->pid); /* started by hand */
+	s->standby_pid = req->pid;
+	rep->instance_id = req->instance_id;
+	NFCTL_LOG(INFO, "standby pid %d of NF '%s' (instance %d) registered", req->pid, s->name,
+		  req->instance_id);
+	return 0;
+}
+
+/* Pick and fill a slot for a registration request; ctl_lock held. */
+static int
+do_register(const struct onvm_mp_register_req *req, struct onvm_mp_register_rep *rep)
+{
+	struct onvm_nf_slot *slot = NULL;
+	uint16_t id;
+
+	if (req->shm_version != ONVM_SHM_VERSION)
+		return refuse(rep, EPROTO, "table layout v%u, manager has v%u", req->shm_version,
+			      ONVM_SHM_VERSION);
+	if (req->service_id == 0 || req->service_id >= ONVM_MAX_SERVICES)
+		return refuse(rep, EINVAL, "service id %u out of range 1..%d", req->service_id,
+			      ONVM_MAX_SERVICES - 1);
+	if (mgr.shm->shutting_down)
+		return refuse(rep, ESHUTDOWN, "the manager is shutting down");
+	if (req->standby)
+		return register_standby(req, rep);
+	if (req->lcore_id < RTE_MAX_LCORE && rte_lcore_is_enabled(req->lcore_id))
+		return refuse(rep, EBUSY,
+			      "lcore id %u is one of the manager's; start the NF with "
+			      "--lcores=ID@CPUS and an ID of its own",
+			      req->lcore_id);
+	for (id = 0; id < ONVM_MAX_NFS; id++) {
+		const struct onvm_nf_slot *s = &mgr.shm->nfs[id];
+
+		if (s->status != ONVM_NF_FREE && s->lcore_id == req->lcore_id &&
+		    s->pid != req->pid)
+			return refuse(rep, EBUSY,
+				      "lcore id %u is used by NF '%s' (instance %u); give each NF "
+				      "its own --lcores id",
+				      req->lcore_id, s->name, id);
+	}
+	if (req->instance_id >= 0) {
+		if (req->instance_id >= ONVM_MAX_NFS)
+			return refuse(rep, EINVAL, "instance id %d out of range",
+				      req->instance_id);
+		slot = &mgr.shm->nfs[req->instance_id];
+		if (!(slot->status == ONVM_NF_FREE ||
+		      (slot->status == ONVM_NF_STARTING && slot->pid == req->pid)))
+			return refuse(rep, EBUSY, "instance %d is taken (%s)", req->instance_id,
+				      mgr_nf_status_str(slot->status));
+	} else {
+		for (id = 0; id < ONVM_MAX_NFS; id++)
+			if (mgr.shm->nfs[id].status == ONVM_NF_FREE) {
+				slot = &mgr.shm->nfs[id];
+				break;
+			}
+		if (slot == NULL)
+			return refuse(rep, ENOSPC, "all %d NF slots are in use", ONVM_MAX_NFS);
+	}
+	id = slot->instance_id;
+	if (slot->status == ONVM_NF_FREE) {
+		mgr.nf_priv[id].cfg_index = -1;
+		slot->launched = 0;
+	}
+	mgr_nf_slot_reset(slot);
+	slot->service_id = req->service_id;
+	slot->pid = req->pid;
+	slot->lcore_id = req->lcore_id;
+	rte_strscpy(slot->name, req->name, sizeof(slot->name));
+	slot->register_ns = mgr_now_ns();
+	slot->generation++;
+	if (mgr.nf_priv[id].pidfd < 0 && !mgr.nf_priv[id].exited)
+		mgr_nf_watch_pid(id, req->pid);
+	mgr_nf_slot_note_used(id);
+	__atomic_store_n(&slot->status, ONVM_NF_READY, __ATOMIC_RELEASE);
+	if (mgr_service_add(req->service_id, id) < 0) {
+		slot->status = ONVM_NF_DEAD; /* reclaimed when the process exits */
+		return refuse(rep, ENOSPC, "service %u already has %d instances",
+			      req->service_id, ONVM_MAX_INSTANCES);
+	}
+	rep->instance_id = id;
+	NFCTL_LOG(INFO, "NF '%s' pid %d registered: service %u instance %u lcore %u", slot->name,
+		  slot->pid, slot->service_id, id, slot->lcore_id);
+	return 0;
+}
+
+static int
+mp_register(const struct rte_mp_msg *msg, const void *peer)
+{
+	struct onvm_mp_register_rep rep = {0};
+	struct onvm_mp_register_req req;
+	uint64_t one = 1;
+
+	if (msg->len_param != sizeof(req)) {
+		refuse(&rep, EPROTO, "bad registration message size %d", msg->len_param);
+	} else {
+		memcpy(&req, msg->param, sizeof(req));
+		req.name[sizeof(req.name) - 1] = '\0';
+		pthread_mutex_lock(&mgr.ctl_lock);
+		if (do_register(&req, &rep) < 0)
+			NFCTL_LOG(ERR, "refused NF '%s' pid %d: %s", req.name, req.pid,
+				  rep.reason);
+		pthread_mutex_unlock(&mgr.ctl_lock);
+	}
+	reply(msg, peer, &rep, sizeof(rep));
+	if (write(mgr.ctl_evfd, &one, sizeof(one)) < 0)
+		NFCTL_LOG(DEBUG, "eventfd write: %s", strerror(errno));
+	return 0;
+}
+
+static int
+mp_unregister(const struct rte_mp_msg *msg, const void *peer)
+{
+	struct onvm_mp_unregister_req req;
+	int32_t result = -EINVAL;
+
+	if (msg->len_param == sizeof(req)) {
+		memcpy(&req, msg->param, sizeof(req));
+		pthread_mutex_lock(&mgr.ctl_lock);
+		if (req.instance_id < ONVM_MAX_NFS) {
+			struct onvm_nf_slot *s = &mgr.shm->nfs[req.instance_id];
+
+			if (mgr_nf_slot_live(s) && s->generation == req.generation) {
+				if (s->status != ONVM_NF_STOPPING) {
+					s->status = ONVM_NF_STOPPING;
+					mgr_service_remove(s->service_id, req.instance_id);
+				}
+				result = 0;
+				NFCTL_LOG(INFO, "NF '%s' instance %u unregistered", s->name,
+					  req.instance_id);
+			}
+		}
+		pthread_mutex_unlock(&mgr.ctl_lock);
+	}
+	reply(msg, peer, &result, sizeof(result));
+	return 0;
+}
+
+/*
+ * State allocation: the NF wrote its region requests into its slot; lay them
+ * out (onvm_state.c), carve a block for canonical regions, replicas and dirty
+ * tracking from the state pool (state_pool.h), and format it.  Owning the
+ * memory here means it outlives the NF, which is what a standby needs; it is
+ * freed with the slot.
+ */
+static int __attribute__((format(printf, 3, 4)))
+state_fail(struct onvm_mp_state_rep *rep, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(rep->reason, sizeof(rep->reason), fmt, ap);
+	va_end(ap);
+	return -err;
+}
+
+static int
+do_state_alloc(const struct onvm_mp_state_req *req, struct onvm_mp_state_rep *rep)
+{
+	struct nf_state_request reqs[ONVM_STATE_MAX_REGIONS];
+	struct onvm_nf_state_req copy[ONVM_STATE_MAX_REGIONS];
+	struct nf_state_layout layout;
+	struct onvm_nf_slot *s;
+	int64_t off;
+	uint32_t n;
+	int ret;
+
+	if (req->instance_id >= ONVM_MAX_NFS)
+		return state_fail(rep, EINVAL, "bad instance id");
+	s = &mgr.shm->nfs[req->instance_id];
+	if (!mgr_nf_slot_live(s) || s->generation != req->generation)
+		return state_fail(rep, ESRCH, "not a registered NF");
+	if (s->state_mz[0] != '\0')
+		return state_fail(rep, EEXIST, "state already allocated");
+	/* The NF wrote the requests; copy them before trusting anything. */
+	n = s->n_state_req;
+	if (n == 0 || n > ONVM_STATE_MAX_REGIONS)
+		return state_fail(rep, EINVAL, "%u regions requested (1..%d)", n,
+				  ONVM_STATE_MAX_REGIONS);
+	memcpy(copy, s->state_req, n * sizeof(copy[0]));
+	for (uint32_t i = 0; i < n; i++) {
+		copy[i].name[ONVM_NAME_LEN - 1] = '\0';
+		reqs[i] = (struct nf_state_request){.name = copy[i].name,
+						    .size = copy[i].size,
+						    .chunk_size = copy[i].chunk_size};
+	}
+	ret = nf_state_layout_compute(&layout, reqs, n, rep->reason, sizeof(rep->reason));
+	if (ret < 0)
+		return ret;
+	if (mgr.state_mz == NULL)
+		return state_fail(rep, ENOMEM, "the node has no state pool (state.pool_mb is 0)");
+	off = mgr_state_pool_alloc(&mgr.state_pool, layout.total_size);
+	if (off < 0)
+		return state_fail(rep, ENOMEM,
+				  "%" PRIu64 " bytes of state do not fit the pool (%" PRIu64
+				  " of %" PRIu64 " in use; raise state.pool_mb)",
+				  layout.total_size, mgr_state_pool_in_use(&mgr.state_pool),
+				  mgr.state_pool.size);
+	ret = nf_state_format((uint8_t *)mgr.state_mz->addr + off, layout.total_size, &layout,
+			      rep->reason, sizeof(rep->reason));
+	if (ret < 0) {
+		mgr_state_pool_free(&mgr.state_pool, off);
+		return ret;
+	}
+	rte_strscpy(s->state_mz, MGR_STATE_POOL_NAME, sizeof(s->state_mz));
+	s->state_off = off;
+	s->state_size = layout.total_size;
+	NFCTL_LOG(INFO, "NF '%s' instance %u: %u state regions, %" PRIu64 " bytes at %" PRIu64
+			" of the state pool",
+		  s->name, req->instance_id, n, layout.total_size, (uint64_t)off);
+	return 0;
+}
+
+static int
+mp_state(const struct rte_mp_msg *msg, const void *peer)
+{
+	struct onvm_mp_state_rep rep = {0};
+	struct onvm_mp_state_req req;
+
+	if (msg->len_param != sizeof(req)) {
+		rep.result = state_fail(&rep, EPROTO, "bad message size %d", msg->len_param);
+	} else {
+		memcpy(&req, msg->param, sizeof(req));
+		pthread_mutex_lock(&mgr.ctl_lock);
+		rep.result = do_state_alloc(&req, &rep);
+		pthread_mutex_unlock(&mgr.ctl_lock);
+		if (rep.result < 0)
+			NFCTL_LOG(ERR, "state for instance %u refused: %s", req.instance_id,
+				  rep.reason);
+	}
+	reply(msg, peer, &rep, sizeof(rep));
+	return 0;
+}
+
+int
+mgr_nf_ipc_init(void)
+{
+	if (rte_mp_action_register(ONVM_MP_NF_REGISTER, mp_register) < 0 ||
+	    rte_mp_action_register(ONVM_MP_NF_UNREGISTER, mp_unregister) < 0 ||
+	    rte_mp_action_register(ONVM_MP_NF_STATE, mp_state) < 0) {
+		MGR_LOG(ERR, "cannot register IPC actions: %s", rte_strerror(rte_errno));
+		return -rte_errno;
+	}
+	return 0;
+}

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * nf_launch.c -- starting NFs: find the binary, compute the CPUs and the EAL
+ * lcore id, fork/exec it as an active or as the standby of a slot.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <rte_string_fns.h>
+
+#include "nf_ctl.h"
+
+/* Find the NF binary: a path (relative to the config file), else a name looked
+ * up in --nf-path, the build tree next to onvm_mgr, then onvm_mgr's directory. */
+static int
+resolve_binary(const char *bin, char *out, size_t len)
+{
+	char cand[3][PATH_MAX];
+	int n = 0;
+
+	if (strchr(bin, '/') != NULL) {
+		int w = bin[0] == '/' ? snprintf(out, len, "%s", bin)
+				      : snprintf(out, len, "%s/%s", mgr.cfg.dir, bin);
+
+		if (w < 0 || (size_t)w >= len)
+			return -ENAMETOOLONG;
+		return access(out, X_OK) == 0 ? 0 : -errno;
+	}
+	if (mgr.nf_path[0] != '\0' &&
+	    snprintf(cand[n], PATH_MAX, "%s/%s", mgr.nf_path, bin) < PATH_MAX)
+		n++;
+	if (snprintf(cand[n], PATH_MAX, "%s/../nfs/%s/%s", mgr.exe_dir, bin, bin) < PATH_MAX)
+		n++;
+	if (snprintf(cand[n], PATH_MAX, "%s/%s", mgr.exe_dir, bin) < PATH_MAX)
+		n++;
+	for (int i = 0; i < n; i++) {
+		if (access(cand[i], X_OK) != 0)
+			continue;
+		if (len < PATH_MAX || realpath(cand[i], out) == NULL)
+			return -ENAMETOOLONG;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/*
+ * CPUs a launched NF may run on: nf_defaults.cpus for actives (all online CPUs
+ * if unset).  Standbys: nf_defaults.standby_cpus, else the online CPUs the
+ * actives do not use, else the actives' CPUs.  Why apart: on a kernel without
+ * full preemption (PREEMPT_NONE, Debian's default) a standby woken on the CPU
+ * where its active dies waits until the dead process's address space is torn
+ * down -- about as long as pidfd readiness (docs/design.md, "Failover time").
+ */
+static void
+nf_cpu_set(bool standby, cpu_set_t *out)
+{
+	cpu_set_t online, active, sb;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	CPU_ZERO(&online);
+	for (long c = 0; c < n && c < CPU_SETSIZE; c++)
+		CPU_SET(c, &online);
+	/* Both lists were validated when the config was loaded. */
+	mgr_cpulist_parse(mgr.cfg.nf_cpus, &active);
+	if (CPU_COUNT(&active) == 0)
+		active = online;
+	mgr_cpulist_parse(mgr.cfg.nf_standby_cpus, &sb);
+	if (CPU_COUNT(&sb) == 0) {
+		CPU_XOR(&sb, &online, &active);
+		CPU_AND(&sb, &sb, &online);
+		if (CPU_COUNT(&sb) == 0)
+			sb = active;
+	}
+	*out = standby ? sb : active;
+}
+
+/* fork/exec NF `cfg_index` for slot `id`, as its active or its standby. */
+static pid_t
+spawn_nf(int cfg_index, uint16_t id, bool standby)
+{
+	const struct mgr_nf_cfg *nc = &mgr.cfg.nfs[cfg_index];
+	char path[PATH_MAX], prefix[96], cpus[64], lcores[96], svc[8], inst[8];
+	char *argv[MGR_CFG_MAX_ARGS + 24];
+	cpu_set_t cpu_set;
+	int a = 0;
+	pid_t pid;
+
+	if (resolve_binary(nc->binary, path, sizeof(path)) < 0) {
+		MGR_LOG(ERR, "NF '%s': binary '%s' not found or not executable", nc->name,
+			nc->binary);
+		return -ENOENT;
+	}
+	snprintf(prefix, sizeof(prefix), "--file-prefix=%s", mgr.file_prefix);
+	/* A standby shares its active's lcore id: they never run together, and
+	 * the one promoted flushes the dead one's mempool cache first. */
+	nf_cpu_set(standby, &cpu_set);
+	if (mgr_cpulist_format(&cpu_set, cpus, sizeof(cpus)) < 0)
+		return -E2BIG;
+	snprintf(lcores, sizeof(lcores), "--lcores=%u@(%s)", ONVM_NF_LCORE_BASE + id, cpus);
+	snprintf(svc, sizeof(svc), "%u", nc->service);
+	snprintf(inst, sizeof(inst), "%u", id);
+	argv[a++] = path;
+	argv[a++] = "--proc-type=secondary";
+	argv[a++] = prefix;
+	argv[a++] = lcores;
+	argv[a++] = "--no-pci";
+	argv[a++] = "--";
+	argv[a++] = "-r";
+	argv[a++] = svc;
+	argv[a++] = "-n";
+	argv[a++] = inst;
+	argv[a++] = "-N";
+	argv[a++] = (char *)nc->name;
+	if (standby)
+		argv[a++] = "--standby";
+	argv[a++] = "--";
+	for (int i = 0; i < nc->nargs; i++)
+		argv[a++] = nc->args[i];
+	argv[a] = NULL;
+
+	pid = fork();
+	if (pid < 0) {
+		MGR_LOG(ERR, "fork for NF '%s': %s", nc->name, strerror(errno));
+		return -errno;
+	}
+	if (pid == 0) {
+		/* Die with the manager; keep stdout/stderr for the operator. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		/* Own process group: a terminal's Ctrl-C reaches the manager,
+		 * which drains and then stops its NFs in order. */
+		setpgid(0, 0);
+		/* The whole NF process on its CPUs, not only its lcore: EAL puts
+		 * its control threads on the start-up CPUs its lcores leave free,
+		 * and the last thread of a dying NF tears its address space down
+		 * (milliseconds without preemption) -- not on the manager's CPU. */
+		sched_setaffinity(0, sizeof(cpu_set), &cpu_set);
+		if (getppid() != mgr.shm->mgr_pid)
+			_exit(127);
+		execv(path, argv);
+		fprintf(stderr, "onvm_mgr: exec %s: %s\n", path, strerror(errno));
+		_exit(127);
+	}
+	MGR_LOG(INFO, "launched %s '%s' (%s) pid %d for instance %u of service %u",
+		standby ? "standby of NF" : "NF", nc->name, path, pid, id, nc->service);
+	return pid;
+}
+
+int
+mgr_nf_launch_one(int cfg_index, uint16_t id)
+{
+	const struct mgr_nf_cfg *nc = &mgr.cfg.nfs[cfg_index];
+	struct onvm_nf_slot *slot = &mgr.shm->nfs[id];
+	pid_t pid;
+
+	mgr_nf_slot_note_used(id);
+	slot->status = ONVM_NF_STARTING;
+	slot->launched = 1;
+	slot->launch_ns = mgr_now_ns();
+	rte_strscpy(slot->name, nc->name, sizeof(slot->name));
+	slot->service_id = nc->service;
+	mgr.nf_priv[id].cfg_index = cfg_index;
+	mgr.nf_priv[id].exited = false;
+	mgr.nf_priv[id].held_reclaimed = false;
+	mgr.nf_priv[id].killed = false;
+	pid = spawn_nf(cfg_index, id, false);
+	if (pid < 0) {
+		slot->status = ONVM_NF_FREE;
+		return pid;
+	}
+	slot->pid = pid;
+	mgr_nf_watch_pid(id, pid);
+	return 0;
+}
+
+/* Start a standby for a running, launched NF configured "local". */
+void
+mgr_nf_launch_standby(uint16_t id)
+{
+	pid_t pid = spawn_nf(mgr.nf_priv[id].cfg_index, id, true);
+
+	if (pid < 0)
+		return;
+	mgr.shm->nfs[id].standby_pid = pid;
+	mgr_nf_watch_standby(id, pid);
+}
+
+int
+mgr_nf_launch_all(void)
+{
+	uint16_t next = 0;
+	int ret = 0;
+
+	pthread_mutex_lock(&mgr.ctl_lock);
+
+	for (int i = 0; i < mgr.cfg.nnfs; i++) {
+		for (uint16_t k = 0; k < mgr.cfg.nfs[i].instances; k++) {
+			while (next < ONVM_MAX_NFS && mgr.shm->nfs[next].status != ONVM_NF_FREE)
+				next++;
+			if (next >= ONVM_MAX_NFS) {
+				MGR_LOG(ERR, "no free NF slot for '%s'", mgr.cfg.nfs[i].name);
+				ret = -ENOSPC;
+				goto out;
+			}
+			ret = mgr_nf_launch_one(i, next);
+			if (ret < 0)
+				goto out;
+		}
+	}
+out:
+	pthread_mutex_unlock(&mgr.ctl_lock);
+	return ret;
+}

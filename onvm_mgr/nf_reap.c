@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * nf_reap.c -- NF deaths and what they leave behind.
+ *
+ * Death is an event, never a poll: every NF's process is watched through a
+ * pidfd in the control thread's epoll set (pidfd_open works for NFs we did
+ * not start, too).  When it fires, the NF is taken out of its service, a
+ * grace period makes sure no data unit still enqueues to it, and its mbufs
+ * are returned:
+ *   - the packets it held, found through the batch record in its slot
+ *     (struct onvm_nf_batch explains why this is exact);
+ *   - the backlog of its RX ring;
+ *   - its mempool per-lcore cache;
+ * while the TX unit forwards whatever it had already emitted.  Only then is
+ * the slot free for reuse.  A slot whose active has a live standby is handed
+ * over instead (nf_failover.c).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include "nf_ctl.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+int
+mgr_nf_pidfd_open(pid_t pid)
+{
+	return syscall(SYS_pidfd_open, pid, 0);
+}
+
+void
+mgr_nf_watch_pid(uint16_t id, pid_t pid)
+{
+	struct mgr_nf_priv *p = &mgr.nf_priv[id];
+	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = id};
+
+	p->pid = pid;
+	p->pidfd = mgr_nf_pidfd_open(pid);
+	if (p->pidfd < 0) {
+		/* Already gone (ESRCH) or not ours to see: treat as exited. */
+		NFCTL_LOG(WARNING, "cannot watch pid %d: %s", pid, strerror(errno));
+		p->exited = true;
+		return;
+	}
+	if (epoll_ctl(mgr.epfd, EPOLL_CTL_ADD, p->pidfd, &ev) < 0) {
+		NFCTL_LOG(ERR, "epoll_ctl(pidfd %d): %s", p->pidfd, strerror(errno));
+		close(p->pidfd);
+		p->pidfd = -1;
+		p->exited = true;
+	}
+}
+
+static void
+unwatch(uint16_t id)
+{
+	struct mgr_nf_priv *p = &mgr.nf_priv[id];
+
+	if (p->pidfd >= 0) {
+		epoll_ctl(mgr.epfd, EPOLL_CTL_DEL, p->pidfd, NULL);
+		close(p->pidfd);
+		p->pidfd = -1;
+	}
+}
+
+/* Record `pid` as slot `id`'s standby and watch its pidfd. */
+void
+mgr_nf_watch_standby(uint16_t id, pid_t pid)
+{
+	struct mgr_nf_priv *p = &mgr.nf_priv[id];
+	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = id | STANDBY_TAG};
+
+	p->sb_pid = pid;
+	p->sb_exited = false;
+	p->sb_failovers = mgr.shm->nfs[id].failovers;
+	p->sb_pidfd = mgr_nf_pidfd_open(pid);
+	if (p->sb_pidfd < 0 || epoll_ctl(mgr.epfd, EPOLL_CTL_ADD, p->sb_pidfd, &ev) < 0) {
+		NFCTL_LOG(ERR, "cannot watch standby pid %d: %s", pid, strerror(errno));
+		p->sb_exited = true;
+	}
+}
+
+/* Events the control thread's epoll_wait returned: pidfds of exited NFs
+ * and standbys, and the registration eventfd.  ctl_lock held. */
+void
+mgr_nf_handle_events(const struct epoll_event *evs, int n)
+{
+	for (int i = 0; i < n; i++) {
+		uint32_t id = evs[i].data.u32;
+
+		if (id == CTL_EV_REGISTRATION) {
+			uint64_t v;
+
+			if (read(mgr.ctl_evfd, &v, sizeof(v)) < 0)
+				continue;
+			continue;
+		}
+		if ((id & STANDBY_TAG) && (id & ~STANDBY_TAG) < ONVM_MAX_NFS) {
+			struct mgr_nf_priv *p = &mgr.nf_priv[id & ~STANDBY_TAG];
+			siginfo_t si = {0};
+
+			if (p->sb_pidfd >= 0) {
+				syscall(SYS_waitid, P_PIDFD, p->sb_pidfd, &si, WEXITED | WNOHANG, NULL);
+				epoll_ctl(mgr.epfd, EPOLL_CTL_DEL, p->sb_pidfd, NULL);
+				close(p->sb_pidfd);
+				p->sb_pidfd = -1;
+			}
+			p->sb_exited = true;
+			continue;
+		}
+		if (id < ONVM_MAX_NFS) {
+			struct mgr_nf_priv *p = &mgr.nf_priv[id];
+			siginfo_t si = {0};
+
+			p->exited = true;
+			if (mgr.shm->nfs[id].launched &&
+			    syscall(SYS_waitid, P_PIDFD, p->pidfd, &si, WEXITED | WNOHANG, NULL) ==
+				    0)
+				p->exit_status = si.si_status;
+			unwatch(id);
+		}
+	}
+}
+
+/* Return every mbuf a gone NF still owned; see the comment at the top. */
+static void
+reclaim_held(uint16_t id)
+{
+	struct onvm_nf_slot *s = &mgr.shm->nfs[id];
+	struct onvm_nf_batch *b = &s->batch;
+	struct rte_ring *rx = s->rx_ring, *tx = s->tx_ring;
+	struct rte_mbuf *pkts[ONVM_BURST];
+	uint32_t first = 0, last, freed = 0, n;
+
+	/* Undo half-done ring operations of the dead process: a dequeue that
+	 * moved cons.head but not cons.tail leaves its packets in the ring; an
+	 * enqueue that moved prod.head but not prod.tail was never visible. */
+	rx->cons.head = rx->cons.tail;
+	tx->prod.head = tx->prod.tail;
+
+	if (rx->cons.tail != b->rx_seen) {
+		last = rx->cons.tail - b->rx_seen; /* dequeued, not yet recorded */
+	} else {
+		first = tx->prod.tail - b->tx_base;
+		last = b->held_n;
+	}
+	if (last > ONVM_NF_HELD_MAX || first > last) {
+		NFCTL_LOG(ERR, "NF instance %u: inconsistent batch record (%u..%u), not reclaiming "
+			       "held packets",
+			  id, first, last);
+		first = last = 0;
+	}
+	for (uint32_t i = first; i < last; i++) {
+		if (b->held[i] != NULL) {
+			rte_pktmbuf_free(b->held[i]);
+			freed++;
+		}
+	}
+	b->held_n = 0;
+	while ((n = rte_ring_sc_dequeue_burst(rx, (void **)pkts, ONVM_BURST, NULL)) > 0) {
+		rte_pktmbuf_free_bulk(pkts, n);
+		freed += n;
+		mgr.dp[MGR_UNIT_CTRL].drops[MGR_DROP_NF_GONE] += n;
+	}
+	if (s->lcore_id < RTE_MAX_LCORE) {
+		struct rte_mempool_cache *c = rte_mempool_default_cache(mgr.pool, s->lcore_id);
+
+		if (c != NULL && c->len > 0)
+			rte_mempool_cache_flush(c, mgr.pool);
+	}
+	s->reclaimed += freed;
+	mgr.nf_reclaimed_mbufs += freed;
+	mgr.nf_priv[id].held_reclaimed = true;
+	NFCTL_LOG(INFO, "NF '%s' instance %u: %u mbufs returned to the pool", s->name, id, freed);
+}
+
+/* Release a slot's state memory (no standby uses it: the slot is being freed). */
+static void
+free_state(struct onvm_nf_slot *s)
+{
+	if (s->state_mz[0] == '\0')
+		return;
+	mgr_state_pool_free(&mgr.state_pool, s->state_off);
+	s->state_mz[0] = '\0';
+	s->state_off = 0;
+	s->state_size = 0;
+	s->n_state_req = 0;
+}
+
+/* Advance one slot whose process is gone; ctl_lock held. */
+int
+mgr_nf_handle_exit(uint16_t id)
+{
+	struct onvm_nf_slot *s = &mgr.shm->nfs[id];
+	struct mgr_nf_priv *p = &mgr.nf_priv[id];
+
+	switch (s->status) {
+	case ONVM_NF_STARTING:
+		NFCTL_LOG(ERR, "NF '%s' (pid %d) exited with status %d before it registered",
+			  s->name, s->pid, p->exit_status);
+		mgr.nf_start_failures++; /* start-up fails on it (mgr_nf_wait_ready) */
+		s->status = ONVM_NF_DEAD;
+		return 1;
+	case ONVM_NF_READY:
+	case ONVM_NF_RUNNING:
+		mgr.nf_deaths++;
+		NFCTL_LOG(WARNING, "NF '%s' (pid %d, instance %u) died without unregistering",
+			  s->name, s->pid, id);
+		s->status = ONVM_NF_DEAD;
+		mgr_service_remove(s->service_id, id);
+		return 1;
+	case ONVM_NF_STOPPING:
+		s->status = ONVM_NF_DEAD; /* already out of its service */
+		return 1;
+	case ONVM_NF_DEAD:
+		/* A parked standby sees the slot stop and exits; wait for it. */
+		if (p->sb_pid != 0 && !p->sb_exited)
+			return 0;
+		if (!p->held_reclaimed)
+			reclaim_held(id);
+		/* Whatever it emitted is still forwarded by the TX unit. */
+		if (!rte_ring_empty(s->tx_ring))
+			return 0;
+		rte_ring_reset(s->rx_ring);
+		free_state(s);
+		mgr_nf_alive_lock_init(s);
+		s->status = ONVM_NF_FREE;
+		s->pid = 0;
+		s->launched = 0;
+		*p = (struct mgr_nf_priv){.pidfd = -1, .sb_pidfd = -1, .cfg_index = -1};
+		return 1;
+	default:
+		return 0;
+	}
+}

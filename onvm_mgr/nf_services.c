@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * nf_services.c -- service instance tables and NF slot bookkeeping.
+ *
+ * A service's instance list is double-buffered: the control side (IPC thread
+ * or control thread, under mgr.ctl_lock) writes the inactive copy, flips
+ * `active`, then waits for an RCU grace period (rte_rcu_qsbr: the data lcores
+ * report quiescence once per loop and go offline while they sleep).  After
+ * that no data unit can still be enqueueing to a removed NF, and the next
+ * writer may reuse the old copy.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
+
+#include "nf_ctl.h"
+
+static const char *const status_names[] = {
+	[ONVM_NF_FREE] = "free",	 [ONVM_NF_STARTING] = "starting",
+	[ONVM_NF_READY] = "ready",	 [ONVM_NF_RUNNING] = "running",
+	[ONVM_NF_STOPPING] = "stopping", [ONVM_NF_DEAD] = "dead",
+};
+
+const char *
+mgr_nf_status_str(uint32_t status)
+{
+	return status < RTE_DIM(status_names) ? status_names[status] : "unknown";
+}
+
+/*
+ * Service tables: copy the active instance list, change the copy, publish it,
+ * and wait until every data unit has passed a quiescent point, so that no
+ * reader still looks at the old copy (the next writer reuses it) and no unit
+ * still enqueues to an NF that was just removed.
+ */
+static int
+service_update(uint16_t service, uint16_t instance, bool add)
+{
+	struct onvm_service *svc = &mgr.shm->services[service];
+	uint32_t a = svc->active & 1, b = a ^ 1;
+	uint16_t n = 0;
+
+	for (uint16_t i = 0; i < svc->n[a]; i++)
+		if (svc->inst[a][i] != instance)
+			svc->inst[b][n++] = svc->inst[a][i];
+	if (add) {
+		if (n >= ONVM_MAX_INSTANCES)
+			return -ENOSPC;
+		/* Keep instances sorted so flow->instance mapping is stable
+		 * across managers and restarts. */
+		uint16_t pos = n;
+
+		while (pos > 0 && svc->inst[b][pos - 1] > instance) {
+			svc->inst[b][pos] = svc->inst[b][pos - 1];
+			pos--;
+		}
+		svc->inst[b][pos] = instance;
+		n++;
+	}
+	svc->n[b] = n;
+	__atomic_store_n(&svc->active, b, __ATOMIC_RELEASE);
+	int self = mgr_qsbr_thread_id();
+
+	rte_rcu_qsbr_synchronize(mgr.qsbr, self < 0 ? RTE_QSBR_THRID_INVALID : (unsigned int)self);
+	return 0;
+}
+
+int
+mgr_service_add(uint16_t service, uint16_t instance)
+{
+	return service_update(service, instance, true);
+}
+
+int
+mgr_service_remove(uint16_t service, uint16_t instance)
+{
+	return service_update(service, instance, false);
+}
+
+void
+mgr_nf_slot_note_used(uint16_t id)
+{
+	if (id >= mgr.nf_slots_used)
+		__atomic_store_n(&mgr.nf_slots_used, id + 1, __ATOMIC_RELEASE);
+}
+
+/* The active NF's liveness lock: process-shared and robust, so a waiter
+ * learns of the owner's death from the kernel (EOWNERDEAD).  Re-initialised
+ * whenever a slot is freed, so a dead owner's state never leaks into reuse. */
+void
+mgr_nf_alive_lock_init(struct onvm_nf_slot *s)
+{
+	pthread_mutexattr_t attr;
+
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+	pthread_mutex_init(&s->alive_lock, &attr);
+	pthread_mutexattr_destroy(&attr);
+}
+
+bool
+mgr_nf_slot_live(const struct onvm_nf_slot *s)
+{
+	return s->status != ONVM_NF_FREE && s->status != ONVM_NF_DEAD;
+}
+
+void
+mgr_nf_slot_reset(struct onvm_nf_slot *s)
+{
+	s->n_state_req = 0;
+	s->state_seq = 0;
+	s->state_chunks = 0;
+	s->stop = 0;
+	s->sleeping = 0;
+	s->nf_running = 0;
+	s->first_pkt_ns = 0;
+	memset(&s->batch, 0, sizeof(s->batch));
+	/* The rings are empty (reclamation drained them); align the batch
+	 * record with their positions. */
+	s->batch.rx_seen = s->rx_ring->cons.tail;
+	s->batch.tx_base = s->tx_ring->prod.tail;
+	memset(&s->stats, 0, sizeof(s->stats));
+	memset(&s->app, 0, sizeof(s->app));
+	s->reclaimed = 0;
+	for (int u = 0; u < MGR_UNIT_MAX; u++) {
+		mgr.dp[u].nf_enq[s->instance_id] = 0;
+		mgr.dp[u].nf_enq_drop[s->instance_id] = 0;
+		mgr.dp[u].nf_deq[s->instance_id] = 0;
+	}
+}
