@@ -226,7 +226,12 @@ bfd_session_rx_decoded(struct bfd_session *s, const struct bfd_ctrl *c, const ui
 		s->stats.rx_drop[r]++;
 		return r;
 	}
-	s->stats.rx++;
+	/* 6.8.6, in its order: what the packet says about the remote is
+	 * recorded, and the timers updated, before the AdminDown discard
+	 * below -- a session held down keeps the remote's discriminator and
+	 * RequiredMinRx for its own AdminDown packets (and, 6.8.1, does not
+	 * forget them while valid packets keep coming). */
+	s->last_heard_ns = now_ns;
 	s->remote_discr = c->my_disc;
 	s->remote_state = c->state;
 	s->remote_diag = c->diag;
@@ -242,11 +247,18 @@ bfd_session_rx_decoded(struct bfd_session *s, const struct bfd_ctrl *c, const ui
 		s->stats.polls_completed++;
 	}
 	update_tx_interval(s);
-	s->last_rx_ns = now_ns;
 
-	/* 6.8.6: in AdminDown the packet goes no further (not even a Final). */
-	if (s->state == BFD_STATE_ADMIN_DOWN)
-		return BFD_RX_OK;
+	/* 6.8.6: in AdminDown the packet is discarded: no state change, no
+	 * Final, and (the rule's last line) a discarded packet has not been
+	 * received for the detection time of 6.8.4, so last_rx_ns and the
+	 * accepted count stay as they were. */
+	if (s->state == BFD_STATE_ADMIN_DOWN) {
+		s->stats.rx_drop[BFD_RX_ADMIN_DOWN]++;
+		return BFD_RX_ADMIN_DOWN;
+	}
+	/* No rule below discards: the packet counts as received. */
+	s->stats.rx++;
+	s->last_rx_ns = now_ns;
 	if (c->state == BFD_STATE_ADMIN_DOWN) {
 		if (s->state != BFD_STATE_DOWN)
 			set_state(s, BFD_STATE_DOWN, BFD_DIAG_NEIGHBOR_DOWN, now_ns);
@@ -272,20 +284,24 @@ bfd_session_timers(struct bfd_session *s, uint64_t now_ns)
 {
 	uint64_t detect = bfd_session_detect_time_ns(s), next;
 
-	if (s->last_rx_ns != 0 && detect != 0 && now_ns >= s->last_rx_ns + detect) {
-		/* 6.8.4: nothing from the remote for a detection time. */
-		if (s->state == BFD_STATE_INIT || s->state == BFD_STATE_UP)
-			set_state(s, BFD_STATE_DOWN, BFD_DIAG_TIME_EXPIRED, now_ns);
+	/* 6.8.4: nothing received (and not discarded) for a detection time
+	 * while Init or Up. */
+	if (s->last_rx_ns != 0 && detect != 0 && now_ns >= s->last_rx_ns + detect &&
+	    (s->state == BFD_STATE_INIT || s->state == BFD_STATE_UP)) {
+		set_state(s, BFD_STATE_DOWN, BFD_DIAG_TIME_EXPIRED, now_ns);
 		/* Leaving Up ends a Poll Sequence that kept an old, longer
 		 * RequiredMinRx (6.8.3): the detection time may just have
 		 * shrunk.  Use the new one below, or the deadline returned
 		 * could already have passed. */
 		detect = bfd_session_detect_time_ns(s);
-		/* 6.8.1: forget its discriminator; and after twice the
-		 * detection time, its authentication sequence. */
+	}
+	/* 6.8.1: nothing valid heard for a detection time: forget its
+	 * discriminator; after twice, its authentication sequence. */
+	if (s->last_heard_ns != 0 && detect != 0 && now_ns >= s->last_heard_ns + detect) {
 		s->remote_discr = 0;
-		if (now_ns >= s->last_rx_ns + 2 * detect) {
+		if (now_ns >= s->last_heard_ns + 2 * detect) {
 			s->auth_seq_known = false;
+			s->last_heard_ns = 0;
 			s->last_rx_ns = 0;
 			s->remote_detect_mult = 0;
 		}
@@ -298,13 +314,20 @@ bfd_session_timers(struct bfd_session *s, uint64_t now_ns)
 	}
 	next = s->remote_min_rx_us != 0 ? s->next_tx_ns : now_ns + (uint64_t)BFD_SLOW_TX_US * 1000;
 	detect = bfd_session_detect_time_ns(s);
-	if (s->last_rx_ns != 0 && detect != 0) {
-		uint64_t due = s->last_rx_ns + detect;
+	if (detect != 0) {
+		/* Init or Up after the check above: this lies ahead. */
+		if (s->last_rx_ns != 0 &&
+		    (s->state == BFD_STATE_INIT || s->state == BFD_STATE_UP) &&
+		    s->last_rx_ns + detect < next)
+			next = s->last_rx_ns + detect;
+		if (s->last_heard_ns != 0) {
+			uint64_t due = s->last_heard_ns + detect;
 
-		if (due <= now_ns)
-			due = s->last_rx_ns + 2 * detect;
-		if (due < next)
-			next = due;
+			if (due <= now_ns)
+				due = s->last_heard_ns + 2 * detect;
+			if (due < next)
+				next = due;
+		}
 	}
 	return next;
 }

@@ -156,10 +156,11 @@ test_state_machine_table(void **state)
 		session_in(&s, &cap, table[i].local, 1 * MS);
 		diag_before = s.local_diag;
 		changes = cap.changes;
-		/* Down and AdminDown may say "your discriminator 0". */
-		assert_int_equal(feed(&s, table[i].rcvd, 0,
-				      table[i].rcvd <= BFD_STATE_DOWN ? 0 : 5, 2 * MS),
-				 BFD_RX_OK);
+		/* Down and AdminDown may say "your discriminator 0".  A session
+		 * that is AdminDown discards every packet (6.8.6). */
+		assert_int_equal(
+		    feed(&s, table[i].rcvd, 0, table[i].rcvd <= BFD_STATE_DOWN ? 0 : 5, 2 * MS),
+		    table[i].local == BFD_STATE_ADMIN_DOWN ? BFD_RX_ADMIN_DOWN : BFD_RX_OK);
 		if (s.state != table[i].want)
 			fail_msg("row %zu: %s + rx %s -> %s, want %s", i,
 				 bfd_state_str(table[i].local), bfd_state_str(table[i].rcvd),
@@ -465,6 +466,78 @@ test_admin_down(void **state)
 	assert_int_equal(s.local_diag, BFD_DIAG_NONE);
 }
 
+/*
+ * RFC 5880 6.8.6: "If bfd.SessionState is AdminDown: Discard the packet", and
+ * only a packet that was not discarded "has been received for purposes of the
+ * Detection Time expiration rules" (6.8.4).  The packet is counted as a drop,
+ * not as received, and the receive time stays the last accepted packet's.
+ * What 6.8.6 records before that discard (the remote's discriminator, state,
+ * RequiredMinRx) is kept, and 6.8.1 forgets the discriminator only a
+ * detection time after the last valid packet, discarded or not.
+ */
+static void
+test_admin_down_session_discards_without_refreshing_detection(void **state)
+{
+	struct bfd_session s;
+	struct capture cap;
+	uint64_t rx, now, last_ok;
+	int sent, drops = 0;
+
+	(void)state;
+	session_in(&s, &cap, BFD_STATE_UP, 1 * MS);
+	last_ok = s.last_rx_ns;
+	assert_int_equal(last_ok, 1 * MS);
+	bfd_session_set_admin_down(&s, true, 2 * MS);
+	bfd_session_timers(&s, 2 * MS);
+	rx = s.stats.rx;
+	/* The remote keeps talking (Up, then Down with a new discriminator)
+	 * for 300 ms, five detection times. */
+	for (now = 10 * MS; now <= 300 * MS; now += 10 * MS) {
+		uint8_t st = now < 100 * MS ? BFD_STATE_UP : BFD_STATE_DOWN;
+		uint32_t disc = now < 100 * MS ? 77 : 78;
+		struct bfd_ctrl c = {.state = st,
+				     .detect_mult = 3,
+				     .my_disc = disc,
+				     .your_disc = 5,
+				     .desired_min_tx_us = 20000,
+				     .required_min_rx_us = 40000};
+		uint8_t buf[BFD_PKT_MAX_LEN];
+		int n = bfd_pkt_encode(&c, buf, sizeof(buf));
+
+		sent = cap.n;
+		assert_int_equal(bfd_session_rx(&s, buf, (uint32_t)n, now), BFD_RX_ADMIN_DOWN);
+		drops++;
+		assert_int_equal(cap.n, sent); /* nothing answered */
+		assert_int_equal(s.last_rx_ns, last_ok);
+		assert_true(bfd_session_timers(&s, now + 1 * MS) > now + 1 * MS);
+		/* 6.8.6 records these before its AdminDown discard; 6.8.1 keeps
+		 * the discriminator while valid packets come. */
+		assert_int_equal(s.remote_discr, disc);
+		assert_int_equal(s.remote_state, st);
+		assert_int_equal(s.remote_min_rx_us, 40000);
+	}
+	assert_int_equal(s.state, BFD_STATE_ADMIN_DOWN);
+	assert_int_equal(s.stats.rx, rx);
+	assert_int_equal(s.stats.rx_drop[BFD_RX_ADMIN_DOWN], drops);
+	assert_int_equal(s.last_heard_ns, 300 * MS);
+	/* The remote falls silent: a detection time (3 x 20 ms) after its last
+	 * packet its discriminator is forgotten, after twice everything. */
+	bfd_session_timers(&s, 359 * MS);
+	assert_int_equal(s.remote_discr, 78);
+	bfd_session_timers(&s, 360 * MS);
+	assert_int_equal(s.remote_discr, 0);
+	bfd_session_timers(&s, 420 * MS);
+	assert_int_equal(s.last_heard_ns, 0);
+	assert_int_equal(s.last_rx_ns, 0);
+	/* Back in service: the next packet is received as usual. */
+	bfd_session_set_admin_down(&s, false, 421 * MS);
+	assert_int_equal(feed(&s, BFD_STATE_DOWN, 0, 0, 422 * MS), BFD_RX_OK);
+	assert_int_equal(s.stats.rx, rx + 1);
+	assert_int_equal(s.last_rx_ns, 422 * MS);
+	assert_int_equal(s.state, BFD_STATE_INIT);
+	assert_int_equal(s.stats.rx_drop[BFD_RX_ADMIN_DOWN], drops);
+}
+
 static void
 test_your_discriminator_must_be_ours(void **state)
 {
@@ -700,6 +773,7 @@ main(void)
 	    cmocka_unit_test(test_poll_final_timer_change),
 	    cmocka_unit_test(test_poll_is_answered_with_final_at_once),
 	    cmocka_unit_test(test_admin_down),
+	    cmocka_unit_test(test_admin_down_session_discards_without_refreshing_detection),
 	    cmocka_unit_test(test_your_discriminator_must_be_ours),
 	    cmocka_unit_test(test_two_sessions_come_up_and_detect_a_silent_peer),
 	    cmocka_unit_test(test_sha1_sessions_accept_and_reject),
