@@ -6,7 +6,10 @@
  * One BFD session in asynchronous mode (RFC 5880 section 6), without I/O:
  * the owner feeds it received packets and the time, and it calls back to
  * transmit and to report state changes.  Time is CLOCK_MONOTONIC in ns,
- * intervals in microseconds as on the wire.
+ * intervals in microseconds as on the wire.  It never asks for Demand mode
+ * (D is never set) but honours a remote's: while the remote has D set and
+ * both are Up, it sends nothing periodic but its own Poll Sequences (6.8.7),
+ * and still answers every Poll with a Final.
  *
  *   bfd_session_init(&s, &cfg, discr, now);
  *   loop: bfd_session_rx(&s, payload, len, now) for each packet of it;
