@@ -199,6 +199,7 @@ bfd_rx_reason_str(enum bfd_rx_reason r)
 	    [BFD_RX_NO_SESSION] = "no_session",
 	    [BFD_RX_AUTH_MISMATCH] = "auth_mismatch",
 	    [BFD_RX_AUTH_FAILED] = "auth_failed",
+	    [BFD_RX_ADMIN_DOWN] = "admin_down",
 	    [BFD_RX_BAD_TTL] = "bad_ttl",
 	    [BFD_RX_BAD_UDP] = "bad_udp",
 	    [BFD_RX_BAD_IP] = "bad_ip",

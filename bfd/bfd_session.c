@@ -26,6 +26,24 @@ advertised_tx(const struct bfd_session *s)
 
 static uint64_t jittered(struct bfd_session *s, uint64_t interval_ns);
 
+/* 6.8.7: Demand mode is active on the remote system -- it set the D bit,
+ * and both sides are Up.  (We never ask for Demand mode ourselves:
+ * bfd.DemandMode is 0, our D bit always clear.) */
+static bool
+remote_demand_active(const struct bfd_session *s)
+{
+	return s->remote_demand && s->state == BFD_STATE_UP && s->remote_state == BFD_STATE_UP;
+}
+
+/* 6.8.7: no periodic packets to a remote whose RequiredMinRx is 0, nor to
+ * one in Demand mode unless a Poll Sequence of ours is running.  Finals go
+ * out regardless (bfd_session_rx_decoded). */
+static bool
+periodic_tx(const struct bfd_session *s)
+{
+	return s->remote_min_rx_us != 0 && (!remote_demand_active(s) || s->poll_active);
+}
+
 /* 6.8.7: the interval is the larger of ours and what the remote can take.
  * When it shrinks (the remote came Up and now takes 10 ms instead of 1 s),
  * a transmission scheduled with the old interval is brought forward: left
@@ -45,7 +63,9 @@ uint64_t
 bfd_session_detect_time_ns(const struct bfd_session *s)
 {
 	/* 6.8.4, asynchronous mode: the remote's multiplier times the larger
-	 * of our RequiredMinRx and its last DesiredMinTx. */
+	 * of our RequiredMinRx and its last DesiredMinTx.  Always so: Demand
+	 * mode is never active here (we never set D), and a remote in Demand
+	 * mode still sends to us periodically; only we stop sending to it. */
 	if (s->remote_detect_mult == 0)
 		return 0;
 	return (uint64_t)s->remote_detect_mult * max_u32(s->use_rx_us, s->remote_desired_min_tx_us) *
@@ -118,8 +138,12 @@ set_state(struct bfd_session *s, uint8_t state, uint8_t diag, uint64_t now_ns)
 		s->stats.down_events++;
 	/* Entering or leaving Up changes the advertised transmit interval
 	 * (6.8.3).  Coming Up, a faster rate is a decrease: used at once, and
-	 * announced with a Poll Sequence.  Going down: slow rate, no poll. */
-	if (state == BFD_STATE_UP && advertised_tx(s) != s->desired_min_tx_us) {
+	 * announced with a Poll Sequence.  A remote already in Demand mode
+	 * gets one too (6.6: with Demand mode active, a packet that differs
+	 * from the last goes out as a Poll; nothing periodic would carry it).
+	 * Going down: slow rate, no poll, and periodic packets again. */
+	if (state == BFD_STATE_UP &&
+	    (advertised_tx(s) != s->desired_min_tx_us || remote_demand_active(s))) {
 		s->desired_min_tx_us = advertised_tx(s);
 		s->use_tx_us = s->desired_min_tx_us;
 		if (!s->poll_active)
@@ -226,7 +250,12 @@ bfd_session_rx_decoded(struct bfd_session *s, const struct bfd_ctrl *c, const ui
 		s->stats.rx_drop[r]++;
 		return r;
 	}
-	s->stats.rx++;
+	/* 6.8.6, in its order: what the packet says about the remote is
+	 * recorded, and the timers updated, before the AdminDown discard
+	 * below -- a session held down keeps the remote's discriminator and
+	 * RequiredMinRx for its own AdminDown packets (and, 6.8.1, does not
+	 * forget them while valid packets keep coming). */
+	s->last_heard_ns = now_ns;
 	s->remote_discr = c->my_disc;
 	s->remote_state = c->state;
 	s->remote_diag = c->diag;
@@ -242,11 +271,18 @@ bfd_session_rx_decoded(struct bfd_session *s, const struct bfd_ctrl *c, const ui
 		s->stats.polls_completed++;
 	}
 	update_tx_interval(s);
-	s->last_rx_ns = now_ns;
 
-	/* 6.8.6: in AdminDown the packet goes no further (not even a Final). */
-	if (s->state == BFD_STATE_ADMIN_DOWN)
-		return BFD_RX_OK;
+	/* 6.8.6: in AdminDown the packet is discarded: no state change, no
+	 * Final, and (the rule's last line) a discarded packet has not been
+	 * received for the detection time of 6.8.4, so last_rx_ns and the
+	 * accepted count stay as they were. */
+	if (s->state == BFD_STATE_ADMIN_DOWN) {
+		s->stats.rx_drop[BFD_RX_ADMIN_DOWN]++;
+		return BFD_RX_ADMIN_DOWN;
+	}
+	/* No rule below discards: the packet counts as received. */
+	s->stats.rx++;
+	s->last_rx_ns = now_ns;
 	if (c->state == BFD_STATE_ADMIN_DOWN) {
 		if (s->state != BFD_STATE_DOWN)
 			set_state(s, BFD_STATE_DOWN, BFD_DIAG_NEIGHBOR_DOWN, now_ns);
@@ -272,39 +308,53 @@ bfd_session_timers(struct bfd_session *s, uint64_t now_ns)
 {
 	uint64_t detect = bfd_session_detect_time_ns(s), next;
 
-	if (s->last_rx_ns != 0 && detect != 0 && now_ns >= s->last_rx_ns + detect) {
-		/* 6.8.4: nothing from the remote for a detection time. */
-		if (s->state == BFD_STATE_INIT || s->state == BFD_STATE_UP)
-			set_state(s, BFD_STATE_DOWN, BFD_DIAG_TIME_EXPIRED, now_ns);
+	/* 6.8.4: nothing received (and not discarded) for a detection time
+	 * while Init or Up. */
+	if (s->last_rx_ns != 0 && detect != 0 && now_ns >= s->last_rx_ns + detect &&
+	    (s->state == BFD_STATE_INIT || s->state == BFD_STATE_UP)) {
+		set_state(s, BFD_STATE_DOWN, BFD_DIAG_TIME_EXPIRED, now_ns);
 		/* Leaving Up ends a Poll Sequence that kept an old, longer
 		 * RequiredMinRx (6.8.3): the detection time may just have
 		 * shrunk.  Use the new one below, or the deadline returned
 		 * could already have passed. */
 		detect = bfd_session_detect_time_ns(s);
-		/* 6.8.1: forget its discriminator; and after twice the
-		 * detection time, its authentication sequence. */
+	}
+	/* 6.8.1: nothing valid heard for a detection time: forget its
+	 * discriminator; after twice, its authentication sequence. */
+	if (s->last_heard_ns != 0 && detect != 0 && now_ns >= s->last_heard_ns + detect) {
 		s->remote_discr = 0;
-		if (now_ns >= s->last_rx_ns + 2 * detect) {
+		if (now_ns >= s->last_heard_ns + 2 * detect) {
 			s->auth_seq_known = false;
+			s->last_heard_ns = 0;
 			s->last_rx_ns = 0;
 			s->remote_detect_mult = 0;
 		}
 	}
-	/* 6.8.7: no periodic packets to a remote that asked for none. */
-	if (s->remote_min_rx_us != 0 && now_ns >= s->next_tx_ns) {
+	/* 6.8.7: no periodic packets to a remote that asked for none or is in
+	 * Demand mode.  When that ends (it clears D or leaves Up, we leave Up,
+	 * a Poll of ours starts) next_tx_ns, left where it was, is due at
+	 * once or within an interval of our last periodic packet. */
+	if (periodic_tx(s) && now_ns >= s->next_tx_ns) {
 		transmit(s, false);
 		s->last_tx_ns = now_ns;
 		s->next_tx_ns = now_ns + jittered(s, s->tx_interval_ns);
 	}
-	next = s->remote_min_rx_us != 0 ? s->next_tx_ns : now_ns + (uint64_t)BFD_SLOW_TX_US * 1000;
+	next = periodic_tx(s) ? s->next_tx_ns : now_ns + (uint64_t)BFD_SLOW_TX_US * 1000;
 	detect = bfd_session_detect_time_ns(s);
-	if (s->last_rx_ns != 0 && detect != 0) {
-		uint64_t due = s->last_rx_ns + detect;
+	if (detect != 0) {
+		/* Init or Up after the check above: this lies ahead. */
+		if (s->last_rx_ns != 0 &&
+		    (s->state == BFD_STATE_INIT || s->state == BFD_STATE_UP) &&
+		    s->last_rx_ns + detect < next)
+			next = s->last_rx_ns + detect;
+		if (s->last_heard_ns != 0) {
+			uint64_t due = s->last_heard_ns + detect;
 
-		if (due <= now_ns)
-			due = s->last_rx_ns + 2 * detect;
-		if (due < next)
-			next = due;
+			if (due <= now_ns)
+				due = s->last_heard_ns + 2 * detect;
+			if (due < next)
+				next = due;
+		}
 	}
 	return next;
 }
@@ -324,6 +374,7 @@ bfd_session_set_timers(struct bfd_session *s, uint32_t desired_min_tx_us,
 		       uint32_t required_min_rx_us, uint8_t detect_mult, uint64_t now_ns)
 {
 	uint32_t old_tx = s->desired_min_tx_us, old_rx = s->required_min_rx_us;
+	uint8_t old_mult = s->detect_mult;
 
 	if (desired_min_tx_us == 0 || required_min_rx_us == 0 || detect_mult == 0)
 		return -1;
@@ -336,9 +387,12 @@ bfd_session_set_timers(struct bfd_session *s, uint32_t desired_min_tx_us,
 	if (s->state != BFD_STATE_UP) {
 		s->use_tx_us = s->desired_min_tx_us;
 		s->use_rx_us = s->required_min_rx_us;
-	} else if (s->desired_min_tx_us != old_tx || s->required_min_rx_us != old_rx) {
+	} else if (s->desired_min_tx_us != old_tx || s->required_min_rx_us != old_rx ||
+		   (s->detect_mult != old_mult && remote_demand_active(s))) {
 		/* 6.8.3: transmit faster at once, slower only after the Final;
-		 * detect slower at once, faster only after the Final. */
+		 * detect slower at once, faster only after the Final.  A new
+		 * multiplier alone needs no Poll (6.8.12) -- unless the remote
+		 * is in Demand mode: no periodic packet would carry it (6.6). */
 		s->use_tx_us = s->desired_min_tx_us < s->use_tx_us ? s->desired_min_tx_us
 								   : s->use_tx_us;
 		s->use_rx_us = s->required_min_rx_us > s->use_rx_us ? s->required_min_rx_us

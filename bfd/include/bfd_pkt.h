@@ -108,6 +108,7 @@ enum bfd_rx_reason {
 	BFD_RX_NO_SESSION,	/* your discriminator names no session (and no address match) */
 	BFD_RX_AUTH_MISMATCH,	/* A bit differs from the session's configuration */
 	BFD_RX_AUTH_FAILED,	/* wrong type, key id, digest or sequence number */
+	BFD_RX_ADMIN_DOWN,	/* 6.8.6: our session is AdminDown (the remote's fields kept) */
 	BFD_RX_BAD_TTL,		/* RFC 5881: TTL is not 255 */
 	BFD_RX_BAD_UDP,		/* RFC 5881: source port outside 49152-65535, or bad UDP */
 	/* Checks of the framing layer (bfd_net.h). */

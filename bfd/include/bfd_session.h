@@ -6,7 +6,10 @@
  * One BFD session in asynchronous mode (RFC 5880 section 6), without I/O:
  * the owner feeds it received packets and the time, and it calls back to
  * transmit and to report state changes.  Time is CLOCK_MONOTONIC in ns,
- * intervals in microseconds as on the wire.
+ * intervals in microseconds as on the wire.  It never asks for Demand mode
+ * (D is never set) but honours a remote's: while the remote has D set and
+ * both are Up, it sends nothing periodic but its own Poll Sequences (6.8.7),
+ * and still answers every Poll with a Final.
  *
  *   bfd_session_init(&s, &cfg, discr, now);
  *   loop: bfd_session_rx(&s, payload, len, now) for each packet of it;
@@ -86,7 +89,15 @@ struct bfd_session {
 	uint64_t tx_interval_ns; /* current, before jitter */
 	uint64_t next_tx_ns;
 	uint64_t last_tx_ns;	 /* last periodic transmission */
+	/* Two receive times, as RFC 5880 has two rules.  last_rx_ns: the last
+	 * packet received and not discarded (6.8.6's last step); the detection
+	 * time of 6.8.4 runs from it.  last_heard_ns: the last valid,
+	 * authenticated packet, also one that 6.8.6 then discards because we
+	 * are AdminDown; 6.8.1's forgetting (RemoteDiscr after a detection
+	 * time, AuthSeqKnown after twice) runs from it.  They differ only
+	 * while AdminDown; 0: none (or forgotten). */
 	uint64_t last_rx_ns;
+	uint64_t last_heard_ns;
 	uint64_t rng;		 /* jitter */
 
 	const struct bfd_session_ops *ops;
@@ -111,7 +122,8 @@ enum bfd_rx_reason bfd_session_rx_decoded(struct bfd_session *s, const struct bf
  * this must run (ns). */
 uint64_t bfd_session_timers(struct bfd_session *s, uint64_t now_ns);
 
-/* Administrative control (AdminDown sends diag 7 and stops reacting). */
+/* Administrative control: AdminDown sends diag 7 and discards what it
+ * receives (BFD_RX_ADMIN_DOWN, RFC 5880 6.8.6). */
 void bfd_session_set_admin_down(struct bfd_session *s, bool down, uint64_t now_ns);
 
 /* New timers; while Up this runs a Poll Sequence (section 6.8.3). */

@@ -28,13 +28,17 @@
  *      session Up and then complete a Poll Sequence); when it carries a
  *      keyed SHA1 section, a copy signed with the SHA1 session's key and
  *      with a zero UDP checksum is fed in between, so the fuzzer gets past
- *      the digest check.  Then the operator changes the timers of every
- *      session that is Up (a Poll Sequence; the frame is fed once more, it
- *      may be the Final) and sets session "plain" AdminDown and back.  The
+ *      the digest check.  A copy saying state Up (re-signed likewise) comes
+ *      next, so a session the frame brought Up hears its peer Up too -- and,
+ *      with the D bit, a remote in Demand mode.  Then the operator changes
+ *      the timers of every session that is Up (a Poll Sequence; the frame is
+ *      fed once more, it may be the Final) and sets session "plain"
+ *      AdminDown and back.  The
  *      fake xmit checks every frame the node sends: it must parse back as
  *      ARP or CTRL, come from the port's MAC and a session address, and a
  *      CTRL payload must decode, carry the session's current parameters
- *      and (for the SHA1 session) a valid digest.  Subscribers' events, the
+ *      and (for the SHA1 session) a valid digest, and to a remote in Demand
+ *      mode only Polls and Finals.  Subscribers' events, the
  *      node's counters, the sessions' state and every deadline returned by
  *      bfd_node_timers() (after now) are checked as well.
  *   4. as the payload of a lone session (bfd_session_rx()), and as the text
@@ -354,11 +358,13 @@ fake_xmit(uint16_t port, const uint8_t *frame, uint32_t len, void *arg)
 		}
 	} else {
 		const struct bfd_node_session_cfg *cfg = session_of(port, f.src_ip, f.dst_ip);
+		const struct bfd_session *ls;
 		const struct bfd_session_cfg *live; /* as the operator changed it */
 		struct bfd_ctrl c;
 
 		CHECK(cfg != NULL);
-		live = &node.sess[cfg - sessions].s.cfg;
+		ls = &node.sess[cfg - sessions].s;
+		live = &ls->cfg;
 		CHECK(f.src_port == BFD_SRC_PORT_MIN + (cfg - sessions));
 		CHECK(!cfg->peer_mac_static || memcmp(f.dst_mac, cfg->peer_mac, BFD_ETH_ALEN) == 0);
 		/* We never send what a peer would refuse. */
@@ -372,6 +378,13 @@ fake_xmit(uint16_t port, const uint8_t *frame, uint32_t len, void *arg)
 		CHECK(!live->admin_down ||
 		      (c.state == BFD_STATE_ADMIN_DOWN && c.diag == BFD_DIAG_ADMIN_DOWN));
 		CHECK(live->admin_down || c.state != BFD_STATE_ADMIN_DOWN);
+		/* RFC 5880 6.8.7: nothing periodic to a remote in Demand mode
+		 * but our Poll Sequence; Finals go out regardless.  We never
+		 * ask for Demand mode. */
+		CHECK(!(ls->remote_demand && ls->state == BFD_STATE_UP &&
+			ls->remote_state == BFD_STATE_UP) ||
+		      (c.flags & (BFD_FLAG_POLL | BFD_FLAG_FINAL)));
+		CHECK(!(c.flags & BFD_FLAG_DEMAND));
 		CHECK(((c.flags & BFD_FLAG_AUTH) != 0) == (cfg->bfd.auth_type != BFD_AUTH_NONE));
 		if (c.flags & BFD_FLAG_AUTH) {
 			CHECK(c.auth.type == cfg->bfd.auth_type);
@@ -484,24 +497,30 @@ run_timers(uint64_t now)
 }
 
 /*
- * A copy of the frame with its keyed SHA1 section signed with the SHA1
- * session's key and the UDP checksum set to 0 (none); 0 if the frame has no
- * such section.
+ * A copy of a control frame with the UDP checksum set to 0 (none) and its
+ * keyed SHA1 section, if any, signed with the SHA1 session's key; with
+ * `as_up`, its state field says Up first.  0 if the frame is not a control
+ * packet that decodes, or (without `as_up`) has no keyed SHA1 section.
  */
 static size_t
-signed_copy(const uint8_t *data, size_t size, uint8_t *out, size_t outlen)
+variant_copy(const uint8_t *data, size_t size, uint8_t *out, size_t outlen, bool as_up)
 {
 	struct bfd_frame f;
 	struct bfd_ctrl c;
 	size_t off;
+	bool sha1;
 
 	if (size > outlen || bfd_frame_parse(data, (uint32_t)size, &f) != BFD_FRAME_CTRL ||
-	    bfd_pkt_decode(f.payload, f.payload_len, &c) != BFD_RX_OK ||
-	    !(c.flags & BFD_FLAG_AUTH) || !is_sha1(c.auth.type))
+	    bfd_pkt_decode(f.payload, f.payload_len, &c) != BFD_RX_OK)
+		return 0;
+	sha1 = (c.flags & BFD_FLAG_AUTH) && is_sha1(c.auth.type);
+	if (!sha1 && !as_up)
 		return 0;
 	memcpy(out, data, size);
 	off = (size_t)(f.payload - data);
-	if (bfd_auth_sha1_sign(out + off, f.payload_len, sha1_key, SHA1_KEY_LEN) < 0)
+	if (as_up)
+		out[off + 1] = (uint8_t)(BFD_STATE_UP << 6 | (out[off + 1] & 0x3f));
+	if (sha1 && bfd_auth_sha1_sign(out + off, f.payload_len, sha1_key, SHA1_KEY_LEN) < 0)
 		return 0;
 	out[off - 2] = 0;
 	out[off - 1] = 0;
@@ -529,11 +548,12 @@ print_node(uint16_t port, enum bfd_rx_reason r, enum bfd_rx_reason r2, bool resi
 static void
 fuzz_node(const uint8_t *data, size_t size)
 {
-	static uint8_t signed_frame[2048];
+	static uint8_t signed_frame[2048], up_frame[2048];
 	uint16_t port = size >= BFD_ETH_ALEN ? (data[5] & 1) : 0;
 	uint64_t t = T0_NS;
-	size_t ssize;
+	size_t ssize, usize;
 	enum bfd_rx_reason r, r2;
+	uint64_t rx0, last_rx0;
 
 	xmit_calls = events = 0;
 	node_setup();
@@ -545,7 +565,7 @@ fuzz_node(const uint8_t *data, size_t size)
 	check_node();
 	run_timers(t += MS);
 
-	ssize = signed_copy(data, size, signed_frame, sizeof(signed_frame));
+	ssize = variant_copy(data, size, signed_frame, sizeof(signed_frame), false);
 	if (ssize != 0) {
 		bfd_node_rx(&node, port, signed_frame, (uint32_t)ssize, t += MS);
 		check_node();
@@ -558,6 +578,16 @@ fuzz_node(const uint8_t *data, size_t size)
 	if (print)
 		print_node(port, r, r2, ssize != 0);
 	run_timers(t += 5 * MS);
+
+	/* The remote says Up, every 10 ms for 100 ms: sessions the frame
+	 * brought Up are Up on both sides now, and with its D bit the remote
+	 * is in Demand mode (our periodic packets stop; fake_xmit checks). */
+	usize = variant_copy(data, size, up_frame, sizeof(up_frame), true);
+	for (int i = 0; usize != 0 && i < 10; i++) {
+		bfd_node_rx(&node, port, up_frame, (uint32_t)usize, t += MS);
+		check_node();
+		run_timers(t += 9 * MS);
+	}
 
 	/* The operator changes the timers of every session that is Up (a Poll
 	 * Sequence starts; the frame, once more, may be its Final) and takes
@@ -580,8 +610,13 @@ fuzz_node(const uint8_t *data, size_t size)
 	CHECK(bfd_node_set_admin_down(&node, 0, true, t += MS) == 0);
 	CHECK(node.sess[0].s.state == BFD_STATE_ADMIN_DOWN);
 	run_timers(t += MS);
+	rx0 = node.sess[0].s.stats.rx;
+	last_rx0 = node.sess[0].s.last_rx_ns;
 	bfd_node_rx(&node, port, data, (uint32_t)size, t += MS);
+	/* RFC 5880 6.8.6: AdminDown discards; a discarded packet is not
+	 * received (no refresh of the detection time), only counted. */
 	CHECK(node.sess[0].s.state == BFD_STATE_ADMIN_DOWN);
+	CHECK(node.sess[0].s.stats.rx == rx0 && node.sess[0].s.last_rx_ns == last_rx0);
 	CHECK(bfd_node_set_admin_down(&node, 0, false, t += MS) == 0);
 	CHECK(node.sess[0].s.state == BFD_STATE_DOWN);
 	CHECK(bfd_node_set_admin_down(&node, -1, true, t) == -1);

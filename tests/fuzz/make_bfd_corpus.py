@@ -44,7 +44,7 @@ SESSIONS = [
 ]
 
 DOWN, INIT, UP, ADMIN_DOWN = 1, 2, 3, 0
-F_POLL, F_FINAL, F_AUTH = 0x20, 0x10, 0x04
+F_POLL, F_FINAL, F_AUTH, F_DEMAND = 0x20, 0x10, 0x04, 0x02
 M64 = (1 << 64) - 1
 
 
@@ -138,6 +138,12 @@ def frames():
     yield "static_init", frame_to("static", ctrl(INIT, d["static"], mult=1, tx=50000))
     yield "static_up_final", frame_to("static", ctrl(UP, d["static"], F_FINAL, mult=1))
     yield "admin_up", frame_to("admin", ctrl(UP, d["admin"]))
+    # Demand mode (D bit), to a session whose packets reach the fake xmit
+    # (static MAC): fuzz_bfd's "as Up" copy puts the remote in Demand mode
+    yield "static_init_demand_final", frame_to("static", ctrl(INIT, d["static"],
+                                                              F_DEMAND | F_FINAL, mult=1))
+    yield "static_init_demand_poll", frame_to("static", ctrl(INIT, d["static"],
+                                                             F_DEMAND | F_POLL, mult=1))
     # framing: each RFC 5881 check failing once
     yield "bad_ttl", frame_to("plain", ctrl(DOWN, 0), ttl=254)
     yield "bad_sport", frame_to("plain", ctrl(DOWN, 0), sport=3784)

@@ -18,7 +18,9 @@ Asserted, in order:
     brings the session Up again on both sides.  (Detection times over many
     trials are measured by bench/bfd_detect.py, not asserted here.)
  3. AdminDown through /onvm/bfd/admin: bfdd reports the peer down with
-    remote diagnostic "administratively down" (diag 7); back up -> Up.
+    remote diagnostic "administratively down" (diag 7); bfdd's packets
+    meanwhile are discarded (RFC 5880 6.8.6), counted as rx_drop_admin_down
+    and not as received; back up -> Up.
  4. A timer change through /onvm/bfd/timers while Up (20 ms TX, 30 ms RX,
     multiplier 4) runs a Poll Sequence that bfdd answers with a Final: bfdd
     shows the new remote intervals and multiplier, the manager counts the
@@ -36,8 +38,10 @@ MARGIN_MS = 70  # a shared 2-vCPU host: scheduling, not protocol, sets this
 
 
 def bad_frame_drops(sess):
+    # no_session and admin_down are drops of well-formed packets.
     return {k: v for k, v in sess.items()
-            if k.startswith("rx_drop_") and v and k != "rx_drop_no_session"}
+            if k.startswith("rx_drop_") and v
+            and k not in ("rx_drop_no_session", "rx_drop_admin_down")}
 
 
 def main(L):
@@ -103,8 +107,15 @@ def main(L):
     peer = bfdd.wait_status("down", timeout=10)
     L.expect(peer["remote-diagnostic"] == "administratively down",
              f"bfdd's remote diagnostic: {peer['remote-diagnostic']!r}")
+    held = node.bfd("frr")  # AdminDown since the query returned
+    lab.wait_until(lambda: node.bfd("frr")["rx_drop_admin_down"] > held["rx_drop_admin_down"],
+                   10, "a packet from bfdd to be discarded while AdminDown")
+    sess = node.bfd("frr")
+    L.expect(sess["rx"] == held["rx"],
+             f"packets received while AdminDown: rx {held['rx']} -> {sess['rx']}")
     print(f"AdminDown: bfdd reports {peer['status']}, remote diagnostic "
-          f"{peer['remote-diagnostic']!r}")
+          f"{peer['remote-diagnostic']!r}; {sess['rx_drop_admin_down']} of its packets "
+          f"discarded meanwhile")
     node.query("/onvm/bfd/admin,frr,up")
     node.wait_bfd("frr", "Up", timeout=60)
     bfdd.wait_status("up", timeout=30)

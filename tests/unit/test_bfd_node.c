@@ -284,6 +284,13 @@ wire_pass(struct world *w, struct harness *from, uint16_t from_port, struct harn
 			continue;
 		/* The owner asks first; everything on this wire is BFD's. */
 		assert_true(bfd_node_wants(&to->node, port, r->b, r->len));
+		/* A session held AdminDown discards control packets (RFC 5880
+		 * 6.8.6); everything else is taken. */
+		if (r->kind == BFD_FRAME_CTRL && to->node.sess[0].s.state == BFD_STATE_ADMIN_DOWN) {
+			assert_int_equal(bfd_node_rx(&to->node, port, r->b, r->len, w->now),
+					 BFD_RX_ADMIN_DOWN);
+			continue;
+		}
 		assert_int_equal(bfd_node_rx(&to->node, port, r->b, r->len, w->now), BFD_RX_OK);
 		(*rx_ok)++;
 		if (to == &w->a && r->kind == BFD_FRAME_CTRL)
@@ -526,6 +533,7 @@ test_admin_down_is_seen_as_neighbor_down(void **state)
 	uint64_t t;
 	const struct event_rec *e;
 	int before;
+	uint64_t rx;
 
 	world_up(w);
 	world_run(w, 1000 * MS);
@@ -552,11 +560,16 @@ test_admin_down_is_seen_as_neighbor_down(void **state)
 	assert_int_equal(e->ev.diag, BFD_DIAG_NEIGHBOR_DOWN);
 	assert_int_equal(e->ev.remote_diag, BFD_DIAG_ADMIN_DOWN);
 	assert_int_equal(sa(w)->s.remote_state, BFD_STATE_ADMIN_DOWN);
-	/* And stays Down while B is AdminDown: no Init, no more events. */
+	/* And stays Down while B is AdminDown: no Init, no more events.  B
+	 * discards what A sends, counted by reason, not as received. */
+	rx = sb(w)->s.stats.rx;
 	world_run(w, 3000 * MS);
 	assert_int_equal(sa(w)->s.state, BFD_STATE_DOWN);
 	assert_int_equal(sb(w)->s.state, BFD_STATE_ADMIN_DOWN);
 	assert_int_equal(w->ea.n, before + 1);
+	assert_int_equal(sb(w)->s.stats.rx, rx);
+	assert_true(sb(w)->s.stats.rx_drop[BFD_RX_ADMIN_DOWN] >= 2); /* A: Down, 1 s apart */
+	assert_int_equal(w->b.node.stats.rx_drop[BFD_RX_ADMIN_DOWN], 0); /* it reached B's session */
 	/* Back in service. */
 	assert_int_equal(bfd_node_set_admin_down(&w->b.node, 0, false, w->now), 0);
 	world_run(w, 5000 * MS);

@@ -156,10 +156,11 @@ test_state_machine_table(void **state)
 		session_in(&s, &cap, table[i].local, 1 * MS);
 		diag_before = s.local_diag;
 		changes = cap.changes;
-		/* Down and AdminDown may say "your discriminator 0". */
-		assert_int_equal(feed(&s, table[i].rcvd, 0,
-				      table[i].rcvd <= BFD_STATE_DOWN ? 0 : 5, 2 * MS),
-				 BFD_RX_OK);
+		/* Down and AdminDown may say "your discriminator 0".  A session
+		 * that is AdminDown discards every packet (6.8.6). */
+		assert_int_equal(
+		    feed(&s, table[i].rcvd, 0, table[i].rcvd <= BFD_STATE_DOWN ? 0 : 5, 2 * MS),
+		    table[i].local == BFD_STATE_ADMIN_DOWN ? BFD_RX_ADMIN_DOWN : BFD_RX_OK);
 		if (s.state != table[i].want)
 			fail_msg("row %zu: %s + rx %s -> %s, want %s", i,
 				 bfd_state_str(table[i].local), bfd_state_str(table[i].rcvd),
@@ -465,6 +466,310 @@ test_admin_down(void **state)
 	assert_int_equal(s.local_diag, BFD_DIAG_NONE);
 }
 
+/*
+ * RFC 5880 6.8.6: "If bfd.SessionState is AdminDown: Discard the packet", and
+ * only a packet that was not discarded "has been received for purposes of the
+ * Detection Time expiration rules" (6.8.4).  The packet is counted as a drop,
+ * not as received, and the receive time stays the last accepted packet's.
+ * What 6.8.6 records before that discard (the remote's discriminator, state,
+ * RequiredMinRx) is kept, and 6.8.1 forgets the discriminator only a
+ * detection time after the last valid packet, discarded or not.
+ */
+static void
+test_admin_down_session_discards_without_refreshing_detection(void **state)
+{
+	struct bfd_session s;
+	struct capture cap;
+	uint64_t rx, now, last_ok;
+	int sent, drops = 0;
+
+	(void)state;
+	session_in(&s, &cap, BFD_STATE_UP, 1 * MS);
+	last_ok = s.last_rx_ns;
+	assert_int_equal(last_ok, 1 * MS);
+	bfd_session_set_admin_down(&s, true, 2 * MS);
+	bfd_session_timers(&s, 2 * MS);
+	rx = s.stats.rx;
+	/* The remote keeps talking (Up, then Down with a new discriminator)
+	 * for 300 ms, five detection times. */
+	for (now = 10 * MS; now <= 300 * MS; now += 10 * MS) {
+		uint8_t st = now < 100 * MS ? BFD_STATE_UP : BFD_STATE_DOWN;
+		uint32_t disc = now < 100 * MS ? 77 : 78;
+		struct bfd_ctrl c = {.state = st,
+				     .detect_mult = 3,
+				     .my_disc = disc,
+				     .your_disc = 5,
+				     .desired_min_tx_us = 20000,
+				     .required_min_rx_us = 40000};
+		uint8_t buf[BFD_PKT_MAX_LEN];
+		int n = bfd_pkt_encode(&c, buf, sizeof(buf));
+
+		sent = cap.n;
+		assert_int_equal(bfd_session_rx(&s, buf, (uint32_t)n, now), BFD_RX_ADMIN_DOWN);
+		drops++;
+		assert_int_equal(cap.n, sent); /* nothing answered */
+		assert_int_equal(s.last_rx_ns, last_ok);
+		assert_true(bfd_session_timers(&s, now + 1 * MS) > now + 1 * MS);
+		/* 6.8.6 records these before its AdminDown discard; 6.8.1 keeps
+		 * the discriminator while valid packets come. */
+		assert_int_equal(s.remote_discr, disc);
+		assert_int_equal(s.remote_state, st);
+		assert_int_equal(s.remote_min_rx_us, 40000);
+	}
+	assert_int_equal(s.state, BFD_STATE_ADMIN_DOWN);
+	assert_int_equal(s.stats.rx, rx);
+	assert_int_equal(s.stats.rx_drop[BFD_RX_ADMIN_DOWN], drops);
+	assert_int_equal(s.last_heard_ns, 300 * MS);
+	/* The remote falls silent: a detection time (3 x 20 ms) after its last
+	 * packet its discriminator is forgotten, after twice everything. */
+	bfd_session_timers(&s, 359 * MS);
+	assert_int_equal(s.remote_discr, 78);
+	bfd_session_timers(&s, 360 * MS);
+	assert_int_equal(s.remote_discr, 0);
+	bfd_session_timers(&s, 420 * MS);
+	assert_int_equal(s.last_heard_ns, 0);
+	assert_int_equal(s.last_rx_ns, 0);
+	/* Back in service: the next packet is received as usual. */
+	bfd_session_set_admin_down(&s, false, 421 * MS);
+	assert_int_equal(feed(&s, BFD_STATE_DOWN, 0, 0, 422 * MS), BFD_RX_OK);
+	assert_int_equal(s.stats.rx, rx + 1);
+	assert_int_equal(s.last_rx_ns, 422 * MS);
+	assert_int_equal(s.state, BFD_STATE_INIT);
+	assert_int_equal(s.stats.rx_drop[BFD_RX_ADMIN_DOWN], drops);
+}
+
+/* ---- a remote in Demand mode (RFC 5880 6.6, 6.8.7) ------------------------- */
+
+/* An Up session whose remote is in Demand mode: the coming-Up Poll ended,
+ * then the remote set D (with a Poll, as 6.6 asks), which we answered. */
+static void
+session_with_demand_remote(struct bfd_session *s, struct capture *cap, uint64_t now)
+{
+	session_in(s, cap, BFD_STATE_UP, now);
+	assert_int_equal(feed(s, BFD_STATE_UP, BFD_FLAG_FINAL, 5, now), BFD_RX_OK);
+	assert_false(s->poll_active);
+	assert_int_equal(feed(s, BFD_STATE_UP, BFD_FLAG_DEMAND | BFD_FLAG_POLL, 5, now), BFD_RX_OK);
+	assert_true(s->remote_demand);
+	assert_int_equal(last_sent(cap).flags & (BFD_FLAG_POLL | BFD_FLAG_FINAL), BFD_FLAG_FINAL);
+}
+
+/* Run the timers from *now for `span` while the remote, Up, sends a packet
+ * with `flags` every 20 ms (its periodic ones: it keeps sending to us).
+ * Returns how many packets the session sent; every deadline lies ahead. */
+static int
+run_with_remote(struct bfd_session *s, struct capture *cap, uint64_t *now, uint64_t span,
+		uint8_t flags)
+{
+	uint64_t end = *now + span, next_feed = *now;
+	int before = cap->n;
+
+	while (*now < end) {
+		uint64_t next;
+
+		if (*now >= next_feed) {
+			assert_int_equal(feed(s, BFD_STATE_UP, flags, 5, *now), BFD_RX_OK);
+			next_feed += 20 * MS;
+		}
+		next = bfd_session_timers(s, *now);
+		assert_true(next > *now);
+		*now = next < next_feed ? next : next_feed;
+	}
+	return cap->n - before;
+}
+
+static void
+test_remote_demand_up_stops_periodic_tx(void **state)
+{
+	struct bfd_session s;
+	struct capture cap;
+	uint64_t now = 2 * MS;
+
+	(void)state;
+	session_with_demand_remote(&s, &cap, 1 * MS);
+	/* 6.8.7: Demand mode is active on the remote (D, both Up), no Poll
+	 * of ours: nothing periodic for a whole second... */
+	assert_int_equal(run_with_remote(&s, &cap, &now, 1000 * MS, BFD_FLAG_DEMAND), 0);
+	/* ...and our detection still runs on the remote's packets. */
+	assert_int_equal(s.state, BFD_STATE_UP);
+	assert_int_equal(bfd_session_detect_time_ns(&s), 60 * MS);
+	/* Our D bit stays clear: we never ask for Demand mode. */
+	assert_int_equal(last_sent(&cap).flags & BFD_FLAG_DEMAND, 0);
+}
+
+static void
+test_poll_from_demand_remote_gets_final(void **state)
+{
+	struct bfd_session s;
+	struct capture cap;
+	uint64_t now = 2 * MS;
+	struct bfd_ctrl c;
+	int before;
+
+	(void)state;
+	session_with_demand_remote(&s, &cap, 1 * MS);
+	assert_int_equal(run_with_remote(&s, &cap, &now, 100 * MS, BFD_FLAG_DEMAND), 0);
+	/* 6.8.7: a Poll is answered at once, periodic transmission or not. */
+	before = cap.n;
+	assert_int_equal(feed(&s, BFD_STATE_UP, BFD_FLAG_DEMAND | BFD_FLAG_POLL, 5, now),
+			 BFD_RX_OK);
+	assert_int_equal(cap.n, before + 1);
+	c = last_sent(&cap);
+	assert_int_equal(c.flags & (BFD_FLAG_POLL | BFD_FLAG_FINAL | BFD_FLAG_DEMAND),
+			 BFD_FLAG_FINAL);
+	assert_int_equal(c.state, BFD_STATE_UP);
+	assert_int_equal(c.your_disc, 77);
+	/* The Final is all: periodic transmission stays off. */
+	assert_int_equal(run_with_remote(&s, &cap, &now, 500 * MS, BFD_FLAG_DEMAND), 0);
+	assert_int_equal(s.state, BFD_STATE_UP);
+}
+
+/* Periodic transmission comes back, at the right interval, when the remote
+ * leaves Demand mode, when it leaves Up, when we do (detection, AdminDown). */
+static void
+test_periodic_tx_resumes_when_remote_demand_ends(void **state)
+{
+	struct bfd_session s;
+	struct capture cap;
+	uint64_t now, lo, hi;
+	int n;
+
+	(void)state;
+	/* The remote clears D (with a Poll): a Final at once, then periodic
+	 * packets at max(our 10 ms, its RequiredMinRx 30 ms) less jitter. */
+	session_with_demand_remote(&s, &cap, 1 * MS);
+	now = 2 * MS;
+	assert_int_equal(run_with_remote(&s, &cap, &now, 200 * MS, BFD_FLAG_DEMAND), 0);
+	n = cap.n;
+	assert_int_equal(feed(&s, BFD_STATE_UP, BFD_FLAG_POLL, 5, now), BFD_RX_OK);
+	assert_int_equal(cap.n, n + 1);
+	assert_int_equal(last_sent(&cap).flags & BFD_FLAG_FINAL, BFD_FLAG_FINAL);
+	assert_false(s.remote_demand);
+	bfd_session_timers(&s, now);
+	assert_int_equal(cap.n, n + 2); /* overdue: sent at once */
+	tx_gaps(&s, &cap, now, 1000 * MS, 20 * MS, &lo, &hi, &n);
+	assert_int_equal(s.state, BFD_STATE_UP);
+	assert_true(n > 30);
+	assert_true(lo >= 22500 * US && hi <= 30000 * US);
+
+	/* The remote goes Down: so do we (diag 3), and send at the slow rate. */
+	session_with_demand_remote(&s, &cap, 1 * MS);
+	now = 2 * MS;
+	assert_int_equal(run_with_remote(&s, &cap, &now, 200 * MS, BFD_FLAG_DEMAND), 0);
+	n = cap.n;
+	assert_int_equal(feed(&s, BFD_STATE_DOWN, 0, 5, now), BFD_RX_OK);
+	assert_int_equal(s.state, BFD_STATE_DOWN);
+	bfd_session_timers(&s, now);
+	assert_int_equal(cap.n, n + 1);
+	assert_int_equal(last_sent(&cap).state, BFD_STATE_DOWN);
+	tx_gaps(&s, &cap, now, 5000 * MS, 0, &lo, &hi, &n);
+	assert_true(n >= 4);
+	assert_true(lo >= 750 * MS && hi <= 1000 * MS);
+
+	/* The remote falls silent: our detection time (3 x 20 ms) still runs
+	 * in its Demand mode; Down, and periodic packets again. */
+	session_with_demand_remote(&s, &cap, 1 * MS);
+	now = 2 * MS;
+	assert_int_equal(run_with_remote(&s, &cap, &now, 200 * MS, BFD_FLAG_DEMAND), 0);
+	n = cap.n;
+	for (uint64_t t = now; t <= now + 60 * MS; t += 1 * MS)
+		bfd_session_timers(&s, t);
+	assert_int_equal(s.state, BFD_STATE_DOWN);
+	assert_int_equal(s.local_diag, BFD_DIAG_TIME_EXPIRED);
+	assert_int_equal(cap.n, n + 1);
+	assert_int_equal(last_sent(&cap).state, BFD_STATE_DOWN);
+
+	/* We go AdminDown: said at once, then periodically. */
+	session_with_demand_remote(&s, &cap, 1 * MS);
+	now = 2 * MS;
+	assert_int_equal(run_with_remote(&s, &cap, &now, 200 * MS, BFD_FLAG_DEMAND), 0);
+	n = cap.n;
+	bfd_session_set_admin_down(&s, true, now);
+	for (uint64_t t = now; t < now + 3000 * MS; t += 1 * MS)
+		bfd_session_timers(&s, t);
+	assert_true(cap.n - n >= 4);
+	assert_int_equal(last_sent(&cap).state, BFD_STATE_ADMIN_DOWN);
+}
+
+/* Coming Up to a remote already in Demand mode (it should not be, 6.6, but
+ * may): our Up is news no periodic packet would carry, so it goes out as a
+ * Poll until the Final -- even when the advertised interval stays the same. */
+static void
+test_coming_up_to_demand_remote_sends_a_poll(void **state)
+{
+	struct bfd_session s;
+	struct capture cap;
+	struct bfd_session_cfg cfg = fast_cfg();
+	uint64_t now = 1 * MS;
+
+	(void)state;
+	memset(&cap, 0, sizeof(cap));
+	cfg.desired_min_tx_us = BFD_SLOW_TX_US; /* no interval change on coming Up */
+	assert_int_equal(bfd_session_init(&s, &cfg, 5, &cap_ops, &cap, now), 0);
+	assert_int_equal(feed(&s, BFD_STATE_DOWN, 0, 0, now), BFD_RX_OK);
+	assert_int_equal(s.state, BFD_STATE_INIT);
+	assert_int_equal(feed(&s, BFD_STATE_UP, BFD_FLAG_DEMAND, 5, now), BFD_RX_OK);
+	assert_int_equal(s.state, BFD_STATE_UP);
+	assert_true(s.poll_active);
+	bfd_session_timers(&s, now);
+	assert_int_equal(last_sent(&cap).state, BFD_STATE_UP);
+	assert_int_equal(last_sent(&cap).flags & BFD_FLAG_POLL, BFD_FLAG_POLL);
+	assert_int_equal(feed(&s, BFD_STATE_UP, BFD_FLAG_DEMAND | BFD_FLAG_FINAL, 5, now),
+			 BFD_RX_OK);
+	assert_false(s.poll_active);
+	assert_int_equal(run_with_remote(&s, &cap, &now, 3000 * MS, BFD_FLAG_DEMAND), 0);
+}
+
+/* Our own Poll Sequence (a timer change) is sent periodically to a remote in
+ * Demand mode until its Final (6.5, 6.8.7), then transmission stops again.
+ * A new detect multiplier alone needs a Poll only in that case (6.6). */
+static void
+test_our_poll_to_demand_remote_runs_until_final(void **state)
+{
+	struct bfd_session s;
+	struct capture cap;
+	uint64_t now = 2 * MS;
+	int n, polls;
+
+	(void)state;
+	session_with_demand_remote(&s, &cap, 1 * MS);
+	assert_int_equal(run_with_remote(&s, &cap, &now, 100 * MS, BFD_FLAG_DEMAND), 0);
+	assert_int_equal(bfd_session_set_timers(&s, 20000, 20000, 3, now), 0);
+	assert_true(s.poll_active);
+	/* The remote, in Demand mode, is slow to answer: Polls every
+	 * max(10 ms in use until the Final, its 30 ms) less jitter. */
+	n = cap.n;
+	polls = run_with_remote(&s, &cap, &now, 100 * MS, BFD_FLAG_DEMAND);
+	assert_true(polls >= 4 && polls <= 5);
+	for (int i = n; i < cap.n; i++) {
+		struct bfd_ctrl c;
+
+		assert_int_equal(bfd_pkt_decode(cap.pkt[i], (size_t)cap.len[i], &c), BFD_RX_OK);
+		assert_int_equal(c.flags & (BFD_FLAG_POLL | BFD_FLAG_DEMAND), BFD_FLAG_POLL);
+		assert_int_equal(c.desired_min_tx_us, 20000);
+	}
+	/* Its Final ends the Poll and our periodic packets with it. */
+	assert_int_equal(feed(&s, BFD_STATE_UP, BFD_FLAG_DEMAND | BFD_FLAG_FINAL, 5, now),
+			 BFD_RX_OK);
+	assert_false(s.poll_active);
+	assert_int_equal(run_with_remote(&s, &cap, &now, 500 * MS, BFD_FLAG_DEMAND), 0);
+
+	/* A new multiplier only: a Poll carries it, then quiet again. */
+	assert_int_equal(bfd_session_set_timers(&s, 20000, 20000, 5, now), 0);
+	assert_true(s.poll_active);
+	bfd_session_timers(&s, now);
+	assert_int_equal(last_sent(&cap).flags & BFD_FLAG_POLL, BFD_FLAG_POLL);
+	assert_int_equal(last_sent(&cap).detect_mult, 5);
+	assert_int_equal(feed(&s, BFD_STATE_UP, BFD_FLAG_DEMAND | BFD_FLAG_FINAL, 5, now),
+			 BFD_RX_OK);
+	assert_int_equal(run_with_remote(&s, &cap, &now, 500 * MS, BFD_FLAG_DEMAND), 0);
+
+	/* Without Demand mode the periodic packets carry it: no Poll (6.8.12). */
+	session_in(&s, &cap, BFD_STATE_UP, 1 * MS);
+	assert_int_equal(feed(&s, BFD_STATE_UP, BFD_FLAG_FINAL, 5, 1 * MS), BFD_RX_OK);
+	assert_int_equal(bfd_session_set_timers(&s, 10000, 10000, 5, 2 * MS), 0);
+	assert_false(s.poll_active);
+}
+
 static void
 test_your_discriminator_must_be_ours(void **state)
 {
@@ -700,6 +1005,12 @@ main(void)
 	    cmocka_unit_test(test_poll_final_timer_change),
 	    cmocka_unit_test(test_poll_is_answered_with_final_at_once),
 	    cmocka_unit_test(test_admin_down),
+	    cmocka_unit_test(test_admin_down_session_discards_without_refreshing_detection),
+	    cmocka_unit_test(test_remote_demand_up_stops_periodic_tx),
+	    cmocka_unit_test(test_poll_from_demand_remote_gets_final),
+	    cmocka_unit_test(test_periodic_tx_resumes_when_remote_demand_ends),
+	    cmocka_unit_test(test_coming_up_to_demand_remote_sends_a_poll),
+	    cmocka_unit_test(test_our_poll_to_demand_remote_runs_until_final),
 	    cmocka_unit_test(test_your_discriminator_must_be_ours),
 	    cmocka_unit_test(test_two_sessions_come_up_and_detect_a_silent_peer),
 	    cmocka_unit_test(test_sha1_sessions_accept_and_reject),
