@@ -334,6 +334,7 @@ add_session(struct rte_tel_data *d, const struct bfd_node_session *ns, uint64_t 
 	rte_tel_data_add_dict_u64(d, "remote_desired_min_tx_us", s->remote_desired_min_tx_us);
 	rte_tel_data_add_dict_u64(d, "remote_min_rx_us", s->remote_min_rx_us);
 	rte_tel_data_add_dict_int(d, "remote_detect_mult", s->remote_detect_mult);
+	rte_tel_data_add_dict_int(d, "remote_demand", s->remote_demand);
 	rte_tel_data_add_dict_u64(d, "tx_interval_us", s->tx_interval_ns / 1000);
 	rte_tel_data_add_dict_u64(d, "detect_time_us", bfd_session_detect_time_ns(s) / 1000);
 	rte_tel_data_add_dict_int(d, "poll_active", s->poll_active);
