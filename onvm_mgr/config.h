@@ -15,10 +15,11 @@
 #define MGR_CONFIG_H
 
 #include <limits.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "cpulist.h" /* mgr_cpulist_parse(), mgr_cpulist_format() */
 
 #define MGR_CFG_NAME_LEN 32
 #define MGR_CFG_DEV_LEN 512
@@ -135,10 +136,6 @@ int mgr_config_load_string(const char *text, size_t len, const char *name,
 			   struct mgr_config *cfg, char *err, size_t errlen);
 
 void mgr_config_free(struct mgr_config *cfg);
-
-/* "0-1,3" <-> CPU set; "" is the empty set.  `set` NULL: only validate. */
-int mgr_cpulist_parse(const char *list, cpu_set_t *set);
-int mgr_cpulist_format(const cpu_set_t *set, char *buf, size_t len);
 
 /* Index of the port / chain called `name`, or -1. */
 int mgr_config_port_index(const struct mgr_config *cfg, const char *name);

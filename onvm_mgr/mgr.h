@@ -7,6 +7,7 @@
  *   main.c       start-up, shutdown, the per-lcore unit scheduler
  *   args.c       command line
  *   config.c     JSON configuration            (config.h)
+ *   cpulist.c    CPU lists <-> cpu_set_t       (cpulist.h)
  *   ports.c      DPDK port set-up and stats
  *   router.c     routing decisions             (router.h)
  *   datapath.c   the RX and TX units
