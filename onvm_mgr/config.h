@@ -10,6 +10,20 @@
  * the form "FILE:LINE:COL: FIELD: what is wrong", and nothing has been
  * touched.  No DPDK here, so the parser is unit-tested without an EAL.
  * The schema, with every default, is in docs/operator-guide.md.
+ *
+ * The loader's files (meson: mgr_config_sources):
+ *   config.c         this API: defaults, load from a file or from memory,
+ *                    free, name look-ups; runs the section parsers in order
+ *   config_walk.c    the walker and field helpers every section reads JSON
+ *                    with; the "FILE:LINE:COL" errors (config_walk.h, private)
+ *   config_node.c    "node", the tunables ("pool", "rings", "stats", "idle",
+ *                    "nf_defaults", "startup", "state") and "units"
+ *   config_ports.c   "ports", and port references by name or index
+ *   config_nfs.c     "nfs": NF binaries, services, instances, resiliency
+ *   config_chains.c  "chains" and "flow_rules" (IPv4 prefixes, port ranges,
+ *                    protocols)
+ *   config_bfd.c     "bfd": BFD sessions, timers, authentication
+ *   cpulist.c        CPU lists ("0-1,3") <-> cpu_set_t (cpulist.h)
  */
 #ifndef MGR_CONFIG_H
 #define MGR_CONFIG_H

@@ -6,7 +6,7 @@
  * mgr.h -- onvm_mgr's private state and the interfaces between its modules:
  *   main.c       start-up, shutdown, the per-lcore unit scheduler
  *   args.c       command line
- *   config.c     JSON configuration            (config.h)
+ *   config*.c    JSON configuration            (config.h, which maps its files)
  *   cpulist.c    CPU lists <-> cpu_set_t       (cpulist.h)
  *   ports.c      DPDK port set-up and stats
  *   router.c     routing decisions             (router.h)
