@@ -13,7 +13,6 @@
  * another session.  The name is a key of the /onvm/bfd telemetry command, so
  * it takes telemetry's alphabet.  Timer defaults are FRR's (300 ms x 3).
  */
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -28,14 +27,9 @@
 static int
 parse_host_addr(struct cfg_walk *w, const json_t *v, const char *path, uint32_t *ip)
 {
-	struct in_addr a;
-
-	if (!json_is_string(v))
-		return cfg_fail(w, path, "expected an IPv4 address string, got %s",
-				cfg_type_name(v));
-	if (inet_pton(AF_INET, json_string_value(v), &a) != 1)
-		return cfg_fail(w, path, "\"%s\" is not an IPv4 address", json_string_value(v));
-	*ip = ntohl(a.s_addr);
+	if (cfg_expect_type(w, v, path, JSON_STRING, "an IPv4 address string") < 0 ||
+	    cfg_ipv4(w, path, json_string_value(v), json_string_value(v), ip) < 0)
+		return -1;
 	if (*ip == 0 || *ip == 0xffffffffu || (*ip >> 28) == 0xe)
 		return cfg_fail(w, path, "\"%s\" is not a unicast host address",
 				json_string_value(v));
@@ -50,8 +44,7 @@ parse_bfd_auth(struct cfg_walk *w, const json_t *v, const char *p, struct mgr_bf
 	char type[32] = "", key[MGR_CFG_BFD_KEY_MAX + 1] = "", fp[CFG_PATH_LEN];
 	uint64_t key_id = 0;
 
-	if (cfg_expect_type(w, v, p, JSON_OBJECT, "an auth object") < 0 ||
-	    cfg_check_keys(w, v, p, keys) < 0 ||
+	if (cfg_check_object(w, v, p, "an auth object", keys) < 0 ||
 	    cfg_get_string(w, v, p, "type", type, sizeof(type), true, false) < 0 ||
 	    cfg_get_uint(w, v, p, "key_id", 0, 255, &key_id) < 0 ||
 	    cfg_get_string(w, v, p, "key", key, sizeof(key), true, false) < 0)
@@ -92,12 +85,11 @@ cfg_parse_bfd(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 	json_t *o, *arr, *v, *f;
 	size_t i;
 
-	if (cfg_get_object(w, root, "bfd", &o) < 0)
+	if (cfg_get_section(w, root, "bfd", top_keys, &o) < 0)
 		return -1;
 	if (o == NULL)
 		return 0;
-	if (cfg_check_keys(w, o, "bfd", top_keys) < 0 ||
-	    cfg_get_array(w, o, "bfd", "sessions", MGR_CFG_MAX_BFD, &arr) < 0)
+	if (cfg_get_array(w, o, "bfd", "sessions", MGR_CFG_MAX_BFD, &arr) < 0)
 		return -1;
 	if (arr == NULL)
 		return 0;
@@ -109,15 +101,14 @@ cfg_parse_bfd(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 		/* FRR's defaults: 300 ms x 3. */
 		*b = (struct mgr_bfd_cfg){
 		    .desired_min_tx_us = 300000, .required_min_rx_us = 300000, .detect_mult = 3};
-		if (cfg_expect_type(w, v, p, JSON_OBJECT, "a BFD session object") < 0 ||
-		    cfg_check_keys(w, v, p, keys) < 0 ||
+		if (cfg_check_object(w, v, p, "a BFD session object", keys) < 0 ||
 		    cfg_get_string(w, v, p, "name", b->name, sizeof(b->name), true, false) < 0 ||
 		    cfg_get_string(w, v, p, "peer_mac", mac, sizeof(mac), false, false) < 0 ||
-		    CFG_GET_UINT_FIELD(w, v, p, "desired_min_tx_us", 1000, 60000000,
-				       b->desired_min_tx_us) < 0 ||
-		    CFG_GET_UINT_FIELD(w, v, p, "required_min_rx_us", 1000, 60000000,
-				       b->required_min_rx_us) < 0 ||
-		    CFG_GET_UINT_FIELD(w, v, p, "detect_mult", 1, 255, b->detect_mult) < 0)
+		    CFG_UINT_FIELD(w, v, p, "desired_min_tx_us", 1000, 60000000,
+				   b->desired_min_tx_us) < 0 ||
+		    CFG_UINT_FIELD(w, v, p, "required_min_rx_us", 1000, 60000000,
+				   b->required_min_rx_us) < 0 ||
+		    CFG_UINT_FIELD(w, v, p, "detect_mult", 1, 255, b->detect_mult) < 0)
 			return -1;
 		/* The name is a key of /onvm/bfd: DPDK telemetry takes only
 		 * letters, digits and '_' there. */
@@ -127,17 +118,13 @@ cfg_parse_bfd(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 		for (const char *const *k = required; *k != NULL; k++)
 			if (json_object_get(v, *k) == NULL)
 				return cfg_fail(w, p, "missing required field \"%s\"", *k);
-		cfg_join_key(fp, p, "port");
-		if (cfg_port_ref(w, json_object_get(v, "port"), fp, cfg, &b->port) < 0)
+		if (cfg_port_ref(w, cfg_member(v, p, "port", fp), fp, cfg, &b->port) < 0)
 			return -1;
 		if (cfg->ports[b->port].no_rx)
 			return cfg_fail(w, fp, "port \"%s\" has \"rx\": false; BFD must receive",
 					cfg->ports[b->port].name);
-		cfg_join_key(fp, p, "local");
-		if (parse_host_addr(w, json_object_get(v, "local"), fp, &b->local_ip) < 0)
-			return -1;
-		cfg_join_key(fp, p, "peer");
-		if (parse_host_addr(w, json_object_get(v, "peer"), fp, &b->peer_ip) < 0)
+		if (parse_host_addr(w, cfg_member(v, p, "local", fp), fp, &b->local_ip) < 0 ||
+		    parse_host_addr(w, cfg_member(v, p, "peer", fp), fp, &b->peer_ip) < 0)
 			return -1;
 		if (b->peer_ip == b->local_ip)
 			return cfg_fail(w, fp, "the peer address is the local address");
@@ -150,18 +137,9 @@ cfg_parse_bfd(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 						mac);
 			b->peer_mac_static = true;
 		}
-		if ((f = json_object_get(v, "admin_down")) != NULL) {
-			cfg_join_key(fp, p, "admin_down");
-			if (!json_is_boolean(f))
-				return cfg_fail(w, fp, "expected a boolean, got %s",
-						cfg_type_name(f));
-			b->admin_down = json_is_true(f);
-		}
-		if ((f = json_object_get(v, "auth")) != NULL) {
-			cfg_join_key(fp, p, "auth");
-			if (parse_bfd_auth(w, f, fp, b) < 0)
-				return -1;
-		}
+		if (cfg_get_bool(w, v, p, "admin_down", &b->admin_down) < 0 ||
+		    ((f = cfg_member(v, p, "auth", fp)) != NULL && parse_bfd_auth(w, f, fp, b) < 0))
+			return -1;
 		for (size_t j = 0; j < i; j++) {
 			const struct mgr_bfd_cfg *o2 = &cfg->bfd[j];
 

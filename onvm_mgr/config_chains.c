@@ -13,7 +13,7 @@
  * ingress of one chain at most.  Addresses and masks come out in host byte
  * order, the address already masked (struct mgr_rule_cfg).
  */
-#include <arpa/inet.h>
+#include <arpa/inet.h> /* INET_ADDRSTRLEN */
 #include <ctype.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,6 +22,19 @@
 #include <jansson.h>
 
 #include "config_walk.h"
+
+/* The optional port reference `key` of `obj`; null is the same as absent. */
+static int
+get_port(struct cfg_walk *w, const json_t *obj, const char *base, const char *key,
+	 const struct mgr_config *cfg, int *out)
+{
+	char p[CFG_PATH_LEN];
+	json_t *v = cfg_member(obj, base, key, p);
+
+	if (v == NULL || json_is_null(v))
+		return 0;
+	return cfg_port_ref(w, v, p, cfg, out);
+}
 
 int
 cfg_parse_chains(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
@@ -37,13 +50,11 @@ cfg_parse_chains(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 		return 0;
 	json_array_foreach(arr, i, v) {
 		struct mgr_chain_cfg *cc = &cfg->chains[i];
-		json_t *port;
 
 		cfg_join_index(p, "chains", i);
 		cc->ingress_port = -1;
 		cc->exit_port = -1;
-		if (cfg_expect_type(w, v, p, JSON_OBJECT, "a chain object") < 0 ||
-		    cfg_check_keys(w, v, p, keys) < 0 ||
+		if (cfg_check_object(w, v, p, "a chain object", keys) < 0 ||
 		    cfg_get_string(w, v, p, "name", cc->name, sizeof(cc->name), true, false) < 0)
 			return -1;
 		for (j = 0; j < i; j++)
@@ -62,15 +73,8 @@ cfg_parse_chains(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 				cc->services[cc->len++] = id;
 			}
 		}
-		port = json_object_get(v, "ingress_port");
-		cfg_join_key(sp, p, "ingress_port");
-		if (port != NULL && !json_is_null(port) &&
-		    cfg_port_ref(w, port, sp, cfg, &cc->ingress_port) < 0)
-			return -1;
-		port = json_object_get(v, "exit_port");
-		cfg_join_key(sp, p, "exit_port");
-		if (port != NULL && !json_is_null(port) &&
-		    cfg_port_ref(w, port, sp, cfg, &cc->exit_port) < 0)
+		if (get_port(w, v, p, "ingress_port", cfg, &cc->ingress_port) < 0 ||
+		    get_port(w, v, p, "exit_port", cfg, &cc->exit_port) < 0)
 			return -1;
 		if (cc->len == 0 && cc->exit_port < 0)
 			return cfg_fail(w, p, "a chain needs services or an exit_port");
@@ -90,12 +94,10 @@ static int
 parse_prefix(struct cfg_walk *w, const json_t *v, const char *path, uint32_t *ip, uint32_t *mask)
 {
 	char buf[INET_ADDRSTRLEN + 4], *slash;
-	struct in_addr a;
 	unsigned long len = 32;
 
-	if (!json_is_string(v))
-		return cfg_fail(w, path, "expected an IPv4 prefix string, got %s",
-				cfg_type_name(v));
+	if (cfg_expect_type(w, v, path, JSON_STRING, "an IPv4 prefix string") < 0)
+		return -1;
 	if (json_string_length(v) >= sizeof(buf))
 		return cfg_fail(w, path, "\"%s\" is not an IPv4 prefix", json_string_value(v));
 	strcpy(buf, json_string_value(v));
@@ -109,10 +111,10 @@ parse_prefix(struct cfg_walk *w, const json_t *v, const char *path, uint32_t *ip
 			return cfg_fail(w, path, "bad prefix length in \"%s\"",
 					json_string_value(v));
 	}
-	if (inet_pton(AF_INET, buf, &a) != 1)
-		return cfg_fail(w, path, "\"%s\" is not an IPv4 address", json_string_value(v));
+	if (cfg_ipv4(w, path, buf, json_string_value(v), ip) < 0)
+		return -1;
 	*mask = len == 0 ? 0 : 0xffffffffu << (32 - len);
-	*ip = ntohl(a.s_addr) & *mask;
+	*ip &= *mask;
 	return 0;
 }
 
@@ -204,35 +206,29 @@ cfg_parse_rules(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 
 		cfg_join_index(p, "flow_rules", i);
 		*r = (struct mgr_rule_cfg){.sport_hi = 65535, .dport_hi = 65535, .in_port = -1};
-		if (cfg_expect_type(w, v, p, JSON_OBJECT, "a rule object") < 0 ||
-		    cfg_check_keys(w, v, p, keys) < 0 ||
+		if (cfg_check_object(w, v, p, "a rule object", keys) < 0 ||
 		    cfg_get_string(w, v, p, "chain", chain, sizeof(chain), true, false) < 0)
 			return -1;
 		r->chain = mgr_config_chain_index(cfg, chain);
 		cfg_join_key(fp, p, "chain");
 		if (r->chain < 0)
 			return cfg_fail(w, fp, "no chain named \"%s\"", chain);
-		cfg_join_key(fp, p, "src");
-		if ((f = json_object_get(v, "src")) &&
+		if ((f = cfg_member(v, p, "src", fp)) != NULL &&
 		    parse_prefix(w, f, fp, &r->src_ip, &r->src_mask) < 0)
 			return -1;
-		cfg_join_key(fp, p, "dst");
-		if ((f = json_object_get(v, "dst")) &&
+		if ((f = cfg_member(v, p, "dst", fp)) != NULL &&
 		    parse_prefix(w, f, fp, &r->dst_ip, &r->dst_mask) < 0)
 			return -1;
-		cfg_join_key(fp, p, "proto");
-		if ((f = json_object_get(v, "proto")) && parse_proto(w, f, fp, &r->proto) < 0)
+		if ((f = cfg_member(v, p, "proto", fp)) != NULL &&
+		    parse_proto(w, f, fp, &r->proto) < 0)
 			return -1;
-		cfg_join_key(fp, p, "sport");
-		if ((f = json_object_get(v, "sport")) &&
+		if ((f = cfg_member(v, p, "sport", fp)) != NULL &&
 		    parse_port_range(w, f, fp, &r->sport_lo, &r->sport_hi) < 0)
 			return -1;
-		cfg_join_key(fp, p, "dport");
-		if ((f = json_object_get(v, "dport")) &&
+		if ((f = cfg_member(v, p, "dport", fp)) != NULL &&
 		    parse_port_range(w, f, fp, &r->dport_lo, &r->dport_hi) < 0)
 			return -1;
-		cfg_join_key(fp, p, "in_port");
-		if ((f = json_object_get(v, "in_port")) &&
+		if ((f = cfg_member(v, p, "in_port", fp)) != NULL &&
 		    cfg_port_ref(w, f, fp, cfg, &r->in_port) < 0)
 			return -1;
 		cfg->nrules++;

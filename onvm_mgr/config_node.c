@@ -28,12 +28,11 @@ cfg_parse_node(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 	static const char *const keys[] = {"name", "file_prefix", "lcores", "eal_args", NULL};
 	json_t *node;
 
-	if (cfg_get_object(w, root, "node", &node) < 0)
+	if (cfg_get_section(w, root, "node", keys, &node) < 0)
 		return -1;
 	if (node == NULL)
 		return 0;
-	if (cfg_check_keys(w, node, "node", keys) < 0 ||
-	    cfg_get_string(w, node, "node", "name", cfg->node_name, sizeof(cfg->node_name), false,
+	if (cfg_get_string(w, node, "node", "name", cfg->node_name, sizeof(cfg->node_name), false,
 			   false) < 0 ||
 	    cfg_get_string(w, node, "node", "file_prefix", cfg->file_prefix,
 			   sizeof(cfg->file_prefix), false, true) < 0 ||
@@ -42,9 +41,9 @@ cfg_parse_node(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 	    cfg_get_string_list(w, node, "node", "eal_args", cfg->eal_args, &cfg->n_eal) < 0)
 		return -1;
 	if (!cfg_valid_name(cfg->node_name))
-		return cfg_fail(w, "node.name", "use letters, digits, '_', '-' or '.'");
+		return cfg_fail(w, "node.name", CFG_NAME_RULE);
 	if (!cfg_valid_name(cfg->file_prefix))
-		return cfg_fail(w, "node.file_prefix", "use letters, digits, '_', '-' or '.'");
+		return cfg_fail(w, "node.file_prefix", CFG_NAME_RULE);
 	return 0;
 }
 
@@ -67,48 +66,41 @@ cfg_parse_tunables(struct cfg_walk *w, const json_t *root, struct mgr_config *cf
 	static const char *const state_keys[] = {"pool_mb", NULL};
 	json_t *o;
 
-	if (cfg_get_object(w, root, "pool", &o) < 0)
+	if (cfg_get_section(w, root, "pool", pool_keys, &o) < 0)
 		return -1;
 	if (o != NULL &&
-	    (cfg_check_keys(w, o, "pool", pool_keys) < 0 ||
-	     CFG_GET_UINT_FIELD(w, o, "pool", "mbufs", 1024, 1u << 24, cfg->nb_mbufs) < 0 ||
-	     CFG_GET_UINT_FIELD(w, o, "pool", "cache", 0, 512, cfg->mbuf_cache) < 0))
+	    (CFG_UINT_FIELD(w, o, "pool", "mbufs", 1024, 1u << 24, cfg->nb_mbufs) < 0 ||
+	     CFG_UINT_FIELD(w, o, "pool", "cache", 0, 512, cfg->mbuf_cache) < 0))
 		return -1;
-	if (cfg_get_object(w, root, "rings", &o) < 0)
+	if (cfg_get_section(w, root, "rings", ring_keys, &o) < 0)
 		return -1;
 	if (o != NULL &&
-	    (cfg_check_keys(w, o, "rings", ring_keys) < 0 ||
-	     CFG_GET_UINT_FIELD(w, o, "rings", "nf_size", 64, 1u << 20, cfg->nf_ring_size) < 0 ||
-	     CFG_GET_UINT_FIELD(w, o, "rings", "port_size", 64, 1u << 20, cfg->port_ring_size) <
-		 0 ||
-	     CFG_GET_UINT_FIELD(w, o, "rings", "rx_desc", 64, 16384, cfg->rx_desc) < 0 ||
-	     CFG_GET_UINT_FIELD(w, o, "rings", "tx_desc", 64, 16384, cfg->tx_desc) < 0))
+	    (CFG_UINT_FIELD(w, o, "rings", "nf_size", 64, 1u << 20, cfg->nf_ring_size) < 0 ||
+	     CFG_UINT_FIELD(w, o, "rings", "port_size", 64, 1u << 20, cfg->port_ring_size) < 0 ||
+	     CFG_UINT_FIELD(w, o, "rings", "rx_desc", 64, 16384, cfg->rx_desc) < 0 ||
+	     CFG_UINT_FIELD(w, o, "rings", "tx_desc", 64, 16384, cfg->tx_desc) < 0))
 		return -1;
 	if (!is_pow2(cfg->nf_ring_size))
 		return cfg_fail(w, "rings.nf_size", "must be a power of two");
 	if (!is_pow2(cfg->port_ring_size))
 		return cfg_fail(w, "rings.port_size", "must be a power of two");
-	if (cfg_get_object(w, root, "stats", &o) < 0)
-		return -1;
-	if (o != NULL && (cfg_check_keys(w, o, "stats", stats_keys) < 0 ||
-			  CFG_GET_UINT_FIELD(w, o, "stats", "interval_ms", 0, 3600000,
-					     cfg->stats_interval_ms) < 0))
-		return -1;
-	if (cfg_get_object(w, root, "idle", &o) < 0)
+	if (cfg_get_section(w, root, "stats", stats_keys, &o) < 0)
 		return -1;
 	if (o != NULL &&
-	    (cfg_check_keys(w, o, "idle", idle_keys) < 0 ||
-	     CFG_GET_UINT_FIELD(w, o, "idle", "spin_us", 0, 1000000, cfg->idle_spin_us) < 0 ||
-	     CFG_GET_UINT_FIELD(w, o, "idle", "max_sleep_us", 1, 100000, cfg->idle_sleep_max_us) <
-		 0))
+	    CFG_UINT_FIELD(w, o, "stats", "interval_ms", 0, 3600000, cfg->stats_interval_ms) < 0)
 		return -1;
-	if (cfg_get_object(w, root, "nf_defaults", &o) < 0)
+	if (cfg_get_section(w, root, "idle", idle_keys, &o) < 0)
 		return -1;
-	if (o != NULL && (cfg_check_keys(w, o, "nf_defaults", nfs_keys) < 0 ||
-			  CFG_GET_UINT_FIELD(w, o, "nf_defaults", "start_timeout_ms", 10, 600000,
-					     cfg->nf_start_timeout_ms) < 0 ||
-			  CFG_GET_UINT_FIELD(w, o, "nf_defaults", "heartbeat_ms", 0, 600000,
-					     cfg->nf_heartbeat_ms) < 0 ||
+	if (o != NULL &&
+	    (CFG_UINT_FIELD(w, o, "idle", "spin_us", 0, 1000000, cfg->idle_spin_us) < 0 ||
+	     CFG_UINT_FIELD(w, o, "idle", "max_sleep_us", 1, 100000, cfg->idle_sleep_max_us) < 0))
+		return -1;
+	if (cfg_get_section(w, root, "nf_defaults", nfs_keys, &o) < 0)
+		return -1;
+	if (o != NULL && (CFG_UINT_FIELD(w, o, "nf_defaults", "start_timeout_ms", 10, 600000,
+					 cfg->nf_start_timeout_ms) < 0 ||
+			  CFG_UINT_FIELD(w, o, "nf_defaults", "heartbeat_ms", 0, 600000,
+					 cfg->nf_heartbeat_ms) < 0 ||
 			  cfg_get_string(w, o, "nf_defaults", "cpus", cfg->nf_cpus,
 					 sizeof(cfg->nf_cpus), false, false) < 0 ||
 			  cfg_get_string(w, o, "nf_defaults", "standby_cpus", cfg->nf_standby_cpus,
@@ -122,17 +114,14 @@ cfg_parse_tunables(struct cfg_walk *w, const json_t *root, struct mgr_config *cf
 	if (mgr_cpulist_parse(cfg->nf_standby_cpus, NULL) < 0)
 		return cfg_fail(w, "nf_defaults.standby_cpus",
 				"a CPU list like \"1\" or \"0-1,3\" is expected");
-	if (cfg_get_object(w, root, "startup", &o) < 0)
+	if (cfg_get_section(w, root, "startup", startup_keys, &o) < 0)
 		return -1;
 	if (o != NULL &&
-	    (cfg_check_keys(w, o, "startup", startup_keys) < 0 ||
-	     CFG_GET_UINT_FIELD(w, o, "startup", "link_wait_ms", 0, 600000, cfg->link_wait_ms) < 0))
+	    CFG_UINT_FIELD(w, o, "startup", "link_wait_ms", 0, 600000, cfg->link_wait_ms) < 0)
 		return -1;
-	if (cfg_get_object(w, root, "state", &o) < 0)
+	if (cfg_get_section(w, root, "state", state_keys, &o) < 0)
 		return -1;
-	if (o != NULL &&
-	    (cfg_check_keys(w, o, "state", state_keys) < 0 ||
-	     CFG_GET_UINT_FIELD(w, o, "state", "pool_mb", 0, 65536, cfg->state_pool_mb) < 0))
+	if (o != NULL && CFG_UINT_FIELD(w, o, "state", "pool_mb", 0, 65536, cfg->state_pool_mb) < 0)
 		return -1;
 	return 0;
 }
@@ -144,20 +133,17 @@ cfg_parse_units(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 	static const char *const keys[] = {"rx", "tx", "ctrl", "bfd", NULL};
 	json_t *o;
 
-	if (cfg_get_object(w, root, "units", &o) < 0)
+	if (cfg_get_section(w, root, "units", keys, &o) < 0)
 		return -1;
 	if (o == NULL)
 		return 0;
-	if (cfg_check_keys(w, o, "units", keys) < 0)
-		return -1;
 	for (int u = 0; u < MGR_UNIT_MAX; u++) {
-		json_t *v = json_object_get(o, names[u]);
 		char p[CFG_PATH_LEN];
+		json_t *v = cfg_member(o, "units", names[u], p);
 		uint64_t lc;
 
 		if (v == NULL || json_is_null(v))
 			continue;
-		cfg_join_key(p, "units", names[u]);
 		if (cfg_check_uint(w, v, p, 0, 127, &lc) < 0)
 			return -1;
 		cfg->unit_lcore[u] = (int)lc;

@@ -34,26 +34,19 @@ cfg_parse_ports(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 		return 0;
 	json_array_foreach(arr, i, v) {
 		struct mgr_port_cfg *pc = &cfg->ports[i];
+		bool rx = !pc->no_rx;
 
 		cfg_join_index(p, "ports", i);
-		if (cfg_expect_type(w, v, p, JSON_OBJECT, "a port object") < 0 ||
-		    cfg_check_keys(w, v, p, keys) < 0 ||
+		if (cfg_check_object(w, v, p, "a port object", keys) < 0 ||
 		    cfg_get_string(w, v, p, "dev", pc->dev, sizeof(pc->dev), true, true) < 0 ||
-		    cfg_get_string(w, v, p, "name", pc->name, sizeof(pc->name), false, false) < 0)
+		    cfg_get_string(w, v, p, "name", pc->name, sizeof(pc->name), false, false) < 0 ||
+		    cfg_get_bool(w, v, p, "rx", &rx) < 0)
 			return -1;
-		if (json_object_get(v, "rx") != NULL) {
-			char rp[CFG_PATH_LEN];
-
-			cfg_join_key(rp, p, "rx");
-			if (!json_is_boolean(json_object_get(v, "rx")))
-				return cfg_fail(w, rp, "expected a boolean, got %s",
-						cfg_type_name(json_object_get(v, "rx")));
-			pc->no_rx = !json_is_true(json_object_get(v, "rx"));
-		}
+		pc->no_rx = !rx;
 		if (pc->name[0] == '\0')
 			snprintf(pc->name, sizeof(pc->name), "port%zu", i);
 		if (!cfg_valid_name(pc->name))
-			return cfg_fail(w, p, "name: use letters, digits, '_', '-' or '.'");
+			return cfg_fail(w, p, "name: " CFG_NAME_RULE);
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(cfg->ports[j].name, pc->name) == 0)
 				return cfg_fail(w, p, "duplicate port name \"%s\"", pc->name);

@@ -12,12 +12,14 @@
  * and cfg_fail() is the one place that turns a path and a reason into the
  * "NAME:LINE:COL: PATH: reason" message config.h promises.  Paths are built
  * in fixed CFG_PATH_LEN buffers on the stack and cut rather than allocated,
- * as they only label messages (a cut path is printed at 0:0).
+ * as they only label messages (a cut path may not be found in the text; the
+ * message then says 0:0).
  *
  * Strings that name files or devices may use ${CONFIG_DIR} (the directory of
  * the config file) and ${NAME} for environment variables; an undefined
  * variable is an error, not an empty string.
  */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -115,6 +117,13 @@ cfg_join_index(char *out, const char *base, size_t i)
 	path_append(out, idx);
 }
 
+json_t *
+cfg_member(const json_t *obj, const char *base, const char *key, char *out)
+{
+	cfg_join_key(out, base, key);
+	return json_object_get(obj, key);
+}
+
 /* Reject fields we do not know; `allowed` is NULL-terminated. */
 int
 cfg_check_keys(struct cfg_walk *w, const json_t *obj, const char *path, const char *const *allowed)
@@ -135,6 +144,15 @@ cfg_check_keys(struct cfg_walk *w, const json_t *obj, const char *path, const ch
 		}
 	}
 	return 0;
+}
+
+int
+cfg_check_object(struct cfg_walk *w, const json_t *v, const char *path, const char *what,
+		 const char *const *keys)
+{
+	if (cfg_expect_type(w, v, path, JSON_OBJECT, what) < 0)
+		return -1;
+	return cfg_check_keys(w, v, path, keys);
 }
 
 int
@@ -191,10 +209,9 @@ int
 cfg_get_string(struct cfg_walk *w, const json_t *obj, const char *base, const char *key, char *out,
 	       size_t outlen, bool required, bool expand)
 {
-	json_t *v = json_object_get(obj, key);
 	char p[CFG_PATH_LEN];
+	json_t *v = cfg_member(obj, base, key, p);
 
-	cfg_join_key(p, base, key);
 	if (v == NULL) {
 		if (required)
 			return cfg_fail(w, base, "missing required field \"%s\"", key);
@@ -233,23 +250,38 @@ int
 cfg_get_uint(struct cfg_walk *w, const json_t *obj, const char *base, const char *key, uint64_t min,
 	     uint64_t max, uint64_t *out)
 {
-	json_t *v = json_object_get(obj, key);
 	char p[CFG_PATH_LEN];
+	json_t *v = cfg_member(obj, base, key, p);
 
 	if (v == NULL)
 		return 0; /* keep the default */
-	cfg_join_key(p, base, key);
 	return cfg_check_uint(w, v, p, min, max, out);
 }
+
 int
-cfg_get_object(struct cfg_walk *w, const json_t *root, const char *key, json_t **out)
+cfg_get_bool(struct cfg_walk *w, const json_t *obj, const char *base, const char *key, bool *out)
+{
+	char p[CFG_PATH_LEN];
+	json_t *v = cfg_member(obj, base, key, p);
+
+	if (v == NULL)
+		return 0;
+	if (!json_is_boolean(v))
+		return cfg_fail(w, p, "expected a boolean, got %s", cfg_type_name(v));
+	*out = json_is_true(v);
+	return 0;
+}
+
+int
+cfg_get_section(struct cfg_walk *w, const json_t *root, const char *key, const char *const *keys,
+		json_t **out)
 {
 	json_t *v = json_object_get(root, key);
 
 	*out = NULL;
 	if (v == NULL)
 		return 0;
-	if (cfg_expect_type(w, v, key, JSON_OBJECT, "an object") < 0)
+	if (cfg_check_object(w, v, key, "an object", keys) < 0)
 		return -1;
 	*out = v;
 	return 0;
@@ -259,13 +291,12 @@ int
 cfg_get_array(struct cfg_walk *w, const json_t *obj, const char *base, const char *key, size_t max,
 	      json_t **out)
 {
-	json_t *v = json_object_get(obj, key);
 	char p[CFG_PATH_LEN];
+	json_t *v = cfg_member(obj, base, key, p);
 
 	*out = NULL;
 	if (v == NULL)
 		return 0;
-	cfg_join_key(p, base, key);
 	if (cfg_expect_type(w, v, p, JSON_ARRAY, "an array") < 0)
 		return -1;
 	if (json_array_size(v) > max)
@@ -300,6 +331,17 @@ cfg_get_string_list(struct cfg_walk *w, const json_t *obj, const char *base, con
 			return cfg_fail(w, ep, "out of memory");
 		(*n)++;
 	}
+	return 0;
+}
+
+int
+cfg_ipv4(struct cfg_walk *w, const char *path, const char *addr, const char *quote, uint32_t *ip)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, addr, &a) != 1)
+		return cfg_fail(w, path, "\"%s\" is not an IPv4 address", quote);
+	*ip = ntohl(a.s_addr);
 	return 0;
 }
 

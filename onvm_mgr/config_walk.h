@@ -12,11 +12,13 @@
  * one message config.h promises, "NAME:LINE:COL: PATH: reason", with the line
  * and column found by json_locate() (Jansson keeps no positions).  So a
  * section parser never formats a position itself, and the first error ends
- * the load: every function here returns 0, or -1 with the message written.
+ * the load: every int function here returns 0, or -1 with the message
+ * written.
  *
- * Everything runs on the thread that called mgr_config_load_string(); there
- * is no global state, so loads on different threads do not interfere.  Only
- * cfg_get_string_list() allocates (the strings mgr_config_free() releases).
+ * Callers: config*.c only, inside mgr_config_load_string(), on the thread
+ * that called it.  There is no global state, so loads on different threads
+ * do not interfere.  Only cfg_get_string_list() allocates (the strings
+ * mgr_config_free() releases).
  */
 #ifndef MGR_CONFIG_WALK_H
 #define MGR_CONFIG_WALK_H
@@ -32,6 +34,9 @@
 /* Room for a JSON path; a longer one is cut (paths only label messages). */
 #define CFG_PATH_LEN 256
 
+/* What cfg_valid_name() accepts, as the messages say it. */
+#define CFG_NAME_RULE "use letters, digits, '_', '-' or '.'"
+
 /* One load in progress. */
 struct cfg_walk {
 	const char *name; /* file name for messages */
@@ -39,8 +44,8 @@ struct cfg_walk {
 	size_t len;
 	char *err; /* the caller's buffer for the one message */
 	size_t errlen;
-	const struct mgr_config *cfg;
-	const char *dir; /* value of ${CONFIG_DIR} */
+	const struct mgr_config *cfg; /* the config being filled */
+	const char *dir;	      /* value of ${CONFIG_DIR} */
 };
 
 /* ---- Errors ----------------------------------------------------------- */
@@ -86,6 +91,15 @@ void cfg_join_key(char *out, const char *base, const char *key);
  */
 void cfg_join_index(char *out, const char *base, size_t i);
 
+/**
+ * The member `key` of object `obj`, and its path `base`.`key` in `out`
+ * (CFG_PATH_LEN bytes), ready for a message about it.
+ *
+ * @return
+ *   The member, or NULL if `obj` has none (`out` is written either way).
+ */
+json_t *cfg_member(const json_t *obj, const char *base, const char *key, char *out);
+
 /* ---- Shape ------------------------------------------------------------ */
 
 /**
@@ -112,6 +126,17 @@ int cfg_check_keys(struct cfg_walk *w, const json_t *obj, const char *path,
  */
 int cfg_expect_type(struct cfg_walk *w, const json_t *v, const char *path, json_type type,
 		    const char *what);
+
+/**
+ * Fail unless `v` is an object whose keys are all in `keys`: cfg_expect_type()
+ * then cfg_check_keys().  Every object of the schema (a section, an array
+ * entry such as a port, a BFD session's "auth") is opened with it.
+ *
+ * @return
+ *   0, or -1 as cfg_expect_type() or cfg_check_keys().
+ */
+int cfg_check_object(struct cfg_walk *w, const json_t *v, const char *path, const char *what,
+		     const char *const *keys);
 
 /* ---- Fields ----------------------------------------------------------- */
 
@@ -159,11 +184,11 @@ int cfg_get_uint(struct cfg_walk *w, const json_t *obj, const char *base, const 
 		 uint64_t min, uint64_t max, uint64_t *out);
 
 /*
- * cfg_get_uint() straight into a struct field of any unsigned type no wider
- * than `max` needs; the field keeps its value (the default) when the member
- * is absent.  Evaluates to cfg_get_uint()'s result.
+ * cfg_get_uint() straight into `field`, an lvalue of any unsigned type wide
+ * enough for `max`; the field keeps its value (the default) when the member
+ * is absent.  Evaluates to cfg_get_uint()'s result, and `field` twice.
  */
-#define CFG_GET_UINT_FIELD(w, obj, base, key, min, max, field)                                     \
+#define CFG_UINT_FIELD(w, obj, base, key, min, max, field)                                         \
 	({                                                                                         \
 		uint64_t v_ = (field);                                                             \
 		int r_ = cfg_get_uint(w, obj, base, key, min, max, &v_);                           \
@@ -172,12 +197,25 @@ int cfg_get_uint(struct cfg_walk *w, const json_t *obj, const char *base, const 
 	})
 
 /**
- * The optional top-level object `key` of `root` into `*out` (NULL if absent).
+ * The optional boolean member `key` of `obj` into `*out`.
  *
  * @return
- *   0, or -1 if the member is not an object.
+ *   0 (`*out` untouched if there is no such member), or -1 if it is not
+ *   true or false.
  */
-int cfg_get_object(struct cfg_walk *w, const json_t *root, const char *key, json_t **out);
+int cfg_get_bool(struct cfg_walk *w, const json_t *obj, const char *base, const char *key,
+		 bool *out);
+
+/**
+ * The optional section `key` of the root object into `*out` (NULL if absent):
+ * an object whose keys are all in `keys` (cfg_check_object()).  `key` is
+ * also the section's path, so this is for top-level sections only.
+ *
+ * @return
+ *   0, or -1 if the member is not an object or has a key not in `keys`.
+ */
+int cfg_get_section(struct cfg_walk *w, const json_t *root, const char *key,
+		    const char *const *keys, json_t **out);
 
 /**
  * The optional array member `key` of `obj` into `*out` (NULL if absent).
@@ -196,16 +234,28 @@ int cfg_get_array(struct cfg_walk *w, const json_t *obj, const char *base, const
  *
  * @return
  *   0, or -1 if the member is not an array of at most MGR_CFG_MAX_ARGS
- *   strings, one does not expand into MGR_CFG_DEV_LEN bytes, or strdup()
- *   fails ("out of memory").  The caller's `out` must have room for
+ *   strings, an entry fails cfg_expand_vars() (into MGR_CFG_DEV_LEN bytes),
+ *   or strdup() fails ("out of memory").  The caller's `out` must have room for
  *   MGR_CFG_MAX_ARGS entries past `*n`.
  */
 int cfg_get_string_list(struct cfg_walk *w, const json_t *obj, const char *base, const char *key,
 			char **out, int *n);
 
 /**
+ * The dotted-quad IPv4 address `addr` into `*ip`, in host byte order.
+ *
+ * @param quote
+ *   The value as the message quotes it (the whole "10.0.0.0/8" when `addr`
+ *   is its address part).
+ * @return
+ *   0, or -1 ("\"QUOTE\" is not an IPv4 address"; `*ip` untouched).
+ */
+int cfg_ipv4(struct cfg_walk *w, const char *path, const char *addr, const char *quote,
+	     uint32_t *ip);
+
+/**
  * Whether `s` is a name the manager accepts (ports, nodes, file prefixes):
- * only letters, digits, '_', '-' and '.'.  "" is valid.
+ * only letters, digits, '_', '-' and '.' (CFG_NAME_RULE).  "" is valid.
  */
 bool cfg_valid_name(const char *s);
 
