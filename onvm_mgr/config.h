@@ -10,15 +10,30 @@
  * the form "FILE:LINE:COL: FIELD: what is wrong", and nothing has been
  * touched.  No DPDK here, so the parser is unit-tested without an EAL.
  * The schema, with every default, is in docs/operator-guide.md.
+ *
+ * The loader's files (meson: mgr_config_sources):
+ *   config.c         this API: defaults, load from a file or from memory,
+ *                    free, name look-ups; runs the section parsers in order
+ *   config_walk.c    the walker and field helpers every section reads JSON
+ *                    with; the "FILE:LINE:COL" errors (config_walk.h, private)
+ *   config_node.c    "node", the tunables ("pool", "rings", "stats", "idle",
+ *                    "nf_defaults", "startup", "state") and "units"
+ *   config_ports.c   "ports", and port references by name or index
+ *   config_nfs.c     "nfs": NF binaries, services, instances, resiliency
+ *   config_chains.c  "chains" and "flow_rules" (IPv4 prefixes, port ranges,
+ *                    protocols)
+ *   config_bfd.c     "bfd": BFD sessions, timers, authentication
+ *   cpulist.c        CPU lists ("0-1,3") <-> cpu_set_t (cpulist.h)
  */
 #ifndef MGR_CONFIG_H
 #define MGR_CONFIG_H
 
 #include <limits.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "cpulist.h" /* mgr_cpulist_parse(), mgr_cpulist_format() */
 
 #define MGR_CFG_NAME_LEN 32
 #define MGR_CFG_DEV_LEN 512
@@ -135,10 +150,6 @@ int mgr_config_load_string(const char *text, size_t len, const char *name,
 			   struct mgr_config *cfg, char *err, size_t errlen);
 
 void mgr_config_free(struct mgr_config *cfg);
-
-/* "0-1,3" <-> CPU set; "" is the empty set.  `set` NULL: only validate. */
-int mgr_cpulist_parse(const char *list, cpu_set_t *set);
-int mgr_cpulist_format(const cpu_set_t *set, char *buf, size_t len);
 
 /* Index of the port / chain called `name`, or -1. */
 int mgr_config_port_index(const struct mgr_config *cfg, const char *name);

@@ -8,7 +8,7 @@
  *   main.c         start-up, shutdown, the per-lcore unit scheduler
  *   mgr_state.c    the one global `mgr` object, log types, the clock
  *   args.c         command line
- *   config*.c      JSON configuration                       (config.h)
+ *   config*.c      JSON configuration             (config.h maps its files)
  *   ports.c        DPDK port set-up and stats
  *   router.c       routing decisions, pure                  (router.h)
  *   datapath.c     the RX and TX units, NF wake-up

@@ -3,8 +3,8 @@
  */
 
 /*
- * fuzz_config.c -- libFuzzer target for mgr_config_load_string() (config.c,
- * json_locate.c, Jansson).
+ * fuzz_config.c -- libFuzzer target for mgr_config_load_string() (onvm_mgr's
+ * config*.c and cpulist.c, json_locate.c, Jansson).
  *
  * The input is the text of a node configuration.  It is handed over in a
  * heap buffer exactly as long as the input and not NUL-terminated, as the
