@@ -23,7 +23,7 @@
  *   config_chains.c  "chains" and "flow_rules" (IPv4 prefixes, port ranges,
  *                    protocols)
  *   config_bfd.c     "bfd": BFD sessions, timers, authentication
- *   cpulist.c        CPU lists ("0-1,3") <-> cpu_set_t (cpulist.h)
+ *   (CPU lists are common/onvm_cpuset.c's: onvm_cpulist_parse/format)
  */
 #ifndef MGR_CONFIG_H
 #define MGR_CONFIG_H
@@ -33,7 +33,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cpulist.h" /* mgr_cpulist_parse(), mgr_cpulist_format() */
+#include <sched.h>
+
+#include "onvm_cpuset.h"
 
 #define MGR_CFG_NAME_LEN 32
 #define MGR_CFG_DEV_LEN 512
@@ -121,8 +123,10 @@ struct mgr_config {
 	uint32_t idle_sleep_max_us;
 	uint32_t nf_start_timeout_ms;
 	uint32_t nf_heartbeat_ms;     /* hung NF: no loop progress for this long; 0 off */
-	char nf_cpus[64];	      /* CPU list NFs may run on ("": all) */
-	char nf_standby_cpus[64];     /* CPU list for standbys ("": see nf_ctl.c) */
+	char nf_cpus[ONVM_CPULIST_MAX];	/* CPU list NFs may run on ("": all) */
+	char nf_standby_cpus[ONVM_CPULIST_MAX]; /* CPU list for standbys ("": see onvm_nf_cpus) */
+	cpu_set_t nf_cpu_set;	      /* the two lists, parsed (empty: unset) */
+	cpu_set_t nf_standby_cpu_set;
 	uint32_t link_wait_ms;	      /* wait for port links before RX starts */
 	uint32_t state_pool_mb;	      /* memory for NF state blocks */
 

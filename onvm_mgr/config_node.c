@@ -20,7 +20,7 @@
 #include <jansson.h>
 
 #include "config_walk.h"
-#include "cpulist.h"
+#include "onvm_cpuset.h"
 
 int
 cfg_parse_node(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
@@ -108,10 +108,10 @@ cfg_parse_tunables(struct cfg_walk *w, const json_t *root, struct mgr_config *cf
 		return -1;
 	if (cfg->nf_heartbeat_ms != 0 && cfg->nf_heartbeat_ms < 10)
 		return cfg_fail(w, "nf_defaults.heartbeat_ms", "must be 0 (off) or at least 10");
-	if (mgr_cpulist_parse(cfg->nf_cpus, NULL) < 0)
+	if (onvm_cpulist_parse(cfg->nf_cpus, &cfg->nf_cpu_set) < 0)
 		return cfg_fail(w, "nf_defaults.cpus",
 				"a CPU list like \"1\" or \"0-1,3\" is expected");
-	if (mgr_cpulist_parse(cfg->nf_standby_cpus, NULL) < 0)
+	if (onvm_cpulist_parse(cfg->nf_standby_cpus, &cfg->nf_standby_cpu_set) < 0)
 		return cfg_fail(w, "nf_defaults.standby_cpus",
 				"a CPU list like \"1\" or \"0-1,3\" is expected");
 	if (cfg_get_section(w, root, "startup", startup_keys, &o) < 0)

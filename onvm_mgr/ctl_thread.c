@@ -157,29 +157,25 @@ scan_slots(void)
 			kill(s->pid, SIGKILL);
 			p->killed = true;
 		}
-		if (p->sb_exited && p->sb_pid != 0) {
-			/* A standby that exited without being promoted. */
-			if (s->standby_pid == p->sb_pid) {
-				s->standby_pid = 0;
-				s->standby_parked = 0;
-			}
-			p->sb_pid = 0;
-			p->sb_exited = false;
-		}
+		if (p->sb_exited && p->sb_pid != 0)
+			mgr_nf_standby_exited(id, now_ns); /* without being promoted */
+		else if (p->sb_pid != 0 && !p->sb_has_parked &&
+			 __atomic_load_n(&s->standby_parked, __ATOMIC_ACQUIRE))
+			mgr_nf_standby_parked(id);
 		if (p->exited && (s->status == ONVM_NF_READY || s->status == ONVM_NF_RUNNING) &&
 		    s->standby_pid != 0 && p->sb_pid == s->standby_pid && !p->sb_exited)
 			mgr_nf_hand_over(id);
 		else
 			while (p->exited && s->status != ONVM_NF_FREE && mgr_nf_handle_exit(id))
 				;
-		if (s->status == ONVM_NF_RUNNING && s->launched && p->cfg_index >= 0 &&
-		    mgr.cfg.nfs[p->cfg_index].local && s->standby_pid == 0 &&
-		    !p->awaiting_promotion && !mgr.shm->shutting_down)
+		if (mgr_nf_standby_due(id, now_ns))
 			mgr_nf_launch_standby(id);
 		if (s->status == ONVM_NF_STARTING || s->status == ONVM_NF_READY ||
 		    s->status == ONVM_NF_DEAD || p->awaiting_promotion ||
-		    (s->standby_pid != 0 && !s->standby_parked))
+		    (p->sb_pid != 0 && !p->sb_has_parked))
 			next_ms = CTL_BUSY_MS;
+		else if (p->sb_retry_ns > now_ns && mgr_nf_standby_due(id, p->sb_retry_ns))
+			next_ms = RTE_MIN(next_ms, (int)((p->sb_retry_ns - now_ns) / 1000000) + 1);
 	}
 	return next_ms;
 }

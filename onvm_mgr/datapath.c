@@ -39,7 +39,7 @@ mgr_nf_wake(struct onvm_nf_slot *slot)
 static inline bool
 nf_accepts(const struct onvm_nf_slot *slot)
 {
-	uint32_t st = slot->status;
+	uint32_t st = __atomic_load_n(&slot->status, __ATOMIC_ACQUIRE);
 
 	return st == ONVM_NF_READY || st == ONVM_NF_RUNNING;
 }
@@ -76,7 +76,7 @@ flush_nf(struct mgr_dp_ctx *ctx, uint16_t id)
 	if (sent > 0) {
 		/* Pairs with the barrier in libnf's sleep_until_work(). */
 		rte_smp_mb();
-		if (slot->sleeping)
+		if (__atomic_load_n(&slot->sleeping, __ATOMIC_RELAXED))
 			mgr_nf_wake(slot);
 	}
 }
@@ -178,7 +178,9 @@ dispatch(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, const struct mgr_dest *d)
 static void
 flush_all(struct mgr_dp_ctx *ctx)
 {
-	for (uint16_t i = 0; i < mgr.nf_slots_used; i++)
+	uint16_t used = __atomic_load_n(&mgr.nf_slots_used, __ATOMIC_ACQUIRE);
+
+	for (uint16_t i = 0; i < used; i++)
 		if (ctx->nf_buf[i].n > 0)
 			flush_nf(ctx, i);
 	for (uint16_t p = 0; p < mgr.nb_ports; p++)
@@ -236,7 +238,7 @@ mgr_rx_poll(void)
 	struct rte_mbuf *pkts[ONVM_BURST];
 	int work = 0;
 
-	if (unlikely(mgr.rx_stopped))
+	if (unlikely(__atomic_load_n(&mgr.rx_stopped, __ATOMIC_RELAXED)))
 		return 0;
 	for (uint16_t port = 0; port < mgr.nb_ports; port++) {
 		struct mgr_port_stats *ps = &mgr.port_stats[port];
@@ -310,7 +312,8 @@ hold_output(struct mgr_dp_ctx *ctx, uint16_t id, int16_t next)
 	const struct onvm_nf_slot *dst = &mgr.shm->nfs[next];
 	uint64_t now;
 
-	if (dst->status != ONVM_NF_RUNNING || rte_ring_free_count(dst->rx_ring) >= ONVM_BURST)
+	if (__atomic_load_n(&dst->status, __ATOMIC_RELAXED) != ONVM_NF_RUNNING ||
+	    rte_ring_free_count(dst->rx_ring) >= ONVM_BURST)
 		return false;
 	if (hold_closes_cycle(ctx, id, next)) {
 		ctx->hold_expired++;
@@ -327,22 +330,49 @@ hold_output(struct mgr_dp_ctx *ctx, uint16_t id, int16_t next)
 	return true;
 }
 
+/*
+ * NF-generated packets come from the NF's alloc ring, never from the mempool
+ * (a process killed inside a mempool operation leaves the pool's cache or
+ * ring inconsistent; see struct onvm_nf_batch).  The TX unit -- the ring's
+ * only producer once the first fill is done -- tops it up for the NFs that
+ * asked (gen_enabled): one bulk get from its own mempool cache per refill.
+ */
+static inline void
+alloc_ring_top_up(struct mgr_dp_ctx *ctx, struct onvm_nf_slot *slot)
+{
+	struct rte_mbuf *m[ONVM_NF_ALLOC_FILL];
+	unsigned int n;
+
+	if (rte_ring_count(slot->alloc_ring) >= ONVM_NF_ALLOC_LOW)
+		return;
+	if (rte_pktmbuf_alloc_bulk(mgr.pool, m, ONVM_NF_ALLOC_FILL) != 0) {
+		ctx->alloc_fail++;
+		return;
+	}
+	n = rte_ring_sp_enqueue_burst(slot->alloc_ring, (void **)m, ONVM_NF_ALLOC_FILL, NULL);
+	if (n < ONVM_NF_ALLOC_FILL)
+		rte_pktmbuf_free_bulk(&m[n], ONVM_NF_ALLOC_FILL - n);
+}
+
 int
 mgr_tx_poll(void)
 {
 	struct mgr_dp_ctx *ctx = &mgr.dp[MGR_UNIT_TX];
 	struct rte_mbuf *pkts[ONVM_BURST];
+	uint16_t used = __atomic_load_n(&mgr.nf_slots_used, __ATOMIC_ACQUIRE);
 	int work = 0;
 
 	mgr_bfd_tx(); /* control frames go before any data */
 
-	for (uint16_t id = 0; id < mgr.nf_slots_used; id++) {
+	for (uint16_t id = 0; id < used; id++) {
 		struct onvm_nf_slot *slot = &mgr.shm->nfs[id];
 		int16_t next = ctx->last_hop[id], lastp = -1;
 		unsigned int n;
 
-		if (slot->status == ONVM_NF_FREE)
+		if (__atomic_load_n(&slot->status, __ATOMIC_RELAXED) == ONVM_NF_FREE)
 			continue;
+		if (unlikely(__atomic_load_n(&slot->gen_enabled, __ATOMIC_ACQUIRE)))
+			alloc_ring_top_up(ctx, slot);
 		if (next >= 0 && next != id && hold_output(ctx, id, next))
 			continue;
 		ctx->hold_since[id] = 0;

@@ -43,6 +43,9 @@
 #include <rte_ring.h>
 #include <rte_string_fns.h>
 
+#include "onvm_cpuset.h"
+#include "onvm_nf_batch.h"
+
 #include "mgr.h"
 
 #define HOUSEKEEPING_MS 10
@@ -185,6 +188,7 @@ init_shared(void)
 		char name[RTE_RING_NAMESIZE];
 
 		s->instance_id = id;
+		s->standby_lcore = UINT32_MAX;
 		mgr_nf_alive_lock_init(s);
 		snprintf(name, sizeof(name), ONVM_NF_RX_RING_FMT, id);
 		s->rx_ring = rte_ring_create(name, mgr.cfg.nf_ring_size, rte_socket_id(),
@@ -192,11 +196,56 @@ init_shared(void)
 		snprintf(name, sizeof(name), ONVM_NF_TX_RING_FMT, id);
 		s->tx_ring = rte_ring_create(name, mgr.cfg.nf_ring_size, rte_socket_id(),
 					     RING_F_SP_ENQ | RING_F_SC_DEQ);
-		if (s->rx_ring == NULL || s->tx_ring == NULL) {
+		snprintf(name, sizeof(name), ONVM_NF_ALLOC_RING_FMT, id);
+		s->alloc_ring = rte_ring_create(name, ONVM_NF_ALLOC_RING_SIZE, rte_socket_id(),
+						RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (s->rx_ring == NULL || s->tx_ring == NULL || s->alloc_ring == NULL) {
 			MGR_LOG(ERR, "cannot create NF rings: %s", rte_strerror(rte_errno));
 			return -rte_errno;
 		}
+		/* The crash arithmetic (onvm_nf_batch.h) reads these rings'
+		 * head/tail pairs: make sure they have the shape it assumes. */
+		if (onvm_nf_rings_check(s) < 0) {
+			MGR_LOG(ERR, "NF rings of slot %u do not have the sync modes the crash "
+				     "accounting relies on (SC RX, SP/SC TX and alloc)", id);
+			return -EPROTO;
+		}
 	}
+	return 0;
+}
+
+/*
+ * Where NFs run: the online CPUs (holes and all, any number) and the
+ * config's lists give the actives' and standbys' CPU sets; every slot gets an
+ * lcore id the manager does not use; and the CPUs of the manager's own data
+ * lcores are published, so a standby never waits at real-time priority there.
+ */
+static int
+init_nf_placement(void)
+{
+	static bool mgr_lcore[RTE_MAX_LCORE];
+	unsigned int lc, n;
+	cpu_set_t online;
+
+	if (onvm_cpus_online(&online) < 0) {
+		MGR_LOG(ERR, "cannot read the online CPUs: %s", strerror(errno));
+		return -errno;
+	}
+	onvm_nf_cpus(&online, &mgr.cfg.nf_cpu_set, &mgr.cfg.nf_standby_cpu_set,
+		     &mgr.nf_active_cpus, &mgr.nf_standby_cpus);
+	CPU_ZERO(&mgr.shm->mgr_cpus);
+	RTE_LCORE_FOREACH(lc) {
+		rte_cpuset_t cpus = rte_lcore_cpuset(lc);
+
+		mgr_lcore[lc] = true;
+		if (lc != (unsigned int)mgr.cfg.unit_lcore[MGR_UNIT_CTRL])
+			CPU_OR(&mgr.shm->mgr_cpus, &mgr.shm->mgr_cpus, &cpus);
+	}
+	n = onvm_nf_lcore_table(mgr_lcore, RTE_MAX_LCORE, mgr.nf_lcore, ONVM_MAX_NFS);
+	if (n < ONVM_MAX_NFS)
+		MGR_LOG(WARNING, "only %u of %d NF slots have an lcore id (DPDK has %d lcore ids, "
+				 "the manager uses %u): NFs beyond that cannot be launched",
+			n, ONVM_MAX_NFS, RTE_MAX_LCORE, rte_lcore_count());
 	return 0;
 }
 
@@ -310,7 +359,7 @@ all_queues_empty(void)
 		if (s->status == ONVM_NF_FREE)
 			continue;
 		if (!rte_ring_empty(s->rx_ring) || !rte_ring_empty(s->tx_ring) ||
-		    s->batch.held_n != (uint32_t)(s->tx_ring->prod.tail - s->batch.tx_base))
+		    !onvm_batch_drained(s))
 			return false;
 	}
 	for (uint16_t p = 0; p < mgr.nb_ports; p++)
@@ -323,7 +372,7 @@ static bool
 all_nfs_gone(void)
 {
 	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++)
-		if (mgr.shm->nfs[id].status != ONVM_NF_FREE)
+		if (__atomic_load_n(&mgr.shm->nfs[id].status, __ATOMIC_ACQUIRE) != ONVM_NF_FREE)
 			return false;
 	return true;
 }
@@ -344,7 +393,7 @@ shutdown_step(uint64_t now)
 		if (!mgr.force_quit)
 			return;
 		MGR_LOG(INFO, "shutting down: draining");
-		mgr.rx_stopped = true;
+		__atomic_store_n(&mgr.rx_stopped, true, __ATOMIC_RELAXED);
 		phase = DRAINING;
 		t0 = now;
 		return;
@@ -357,7 +406,7 @@ shutdown_step(uint64_t now)
 		return;
 	case STOPPING_NFS:
 		if (all_nfs_gone()) {
-			mgr.stop_loops = true;
+			__atomic_store_n(&mgr.stop_loops, true, __ATOMIC_RELEASE);
 			return;
 		}
 		if (now - t0 > NF_STOP_TIMEOUT_MS * 1000000ULL) {
@@ -368,7 +417,7 @@ shutdown_step(uint64_t now)
 		return;
 	case KILLING:
 		if (all_nfs_gone() || now - t0 > NF_KILL_TIMEOUT_MS * 1000000ULL)
-			mgr.stop_loops = true;
+			__atomic_store_n(&mgr.stop_loops, true, __ATOMIC_RELEASE);
 		return;
 	}
 }
@@ -434,7 +483,7 @@ lcore_loop(void *arg)
 	if (lcore_in_qsbr[lcore])
 		rte_rcu_qsbr_thread_online(mgr.qsbr, lcore);
 
-	while (!mgr.stop_loops) {
+	while (!__atomic_load_n(&mgr.stop_loops, __ATOMIC_ACQUIRE)) {
 		uint64_t now;
 		int work = 0;
 
@@ -590,7 +639,8 @@ main(int argc, char **argv)
 	}
 
 	mgr_dp_init();
-	if (init_shared() < 0 || mgr_ports_init() < 0 || init_chains() < 0 ||
+	if (init_shared() < 0 || init_nf_placement() < 0 || mgr_ports_init() < 0 ||
+	    init_chains() < 0 ||
 	    init_units() < 0 || mgr_nf_ctl_init() < 0 || mgr_vdev_guard_init() < 0 ||
 	    mgr_bfd_init() < 0 || mgr_telemetry_init() < 0 || mgr_bfd_telemetry_init() < 0 ||
 	    mgr_ctl_start() < 0) {
@@ -606,7 +656,7 @@ main(int argc, char **argv)
 	if (mgr_nf_launch_all() < 0 || mgr_nf_wait_ready(mgr.cfg.nf_start_timeout_ms) < 0 ||
 	    mgr_ports_start() < 0) {
 		ret = EXIT_FAILURE;
-		mgr.rx_stopped = true; /* ports may not be started */
+		__atomic_store_n(&mgr.rx_stopped, true, __ATOMIC_RELAXED); /* ports may not be started */
 		mgr.force_quit = true;
 	} else {
 		mgr_ports_wait_link(mgr.cfg.link_wait_ms);
@@ -633,6 +683,7 @@ main(int argc, char **argv)
 		mgr_ctl_stop();
 	}
 	mgr_tx_poll(); /* last flush of anything the units left */
+	mgr_nf_alloc_rings_drain();
 	if (!mgr.quiet)
 		mgr_stats_print(0);
 	MGR_LOG(INFO, "pool in use at exit: %u (at start %u)", rte_mempool_in_use_count(mgr.pool),

@@ -33,6 +33,8 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -81,6 +83,7 @@ struct mgr_dp_ctx {
 	uint64_t nf_enq_drop[ONVM_MAX_NFS];
 	uint64_t nf_deq[ONVM_MAX_NFS];
 	uint64_t backpressure;		/* polls an NF's output was held back */
+	uint64_t alloc_fail;		/* NF alloc ring top-ups the pool could not serve */
 	uint64_t hold_expired;		/* holds released by the time bound */
 	uint64_t hold_since[ONVM_MAX_NFS]; /* TSC a hold began, 0: not held */
 	int16_t last_hop[ONVM_MAX_NFS]; /* NF each NF fed last, -1: none/port */
@@ -109,6 +112,16 @@ struct mgr_nf_priv {
 	/* Handed over to a standby that has not promoted yet (it may still be
 	 * starting up): until the slot's failovers pass sb_failovers. */
 	bool awaiting_promotion;
+	/* Standby launches: consecutive standbys that failed before parking
+	 * (also slot->standby_failures), when the next may start (exponential
+	 * back-off), and why the last one failed. */
+	uint32_t sb_failures;
+	uint64_t sb_retry_ns;
+	char sb_last_failure[64];
+	bool sb_has_parked;	/* the control thread saw this standby parked */
+	bool sb_exit_failed;	/* it exited with an error or a signal ... */
+	bool sb_exit_signal;	/* ... a signal: sb_exit_status is its number */
+	int sb_exit_status;
 	/* Hung-NF check: last heartbeat seen and when it last moved. */
 	uint64_t hb_seen;
 	uint64_t hb_moved_ns;
@@ -143,23 +156,29 @@ struct mgr {
 	struct mgr_dp_ctx dp[MGR_UNIT_MAX];
 	struct mgr_nf_priv nf_priv[ONVM_MAX_NFS];
 	/* 1 + the highest NF slot ever used: the data path scans slots below it.
-	 * Only grows, and is raised before a slot leaves FREE. */
-	volatile uint16_t nf_slots_used;
+	 * Only grows, and is raised (atomic, release) before a slot leaves FREE. */
+	uint16_t nf_slots_used;
+	/* EAL lcore id of each slot's NF (onvm_nf_lcore_table), UINT32_MAX: none;
+	 * and the CPUs launched actives and standbys run on. */
+	uint32_t nf_lcore[ONVM_MAX_NFS];
+	cpu_set_t nf_active_cpus;
+	cpu_set_t nf_standby_cpus;
 	struct mgr_unit units[MGR_UNIT_MAX];
 
 	struct rte_rcu_qsbr *qsbr;
 	const struct rte_memzone *state_mz; /* the state pool, NULL if none */
 	struct mgr_state_pool state_pool;
-	pthread_mutex_t ctl_lock; /* NF/service table writers; never held across a blocking wait by data lcores */
-	int epfd;	/* pidfds of NFs + ctl_evfd */
-	int ctl_evfd;	/* eventfd: a registration happened */
-	volatile bool force_quit;
-	volatile bool rx_stopped;
-	volatile bool stop_loops;
+	pthread_mutex_t ctl_lock; /* NF/service table writers; never taken by a data lcore */
+	int epfd;	/* the control thread's: pidfds of NFs + ctl_evfd */
+	int ctl_evfd;	/* eventfd: a registration happened, or a request */
+	volatile sig_atomic_t force_quit; /* set by the signal handler */
+	bool rx_stopped;  /* atomic: the RX unit stops reading ports */
+	bool stop_loops;  /* atomic: the lcore loops return */
 	uint64_t nf_deaths;
 	uint64_t nf_failovers;	/* deaths a standby took over */
 	uint64_t nf_hung;	/* NFs killed for making no progress */
 	uint64_t nf_start_failures; /* launched NFs that exited before registering */
+	uint64_t nf_standby_failures; /* standbys that failed before parking */
 	uint64_t nf_reclaimed_mbufs;
 	uint64_t start_ns;
 	unsigned int idle_pool_in_use; /* measured after start-up */
@@ -201,6 +220,7 @@ int mgr_nf_launch_all(void);
 int mgr_ctl_start(void);
 int mgr_nf_wait_ready(uint32_t timeout_ms);
 void mgr_ctl_stop(void);
+void mgr_nf_alloc_rings_drain(void); /* at exit, after the data lcores stopped */
 void mgr_nf_stop_all(void);     /* ask every NF to leave its loop */
 void mgr_nf_kill_launched(void); /* SIGKILL launched NFs still alive */
 void mgr_nf_alive_lock_init(struct onvm_nf_slot *s);

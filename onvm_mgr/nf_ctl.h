@@ -50,7 +50,7 @@ int mgr_nf_ipc_init(void);
 int mgr_nf_launch_one(int cfg_index, uint16_t id);
 void mgr_nf_launch_standby(uint16_t id);
 
-/* nf_reap.c -- ctl_lock held. */
+/* nf_reap.c -- ctl_lock held (mgr_nf_alloc_rings_drain, in mgr.h: at exit). */
 void mgr_nf_watch_pid(uint16_t id, pid_t pid);
 void mgr_nf_watch_standby(uint16_t id, pid_t pid);
 struct epoll_event;
@@ -61,5 +61,9 @@ int mgr_nf_handle_exit(uint16_t id);
 
 /* nf_failover.c -- ctl_lock held. */
 void mgr_nf_hand_over(uint16_t id);
+void mgr_nf_standby_failed(uint16_t id, const char *why, uint64_t now_ns);
+void mgr_nf_standby_exited(uint16_t id, uint64_t now_ns);
+void mgr_nf_standby_parked(uint16_t id);
+bool mgr_nf_standby_due(uint16_t id, uint64_t now_ns);
 
 #endif /* NF_CTL_H */

@@ -18,8 +18,11 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
 #include <rte_string_fns.h>
 
+#include "onvm_cpuset.h"
 #include "onvm_state.h"
 
 #include "nf_ctl.h"
@@ -53,23 +56,70 @@ refuse(struct onvm_mp_register_rep *rep, int err, const char *fmt, ...)
 }
 
 /*
+ * May process `pid` run as lcore id `lc` in slot `id` (as its active or its
+ * standby)?  DPDK keeps per-lcore data in shared memory (mempool caches), so
+ * two live processes must never share an id -- except an active and its
+ * standby, which never run together.  Refused: the manager's own lcores, an
+ * id a live NF or standby of another slot has, and the id reserved for the
+ * NFs the manager launches into another slot (onvm_cpuset.h).  ctl_lock held.
+ */
+static int
+check_lcore(uint32_t lc, uint16_t id, int32_t pid, struct onvm_mp_register_rep *rep)
+{
+	int hand = onvm_nf_hand_lcore_base(RTE_MAX_LCORE, ONVM_MAX_NFS);
+
+	if (lc >= RTE_MAX_LCORE)
+		return refuse(rep, EINVAL, "lcore id %u is not below RTE_MAX_LCORE (%d)", lc,
+			      RTE_MAX_LCORE);
+	if (rte_lcore_is_enabled(lc))
+		return refuse(rep, EBUSY,
+			      "lcore id %u is one of the manager's; start the NF with "
+			      "--lcores=ID@CPUS and an ID of its own",
+			      lc);
+	for (uint16_t k = 0; k < ONVM_MAX_NFS; k++) {
+		const struct onvm_nf_slot *o = &mgr.shm->nfs[k];
+
+		if (k == id)
+			continue;
+		if (__atomic_load_n(&o->status, __ATOMIC_RELAXED) != ONVM_NF_FREE &&
+		    o->lcore_id == lc && o->pid != pid)
+			return refuse(rep, EBUSY,
+				      "lcore id %u is used by NF '%s' (instance %u); give each NF "
+				      "its own --lcores id",
+				      lc, o->name, k);
+		if (o->standby_pid != 0 && o->standby_lcore == lc && o->standby_pid != pid)
+			return refuse(rep, EBUSY, "lcore id %u is used by the standby of NF '%s' "
+						  "(instance %u)",
+				      lc, o->name, k);
+		if (mgr.nf_lcore[k] == lc)
+			return refuse(rep, EBUSY,
+				      "lcore id %u is reserved for NFs the manager launches (slot "
+				      "%u); NFs started by hand may use %d-%d",
+				      lc, k, hand, hand + ONVM_NF_HAND_LCORES - 1);
+	}
+	return 0;
+}
+
+/*
  * A standby attaches to a live instance: nothing about the slot changes but
- * the record of its standby.  It shares the active's lcore id (or brings its
- * own, unused one).  ctl_lock held.
+ * the record of its standby, whose lcore id is reserved from now on (it may
+ * be its active's, or one of its own).  ctl_lock held.
  */
 static int
 register_standby(const struct onvm_mp_register_req *req, struct onvm_mp_register_rep *rep)
 {
 	struct onvm_nf_slot *s;
 	struct mgr_nf_priv *p;
+	uint32_t status;
 
 	if (req->instance_id < 0 || req->instance_id >= ONVM_MAX_NFS)
 		return refuse(rep, EINVAL, "a standby needs the instance id of its active (-n)");
 	s = &mgr.shm->nfs[req->instance_id];
 	p = &mgr.nf_priv[req->instance_id];
-	if (s->status != ONVM_NF_READY && s->status != ONVM_NF_RUNNING)
+	status = __atomic_load_n(&s->status, __ATOMIC_RELAXED);
+	if (status != ONVM_NF_READY && status != ONVM_NF_RUNNING)
 		return refuse(rep, ESRCH, "instance %d has no running NF to stand by for (%s)",
-			      req->instance_id, mgr_nf_status_str(s->status));
+			      req->instance_id, mgr_nf_status_str(status));
 	if (s->service_id != req->service_id)
 		return refuse(rep, EINVAL, "instance %d serves service %u, not %u",
 			      req->instance_id, s->service_id, req->service_id);
@@ -85,20 +135,16 @@ register_standby(const struct onvm_mp_register_req *req, struct onvm_mp_register
 	if (s->standby_pid != 0 && s->standby_pid != req->pid)
 		return refuse(rep, EBUSY, "instance %d already has standby pid %d",
 			      req->instance_id, s->standby_pid);
-	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
-		const struct onvm_nf_slot *o = &mgr.shm->nfs[id];
-
-		if (id != req->instance_id && o->status != ONVM_NF_FREE &&
-		    o->lcore_id == req->lcore_id)
-			return refuse(rep, EBUSY, "lcore id %u is used by NF '%s' (instance %u)",
-				      req->lcore_id, o->name, id);
-	}
+	if (req->lcore_id != s->lcore_id &&
+	    check_lcore(req->lcore_id, (uint16_t)req->instance_id, req->pid, rep) < 0)
+		return rep->result;
 	if (p->sb_pid != req->pid)
 		mgr_nf_watch_standby((uint16_t)req->instance_id, req->pid); /* started by hand */
-	s->standby_pid = req->pid;
+	s->standby_lcore = req->lcore_id;
+	__atomic_store_n(&s->standby_pid, req->pid, __ATOMIC_RELEASE);
 	rep->instance_id = req->instance_id;
-	NFCTL_LOG(INFO, "standby pid %d of NF '%s' (instance %d) registered", req->pid, s->name,
-		  req->instance_id);
+	NFCTL_LOG(INFO, "standby pid %d of NF '%s' (instance %d) registered, lcore %u", req->pid,
+		  s->name, req->instance_id, req->lcore_id);
 	return 0;
 }
 
@@ -115,25 +161,10 @@ do_register(const struct onvm_mp_register_req *req, struct onvm_mp_register_rep 
 	if (req->service_id == 0 || req->service_id >= ONVM_MAX_SERVICES)
 		return refuse(rep, EINVAL, "service id %u out of range 1..%d", req->service_id,
 			      ONVM_MAX_SERVICES - 1);
-	if (mgr.shm->shutting_down)
+	if (__atomic_load_n(&mgr.shm->shutting_down, __ATOMIC_RELAXED))
 		return refuse(rep, ESHUTDOWN, "the manager is shutting down");
 	if (req->standby)
 		return register_standby(req, rep);
-	if (req->lcore_id < RTE_MAX_LCORE && rte_lcore_is_enabled(req->lcore_id))
-		return refuse(rep, EBUSY,
-			      "lcore id %u is one of the manager's; start the NF with "
-			      "--lcores=ID@CPUS and an ID of its own",
-			      req->lcore_id);
-	for (id = 0; id < ONVM_MAX_NFS; id++) {
-		const struct onvm_nf_slot *s = &mgr.shm->nfs[id];
-
-		if (s->status != ONVM_NF_FREE && s->lcore_id == req->lcore_id &&
-		    s->pid != req->pid)
-			return refuse(rep, EBUSY,
-				      "lcore id %u is used by NF '%s' (instance %u); give each NF "
-				      "its own --lcores id",
-				      req->lcore_id, s->name, id);
-	}
 	if (req->instance_id >= 0) {
 		if (req->instance_id >= ONVM_MAX_NFS)
 			return refuse(rep, EINVAL, "instance id %d out of range",
@@ -153,6 +184,8 @@ do_register(const struct onvm_mp_register_req *req, struct onvm_mp_register_rep 
 			return refuse(rep, ENOSPC, "all %d NF slots are in use", ONVM_MAX_NFS);
 	}
 	id = slot->instance_id;
+	if (check_lcore(req->lcore_id, id, req->pid, rep) < 0)
+		return rep->result;
 	if (slot->status == ONVM_NF_FREE) {
 		mgr.nf_priv[id].cfg_index = -1;
 		slot->launched = 0;
@@ -169,7 +202,7 @@ do_register(const struct onvm_mp_register_req *req, struct onvm_mp_register_rep 
 	mgr_nf_slot_note_used(id);
 	__atomic_store_n(&slot->status, ONVM_NF_READY, __ATOMIC_RELEASE);
 	if (mgr_service_add(req->service_id, id) < 0) {
-		slot->status = ONVM_NF_DEAD; /* reclaimed when the process exits */
+		__atomic_store_n(&slot->status, ONVM_NF_DEAD, __ATOMIC_RELEASE);
 		return refuse(rep, ENOSPC, "service %u already has %d instances",
 			      req->service_id, ONVM_MAX_INSTANCES);
 	}
@@ -217,7 +250,8 @@ mp_unregister(const struct rte_mp_msg *msg, const void *peer)
 
 			if (mgr_nf_slot_live(s) && s->generation == req.generation) {
 				if (s->status != ONVM_NF_STOPPING) {
-					s->status = ONVM_NF_STOPPING;
+					__atomic_store_n(&s->status, ONVM_NF_STOPPING,
+							 __ATOMIC_RELEASE);
 					mgr_service_remove(s->service_id, req.instance_id);
 				}
 				result = 0;
@@ -327,12 +361,59 @@ mp_state(const struct rte_mp_msg *msg, const void *peer)
 	return 0;
 }
 
+/*
+ * Packet generation: the first nf_pkt_alloc() of an NF asks for a reserve.
+ * Fill its alloc ring (this thread is its only producer until gen_enabled is
+ * published; from then on the TX unit keeps it topped up) and answer.  The
+ * NF takes mbufs only from that ring, never from the mempool, so a death at
+ * any instruction leaves every mbuf accounted for (struct onvm_nf_batch).
+ */
+static int
+mp_gen(const struct rte_mp_msg *msg, const void *peer)
+{
+	struct onvm_mp_gen_rep rep = {.result = -EINVAL};
+	struct onvm_mp_gen_req req;
+
+	if (msg->len_param == sizeof(req)) {
+		memcpy(&req, msg->param, sizeof(req));
+		pthread_mutex_lock(&mgr.ctl_lock);
+		if (req.instance_id < ONVM_MAX_NFS) {
+			struct onvm_nf_slot *s = &mgr.shm->nfs[req.instance_id];
+
+			rep.result = -ESRCH;
+			if (mgr_nf_slot_live(s) && s->generation == req.generation)
+				rep.result = 0;
+			if (rep.result == 0 && !__atomic_load_n(&s->gen_enabled, __ATOMIC_RELAXED)) {
+				struct rte_mbuf *m[ONVM_NF_ALLOC_FILL];
+				unsigned int n;
+
+				if (rte_pktmbuf_alloc_bulk(mgr.pool, m, ONVM_NF_ALLOC_FILL) != 0) {
+					rep.result = -ENOMEM;
+				} else {
+					n = rte_ring_sp_enqueue_burst(s->alloc_ring, (void **)m,
+								      ONVM_NF_ALLOC_FILL, NULL);
+					if (n < ONVM_NF_ALLOC_FILL)
+						rte_pktmbuf_free_bulk(&m[n], ONVM_NF_ALLOC_FILL - n);
+					__atomic_store_n(&s->gen_enabled, 1, __ATOMIC_RELEASE);
+					NFCTL_LOG(INFO, "NF '%s' instance %u generates packets: "
+							"%u mbufs reserved",
+						  s->name, req.instance_id, rte_ring_count(s->alloc_ring));
+				}
+			}
+		}
+		pthread_mutex_unlock(&mgr.ctl_lock);
+	}
+	reply(msg, peer, &rep, sizeof(rep));
+	return 0;
+}
+
 int
 mgr_nf_ipc_init(void)
 {
 	if (rte_mp_action_register(ONVM_MP_NF_REGISTER, mp_register) < 0 ||
 	    rte_mp_action_register(ONVM_MP_NF_UNREGISTER, mp_unregister) < 0 ||
-	    rte_mp_action_register(ONVM_MP_NF_STATE, mp_state) < 0) {
+	    rte_mp_action_register(ONVM_MP_NF_STATE, mp_state) < 0 ||
+	    rte_mp_action_register(ONVM_MP_NF_GEN, mp_gen) < 0) {
 		MGR_LOG(ERR, "cannot register IPC actions: %s", rte_strerror(rte_errno));
 		return -rte_errno;
 	}

@@ -18,6 +18,8 @@
 
 #include <rte_string_fns.h>
 
+#include "onvm_cpuset.h"
+
 #include "nf_ctl.h"
 
 /* Find the NF binary: a path (relative to the config file), else a name looked
@@ -54,44 +56,29 @@ resolve_binary(const char *bin, char *out, size_t len)
 }
 
 /*
- * CPUs a launched NF may run on: nf_defaults.cpus for actives (all online CPUs
- * if unset).  Standbys: nf_defaults.standby_cpus, else the online CPUs the
- * actives do not use, else the actives' CPUs.  Why apart: on a kernel without
- * full preemption (PREEMPT_NONE, Debian's default) a standby woken on the CPU
- * where its active dies waits until the dead process's address space is torn
- * down -- about as long as pidfd readiness (docs/design.md, "Failover time").
+ * fork/exec NF `cfg_index` for slot `id`, as its active or its standby.
+ *
+ * CPUs (mgr.nf_active_cpus / nf_standby_cpus, from onvm_nf_cpus()): the whole
+ * NF process runs on them, not only its lcore -- EAL puts its control threads
+ * on the start-up CPUs its lcores leave free, and the last thread of a dying
+ * NF tears its address space down (milliseconds without preemption) on its
+ * own CPU, not on the manager's.  Standbys run apart from actives: on a
+ * kernel without full preemption a standby woken on the CPU where its active
+ * dies waits for that teardown (docs/design.md, "Failover time").
+ *
+ * Lcore id: the slot's (mgr.nf_lcore), which a standby shares with its
+ * active -- they never run together.  Control thread (or start-up), ctl_lock
+ * held.  Returns the child's pid or -errno.
  */
-static void
-nf_cpu_set(bool standby, cpu_set_t *out)
-{
-	cpu_set_t online, active, sb;
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	CPU_ZERO(&online);
-	for (long c = 0; c < n && c < CPU_SETSIZE; c++)
-		CPU_SET(c, &online);
-	/* Both lists were validated when the config was loaded. */
-	mgr_cpulist_parse(mgr.cfg.nf_cpus, &active);
-	if (CPU_COUNT(&active) == 0)
-		active = online;
-	mgr_cpulist_parse(mgr.cfg.nf_standby_cpus, &sb);
-	if (CPU_COUNT(&sb) == 0) {
-		CPU_XOR(&sb, &online, &active);
-		CPU_AND(&sb, &sb, &online);
-		if (CPU_COUNT(&sb) == 0)
-			sb = active;
-	}
-	*out = standby ? sb : active;
-}
-
-/* fork/exec NF `cfg_index` for slot `id`, as its active or its standby. */
 static pid_t
 spawn_nf(int cfg_index, uint16_t id, bool standby)
 {
+	static char cpus[ONVM_CPULIST_MAX], lcores[ONVM_CPULIST_MAX + 32];
+	static const char exec_failed[] = "onvm_mgr: exec of an NF binary failed\n";
 	const struct mgr_nf_cfg *nc = &mgr.cfg.nfs[cfg_index];
-	char path[PATH_MAX], prefix[96], cpus[64], lcores[96], svc[8], inst[8];
+	const cpu_set_t *cpu_set = standby ? &mgr.nf_standby_cpus : &mgr.nf_active_cpus;
+	char path[PATH_MAX], prefix[96], svc[8], inst[8];
 	char *argv[MGR_CFG_MAX_ARGS + 24];
-	cpu_set_t cpu_set;
 	int a = 0;
 	pid_t pid;
 
@@ -100,13 +87,19 @@ spawn_nf(int cfg_index, uint16_t id, bool standby)
 			nc->binary);
 		return -ENOENT;
 	}
-	snprintf(prefix, sizeof(prefix), "--file-prefix=%s", mgr.file_prefix);
-	/* A standby shares its active's lcore id: they never run together, and
-	 * the one promoted flushes the dead one's mempool cache first. */
-	nf_cpu_set(standby, &cpu_set);
-	if (mgr_cpulist_format(&cpu_set, cpus, sizeof(cpus)) < 0)
+	if (mgr.nf_lcore[id] == UINT32_MAX) {
+		MGR_LOG(ERR, "NF '%s': slot %u has no lcore id (RTE_MAX_LCORE %d is too small for "
+			     "the manager's lcores plus %d NF slots)",
+			nc->name, id, RTE_MAX_LCORE, ONVM_MAX_NFS);
+		return -ERANGE;
+	}
+	if (onvm_cpulist_format(cpu_set, cpus, sizeof(cpus)) < 0 ||
+	    snprintf(lcores, sizeof(lcores), "--lcores=%u@(%s)", mgr.nf_lcore[id], cpus) >=
+		    (int)sizeof(lcores)) {
+		MGR_LOG(ERR, "NF '%s': its CPU list does not fit an EAL argument", nc->name);
 		return -E2BIG;
-	snprintf(lcores, sizeof(lcores), "--lcores=%u@(%s)", ONVM_NF_LCORE_BASE + id, cpus);
+	}
+	snprintf(prefix, sizeof(prefix), "--file-prefix=%s", mgr.file_prefix);
 	snprintf(svc, sizeof(svc), "%u", nc->service);
 	snprintf(inst, sizeof(inst), "%u", id);
 	argv[a++] = path;
@@ -134,20 +127,18 @@ spawn_nf(int cfg_index, uint16_t id, bool standby)
 		return -errno;
 	}
 	if (pid == 0) {
-		/* Die with the manager; keep stdout/stderr for the operator. */
+		/* The child of a multi-threaded process: async-signal-safe calls
+		 * only until exec.  Die with the manager; keep stdout/stderr for
+		 * the operator; own process group, so a terminal's Ctrl-C reaches
+		 * the manager, which drains and then stops its NFs in order. */
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		/* Own process group: a terminal's Ctrl-C reaches the manager,
-		 * which drains and then stops its NFs in order. */
 		setpgid(0, 0);
-		/* The whole NF process on its CPUs, not only its lcore: EAL puts
-		 * its control threads on the start-up CPUs its lcores leave free,
-		 * and the last thread of a dying NF tears its address space down
-		 * (milliseconds without preemption) -- not on the manager's CPU. */
-		sched_setaffinity(0, sizeof(cpu_set), &cpu_set);
+		sched_setaffinity(0, sizeof(*cpu_set), cpu_set);
 		if (getppid() != mgr.shm->mgr_pid)
 			_exit(127);
 		execv(path, argv);
-		fprintf(stderr, "onvm_mgr: exec %s: %s\n", path, strerror(errno));
+		if (write(STDERR_FILENO, exec_failed, sizeof(exec_failed) - 1) < 0)
+			_exit(127);
 		_exit(127);
 	}
 	MGR_LOG(INFO, "launched %s '%s' (%s) pid %d for instance %u of service %u",
@@ -188,9 +179,12 @@ mgr_nf_launch_standby(uint16_t id)
 {
 	pid_t pid = spawn_nf(mgr.nf_priv[id].cfg_index, id, true);
 
-	if (pid < 0)
+	if (pid < 0) {
+		mgr_nf_standby_failed(id, "could not be started", mgr_now_ns());
 		return;
-	mgr.shm->nfs[id].standby_pid = pid;
+	}
+	mgr.shm->nfs[id].standby_lcore = mgr.nf_lcore[id];
+	__atomic_store_n(&mgr.shm->nfs[id].standby_pid, pid, __ATOMIC_RELEASE);
 	mgr_nf_watch_standby(id, pid);
 }
 

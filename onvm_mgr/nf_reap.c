@@ -28,7 +28,10 @@
 
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
+#include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
+
+#include "onvm_nf_batch.h"
 
 #include "nf_ctl.h"
 
@@ -113,7 +116,14 @@ mgr_nf_handle_events(const struct epoll_event *evs, int n)
 			siginfo_t si = {0};
 
 			if (p->sb_pidfd >= 0) {
-				syscall(SYS_waitid, P_PIDFD, p->sb_pidfd, &si, WEXITED | WNOHANG, NULL);
+				/* Our child (launched): its exit status says whether
+				 * it failed.  Started by hand: not ours to wait for. */
+				if (syscall(SYS_waitid, P_PIDFD, p->sb_pidfd, &si, WEXITED | WNOHANG,
+					    NULL) == 0 && si.si_pid != 0) {
+					p->sb_exit_signal = si.si_code != CLD_EXITED;
+					p->sb_exit_status = si.si_status;
+					p->sb_exit_failed = p->sb_exit_signal || si.si_status != 0;
+				}
 				epoll_ctl(mgr.epfd, EPOLL_CTL_DEL, p->sb_pidfd, NULL);
 				close(p->sb_pidfd);
 				p->sb_pidfd = -1;
@@ -141,50 +151,71 @@ reclaim_held(uint16_t id)
 {
 	struct onvm_nf_slot *s = &mgr.shm->nfs[id];
 	struct onvm_nf_batch *b = &s->batch;
-	struct rte_ring *rx = s->rx_ring, *tx = s->tx_ring;
 	struct rte_mbuf *pkts[ONVM_BURST];
-	uint32_t first = 0, last, freed = 0, n;
+	struct onvm_batch_owned own;
+	uint32_t freed = 0, n;
 
-	/* Undo half-done ring operations of the dead process: a dequeue that
-	 * moved cons.head but not cons.tail leaves its packets in the ring; an
-	 * enqueue that moved prod.head but not prod.tail was never visible. */
-	rx->cons.head = rx->cons.tail;
-	tx->prod.head = tx->prod.tail;
-
-	if (rx->cons.tail != b->rx_seen) {
-		last = rx->cons.tail - b->rx_seen; /* dequeued, not yet recorded */
-	} else {
-		first = tx->prod.tail - b->tx_base;
-		last = b->held_n;
-	}
-	if (last > ONVM_NF_HELD_MAX || first > last) {
-		NFCTL_LOG(ERR, "NF instance %u: inconsistent batch record (%u..%u), not reclaiming "
-			       "held packets",
-			  id, first, last);
-		first = last = 0;
-	}
-	for (uint32_t i = first; i < last; i++) {
+	onvm_nf_rings_repair(s);
+	if (onvm_batch_owned(s, &own) < 0)
+		NFCTL_LOG(ERR, "NF instance %u: inconsistent batch record (held_n %u, rx_seen %u, "
+			       "tx_base %u), not reclaiming held packets",
+			  id, b->held_n, b->rx_seen, b->tx_base);
+	for (uint32_t i = own.first; i < own.last; i++) {
 		if (b->held[i] != NULL) {
 			rte_pktmbuf_free(b->held[i]);
 			freed++;
 		}
 	}
 	b->held_n = 0;
-	while ((n = rte_ring_sc_dequeue_burst(rx, (void **)pkts, ONVM_BURST, NULL)) > 0) {
+	while ((n = rte_ring_sc_dequeue_burst(s->rx_ring, (void **)pkts, ONVM_BURST, NULL)) > 0) {
 		rte_pktmbuf_free_bulk(pkts, n);
 		freed += n;
 		mgr.dp[MGR_UNIT_CTRL].drops[MGR_DROP_NF_GONE] += n;
 	}
+	/* libnf never puts mbufs into a mempool cache (see onvm_nf_batch), so
+	 * the dead NF's is empty -- unless its own code called DPDK's mbuf
+	 * functions, which the NF developer's guide forbids.  Return what is
+	 * there anyway; a cache left mid-update by the death cannot be. */
 	if (s->lcore_id < RTE_MAX_LCORE) {
 		struct rte_mempool_cache *c = rte_mempool_default_cache(mgr.pool, s->lcore_id);
 
-		if (c != NULL && c->len > 0)
+		if (c != NULL && c->len > 0) {
+			NFCTL_LOG(WARNING, "NF '%s' instance %u left %u mbufs in its mempool cache "
+					   "(it called DPDK's mbuf functions itself)",
+				  s->name, id, c->len);
 			rte_mempool_cache_flush(c, mgr.pool);
+		}
 	}
 	s->reclaimed += freed;
 	mgr.nf_reclaimed_mbufs += freed;
 	mgr.nf_priv[id].held_reclaimed = true;
 	NFCTL_LOG(INFO, "NF '%s' instance %u: %u mbufs returned to the pool", s->name, id, freed);
+}
+
+/* The mbufs kept ready in a slot's alloc ring go back to the pool: the slot
+ * is being freed (gen_enabled already cleared and a grace period passed, so
+ * the TX unit no longer tops it up), or the node is stopping. */
+static unsigned int
+alloc_ring_drain(struct onvm_nf_slot *s)
+{
+	struct rte_mbuf *pkts[ONVM_BURST];
+	unsigned int n, total = 0;
+
+	while ((n = rte_ring_sc_dequeue_burst(s->alloc_ring, (void **)pkts, ONVM_BURST, NULL)) >
+	       0) {
+		rte_pktmbuf_free_bulk(pkts, n);
+		total += n;
+	}
+	return total;
+}
+
+void
+mgr_nf_alloc_rings_drain(void)
+{
+	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
+		__atomic_store_n(&mgr.shm->nfs[id].gen_enabled, 0, __ATOMIC_RELEASE);
+		alloc_ring_drain(&mgr.shm->nfs[id]);
+	}
 }
 
 /* Release a slot's state memory (no standby uses it: the slot is being freed). */
@@ -226,15 +257,23 @@ mgr_nf_handle_exit(uint16_t id)
 		s->status = ONVM_NF_DEAD; /* already out of its service */
 		return 1;
 	case ONVM_NF_DEAD:
-		/* A parked standby sees the slot stop and exits; wait for it. */
-		if (p->sb_pid != 0 && !p->sb_exited)
+		/* A standby left in a dead slot will never be promoted: it sees
+		 * `stop` within its 100 ms park and exits; wait for it. */
+		if (p->sb_pid != 0 && !p->sb_exited) {
+			__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
 			return 0;
+		}
 		if (!p->held_reclaimed)
 			reclaim_held(id);
 		/* Whatever it emitted is still forwarded by the TX unit. */
 		if (!rte_ring_empty(s->tx_ring))
 			return 0;
 		rte_ring_reset(s->rx_ring);
+		if (__atomic_load_n(&s->gen_enabled, __ATOMIC_RELAXED)) {
+			__atomic_store_n(&s->gen_enabled, 0, __ATOMIC_RELEASE);
+			rte_rcu_qsbr_synchronize(mgr.qsbr, RTE_QSBR_THRID_INVALID);
+		}
+		alloc_ring_drain(s);
 		free_state(s);
 		mgr_nf_alive_lock_init(s);
 		s->status = ONVM_NF_FREE;

@@ -109,7 +109,9 @@ mgr_nf_alive_lock_init(struct onvm_nf_slot *s)
 bool
 mgr_nf_slot_live(const struct onvm_nf_slot *s)
 {
-	return s->status != ONVM_NF_FREE && s->status != ONVM_NF_DEAD;
+	uint32_t st = __atomic_load_n(&s->status, __ATOMIC_ACQUIRE);
+
+	return st != ONVM_NF_FREE && st != ONVM_NF_DEAD;
 }
 
 void
@@ -118,15 +120,20 @@ mgr_nf_slot_reset(struct onvm_nf_slot *s)
 	s->n_state_req = 0;
 	s->state_seq = 0;
 	s->state_chunks = 0;
-	s->stop = 0;
-	s->sleeping = 0;
-	s->nf_running = 0;
+	__atomic_store_n(&s->stop, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->sleeping, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->nf_running, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->leaving, 0, __ATOMIC_RELAXED);
 	s->first_pkt_ns = 0;
+	s->standby_lcore = UINT32_MAX;
+	s->standby_failures = 0;
+	s->failover_refused = 0;
 	memset(&s->batch, 0, sizeof(s->batch));
 	/* The rings are empty (reclamation drained them); align the batch
 	 * record with their positions. */
 	s->batch.rx_seen = s->rx_ring->cons.tail;
 	s->batch.tx_base = s->tx_ring->prod.tail;
+	s->batch.alloc_seen = s->alloc_ring->cons.tail;
 	memset(&s->stats, 0, sizeof(s->stats));
 	memset(&s->app, 0, sizeof(s->app));
 	s->reclaimed = 0;

@@ -27,6 +27,7 @@ static const char *const drop_names[MGR_DROP_REASON_MAX] = {
 	[MGR_DROP_RING_FULL] = "ring_full",
 	[MGR_DROP_PORT_TX] = "port_tx_full",
 	[MGR_DROP_NF_GONE] = "nf_gone",
+	[MGR_DROP_FAILOVER] = "failover",
 };
 
 const char *
@@ -198,7 +199,8 @@ mgr_route_action(const struct onvm_shm *shm, struct onvm_pkt_meta *meta, struct 
 {
 	switch (meta->action) {
 	case ONVM_ACTION_DROP:
-		dest_drop(dest, MGR_DROP_NF_ACTION);
+		dest_drop(dest, unlikely(meta->flags & ONVM_PKT_F_FAILOVER_DROP) ? MGR_DROP_FAILOVER
+										 : MGR_DROP_NF_ACTION);
 		return;
 	case ONVM_ACTION_NEXT:
 		if (meta->chain_index < ONVM_MAX_CHAIN_LEN)

@@ -37,6 +37,7 @@ enum mgr_drop_reason {
 	MGR_DROP_RING_FULL,	/* the NF's RX ring or a port ring was full */
 	MGR_DROP_PORT_TX,	/* the port did not take the packet */
 	MGR_DROP_NF_GONE,	/* queued for an NF that stopped or died */
+	MGR_DROP_FAILOVER,	/* a dead NF's uncommitted output, dropped by its standby */
 	MGR_DROP_REASON_MAX,
 };
 

@@ -41,6 +41,9 @@ tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "nf_deaths", mgr.nf_deaths);
 	rte_tel_data_add_dict_u64(d, "nf_failovers", mgr.nf_failovers);
 	rte_tel_data_add_dict_u64(d, "nf_hung", mgr.nf_hung);
+	rte_tel_data_add_dict_u64(d, "nf_start_failures", mgr.nf_start_failures);
+	rte_tel_data_add_dict_u64(d, "nf_standby_failures", mgr.nf_standby_failures);
+	rte_tel_data_add_dict_u64(d, "nf_alloc_refill_failures", UNITS_SUM(alloc_fail));
 	rte_tel_data_add_dict_u64(d, "backpressure_holds", UNITS_SUM(backpressure));
 	rte_tel_data_add_dict_u64(d, "holds_released_early", UNITS_SUM(hold_expired));
 	rte_tel_data_add_dict_u64(d, "nf_reclaimed_mbufs", mgr.nf_reclaimed_mbufs);
@@ -112,7 +115,9 @@ tel_nfs(const char *cmd, const char *params, struct rte_tel_data *d)
 			return -ENOMEM;
 		rte_tel_data_start_dict(c);
 		rte_tel_data_add_dict_string(c, "name", s->name);
-		rte_tel_data_add_dict_string(c, "status", mgr_nf_status_str(s->status));
+		rte_tel_data_add_dict_string(c, "status",
+					     mgr_nf_status_str(__atomic_load_n(&s->status,
+									       __ATOMIC_RELAXED)));
 		rte_tel_data_add_dict_int(c, "service", s->service_id);
 		rte_tel_data_add_dict_int(c, "instance", id);
 		rte_tel_data_add_dict_int(c, "pid", s->pid);
@@ -126,6 +131,8 @@ tel_nfs(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(c, "act_tonf", s->stats.act_tonf);
 		rte_tel_data_add_dict_u64(c, "act_out", s->stats.act_out);
 		rte_tel_data_add_dict_u64(c, "generated", s->stats.generated);
+		rte_tel_data_add_dict_u64(c, "generated_unsent", s->stats.gen_unsent);
+		rte_tel_data_add_dict_u64(c, "alloc_ring_count", rte_ring_count(s->alloc_ring));
 		rte_tel_data_add_dict_u64(c, "tx_wait", s->stats.tx_wait);
 		rte_tel_data_add_dict_u64(c, "wakeups", s->stats.wakeups);
 		rte_tel_data_add_dict_u64(c, "nd_events", s->stats.nd_events);
@@ -139,8 +146,22 @@ tel_nfs(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(c, "state_commit_max_ns",
 					  cycles_to_ns(s->state_commit_max_cycles));
 		rte_tel_data_add_dict_u64(c, "bad_touches", s->stats.bad_touches);
-		rte_tel_data_add_dict_int(c, "standby_pid", s->standby_pid);
-		rte_tel_data_add_dict_int(c, "standby_parked", s->standby_parked);
+		rte_tel_data_add_dict_int(c, "standby_pid",
+					  __atomic_load_n(&s->standby_pid, __ATOMIC_RELAXED));
+		rte_tel_data_add_dict_int(c, "standby_parked",
+					  __atomic_load_n(&s->standby_parked, __ATOMIC_RELAXED));
+		rte_tel_data_add_dict_int(c, "standby_lcore",
+					  s->standby_lcore == UINT32_MAX ? -1 : (int)s->standby_lcore);
+		rte_tel_data_add_dict_u64(c, "standby_failures", s->standby_failures);
+		rte_tel_data_add_dict_string(c, "standby_last_failure",
+					     mgr.nf_priv[id].sb_last_failure);
+		{
+			uint64_t now = mgr_now_ns(), retry = mgr.nf_priv[id].sb_retry_ns;
+
+			rte_tel_data_add_dict_u64(c, "standby_retry_in_ms",
+						  retry > now ? (retry - now) / 1000000 : 0);
+		}
+		rte_tel_data_add_dict_u64(c, "failover_refused", s->failover_refused);
 		rte_tel_data_add_dict_u64(c, "failovers", s->failovers);
 		rte_tel_data_add_dict_u64(c, "failover_wake_ns", s->failover_wake_ns);
 		rte_tel_data_add_dict_u64(c, "hung_kills", s->hung_kills);
@@ -245,7 +266,6 @@ tel_nf_app(const char *cmd, const char *params, struct rte_tel_data *d)
 	const struct onvm_nf_slot *s;
 	char *end;
 	unsigned long id;
-	int tries;
 
 	(void)cmd;
 	if (params == NULL || *params == '\0')
@@ -256,17 +276,7 @@ tel_nf_app(const char *cmd, const char *params, struct rte_tel_data *d)
 	s = &mgr.shm->nfs[id];
 	if (s->status == ONVM_NF_FREE)
 		return -ENOENT;
-	for (tries = 0; tries < 1000; tries++) {
-		uint32_t before = __atomic_load_n(&s->app.seq, __ATOMIC_ACQUIRE);
-
-		if (before & 1)
-			continue;
-		memcpy(&copy, (const void *)&s->app, sizeof(copy));
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&s->app.seq, __ATOMIC_RELAXED) == before)
-			break;
-	}
-	if (tries == 1000)
+	if (onvm_seq_read(&s->app.seq, &copy, &s->app, sizeof(copy), 1000) < 0)
 		return -EBUSY;
 	rte_tel_data_start_dict(d);
 	for (uint32_t i = 0; i < copy.n && i < ONVM_NF_APP_STATS; i++) {

@@ -25,8 +25,13 @@
 #define ONVM_COMMON_H
 
 #include <pthread.h>
+#include <sched.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#include <errno.h>
 #include <rte_common.h>
+#include <rte_eal.h>
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
 #include <rte_ring.h>
@@ -37,17 +42,19 @@ extern "C" {
 
 #define ONVM_SHM_NAME "onvm_shm"
 #define ONVM_SHM_MAGIC 0x4f4e564d52464e31ULL /* "ONVMRFN1" */
-#define ONVM_SHM_VERSION 5
+#define ONVM_SHM_VERSION 6
 #define ONVM_PKTMBUF_POOL_NAME "onvm_pktmbuf_pool"
 #define ONVM_PKT_META_DYNFIELD "onvm_dynfield_pkt_meta"
 #define ONVM_NF_RX_RING_FMT "onvm_nf%u_rx"
 #define ONVM_NF_TX_RING_FMT "onvm_nf%u_tx"
+#define ONVM_NF_ALLOC_RING_FMT "onvm_nf%u_alloc"
 #define ONVM_PORT_TX_RING_FMT "onvm_port%u_tx"
 
 /* rte_mp IPC action names (NF -> manager requests, synchronous replies). */
 #define ONVM_MP_NF_REGISTER "onvm_nf_register"
 #define ONVM_MP_NF_UNREGISTER "onvm_nf_unregister"
 #define ONVM_MP_NF_STATE "onvm_nf_state"
+#define ONVM_MP_NF_GEN "onvm_nf_gen"
 #define ONVM_STATE_MAX_REGIONS 16 /* == NF_STATE_MAX_REGIONS */
 
 #define ONVM_MAX_NFS 64		/* NF slots == instance ids 0..63 */
@@ -58,13 +65,16 @@ extern "C" {
 #define ONVM_MAX_CHAIN_LEN 8
 #define ONVM_MAX_FLOW_RULES 256
 #define ONVM_BURST 32
-/* held[] has room for a received burst plus packets the NF generates. */
+/* held[] has room for a received burst plus packets the NF generates
+ * (a process-local 64-bit mask tracks which generated ones are unsent). */
 #define ONVM_NF_HELD_MAX (2 * ONVM_BURST)
+/* NF-generated packets come from a per-NF ring the manager keeps filled
+ * (never from the mempool directly: see struct onvm_nf_batch). */
+#define ONVM_NF_ALLOC_RING_SIZE 128
+#define ONVM_NF_ALLOC_LOW	ONVM_BURST	/* the TX unit tops up below this */
+#define ONVM_NF_ALLOC_FILL	(2 * ONVM_BURST) /* ... by this many */
 #define ONVM_NAME_LEN 32
 #define ONVM_PORT_UNSET 0xff
-/* NFs started by the manager run as EAL lcore id ONVM_NF_LCORE_BASE + slot, so
- * no two NFs ever share a mempool per-lcore cache. */
-#define ONVM_NF_LCORE_BASE 32
 
 /* What an NF (or the chain) wants done with a packet. */
 enum onvm_action {
@@ -77,10 +87,11 @@ enum onvm_action {
 /* Packet metadata flags. */
 #define ONVM_PKT_F_ND 0x01     /* a non-deterministic decision touched this packet */
 #define ONVM_PKT_F_REPLAY 0x02 /* replayed by a packet logger after failover */
+#define ONVM_PKT_F_FAILOVER_DROP 0x04 /* output of a dead NF's uncommitted batch, dropped */
 
 /*
  * Per-packet metadata, kept in an rte_mbuf dynamic field registered by the
- * manager under ONVM_PKT_META_DYNFIELD.  24 bytes, 8-byte aligned.
+ * manager under ONVM_PKT_META_DYNFIELD.
  */
 struct onvm_pkt_meta {
 	uint8_t action;	      /* enum onvm_action, set by the NF handler */
@@ -94,6 +105,9 @@ struct onvm_pkt_meta {
 	uint8_t reserved[3];
 	uint64_t ts;	      /* logical timestamp (remote resiliency) */
 };
+_Static_assert(sizeof(struct onvm_pkt_meta) == 24, "packet metadata is 24 bytes");
+_Static_assert(_Alignof(struct onvm_pkt_meta) == 8, "packet metadata is 8-byte aligned");
+_Static_assert(ONVM_MAX_PORTS <= ONVM_PORT_UNSET, "port ids fit in_port/egress_port");
 
 /* NF slot life cycle. */
 enum onvm_nf_status {
@@ -107,16 +121,26 @@ enum onvm_nf_status {
 
 /*
  * Crash accounting for the batch an NF is working on.  Written only by the
- * NF, read by the manager after the NF has died.  With `rx` the NF's RX ring
- * (SC) and `tx` its TX ring (SP):
- *   - the NF dequeues straight into held[], then records held_n, tx_base
- *     (= tx->prod.tail) and finally rx_seen (= rx->cons.tail);
+ * NF (active, or a standby promoting itself), read by the manager after the
+ * NF has died.  With `rx` the NF's RX ring (it is the only consumer), `tx`
+ * its TX ring (only producer) and `alloc` the ring its generated packets come
+ * from (only consumer):
+ *   - the NF dequeues straight into held[], then records alloc_seen, held_n,
+ *     tx_base (= tx->prod.tail) and finally rx_seen (= rx->cons.tail);
  *   - the packets of held[] it has emitted are exactly tx->prod.tail - tx_base,
- *     in held[] order, because it is the TX ring's only producer.
+ *     in held[] order, because it is the TX ring's only producer;
+ *   - nf_pkt_alloc() stores alloc_at = held_n, dequeues one mbuf from `alloc`
+ *     straight into held[alloc_at], then stores held_n = alloc_at + 1 and
+ *     alloc_seen = alloc->cons.tail.
  * So after a death: if rx->cons.tail != rx_seen, the NF died between its
  * dequeue and the record and owns held[0 .. tail - rx_seen) with nothing
- * emitted; otherwise it owns held[emitted .. held_n).  No window exists in
- * which a packet is both emitted and counted as held.
+ * processed or emitted; otherwise it owns held[emitted .. held_n), where
+ * held_n is alloc_at + 1 if alloc->cons.tail != alloc_seen (it died inside
+ * nf_pkt_alloc).  No window exists in which a packet is both emitted and
+ * counted as held, or owned and counted by nobody.  NFs never put mbufs into
+ * the mempool themselves (a DROP goes back to the manager through the TX
+ * ring): DPDK's mempool cache and MP/MC ring are not crash-atomic.
+ * onvm_nf_batch.h holds the arithmetic.
  */
 struct onvm_nf_batch {
 	uint32_t rx_seen;
@@ -124,8 +148,12 @@ struct onvm_nf_batch {
 	uint32_t held_n;
 	uint32_t committed; /* 1 once this batch's state commit has returned */
 	uint64_t seq_before; /* state sequence when the batch began */
+	uint32_t alloc_seen; /* alloc->cons.tail after the last recorded allocation */
+	uint32_t alloc_at;   /* held[] index the current allocation fills */
 	struct rte_mbuf *held[ONVM_NF_HELD_MAX];
 } __rte_cache_aligned;
+_Static_assert(ONVM_NF_HELD_MAX >= 2 * ONVM_BURST, "held[] takes a burst plus generated packets");
+_Static_assert(ONVM_NF_HELD_MAX <= 64, "unsent generated packets are a 64-bit mask");
 
 /* Counters kept by the NF (one writer: the NF). */
 struct onvm_nf_stats {
@@ -137,6 +165,7 @@ struct onvm_nf_stats {
 	uint64_t act_tonf;
 	uint64_t act_out;
 	uint64_t generated; /* NF-made packets */
+	uint64_t gen_unsent; /* of those, allocated but never sent (dropped) */
 	uint64_t tx_wait;   /* times the TX ring was full and the NF waited */
 	uint64_t batches;
 	uint64_t wakeups;   /* times it slept and was woken */
@@ -152,26 +181,69 @@ struct onvm_nf_state_req {
 	uint32_t pad;
 };
 
+/*
+ * Sequence lock for data one process rewrites and others copy (an NF's
+ * published counters).  `seq` is odd while the writer is inside its update.
+ * A writer that dies inside leaves it odd, and whoever writes next (a promoted
+ * standby) must not flip it back to even at its begin: so begin forces odd and
+ * end moves to the next even value, whatever parity was inherited.
+ */
+static inline void
+onvm_seq_write_begin(uint32_t *seq)
+{
+	__atomic_store_n(seq, __atomic_load_n(seq, __ATOMIC_RELAXED) | 1u, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE); /* odd before any data store */
+}
+
+static inline void
+onvm_seq_write_end(uint32_t *seq)
+{
+	__atomic_store_n(seq, (__atomic_load_n(seq, __ATOMIC_RELAXED) | 1u) + 1u,
+			 __ATOMIC_RELEASE);
+}
+
+/* Copy `len` bytes at `src` consistently: 0, or -EBUSY when every one of
+ * `tries` attempts met a writer (or a writer that died mid-update). */
+static inline int
+onvm_seq_read(const uint32_t *seq, void *dst, const void *src, size_t len, int tries)
+{
+	while (tries-- > 0) {
+		uint32_t before = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+
+		if (before & 1u)
+			continue;
+		memcpy(dst, src, len);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(seq, __ATOMIC_RELAXED) == before)
+			return 0;
+	}
+	return -EBUSY;
+}
+
 /* Counters an NF publishes for the node's telemetry (/onvm/nf/app,ID), e.g.
- * dpi's per-protocol flow counts.  NF-written under a sequence lock: `seq`
- * is odd while the NF rewrites the table, readers retry until they read the
- * same even value before and after copying. */
+ * dpi's per-protocol flow counts, under the sequence lock `seq`. */
 #define ONVM_NF_APP_STATS     32
 #define ONVM_NF_APP_STAT_NAME 24
 struct onvm_nf_app_stats {
-	volatile uint32_t seq;
+	uint32_t seq;
 	uint32_t n;
 	char name[ONVM_NF_APP_STATS][ONVM_NF_APP_STAT_NAME];
 	uint64_t value[ONVM_NF_APP_STATS];
 };
 
+/*
+ * One NF instance.  Fields are grouped by the process that writes them, each
+ * group on cache lines of its own, so the NF's per-iteration writes (heartbeat)
+ * never bounce a line the manager writes.  Fields both sides read while the
+ * other may write are accessed with __atomic builtins (noted "atomic").
+ */
 struct onvm_nf_slot {
-	/* Manager-written control part. */
-	volatile uint32_t status; /* enum onvm_nf_status */
+	/* ---- Manager-written: identity, rings, control. ---- */
+	uint32_t status;	  /* enum onvm_nf_status; atomic */
 	uint16_t instance_id;	  /* == slot index */
 	uint16_t service_id;
-	int32_t pid;
-	uint32_t lcore_id;	  /* the NF's EAL lcore id (mempool cache index) */
+	int32_t pid;		  /* the process the manager deems the active */
+	uint32_t lcore_id;	  /* the active's EAL lcore id (mempool cache index) */
 	uint32_t launched;	  /* 1 if the manager fork/exec'd it */
 	uint32_t generation;	  /* bumped on every reuse of the slot */
 	char name[ONVM_NAME_LEN];
@@ -179,53 +251,66 @@ struct onvm_nf_slot {
 	uint64_t launch_ns;	  /* CLOCK_MONOTONIC of fork, if launched */
 	struct rte_ring *rx_ring;
 	struct rte_ring *tx_ring;
+	struct rte_ring *alloc_ring; /* generated packets' mbufs (see onvm_nf_batch) */
+	uint32_t gen_enabled;	  /* atomic: the TX unit keeps alloc_ring filled */
+	int32_t standby_pid;	  /* atomic; 0: no standby */
+	uint32_t standby_lcore;	  /* the standby's lcore id (reserved while it lives) */
+	uint32_t standby_failures; /* standbys that failed before parking, in a row */
+	uint64_t hung_kills;	  /* times the manager killed it as hung */
+	uint64_t reclaimed;	  /* mbufs the manager returned to the pool after a death */
+	char state_mz[ONVM_NAME_LEN]; /* memzone holding the state block, "" if none */
+	uint64_t state_off;	      /* the block's offset in that memzone */
+	uint64_t state_size;
 
-	/* Wake-up handshake: the NF sets `sleeping` before it blocks on the
-	 * futex `wake_seq`; whoever enqueues to its RX ring bumps wake_seq and
-	 * wakes it.  `stop` asks the NF to leave its loop. */
-	volatile uint32_t sleeping __rte_cache_aligned;
-	volatile uint32_t wake_seq;
-	volatile uint32_t stop;
-	volatile uint32_t nf_running; /* set by the NF when it enters its loop */
-	uint64_t first_pkt_ns;	      /* CLOCK_MONOTONIC of the first packet */
+	/* ---- Manager-written, read by a sleeping NF: the futex word. ---- */
+	uint32_t wake_seq __rte_cache_aligned; /* atomic; bumped by whoever enqueues */
+	uint32_t stop;			       /* atomic; 1: leave the run loop */
 
-	struct onvm_nf_batch batch;
-	struct onvm_nf_stats stats;
-	volatile uint64_t heartbeat; /* NF-written: bumped every loop iteration */
-	uint64_t hung_kills;	     /* times the manager killed it as hung */
-	uint64_t reclaimed; /* mbufs the manager returned to the pool after a death */
+	/* ---- NF-written, hot: the run loop's own line. ---- */
+	uint64_t heartbeat __rte_cache_aligned; /* atomic; bumped every loop iteration */
+	uint32_t sleeping;	 /* atomic; 1 while it waits on wake_seq */
+	uint32_t nf_running;	 /* atomic; set when it enters its loop */
+	uint32_t leaving;	 /* atomic; the active is in nf_fini: no promotion */
+	uint32_t standby_parked; /* atomic; the standby waits on alive_lock */
+	uint64_t first_pkt_ns;	 /* CLOCK_MONOTONIC of the first packet */
 
-	/* Local resiliency.  The active NF holds alive_lock (process-shared,
-	 * robust) for as long as it lives; its standby blocks on it and gets
-	 * EOWNERDEAD the moment the kernel runs the dead task's robust list. */
-	pthread_mutex_t alive_lock;
-	volatile int32_t standby_pid;	 /* 0: no standby */
-	volatile uint32_t standby_parked; /* the standby waits on alive_lock */
-	uint64_t failovers;		 /* promotions of a standby in this slot */
+	/* The active holds alive_lock (process-shared, robust) for as long as it
+	 * lives; its standby blocks on it and gets EOWNERDEAD the moment the
+	 * kernel runs the dead task's robust list. */
+	pthread_mutex_t alive_lock __rte_cache_aligned;
+
+	struct onvm_nf_batch batch;	/* NF-written */
+	struct onvm_nf_stats stats;	/* NF-written */
+
+	/* ---- NF-written, cold: failovers, state, placement, app counters. ---- */
+	uint64_t failovers __rte_cache_aligned; /* promotions of a standby in this slot */
 	uint64_t failover_wake_ns;	 /* last: standby woke (CLOCK_MONOTONIC) */
 	uint64_t failover_first_pkt_ns;	 /* last: first packet after promotion */
 	uint64_t failover_reemitted;	 /* held outputs of committed batches sent */
 	uint64_t failover_dropped;	 /* held packets of uncommitted batches dropped */
 	uint64_t failover_reprocessed;	 /* dequeued-but-unprocessed packets redone */
-	cpu_set_t active_cpus;		 /* the active's CPU affinity (NF-written) */
-
-	/* State regions: requested by the NF, allocated by the manager in one
-	 * memzone (see onvm_state.h for its layout). */
+	uint64_t failover_refused;	 /* standbys that would not promote (state) */
+	cpu_set_t active_cpus;		 /* the active's CPU affinity */
 	uint32_t n_state_req;
 	struct onvm_nf_state_req state_req[ONVM_STATE_MAX_REGIONS];
-	char state_mz[ONVM_NAME_LEN]; /* memzone holding the block, "" if none */
-	uint64_t state_off;	      /* the block's offset in that memzone */
-	uint64_t state_size;
-	uint64_t state_seq;	      /* last committed batch (NF-written) */
-	uint64_t state_chunks;	      /* chunks committed in all (NF-written) */
+	uint64_t state_seq;	      /* last committed batch */
+	uint64_t state_chunks;	      /* chunks committed in all */
 	/* What local mode adds to every packet's latency: its batch's commit,
-	 * between processing and emitting (NF-written, TSC cycles). */
+	 * between processing and emitting (TSC cycles). */
 	uint64_t state_commits;
 	uint64_t state_commit_cycles;
 	uint64_t state_commit_max_cycles;
-
 	struct onvm_nf_app_stats app; /* NF-published counters */
 } __rte_cache_aligned;
+
+#define ONVM_SLOT_LINE(field) (offsetof(struct onvm_nf_slot, field) / RTE_CACHE_LINE_SIZE)
+_Static_assert(ONVM_SLOT_LINE(heartbeat) != ONVM_SLOT_LINE(wake_seq) &&
+		       ONVM_SLOT_LINE(heartbeat) != ONVM_SLOT_LINE(state_size),
+	       "the NF's heartbeat line is not a line the manager writes");
+_Static_assert(ONVM_SLOT_LINE(wake_seq) != ONVM_SLOT_LINE(state_size),
+	       "the futex word has a line of its own");
+_Static_assert(ONVM_SLOT_LINE(alive_lock) != ONVM_SLOT_LINE(first_pkt_ns),
+	       "the liveness lock has a line of its own");
 
 /* The last failover as the node can time it: from the standby's wake-up (the
  * earliest sign of the death) to its first packet; 0 if none yet. */
@@ -238,12 +323,12 @@ onvm_nf_failover_ns(const struct onvm_nf_slot *s)
 }
 
 /*
- * Instances of a service.  Readers (data-path units) read `active` and the
- * array it selects; the control side writes the other copy, then flips
- * `active`, and waits for a grace period before touching it again.
+ * Instances of a service.  Readers (data-path units) read `active` (atomic,
+ * acquire) and the array it selects; the control side writes the other copy,
+ * then flips `active`, and waits for a grace period before touching it again.
  */
 struct onvm_service {
-	volatile uint32_t active;
+	uint32_t active;
 	uint16_t n[2];
 	uint16_t inst[2][ONVM_MAX_INSTANCES];
 };
@@ -287,7 +372,10 @@ struct onvm_shm {
 	int dynfield_offset;
 	char node_name[ONVM_NAME_LEN];
 	int32_t mgr_pid;
-	volatile uint32_t shutting_down;
+	uint32_t shutting_down; /* atomic */
+	/* CPUs the manager's data lcores run on: a standby never waits or spins
+	 * at real-time priority there (libnf's nf_standby.c). */
+	cpu_set_t mgr_cpus;
 
 	uint16_t default_chain;
 	uint8_t has_default_chain;
@@ -299,7 +387,7 @@ struct onvm_shm {
 	struct onvm_nf_slot nfs[ONVM_MAX_NFS];
 };
 
-/* rte_mp request/reply payloads (fit RTE_MP_MAX_PARAM_LEN). */
+/* rte_mp request/reply payloads. */
 struct onvm_mp_register_req {
 	uint32_t shm_version;
 	int32_t pid;
@@ -330,6 +418,26 @@ struct onvm_mp_unregister_req {
 	uint16_t instance_id;
 	uint32_t generation;
 };
+
+/* The first nf_pkt_alloc() asks the manager to fill the NF's alloc ring and
+ * keep it filled (the reply comes once the ring holds a reserve). */
+struct onvm_mp_gen_req {
+	uint16_t instance_id;
+	uint32_t generation;
+};
+
+struct onvm_mp_gen_rep {
+	int32_t result; /* 0 or -errno */
+};
+
+_Static_assert(sizeof(struct onvm_mp_register_req) <= RTE_MP_MAX_PARAM_LEN, "fits rte_mp");
+_Static_assert(sizeof(struct onvm_mp_register_rep) <= RTE_MP_MAX_PARAM_LEN, "fits rte_mp");
+_Static_assert(sizeof(struct onvm_mp_state_req) <= RTE_MP_MAX_PARAM_LEN, "fits rte_mp");
+_Static_assert(sizeof(struct onvm_mp_state_rep) <= RTE_MP_MAX_PARAM_LEN, "fits rte_mp");
+_Static_assert(sizeof(struct onvm_mp_unregister_req) <= RTE_MP_MAX_PARAM_LEN, "fits rte_mp");
+_Static_assert(sizeof(struct onvm_mp_gen_req) <= RTE_MP_MAX_PARAM_LEN, "fits rte_mp");
+_Static_assert(ONVM_MAX_NFS <= INT16_MAX && ONVM_MAX_SERVICES <= UINT16_MAX,
+	       "instance and service ids fit the request fields");
 
 static inline struct onvm_pkt_meta *
 onvm_pkt_meta(struct rte_mbuf *m, int offset)

@@ -189,14 +189,19 @@ bool nf_is_standby(const struct nf_ctx *nf);
  * at that instruction.  Not for production NFs (it changes how batches are
  * emitted: in two halves).  Without code, any NF can be failed from the
  * environment: ONVM_NF_FAULT=NAME:POINT:N (POINT processed, mid_commit,
- * committed or mid_emit) SIGKILLs the first incarnation of the NF named NAME
- * at POINT of the first batch ending with N or more packets received.
+ * committed, mid_emit, mid_alloc or fini) SIGKILLs the first incarnation of
+ * the NF named NAME at POINT once it has received N or more packets; and
+ * ONVM_NF_FAULT=NAME:registered:MS stalls it MS milliseconds between
+ * registration and taking its liveness lock (a slow active).
  */
 enum nf_fault_point {
 	NF_FAULT_PROCESSED,  /* handlers done, state not committed */
 	NF_FAULT_MID_COMMIT, /* commit point passed, replica half-updated */
 	NF_FAULT_COMMITTED,  /* state committed, nothing emitted */
 	NF_FAULT_MID_EMIT,   /* the first half of the batch emitted */
+	NF_FAULT_MID_ALLOC,  /* inside nf_pkt_alloc(): mbuf taken, not yet recorded */
+	NF_FAULT_REGISTERED, /* registered, liveness lock not yet taken (active) */
+	NF_FAULT_FINI,	     /* in nf_fini(): unregistered and drained, lock still held */
 };
 typedef void (*nf_fault_fn)(struct nf_ctx *nf, enum nf_fault_point point);
 void nf_set_fault_hook(struct nf_ctx *nf, nf_fault_fn fn);

@@ -16,8 +16,8 @@ nf_app_stats_begin(struct nf_ctx *nf)
 {
 	struct onvm_nf_app_stats *a = &nf->slot->app;
 
-	__atomic_store_n(&a->seq, a->seq + 1, __ATOMIC_RELAXED); /* odd: writing */
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	/* Odd while writing -- also when a dead predecessor left it odd. */
+	onvm_seq_write_begin(&a->seq);
 	a->n = 0;
 }
 
@@ -42,7 +42,5 @@ nf_app_stat(struct nf_ctx *nf, const char *name, uint64_t value)
 void
 nf_app_stats_end(struct nf_ctx *nf)
 {
-	struct onvm_nf_app_stats *a = &nf->slot->app;
-
-	__atomic_store_n(&a->seq, a->seq + 1, __ATOMIC_RELEASE); /* even: stable */
+	onvm_seq_write_end(&nf->slot->app.seq); /* even: stable */
 }

@@ -12,6 +12,7 @@
  * any instruction still owned and which it had already emitted.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <sched.h>
 #include <string.h>
 
@@ -32,31 +33,55 @@ nfl_batch_open(struct nf_ctx *nf, uint32_t n)
 	b->tx_base = nf->tx->prod.tail;
 	b->committed = 0;
 	b->seq_before = nf->has_state ? nf_state_seq(&nf->state) : 0;
+	b->alloc_seen = nf->alloc->cons.tail;
+	nf->gen_unsent = 0;
 	__atomic_store_n(&b->rx_seen, nf->rx->cons.tail, __ATOMIC_RELEASE);
 }
 
+/* Put what fits of the batch's unsent packets on the TX ring; true if all of
+ * them are out.  Never waits. */
+bool
+nfl_batch_emit_try(struct nf_ctx *nf)
+{
+	struct onvm_nf_batch *b = &nf->slot->batch;
+	uint32_t n = b->held_n, sent = onvm_batch_emitted(b, nf->tx), k;
+
+	if (sent >= n)
+		return true;
+	k = rte_ring_sp_enqueue_burst(nf->tx, (void **)&b->held[sent], n - sent, NULL);
+	nf->slot->stats.tx += k;
+	return sent + k == n;
+}
+
 /* Hand every packet of the batch to the manager; waits (counted) while the TX
- * ring is full -- the manager drains it without ever waiting on NFs. */
+ * ring is full -- the manager drains it without ever waiting on NFs.  The
+ * wait yields the CPU to whoever drains the ring (NFs may share a core, the
+ * manager's TX unit may share the CPU) and so is never spent at real-time
+ * priority; it keeps the heartbeat going, since waiting is not hanging. */
 void
 nfl_batch_emit(struct nf_ctx *nf)
 {
-	struct onvm_nf_batch *b = &nf->slot->batch;
-	uint32_t n = b->held_n, sent = nf->tx->prod.tail - b->tx_base;
-
-	while (sent < n) {
-		sent += rte_ring_sp_enqueue_burst(nf->tx, (void **)&b->held[sent], n - sent,
-						  NULL);
-		if (sent < n) {
-			nf->slot->stats.tx_wait++;
-			if (nf->slot->stop)
-				return; /* manager is shutting down; it reclaims held[] */
-			/* Downstream is full: give the CPU to whoever drains it
-			 * (NFs may share a core).  Waiting is not hanging. */
-			nf->slot->heartbeat++;
-			sched_yield();
-		}
+	while (!nfl_batch_emit_try(nf)) {
+		nf->slot->stats.tx_wait++;
+		if (__atomic_load_n(&nf->slot->stop, __ATOMIC_ACQUIRE))
+			return; /* manager is shutting down; it reclaims held[] */
+		nfl_rt_leave(nf);
+		nfl_heartbeat(nf);
+		sched_yield();
 	}
-	nf->slot->stats.tx += n;
+}
+
+/* Generated packets the handlers never sent leave as DROP. */
+static inline void
+finish_generated(struct nf_ctx *nf)
+{
+	struct onvm_nf_batch *b = &nf->slot->batch;
+
+	for (uint64_t m = nf->gen_unsent; m != 0; m &= m - 1) {
+		nf_pkt_meta(b->held[__builtin_ctzll(m)])->action = ONVM_ACTION_DROP;
+		nf->slot->stats.gen_unsent++;
+	}
+	nf->gen_unsent = 0;
 }
 
 /* Action counters, kept locally for a batch and added to the shared slot once. */
@@ -112,7 +137,9 @@ nfl_batch_run_handlers(struct nf_ctx *nf, uint32_t n)
 		}
 		nf->cur_pkt = NULL;
 	}
-	/* held_n may have grown with generated packets. */
+	/* held_n may have grown with generated packets; those never sent are
+	 * dropped (the manager frees them, see nf_pkt_alloc()). */
+	finish_generated(nf);
 	for (uint32_t i = n; i < b->held_n; i++)
 		count_action(&c, nf_pkt_meta(b->held[i]));
 	st->rx += n;
@@ -145,30 +172,94 @@ nfl_batch_commit(struct nf_ctx *nf)
 	__atomic_store_n(&nf->slot->batch.committed, 1, __ATOMIC_RELEASE);
 }
 
+/* A tick: a batch of no received packets, in which the NF may generate some. */
+void
+nfl_batch_run_tick(struct nf_ctx *nf, uint64_t now_ns)
+{
+	struct onvm_nf_batch *b = &nf->slot->batch;
+
+	nfl_batch_open(nf, 0);
+	nf->in_batch = true;
+	nf->nd_batch = false;
+	nf->ops->tick(nf, now_ns);
+	nf->in_batch = false;
+	finish_generated(nf);
+	if (nf->nd_batch)
+		for (uint32_t i = 0; i < b->held_n; i++)
+			nf_mark_nd(b->held[i]);
+	nfl_batch_commit(nf);
+	if (b->held_n > 0)
+		nfl_batch_emit(nf);
+}
+
+/*
+ * Generated packets.  The first call asks the manager for a reserve of mbufs
+ * in the NF's alloc ring (one synchronous request, then the manager keeps it
+ * filled).  Each allocation dequeues one mbuf straight into held[], recorded
+ * as the protocol in struct onvm_nf_batch says, so that from its first
+ * instant the mbuf is either in the ring or in the batch: a death anywhere
+ * leaks nothing.  Never from the mempool: its per-lcore cache and MP/MC ring
+ * are not safe against a process that dies inside them.
+ */
+static int
+gen_enable(struct nf_ctx *nf)
+{
+	struct onvm_mp_gen_req req = {
+		.instance_id = nf->instance_id,
+		.generation = nf->slot->generation,
+	};
+	struct onvm_mp_gen_rep rep = {.result = -ETIMEDOUT};
+
+	if (nfl_mp_call(ONVM_MP_NF_GEN, &req, sizeof(req), &rep, sizeof(rep)) < 0 ||
+	    rep.result < 0) {
+		NF_LOG(ERR, "%s: the manager gave no mbufs for generated packets: %s", nf->name,
+		       strerror(-rep.result));
+		return rep.result;
+	}
+	nf->gen_enabled = true;
+	return 0;
+}
+
 struct rte_mbuf *
 nf_pkt_alloc(struct nf_ctx *nf)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(nf->pool);
+	struct onvm_nf_batch *b = &nf->slot->batch;
+	uint32_t at = b->held_n;
+	struct onvm_pkt_meta *meta;
+	struct rte_mbuf *m;
 
-	if (m != NULL) {
-		struct onvm_pkt_meta *meta = nf_pkt_meta(m);
-
-		memset(meta, 0, sizeof(*meta));
-		meta->action = ONVM_ACTION_DROP;
-		meta->egress_port = ONVM_PORT_UNSET;
-	}
+	if (unlikely(!nf->gen_enabled) && gen_enable(nf) < 0)
+		return NULL;
+	if (at >= ONVM_NF_HELD_MAX)
+		return NULL;
+	b->alloc_at = at;
+	if (rte_ring_sc_dequeue(nf->alloc, (void **)&b->held[at]) != 0)
+		return NULL; /* the manager cannot keep up (or the pool is empty) */
+	nfl_fault_point(nf, NF_FAULT_MID_ALLOC);
+	__atomic_store_n(&b->held_n, at + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&b->alloc_seen, nf->alloc->cons.tail, __ATOMIC_RELEASE);
+	nf->gen_unsent |= UINT64_C(1) << at;
+	nf->slot->stats.generated++;
+	m = b->held[at];
+	meta = nf_pkt_meta(m);
+	memset(meta, 0, sizeof(*meta));
+	meta->action = ONVM_ACTION_DROP;
+	meta->egress_port = ONVM_PORT_UNSET;
 	return m;
 }
 
 int
 nf_pkt_send(struct nf_ctx *nf, struct rte_mbuf *pkt)
 {
-	struct onvm_nf_batch *b = &nf->slot->batch;
+	const struct onvm_nf_batch *b = &nf->slot->batch;
 
-	if (b->held_n >= ONVM_NF_HELD_MAX)
-		return -ENOBUFS;
-	b->held[b->held_n] = pkt;
-	__atomic_store_n(&b->held_n, b->held_n + 1, __ATOMIC_RELEASE);
-	nf->slot->stats.generated++;
-	return 0;
+	for (uint64_t m = nf->gen_unsent; m != 0; m &= m - 1) {
+		unsigned int i = __builtin_ctzll(m);
+
+		if (b->held[i] == pkt) {
+			nf->gen_unsent &= ~(UINT64_C(1) << i);
+			return 0;
+		}
+	}
+	return -EINVAL;
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_common.h>
@@ -47,9 +48,11 @@ nfl_fault_batch_end(struct nf_ctx *nf, uint32_t n)
 	nf->fault(nf, NF_FAULT_COMMITTED);
 	/* Emit the first half, then the rest: a crash in between leaves part
 	 * of the batch emitted. */
-	while (nf->tx->prod.tail - b->tx_base < half)
-		if (rte_ring_sp_enqueue(nf->tx, b->held[nf->tx->prod.tail - b->tx_base]) != 0)
+	while (onvm_batch_emitted(b, nf->tx) < half)
+		if (rte_ring_sp_enqueue(nf->tx, b->held[onvm_batch_emitted(b, nf->tx)]) != 0) {
+			nfl_rt_leave(nf);
 			sched_yield();
+		}
 	nf->fault(nf, NF_FAULT_MID_EMIT);
 	nfl_batch_emit(nf);
 	return n;
@@ -65,19 +68,35 @@ nf_set_fault_hook(struct nf_ctx *nf, nf_fault_fn fn)
  * Failure injection for any NF, from the environment (NFs inherit the
  * manager's): ONVM_NF_FAULT=NAME:POINT:N makes the first incarnation of the
  * NF named NAME SIGKILL itself at fault POINT (processed, mid_commit,
- * committed, mid_emit) of the first batch that ends with N or more packets
- * received.  The integration tests use it to fail an NF at a chosen point of
- * a trace; a promoted standby runs clean.
+ * committed, mid_emit, mid_alloc, fini) once it has received N or more
+ * packets; POINT "registered" instead stalls it N milliseconds after it
+ * registers, before it takes its liveness lock.  The integration tests use it
+ * to fail an NF at a chosen point of a trace; a promoted standby runs clean.
  */
-static const char *const fault_point_names[] = {"processed", "mid_commit", "committed",
-						 "mid_emit"};
+static const char *const fault_point_names[] = {
+	[NF_FAULT_PROCESSED] = "processed", [NF_FAULT_MID_COMMIT] = "mid_commit",
+	[NF_FAULT_COMMITTED] = "committed", [NF_FAULT_MID_EMIT] = "mid_emit",
+	[NF_FAULT_MID_ALLOC] = "mid_alloc", [NF_FAULT_REGISTERED] = "registered",
+	[NF_FAULT_FINI] = "fini",
+};
 static int env_fault_point = -1;
 static uint64_t env_fault_at;
 
 static void
 env_fault_hook(struct nf_ctx *nf, enum nf_fault_point point)
 {
-	if ((int)point == env_fault_point && nf->slot->stats.rx >= env_fault_at) {
+	if ((int)point != env_fault_point)
+		return;
+	if (point == NF_FAULT_REGISTERED) {
+		struct timespec ts = {.tv_sec = env_fault_at / 1000,
+				      .tv_nsec = (env_fault_at % 1000) * 1000000};
+
+		NF_LOG(WARNING, "ONVM_NF_FAULT: stalling %" PRIu64 " ms before the liveness lock",
+		       env_fault_at);
+		nanosleep(&ts, NULL);
+		return;
+	}
+	if (nf->slot->stats.rx >= env_fault_at) {
 		NF_LOG(WARNING, "ONVM_NF_FAULT: dying at %s after %" PRIu64 " packets",
 		       fault_point_names[point], nf->slot->stats.rx);
 		kill(getpid(), SIGKILL);
@@ -104,5 +123,5 @@ nfl_fault_env_setup(struct nf_ctx *nf)
 	}
 	env_fault_at = at;
 	nf_set_fault_hook(nf, env_fault_hook);
-	NF_LOG(WARNING, "ONVM_NF_FAULT: will die at %s after %llu packets", point, at);
+	NF_LOG(WARNING, "ONVM_NF_FAULT: armed at %s (%llu)", point, at);
 }

@@ -30,6 +30,8 @@
 #include <rte_memzone.h>
 #include <rte_string_fns.h>
 
+#include "onvm_cpuset.h"
+
 #include "nf_private.h"
 
 RTE_LOG_REGISTER_IMPL(nf_logtype, "onvm.libnf", INFO);
@@ -62,8 +64,9 @@ has_arg(int argc, char **argv, const char *const *names)
 /*
  * Build the EAL argument vector: the user's EAL arguments plus what an NF
  * always needs -- secondary process type, no PCI probing unless an
- * allow-list is given, and an lcore id of its own (the mempool per-lcore cache
- * is indexed by lcore id, so two NFs with the same id would corrupt it).
+ * allow-list is given, and an lcore id of its own (DPDK keeps per-lcore data
+ * such as the mempool cache in shared memory, so two NFs with one id would
+ * corrupt it).
  */
 static int
 build_eal_args(int argc, char **argv, char **out, int max)
@@ -73,7 +76,7 @@ build_eal_args(int argc, char **argv, char **out, int max)
 	static const char *const lcore_opts[] = {"-l", "--lcores", "-c", NULL};
 	static char proc_arg[] = "--proc-type=secondary";
 	static char nopci_arg[] = "--no-pci";
-	static char lcore_arg[64];
+	static char lcore_arg[ONVM_CPULIST_MAX + 32];
 	int n = 0;
 
 	if (argc + 4 > max)
@@ -85,12 +88,26 @@ build_eal_args(int argc, char **argv, char **out, int max)
 	if (!has_arg(argc, argv, pci_opts))
 		out[n++] = nopci_arg;
 	if (!has_arg(argc, argv, lcore_opts)) {
-		/* Hand-started NF: pick an id from the upper range by pid; the
-		 * manager rejects a clash with a clear message. */
-		unsigned int id = ONVM_NF_LCORE_BASE + ONVM_MAX_NFS + (getpid() % 16);
+		/* Started by hand without an lcore id: one of the ids kept for
+		 * such NFs (onvm_cpuset.h), by pid -- the manager refuses a
+		 * clash with a message that says so -- on the CPUs this process
+		 * may run on, whatever their numbers. */
+		int base = onvm_nf_hand_lcore_base(RTE_MAX_LCORE, ONVM_MAX_NFS);
+		char cpus[ONVM_CPULIST_MAX];
+		cpu_set_t set;
 
-		snprintf(lcore_arg, sizeof(lcore_arg), "--lcores=%u@(0-%ld)", id,
-			 sysconf(_SC_NPROCESSORS_ONLN) - 1);
+		if (base < 0) {
+			fprintf(stderr, "libnf: this DPDK has too few lcore ids (RTE_MAX_LCORE %d) "
+					"to pick one: pass --lcores=ID@CPUS\n",
+				RTE_MAX_LCORE);
+			return -ERANGE;
+		}
+		if (sched_getaffinity(0, sizeof(set), &set) != 0 ||
+		    onvm_cpulist_format(&set, cpus, sizeof(cpus)) < 0 ||
+		    snprintf(lcore_arg, sizeof(lcore_arg), "--lcores=%u@(%s)",
+			     (unsigned int)base + (unsigned int)getpid() % ONVM_NF_HAND_LCORES,
+			     cpus) >= (int)sizeof(lcore_arg))
+			return -E2BIG;
 		out[n++] = lcore_arg;
 	}
 	out[n] = NULL;
@@ -209,6 +226,13 @@ nf_attach(struct nf_ctx *nf)
 		NF_LOG(ERR, "packet metadata field not registered by the manager");
 		return -ENOENT;
 	}
+	/* Every slot's rings are alike; the crash accounting needs their shape. */
+	if (onvm_nf_rings_check(&nf->shm->nfs[0]) < 0) {
+		NF_LOG(ERR, "the manager's NF rings do not have the sync modes libnf's crash "
+			    "accounting needs (onvm_nf_batch.h): manager and NF built against "
+			    "different DPDKs?");
+		return -EPROTO;
+	}
 	return 0;
 }
 
@@ -260,10 +284,14 @@ nf_register(struct nf_ctx *nf)
 	nf->slot = &nf->shm->nfs[rep.instance_id];
 	nf->rx = nf->slot->rx_ring;
 	nf->tx = nf->slot->tx_ring;
+	nf->alloc = nf->slot->alloc_ring;
 	nf->registered = true;
 	if (!nf->standby) {
+		int r;
+
+		nfl_fault_point(nf, NF_FAULT_REGISTERED);
 		/* Held until this process is gone: the standby's death signal. */
-		int r = pthread_mutex_lock(&nf->slot->alive_lock);
+		r = pthread_mutex_lock(&nf->slot->alive_lock);
 
 		if (r == EOWNERDEAD)
 			pthread_mutex_consistent(&nf->slot->alive_lock);
@@ -337,11 +365,11 @@ nf_init(int argc, char **argv, const char *default_name, struct nf_ctx **out)
 	ret = nf_attach(nf);
 	if (ret < 0)
 		goto fail;
+	nfl_fault_env_setup(nf);
 	ret = nf_register(nf);
 	if (ret < 0)
 		goto fail;
 
-	nfl_fault_env_setup(nf);
 	signal_nf = nf;
 	signal(SIGINT, nf_signal);
 	signal(SIGTERM, nf_signal);
@@ -366,7 +394,7 @@ nf_stop(struct nf_ctx *nf)
 bool
 nf_stopping(const struct nf_ctx *nf)
 {
-	return nf->stop || (nf->slot != NULL && nf->slot->stop);
+	return nf->stop || (nf->slot != NULL && __atomic_load_n(&nf->slot->stop, __ATOMIC_ACQUIRE));
 }
 
 void *
@@ -429,17 +457,26 @@ nf_fini(struct nf_ctx *nf)
 	if (nf == NULL)
 		return;
 	if (nf->registered && !nf->standby) {
+		/* From here the slot is leaving, not failing: a standby that
+		 * finds this process dead (at any point below) must not promote
+		 * into a slot the manager is taking down.  Before the request,
+		 * so no unregistration can arrive without it. */
+		__atomic_store_n(&nf->slot->leaving, 1, __ATOMIC_RELEASE);
 		nf_unregister(nf);
 		/* No longer routed to: finish what is already queued (unless the
 		 * manager itself is going away). */
-		if (nf->ops != NULL && !nf->slot->stop)
+		if (nf->ops != NULL && !__atomic_load_n(&nf->slot->stop, __ATOMIC_ACQUIRE)) {
+			if (nf->emit_pending)
+				nfl_batch_emit(nf);
 			while (nfl_loop_poll_once(nf) > 0)
 				;
+		}
 		if (nf->ops != NULL && nf->ops->fini != NULL)
 			nf->ops->fini(nf);
 		NF_LOG(INFO, "%s: rx %" PRIu64 " tx %" PRIu64 " drop %" PRIu64, nf->name,
 		       nf->slot->stats.rx, nf->slot->stats.tx, nf->slot->stats.act_drop);
-		/* Last: a parked standby wakes, sees the slot stopping, and exits. */
+		nfl_fault_point(nf, NF_FAULT_FINI);
+		/* Last: a parked standby gets the lock, sees `leaving`, and exits. */
 		if (nf->holds_alive_lock)
 			pthread_mutex_unlock(&nf->slot->alive_lock);
 	}

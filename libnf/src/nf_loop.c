@@ -38,6 +38,12 @@ nfl_loop_poll_once(struct nf_ctx *nf)
 	struct onvm_nf_batch *b = &nf->slot->batch;
 	uint32_t n;
 
+	/* A promotion that found the TX ring full left the rest of its batch
+	 * to emit: held[] must be out before it is reused. */
+	if (unlikely(nf->emit_pending)) {
+		nfl_batch_emit(nf);
+		nf->emit_pending = false;
+	}
 	/* Dequeue straight into the shared held[] array: the ring's consumer
 	 * tail and held[] together say what the NF owns at every instant. */
 	n = rte_ring_sc_dequeue_burst(nf->rx, (void **)b->held, ONVM_BURST, NULL);
@@ -58,26 +64,8 @@ nfl_loop_poll_once(struct nf_ctx *nf)
 	return n;
 }
 
-static void
-run_tick(struct nf_ctx *nf, uint64_t now_ns)
-{
-	struct onvm_nf_batch *b = &nf->slot->batch;
-
-	nfl_batch_open(nf, 0);
-	nf->in_batch = true;
-	nf->nd_batch = false;
-	nf->ops->tick(nf, now_ns);
-	nf->in_batch = false;
-	if (nf->nd_batch)
-		for (uint32_t i = 0; i < b->held_n; i++)
-			nf_mark_nd(b->held[i]);
-	nfl_batch_commit(nf);
-	if (b->held_n > 0)
-		nfl_batch_emit(nf);
-}
-
 static long
-futex_wait(volatile uint32_t *addr, uint32_t val, uint64_t timeout_ns)
+futex_wait(uint32_t *addr, uint32_t val, uint64_t timeout_ns)
 {
 	struct timespec ts = {
 		.tv_sec = timeout_ns / 1000000000ULL,
@@ -94,6 +82,7 @@ sleep_until_work(struct nf_ctx *nf, uint64_t wait_ns)
 	struct onvm_nf_slot *slot = nf->slot;
 	uint32_t seq = __atomic_load_n(&slot->wake_seq, __ATOMIC_ACQUIRE);
 
+	nfl_rt_leave(nf);
 	__atomic_store_n(&slot->sleeping, 1, __ATOMIC_RELAXED);
 	rte_smp_mb();
 	if (rte_ring_empty(nf->rx) && !nf_stopping(nf)) {
@@ -115,11 +104,16 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 	}
 	nf->ops = ops;
 	nf->user = user;
-	if (nf->standby && nfl_standby_run(nf) == 0)
-		return 0;
+	if (nf->standby) {
+		int r = nfl_standby_run(nf);
+
+		if (r <= 0)
+			return r; /* stopped while parked, or refused to promote */
+	}
 	tick_cycles = (ops->tick_ms ? ops->tick_ms : 1000) * (tsc_hz / 1000);
 	next_tick = rte_get_tsc_cycles() + tick_cycles;
 	__atomic_store_n(&nf->slot->nf_running, 1, __ATOMIC_RELEASE);
+	nf->gen_enabled = __atomic_load_n(&nf->slot->gen_enabled, __ATOMIC_ACQUIRE);
 
 	while (!nf_stopping(nf)) {
 		uint64_t now;
@@ -127,7 +121,7 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 
 		/* Liveness for the manager's hung-NF check (a sleeping NF is
 		 * waiting for work, not hung). */
-		nf->slot->heartbeat++;
+		nfl_heartbeat(nf);
 		got = nfl_loop_poll_once(nf);
 		if (unlikely(nf->promotion_unfinished))
 			nfl_standby_finish(nf);
@@ -135,7 +129,7 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 		 * per burst, between batches. */
 		now = rte_get_tsc_cycles();
 		if (ops->tick != NULL && now >= next_tick) {
-			run_tick(nf, nfl_mono_ns());
+			nfl_batch_run_tick(nf, nfl_mono_ns());
 			next_tick = now + tick_cycles;
 		}
 		if (got > 0) {
@@ -155,6 +149,7 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 			if (wait_ns > 0)
 				sleep_until_work(nf, wait_ns);
 		} else {
+			nfl_rt_leave(nf); /* an idle spin is a wait too */
 			rte_pause();
 		}
 	}

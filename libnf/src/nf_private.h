@@ -39,6 +39,7 @@
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
+#include "onvm_nf_batch.h"
 #include "onvm_nflib.h"
 #include "onvm_state.h"
 
@@ -52,6 +53,10 @@ struct nf_ctx {
 	struct rte_mempool *pool;
 	struct rte_ring *rx;
 	struct rte_ring *tx;
+	struct rte_ring *alloc;	/* generated packets' mbufs, filled by the manager */
+	bool gen_enabled;	/* the manager keeps `alloc` filled for us */
+	uint64_t gen_unsent;	/* held[] bits: allocated, not (yet) nf_pkt_send()'d */
+	bool emit_pending;	/* a promotion left its batch partly emitted */
 	uint16_t service_id;
 	uint16_t instance_id;
 	int16_t want_instance;
@@ -76,7 +81,7 @@ struct nf_ctx {
 	int dead_pidfd;		   /* the active we replace, until it is gone */
 	uint64_t fifo_until_ns;	   /* latest end of the promotion's priority */
 	uint64_t promoted_seq;	 /* state batch the promotion recovered to */
-	bool parked_fifo;      /* parked at real-time priority (park_priority) */
+	bool parked_fifo;      /* at real-time priority (parked, promoting) */
 	int saved_policy;      /* scheduling policy before parking */
 	struct sched_param saved_param;
 	nf_fault_fn fault;     /* test hook: called at the batch's fault points */
@@ -98,19 +103,43 @@ nfl_mono_ns(void)
  * not answer within 5 s.  Any thread; blocks. */
 int nfl_mp_call(const char *action, const void *req, size_t len, void *rep, size_t replen);
 
-/* nf_batch.c -- the NF's thread only. */
+/* nf_batch.c -- the NF's thread only.  nfl_batch_emit() waits (counted,
+ * yielding, never at real-time priority) while the TX ring is full;
+ * nfl_batch_emit_try() enqueues what fits and returns true if all is out. */
 void nfl_batch_open(struct nf_ctx *nf, uint32_t n);
 void nfl_batch_emit(struct nf_ctx *nf);
+bool nfl_batch_emit_try(struct nf_ctx *nf);
 void nfl_batch_run_handlers(struct nf_ctx *nf, uint32_t n);
+void nfl_batch_run_tick(struct nf_ctx *nf, uint64_t now_ns);
 void nfl_batch_commit(struct nf_ctx *nf);
+
+/* A wait is coming (a full TX ring, an idle spin, a sleep): leave real-time
+ * priority first.  A waiting real-time thread on a CPU it shares with the
+ * manager's data lcore starves the very lcore it waits for (finding 1 of the
+ * hardening review).  Cheap when not at real-time priority. */
+void nfl_rt_leave(struct nf_ctx *nf);
+
+/* One slot-local heartbeat: proof of progress for the manager's hung-NF check. */
+static inline void
+nfl_heartbeat(struct nf_ctx *nf)
+{
+	__atomic_store_n(&nf->slot->heartbeat, nf->slot->heartbeat + 1, __ATOMIC_RELAXED);
+}
 
 /* nf_loop.c: process one burst; returns the number of packets received. */
 uint32_t nfl_loop_poll_once(struct nf_ctx *nf);
 
 /* nf_fault.c: the end of a batch with the fault hook called at each point;
- * reads ONVM_NF_FAULT at start-up. */
+ * reads ONVM_NF_FAULT at start-up; nfl_fault_point() calls the hook at one
+ * point outside a batch's end (registration, allocation, fini). */
 uint32_t nfl_fault_batch_end(struct nf_ctx *nf, uint32_t n);
 void nfl_fault_env_setup(struct nf_ctx *nf);
+static inline void
+nfl_fault_point(struct nf_ctx *nf, enum nf_fault_point point)
+{
+	if (unlikely(nf->fault != NULL))
+		nf->fault(nf, point);
+}
 
 /* nf_standby.c: a standby parks until its active dies (returns 1: it has
  * promoted itself and nf_run goes on as the active) or stops (returns 0);

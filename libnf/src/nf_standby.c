@@ -6,6 +6,38 @@
  * nf_standby.c -- local resiliency's standby: park on the active's liveness
  * lock without using the CPU, and when the active dies, promote: recover the
  * state, take over its rings and its batch, and go on as the active.
+ *
+ * Whether to promote.  The robust lock says the active is gone (EOWNERDEAD)
+ * or let go of it (0).  Neither alone means "take over":
+ *   - an active in nf_fini() sets `leaving` before it unregisters; if it dies
+ *     there, the manager is already taking the slot down, so the standby
+ *     exits instead of promoting into a slot nobody routes to;
+ *   - a standby started by hand may park before its active has even taken
+ *     the lock: getting the lock then means nothing, and it waits on --
+ *     unless the manager has handed the slot to it (the active died before
+ *     ever holding the lock: slot->pid is then the standby's).
+ * And a standby whose state recovery fails refuses to promote: it says why,
+ * counts it, and leaves the slot to the manager.
+ *
+ * Scheduling around a failover.  The dying NF's threads (its main thread and
+ * EAL's control threads) exit on their CPUs, and the last one tears the
+ * address space down in the kernel: ~3 ms here, with few preemption points on
+ * a PREEMPT_NONE kernel.  A standby woken at normal priority queues behind
+ * that.  So the standby parks at SCHED_FIFO (it sleeps: no CPU used) and keeps
+ * that priority through promotion and its first batch, until the dead
+ * process is gone (its pidfd) -- at most PROMOTION_FIFO_MAX_NS -- then goes
+ * back to its own policy.  Promoted, it moves to the CPUs the active ran on.
+ * Without CAP_SYS_NICE all of this quietly degrades to normal priority.
+ *
+ * Real-time priority buys the promotion its CPU, never a wait: every wait
+ * (a full TX ring, an idle spin, a sleep) leaves it first (nfl_rt_leave()),
+ * promotion itself only does bounded work and emits what the TX ring takes
+ * without waiting (the run loop finishes the rest at normal priority), and
+ * a promoted NF whose CPUs include one of the manager's data lcores leaves
+ * it before it moves there.  A real-time thread waiting on a CPU the manager
+ * uses starves the very lcore that would end its wait: the hardening review
+ * measured node-wide stalls of ~950 ms (the kernel's RT throttling budget),
+ * and with sched_rt_runtime_us = -1 it would be a livelock.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -21,29 +53,15 @@
 
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
-#include <rte_mempool.h>
 #include <rte_ring.h>
 
 #include "nf_private.h"
 
-/*
- * Standby: block on the active's liveness lock without using the CPU.  The
- * timed wait only exists so a stop request is noticed (100 ms).  Returns 1 to
- * promote (the active died), 0 to exit (it stopped cleanly, or we are told to
- * stop).
- */
-/*
- * Scheduling around a failover.  The dying NF's threads (its main thread and
- * EAL's control threads) exit on their CPUs, and the last one tears the
- * address space down in the kernel: ~3 ms here, with few preemption points on
- * a PREEMPT_NONE kernel.  A standby woken at normal priority queues behind
- * that.  So the standby parks at SCHED_FIFO (it sleeps: no CPU used) and
- * keeps the priority through promotion and its first batch, until the dead
- * process is gone (its pidfd) -- at most PROMOTION_FIFO_MAX_NS -- then goes
- * back to its own policy.  Promoted, it moves to the CPUs the active ran on.
- * Without CAP_SYS_NICE all of this quietly degrades to normal priority.
- */
 #define PROMOTION_FIFO_MAX_NS (20 * 1000 * 1000ULL)
+#define PARK_WAIT_NS	      (100 * 1000 * 1000L) /* a stop request is seen this fast */
+#define PARK_RETRY_NS	      (1000 * 1000L)	   /* lock free but not the active's yet */
+
+enum park_result { PARK_EXIT, PARK_PROMOTE };
 
 static void
 park_priority(struct nf_ctx *nf)
@@ -57,22 +75,31 @@ park_priority(struct nf_ctx *nf)
 	nf->parked_fifo = pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo) == 0;
 }
 
+void
+nfl_rt_leave(struct nf_ctx *nf)
+{
+	if (likely(!nf->parked_fifo))
+		return;
+	pthread_setschedparam(pthread_self(), nf->saved_policy, &nf->saved_param);
+	nf->parked_fifo = false;
+}
+
 static void
 restore_priority(struct nf_ctx *nf)
 {
-	if (nf->parked_fifo)
-		pthread_setschedparam(pthread_self(), nf->saved_policy, &nf->saved_param);
-	nf->parked_fifo = false;
+	nfl_rt_leave(nf);
 	if (nf->dead_pidfd >= 0)
 		close(nf->dead_pidfd);
 	nf->dead_pidfd = -1;
 }
 
-/* Promoted: watch the dead active until it is gone; move to its CPUs. */
+/* Promoted: watch the dead active until it is gone; move to its CPUs --
+ * at normal priority if the manager's data lcores run on any of them. */
 static void
 promoted_placement(struct nf_ctx *nf, pid_t dead_pid)
 {
 	const cpu_set_t *cpus = &nf->slot->active_cpus;
+	cpu_set_t shared;
 
 	nf->fifo_until_ns = nfl_mono_ns() + PROMOTION_FIFO_MAX_NS;
 	/* After a hand-over to a standby that registered late, the slot
@@ -80,8 +107,12 @@ promoted_placement(struct nf_ctx *nf, pid_t dead_pid)
 	if (nf->parked_fifo && dead_pid > 0 && dead_pid != getpid())
 		nf->dead_pidfd = (int)syscall(SYS_pidfd_open, dead_pid, 0);
 	if (CPU_COUNT(cpus) > 0) {
-		int r = pthread_setaffinity_np(pthread_self(), sizeof(*cpus), cpus);
+		int r;
 
+		CPU_AND(&shared, cpus, &nf->shm->mgr_cpus);
+		if (CPU_COUNT(&shared) > 0)
+			nfl_rt_leave(nf);
+		r = pthread_setaffinity_np(pthread_self(), sizeof(*cpus), cpus);
 		if (r != 0)
 			NF_LOG(WARNING, "promotion: cannot move to the active's CPUs: %s",
 			       strerror(r));
@@ -96,112 +127,143 @@ dead_active_gone(struct nf_ctx *nf)
 	return nf->dead_pidfd < 0 || poll(&p, 1, 0) != 0;
 }
 
-static int
+static void
+deadline_in(struct timespec *ts, long ns)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_nsec += ns;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+/*
+ * Block on the active's liveness lock without using the CPU (the timed wait
+ * only exists so a stop request is noticed) until there is something to do:
+ * promote, or exit (see the top of the file for which is which).
+ */
+static enum park_result
 park(struct nf_ctx *nf)
 {
+	struct onvm_nf_slot *slot = nf->slot;
+
 	for (;;) {
 		struct timespec ts;
 		int r;
 
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 100 * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		r = pthread_mutex_timedlock(&nf->slot->alive_lock, &ts);
+		deadline_in(&ts, PARK_WAIT_NS);
+		r = pthread_mutex_timedlock(&slot->alive_lock, &ts);
 		if (r == EOWNERDEAD) {
-			pthread_mutex_consistent(&nf->slot->alive_lock);
-			return 1;
+			pthread_mutex_consistent(&slot->alive_lock);
+			if (!__atomic_load_n(&slot->leaving, __ATOMIC_ACQUIRE))
+				return PARK_PROMOTE;
+			pthread_mutex_unlock(&slot->alive_lock);
+			NF_LOG(WARNING, "%s: the active of instance %u died while it was stopping: "
+					"not taking over a slot that is going away",
+			       nf->name, nf->instance_id);
+			return PARK_EXIT;
 		}
 		if (r == 0) {
-			/* The active unlocked: it stopped in order, so do we. */
-			pthread_mutex_unlock(&nf->slot->alive_lock);
-			return 0;
-		}
-		if (r != ETIMEDOUT) {
+			if (__atomic_load_n(&slot->leaving, __ATOMIC_ACQUIRE)) {
+				/* The active unlocked: it stopped in order, so do we. */
+				pthread_mutex_unlock(&slot->alive_lock);
+				return PARK_EXIT;
+			}
+			if (__atomic_load_n(&slot->pid, __ATOMIC_ACQUIRE) == getpid())
+				return PARK_PROMOTE; /* handed over before it held the lock */
+			/* The active registered but has not taken the lock yet. */
+			pthread_mutex_unlock(&slot->alive_lock);
+			ts = (struct timespec){.tv_nsec = PARK_RETRY_NS};
+			nanosleep(&ts, NULL);
+		} else if (r != ETIMEDOUT) {
 			NF_LOG(ERR, "standby: liveness lock: %s", strerror(r));
-			return 0;
+			return PARK_EXIT;
 		}
 		if (nf_stopping(nf))
-			return 0;
+			return PARK_EXIT;
 	}
 }
 
 /*
  * Become the active of a slot whose NF just died, at any instruction:
- *  - state: roll the dead NF's batch forward (committed) or back (not);
- *  - its mempool cache (our lcore id may be its): return it to the pool;
+ *  - state: roll the dead NF's batch forward (committed) or back (not); if
+ *    that fails, refuse (return -EIO) -- the manager then reclaims the slot;
  *  - its rings: undo half-done ring operations (we are now their only
  *    consumer/producer on the NF side);
- *  - its batch: packets dequeued but never processed are processed now;
- *    outputs of a batch whose state committed are emitted (the rest of them:
- *    the emitted prefix is known from the TX ring); outputs of a batch that
- *    did not commit are dropped and counted -- their effects were rolled
- *    back, like packets lost on a wire.  Nothing is emitted twice.
+ *  - its batch (onvm_batch_owned()): packets dequeued but never processed are
+ *    processed now; outputs of a batch whose state committed are emitted (the
+ *    rest of them: the emitted prefix is known from the TX ring); outputs of
+ *    a batch that did not commit are dropped and counted -- their effects
+ *    were rolled back, like packets lost on a wire.  Nothing is emitted twice.
+ *    Dropped packets go to the manager as DROP through the TX ring, so the
+ *    mbufs change hands with one enqueue: a standby that dies here too
+ *    leaves each of them either emitted or still held, never both.
+ * Bounded work only: what the TX ring does not take now, the run loop emits
+ * (at normal priority) before its first dequeue.
  */
-static void
+static int
 promote(struct nf_ctx *nf)
 {
 	struct onvm_nf_slot *slot = nf->slot;
 	struct onvm_nf_batch *b = &slot->batch;
+	struct onvm_batch_owned own;
 	uint64_t woke = nfl_mono_ns(), seq = 0;
-	uint32_t unprocessed = 0;
 
 	if (nf->has_state) {
 		char err[160];
 
-		if (nf_state_recover(&nf->state, &seq, err, sizeof(err)) < 0)
-			NF_LOG(ERR, "promotion: state recovery failed: %s", err);
-	}
-	if (slot->lcore_id < RTE_MAX_LCORE) {
-		struct rte_mempool_cache *c = rte_mempool_default_cache(nf->pool, slot->lcore_id);
-
-		if (c != NULL && c->len > 0)
-			rte_mempool_cache_flush(c, nf->pool);
-	}
-	slot->lcore_id = rte_lcore_id();
-	nf->rx->cons.head = nf->rx->cons.tail;
-	nf->tx->prod.head = nf->tx->prod.tail;
-
-	if (nf->rx->cons.tail != b->rx_seen) {
-		unprocessed = nf->rx->cons.tail - b->rx_seen;
-		if (unprocessed > ONVM_BURST) {
-			NF_LOG(ERR, "promotion: inconsistent batch record (%u)", unprocessed);
-			unprocessed = 0;
+		if (nf_state_recover(&nf->state, &seq, err, sizeof(err)) < 0) {
+			__atomic_fetch_add(&slot->failover_refused, 1, __ATOMIC_RELAXED);
+			NF_LOG(ERR, "%s: standby of instance %u refuses to promote: state recovery "
+				    "failed: %s",
+			       nf->name, nf->instance_id, err);
+			return -EIO;
 		}
-	} else {
-		uint32_t emitted = nf->tx->prod.tail - b->tx_base;
+	}
+	/* The dead active may have been asleep: we are not (the manager would
+	 * futex-wake us after every burst and never check our heartbeat). */
+	__atomic_store_n(&slot->sleeping, 0, __ATOMIC_RELAXED);
+	onvm_nf_rings_repair(slot);
+	if (onvm_batch_owned(slot, &own) < 0) {
+		/* A stray write of the dying NF: emit nothing we cannot account
+		 * for (leaking a batch beats sending or freeing mbufs twice). */
+		NF_LOG(ERR, "promotion: inconsistent batch record (held_n %u, rx_seen %u, tx_base "
+			    "%u): its packets are lost",
+		       b->held_n, b->rx_seen, b->tx_base);
+		__atomic_store_n(&b->held_n, onvm_batch_emitted(b, nf->tx), __ATOMIC_RELEASE);
+	}
+	nf->gen_enabled = __atomic_load_n(&slot->gen_enabled, __ATOMIC_ACQUIRE);
 
-		if (emitted > b->held_n || b->held_n > ONVM_NF_HELD_MAX) {
-			NF_LOG(ERR, "promotion: inconsistent batch record (%u of %u)", emitted,
-			       b->held_n);
-		} else if (b->committed || (nf->has_state && seq > b->seq_before)) {
-			slot->failover_reemitted += b->held_n - emitted;
-			nfl_batch_emit(nf);
+	if (own.unprocessed) {
+		nfl_batch_open(nf, own.last);
+		slot->failover_reprocessed += own.last;
+		slot->failover_first_pkt_ns = nfl_mono_ns();
+		nfl_batch_run_handlers(nf, own.last);
+		nfl_batch_commit(nf);
+	} else if (own.last > own.first) {
+		__atomic_store_n(&b->held_n, own.last, __ATOMIC_RELEASE);
+		if (b->committed || (nf->has_state && seq > b->seq_before)) {
+			slot->failover_reemitted += own.last - own.first;
 		} else {
-			rte_pktmbuf_free_bulk(&b->held[emitted], b->held_n - emitted);
-			slot->failover_dropped += b->held_n - emitted;
-			b->held_n = emitted;
+			for (uint32_t i = own.first; i < own.last; i++) {
+				struct onvm_pkt_meta *meta = nf_pkt_meta(b->held[i]);
+
+				meta->action = ONVM_ACTION_DROP;
+				meta->flags |= ONVM_PKT_F_FAILOVER_DROP;
+			}
+			slot->failover_dropped += own.last - own.first;
 		}
 	}
-	slot->pid = getpid();
+	nf->emit_pending = !nfl_batch_emit_try(nf);
 	slot->failovers++;
 	slot->failover_wake_ns = woke;
 	nf->standby = false;
 	nf->holds_alive_lock = true;
-	nf->failover_pending = true;
+	nf->failover_pending = !own.unprocessed;
 	nf->promoted_seq = seq;
 	nf->promotion_unfinished = true;
-	if (unprocessed > 0) {
-		nfl_batch_open(nf, unprocessed);
-		slot->failover_reprocessed += unprocessed;
-		nf->slot->failover_first_pkt_ns = nfl_mono_ns();
-		nf->failover_pending = false;
-		nfl_batch_run_handlers(nf, unprocessed);
-		nfl_batch_commit(nf);
-		nfl_batch_emit(nf);
-	}
+	return 0;
 }
 
 /*
@@ -239,27 +301,31 @@ nfl_standby_finish(struct nf_ctx *nf)
 	       "; first packet %.1f us after waking; re-emitted %" PRIu64 ", dropped %" PRIu64
 	       ", reprocessed %" PRIu64 ")",
 	       nf->name, nf->instance_id, nf->promoted_seq,
-	       (double)onvm_nf_failover_ns(nf->slot) / 1e3,
-	       nf->slot->failover_reemitted, nf->slot->failover_dropped,
-	       nf->slot->failover_reprocessed);
+	       (double)onvm_nf_failover_ns(nf->slot) / 1e3, nf->slot->failover_reemitted,
+	       nf->slot->failover_dropped, nf->slot->failover_reprocessed);
 }
 
 int
 nfl_standby_run(struct nf_ctx *nf)
 {
+	enum park_result r;
 	pid_t dead;
-	int r;
 
 	park_priority(nf);
 	__atomic_store_n(&nf->slot->standby_parked, 1, __ATOMIC_RELEASE);
 	r = park(nf);
-	nf->slot->standby_parked = 0;
-	if (r == 0) {
+	__atomic_store_n(&nf->slot->standby_parked, 0, __ATOMIC_RELEASE);
+	if (r == PARK_EXIT) {
 		restore_priority(nf);
 		return 0;
 	}
-	dead = nf->slot->pid;
-	promote(nf);
+	dead = __atomic_load_n(&nf->slot->pid, __ATOMIC_ACQUIRE);
+	if (promote(nf) < 0) {
+		/* The lock stays ours until we exit: no second standby of this
+		 * slot can wake on it and promote on the same broken state. */
+		restore_priority(nf);
+		return -EIO;
+	}
 	promoted_placement(nf, dead);
 	return 1;
 }

@@ -854,33 +854,6 @@ test_heartbeat_is_off_or_at_least_10_ms(void **state)
 	assert_string_equal(f->cfg.nf_standby_cpus, "0,2-3");
 }
 
-static void
-test_cpu_lists_parse_and_format(void **state)
-{
-	static const char *const good[][2] = {
-	    {"", ""}, {"0", "0"}, {"1,0", "0-1"}, {"0-1,3", "0-1,3"}, {"5-7,6", "5-7"},
-	    {"2,3,4,9", "2-4,9"}, {"1023", "1023"},
-	};
-	static const char *const bad[] = {"x", "1,", ",1", "1-", "-1", "3-1", "1024", "0-1024",
-					  "1 ,2", "1--2", "1,,2"};
-	char buf[64];
-	cpu_set_t set;
-
-	(void)state;
-	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
-		assert_int_equal(mgr_cpulist_parse(good[i][0], &set), 0);
-		assert_int_equal(mgr_cpulist_format(&set, buf, sizeof(buf)), 0);
-		assert_string_equal(buf, good[i][1]);
-	}
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		if (mgr_cpulist_parse(bad[i], &set) != -1)
-			fail_msg("\"%s\" was accepted as a CPU list", bad[i]);
-	CPU_ZERO(&set);
-	for (int c = 0; c < 64; c += 2)
-		CPU_SET(c, &set);
-	assert_int_equal(mgr_cpulist_format(&set, buf, 16), -1); /* does not fit */
-}
-
 /* ---- required fields ------------------------------------------------------------- */
 
 static void
@@ -1516,7 +1489,6 @@ main(void)
 	    T(test_nf_cpus_must_be_a_cpu_list),
 	    T(test_nf_standby_cpus_must_be_a_cpu_list),
 	    T(test_heartbeat_is_off_or_at_least_10_ms),
-	    cmocka_unit_test(test_cpu_lists_parse_and_format),
 	    T(test_nf_without_binary_points_at_the_nf),
 	    T(test_nf_without_service_points_at_the_nf),
 	    T(test_port_without_dev_points_at_the_port),
