@@ -144,8 +144,10 @@ scan_slots(void)
 
 		if (s->status == ONVM_NF_FREE)
 			continue;
-		if (p->awaiting_promotion && s->failovers != p->sb_failovers)
+		if (p->awaiting_promotion && s->failovers != p->sb_failovers) {
 			p->awaiting_promotion = false;
+			mgr.nf_failovers++;
+		}
 		if (mgr.cfg.nf_heartbeat_ms != 0 && !p->awaiting_promotion)
 			check_heartbeat(id, now_ns);
 		if (s->status == ONVM_NF_READY && s->nf_running)

@@ -39,8 +39,7 @@ mgr_nf_hand_over(uint16_t id)
 	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = id};
 	uint32_t dead_lcore = s->lcore_id;
 
-	mgr.nf_deaths++;
-	mgr.nf_failovers++;
+	mgr.nf_deaths++; /* nf_failovers counts once the promotion shows */
 	NFCTL_LOG(WARNING, "NF '%s' (pid %d, instance %u) died: standby pid %d takes over",
 		  s->name, p->pid, id, p->sb_pid);
 	p->pid = p->sb_pid;

@@ -247,7 +247,12 @@ mgr_nf_handle_exit(uint16_t id)
 		return 1;
 	case ONVM_NF_READY:
 	case ONVM_NF_RUNNING:
-		mgr.nf_deaths++;
+		if (p->awaiting_promotion) /* its standby died or refused to promote */
+			NFCTL_LOG(ERR, "NF '%s' (instance %u): standby pid %d left without taking "
+				       "over; the instance is gone",
+				  s->name, id, s->pid);
+		else
+			mgr.nf_deaths++;
 		NFCTL_LOG(WARNING, "NF '%s' (pid %d, instance %u) died without unregistering",
 			  s->name, s->pid, id);
 		s->status = ONVM_NF_DEAD;

@@ -192,7 +192,9 @@ bool nf_is_standby(const struct nf_ctx *nf);
  * committed, mid_emit, mid_alloc or fini) SIGKILLs the first incarnation of
  * the NF named NAME at POINT once it has received N or more packets; and
  * ONVM_NF_FAULT=NAME:registered:MS stalls it MS milliseconds between
- * registration and taking its liveness lock (a slow active).
+ * registration and taking its liveness lock (a slow active), and
+ * ONVM_NF_FAULT=NAME:promoting:0 SIGKILLs every standby of NAME inside its
+ * promotion.
  */
 enum nf_fault_point {
 	NF_FAULT_PROCESSED,  /* handlers done, state not committed */
@@ -202,6 +204,7 @@ enum nf_fault_point {
 	NF_FAULT_MID_ALLOC,  /* inside nf_pkt_alloc(): mbuf taken, not yet recorded */
 	NF_FAULT_REGISTERED, /* registered, liveness lock not yet taken (active) */
 	NF_FAULT_FINI,	     /* in nf_fini(): unregistered and drained, lock still held */
+	NF_FAULT_PROMOTING,  /* a standby's promotion: the dead batch decided, not emitted */
 };
 typedef void (*nf_fault_fn)(struct nf_ctx *nf, enum nf_fault_point point);
 void nf_set_fault_hook(struct nf_ctx *nf, nf_fault_fn fn);

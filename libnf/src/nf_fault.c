@@ -70,14 +70,15 @@ nf_set_fault_hook(struct nf_ctx *nf, nf_fault_fn fn)
  * NF named NAME SIGKILL itself at fault POINT (processed, mid_commit,
  * committed, mid_emit, mid_alloc, fini) once it has received N or more
  * packets; POINT "registered" instead stalls it N milliseconds after it
- * registers, before it takes its liveness lock.  The integration tests use it
+ * registers, before it takes its liveness lock; POINT "promoting" kills every
+ * standby of NAME inside its promotion.  The integration tests use it
  * to fail an NF at a chosen point of a trace; a promoted standby runs clean.
  */
 static const char *const fault_point_names[] = {
 	[NF_FAULT_PROCESSED] = "processed", [NF_FAULT_MID_COMMIT] = "mid_commit",
 	[NF_FAULT_COMMITTED] = "committed", [NF_FAULT_MID_EMIT] = "mid_emit",
 	[NF_FAULT_MID_ALLOC] = "mid_alloc", [NF_FAULT_REGISTERED] = "registered",
-	[NF_FAULT_FINI] = "fini",
+	[NF_FAULT_FINI] = "fini", [NF_FAULT_PROMOTING] = "promoting",
 };
 static int env_fault_point = -1;
 static uint64_t env_fault_at;
@@ -110,8 +111,7 @@ nfl_fault_env_setup(struct nf_ctx *nf)
 	char name[ONVM_NAME_LEN], point[16];
 	unsigned long long at;
 
-	if (v == NULL || nf->standby ||
-	    sscanf(v, "%31[^:]:%15[^:]:%llu", name, point, &at) != 3 ||
+	if (v == NULL || sscanf(v, "%31[^:]:%15[^:]:%llu", name, point, &at) != 3 ||
 	    strcmp(name, nf->name) != 0)
 		return;
 	for (int i = 0; i < (int)RTE_DIM(fault_point_names); i++)
@@ -119,6 +119,12 @@ nfl_fault_env_setup(struct nf_ctx *nf)
 			env_fault_point = i;
 	if (env_fault_point < 0) {
 		NF_LOG(ERR, "ONVM_NF_FAULT: unknown point '%s'", point);
+		return;
+	}
+	/* "promoting" fails standbys; every other point the first incarnation
+	 * only, so a promoted standby runs clean. */
+	if (nf->standby != (env_fault_point == NF_FAULT_PROMOTING)) {
+		env_fault_point = -1;
 		return;
 	}
 	env_fault_at = at;

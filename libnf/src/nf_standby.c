@@ -255,6 +255,7 @@ promote(struct nf_ctx *nf)
 			slot->failover_dropped += own.last - own.first;
 		}
 	}
+	nfl_fault_point(nf, NF_FAULT_PROMOTING);
 	nf->emit_pending = !nfl_batch_emit_try(nf);
 	slot->failovers++;
 	slot->failover_wake_ns = woke;

@@ -13,12 +13,23 @@
  *   -N K                        draw an ND random number on every Kth packet
  *   -S                          count packets and bytes in a libnf state region
  *   -F POINT:N                  SIGKILL itself at fault POINT (processed, mid_commit,
- *                               committed, mid_emit) of the batch holding packet N;
- *                               only the first incarnation (never a promoted standby)
+ *                               committed, mid_emit, mid_alloc, fini) of the batch
+ *                               holding packet N; only the first incarnation (never a
+ *                               promoted standby); fini: N is ignored
  *   -F POINT:usr1               the same at the first batch after each SIGUSR1, in every
  *                               incarnation (benchmarks: a crash on the NF's own CPU)
+ *   -C                          with -F: damage the state block's sequence numbers
+ *                               just before dying (a standby cannot trust the state)
  *   -H N                        hang (spin forever in the handler) at packet N; first
  *                               incarnation only (the manager's heartbeat check kills it)
+ *   -h N                        the same, in a promoted standby only (N counts from 1
+ *                               again after the promotion)
+ *   -g K:P                      generate: every Kth packet, allocate a copy of it
+ *                               (nf_pkt_alloc) and send it out of port P
+ *   -u                          with -g: also allocate one packet per copy and never
+ *                               send it (libnf must drop it, not leak it)
+ *   -x FILE                     as a standby: exit with status 3 before parking if FILE
+ *                               exists (a standby that fails to start)
  *   -D FILE                     with -F: write the CLOCK_MONOTONIC ns of the crash to FILE
  *                               just before it (the benchmark's time of death)
  *   -e FILE                     write {"packets": P, "bytes": B} (state) on exit; %i: instance
@@ -36,6 +47,7 @@
 #include <rte_pause.h>
 
 #include "onvm_nflib.h"
+#include "onvm_state.h"
 
 struct test_totals {
 	uint64_t packets;
@@ -53,7 +65,11 @@ struct test_conf {
 	uint64_t fault_at;
 	bool fault_due;
 	bool fault_on_usr1;
-	uint64_t hang_at; /* -H, 0: never */
+	bool corrupt_state; /* -C */
+	uint64_t hang_at; /* -H / -h in the incarnation it applies to, 0: never */
+	uint64_t gen_every; /* -g */
+	uint16_t gen_port;
+	bool gen_unsent;    /* -u */
 	int death_fd; /* -D */
 	const char *export_path;
 };
@@ -71,8 +87,9 @@ on_usr1(int sig)
 static void
 test_fault(struct nf_ctx *nf, enum nf_fault_point point)
 {
-	(void)nf;
 	if (conf.fault_on_usr1 && usr1_seen)
+		conf.fault_due = true;
+	if (point == NF_FAULT_FINI && conf.fault_point == NF_FAULT_FINI)
 		conf.fault_due = true;
 	if (conf.fault_due && (int)point == conf.fault_point) {
 		if (conf.death_fd >= 0) {
@@ -85,6 +102,12 @@ test_fault(struct nf_ctx *nf, enum nf_fault_point point)
 				       (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
 			if (pwrite(conf.death_fd, buf, len, 0) != len)
 				perror("test_nf: -D");
+		}
+		if (conf.corrupt_state && nf_state(nf) != NULL) {
+			/* Sequence numbers that cannot both be right. */
+			struct nf_state_hdr *h = nf_state(nf)->hdr;
+
+			__atomic_store_n(&h->commit_seq, h->replica_seq + 7, __ATOMIC_RELEASE);
 		}
 		kill(getpid(), SIGKILL);
 	}
@@ -117,6 +140,26 @@ test_fini(struct nf_ctx *nf)
 	fclose(f);
 }
 
+/* -g: a copy of `pkt` out of conf.gen_port (and, with -u, one never sent). */
+static void
+generate(struct nf_ctx *nf, struct rte_mbuf *pkt)
+{
+	struct rte_mbuf *m = nf_pkt_alloc(nf);
+	uint32_t len = rte_pktmbuf_data_len(pkt);
+	char *dst;
+
+	if (m == NULL)
+		return;
+	dst = rte_pktmbuf_append(m, RTE_MIN(len, (uint32_t)rte_pktmbuf_tailroom(m)));
+	if (dst != NULL)
+		memcpy(dst, rte_pktmbuf_mtod(pkt, const void *), rte_pktmbuf_data_len(m));
+	nf_pkt_out(nf_pkt_meta(m), conf.gen_port);
+	if (nf_pkt_send(nf, m) != 0)
+		fprintf(stderr, "test_nf: nf_pkt_send refused its own packet\n");
+	if (conf.gen_unsent)
+		(void)nf_pkt_alloc(nf); /* dropped by libnf at the end of the batch */
+}
+
 static void
 test_packet(struct rte_mbuf *pkt, struct onvm_pkt_meta *meta, struct nf_ctx *nf)
 {
@@ -135,6 +178,8 @@ test_packet(struct rte_mbuf *pkt, struct onvm_pkt_meta *meta, struct nf_ctx *nf)
 			rte_pause();
 	if (c->nd_every != 0 && c->seen % c->nd_every == 0)
 		(void)nf_nd_rand(nf);
+	if (c->gen_every != 0 && c->seen % c->gen_every == 0)
+		generate(nf, pkt);
 	if (c->delay_cycles != 0) {
 		uint64_t end = rte_get_tsc_cycles() + c->delay_cycles;
 
@@ -167,10 +212,15 @@ parse_action(const char *s, struct test_conf *c)
 int
 main(int argc, char **argv)
 {
-	static const char *const points[] = {"processed", "mid_commit", "committed", "mid_emit"};
+	static const char *const points[] = {
+	    [NF_FAULT_PROCESSED] = "processed", [NF_FAULT_MID_COMMIT] = "mid_commit",
+	    [NF_FAULT_COMMITTED] = "committed", [NF_FAULT_MID_EMIT] = "mid_emit",
+	    [NF_FAULT_MID_ALLOC] = "mid_alloc", [NF_FAULT_FINI] = "fini",
+	};
 	struct nf_ops ops = {.pkt = test_packet, .fini = test_fini};
+	const char *fail_file = NULL;
 	bool with_state = false;
-	uint64_t hang_at = 0;
+	uint64_t hang_at = 0, hang_promoted_at = 0;
 	struct nf_ctx *nf;
 	int n, opt;
 
@@ -179,7 +229,7 @@ main(int argc, char **argv)
 		return 1;
 	argc -= n;
 	argv += n;
-	while ((opt = getopt(argc, argv, "a:d:bN:SF:e:D:H:")) != -1) {
+	while ((opt = getopt(argc, argv, "a:d:bN:SF:Ce:D:H:h:g:ux:")) != -1) {
 		switch (opt) {
 		case 'a':
 			if (parse_action(optarg, &conf) < 0)
@@ -203,8 +253,8 @@ main(int argc, char **argv)
 		case 'F': {
 			const char *colon = strchr(optarg, ':');
 
-			for (int i = 0; colon != NULL && i < 4; i++)
-				if (strncmp(optarg, points[i], colon - optarg) == 0 &&
+			for (int i = 0; colon != NULL && i < (int)RTE_DIM(points); i++)
+				if (points[i] != NULL && strncmp(optarg, points[i], colon - optarg) == 0 &&
 				    strlen(points[i]) == (size_t)(colon - optarg))
 					conf.fault_point = i;
 			if (conf.fault_point < 0)
@@ -215,8 +265,29 @@ main(int argc, char **argv)
 				conf.fault_at = strtoull(colon + 1, NULL, 10);
 			break;
 		}
+		case 'C':
+			conf.corrupt_state = true;
+			break;
 		case 'H':
 			hang_at = strtoull(optarg, NULL, 10);
+			break;
+		case 'h':
+			hang_promoted_at = strtoull(optarg, NULL, 10);
+			break;
+		case 'g': {
+			char *end;
+
+			conf.gen_every = strtoull(optarg, &end, 10);
+			if (*end != ':' || conf.gen_every == 0)
+				goto bad;
+			conf.gen_port = (uint16_t)strtoul(end + 1, NULL, 10);
+			break;
+		}
+		case 'u':
+			conf.gen_unsent = true;
+			break;
+		case 'x':
+			fail_file = optarg;
 			break;
 		case 'D':
 			conf.death_fd = open(optarg, O_WRONLY | O_CREAT, 0644); /* every incarnation */
@@ -229,6 +300,11 @@ main(int argc, char **argv)
 			goto bad;
 		}
 	}
+	if (nf_is_standby(nf) && fail_file != NULL && access(fail_file, F_OK) == 0) {
+		fprintf(stderr, "test_nf: -x %s exists: this standby fails\n", fail_file);
+		nf_fini(nf);
+		return 3;
+	}
 	if (with_state) {
 		if (nf_state_declare(nf, "totals", sizeof(struct test_totals), 0) < 0 ||
 		    nf_state_map(nf) < 0)
@@ -239,13 +315,15 @@ main(int argc, char **argv)
 	 * runs clean.  Signalled faults hit whoever is active when signalled. */
 	if (!nf_is_standby(nf))
 		conf.hang_at = hang_at;
+	else
+		conf.hang_at = hang_promoted_at;
 	if (conf.fault_on_usr1)
 		signal(SIGUSR1, on_usr1);
 	if (conf.fault_point >= 0 && (conf.fault_on_usr1 || !nf_is_standby(nf)))
 		nf_set_fault_hook(nf, test_fault);
-	nf_run(nf, &ops, &conf);
+	n = nf_run(nf, &ops, &conf);
 	nf_fini(nf);
-	return 0;
+	return n < 0 ? 4 : 0;
 bad:
 	fprintf(stderr, "test_nf: bad arguments\n");
 	nf_fini(nf);

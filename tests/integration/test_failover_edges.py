@@ -1,0 +1,161 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 REINFORCE-NFV authors
+"""Local resiliency at the edges the hardening review found, one node each.
+
+A "local" test_nf -S (packet/byte totals in a state region) with its standby:
+
+  fini_death      (finding 2) the active, asked to stop (SIGTERM), dies inside
+                  nf_fini after it unregistered (-F fini): its standby must not
+                  promote into the slot the manager is taking down.  Asserted:
+                  the standby exits, the slot is freed, no failover is counted,
+                  the manager says why in its log, the pool returns to idle.
+  promote_death   (finding 3) the active dies with an uncommitted batch
+                  (-F processed:200) and its standby dies inside the promotion
+                  (ONVM_NF_FAULT=test_nf:promoting:0), after deciding to drop
+                  that batch and before handing it on: every mbuf is returned
+                  exactly once -- the pool comes back to its idle level, not
+                  below it (a double free) nor above (a leak).
+  asleep_then_hung (finding 7) the active is asleep when it dies (SIGSTOP while
+                  idle, traffic queued behind it, then SIGKILL) and the promoted
+                  standby hangs in its first packet (-h 1): the manager's
+                  heartbeat check must still kill it (an inherited `sleeping`
+                  flag would hide it forever).
+  recovery_refused (finding 11) the active damages its state block's sequence
+                  numbers as it dies (-F committed:200 -C): the standby's state
+                  recovery fails, and it refuses to promote -- no failover, the
+                  reason in the log, the slot reclaimed, the pool back to idle.
+"""
+import os
+import signal
+import time
+
+import lab
+
+
+def chain_cfg(path, out, nf_args, extra=None):
+    cfg = {
+        "nf_defaults": {"heartbeat_ms": 300},
+        "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={path},tx_pcap={out}"}],
+        "nfs": [{"binary": lab.TEST_NF, "service": 1, "resiliency": "local", "args": nf_args}],
+        "chains": [{"name": "c", "services": [1], "ingress_port": "in", "exit_port": "in"}],
+    }
+    cfg.update(extra or {})
+    return cfg
+
+
+def pool_idle(node):
+    p = node.pool()
+    return p if p["in_use"] == p["idle_in_use"] else None
+
+
+def slot_gone(node):
+    return not node.nf_by(service=1)
+
+
+def fini_death(L, path, frames):
+    out = L.path("fini-out.pcap")
+    node = L.node("fini-death", chain_cfg(path, out, ["-S", "-F", "fini:0"])).start()
+    lab.wait_until(lambda: node.nf_by(service=1)[0]["rx"] == len(frames), 30,
+                   "the trace through the NF")
+    nf = node.nf_by(service=1)[0]
+    active, standby = nf["pid"], nf["standby_pid"]
+    L.expect(standby > 0 and nf["standby_parked"], f"no parked standby: {nf}")
+    os.kill(active, signal.SIGTERM)
+    lab.wait_until(lambda: slot_gone(node), 20, "the slot of the NF that stopped to be freed",
+                   alive=node.assert_running)
+    lab.wait_until(lambda: not lab.pid_alive(standby), 10, "its standby to exit")
+    info = node.info()
+    L.expect(info["nf_failovers"] == 0, f"a failover was counted: {info['nf_failovers']}")
+    L.expect("died while it was stopping" in node.log(),
+             "the standby's log line does not say why it did not take over")
+    lab.wait_until(lambda: pool_idle(node), 10, "pool back to its idle level")
+    rc = node.stop()
+    L.expect(rc == 0, f"fini_death: manager exit status {rc}")
+    print(f"fini_death: active {active} died in nf_fini, standby {standby} exited, slot freed")
+
+
+def promote_death(L, path, frames):
+    out = L.path("promote-out.pcap")
+    node = L.node("promote-death", chain_cfg(path, out, ["-S", "-F", "processed:200"]),
+                  env={"ONVM_NF_FAULT": "test_nf:promoting:0"}).start()
+    lab.wait_until(lambda: slot_gone(node), 30, "the slot to be reclaimed after both deaths",
+                   alive=node.assert_running)
+    p = lab.wait_until(lambda: pool_idle(node), 10, "pool back to its idle level")
+    info = node.info()
+    L.expect(info["nf_failovers"] == 0, f"failovers {info['nf_failovers']}")
+    L.expect(info["nf_reclaimed_mbufs"] > 0, f"nothing reclaimed: {info}")
+    rc = node.stop()
+    L.expect(rc == 0, f"promote_death: manager exit status {rc}")
+    print(f"promote_death: pool {p['in_use']} in use (idle {p['idle_in_use']}), "
+          f"{info['nf_reclaimed_mbufs']} mbufs reclaimed")
+
+
+def asleep_then_hung(L, path, frames):
+    out = L.path("asleep-out.pcap")
+    gate_bin, gate = L.gate_nf("gate", lab.nf_binary("simple_forward"))
+    cfg = chain_cfg(path, out, ["-S", "-h", "1"])
+    cfg["nfs"].append({"binary": gate_bin, "service": 9})
+    cfg["nf_defaults"]["start_timeout_ms"] = 60000
+    node = L.node("asleep-hung", cfg).start(wait=False)
+
+    def protected():
+        try:
+            v = node.nf_by(service=1)
+        except OSError:
+            return None
+        return v[0] if v and v[0]["status"] == "running" and v[0]["standby_parked"] else None
+
+    nf = lab.wait_until(protected, 60, "the NF running with a parked standby",
+                        alive=node.assert_running)
+    time.sleep(0.5)  # idle: it sleeps on its futex
+    active = nf["pid"]
+    os.kill(active, signal.SIGSTOP)
+    L.open_gate(gate)
+    node.wait_ready()
+    lab.wait_until(lambda: node.nf_by(service=1)[0]["rx_ring_count"] > 0, 30,
+                   "packets queued for the stopped NF")
+    os.kill(active, signal.SIGKILL)
+    lab.wait_until(lambda: node.nf_by(service=1)[0]["failovers"] >= 1, 30, "the failover")
+    lab.wait_until(lambda: node.info()["nf_hung"] >= 1, 15,
+                   "the hung promoted NF to be killed by the heartbeat check")
+    nf = node.nf_by(service=1)[0]
+    L.expect(nf["hung_kills"] >= 1, f"slot hung_kills {nf['hung_kills']}")
+    rc = node.stop()
+    L.expect(rc == 0, f"asleep_then_hung: manager exit status {rc}")
+    print(f"asleep_then_hung: promoted NF killed as hung ({nf['hung_kills']} hung kills)")
+
+
+def recovery_refused(L, path, frames):
+    out = L.path("refused-out.pcap")
+    node = L.node("recovery-refused",
+                  chain_cfg(path, out, ["-S", "-F", "committed:200", "-C"])).start()
+    lab.wait_until(lambda: slot_gone(node), 30, "the slot to be reclaimed",
+                   alive=node.assert_running)
+    log = node.log()
+    L.expect("refuses to promote: state recovery failed" in log,
+             "no refusal with its reason in the log")
+    info = node.info()
+    L.expect(info["nf_failovers"] == 0, f"failovers {info['nf_failovers']} (promoted anyway?)")
+    lab.wait_until(lambda: pool_idle(node), 10, "pool back to its idle level")
+    rc = node.stop()
+    L.expect(rc == 0, f"recovery_refused: manager exit status {rc}")
+    print("recovery_refused: the standby refused, the slot was reclaimed")
+
+
+SCENARIOS = {"fini_death": fini_death, "promote_death": promote_death,
+             "asleep_then_hung": asleep_then_hung, "recovery_refused": recovery_refused}
+
+
+def test(L):
+    path = lab.trace("quic.pcap")
+    frames = lab.read_pcap(path)
+    only = os.environ.get("ONVM_EDGE")
+    for name, fn in SCENARIOS.items():
+        if only and name != only:
+            continue
+        fn(L, path, frames)
+
+
+if __name__ == "__main__":
+    lab.Lab("failover_edges").run(test)
