@@ -50,6 +50,22 @@ tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/*
+ * mbufs the pool holds beyond its size: the backend's count plus every
+ * lcore cache, unclamped (rte_mempool_avail_count() clamps at the size).
+ * Anything above zero was freed twice.  O(RTE_MAX_LCORE), telemetry only.
+ */
+static uint64_t
+pool_overcount(void)
+{
+	uint64_t n = rte_mempool_ops_get_count(mgr.pool);
+
+	if (mgr.pool->cache_size != 0)
+		for (unsigned int lc = 0; lc < RTE_MAX_LCORE; lc++)
+			n += mgr.pool->local_cache[lc].len;
+	return n > mgr.pool->size ? n - mgr.pool->size : 0;
+}
+
 static int
 tel_pool(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -61,6 +77,7 @@ tel_pool(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "avail", rte_mempool_avail_count(mgr.pool));
 	rte_tel_data_add_dict_u64(d, "in_use", rte_mempool_in_use_count(mgr.pool));
 	rte_tel_data_add_dict_u64(d, "idle_in_use", mgr.idle_pool_in_use);
+	rte_tel_data_add_dict_u64(d, "overcount", pool_overcount());
 	return 0;
 }
 

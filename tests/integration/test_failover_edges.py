@@ -45,7 +45,10 @@ def chain_cfg(path, out, nf_args, extra=None):
 
 
 def pool_idle(node):
+    """The pool at its idle level, and no mbuf in it twice (a double free
+    shows as mbufs beyond the pool's size, which in_use cannot show)."""
     p = node.pool()
+    lab.check(p["overcount"] == 0, f"{p['overcount']} mbufs freed twice: {p}")
     return p if p["in_use"] == p["idle_in_use"] else None
 
 
@@ -67,8 +70,10 @@ def fini_death(L, path, frames):
     lab.wait_until(lambda: not lab.pid_alive(standby), 10, "its standby to exit")
     info = node.info()
     L.expect(info["nf_failovers"] == 0, f"a failover was counted: {info['nf_failovers']}")
-    L.expect("died while it was stopping" in node.log(),
+    log = node.log()
+    L.expect("died while it was stopping" in log,
              "the standby's log line does not say why it did not take over")
+    L.expect("promoted to active" not in log, "the standby promoted into a stopping slot")
     lab.wait_until(lambda: pool_idle(node), 10, "pool back to its idle level")
     rc = node.stop()
     L.expect(rc == 0, f"fini_death: manager exit status {rc}")
