@@ -53,12 +53,18 @@ tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 /*
  * mbufs the pool holds beyond its size: the backend's count plus every
  * lcore cache, unclamped (rte_mempool_avail_count() clamps at the size).
- * Anything above zero was freed twice.  O(RTE_MAX_LCORE), telemetry only.
+ * Anything above zero was freed twice.  Known for ring-backed pools (the
+ * default); O(RTE_MAX_LCORE), telemetry only.
  */
 static uint64_t
 pool_overcount(void)
 {
-	uint64_t n = rte_mempool_ops_get_count(mgr.pool);
+	const struct rte_mempool_ops *ops = rte_mempool_get_ops(mgr.pool->ops_index);
+	uint64_t n;
+
+	if (strncmp(ops->name, "ring_", 5) != 0)
+		return 0;
+	n = rte_ring_count((const struct rte_ring *)mgr.pool->pool_data);
 
 	if (mgr.pool->cache_size != 0)
 		for (unsigned int lc = 0; lc < RTE_MAX_LCORE; lc++)
