@@ -103,6 +103,22 @@ drop_port_buf(struct mgr_dp_ctx *ctx, struct mgr_dp_buf *b, uint16_t port)
 	b->n = 0;
 }
 
+/* The longest pause between two bursts a port took: one TSC read per burst. */
+static inline void
+note_tx_gap(struct mgr_port_stats *ps)
+{
+	uint64_t now = rte_rdtsc();
+
+	if (unlikely(__atomic_load_n(&ps->tx_gap_reset, __ATOMIC_ACQUIRE))) {
+		ps->tx_gap_max = 0;
+		ps->tx_last_tsc = 0;
+		__atomic_store_n(&ps->tx_gap_reset, 0, __ATOMIC_RELEASE);
+	}
+	if (ps->tx_last_tsc != 0 && now - ps->tx_last_tsc > ps->tx_gap_max)
+		ps->tx_gap_max = now - ps->tx_last_tsc;
+	ps->tx_last_tsc = now;
+}
+
 static void
 flush_port(struct mgr_dp_ctx *ctx, uint16_t port)
 {
@@ -121,6 +137,8 @@ flush_port(struct mgr_dp_ctx *ctx, uint16_t port)
 	}
 	sent = rte_eth_tx_burst(port, 0, b->pkts, b->n);
 	mgr.port_stats[port].tx += sent;
+	if (likely(sent > 0))
+		note_tx_gap(&mgr.port_stats[port]);
 	if (likely(sent == b->n)) {
 		b->n = 0;
 		ctx->port_hold_since[port] = 0;

@@ -66,6 +66,11 @@ struct mgr_port_stats {
 	uint64_t tx_drop;
 	uint64_t tx_nd;	/* packets sent with the ND flag (from NFs) */
 	uint64_t ctrl_tx; /* of tx: BFD and ARP frames the manager sent (TX unit) */
+	/* Longest pause between two bursts the port took, since the last
+	 * /onvm/ports/gap_reset: how long forwarding stalled (TSC cycles). */
+	uint64_t tx_last_tsc;
+	uint64_t tx_gap_max;
+	uint32_t tx_gap_reset; /* atomic: set by telemetry, cleared by the TX unit */
 	uint64_t ctrl_rx __rte_cache_aligned; /* of rx: frames taken by BFD (RX unit) */
 } __rte_cache_aligned;
 

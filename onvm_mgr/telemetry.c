@@ -111,6 +111,7 @@ tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(c, "tx_nd", ps->tx_nd);
 		rte_tel_data_add_dict_u64(c, "ctrl_rx", ps->ctrl_rx);
 		rte_tel_data_add_dict_u64(c, "ctrl_tx", ps->ctrl_tx);
+		rte_tel_data_add_dict_u64(c, "tx_gap_max_us", cycles_to_ns(ps->tx_gap_max) / 1000);
 		rte_tel_data_add_dict_u64(c, "hw_imissed", es.imissed);
 		rte_tel_data_add_dict_u64(c, "hw_ierrors", es.ierrors);
 		for (int r = 1; r < ONVM_PARSE_REASON_MAX; r++)
@@ -281,6 +282,19 @@ tel_rules(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* Start measuring every port's longest TX pause afresh (benchmarks, tests). */
+static int
+tel_gap_reset(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	for (uint16_t p = 0; p < mgr.nb_ports; p++)
+		__atomic_store_n(&mgr.port_stats[p].tx_gap_reset, 1, __ATOMIC_RELEASE);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_int(d, "ports", mgr.nb_ports);
+	return 0;
+}
+
 /* An NF's published counters, read under its sequence lock. */
 static int
 tel_nf_app(const char *cmd, const char *params, struct rte_tel_data *d)
@@ -320,6 +334,8 @@ mgr_telemetry_init(void)
 		{"/onvm/info", tel_info, "Node summary. No parameters."},
 		{"/onvm/pool", tel_pool, "Packet pool size and use. No parameters."},
 		{"/onvm/ports", tel_ports, "Per-port counters and parse errors. No parameters."},
+		{"/onvm/ports/gap_reset", tel_gap_reset,
+		 "Restart every port's tx_gap_max_us (longest pause between TX bursts)."},
 		{"/onvm/nfs", tel_nfs, "Per-NF state and counters. No parameters."},
 		{"/onvm/chains", tel_chains,
 		 "Chains: services then exit (-1-port, or -1000 for drop). No parameters."},
