@@ -150,6 +150,7 @@ init_shared(void)
 	mgr.shm->magic = ONVM_SHM_MAGIC;
 	mgr.shm->version = ONVM_SHM_VERSION;
 	mgr.shm->mgr_pid = getpid();
+	mgr.shm->mgr_max_nap_us = mgr.cfg.idle_sleep_max_us;
 	rte_strscpy(mgr.shm->node_name, mgr.cfg.node_name, sizeof(mgr.shm->node_name));
 
 	mgr.dyn_off = rte_mbuf_dynfield_register(&meta_desc);

@@ -72,6 +72,17 @@ pool_overcount(void)
 	return n > mgr.pool->size ? n - mgr.pool->size : 0;
 }
 
+/* mbufs kept ready for NFs that generate packets (their alloc rings). */
+static uint64_t
+nf_reserved(void)
+{
+	uint64_t n = 0;
+
+	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++)
+		n += rte_ring_count(mgr.shm->nfs[id].alloc_ring);
+	return n;
+}
+
 static int
 tel_pool(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -84,6 +95,7 @@ tel_pool(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "in_use", rte_mempool_in_use_count(mgr.pool));
 	rte_tel_data_add_dict_u64(d, "idle_in_use", mgr.idle_pool_in_use);
 	rte_tel_data_add_dict_u64(d, "overcount", pool_overcount());
+	rte_tel_data_add_dict_u64(d, "nf_reserved", nf_reserved());
 	return 0;
 }
 
@@ -156,6 +168,8 @@ tel_nfs(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(c, "act_out", s->stats.act_out);
 		rte_tel_data_add_dict_u64(c, "generated", s->stats.generated);
 		rte_tel_data_add_dict_u64(c, "generated_unsent", s->stats.gen_unsent);
+		rte_tel_data_add_dict_u64(c, "generate_waits", s->stats.gen_waits);
+		rte_tel_data_add_dict_u64(c, "generate_failures", s->stats.gen_fail);
 		rte_tel_data_add_dict_u64(c, "alloc_ring_count", rte_ring_count(s->alloc_ring));
 		rte_tel_data_add_dict_u64(c, "tx_wait", s->stats.tx_wait);
 		rte_tel_data_add_dict_u64(c, "wakeups", s->stats.wakeups);

@@ -70,9 +70,9 @@ extern "C" {
 #define ONVM_NF_HELD_MAX (2 * ONVM_BURST)
 /* NF-generated packets come from a per-NF ring the manager keeps filled
  * (never from the mempool directly: see struct onvm_nf_batch). */
-#define ONVM_NF_ALLOC_RING_SIZE 128
-#define ONVM_NF_ALLOC_LOW	ONVM_BURST	/* the TX unit tops up below this */
-#define ONVM_NF_ALLOC_FILL	(2 * ONVM_BURST) /* ... by this many */
+#define ONVM_NF_ALLOC_RING_SIZE 256
+#define ONVM_NF_ALLOC_LOW	ONVM_NF_HELD_MAX	/* the TX unit tops up below this */
+#define ONVM_NF_ALLOC_FILL	(2 * ONVM_NF_HELD_MAX)	/* ... by this many */
 #define ONVM_NAME_LEN 32
 #define ONVM_PORT_UNSET 0xff
 
@@ -154,6 +154,8 @@ struct onvm_nf_batch {
 } __rte_cache_aligned;
 _Static_assert(ONVM_NF_HELD_MAX >= 2 * ONVM_BURST, "held[] takes a burst plus generated packets");
 _Static_assert(ONVM_NF_HELD_MAX <= 64, "unsent generated packets are a 64-bit mask");
+_Static_assert(ONVM_NF_ALLOC_LOW + ONVM_NF_ALLOC_FILL < ONVM_NF_ALLOC_RING_SIZE,
+	       "a top-up always fits the alloc ring");
 
 /* Counters kept by the NF (one writer: the NF). */
 struct onvm_nf_stats {
@@ -166,6 +168,8 @@ struct onvm_nf_stats {
 	uint64_t act_out;
 	uint64_t generated; /* NF-made packets */
 	uint64_t gen_unsent; /* of those, allocated but never sent (dropped) */
+	uint64_t gen_waits;  /* allocations that waited for the manager to refill */
+	uint64_t gen_fail;   /* allocations that found no mbuf (nf_pkt_alloc NULL) */
 	uint64_t tx_wait;   /* times the TX ring was full and the NF waited */
 	uint64_t batches;
 	uint64_t wakeups;   /* times it slept and was woken */
@@ -373,6 +377,9 @@ struct onvm_shm {
 	char node_name[ONVM_NAME_LEN];
 	int32_t mgr_pid;
 	uint32_t shutting_down; /* atomic */
+	/* The longest nap of an idle data lcore (idle.max_sleep_us): how long an
+	 * NF may have to wait for the TX unit to refill its alloc ring. */
+	uint32_t mgr_max_nap_us;
 	/* CPUs the manager's data lcores run on: a standby never waits or spins
 	 * at real-time priority there (libnf's nf_standby.c). */
 	cpu_set_t mgr_cpus;

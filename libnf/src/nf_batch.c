@@ -220,6 +220,30 @@ gen_enable(struct nf_ctx *nf)
 	return 0;
 }
 
+/*
+ * The reserve ran dry: the NF generated faster than the TX unit tops it up,
+ * or the manager's lcore is napping (idle.max_sleep_us at most).  Wait for
+ * it -- like a full TX ring, never at real-time priority -- up to twice that
+ * nap plus a millisecond; then give up (the pool itself may be empty).
+ */
+static bool
+alloc_wait(struct nf_ctx *nf, struct rte_mbuf **slot)
+{
+	uint64_t wait_ns = (2ULL * nf->shm->mgr_max_nap_us + 1000) * 1000;
+	uint64_t until = nfl_mono_ns() + wait_ns;
+
+	nf->slot->stats.gen_waits++;
+	nfl_rt_leave(nf);
+	do {
+		nfl_heartbeat(nf);
+		sched_yield();
+		if (rte_ring_sc_dequeue(nf->alloc, (void **)slot) == 0)
+			return true;
+	} while (nfl_mono_ns() < until);
+	nf->slot->stats.gen_fail++;
+	return false;
+}
+
 struct rte_mbuf *
 nf_pkt_alloc(struct nf_ctx *nf)
 {
@@ -233,8 +257,9 @@ nf_pkt_alloc(struct nf_ctx *nf)
 	if (at >= ONVM_NF_HELD_MAX)
 		return NULL;
 	b->alloc_at = at;
-	if (rte_ring_sc_dequeue(nf->alloc, (void **)&b->held[at]) != 0)
-		return NULL; /* the manager cannot keep up (or the pool is empty) */
+	if (unlikely(rte_ring_sc_dequeue(nf->alloc, (void **)&b->held[at]) != 0) &&
+	    !alloc_wait(nf, &b->held[at]))
+		return NULL;
 	nfl_fault_point(nf, NF_FAULT_MID_ALLOC);
 	__atomic_store_n(&b->held_n, at + 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&b->alloc_seen, nf->alloc->cons.tail, __ATOMIC_RELEASE);
