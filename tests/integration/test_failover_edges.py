@@ -155,7 +155,7 @@ SCENARIOS = {"fini_death": fini_death, "promote_death": promote_death,
 def test(L):
     path = lab.trace("quic.pcap")
     frames = lab.read_pcap(path)
-    only = os.environ.get("ONVM_EDGE")
+    only = os.environ.get("ONVM_SCENARIO")
     for name, fn in SCENARIOS.items():
         if only and name != only:
             continue
