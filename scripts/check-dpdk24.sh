@@ -130,6 +130,7 @@ mount_system() { # the kernel's file systems, into the chroot at $1
 missing_in() {
 	local root=$1 p
 	for p in "${PACKAGES[@]}"; do
+		# shellcheck disable=SC2016 # a dpkg-query format, not a shell expansion
 		if [ "$(chroot "$root" dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null)" != installed ]; then
 			echo "$p"
 		fi
@@ -215,6 +216,7 @@ in_chroot() {
 	local -a envs=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 		HOME=/root LANG=C.UTF-8 TERM=dumb CI="${CI:-}")
 	[ "$HAVE_TRACES" -eq 0 ] || envs+=(ONVM_TRACES="$IN_TRACES")
+	# shellcheck disable=SC2016 # expanded by the chroot's sh
 	chroot "$CHROOT" env -i "${envs[@]}" sh -c 'cd "$0" && exec "$@"' "$IN_REPO" "$@" </dev/null
 }
 
