@@ -63,6 +63,7 @@
 
 #include <rte_common.h>
 #include <rte_branch_prediction.h>
+#include <rte_bitops.h> /* rte_is_power_of_2(): in rte_common.h before DPDK 23.11 */
 
 #include "onvm_state.h"
 

@@ -325,41 +325,41 @@ add_session(struct rte_tel_data *d, const struct bfd_node_session *ns, uint64_t 
 	rte_tel_data_add_dict_int(d, "local_diag", s->local_diag);
 	rte_tel_data_add_dict_string(d, "local_diag_str", bfd_diag_str(s->local_diag));
 	rte_tel_data_add_dict_int(d, "remote_diag", s->remote_diag);
-	rte_tel_data_add_dict_u64(d, "local_discr", s->local_discr);
-	rte_tel_data_add_dict_u64(d, "remote_discr", s->remote_discr);
+	rte_tel_data_add_dict_uint(d, "local_discr", s->local_discr);
+	rte_tel_data_add_dict_uint(d, "remote_discr", s->remote_discr);
 	rte_tel_data_add_dict_int(d, "src_port", ns->src_port);
-	rte_tel_data_add_dict_u64(d, "desired_min_tx_us", s->desired_min_tx_us);
-	rte_tel_data_add_dict_u64(d, "required_min_rx_us", s->required_min_rx_us);
+	rte_tel_data_add_dict_uint(d, "desired_min_tx_us", s->desired_min_tx_us);
+	rte_tel_data_add_dict_uint(d, "required_min_rx_us", s->required_min_rx_us);
 	rte_tel_data_add_dict_int(d, "detect_mult", s->detect_mult);
-	rte_tel_data_add_dict_u64(d, "remote_desired_min_tx_us", s->remote_desired_min_tx_us);
-	rte_tel_data_add_dict_u64(d, "remote_min_rx_us", s->remote_min_rx_us);
+	rte_tel_data_add_dict_uint(d, "remote_desired_min_tx_us", s->remote_desired_min_tx_us);
+	rte_tel_data_add_dict_uint(d, "remote_min_rx_us", s->remote_min_rx_us);
 	rte_tel_data_add_dict_int(d, "remote_detect_mult", s->remote_detect_mult);
 	rte_tel_data_add_dict_int(d, "remote_demand", s->remote_demand);
-	rte_tel_data_add_dict_u64(d, "tx_interval_us", s->tx_interval_ns / 1000);
-	rte_tel_data_add_dict_u64(d, "detect_time_us", bfd_session_detect_time_ns(s) / 1000);
+	rte_tel_data_add_dict_uint(d, "tx_interval_us", s->tx_interval_ns / 1000);
+	rte_tel_data_add_dict_uint(d, "detect_time_us", bfd_session_detect_time_ns(s) / 1000);
 	rte_tel_data_add_dict_int(d, "poll_active", s->poll_active);
 	rte_tel_data_add_dict_string(d, "auth", s->cfg.auth_type == BFD_AUTH_KEYED_SHA1 ? "keyed-sha1"
 					 : s->cfg.auth_type == BFD_AUTH_METICULOUS_SHA1
 					     ? "meticulous-keyed-sha1" : "none");
-	rte_tel_data_add_dict_u64(d, "tx", s->stats.tx);
-	rte_tel_data_add_dict_u64(d, "rx", s->stats.rx);
-	rte_tel_data_add_dict_u64(d, "tx_no_mac", ns->tx_no_mac);
-	rte_tel_data_add_dict_u64(d, "tx_fail", ns->tx_fail);
+	rte_tel_data_add_dict_uint(d, "tx", s->stats.tx);
+	rte_tel_data_add_dict_uint(d, "rx", s->stats.rx);
+	rte_tel_data_add_dict_uint(d, "tx_no_mac", ns->tx_no_mac);
+	rte_tel_data_add_dict_uint(d, "tx_fail", ns->tx_fail);
 	for (int r = 1; r < BFD_RX_REASON_MAX; r++) {
 		char key[48];
 		snprintf(key, sizeof(key), "rx_drop_%s", bfd_rx_reason_str(r));
-		rte_tel_data_add_dict_u64(d, key, session_drops(ns, r));
+		rte_tel_data_add_dict_uint(d, key, session_drops(ns, r));
 	}
-	rte_tel_data_add_dict_u64(d, "up_events", s->stats.up_events);
-	rte_tel_data_add_dict_u64(d, "down_events", s->stats.down_events);
-	rte_tel_data_add_dict_u64(d, "polls_started", s->stats.polls_started);
-	rte_tel_data_add_dict_u64(d, "polls_completed", s->stats.polls_completed);
+	rte_tel_data_add_dict_uint(d, "up_events", s->stats.up_events);
+	rte_tel_data_add_dict_uint(d, "down_events", s->stats.down_events);
+	rte_tel_data_add_dict_uint(d, "polls_started", s->stats.polls_started);
+	rte_tel_data_add_dict_uint(d, "polls_completed", s->stats.polls_completed);
 	/* CLOCK_MONOTONIC ns, comparable with the host's monotonic clock. */
-	rte_tel_data_add_dict_u64(d, "last_change_ns", ns->last_change_ns);
-	rte_tel_data_add_dict_u64(d, "last_up_ns", ns->last_up_ns);
-	rte_tel_data_add_dict_u64(d, "last_down_ns", ns->last_down_ns);
+	rte_tel_data_add_dict_uint(d, "last_change_ns", ns->last_change_ns);
+	rte_tel_data_add_dict_uint(d, "last_up_ns", ns->last_up_ns);
+	rte_tel_data_add_dict_uint(d, "last_down_ns", ns->last_down_ns);
 	rte_tel_data_add_dict_int(d, "last_down_diag", ns->last_down_diag);
-	rte_tel_data_add_dict_u64(d, "state_age_ms", (now - ns->last_change_ns) / 1000000);
+	rte_tel_data_add_dict_uint(d, "state_age_ms", (now - ns->last_change_ns) / 1000000);
 }
 
 static int
@@ -373,27 +373,27 @@ tel_bfd(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_start_dict(d);
 	pthread_mutex_lock(&bfd.lock);
 	rte_tel_data_add_dict_int(d, "sessions", bfd.node.nsessions);
-	rte_tel_data_add_dict_u64(d, "events", bfd.events);
-	rte_tel_data_add_dict_u64(d, "rx_frames", st->rx_frames);
-	rte_tel_data_add_dict_u64(d, "rx_ctrl", st->rx_ctrl);
-	rte_tel_data_add_dict_u64(d, "rx_other", st->rx_other);
+	rte_tel_data_add_dict_uint(d, "events", bfd.events);
+	rte_tel_data_add_dict_uint(d, "rx_frames", st->rx_frames);
+	rte_tel_data_add_dict_uint(d, "rx_ctrl", st->rx_ctrl);
+	rte_tel_data_add_dict_uint(d, "rx_other", st->rx_other);
 	for (int r = 1; r < BFD_RX_REASON_MAX; r++) {
 		char key[48];
 
 		snprintf(key, sizeof(key), "rx_drop_%s", bfd_rx_reason_str(r));
-		rte_tel_data_add_dict_u64(d, key, st->rx_drop[r]);
+		rte_tel_data_add_dict_uint(d, key, st->rx_drop[r]);
 	}
-	rte_tel_data_add_dict_u64(d, "rx_ring_full", bfd.rx_ring_full);
-	rte_tel_data_add_dict_u64(d, "arp_rx", st->arp_rx);
-	rte_tel_data_add_dict_u64(d, "arp_replied", st->arp_replied);
-	rte_tel_data_add_dict_u64(d, "arp_learned", st->arp_learned);
-	rte_tel_data_add_dict_u64(d, "arp_requests", st->arp_requests);
-	rte_tel_data_add_dict_u64(d, "tx_frames", st->tx_frames);
-	rte_tel_data_add_dict_u64(d, "tx_fail", st->tx_fail);
-	rte_tel_data_add_dict_u64(d, "tx_ring_full", bfd.tx_ring_full);
-	rte_tel_data_add_dict_u64(d, "tx_alloc_fail", bfd.tx_alloc_fail);
-	rte_tel_data_add_dict_u64(d, "tx_sent", bfd.tx_sent);
-	rte_tel_data_add_dict_u64(d, "tx_port_drop", bfd.tx_port_drop);
+	rte_tel_data_add_dict_uint(d, "rx_ring_full", bfd.rx_ring_full);
+	rte_tel_data_add_dict_uint(d, "arp_rx", st->arp_rx);
+	rte_tel_data_add_dict_uint(d, "arp_replied", st->arp_replied);
+	rte_tel_data_add_dict_uint(d, "arp_learned", st->arp_learned);
+	rte_tel_data_add_dict_uint(d, "arp_requests", st->arp_requests);
+	rte_tel_data_add_dict_uint(d, "tx_frames", st->tx_frames);
+	rte_tel_data_add_dict_uint(d, "tx_fail", st->tx_fail);
+	rte_tel_data_add_dict_uint(d, "tx_ring_full", bfd.tx_ring_full);
+	rte_tel_data_add_dict_uint(d, "tx_alloc_fail", bfd.tx_alloc_fail);
+	rte_tel_data_add_dict_uint(d, "tx_sent", bfd.tx_sent);
+	rte_tel_data_add_dict_uint(d, "tx_port_drop", bfd.tx_port_drop);
 	for (uint16_t i = 0; i < bfd.node.nsessions; i++) {
 		struct rte_tel_data *c = rte_tel_data_alloc();
 

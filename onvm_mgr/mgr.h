@@ -43,6 +43,7 @@
 #include <rte_mempool.h>
 #include <rte_memzone.h>
 #include <rte_rcu_qsbr.h>
+#include <rte_version.h>
 
 #include "bfd_node.h"
 #include "config.h"
@@ -50,6 +51,14 @@
 #include "onvm_pkt_parse.h"
 #include "router.h"
 #include "state_pool.h"
+
+/* DPDK 23.03 renamed telemetry's 64-bit adders rte_tel_data_add_{dict,array}_u64
+ * to _uint (24.11 marks the old names deprecated); the tree calls the new names,
+ * mapped back for older DPDK. */
+#if RTE_VERSION < RTE_VERSION_NUM(23, 3, 0, 0)
+#define rte_tel_data_add_dict_uint  rte_tel_data_add_dict_u64
+#define rte_tel_data_add_array_uint rte_tel_data_add_array_u64
+#endif
 
 extern int mgr_logtype;
 extern int mgr_nf_logtype;

@@ -36,17 +36,17 @@ tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_string(d, "file_prefix", mgr.file_prefix);
 	rte_tel_data_add_dict_string(d, "version", ONVM_VERSION);
 	rte_tel_data_add_dict_int(d, "pid", mgr.shm->mgr_pid);
-	rte_tel_data_add_dict_u64(d, "uptime_ms", (mgr_now_ns() - mgr.start_ns) / 1000000);
+	rte_tel_data_add_dict_uint(d, "uptime_ms", (mgr_now_ns() - mgr.start_ns) / 1000000);
 	rte_tel_data_add_dict_int(d, "ports", mgr.nb_ports);
-	rte_tel_data_add_dict_u64(d, "nf_deaths", mgr.nf_deaths);
-	rte_tel_data_add_dict_u64(d, "nf_failovers", mgr.nf_failovers);
-	rte_tel_data_add_dict_u64(d, "nf_hung", mgr.nf_hung);
-	rte_tel_data_add_dict_u64(d, "nf_start_failures", mgr.nf_start_failures);
-	rte_tel_data_add_dict_u64(d, "nf_standby_failures", mgr.nf_standby_failures);
-	rte_tel_data_add_dict_u64(d, "nf_alloc_refill_failures", UNITS_SUM(alloc_fail));
-	rte_tel_data_add_dict_u64(d, "backpressure_holds", UNITS_SUM(backpressure));
-	rte_tel_data_add_dict_u64(d, "holds_released_early", UNITS_SUM(hold_expired));
-	rte_tel_data_add_dict_u64(d, "nf_reclaimed_mbufs", mgr.nf_reclaimed_mbufs);
+	rte_tel_data_add_dict_uint(d, "nf_deaths", mgr.nf_deaths);
+	rte_tel_data_add_dict_uint(d, "nf_failovers", mgr.nf_failovers);
+	rte_tel_data_add_dict_uint(d, "nf_hung", mgr.nf_hung);
+	rte_tel_data_add_dict_uint(d, "nf_start_failures", mgr.nf_start_failures);
+	rte_tel_data_add_dict_uint(d, "nf_standby_failures", mgr.nf_standby_failures);
+	rte_tel_data_add_dict_uint(d, "nf_alloc_refill_failures", UNITS_SUM(alloc_fail));
+	rte_tel_data_add_dict_uint(d, "backpressure_holds", UNITS_SUM(backpressure));
+	rte_tel_data_add_dict_uint(d, "holds_released_early", UNITS_SUM(hold_expired));
+	rte_tel_data_add_dict_uint(d, "nf_reclaimed_mbufs", mgr.nf_reclaimed_mbufs);
 	return 0;
 }
 
@@ -90,12 +90,12 @@ tel_pool(const char *cmd, const char *params, struct rte_tel_data *d)
 	(void)params;
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "name", mgr.pool->name);
-	rte_tel_data_add_dict_u64(d, "size", mgr.pool->size);
-	rte_tel_data_add_dict_u64(d, "avail", rte_mempool_avail_count(mgr.pool));
-	rte_tel_data_add_dict_u64(d, "in_use", rte_mempool_in_use_count(mgr.pool));
-	rte_tel_data_add_dict_u64(d, "idle_in_use", mgr.idle_pool_in_use);
-	rte_tel_data_add_dict_u64(d, "overcount", pool_overcount());
-	rte_tel_data_add_dict_u64(d, "nf_reserved", nf_reserved());
+	rte_tel_data_add_dict_uint(d, "size", mgr.pool->size);
+	rte_tel_data_add_dict_uint(d, "avail", rte_mempool_avail_count(mgr.pool));
+	rte_tel_data_add_dict_uint(d, "in_use", rte_mempool_in_use_count(mgr.pool));
+	rte_tel_data_add_dict_uint(d, "idle_in_use", mgr.idle_pool_in_use);
+	rte_tel_data_add_dict_uint(d, "overcount", pool_overcount());
+	rte_tel_data_add_dict_uint(d, "nf_reserved", nf_reserved());
 	return 0;
 }
 
@@ -115,19 +115,19 @@ tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_eth_stats_get(p, &es);
 		rte_tel_data_start_dict(c);
 		rte_tel_data_add_dict_string(c, "name", mgr.shm->ports[p].name);
-		rte_tel_data_add_dict_u64(c, "rx", ps->rx);
-		rte_tel_data_add_dict_u64(c, "rx_bytes", ps->rx_bytes);
-		rte_tel_data_add_dict_u64(c, "tx", ps->tx);
-		rte_tel_data_add_dict_u64(c, "tx_bytes", ps->tx_bytes);
-		rte_tel_data_add_dict_u64(c, "tx_drop", ps->tx_drop);
-		rte_tel_data_add_dict_u64(c, "tx_nd", ps->tx_nd);
-		rte_tel_data_add_dict_u64(c, "ctrl_rx", ps->ctrl_rx);
-		rte_tel_data_add_dict_u64(c, "ctrl_tx", ps->ctrl_tx);
-		rte_tel_data_add_dict_u64(c, "tx_gap_max_us", cycles_to_ns(ps->tx_gap_max) / 1000);
-		rte_tel_data_add_dict_u64(c, "hw_imissed", es.imissed);
-		rte_tel_data_add_dict_u64(c, "hw_ierrors", es.ierrors);
+		rte_tel_data_add_dict_uint(c, "rx", ps->rx);
+		rte_tel_data_add_dict_uint(c, "rx_bytes", ps->rx_bytes);
+		rte_tel_data_add_dict_uint(c, "tx", ps->tx);
+		rte_tel_data_add_dict_uint(c, "tx_bytes", ps->tx_bytes);
+		rte_tel_data_add_dict_uint(c, "tx_drop", ps->tx_drop);
+		rte_tel_data_add_dict_uint(c, "tx_nd", ps->tx_nd);
+		rte_tel_data_add_dict_uint(c, "ctrl_rx", ps->ctrl_rx);
+		rte_tel_data_add_dict_uint(c, "ctrl_tx", ps->ctrl_tx);
+		rte_tel_data_add_dict_uint(c, "tx_gap_max_us", cycles_to_ns(ps->tx_gap_max) / 1000);
+		rte_tel_data_add_dict_uint(c, "hw_imissed", es.imissed);
+		rte_tel_data_add_dict_uint(c, "hw_ierrors", es.ierrors);
 		for (int r = 1; r < ONVM_PARSE_REASON_MAX; r++)
-			rte_tel_data_add_dict_u64(c, onvm_parse_reason_str(r), ps->parse[r]);
+			rte_tel_data_add_dict_uint(c, onvm_parse_reason_str(r), ps->parse[r]);
 		rte_tel_data_add_dict_container(d, mgr.shm->ports[p].name, c, 0);
 	}
 	return 0;
@@ -159,67 +159,67 @@ tel_nfs(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_int(c, "pid", s->pid);
 		rte_tel_data_add_dict_int(c, "lcore", s->lcore_id);
 		rte_tel_data_add_dict_int(c, "launched", s->launched);
-		rte_tel_data_add_dict_u64(c, "rx", s->stats.rx);
-		rte_tel_data_add_dict_u64(c, "rx_bytes", s->stats.rx_bytes);
-		rte_tel_data_add_dict_u64(c, "tx", s->stats.tx);
-		rte_tel_data_add_dict_u64(c, "act_drop", s->stats.act_drop);
-		rte_tel_data_add_dict_u64(c, "act_next", s->stats.act_next);
-		rte_tel_data_add_dict_u64(c, "act_tonf", s->stats.act_tonf);
-		rte_tel_data_add_dict_u64(c, "act_out", s->stats.act_out);
-		rte_tel_data_add_dict_u64(c, "generated", s->stats.generated);
-		rte_tel_data_add_dict_u64(c, "generated_unsent", s->stats.gen_unsent);
-		rte_tel_data_add_dict_u64(c, "generate_waits", s->stats.gen_waits);
-		rte_tel_data_add_dict_u64(c, "generate_failures", s->stats.gen_fail);
-		rte_tel_data_add_dict_u64(c, "alloc_ring_count", rte_ring_count(s->alloc_ring));
-		rte_tel_data_add_dict_u64(c, "tx_wait", s->stats.tx_wait);
-		rte_tel_data_add_dict_u64(c, "wakeups", s->stats.wakeups);
-		rte_tel_data_add_dict_u64(c, "nd_events", s->stats.nd_events);
-		rte_tel_data_add_dict_u64(c, "state_bytes", s->state_size);
-		rte_tel_data_add_dict_u64(c, "state_seq", s->state_seq);
-		rte_tel_data_add_dict_u64(c, "state_chunks_committed", s->state_chunks);
-		rte_tel_data_add_dict_u64(c, "state_commits", s->state_commits);
-		rte_tel_data_add_dict_u64(c, "state_commit_mean_ns",
+		rte_tel_data_add_dict_uint(c, "rx", s->stats.rx);
+		rte_tel_data_add_dict_uint(c, "rx_bytes", s->stats.rx_bytes);
+		rte_tel_data_add_dict_uint(c, "tx", s->stats.tx);
+		rte_tel_data_add_dict_uint(c, "act_drop", s->stats.act_drop);
+		rte_tel_data_add_dict_uint(c, "act_next", s->stats.act_next);
+		rte_tel_data_add_dict_uint(c, "act_tonf", s->stats.act_tonf);
+		rte_tel_data_add_dict_uint(c, "act_out", s->stats.act_out);
+		rte_tel_data_add_dict_uint(c, "generated", s->stats.generated);
+		rte_tel_data_add_dict_uint(c, "generated_unsent", s->stats.gen_unsent);
+		rte_tel_data_add_dict_uint(c, "generate_waits", s->stats.gen_waits);
+		rte_tel_data_add_dict_uint(c, "generate_failures", s->stats.gen_fail);
+		rte_tel_data_add_dict_uint(c, "alloc_ring_count", rte_ring_count(s->alloc_ring));
+		rte_tel_data_add_dict_uint(c, "tx_wait", s->stats.tx_wait);
+		rte_tel_data_add_dict_uint(c, "wakeups", s->stats.wakeups);
+		rte_tel_data_add_dict_uint(c, "nd_events", s->stats.nd_events);
+		rte_tel_data_add_dict_uint(c, "state_bytes", s->state_size);
+		rte_tel_data_add_dict_uint(c, "state_seq", s->state_seq);
+		rte_tel_data_add_dict_uint(c, "state_chunks_committed", s->state_chunks);
+		rte_tel_data_add_dict_uint(c, "state_commits", s->state_commits);
+		rte_tel_data_add_dict_uint(c, "state_commit_mean_ns",
 					  s->state_commits ? cycles_to_ns(s->state_commit_cycles /
 									  s->state_commits) : 0);
-		rte_tel_data_add_dict_u64(c, "state_commit_max_ns",
+		rte_tel_data_add_dict_uint(c, "state_commit_max_ns",
 					  cycles_to_ns(s->state_commit_max_cycles));
-		rte_tel_data_add_dict_u64(c, "bad_touches", s->stats.bad_touches);
+		rte_tel_data_add_dict_uint(c, "bad_touches", s->stats.bad_touches);
 		rte_tel_data_add_dict_int(c, "standby_pid",
 					  __atomic_load_n(&s->standby_pid, __ATOMIC_RELAXED));
 		rte_tel_data_add_dict_int(c, "standby_parked",
 					  __atomic_load_n(&s->standby_parked, __ATOMIC_RELAXED));
 		rte_tel_data_add_dict_int(c, "standby_lcore",
 					  s->standby_lcore == UINT32_MAX ? -1 : (int)s->standby_lcore);
-		rte_tel_data_add_dict_u64(c, "standby_failures", s->standby_failures);
+		rte_tel_data_add_dict_uint(c, "standby_failures", s->standby_failures);
 		rte_tel_data_add_dict_string(c, "standby_last_failure",
 					     mgr.nf_priv[id].sb_last_failure);
 		{
 			uint64_t now = mgr_now_ns(), retry = mgr.nf_priv[id].sb_retry_ns;
 
-			rte_tel_data_add_dict_u64(c, "standby_retry_in_ms",
+			rte_tel_data_add_dict_uint(c, "standby_retry_in_ms",
 						  retry > now ? (retry - now) / 1000000 : 0);
 		}
-		rte_tel_data_add_dict_u64(c, "failover_refused", s->failover_refused);
-		rte_tel_data_add_dict_u64(c, "failovers", s->failovers);
-		rte_tel_data_add_dict_u64(c, "failover_wake_ns", s->failover_wake_ns);
-		rte_tel_data_add_dict_u64(c, "hung_kills", s->hung_kills);
-		rte_tel_data_add_dict_u64(c, "failover_first_pkt_ns", s->failover_first_pkt_ns);
-		rte_tel_data_add_dict_u64(c, "failover_wake_to_first_pkt_ns",
+		rte_tel_data_add_dict_uint(c, "failover_refused", s->failover_refused);
+		rte_tel_data_add_dict_uint(c, "failovers", s->failovers);
+		rte_tel_data_add_dict_uint(c, "failover_wake_ns", s->failover_wake_ns);
+		rte_tel_data_add_dict_uint(c, "hung_kills", s->hung_kills);
+		rte_tel_data_add_dict_uint(c, "failover_first_pkt_ns", s->failover_first_pkt_ns);
+		rte_tel_data_add_dict_uint(c, "failover_wake_to_first_pkt_ns",
 					  onvm_nf_failover_ns(s));
-		rte_tel_data_add_dict_u64(c, "failover_reemitted", s->failover_reemitted);
-		rte_tel_data_add_dict_u64(c, "failover_dropped", s->failover_dropped);
-		rte_tel_data_add_dict_u64(c, "failover_reprocessed", s->failover_reprocessed);
-		rte_tel_data_add_dict_u64(c, "enqueued", UNITS_SUM(nf_enq[id]));
-		rte_tel_data_add_dict_u64(c, "enqueue_drops", UNITS_SUM(nf_enq_drop[id]));
-		rte_tel_data_add_dict_u64(c, "dequeued", UNITS_SUM(nf_deq[id]));
-		rte_tel_data_add_dict_u64(c, "rx_ring_count", rte_ring_count(s->rx_ring));
-		rte_tel_data_add_dict_u64(c, "tx_ring_count", rte_ring_count(s->tx_ring));
-		rte_tel_data_add_dict_u64(c, "reclaimed", s->reclaimed);
+		rte_tel_data_add_dict_uint(c, "failover_reemitted", s->failover_reemitted);
+		rte_tel_data_add_dict_uint(c, "failover_dropped", s->failover_dropped);
+		rte_tel_data_add_dict_uint(c, "failover_reprocessed", s->failover_reprocessed);
+		rte_tel_data_add_dict_uint(c, "enqueued", UNITS_SUM(nf_enq[id]));
+		rte_tel_data_add_dict_uint(c, "enqueue_drops", UNITS_SUM(nf_enq_drop[id]));
+		rte_tel_data_add_dict_uint(c, "dequeued", UNITS_SUM(nf_deq[id]));
+		rte_tel_data_add_dict_uint(c, "rx_ring_count", rte_ring_count(s->rx_ring));
+		rte_tel_data_add_dict_uint(c, "tx_ring_count", rte_ring_count(s->tx_ring));
+		rte_tel_data_add_dict_uint(c, "reclaimed", s->reclaimed);
 		if (s->first_pkt_ns != 0 && s->launch_ns != 0 && s->launched)
-			rte_tel_data_add_dict_u64(c, "start_to_first_pkt_us",
+			rte_tel_data_add_dict_uint(c, "start_to_first_pkt_us",
 						  (s->first_pkt_ns - s->launch_ns) / 1000);
 		if (s->register_ns != 0 && s->launch_ns != 0 && s->launched)
-			rte_tel_data_add_dict_u64(c, "start_to_register_us",
+			rte_tel_data_add_dict_uint(c, "start_to_register_us",
 						  (s->register_ns - s->launch_ns) / 1000);
 		snprintf(key, sizeof(key), "%u", id);
 		rte_tel_data_add_dict_container(d, key, c, 0);
@@ -263,13 +263,13 @@ tel_rings(const char *cmd, const char *params, struct rte_tel_data *d)
 
 		if (s->status == ONVM_NF_FREE)
 			continue;
-		rte_tel_data_add_dict_u64(d, s->rx_ring->name, rte_ring_count(s->rx_ring));
-		rte_tel_data_add_dict_u64(d, s->tx_ring->name, rte_ring_count(s->tx_ring));
+		rte_tel_data_add_dict_uint(d, s->rx_ring->name, rte_ring_count(s->rx_ring));
+		rte_tel_data_add_dict_uint(d, s->tx_ring->name, rte_ring_count(s->tx_ring));
 	}
 	for (uint16_t p = 0; p < mgr.nb_ports; p++) {
 		const struct rte_ring *r = mgr.shm->ports[p].tx_ring;
 
-		rte_tel_data_add_dict_u64(d, r->name, rte_ring_count(r));
+		rte_tel_data_add_dict_uint(d, r->name, rte_ring_count(r));
 	}
 	return 0;
 }
@@ -281,7 +281,7 @@ tel_drops(const char *cmd, const char *params, struct rte_tel_data *d)
 	(void)params;
 	rte_tel_data_start_dict(d);
 	for (int r = 0; r < MGR_DROP_REASON_MAX; r++)
-		rte_tel_data_add_dict_u64(d, mgr_drop_reason_str(r), UNITS_SUM(drops[r]));
+		rte_tel_data_add_dict_uint(d, mgr_drop_reason_str(r), UNITS_SUM(drops[r]));
 	return 0;
 }
 
@@ -292,7 +292,7 @@ tel_rules(const char *cmd, const char *params, struct rte_tel_data *d)
 	(void)params;
 	rte_tel_data_start_array(d, RTE_TEL_U64_VAL);
 	for (uint16_t i = 0; i < mgr.shm->nb_rules; i++)
-		rte_tel_data_add_array_u64(d, mgr.shm->rules[i].hits);
+		rte_tel_data_add_array_uint(d, mgr.shm->rules[i].hits);
 	return 0;
 }
 
@@ -332,7 +332,7 @@ tel_nf_app(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_start_dict(d);
 	for (uint32_t i = 0; i < copy.n && i < ONVM_NF_APP_STATS; i++) {
 		copy.name[i][ONVM_NF_APP_STAT_NAME - 1] = '\0';
-		rte_tel_data_add_dict_u64(d, copy.name[i], copy.value[i]);
+		rte_tel_data_add_dict_uint(d, copy.name[i], copy.value[i]);
 	}
 	return 0;
 }
