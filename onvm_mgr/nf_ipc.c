@@ -331,9 +331,17 @@ do_state_alloc(const struct onvm_mp_state_req *req, struct onvm_mp_state_rep *re
 		mgr_state_pool_free(&mgr.state_pool, off);
 		return ret;
 	}
-	rte_strscpy(s->state_mz, MGR_STATE_POOL_NAME, sizeof(s->state_mz));
+	/* A standby may be waiting for the block (nf_state_map()): offset and
+	 * size first, the name's first byte last -- that byte publishes it. */
 	s->state_off = off;
 	s->state_size = layout.total_size;
+	{
+		char name[ONVM_NAME_LEN];
+
+		rte_strscpy(name, MGR_STATE_POOL_NAME, sizeof(name));
+		memcpy(s->state_mz + 1, name + 1, sizeof(name) - 1);
+		__atomic_store_n(&s->state_mz[0], name[0], __ATOMIC_RELEASE);
+	}
 	NFCTL_LOG(INFO, "NF '%s' instance %u: %u state regions, %" PRIu64 " bytes at %" PRIu64
 			" of the state pool",
 		  s->name, req->instance_id, n, layout.total_size, (uint64_t)off);

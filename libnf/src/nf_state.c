@@ -13,10 +13,13 @@
 #include <string.h>
 
 #include <rte_common.h>
+#include <rte_cycles.h>
 #include <rte_memzone.h>
 #include <rte_string_fns.h>
 
 #include "nf_private.h"
+
+#define NF_STATE_WAIT_MS 10000 /* a standby waits this long for its active's block */
 
 struct nf_state_set *
 nf_state(struct nf_ctx *nf)
@@ -91,6 +94,14 @@ nf_state_map(struct nf_ctx *nf)
 		if (ret < 0)
 			return ret;
 	}
+	/* A standby may get here before its active has asked for the block
+	 * (it registered between the active's registration and its
+	 * nf_state_map()): wait for it, a while. */
+	if (nf->standby)
+		for (int ms = 0; ms < NF_STATE_WAIT_MS && !nf_stopping(nf) &&
+				 __atomic_load_n(&nf->slot->state_mz[0], __ATOMIC_ACQUIRE) == '\0';
+		     ms++)
+			rte_delay_us_sleep(1000);
 	mz = nf->slot->state_mz[0] != '\0' ? rte_memzone_lookup(nf->slot->state_mz) : NULL;
 	if (mz == NULL) {
 		NF_LOG(ERR, "no state memory for instance %u", nf->instance_id);

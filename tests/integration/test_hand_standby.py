@@ -18,7 +18,21 @@ Asserted:
     totals (exported when the manager stops it) equal what left the port;
     frames missing == the packets the promotion dropped (uncommitted batch);
   - it stops cleanly with the node (exit 0); the pool returns to idle.
+  - while it is parked, its lcore id is reserved: another NF started by hand
+    with the same --lcores id is refused, naming the standby (finding 10 of
+    the hardening review: the id was checked but never reserved, so after a
+    promotion two live processes could share one mempool cache).
+
+A second scenario, standby_before_lock (finding 10): the launched active
+stalls between its registration and taking its liveness lock
+(ONVM_NF_FAULT=test_nf:registered:4000), and the standby started by hand
+registers and parks in that window (no state regions: a standby waits for its
+active's state block, which comes after the lock).  It must not take the free lock for the
+active's orderly stop and exit: it stays parked, and when the active is
+killed afterwards it takes over (one failover).
 """
+import os
+import signal
 import time
 
 import lab
@@ -55,6 +69,16 @@ def test(L):
     m = lab.wait_until(lambda: (lambda v: v if v["standby_pid"] == sb.pid and v["standby_parked"]
                                 else None)(node.nf_by(service=1)[0]),
                        60, "the hand-started standby parked", alive=node.assert_running)
+    other = L.spawn("same-lcore", [lab.nf_binary("simple_forward"), "--proc-type=secondary",
+                                    f"--file-prefix={node.prefix}", f"--lcores={HAND_LCORE}@0",
+                                    "--no-pci", "--", "-r", "7"])
+    try:
+        orc = other.wait(30)
+    except Exception:
+        raise lab.TestFailure("an NF with the parked standby's lcore id was not refused")
+    L.expect(orc != 0 and f"lcore id {HAND_LCORE} is used by the standby of NF" in
+             L.proc_log(other), f"an NF with the standby's lcore id: exit {orc}, "
+             f"{L.proc_log(other)[-300:]}")
     L.open_gate(gate)
     node.wait_ready()
     lab.wait_until(lambda: node.nf_by(service=1)[0]["failovers"] == 1, 30, "the failover")
@@ -91,5 +115,55 @@ def test(L):
           f"{len(frames)} frames out, dropped {m['failover_dropped']}")
 
 
+def standby_before_lock(L):
+    path = lab.trace("quic.pcap")
+    out = L.path("late-out.pcap")
+    node = L.node("hand_standby_lock", {
+        "nf_defaults": {"start_timeout_ms": 60000},
+        "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={path},tx_pcap={out}"}],
+        "nfs": [{"binary": lab.TEST_NF, "service": 1}],
+        "chains": [{"name": "c", "services": [1], "ingress_port": "in", "exit_port": "in"}],
+    }, env={"ONVM_NF_FAULT": "test_nf:registered:4000"}).start(wait=False)
+
+    def registered():
+        try:
+            v = node.nf_by(service=1)
+        except OSError:
+            return None
+        return v[0] if v and v[0]["status"] in ("ready", "running") else None
+
+    active = lab.wait_until(registered, 60, "the launched test_nf registered",
+                            alive=node.assert_running)
+    t0 = time.monotonic()
+    sb = L.spawn("late-standby", [lab.TEST_NF, "--proc-type=secondary",
+                                  f"--file-prefix={node.prefix}", f"--lcores={HAND_LCORE}@0",
+                                  "--no-pci", "--", "-r", "1", "-n", str(active["instance"]),
+                                  "--standby"])
+    lab.wait_until(lambda: node.nf_by(service=1)[0]["standby_parked"], 30,
+                   "the hand-started standby parked")
+    parked_after = time.monotonic() - t0
+    L.expect(parked_after < 3.0, f"the standby parked {parked_after:.1f} s after the active "
+             "registered: too close to the end of its 4 s stall to test the window")
+    node.wait_ready()
+    lab.wait_until(lambda: node.nf_by(service=1)[0]["status"] == "running", 30,
+                   "the active running (its stall over)")
+    time.sleep(0.3)
+    L.expect(sb.poll() is None, f"the standby exited ({sb.returncode}) when it found the "
+             "liveness lock free before the active took it")
+    os.kill(active["pid"], signal.SIGKILL)
+    lab.wait_until(lambda: node.nf_by(service=1)[0]["failovers"] == 1, 30,
+                   "the hand-started standby to take over")
+    L.expect(node.nf_by(service=1)[0]["pid"] == sb.pid, "the standby is not the slot's pid")
+    rc = node.stop()
+    L.expect(rc == 0, f"standby_before_lock: manager exit status {rc}")
+    print(f"standby_before_lock: parked {parked_after:.1f} s into the active's 4 s stall, "
+          "took over after the kill")
+
+
+def main(L):
+    test(L)
+    standby_before_lock(L)
+
+
 if __name__ == "__main__":
-    lab.Lab("hand_standby").run(test)
+    lab.Lab("hand_standby").run(main)
