@@ -5,7 +5,10 @@
 /*
  * mgr.h -- onvm_mgr's private state and the interfaces between its modules.
  * What each file is for:
- *   main.c         start-up, shutdown, the per-lcore unit scheduler
+ *   main.c         start-up order, housekeeping, shutdown
+ *   init.c         EAL arguments, shared tables, pools, rings, NF placement,
+ *                  chains; runtime files at exit
+ *   units.c        the per-lcore unit scheduler (adaptive polling, RCU)
  *   mgr_state.c    the one global `mgr` object, log types, the clock
  *   args.c         command line
  *   config*.c      JSON configuration             (config.h maps its files)
@@ -208,6 +211,21 @@ extern struct mgr mgr;
 			t_ += mgr.dp[u_].field;                                              \
 		t_;                                                                          \
 	})
+
+/* init.c -- main thread, before the lcores run.  Each returns 0 or -errno
+ * (mgr_init_eal_argv: the argument count, -E2BIG) and logs what failed. */
+int mgr_init_eal_argv(int cli_argc, char **cli_argv, char *prog, char **out, int max);
+int mgr_init_shared(void);
+int mgr_init_nf_placement(void);
+int mgr_init_chains(void);
+void mgr_remove_runtime_files(void);
+
+/* units.c: place the units on lcores (0 or -EINVAL/-ENOMEM); the loop every
+ * lcore runs until mgr.stop_loops (rte_eal_remote_launch's signature). */
+int mgr_units_init(void);
+int mgr_units_loop(void *arg);
+/* main.c: console stats and the shutdown state machine; the main lcore. */
+void mgr_housekeeping(uint64_t now_ns);
 
 /* args.c: returns 0, 1 (help/version printed: exit 0) or -1 (exit 2). */
 int mgr_args_parse(int argc, char **argv, char **config_path);
