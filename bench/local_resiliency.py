@@ -21,13 +21,16 @@ counter region for every packet, so every batch commits one chunk.
    first packet after promotion minus the time of death, all CLOCK_MONOTONIC.
 3. Standby CPU: /proc accounting of the parked standby over a window while
    the active runs at full load.
+3b. Standby relaunch: the parked standby is SIGKILLed and the manager starts
+   a fresh one (fork/exec); the sink's longest pause between TX bursts over a
+   window around it, against the same window without a relaunch.
 4. Kernel floor, same run: bench/robust_wake (no DPDK) -- robust-mutex wake
    and pidfd readiness after SIGKILL of a plain process, 0 and 256 MB of
    hugetlbfs mapped.
 
 usage: bench/local_resiliency.py [--build DIR] [--kills N] [--window S] [--rounds R]
 Writes bench/results/local_failover.csv, local_tput.csv, local_commit.csv,
-local_floor.csv, local_summary.txt and local_resiliency.png.
+local_floor.csv, local_relaunch.csv, local_summary.txt and local_resiliency.png.
 """
 import argparse
 import os
@@ -120,9 +123,39 @@ def run(L, a):
         kills.append((k + 1, (after["failover_wake_ns"] - t_death) / 1000,
                       (after["failover_first_pkt_ns"] - t_death) / 1000))
     info = node.info()
+    relaunch = relaunch_gaps(node, a)
     node.stop()
     floor = kernel_floor(a)
-    return tput, commit, standby_cpu, kills, info, floor
+    return tput, commit, standby_cpu, kills, info, floor, relaunch
+
+
+def relaunch_gaps(node, a):
+    """The sink's longest pause (/onvm/ports tx_gap_max_us) over a window in
+    which the manager relaunches a standby (the parked one is SIGKILLed: no
+    failover, just a fork/exec of a fresh standby), against a window of the
+    same length without one, in turn, a.relaunches times."""
+    rows = []
+    for k in range(a.relaunches):
+        v = lab.wait_until(lambda: (lambda x: x if x["standby_parked"] else None)(
+            node.nf_by(service=1)[0]), 60, f"standby parked before relaunch {k + 1}")
+        time.sleep(0.2)
+        node.query("/onvm/ports/gap_reset")
+        time.sleep(RELAUNCH_WINDOW_S)
+        quiet = node.port("sink")["tx_gap_max_us"]
+        node.query("/onvm/ports/gap_reset")
+        t0 = time.monotonic()
+        os.kill(v["standby_pid"], signal.SIGKILL)
+        lab.wait_until(lambda: (lambda x: x["standby_parked"] and
+                                x["standby_pid"] != v["standby_pid"])(node.nf_by(service=1)[0]),
+                       60, f"relaunched standby {k + 1} parked", interval=0.01)
+        time.sleep(max(0.0, RELAUNCH_WINDOW_S - (time.monotonic() - t0)))
+        rows.append((k + 1, quiet, node.port("sink")["tx_gap_max_us"]))
+        print(f"relaunch {k + 1}: longest sink pause {rows[-1][2] / 1000:.2f} ms "
+              f"(same window without: {quiet / 1000:.2f} ms)", flush=True)
+    return rows
+
+
+RELAUNCH_WINDOW_S = 0.5
 
 
 def kernel_floor(a):
@@ -150,6 +183,8 @@ def main():
     ap.add_argument("--window", type=float, default=5.0)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1, help="kill-time randomness")
+    ap.add_argument("--relaunches", type=int, default=30, help="standby relaunches measured")
+    ap.add_argument("--tag", default="", help="suffix of local_relaunch<TAG>.csv (e.g. -before)")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     a = ap.parse_args()
     os.environ["ONVM_BUILD"] = os.path.abspath(a.build)
@@ -164,7 +199,7 @@ def main():
         body(L)
     finally:
         L.cleanup()
-    tput, commit, standby_cpu, kills, info, floor = result["r"]
+    tput, commit, standby_cpu, kills, info, floor, relaunch = result["r"]
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "local_tput.csv"), "w") as f:
         f.write("mode,round,mpps\n")
@@ -179,6 +214,10 @@ def main():
         for mb, r in floor.items():
             for k, (w, q) in enumerate(r):
                 f.write(f"{mb},{k + 1},{w:.1f},{q:.1f}\n")
+    with open(os.path.join(a.out, f"local_relaunch{a.tag}.csv"), "w") as f:
+        f.write("relaunch,gap_without_us,gap_with_relaunch_us\n")
+        for k, q, g in relaunch:
+            f.write(f"{k},{q},{g}\n")
     with open(os.path.join(a.out, "local_failover.csv"), "w") as f:
         f.write("kill,wake_us,first_packet_us\n")
         for k, w, p in kills:
@@ -205,6 +244,11 @@ def main():
           f"{pct([w for w, _ in r], 99):.1f} us; pidfd p50 {pct([q for _, q in r], 50):.1f} us"
           for mb, r in floor.items()],
         f"node counters: nf_deaths {info['nf_deaths']}, nf_failovers {info['nf_failovers']}",
+        f"standby relaunch ({len(relaunch)} times, {RELAUNCH_WINDOW_S * 1000:.0f} ms windows): "
+        f"longest sink pause p50 {pct([g for _, _, g in relaunch], 50) / 1000:.2f} ms, max "
+        f"{max(g for _, _, g in relaunch) / 1000:.2f} ms; same windows without a relaunch: "
+        f"p50 {pct([q for _, q, _ in relaunch], 50) / 1000:.2f} ms, max "
+        f"{max(q for _, q, _ in relaunch) / 1000:.2f} ms",
     ]
     with open(os.path.join(a.out, "local_summary.txt"), "w") as f:
         f.write("\n".join(summary) + "\n")
