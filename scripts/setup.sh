@@ -23,6 +23,10 @@
 # FUZZ_SECONDS (default 10) seconds per target, 20 for fuzz_bfd;
 # FUZZ_SECONDS_<target> sets one target's, FUZZ_SECONDS=0 only replays the
 # seed corpora.  SETUP_FUZZ=0 skips the fuzz step (and installing clang).
+#
+# `test` then builds and unit-tests the tree against DPDK 24.11 in a Debian
+# 13 chroot (scripts/check-dpdk24.sh; SETUP_DPDK24=0 skips it), also counted
+# in the summary.
 set -euo pipefail
 
 PY=/usr/bin/python3   # Debian's python: another python3 on PATH may not see Debian packages
@@ -288,6 +292,23 @@ for t in json.load(sys.stdin):
 	else
 		echo "setup.sh: could not configure or build $FUZZ_DIR (status $fuzz_rc): one failed test" >&2
 		SUITES+=("fuzz build:-:$fuzz_rc")
+	fi
+fi
+
+# The next DPDK LTS: scripts/check-dpdk24.sh builds the tree warning-free
+# against Debian 13's DPDK 24.11 in a trixie chroot and runs the unit tests
+# there; they join the summary (a build that fails is one failed test).
+# SETUP_DPDK24=0 skips it.
+if [ "$MODE" = test ] && [ "${SETUP_DPDK24:-1}" != 0 ]; then
+	DPDK24_LOG=build-dpdk24/meson-logs/testlog.json
+	rm -f "$DPDK24_LOG"
+	step "scripts/check-dpdk24.sh (DPDK 24.11, Debian 13 chroot)"
+	dpdk24_rc=0
+	bash scripts/check-dpdk24.sh </dev/null || dpdk24_rc=$?
+	if [ -f "$DPDK24_LOG" ]; then
+		SUITES+=("dpdk24 unit:$DPDK24_LOG:$dpdk24_rc")
+	else
+		SUITES+=("dpdk24 build:-:$dpdk24_rc")
 	fi
 fi
 
