@@ -147,6 +147,13 @@ struct mgr_nf_priv {
 /* epoll data of a standby's pidfd: slot id | STANDBY_TAG. */
 #define STANDBY_TAG 0x10000u
 
+/* Per lcore: the longest pass over its units (a loop iteration, naps
+ * excluded, housekeeping included), in TSC cycles, since the last reset. */
+struct mgr_lcore_stats {
+	uint64_t pass_max;
+	uint32_t gap_reset; /* atomic: set by telemetry, cleared by the lcore */
+} __rte_cache_aligned;
+
 struct mgr_unit {
 	const char *name;
 	int (*poll)(void);
@@ -181,6 +188,7 @@ struct mgr {
 	cpu_set_t nf_active_cpus;
 	cpu_set_t nf_standby_cpus;
 	struct mgr_unit units[MGR_UNIT_MAX];
+	struct mgr_lcore_stats lcore_stats[RTE_MAX_LCORE];
 
 	struct rte_rcu_qsbr *qsbr;
 	const struct rte_memzone *state_mz; /* the state pool, NULL if none */

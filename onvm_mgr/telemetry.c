@@ -296,14 +296,36 @@ tel_rules(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
-/* Start measuring every port's longest TX pause afresh (benchmarks, tests). */
+/* Each data lcore's longest pass over its units (us), by lcore id. */
+static int
+tel_lcores(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	unsigned int lc;
+	char key[16];
+
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	RTE_LCORE_FOREACH(lc) {
+		snprintf(key, sizeof(key), "%u", lc);
+		rte_tel_data_add_dict_uint(d, key, cycles_to_ns(mgr.lcore_stats[lc].pass_max) / 1000);
+	}
+	return 0;
+}
+
+/* Start measuring every port's longest TX pause and every lcore's longest
+ * pass afresh (benchmarks, tests). */
 static int
 tel_gap_reset(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	(void)cmd;
 	(void)params;
+	unsigned int lc;
+
 	for (uint16_t p = 0; p < mgr.nb_ports; p++)
 		__atomic_store_n(&mgr.port_stats[p].tx_gap_reset, 1, __ATOMIC_RELEASE);
+	RTE_LCORE_FOREACH(lc)
+		__atomic_store_n(&mgr.lcore_stats[lc].gap_reset, 1, __ATOMIC_RELEASE);
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_int(d, "ports", mgr.nb_ports);
 	return 0;
@@ -349,7 +371,9 @@ mgr_telemetry_init(void)
 		{"/onvm/pool", tel_pool, "Packet pool size and use. No parameters."},
 		{"/onvm/ports", tel_ports, "Per-port counters and parse errors. No parameters."},
 		{"/onvm/ports/gap_reset", tel_gap_reset,
-		 "Restart every port's tx_gap_max_us (longest pause between TX bursts)."},
+		 "Restart every port's tx_gap_max_us and every lcore's longest pass."},
+		{"/onvm/lcores", tel_lcores,
+		 "Each data lcore's longest pass over its units in us (naps excluded)."},
 		{"/onvm/nfs", tel_nfs, "Per-NF state and counters. No parameters."},
 		{"/onvm/chains", tel_chains,
 		 "Chains: services then exit (-1-port, or -1000 for drop). No parameters."},

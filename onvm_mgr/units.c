@@ -116,7 +116,8 @@ mgr_units_loop(void *arg)
 	struct mgr_unit *mine[MGR_UNIT_MAX];
 	bool hosts_bfd = false;
 	int nunits = 0;
-	uint64_t idle_since = 0, next_hk = 0;
+	struct mgr_lcore_stats *ls = &mgr.lcore_stats[lcore];
+	uint64_t idle_since = 0, next_hk = 0, last = rte_get_tsc_cycles();
 	uint32_t nap_us = 1;
 
 	(void)arg;
@@ -139,6 +140,15 @@ mgr_units_loop(void *arg)
 		if (lcore_in_qsbr[lcore])
 			rte_rcu_qsbr_quiescent(mgr.qsbr, lcore);
 		now = rte_get_tsc_cycles();
+		/* The longest pass over this lcore's units (naps excluded): any
+		 * blocking call, or preemption, in the data path shows here. */
+		if (unlikely(__atomic_load_n(&ls->gap_reset, __ATOMIC_ACQUIRE))) {
+			ls->pass_max = 0;
+			__atomic_store_n(&ls->gap_reset, 0, __ATOMIC_RELEASE);
+		} else if (now - last > ls->pass_max) {
+			ls->pass_max = now - last;
+		}
+		last = now;
 		if (is_main && now >= next_hk) {
 			mgr_housekeeping(mgr_now_ns());
 			next_hk = now + hk_period;
@@ -161,6 +171,7 @@ mgr_units_loop(void *arg)
 		idle_sleep(hosts_bfd ? nap_for_bfd(nap_us) : nap_us);
 		if (lcore_in_qsbr[lcore])
 			rte_rcu_qsbr_thread_online(mgr.qsbr, lcore);
+		last = rte_get_tsc_cycles();
 		nap_us = RTE_MIN(nap_us * 2, mgr.cfg.idle_sleep_max_us);
 	}
 	if (lcore_in_qsbr[lcore])
