@@ -26,19 +26,10 @@
 #include <rte_string_fns.h>
 
 #include "onvm_cpuset.h"
+#include "onvm_eal_args.h"
 #include "onvm_nf_batch.h"
 
 #include "mgr.h"
-
-static bool
-argv_has(int argc, char **argv, const char *const *opts)
-{
-	for (int i = 0; i < argc; i++)
-		for (const char *const *o = opts; *o != NULL; o++)
-			if (strncmp(argv[i], *o, strlen(*o)) == 0)
-				return true;
-	return false;
-}
 
 /* Config first, so config ports get the first port ids; the command line's
  * EAL options after it, so they win where the EAL takes the last value. */
@@ -57,13 +48,13 @@ mgr_init_eal_argv(int cli_argc, char **cli_argv, char *prog, char **out, int max
 	out[n++] = prog;
 	for (int i = 0; i < mgr.cfg.n_eal; i++)
 		out[n++] = mgr.cfg.eal_args[i];
-	if (mgr.cfg.lcores[0] != '\0' && !argv_has(cli_argc, cli_argv, lcore_opts) &&
-	    !argv_has(mgr.cfg.n_eal, mgr.cfg.eal_args, lcore_opts)) {
+	if (mgr.cfg.lcores[0] != '\0' && !onvm_eal_has_option(cli_argc, cli_argv, lcore_opts) &&
+	    !onvm_eal_has_option(mgr.cfg.n_eal, mgr.cfg.eal_args, lcore_opts)) {
 		snprintf(lcores, sizeof(lcores), "--lcores=%s", mgr.cfg.lcores);
 		out[n++] = lcores;
 	}
-	if (mgr.cfg.file_prefix[0] != '\0' && !argv_has(cli_argc, cli_argv, prefix_opts) &&
-	    !argv_has(mgr.cfg.n_eal, mgr.cfg.eal_args, prefix_opts)) {
+	if (mgr.cfg.file_prefix[0] != '\0' && !onvm_eal_has_option(cli_argc, cli_argv, prefix_opts) &&
+	    !onvm_eal_has_option(mgr.cfg.n_eal, mgr.cfg.eal_args, prefix_opts)) {
 		snprintf(prefix, sizeof(prefix), "--file-prefix=%s", mgr.cfg.file_prefix);
 		out[n++] = prefix;
 	}
@@ -74,12 +65,12 @@ mgr_init_eal_argv(int cli_argc, char **cli_argv, char *prog, char **out, int max
 	for (int i = 0; i < cli_argc; i++)
 		out[n++] = cli_argv[i];
 	/* The host's own NIC must never be probed: no PCI unless allow-listed. */
-	if (!argv_has(n, out, pci_opts))
+	if (!onvm_eal_has_option(n, out, pci_opts))
 		out[n++] = "--no-pci";
 	/* Map DPDK memory far above where libraries, heaps and sanitizer shadow
 	 * memory go, so every secondary (NFs, dumpcap) finds the same addresses
 	 * free; otherwise secondaries fail at random, always under ASan. */
-	if (!argv_has(n, out, base_opts))
+	if (!onvm_eal_has_option(n, out, base_opts))
 		out[n++] = "--base-virtaddr=0x200000000000";
 	out[n] = NULL;
 	return n;

@@ -31,6 +31,7 @@
 #include <rte_string_fns.h>
 
 #include "onvm_cpuset.h"
+#include "onvm_eal_args.h"
 
 #include "nf_private.h"
 
@@ -49,16 +50,6 @@ nf_signal(int sig)
 	(void)sig;
 	if (signal_nf != NULL)
 		nf_stop(signal_nf);
-}
-
-static bool
-has_arg(int argc, char **argv, const char *const *names)
-{
-	for (int i = 1; i < argc; i++)
-		for (const char *const *n = names; *n != NULL; n++)
-			if (strncmp(argv[i], *n, strlen(*n)) == 0)
-				return true;
-	return false;
 }
 
 /*
@@ -83,11 +74,11 @@ build_eal_args(int argc, char **argv, char **out, int max)
 		return -E2BIG;
 	for (int i = 0; i < argc; i++)
 		out[n++] = argv[i];
-	if (!has_arg(argc, argv, proc_opts))
+	if (!onvm_eal_has_option(argc - 1, argv + 1, proc_opts))
 		out[n++] = proc_arg;
-	if (!has_arg(argc, argv, pci_opts))
+	if (!onvm_eal_has_option(argc - 1, argv + 1, pci_opts))
 		out[n++] = nopci_arg;
-	if (!has_arg(argc, argv, lcore_opts)) {
+	if (!onvm_eal_has_option(argc - 1, argv + 1, lcore_opts)) {
 		/* Started by hand without an lcore id: one of the ids kept for
 		 * such NFs (onvm_cpuset.h), by pid -- the manager refuses a
 		 * clash with a message that says so -- on the CPUs this process

@@ -40,6 +40,13 @@ import lab
 HAND_LCORE = 51
 
 
+def spawn_standby(L, node, name, instance, nf_args=()):
+    """test_nf started by hand as the standby of `instance`, lcore HAND_LCORE."""
+    return L.spawn(name, [lab.TEST_NF, "--proc-type=secondary", f"--file-prefix={node.prefix}",
+                          f"--lcores={HAND_LCORE}@0", "--no-pci", "--", "-r", "1", "-n",
+                          str(instance), "--standby", *(["--", *nf_args] if nf_args else [])])
+
+
 def test(L):
     path = lab.trace("quic.pcap")
     frames = lab.read_pcap(path)
@@ -62,10 +69,7 @@ def test(L):
     active = lab.wait_until(launched_registered, 60, "the launched test_nf registered",
                             alive=node.assert_running)
     inst = active["instance"]
-    sb = L.spawn("standby", [lab.TEST_NF, "--proc-type=secondary",
-                             f"--file-prefix={node.prefix}", f"--lcores={HAND_LCORE}@0",
-                             "--no-pci", "--", "-r", "1", "-n", str(inst), "--standby",
-                             "--", "-S", "-e", tot])
+    sb = spawn_standby(L, node, "standby", inst, ["-S", "-e", tot])
     m = lab.wait_until(lambda: (lambda v: v if v["standby_pid"] == sb.pid and v["standby_parked"]
                                 else None)(node.nf_by(service=1)[0]),
                        60, "the hand-started standby parked", alive=node.assert_running)
@@ -135,10 +139,7 @@ def standby_before_lock(L):
     active = lab.wait_until(registered, 60, "the launched test_nf registered",
                             alive=node.assert_running)
     t0 = time.monotonic()
-    sb = L.spawn("late-standby", [lab.TEST_NF, "--proc-type=secondary",
-                                  f"--file-prefix={node.prefix}", f"--lcores={HAND_LCORE}@0",
-                                  "--no-pci", "--", "-r", "1", "-n", str(active["instance"]),
-                                  "--standby"])
+    sb = spawn_standby(L, node, "late-standby", active["instance"])
     lab.wait_until(lambda: node.nf_by(service=1)[0]["standby_parked"], 30,
                    "the hand-started standby parked")
     parked_after = time.monotonic() - t0
