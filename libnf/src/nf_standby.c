@@ -257,6 +257,9 @@ promote(struct nf_ctx *nf)
 	}
 	nfl_fault_point(nf, NF_FAULT_PROMOTING);
 	nf->emit_pending = !nfl_batch_emit_try(nf);
+	/* The manager writes the same at hand-over, once the dead process's
+	 * pidfd fires; telemetry shows the new active before that. */
+	__atomic_store_n(&slot->pid, getpid(), __ATOMIC_RELEASE);
 	slot->failovers++;
 	slot->failover_wake_ns = woke;
 	nf->standby = false;
