@@ -48,12 +48,24 @@
 #include <rte_rcu_qsbr.h>
 #include <rte_version.h>
 
+#include "bfd_auth.h"
 #include "bfd_node.h"
 #include "config.h"
 #include "onvm_common.h"
 #include "onvm_pkt_parse.h"
 #include "router.h"
 #include "state_pool.h"
+
+/* The config's limits are the tables' (config.h cannot include DPDK). */
+_Static_assert(MGR_CFG_MAX_NF_SLOTS == ONVM_MAX_NFS, "config NF slots == table slots");
+_Static_assert(MGR_CFG_MAX_BFD == BFD_NODE_MAX_SESSIONS, "config BFD sessions == node's");
+_Static_assert(MGR_CFG_BFD_KEY_MAX == BFD_AUTH_KEY_MAX, "config BFD key == codec's");
+_Static_assert(MGR_CFG_MAX_PORTS <= ONVM_MAX_PORTS && MGR_CFG_MAX_CHAINS <= ONVM_MAX_CHAINS &&
+		       MGR_CFG_MAX_CHAIN_LEN <= ONVM_MAX_CHAIN_LEN &&
+		       MGR_CFG_MAX_RULES <= ONVM_MAX_FLOW_RULES &&
+		       MGR_CFG_MAX_INSTANCES <= ONVM_MAX_INSTANCES &&
+		       MGR_CFG_MAX_SERVICE < ONVM_MAX_SERVICES,
+	       "what the config accepts fits the shared tables");
 
 /* DPDK 23.03 renamed telemetry's 64-bit adders rte_tel_data_add_{dict,array}_u64
  * to _uint (24.11 marks the old names deprecated); the tree calls the new names,

@@ -43,6 +43,9 @@
 #include "onvm_nflib.h"
 #include "onvm_state.h"
 
+_Static_assert(ONVM_STATE_MAX_REGIONS == NF_STATE_MAX_REGIONS,
+	       "the slot's state requests hold every region onvm_state.c can lay out");
+
 extern int nf_logtype;
 #define NF_LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_##level, nf_logtype, "libnf: " fmt "\n", ##__VA_ARGS__)
