@@ -43,6 +43,21 @@ LAUNCHED_RE = re.compile(r"launched NF '[^']*' \(.*\) pid (\d+)")
 SKIP = 77
 
 
+def _sanitized():
+    """True if the build under test has ASan/UBSan (slower: timing bounds
+    that catch a class of bug, not a figure, scale with it)."""
+    try:
+        with open(os.path.join(BUILD, "meson-info", "intro-buildoptions.json")) as f:
+            opts = {o["name"]: o["value"] for o in json.load(f)}
+        return opts.get("b_sanitize", "none") != "none"
+    except (OSError, ValueError, KeyError):
+        return False
+
+
+SANITIZED = _sanitized()
+SLOWDOWN = 4 if SANITIZED else 1  # for loose timing bounds in tests
+
+
 def nf_binary(name):
     """Path of a production NF in the build tree."""
     return os.path.join(BUILD, "nfs", name, name)

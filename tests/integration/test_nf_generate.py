@@ -82,7 +82,9 @@ def alloc_death(L, path, frames, mode):
     else:
         lab.wait_until(lambda: not node.nf_by(service=1), 30, "the dead NF's slot reclaimed")
     p = lab.wait_until(lambda: pool_idle(node), 30, "pool back to its idle level")
-    info = node.info()
+    # The node counts the death when the dead process is gone (its pidfd).
+    info = lab.wait_until(lambda: (lambda i: i if i["nf_deaths"] >= 1 else None)(node.info()),
+                          10, f"{mode}: the death counted")
     L.expect(info["nf_deaths"] == 1, f"{mode}: nf_deaths {info['nf_deaths']}")
     if mode == "local":
         nf = node.nf_by(service=1)[0]

@@ -17,14 +17,17 @@ stepped in (~950 ms on this host), freezing the whole node.
 
 Asserted, loosely (a correctness bound, not a benchmark): wake -> first
 packet < 50 ms, and the sink port never paused for 100 ms or more around the
-failover (tx_gap_max_us); the failover happened, the node kept forwarding.
+failover (tx_gap_max_us) -- four times that in an ASan/UBSan build; the
+failover happened, the node kept forwarding.
 """
 import time
 
 import lab
 
-WAKE_TO_FIRST_MS = 50
-GAP_MS = 100
+# Loose bounds (a class of bug, not a benchmark): a real-time standby that
+# waits on the manager's CPU shows as the kernel's RT budget, ~950 ms.
+WAKE_TO_FIRST_MS = 50 * lab.SLOWDOWN
+GAP_MS = 100 * lab.SLOWDOWN
 
 
 def test(L):

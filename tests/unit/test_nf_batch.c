@@ -269,6 +269,7 @@ test_ring_shapes(void **state)
 	(void)state;
 	setup_slot();
 	assert_int_equal(onvm_nf_rings_check(&slot), 0);
+	free(slot.rx_ring);
 	slot.rx_ring = mt; /* an RX ring with several consumers */
 	assert_int_equal(onvm_nf_rings_check(&slot), -EPROTO);
 	slot.rx_ring = hts;
