@@ -63,7 +63,8 @@ def run(L, case, seed):
             m = lab.wait_until(lambda: (lambda m: m if m["pid"] not in pids and
                                         m["standby_pid"] not in (0, m["pid"]) and
                                         not m["standby_parked"] else None)(monitor()),
-                               30, "the promoted NF with its fresh standby still starting")
+                               30, "the promoted NF with its fresh standby still starting",
+                               interval=0.005)  # the window is a standby's start-up
         else:
             m = lab.wait_until(lambda: (lambda m: m if m["standby_parked"] and m["rx"] >= at
                                         else None)(monitor()),
