@@ -20,6 +20,8 @@
 #include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
 
+#include "onvm_nf_batch.h"
+
 #include "nf_ctl.h"
 
 static const char *const status_names[] = {
@@ -132,7 +134,7 @@ mgr_nf_slot_reset(struct onvm_nf_slot *s)
 	/* The rings are empty (reclamation drained them); align the batch
 	 * record with their positions. */
 	s->batch.rx_seen = s->rx_ring->cons.tail;
-	s->batch.tx_base = s->tx_ring->prod.tail;
+	onvm_batch_set_base(&s->batch, s->tx_ring->prod.tail, 0);
 	s->batch.alloc_seen = s->alloc_ring->cons.tail;
 	memset(&s->stats, 0, sizeof(s->stats));
 	memset(&s->app, 0, sizeof(s->app));

@@ -125,13 +125,16 @@ enum onvm_nf_status {
  * NF has died.  With `rx` the NF's RX ring (it is the only consumer), `tx`
  * its TX ring (only producer) and `alloc` the ring its generated packets come
  * from (only consumer):
- *   - the NF dequeues straight into held[], then records alloc_seen, held_n,
- *     tx_base (= tx->prod.tail) and finally rx_seen (= rx->cons.tail);
+ *   - the NF dequeues straight into held[], then records committed = 0,
+ *     seq_before, alloc_seen (= alloc->cons.tail), {tx_base (= tx->prod.tail),
+ *     held_n} in one store, and finally rx_seen (= rx->cons.tail);
  *   - the packets of held[] it has emitted are exactly tx->prod.tail - tx_base,
  *     in held[] order, because it is the TX ring's only producer;
  *   - nf_pkt_alloc() stores alloc_at = held_n, dequeues one mbuf from `alloc`
  *     straight into held[alloc_at], then stores held_n = alloc_at + 1 and
- *     alloc_seen = alloc->cons.tail.
+ *     alloc_seen = alloc->cons.tail;
+ *   - a promoting standby that settles its dead active's batch stores the
+ *     batch's held_n, then alloc_seen = alloc->cons.tail, before it emits.
  * So after a death: if rx->cons.tail != rx_seen, the NF died between its
  * dequeue and the record and owns held[0 .. tail - rx_seen) with nothing
  * processed or emitted; otherwise it owns held[emitted .. held_n), where
@@ -143,15 +146,25 @@ enum onvm_nf_status {
  * onvm_nf_batch.h holds the arithmetic.
  */
 struct onvm_nf_batch {
+	/* tx_base and held_n change together at a batch's start: one 64-bit
+	 * store (onvm_batch_record_open()), so no death can leave a new tx_base
+	 * with an old held_n (a batch without received packets, a tick, has no
+	 * rx_seen to tell a half-written record). */
+	union {
+		struct {
+			uint32_t tx_base;
+			uint32_t held_n;
+		};
+		uint64_t base_n;
+	};
 	uint32_t rx_seen;
-	uint32_t tx_base;
-	uint32_t held_n;
-	uint32_t committed; /* 1 once this batch's state commit has returned */
+	uint32_t committed;  /* 1 once this batch's state commit has returned */
 	uint64_t seq_before; /* state sequence when the batch began */
 	uint32_t alloc_seen; /* alloc->cons.tail after the last recorded allocation */
 	uint32_t alloc_at;   /* held[] index the current allocation fills */
 	struct rte_mbuf *held[ONVM_NF_HELD_MAX];
 } __rte_cache_aligned;
+_Static_assert(offsetof(struct onvm_nf_batch, base_n) % 8 == 0, "base_n is stored at once");
 _Static_assert(ONVM_NF_HELD_MAX >= 2 * ONVM_BURST, "held[] takes a burst plus generated packets");
 _Static_assert(ONVM_NF_HELD_MAX <= 64, "unsent generated packets are a 64-bit mask");
 _Static_assert(ONVM_NF_ALLOC_LOW + ONVM_NF_ALLOC_FILL < ONVM_NF_ALLOC_RING_SIZE,

@@ -122,6 +122,70 @@ onvm_batch_owned(const struct onvm_nf_slot *s, struct onvm_batch_owned *o)
 	return 0;
 }
 
+/*
+ * The NF's side of the protocol: the record's stores, in the order the
+ * arithmetic above relies on, each a release store (no store of the batch,
+ * and no compiler, moves them).  `step`, if not NULL, is called after each
+ * store (tests die there); libnf passes NULL, which compiles away.
+ */
+typedef void onvm_batch_step_fn(const char *step);
+
+static inline void
+onvm_batch_set_base(struct onvm_nf_batch *b, uint32_t tx_base, uint32_t held_n)
+{
+	struct onvm_nf_batch v;
+
+	v.tx_base = tx_base;
+	v.held_n = held_n;
+	__atomic_store_n(&b->base_n, v.base_n, __ATOMIC_RELEASE);
+}
+
+/* A batch starts: `n` packets were just dequeued into held[] (0 for a tick). */
+static inline void
+onvm_batch_record_open(struct onvm_nf_slot *s, uint32_t n, uint64_t seq_before,
+		       onvm_batch_step_fn *step)
+{
+	struct onvm_nf_batch *b = &s->batch;
+
+	__atomic_store_n(&b->committed, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&b->seq_before, seq_before, __ATOMIC_RELEASE);
+	__atomic_store_n(&b->alloc_seen, s->alloc_ring->cons.tail, __ATOMIC_RELEASE);
+	if (step != NULL)
+		step("open: alloc_seen");
+	onvm_batch_set_base(b, s->tx_ring->prod.tail, n);
+	if (step != NULL)
+		step("open: tx_base and held_n");
+	__atomic_store_n(&b->rx_seen, s->rx_ring->cons.tail, __ATOMIC_RELEASE);
+}
+
+/* nf_pkt_alloc(): before its dequeue into held[at] ... */
+static inline void
+onvm_batch_record_alloc_at(struct onvm_nf_slot *s, uint32_t at)
+{
+	__atomic_store_n(&s->batch.alloc_at, at, __ATOMIC_RELEASE);
+}
+
+/* ... and after it. */
+static inline void
+onvm_batch_record_alloc_done(struct onvm_nf_slot *s, uint32_t at, onvm_batch_step_fn *step)
+{
+	__atomic_store_n(&s->batch.held_n, at + 1, __ATOMIC_RELEASE);
+	if (step != NULL)
+		step("alloc: held_n");
+	__atomic_store_n(&s->batch.alloc_seen, s->alloc_ring->cons.tail, __ATOMIC_RELEASE);
+}
+
+/* A promoting standby settled its dead active's batch at `held_n` (what it
+ * owns, from onvm_batch_owned(); the emitted prefix if the record was bad). */
+static inline void
+onvm_batch_record_settled(struct onvm_nf_slot *s, uint32_t held_n, onvm_batch_step_fn *step)
+{
+	__atomic_store_n(&s->batch.held_n, held_n, __ATOMIC_RELEASE);
+	if (step != NULL)
+		step("settled: held_n");
+	__atomic_store_n(&s->batch.alloc_seen, s->alloc_ring->cons.tail, __ATOMIC_RELEASE);
+}
+
 /* Has a live NF emitted everything it holds?  (The shutdown drain.) */
 static inline bool
 onvm_batch_drained(const struct onvm_nf_slot *s)

@@ -27,15 +27,8 @@
 void
 nfl_batch_open(struct nf_ctx *nf, uint32_t n)
 {
-	struct onvm_nf_batch *b = &nf->slot->batch;
-
-	b->held_n = n;
-	b->tx_base = nf->tx->prod.tail;
-	b->committed = 0;
-	b->seq_before = nf->has_state ? nf_state_seq(&nf->state) : 0;
-	b->alloc_seen = nf->alloc->cons.tail;
+	onvm_batch_record_open(nf->slot, n, nf->has_state ? nf_state_seq(&nf->state) : 0, NULL);
 	nf->gen_unsent = 0;
-	__atomic_store_n(&b->rx_seen, nf->rx->cons.tail, __ATOMIC_RELEASE);
 }
 
 /* Put what fits of the batch's unsent packets on the TX ring; true if all of
@@ -256,13 +249,12 @@ nf_pkt_alloc(struct nf_ctx *nf)
 		return NULL;
 	if (at >= ONVM_NF_HELD_MAX)
 		return NULL;
-	b->alloc_at = at;
+	onvm_batch_record_alloc_at(nf->slot, at);
 	if (unlikely(rte_ring_sc_dequeue(nf->alloc, (void **)&b->held[at]) != 0) &&
 	    !alloc_wait(nf, &b->held[at]))
 		return NULL;
 	nfl_fault_point(nf, NF_FAULT_MID_ALLOC);
-	__atomic_store_n(&b->held_n, at + 1, __ATOMIC_RELEASE);
-	__atomic_store_n(&b->alloc_seen, nf->alloc->cons.tail, __ATOMIC_RELEASE);
+	onvm_batch_record_alloc_done(nf->slot, at, NULL);
 	nf->gen_unsent |= UINT64_C(1) << at;
 	nf->slot->stats.generated++;
 	m = b->held[at];

@@ -231,7 +231,11 @@ promote(struct nf_ctx *nf)
 		NF_LOG(ERR, "promotion: inconsistent batch record (held_n %u, rx_seen %u, tx_base "
 			    "%u): its packets are lost",
 		       b->held_n, b->rx_seen, b->tx_base);
-		__atomic_store_n(&b->held_n, onvm_batch_emitted(b, nf->tx), __ATOMIC_RELEASE);
+		onvm_batch_record_settled(slot, onvm_batch_emitted(b, nf->tx), NULL);
+	} else if (!own.unprocessed) {
+		/* alloc_seen too: a later batch of ours must not inherit a
+		 * stale one (it would read as a death inside nf_pkt_alloc). */
+		onvm_batch_record_settled(slot, own.last, NULL);
 	}
 	nf->gen_enabled = __atomic_load_n(&slot->gen_enabled, __ATOMIC_ACQUIRE);
 
@@ -242,7 +246,6 @@ promote(struct nf_ctx *nf)
 		nfl_batch_run_handlers(nf, own.last);
 		nfl_batch_commit(nf);
 	} else if (own.last > own.first) {
-		__atomic_store_n(&b->held_n, own.last, __ATOMIC_RELEASE);
 		if (b->committed || (nf->has_state && seq > b->seq_before)) {
 			slot->failover_reemitted += own.last - own.first;
 		} else {

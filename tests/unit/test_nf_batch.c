@@ -6,10 +6,12 @@
  * test_nf_batch -- the crash arithmetic (onvm_nf_batch.h) against the truth.
  *
  * An NF's life is replayed step by step on real rte_rings (no EAL: the rings
- * live in heap memory) following the protocol of struct onvm_nf_batch:
- * dequeue a burst into held[], record the batch, allocate generated packets
- * from the alloc ring, emit into the TX ring -- including ring operations
- * left half done (head moved, tail not).  After every single step the NF
+ * live in heap memory) with the very writers libnf uses (onvm_batch_record_*,
+ * whose step hook the test uses to die between their stores): dequeue a
+ * burst into held[], record the batch, allocate generated packets from the
+ * alloc ring, emit into the TX ring, ticks (batches without received
+ * packets), a promotion -- including ring operations left half done (head
+ * moved, tail not).  After every single step the NF
  * "dies": the rings are repaired and onvm_batch_owned() must name exactly the
  * mbufs that are in none of the three rings, i.e. the ones only the dead NF
  * could return.  Also: the ring-shape check refuses rings whose sync modes
@@ -81,7 +83,8 @@ in_ring(const struct rte_ring *r, void *p)
 	return false;
 }
 
-/* The NF is dead here: does the arithmetic name exactly what it owned? */
+/* The NF is dead here: does the arithmetic name exactly what it owned?
+ * (Also the step hook of the record's writers, onvm_nf_batch.h.) */
 static void
 check_death(const char *where)
 {
@@ -146,54 +149,73 @@ manager_turn(unsigned int rx_n, unsigned int alloc_n)
 		assert_int_equal(rte_ring_sp_enqueue(slot.alloc_ring, new_pkt()), 0);
 }
 
-/* One batch of the protocol with a death check after every step. */
+/* nf_pkt_alloc(), as libnf does it, with a death check after every step. */
 static void
-nf_batch(unsigned int burst, unsigned int gen, unsigned int emit_first)
+nf_alloc(void)
 {
 	struct onvm_nf_batch *b = &slot.batch;
-	uint32_t n, sent;
+	uint32_t at = b->held_n;
 
-	check_death("before the dequeue");
-	/* a dequeue that moved cons.head only */
-	slot.rx_ring->cons.head += RTE_MIN(burst, rte_ring_count(slot.rx_ring));
-	check_death("mid-dequeue");
-	slot.rx_ring->cons.head = slot.rx_ring->cons.tail;
-	n = rte_ring_sc_dequeue_burst(slot.rx_ring, (void **)b->held, burst, NULL);
-	check_death("dequeued, not recorded");
-	b->alloc_seen = slot.alloc_ring->cons.tail;
-	check_death("record: alloc_seen");
-	b->held_n = n;
-	check_death("record: held_n");
-	b->tx_base = slot.tx_ring->prod.tail;
-	check_death("record: tx_base");
-	b->rx_seen = slot.rx_ring->cons.tail;
-	check_death("recorded");
-	for (unsigned int g = 0; g < gen && b->held_n < ONVM_NF_HELD_MAX; g++) {
-		uint32_t at = b->held_n;
+	onvm_batch_record_alloc_at(&slot, at);
+	check_death("alloc: alloc_at");
+	slot.alloc_ring->cons.head++; /* half a dequeue */
+	check_death("alloc: mid-dequeue");
+	slot.alloc_ring->cons.head--;
+	assert_int_equal(rte_ring_sc_dequeue(slot.alloc_ring, (void **)&b->held[at]), 0);
+	check_death("alloc: dequeued");
+	onvm_batch_record_alloc_done(&slot, at, check_death);
+	check_death("alloc: recorded");
+}
 
-		b->alloc_at = at;
-		check_death("alloc: alloc_at");
-		slot.alloc_ring->cons.head++; /* half a dequeue */
-		check_death("alloc: mid-dequeue");
-		slot.alloc_ring->cons.head--;
-		assert_int_equal(rte_ring_sc_dequeue(slot.alloc_ring, (void **)&b->held[at]), 0);
-		check_death("alloc: dequeued");
-		b->held_n = at + 1;
-		check_death("alloc: held_n");
-		b->alloc_seen = slot.alloc_ring->cons.tail;
-		check_death("alloc: recorded");
-	}
-	/* emit in two steps, with an enqueue left half done in between */
-	sent = rte_ring_sp_enqueue_burst(slot.tx_ring, (void **)b->held,
-					 RTE_MIN(emit_first, b->held_n), NULL);
+/* Emission in two steps, with an enqueue left half done in between. */
+static void
+nf_emit(unsigned int first)
+{
+	struct onvm_nf_batch *b = &slot.batch;
+	uint32_t sent = onvm_batch_emitted(b, slot.tx_ring);
+
+	sent += rte_ring_sp_enqueue_burst(slot.tx_ring, (void **)&b->held[sent],
+					  RTE_MIN(first, b->held_n - sent), NULL);
 	check_death("part emitted");
 	slot.tx_ring->prod.head += 1;
 	check_death("mid-enqueue");
 	slot.tx_ring->prod.head -= 1;
-	sent += rte_ring_sp_enqueue_burst(slot.tx_ring, (void **)&b->held[sent],
-					  b->held_n - sent, NULL);
+	sent += rte_ring_sp_enqueue_burst(slot.tx_ring, (void **)&b->held[sent], b->held_n - sent,
+					  NULL);
 	assert_int_equal(sent, b->held_n);
 	check_death("all emitted");
+}
+
+/* One batch of received packets, as libnf runs it. */
+static void
+nf_batch(unsigned int burst, unsigned int gen, unsigned int emit_first)
+{
+	struct onvm_nf_batch *b = &slot.batch;
+	uint32_t n;
+
+	check_death("before the dequeue");
+	slot.rx_ring->cons.head += RTE_MIN(burst, rte_ring_count(slot.rx_ring)); /* half done */
+	check_death("mid-dequeue");
+	slot.rx_ring->cons.head = slot.rx_ring->cons.tail;
+	n = rte_ring_sc_dequeue_burst(slot.rx_ring, (void **)b->held, burst, NULL);
+	check_death("dequeued, not recorded");
+	onvm_batch_record_open(&slot, n, 0, check_death);
+	check_death("recorded");
+	for (unsigned int g = 0; g < gen && b->held_n < ONVM_NF_HELD_MAX; g++)
+		nf_alloc();
+	nf_emit(emit_first);
+}
+
+/* A tick: a batch of no received packets, in which the NF may generate. */
+static void
+nf_tick(unsigned int gen, unsigned int emit_first)
+{
+	check_death("before the tick");
+	onvm_batch_record_open(&slot, 0, 0, check_death);
+	check_death("tick recorded");
+	for (unsigned int g = 0; g < gen; g++)
+		nf_alloc();
+	nf_emit(emit_first);
 }
 
 static void
@@ -204,7 +226,50 @@ test_owned_is_exact_at_every_step(void **state)
 	for (unsigned int round = 0; round < 12; round++) {
 		manager_turn(20 + round % 7, round % 3 ? 8 : 0);
 		nf_batch(ONVM_BURST, round % 4, round % 5);
+		if (round % 2)
+			nf_tick(round % 3, 1);
 	}
+	teardown_slot();
+}
+
+/*
+ * The active dies inside nf_pkt_alloc() (mbuf taken, not recorded); its
+ * standby settles the batch (owned: the batch plus that mbuf), emits it, and
+ * goes on: ticks and batches of its own, each with deaths at every step.  A
+ * standby that left alloc_seen stale would make its own next tick read as
+ * "died inside nf_pkt_alloc" and claim the settled batch a second time (found
+ * by the outside review).
+ */
+static void
+test_promotion_after_a_death_inside_alloc(void **state)
+{
+	struct onvm_nf_batch *b = &slot.batch;
+	struct onvm_batch_owned own;
+	uint32_t at;
+
+	(void)state;
+	setup_slot();
+	manager_turn(ONVM_BURST, 8);
+	assert_int_equal(rte_ring_sc_dequeue_burst(slot.rx_ring, (void **)b->held, ONVM_BURST,
+						   NULL),
+			 ONVM_BURST);
+	onvm_batch_record_open(&slot, ONVM_BURST, 0, NULL);
+	at = b->held_n;
+	onvm_batch_record_alloc_at(&slot, at);
+	assert_int_equal(rte_ring_sc_dequeue(slot.alloc_ring, (void **)&b->held[at]), 0);
+	/* the active dies here; its standby promotes */
+	onvm_nf_rings_repair(&slot);
+	assert_int_equal(onvm_batch_owned(&slot, &own), 0);
+	assert_int_equal(own.first, 0);
+	assert_int_equal(own.last, ONVM_BURST + 1);
+	onvm_batch_record_settled(&slot, own.last, check_death);
+	check_death("settled");
+	nf_emit(5); /* as DROP: the manager frees them */
+	manager_turn(0, 8);
+	nf_tick(2, 1);
+	manager_turn(ONVM_BURST, 8);
+	nf_tick(0, 0);
+	nf_batch(ONVM_BURST, 3, 7);
 	teardown_slot();
 }
 
@@ -223,10 +288,7 @@ test_owned_is_exact_when_tx_ring_is_full(void **state)
 	for (unsigned int i = 0; i < ONVM_BURST; i++)
 		assert_int_equal(rte_ring_mp_enqueue(slot.rx_ring, new_pkt()), 0);
 	n = rte_ring_sc_dequeue_burst(slot.rx_ring, (void **)b->held, ONVM_BURST, NULL);
-	b->alloc_seen = slot.alloc_ring->cons.tail;
-	b->held_n = n;
-	b->tx_base = slot.tx_ring->prod.tail;
-	b->rx_seen = slot.rx_ring->cons.tail;
+	onvm_batch_record_open(&slot, n, 0, check_death);
 	sent = rte_ring_sp_enqueue_burst(slot.tx_ring, (void **)b->held, n, NULL);
 	assert_int_equal(sent, 5);
 	check_death("TX ring full, 5 of 32 out");
@@ -290,6 +352,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_owned_is_exact_at_every_step),
+	    cmocka_unit_test(test_promotion_after_a_death_inside_alloc),
 	    cmocka_unit_test(test_owned_is_exact_when_tx_ring_is_full),
 	    cmocka_unit_test(test_impossible_record_is_refused),
 	    cmocka_unit_test(test_ring_shapes),
