@@ -96,10 +96,16 @@ check_death(const char *where)
 
 	onvm_nf_rings_repair(&dead);
 	assert_int_equal(onvm_batch_owned(&dead, &own), 0);
-	for (uint32_t i = own.first; i < own.last; i++)
+	for (uint32_t i = own.first; i < own.last; i++) {
+		bool known = false;
+
 		for (unsigned int u = 0; u < n_universe; u++)
 			if (universe[u] == dead.batch.held[i])
-				owned[u] = true;
+				owned[u] = known = true;
+		if (!known)
+			fail_msg("%s: held[%u] is owned but was freed already (a double free)", where,
+				 i);
+	}
 	for (unsigned int u = 0; u < n_universe; u++) {
 		bool elsewhere = in_ring(dead.rx_ring, universe[u]) ||
 				 in_ring(dead.tx_ring, universe[u]) ||
