@@ -32,9 +32,10 @@
 /* Lcore ids hand-started NFs that name none pick from (see below). */
 #define ONVM_NF_HAND_LCORES 16
 
-/* Longest list onvm_cpulist_format() can produce: every other CPU of
- * CPU_SETSIZE (no ranges), up to 4 digits and a comma each. */
-#define ONVM_CPULIST_MAX (CPU_SETSIZE / 2 * 5 + 16)
+/* Longest list onvm_cpulist_format() can produce, for any set of
+ * CPU_SETSIZE CPUs: runs of two ("0-1,3-4,..."), up to 10 characters for
+ * every 3 CPUs, are the worst case (singletons take 5 for every 2). */
+#define ONVM_CPULIST_MAX (CPU_SETSIZE / 3 * 10 + 16)
 
 /* "0-3,8,10-11" -> set ("" is the empty set; spaces are not allowed).
  * `set` may be NULL to validate only.  Returns 0, or -EINVAL for a malformed

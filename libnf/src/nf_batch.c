@@ -51,17 +51,24 @@ nfl_batch_emit_try(struct nf_ctx *nf)
  * wait yields the CPU to whoever drains the ring (NFs may share a core, the
  * manager's TX unit may share the CPU) and so is never spent at real-time
  * priority; it keeps the heartbeat going, since waiting is not hanging. */
-void
+bool
 nfl_batch_emit(struct nf_ctx *nf)
 {
 	while (!nfl_batch_emit_try(nf)) {
 		nf->slot->stats.tx_wait++;
 		if (__atomic_load_n(&nf->slot->stop, __ATOMIC_ACQUIRE))
-			return; /* manager is shutting down; it reclaims held[] */
+			return false; /* the manager is shutting down; it reclaims held[] */
 		nfl_rt_leave(nf);
 		nfl_heartbeat(nf);
 		sched_yield();
 	}
+	return true;
+}
+
+bool
+nfl_batch_out(struct nf_ctx *nf)
+{
+	return likely(onvm_batch_drained(nf->slot)) || nfl_batch_emit(nf);
 }
 
 /* Generated packets the handlers never sent leave as DROP. */
@@ -171,6 +178,8 @@ nfl_batch_run_tick(struct nf_ctx *nf, uint64_t now_ns)
 {
 	struct onvm_nf_batch *b = &nf->slot->batch;
 
+	if (!nfl_batch_out(nf))
+		return;
 	nfl_batch_open(nf, 0);
 	nf->in_batch = true;
 	nf->nd_batch = false;

@@ -50,6 +50,8 @@ nfl_fault_batch_end(struct nf_ctx *nf, uint32_t n)
 	 * of the batch emitted. */
 	while (onvm_batch_emitted(b, nf->tx) < half)
 		if (rte_ring_sp_enqueue(nf->tx, b->held[onvm_batch_emitted(b, nf->tx)]) != 0) {
+			if (__atomic_load_n(&nf->slot->stop, __ATOMIC_ACQUIRE))
+				return n;
 			nfl_rt_leave(nf);
 			sched_yield();
 		}

@@ -456,12 +456,9 @@ nf_fini(struct nf_ctx *nf)
 		nf_unregister(nf);
 		/* No longer routed to: finish what is already queued (unless the
 		 * manager itself is going away). */
-		if (nf->ops != NULL && !__atomic_load_n(&nf->slot->stop, __ATOMIC_ACQUIRE)) {
-			if (nf->emit_pending)
-				nfl_batch_emit(nf);
-			while (nfl_loop_poll_once(nf) > 0)
-				;
-		}
+		while (nf->ops != NULL && !__atomic_load_n(&nf->slot->stop, __ATOMIC_ACQUIRE) &&
+		       nfl_loop_poll_once(nf) > 0)
+			;
 		if (nf->ops != NULL && nf->ops->fini != NULL)
 			nf->ops->fini(nf);
 		NF_LOG(INFO, "%s: rx %" PRIu64 " tx %" PRIu64 " drop %" PRIu64, nf->name,

@@ -38,12 +38,10 @@ nfl_loop_poll_once(struct nf_ctx *nf)
 	struct onvm_nf_batch *b = &nf->slot->batch;
 	uint32_t n;
 
-	/* A promotion that found the TX ring full left the rest of its batch
-	 * to emit: held[] must be out before it is reused. */
-	if (unlikely(nf->emit_pending)) {
-		nfl_batch_emit(nf);
-		nf->emit_pending = false;
-	}
+	/* held[] must be out before it is reused (a promotion that found the
+	 * TX ring full left the rest of its batch to us). */
+	if (unlikely(!nfl_batch_out(nf)))
+		return 0;
 	/* Dequeue straight into the shared held[] array: the ring's consumer
 	 * tail and held[] together say what the NF owns at every instant. */
 	n = rte_ring_sc_dequeue_burst(nf->rx, (void **)b->held, ONVM_BURST, NULL);

@@ -59,7 +59,6 @@ struct nf_ctx {
 	struct rte_ring *alloc;	/* generated packets' mbufs, filled by the manager */
 	bool gen_enabled;	/* the manager keeps `alloc` filled for us */
 	uint64_t gen_unsent;	/* held[] bits: allocated, not (yet) nf_pkt_send()'d */
-	bool emit_pending;	/* a promotion left its batch partly emitted */
 	uint16_t service_id;
 	uint16_t instance_id;
 	int16_t want_instance;
@@ -107,11 +106,15 @@ nfl_mono_ns(void)
 int nfl_mp_call(const char *action, const void *req, size_t len, void *rep, size_t replen);
 
 /* nf_batch.c -- the NF's thread only.  nfl_batch_emit() waits (counted,
- * yielding, never at real-time priority) while the TX ring is full;
- * nfl_batch_emit_try() enqueues what fits and returns true if all is out. */
+ * yielding, never at real-time priority) while the TX ring is full, and
+ * returns false only if the manager is shutting down (held[] then stays with
+ * the manager to reclaim); nfl_batch_emit_try() enqueues what fits and
+ * returns true if all is out.  No batch may open before the previous one is
+ * out (held[] would be overwritten): nfl_batch_out() first. */
 void nfl_batch_open(struct nf_ctx *nf, uint32_t n);
-void nfl_batch_emit(struct nf_ctx *nf);
+bool nfl_batch_emit(struct nf_ctx *nf);
 bool nfl_batch_emit_try(struct nf_ctx *nf);
+bool nfl_batch_out(struct nf_ctx *nf);
 void nfl_batch_run_handlers(struct nf_ctx *nf, uint32_t n);
 void nfl_batch_run_tick(struct nf_ctx *nf, uint64_t now_ns);
 void nfl_batch_commit(struct nf_ctx *nf);

@@ -259,7 +259,7 @@ promote(struct nf_ctx *nf)
 		}
 	}
 	nfl_fault_point(nf, NF_FAULT_PROMOTING);
-	nf->emit_pending = !nfl_batch_emit_try(nf);
+	(void)nfl_batch_emit_try(nf); /* the rest: the run loop, at normal priority */
 	/* The manager writes the same at hand-over, once the dead process's
 	 * pidfd fires; telemetry shows the new active before that. */
 	__atomic_store_n(&slot->pid, getpid(), __ATOMIC_RELEASE);

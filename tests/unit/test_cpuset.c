@@ -89,18 +89,22 @@ test_interleaved_numa_node_list_is_formatted_whole(void **state)
 	}
 }
 
-/* The worst case the bound promises: every other CPU of CPU_SETSIZE. */
+/* The bound holds for the worst patterns: every other CPU, and runs of two
+ * (CPUs c with c % 3 != 2: "0-1,3-4,...", the longest of all). */
 static void
-test_cpulist_max_fits_the_worst_list(void **state)
+test_cpulist_max_fits_the_worst_lists(void **state)
 {
 	char buf[ONVM_CPULIST_MAX];
-	cpu_set_t every_other;
+	cpu_set_t set;
 
 	(void)state;
-	CPU_ZERO(&every_other);
-	for (int c = 0; c < CPU_SETSIZE; c += 2)
-		CPU_SET(c, &every_other);
-	assert_true(onvm_cpulist_format(&every_other, buf, sizeof(buf)) > 0);
+	for (int period = 2; period <= 4; period++) {
+		CPU_ZERO(&set);
+		for (int c = 0; c < CPU_SETSIZE; c++) /* runs of period - 1 CPUs */
+			if (c % period != period - 1)
+				CPU_SET(c, &set);
+		assert_true(onvm_cpulist_format(&set, buf, sizeof(buf)) > 0);
+	}
 }
 
 /* Online CPUs with holes (0-3 and 8-11 online): nothing assumes 0..N-1. */
@@ -211,7 +215,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_cpu_lists_round_trip),
 	    cmocka_unit_test(test_interleaved_numa_node_list_is_formatted_whole),
-	    cmocka_unit_test(test_cpulist_max_fits_the_worst_list),
+	    cmocka_unit_test(test_cpulist_max_fits_the_worst_lists),
 	    cmocka_unit_test(test_nf_cpus_follow_online_cpus_with_holes),
 	    cmocka_unit_test(test_nf_cpus_on_two_sockets),
 	    cmocka_unit_test(test_lcore_table_skips_manager_lcores_and_hand_range),
