@@ -147,6 +147,17 @@ scan_slots(void)
 		if (p->awaiting_promotion && s->failovers != p->sb_failovers) {
 			p->awaiting_promotion = false;
 			mgr.nf_failovers++;
+		} else if (p->awaiting_promotion && !p->killed &&
+			   now_ns - p->handed_ns > mgr.cfg.nf_start_timeout_ms * 1000000ULL) {
+			/* A standby that never takes over (stuck before it parked)
+			 * would leave the slot with nobody consuming it, and the
+			 * hung check off: the ordinary death path instead. */
+			NFCTL_LOG(ERR, "standby pid %d of NF '%s' (instance %u) did not take over "
+				       "within %u ms of its active's death: killing it",
+				  p->pid, s->name, id, mgr.cfg.nf_start_timeout_ms);
+			if (p->pidfd >= 0 &&
+			    syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0) == 0)
+				p->killed = true;
 		}
 		if (mgr.cfg.nf_heartbeat_ms != 0 && !p->awaiting_promotion)
 			check_heartbeat(id, now_ns);

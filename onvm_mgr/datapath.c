@@ -381,6 +381,12 @@ mgr_tx_poll(void)
 	int work = 0;
 
 	mgr_bfd_tx(); /* control frames go before any data */
+	if (unlikely(!rte_ring_empty(mgr.ctl_free_ring))) {
+		unsigned int n = rte_ring_sc_dequeue_burst(mgr.ctl_free_ring, (void **)pkts,
+							    ONVM_BURST, NULL);
+
+		rte_pktmbuf_free_bulk(pkts, n);
+	}
 
 	for (uint16_t id = 0; id < used; id++) {
 		struct onvm_nf_slot *slot = &mgr.shm->nfs[id];

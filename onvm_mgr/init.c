@@ -133,6 +133,13 @@ mgr_init_shared(void)
 		mgr_state_pool_init(&mgr.state_pool, mgr.state_mz->len);
 	}
 
+	mgr.ctl_free_ring = rte_ring_create("onvm_ctl_free", MGR_CTL_FREE_RING_SIZE,
+					    rte_socket_id(), RING_F_SC_DEQ);
+	if (mgr.ctl_free_ring == NULL) {
+		MGR_LOG(ERR, "cannot create the control thread's free ring: %s",
+			rte_strerror(rte_errno));
+		return -rte_errno;
+	}
 	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
 		struct onvm_nf_slot *s = &mgr.shm->nfs[id];
 		char name[RTE_RING_NAMESIZE];

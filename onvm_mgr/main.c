@@ -248,6 +248,7 @@ main(int argc, char **argv)
 	}
 	mgr_tx_poll(); /* last flush of anything the units left */
 	mgr_nf_alloc_rings_drain();
+	mgr_ctl_free_drain();
 	if (!mgr.quiet)
 		mgr_stats_print(0);
 	MGR_LOG(INFO, "pool in use at exit: %u (at start %u)", rte_mempool_in_use_count(mgr.pool),

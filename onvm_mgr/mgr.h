@@ -141,6 +141,7 @@ struct mgr_nf_priv {
 	/* Handed over to a standby that has not promoted yet (it may still be
 	 * starting up): until the slot's failovers pass sb_failovers. */
 	bool awaiting_promotion;
+	uint64_t handed_ns;	/* when (a standby has nf_start_timeout_ms to promote) */
 	/* Standby launches: consecutive standbys that failed before parking
 	 * (also slot->standby_failures), when the next may start (exponential
 	 * back-off), and why the last one failed. */
@@ -155,6 +156,8 @@ struct mgr_nf_priv {
 	uint64_t hb_seen;
 	uint64_t hb_moved_ns;
 };
+
+#define MGR_CTL_FREE_RING_SIZE 16384
 
 /* epoll data of a standby's pidfd: slot id | STANDBY_TAG. */
 #define STANDBY_TAG 0x10000u
@@ -202,6 +205,10 @@ struct mgr {
 	struct mgr_unit units[MGR_UNIT_MAX];
 	struct mgr_lcore_stats lcore_stats[RTE_MAX_LCORE];
 
+	/* mbufs the control thread hands back to the pool (a dead NF's): the
+	 * TX unit frees them, so every operation on the pool's MP/MC ring
+	 * happens on a pinned data lcore, never in a preemptible thread. */
+	struct rte_ring *ctl_free_ring;
 	struct rte_rcu_qsbr *qsbr;
 	const struct rte_memzone *state_mz; /* the state pool, NULL if none */
 	struct mgr_state_pool state_pool;
@@ -272,7 +279,10 @@ int mgr_nf_launch_all(void);
 int mgr_ctl_start(void);
 int mgr_nf_wait_ready(uint32_t timeout_ms);
 void mgr_ctl_stop(void);
-void mgr_nf_alloc_rings_drain(void); /* at exit, after the data lcores stopped */
+/* At exit, once the data lcores have stopped: the alloc rings of FREE slots
+ * and what the control thread handed back return to the pool. */
+void mgr_nf_alloc_rings_drain(void);
+void mgr_ctl_free_drain(void);
 void mgr_nf_stop_all(void);     /* ask every NF to leave its loop */
 void mgr_nf_kill_launched(void); /* SIGKILL launched NFs still alive */
 void mgr_nf_alive_lock_init(struct onvm_nf_slot *s);

@@ -51,11 +51,17 @@ int mgr_nf_launch_one(int cfg_index, uint16_t id);
 void mgr_nf_launch_standby(uint16_t id);
 
 /* nf_reap.c -- ctl_lock held (mgr_nf_alloc_rings_drain, in mgr.h: at exit). */
-void mgr_nf_watch_pid(uint16_t id, pid_t pid);
-void mgr_nf_watch_standby(uint16_t id, pid_t pid);
+/* 0, or -errno (not watched: nothing recorded; the caller refuses the NF). */
+int mgr_nf_watch_pid(uint16_t id, pid_t pid);
+int mgr_nf_watch_standby(uint16_t id, pid_t pid);
 struct epoll_event;
 int mgr_nf_pidfd_open(pid_t pid);
 void mgr_nf_handle_events(const struct epoll_event *evs, int n);
+/* Hand mbufs / a dead NF's mempool cache back to the pool through the TX
+ * unit (never a pool ring operation in this preemptible thread). */
+struct rte_mbuf;
+void mgr_nf_give_back(struct rte_mbuf **m, unsigned int n);
+void mgr_nf_cache_give_back(uint32_t lcore_id, const char *name, uint16_t id);
 /* Advance one slot whose process is gone; returns 1 while it made progress. */
 int mgr_nf_handle_exit(uint16_t id);
 

@@ -17,8 +17,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 
-#include <rte_mempool.h>
-
 #include "nf_ctl.h"
 
 /* Back-off after a standby that failed before parking: 100 ms, doubling,
@@ -60,15 +58,12 @@ mgr_nf_hand_over(uint16_t id)
 	/* A standby started by hand has an lcore id of its own: the dead one's
 	 * mempool cache is nobody's now (and empty unless the NF called DPDK's
 	 * mbuf functions itself; see reclaim_held()). */
-	if (dead_lcore < RTE_MAX_LCORE && dead_lcore != s->lcore_id) {
-		struct rte_mempool_cache *c = rte_mempool_default_cache(mgr.pool, dead_lcore);
-
-		if (c != NULL && c->len > 0)
-			rte_mempool_cache_flush(c, mgr.pool);
-	}
+	if (dead_lcore != s->lcore_id)
+		mgr_nf_cache_give_back(dead_lcore, s->name, id);
 	/* It may have promoted already (EOWNERDEAD comes before the pidfd):
 	 * the slot's failovers against sb_failovers tells. */
 	p->awaiting_promotion = true;
+	p->handed_ns = mgr_now_ns();
 }
 
 /* A standby of slot `id` failed (`why`): count it, say so, and hold the next

@@ -138,8 +138,11 @@ register_standby(const struct onvm_mp_register_req *req, struct onvm_mp_register
 	if (req->lcore_id != s->lcore_id &&
 	    check_lcore(req->lcore_id, (uint16_t)req->instance_id, req->pid, rep) < 0)
 		return rep->result;
-	if (p->sb_pid != req->pid)
-		mgr_nf_watch_standby((uint16_t)req->instance_id, req->pid); /* started by hand */
+	if (p->sb_pid != req->pid && /* started by hand */
+	    mgr_nf_watch_standby((uint16_t)req->instance_id, req->pid) < 0)
+		return refuse(rep, ESRCH, "the manager cannot watch pid %d (an NF in another pid "
+					  "namespace?)",
+			      req->pid);
 	s->standby_lcore = req->lcore_id;
 	__atomic_store_n(&s->standby_pid, req->pid, __ATOMIC_RELEASE);
 	rep->instance_id = req->instance_id;
@@ -186,6 +189,11 @@ do_register(const struct onvm_mp_register_req *req, struct onvm_mp_register_rep 
 	id = slot->instance_id;
 	if (check_lcore(req->lcore_id, id, req->pid, rep) < 0)
 		return rep->result;
+	/* Started by hand: its death must be seen before it may be routed to. */
+	if (mgr.nf_priv[id].pidfd < 0 && mgr_nf_watch_pid(id, req->pid) < 0)
+		return refuse(rep, ESRCH, "the manager cannot watch pid %d (an NF in another pid "
+					  "namespace?)",
+			      req->pid);
 	if (slot->status == ONVM_NF_FREE) {
 		mgr.nf_priv[id].cfg_index = -1;
 		slot->launched = 0;
@@ -197,8 +205,6 @@ do_register(const struct onvm_mp_register_req *req, struct onvm_mp_register_rep 
 	rte_strscpy(slot->name, req->name, sizeof(slot->name));
 	slot->register_ns = mgr_now_ns();
 	slot->generation++;
-	if (mgr.nf_priv[id].pidfd < 0 && !mgr.nf_priv[id].exited)
-		mgr_nf_watch_pid(id, req->pid);
 	mgr_nf_slot_note_used(id);
 	__atomic_store_n(&slot->status, ONVM_NF_READY, __ATOMIC_RELEASE);
 	if (mgr_service_add(req->service_id, id) < 0) {
@@ -371,10 +377,11 @@ mp_state(const struct rte_mp_msg *msg, const void *peer)
 
 /*
  * Packet generation: the first nf_pkt_alloc() of an NF asks for a reserve.
- * Fill its alloc ring (this thread is its only producer until gen_enabled is
- * published; from then on the TX unit keeps it topped up) and answer.  The
- * NF takes mbufs only from that ring, never from the mempool, so a death at
- * any instruction leaves every mbuf accounted for (struct onvm_nf_batch).
+ * This thread only enables it; the TX unit fills the alloc ring on its next
+ * poll (and keeps it filled), so every operation on the pool stays on a data
+ * lcore.  The NF waits for the first fill like for any refill.  The NF takes
+ * mbufs only from that ring, never from the mempool, so a death at any
+ * instruction leaves every mbuf accounted for (struct onvm_nf_batch).
  */
 static int
 mp_gen(const struct rte_mp_msg *msg, const void *peer)
@@ -385,28 +392,17 @@ mp_gen(const struct rte_mp_msg *msg, const void *peer)
 	if (msg->len_param == sizeof(req)) {
 		memcpy(&req, msg->param, sizeof(req));
 		pthread_mutex_lock(&mgr.ctl_lock);
-		if (req.instance_id < ONVM_MAX_NFS) {
+		if (__atomic_load_n(&mgr.shm->shutting_down, __ATOMIC_RELAXED)) {
+			rep.result = -ESHUTDOWN;
+		} else if (req.instance_id < ONVM_MAX_NFS) {
 			struct onvm_nf_slot *s = &mgr.shm->nfs[req.instance_id];
 
 			rep.result = -ESRCH;
-			if (mgr_nf_slot_live(s) && s->generation == req.generation)
+			if (mgr_nf_slot_live(s) && s->generation == req.generation) {
 				rep.result = 0;
-			if (rep.result == 0 && !__atomic_load_n(&s->gen_enabled, __ATOMIC_RELAXED)) {
-				struct rte_mbuf *m[ONVM_NF_ALLOC_FILL];
-				unsigned int n;
-
-				if (rte_pktmbuf_alloc_bulk(mgr.pool, m, ONVM_NF_ALLOC_FILL) != 0) {
-					rep.result = -ENOMEM;
-				} else {
-					n = rte_ring_sp_enqueue_burst(s->alloc_ring, (void **)m,
-								      ONVM_NF_ALLOC_FILL, NULL);
-					if (n < ONVM_NF_ALLOC_FILL)
-						rte_pktmbuf_free_bulk(&m[n], ONVM_NF_ALLOC_FILL - n);
-					__atomic_store_n(&s->gen_enabled, 1, __ATOMIC_RELEASE);
-					NFCTL_LOG(INFO, "NF '%s' instance %u generates packets: "
-							"%u mbufs reserved",
-						  s->name, req.instance_id, rte_ring_count(s->alloc_ring));
-				}
+				if (!__atomic_exchange_n(&s->gen_enabled, 1, __ATOMIC_ACQ_REL))
+					NFCTL_LOG(INFO, "NF '%s' instance %u generates packets",
+						  s->name, req.instance_id);
 			}
 		}
 		pthread_mutex_unlock(&mgr.ctl_lock);

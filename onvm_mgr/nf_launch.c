@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <rte_string_fns.h>
@@ -146,6 +147,16 @@ spawn_nf(int cfg_index, uint16_t id, bool standby)
 	return pid;
 }
 
+/* A child we cannot watch (no pidfd: out of file descriptors) must not run
+ * unseen: kill it and reap it here. */
+static void
+unwatched_child_kill(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
 int
 mgr_nf_launch_one(int cfg_index, uint16_t id)
 {
@@ -168,8 +179,12 @@ mgr_nf_launch_one(int cfg_index, uint16_t id)
 		slot->status = ONVM_NF_FREE;
 		return pid;
 	}
+	if (mgr_nf_watch_pid(id, pid) < 0) {
+		unwatched_child_kill(pid);
+		slot->status = ONVM_NF_FREE;
+		return -EMFILE;
+	}
 	slot->pid = pid;
-	mgr_nf_watch_pid(id, pid);
 	return 0;
 }
 
@@ -183,9 +198,13 @@ mgr_nf_launch_standby(uint16_t id)
 		mgr_nf_standby_failed(id, "could not be started", mgr_now_ns());
 		return;
 	}
+	if (mgr_nf_watch_standby(id, pid) < 0) {
+		unwatched_child_kill(pid);
+		mgr_nf_standby_failed(id, "could not be watched", mgr_now_ns());
+		return;
+	}
 	mgr.shm->nfs[id].standby_lcore = mgr.nf_lcore[id];
 	__atomic_store_n(&mgr.shm->nfs[id].standby_pid, pid, __ATOMIC_RELEASE);
-	mgr_nf_watch_standby(id, pid);
 }
 
 int

@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 #include <rte_rcu_qsbr.h>
@@ -45,26 +46,26 @@ mgr_nf_pidfd_open(pid_t pid)
 	return syscall(SYS_pidfd_open, pid, 0);
 }
 
-void
+int
 mgr_nf_watch_pid(uint16_t id, pid_t pid)
 {
 	struct mgr_nf_priv *p = &mgr.nf_priv[id];
 	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = id};
+	int fd = mgr_nf_pidfd_open(pid), err;
 
+	/* Not watched means not known to be alive or dead: the caller refuses
+	 * the NF rather than guess (reclaiming a live NF's mbufs would free
+	 * what it still uses). */
+	if (fd < 0 || epoll_ctl(mgr.epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		err = errno;
+		NFCTL_LOG(ERR, "cannot watch pid %d: %s", pid, strerror(err));
+		if (fd >= 0)
+			close(fd);
+		return -err;
+	}
 	p->pid = pid;
-	p->pidfd = mgr_nf_pidfd_open(pid);
-	if (p->pidfd < 0) {
-		/* Already gone (ESRCH) or not ours to see: treat as exited. */
-		NFCTL_LOG(WARNING, "cannot watch pid %d: %s", pid, strerror(errno));
-		p->exited = true;
-		return;
-	}
-	if (epoll_ctl(mgr.epfd, EPOLL_CTL_ADD, p->pidfd, &ev) < 0) {
-		NFCTL_LOG(ERR, "epoll_ctl(pidfd %d): %s", p->pidfd, strerror(errno));
-		close(p->pidfd);
-		p->pidfd = -1;
-		p->exited = true;
-	}
+	p->pidfd = fd;
+	return 0;
 }
 
 static void
@@ -80,20 +81,25 @@ unwatch(uint16_t id)
 }
 
 /* Record `pid` as slot `id`'s standby and watch its pidfd. */
-void
+int
 mgr_nf_watch_standby(uint16_t id, pid_t pid)
 {
 	struct mgr_nf_priv *p = &mgr.nf_priv[id];
 	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = id | STANDBY_TAG};
+	int fd = mgr_nf_pidfd_open(pid), err;
 
+	if (fd < 0 || epoll_ctl(mgr.epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		err = errno;
+		NFCTL_LOG(ERR, "cannot watch standby pid %d: %s", pid, strerror(err));
+		if (fd >= 0)
+			close(fd);
+		return -err;
+	}
 	p->sb_pid = pid;
+	p->sb_pidfd = fd;
 	p->sb_exited = false;
 	p->sb_failovers = mgr.shm->nfs[id].failovers;
-	p->sb_pidfd = mgr_nf_pidfd_open(pid);
-	if (p->sb_pidfd < 0 || epoll_ctl(mgr.epfd, EPOLL_CTL_ADD, p->sb_pidfd, &ev) < 0) {
-		NFCTL_LOG(ERR, "cannot watch standby pid %d: %s", pid, strerror(errno));
-		p->sb_exited = true;
-	}
+	return 0;
 }
 
 /* Events the control thread's epoll_wait returned: pidfds of exited NFs
@@ -145,6 +151,59 @@ mgr_nf_handle_events(const struct epoll_event *evs, int n)
 	}
 }
 
+/*
+ * Hand mbufs back to the pool through the TX unit (mgr.ctl_free_ring): this
+ * thread may be preempted anywhere, and one preempted inside an operation on
+ * the pool's MP/MC ring would make every data lcore that touches the pool
+ * spin until it runs again.  Once the data lcores have stopped, directly.
+ */
+void
+mgr_nf_give_back(struct rte_mbuf **m, unsigned int n)
+{
+	while (n > 0) {
+		unsigned int k;
+
+		if (__atomic_load_n(&mgr.stop_loops, __ATOMIC_ACQUIRE)) {
+			rte_pktmbuf_free_bulk(m, n);
+			return;
+		}
+		k = rte_ring_mp_enqueue_burst(mgr.ctl_free_ring, (void **)m, n, NULL);
+		m += k;
+		n -= k;
+		if (n > 0)
+			rte_delay_us_sleep(100); /* the TX unit is behind: let it free */
+	}
+}
+
+void
+mgr_ctl_free_drain(void)
+{
+	struct rte_mbuf *pkts[ONVM_BURST];
+	unsigned int n;
+
+	while ((n = rte_ring_sc_dequeue_burst(mgr.ctl_free_ring, (void **)pkts, ONVM_BURST,
+					      NULL)) > 0)
+		rte_pktmbuf_free_bulk(pkts, n);
+}
+
+/* A dead NF's mempool cache (an NF calling DPDK's mbuf functions itself,
+ * which the NF developer's guide forbids): its objects go back through the
+ * TX unit too, and the cache is emptied. */
+void
+mgr_nf_cache_give_back(uint32_t lcore_id, const char *name, uint16_t id)
+{
+	struct rte_mempool_cache *c;
+
+	if (lcore_id >= RTE_MAX_LCORE ||
+	    (c = rte_mempool_default_cache(mgr.pool, lcore_id)) == NULL || c->len == 0)
+		return;
+	NFCTL_LOG(WARNING, "NF '%s' instance %u left %u mbufs in its mempool cache (it called "
+			   "DPDK's mbuf functions itself)",
+		  name, id, c->len);
+	mgr_nf_give_back((struct rte_mbuf **)c->objs, c->len);
+	c->len = 0;
+}
+
 /* Return every mbuf a gone NF still owned; see the comment at the top. */
 static void
 reclaim_held(uint16_t id)
@@ -162,30 +221,21 @@ reclaim_held(uint16_t id)
 			  id, b->held_n, b->rx_seen, b->tx_base);
 	for (uint32_t i = own.first; i < own.last; i++) {
 		if (b->held[i] != NULL) {
-			rte_pktmbuf_free(b->held[i]);
+			mgr_nf_give_back(&b->held[i], 1);
 			freed++;
 		}
 	}
 	b->held_n = 0;
 	while ((n = rte_ring_sc_dequeue_burst(s->rx_ring, (void **)pkts, ONVM_BURST, NULL)) > 0) {
-		rte_pktmbuf_free_bulk(pkts, n);
+		mgr_nf_give_back(pkts, n);
 		freed += n;
 		mgr.dp[MGR_UNIT_CTRL].drops[MGR_DROP_NF_GONE] += n;
 	}
 	/* libnf never puts mbufs into a mempool cache (see onvm_nf_batch), so
 	 * the dead NF's is empty -- unless its own code called DPDK's mbuf
-	 * functions, which the NF developer's guide forbids.  Return what is
-	 * there anyway; a cache left mid-update by the death cannot be. */
-	if (s->lcore_id < RTE_MAX_LCORE) {
-		struct rte_mempool_cache *c = rte_mempool_default_cache(mgr.pool, s->lcore_id);
-
-		if (c != NULL && c->len > 0) {
-			NFCTL_LOG(WARNING, "NF '%s' instance %u left %u mbufs in its mempool cache "
-					   "(it called DPDK's mbuf functions itself)",
-				  s->name, id, c->len);
-			rte_mempool_cache_flush(c, mgr.pool);
-		}
-	}
+	 * functions.  Return what is there anyway (a cache left mid-update by
+	 * the death cannot be: one more reason for the guide's rule). */
+	mgr_nf_cache_give_back(s->lcore_id, s->name, id);
 	s->reclaimed += freed;
 	mgr.nf_reclaimed_mbufs += freed;
 	mgr.nf_priv[id].held_reclaimed = true;
@@ -203,7 +253,7 @@ alloc_ring_drain(struct onvm_nf_slot *s)
 
 	while ((n = rte_ring_sc_dequeue_burst(s->alloc_ring, (void **)pkts, ONVM_BURST, NULL)) >
 	       0) {
-		rte_pktmbuf_free_bulk(pkts, n);
+		mgr_nf_give_back(pkts, n);
 		total += n;
 	}
 	return total;
@@ -213,8 +263,14 @@ void
 mgr_nf_alloc_rings_drain(void)
 {
 	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
-		__atomic_store_n(&mgr.shm->nfs[id].gen_enabled, 0, __ATOMIC_RELEASE);
-		alloc_ring_drain(&mgr.shm->nfs[id]);
+		struct onvm_nf_slot *s = &mgr.shm->nfs[id];
+
+		/* An NF still there (started by hand, it outlived the stop)
+		 * keeps its ring: it may be dequeuing from it. */
+		if (__atomic_load_n(&s->status, __ATOMIC_ACQUIRE) != ONVM_NF_FREE)
+			continue;
+		__atomic_store_n(&s->gen_enabled, 0, __ATOMIC_RELEASE);
+		alloc_ring_drain(s);
 	}
 }
 

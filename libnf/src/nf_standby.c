@@ -27,7 +27,8 @@
  * that priority through promotion and its first batch, until the dead
  * process is gone (its pidfd) -- at most PROMOTION_FIFO_MAX_NS -- then goes
  * back to its own policy.  Promoted, it moves to the CPUs the active ran on.
- * Without CAP_SYS_NICE all of this quietly degrades to normal priority.
+ * Without CAP_SYS_NICE all of this quietly degrades to normal priority.  The
+ * cap is the kernel's (RLIMIT_RTTIME, see park_priority()), not only ours.
  *
  * Real-time priority buys the promotion its CPU, never a wait: every wait
  * (a full TX ring, an idle spin, a sleep) leaves it first (nfl_rt_leave()),
@@ -45,8 +46,10 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,14 +66,48 @@
 
 enum park_result { PARK_EXIT, PARK_PROMOTE };
 
+/*
+ * The kernel enforces the cap on real-time priority too: RLIMIT_RTTIME sends
+ * SIGXCPU once the thread has run PROMOTION_FIFO_MAX_NS at real-time
+ * priority without blocking (a handler that loops in the first batch after a
+ * promotion), and the handler drops the NF's thread to its own policy.
+ * Parking blocks, which resets the count.
+ */
+static pid_t rt_tid;		 /* the NF's thread, at real-time priority */
+static int rt_policy;		 /* and what it returns to */
+static struct sched_param rt_param;
+static volatile sig_atomic_t rt_revoked; /* the kernel's cap fired */
+static struct rlimit rt_saved_limit;
+
+static void
+on_sigxcpu(int sig)
+{
+	(void)sig;
+	/* Async-signal-safe: one system call on a saved tid. */
+	syscall(SYS_sched_setscheduler, rt_tid, rt_policy, &rt_param);
+	rt_revoked = 1;
+}
+
 static void
 park_priority(struct nf_ctx *nf)
 {
 	struct sched_param fifo = {.sched_priority = 1};
+	struct rlimit cap;
 
 	nf->parked_fifo = false;
 	nf->dead_pidfd = -1;
-	if (pthread_getschedparam(pthread_self(), &nf->saved_policy, &nf->saved_param) != 0)
+	if (pthread_getschedparam(pthread_self(), &nf->saved_policy, &nf->saved_param) != 0 ||
+	    getrlimit(RLIMIT_RTTIME, &rt_saved_limit) != 0)
+		return;
+	rt_tid = (pid_t)syscall(SYS_gettid);
+	rt_policy = nf->saved_policy;
+	rt_param = nf->saved_param;
+	cap = rt_saved_limit;
+	cap.rlim_cur = PROMOTION_FIFO_MAX_NS / 1000;
+	if (cap.rlim_max != RLIM_INFINITY && cap.rlim_max < cap.rlim_cur)
+		return; /* we could not cap it: no real-time priority then */
+	signal(SIGXCPU, on_sigxcpu);
+	if (setrlimit(RLIMIT_RTTIME, &cap) != 0)
 		return;
 	nf->parked_fifo = pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo) == 0;
 }
@@ -80,8 +117,10 @@ nfl_rt_leave(struct nf_ctx *nf)
 {
 	if (likely(!nf->parked_fifo))
 		return;
-	pthread_setschedparam(pthread_self(), nf->saved_policy, &nf->saved_param);
+	if (!rt_revoked)
+		pthread_setschedparam(pthread_self(), nf->saved_policy, &nf->saved_param);
 	nf->parked_fifo = false;
+	setrlimit(RLIMIT_RTTIME, &rt_saved_limit);
 }
 
 static void
@@ -93,13 +132,28 @@ restore_priority(struct nf_ctx *nf)
 	nf->dead_pidfd = -1;
 }
 
+/* Do the CPUs this thread may run on include one of the manager's data
+ * lcores' (the shared tables' mgr_cpus)? */
+static bool
+on_mgr_cpus(struct nf_ctx *nf, const cpu_set_t *cpus)
+{
+	cpu_set_t mine, shared;
+
+	if (cpus == NULL) {
+		if (pthread_getaffinity_np(pthread_self(), sizeof(mine), &mine) != 0)
+			return true;
+		cpus = &mine;
+	}
+	CPU_AND(&shared, cpus, &nf->shm->mgr_cpus);
+	return CPU_COUNT(&shared) > 0;
+}
+
 /* Promoted: watch the dead active until it is gone; move to its CPUs --
  * at normal priority if the manager's data lcores run on any of them. */
 static void
 promoted_placement(struct nf_ctx *nf, pid_t dead_pid)
 {
 	const cpu_set_t *cpus = &nf->slot->active_cpus;
-	cpu_set_t shared;
 
 	nf->fifo_until_ns = nfl_mono_ns() + PROMOTION_FIFO_MAX_NS;
 	/* After a hand-over to a standby that registered late, the slot
@@ -109,8 +163,7 @@ promoted_placement(struct nf_ctx *nf, pid_t dead_pid)
 	if (CPU_COUNT(cpus) > 0) {
 		int r;
 
-		CPU_AND(&shared, cpus, &nf->shm->mgr_cpus);
-		if (CPU_COUNT(&shared) > 0)
+		if (on_mgr_cpus(nf, cpus))
 			nfl_rt_leave(nf);
 		r = pthread_setaffinity_np(pthread_self(), sizeof(*cpus), cpus);
 		if (r != 0)
@@ -240,6 +293,10 @@ promote(struct nf_ctx *nf)
 	nf->gen_enabled = __atomic_load_n(&slot->gen_enabled, __ATOMIC_ACQUIRE);
 
 	if (own.unprocessed) {
+		/* The NF's handlers are not ours to bound: never at real-time
+		 * priority on a CPU the manager's data lcores use. */
+		if (on_mgr_cpus(nf, NULL))
+			nfl_rt_leave(nf);
 		nfl_batch_open(nf, own.last);
 		slot->failover_reprocessed += own.last;
 		slot->failover_first_pkt_ns = nfl_mono_ns();

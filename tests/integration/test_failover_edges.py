@@ -21,6 +21,12 @@ A "local" test_nf -S (packet/byte totals in a state region) with its standby:
                   standby hangs in its first packet (-h 1): the manager's
                   heartbeat check must still kill it (an inherited `sleeping`
                   flag would hide it forever).
+  hung_at_fifo    (review) the promoted NF hangs in its first packet while it
+                  still runs at SCHED_FIFO on a CPU of its own (not the
+                  manager's): the kernel's RLIMIT_RTTIME cap (20 ms of CPU
+                  without blocking) must drop it to SCHED_OTHER, not leave the
+                  CPU to a spinning real-time thread until the RT throttle;
+                  then the heartbeat check kills it.
   recovery_refused (finding 11) the active damages its state block's sequence
                   numbers as it dies (-F committed:200 -C): the standby's state
                   recovery fails, and it refuses to promote -- no failover, the
@@ -148,8 +154,43 @@ def recovery_refused(L, path, frames):
     print("recovery_refused: the standby refused, the slot was reclaimed")
 
 
+def sched_policy(pid):
+    """The scheduling policy of a process's main thread (0 SCHED_OTHER, 1 FIFO)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[38])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def hung_at_fifo(L, path, frames):
+    node = L.node("hung-fifo", {
+        "node": {"lcores": "0@0"},
+        "nf_defaults": {"cpus": "1", "heartbeat_ms": 300},
+        "ports": [{"name": "gen", "dev": "net_null0,size=64"},
+                  {"name": "sink", "dev": "net_null1,size=64", "rx": False}],
+        "nfs": [{"binary": lab.TEST_NF, "service": 1, "resiliency": "local",
+                 "args": ["-S", "-h", "1"]}],
+        "chains": [{"name": "c", "services": [1], "ingress_port": "gen", "exit_port": "sink"}],
+    }).start()
+    lab.wait_until(lambda: node.port("sink")["tx"] > 1000, 30, "traffic at the sink")
+    nf = node.nf_by(service=1)[0]
+    os.kill(nf["pid"], signal.SIGKILL)
+    v = lab.wait_until(lambda: (lambda m: m if m["failovers"] == 1 else None)(
+        node.nf_by(service=1)[0]), 30, "the failover")
+    promoted = v["pid"]
+    policy = lab.wait_until(lambda: sched_policy(promoted) == 0 or not lab.pid_alive(promoted),
+                            5, "the hung promoted NF back at SCHED_OTHER", interval=0.01)
+    L.expect(policy, f"the promoted NF hung at SCHED_FIFO (policy {sched_policy(promoted)})")
+    lab.wait_until(lambda: node.info()["nf_hung"] >= 1, 15, "the hung NF killed")
+    rc = node.stop()
+    L.expect(rc == 0, f"hung_at_fifo: manager exit status {rc}")
+    print("hung_at_fifo: the kernel's RLIMIT_RTTIME cap dropped the hung NF to SCHED_OTHER")
+
+
 SCENARIOS = {"fini_death": fini_death, "promote_death": promote_death,
-             "asleep_then_hung": asleep_then_hung, "recovery_refused": recovery_refused}
+             "asleep_then_hung": asleep_then_hung, "recovery_refused": recovery_refused,
+             "hung_at_fifo": hung_at_fifo}
 
 
 def test(L):
