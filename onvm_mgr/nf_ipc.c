@@ -91,11 +91,17 @@ check_lcore(uint32_t lc, uint16_t id, int32_t pid, struct onvm_mp_register_rep *
 			return refuse(rep, EBUSY, "lcore id %u is used by the standby of NF '%s' "
 						  "(instance %u)",
 				      lc, o->name, k);
-		if (mgr.nf_lcore[k] == lc)
+		if (mgr.nf_lcore[k] == lc) {
+			if (hand < 0)
+				return refuse(rep, EBUSY,
+					      "lcore id %u is reserved for NFs the manager launches "
+					      "(slot %u)",
+					      lc, k);
 			return refuse(rep, EBUSY,
 				      "lcore id %u is reserved for NFs the manager launches (slot "
 				      "%u); NFs started by hand may use %d-%d",
 				      lc, k, hand, hand + ONVM_NF_HAND_LCORES - 1);
+		}
 	}
 	return 0;
 }

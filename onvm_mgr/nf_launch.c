@@ -170,6 +170,7 @@ mgr_nf_launch_one(int cfg_index, uint16_t id)
 	slot->launch_ns = mgr_now_ns();
 	rte_strscpy(slot->name, nc->name, sizeof(slot->name));
 	slot->service_id = nc->service;
+	slot->lcore_id = mgr.nf_lcore[id]; /* what it will register with */
 	mgr.nf_priv[id].cfg_index = cfg_index;
 	mgr.nf_priv[id].exited = false;
 	mgr.nf_priv[id].held_reclaimed = false;

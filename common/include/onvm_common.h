@@ -440,7 +440,7 @@ struct onvm_mp_unregister_req {
 };
 
 /* The first nf_pkt_alloc() asks the manager to fill the NF's alloc ring and
- * keep it filled (the reply comes once the ring holds a reserve). */
+ * keep it filled (the TX unit does, from its next poll). */
 struct onvm_mp_gen_req {
 	uint16_t instance_id;
 	uint32_t generation;

@@ -129,11 +129,15 @@ nf_pkt_out(struct onvm_pkt_meta *meta, uint16_t port_id)
 }
 
 /*
- * NF-generated packets.  nf_pkt_alloc() returns an mbuf from the node's pool
- * with fresh metadata (action DROP); set the action, fill it, then
- * nf_pkt_send() it.  Only call from a handler or the tick callback.
- * Returns 0, or -ENOBUFS when the current batch has no room left (the packet
- * is not consumed then).
+ * NF-generated packets, from a handler or the tick only.  nf_pkt_alloc()
+ * returns an mbuf (fresh metadata, action DROP) that already belongs to the
+ * current batch, or NULL: outside a handler or tick, when the batch holds
+ * ONVM_NF_HELD_MAX packets, or when no mbuf can be had (it may wait a little
+ * for the manager to refill the NF's reserve; the first call asks for one).
+ * Fill it, set its action, and nf_pkt_send() it: 0, or -EINVAL for an mbuf
+ * that is not an unsent nf_pkt_alloc() one of this batch.  A packet never sent
+ * leaves as DROP; never free one yourself (nor call DPDK's mbuf allocation or
+ * free functions: see docs/nf-developer-guide.md).
  */
 struct rte_mbuf *nf_pkt_alloc(struct nf_ctx *nf);
 int nf_pkt_send(struct nf_ctx *nf, struct rte_mbuf *pkt);

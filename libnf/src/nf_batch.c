@@ -23,6 +23,8 @@
 
 #include "nf_private.h"
 
+#define GEN_RETRY_NS (100 * 1000 * 1000ULL)
+
 /* Start a batch: record what the NF now holds (see struct onvm_nf_batch). */
 void
 nfl_batch_open(struct nf_ctx *nf, uint32_t n)
@@ -119,11 +121,11 @@ nfl_batch_run_handlers(struct nf_ctx *nf, uint32_t n)
 		nf->nd_batch = false;
 		nf->ops->batch(b->held, n, nf);
 		nf->in_batch = false;
-		for (uint32_t i = 0; i < n; i++) {
-			if (nf->nd_batch)
-				nf_mark_nd(b->held[i]);
+		for (uint32_t i = 0; i < n; i++)
 			count_action(&c, nf_pkt_meta(b->held[i]));
-		}
+		if (nf->nd_batch) /* every packet of the batch, generated ones too */
+			for (uint32_t i = 0; i < b->held_n; i++)
+				nf_mark_nd(b->held[i]);
 	} else {
 		for (uint32_t i = 0; i < n; i++) {
 			struct rte_mbuf *m = b->held[i];
@@ -211,11 +213,17 @@ gen_enable(struct nf_ctx *nf)
 		.generation = nf->slot->generation,
 	};
 	struct onvm_mp_gen_rep rep = {.result = -ETIMEDOUT};
+	uint64_t now = nfl_mono_ns();
 
+	/* Refused (the node is stopping, the slot is going): ask again at most
+	 * every GEN_RETRY_NS, not once per packet. */
+	if (now < nf->gen_retry_ns)
+		return -EAGAIN;
 	if (nfl_mp_call(ONVM_MP_NF_GEN, &req, sizeof(req), &rep, sizeof(rep)) < 0 ||
 	    rep.result < 0) {
 		NF_LOG(ERR, "%s: the manager gave no mbufs for generated packets: %s", nf->name,
 		       strerror(-rep.result));
+		nf->gen_retry_ns = now + GEN_RETRY_NS;
 		return rep.result;
 	}
 	nf->gen_enabled = true;
@@ -254,6 +262,8 @@ nf_pkt_alloc(struct nf_ctx *nf)
 	struct onvm_pkt_meta *meta;
 	struct rte_mbuf *m;
 
+	if (unlikely(!nf->in_batch && nf->cur_pkt == NULL))
+		return NULL; /* not in a handler or tick: no batch to join */
 	if (unlikely(!nf->gen_enabled) && gen_enable(nf) < 0)
 		return NULL;
 	if (at >= ONVM_NF_HELD_MAX)

@@ -291,9 +291,13 @@ nf_register(struct nf_ctx *nf)
 			       strerror(r));
 		nf->holds_alive_lock = (r == 0 || r == EOWNERDEAD);
 		/* Where the slot's active runs: a promoted standby moves there. */
-		if (pthread_getaffinity_np(pthread_self(), sizeof(nf->slot->active_cpus),
-					   &nf->slot->active_cpus) != 0)
-			CPU_ZERO(&nf->slot->active_cpus);
+		{
+			cpu_set_t cpus;
+
+			if (pthread_getaffinity_np(pthread_self(), sizeof(cpus), &cpus) != 0)
+				CPU_ZERO(&cpus);
+			memcpy(&nf->slot->active_cpus, &cpus, sizeof(cpus));
+		}
 	}
 	NF_LOG(INFO, "%s: service %u instance %u (lcore %u) registered%s", nf->name,
 	       nf->service_id, nf->instance_id, rte_lcore_id(), nf->standby ? " as standby" : "");

@@ -58,6 +58,7 @@ struct nf_ctx {
 	struct rte_ring *tx;
 	struct rte_ring *alloc;	/* generated packets' mbufs, filled by the manager */
 	bool gen_enabled;	/* the manager keeps `alloc` filled for us */
+	uint64_t gen_retry_ns;	/* a refused request for that is not repeated before */
 	uint64_t gen_unsent;	/* held[] bits: allocated, not (yet) nf_pkt_send()'d */
 	uint16_t service_id;
 	uint16_t instance_id;

@@ -183,7 +183,7 @@ dead_active_gone(struct nf_ctx *nf)
 static void
 deadline_in(struct timespec *ts, long ns)
 {
-	clock_gettime(CLOCK_REALTIME, ts);
+	clock_gettime(CLOCK_MONOTONIC, ts);
 	ts->tv_nsec += ns;
 	if (ts->tv_nsec >= 1000000000L) {
 		ts->tv_sec++;
@@ -206,7 +206,7 @@ park(struct nf_ctx *nf)
 		int r;
 
 		deadline_in(&ts, PARK_WAIT_NS);
-		r = pthread_mutex_timedlock(&slot->alive_lock, &ts);
+		r = pthread_mutex_clocklock(&slot->alive_lock, CLOCK_MONOTONIC, &ts);
 		if (r == EOWNERDEAD) {
 			pthread_mutex_consistent(&slot->alive_lock);
 			if (!__atomic_load_n(&slot->leaving, __ATOMIC_ACQUIRE))

@@ -50,7 +50,8 @@
 #define RING_CAP  (RING_SIZE - 1)
 #define PKT_LEN	  64
 
-static struct rte_ring *rx_rings[NB_SLOTS], *tx_rings[NB_SLOTS], *port_ring;
+static struct rte_ring *rx_rings[NB_SLOTS], *tx_rings[NB_SLOTS], *alloc_rings[NB_SLOTS],
+	*port_ring;
 static uint16_t null_port;
 static bool eal_up;
 static char runtime_dir[PATH_MAX];
@@ -115,9 +116,16 @@ group_setup(void **state)
 		snprintf(name, sizeof(name), ONVM_NF_TX_RING_FMT, i);
 		tx_rings[i] = rte_ring_create(name, RING_SIZE, rte_socket_id(),
 					      RING_F_SP_ENQ | RING_F_SC_DEQ);
-		if (rx_rings[i] == NULL || tx_rings[i] == NULL)
+		snprintf(name, sizeof(name), ONVM_NF_ALLOC_RING_FMT, i);
+		alloc_rings[i] = rte_ring_create(name, ONVM_NF_ALLOC_RING_SIZE, rte_socket_id(),
+						 RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (rx_rings[i] == NULL || tx_rings[i] == NULL || alloc_rings[i] == NULL)
 			return -1;
 	}
+	mgr.ctl_free_ring = rte_ring_create("test_ctl_free", RING_SIZE, rte_socket_id(),
+					    RING_F_SC_DEQ);
+	if (mgr.ctl_free_ring == NULL)
+		return -1;
 	port_ring = rte_ring_create("test_port0_tx", RING_SIZE, rte_socket_id(), RING_F_SC_DEQ);
 	if (port_ring == NULL || start_null_port() < 0)
 		return -1;
@@ -179,8 +187,10 @@ drain_all(void)
 	for (int i = 0; i < NB_SLOTS; i++) {
 		drain_and_free(rx_rings[i]);
 		drain_and_free(tx_rings[i]);
+		drain_and_free(alloc_rings[i]);
 	}
 	drain_and_free(port_ring);
+	drain_and_free(mgr.ctl_free_ring);
 }
 
 static int
@@ -209,6 +219,7 @@ setup(void **state)
 		s->status = ONVM_NF_RUNNING;
 		s->rx_ring = rx_rings[i];
 		s->tx_ring = tx_rings[i];
+		s->alloc_ring = alloc_rings[i];
 		set_instances(i + 1, &i, 1);
 	}
 	set_chain(0, chain0, 2, -1);
@@ -464,6 +475,50 @@ test_tx_holds_an_nfs_output_while_its_last_hop_is_full(void **state)
 	assert_int_equal(rte_ring_count(rx_rings[1]), 5);
 }
 
+/* What the control thread hands back (a dead NF's mbufs) is freed by the TX
+ * unit, on its data lcore: the control thread never touches the pool's ring. */
+static void
+test_tx_frees_what_the_control_thread_hands_back(void **state)
+{
+	struct rte_mbuf *m[ONVM_BURST + 8];
+
+	(void)state;
+	assert_int_equal(rte_pktmbuf_alloc_bulk(mgr.pool, m, RTE_DIM(m)), 0);
+	assert_int_equal(rte_ring_mp_enqueue_bulk(mgr.ctl_free_ring, (void **)m, RTE_DIM(m), NULL),
+			 RTE_DIM(m));
+	mgr_tx_poll();
+	assert_int_equal(rte_ring_count(mgr.ctl_free_ring), 8); /* a burst per poll */
+	mgr_tx_poll();
+	assert_int_equal(rte_ring_count(mgr.ctl_free_ring), 0);
+	assert_int_equal(rte_mempool_in_use_count(mgr.pool), 0);
+}
+
+/* The TX unit keeps the alloc ring of an NF that generates packets filled --
+ * below ONVM_NF_ALLOC_LOW it adds ONVM_NF_ALLOC_FILL -- and leaves the others
+ * alone. */
+static void
+test_tx_tops_up_the_alloc_ring_of_a_generating_nf(void **state)
+{
+	struct rte_mbuf *m[ONVM_NF_ALLOC_FILL];
+	unsigned int n;
+
+	(void)state;
+	mgr_tx_poll();
+	assert_int_equal(rte_ring_count(alloc_rings[0]), 0);
+	mgr.shm->nfs[0].gen_enabled = 1;
+	mgr_tx_poll();
+	assert_int_equal(rte_ring_count(alloc_rings[0]), ONVM_NF_ALLOC_FILL);
+	assert_int_equal(rte_ring_count(alloc_rings[1]), 0);
+	mgr_tx_poll(); /* at or above the low mark: nothing */
+	assert_int_equal(rte_ring_count(alloc_rings[0]), ONVM_NF_ALLOC_FILL);
+	/* the NF takes all but a few: the next poll tops it up */
+	n = rte_ring_sc_dequeue_burst(alloc_rings[0], (void **)m, ONVM_NF_ALLOC_FILL - 5, NULL);
+	rte_pktmbuf_free_bulk(m, n);
+	mgr_tx_poll();
+	assert_int_equal(rte_ring_count(alloc_rings[0]), 5 + ONVM_NF_ALLOC_FILL);
+	assert_int_equal(rte_mempool_in_use_count(mgr.pool), 5 + ONVM_NF_ALLOC_FILL);
+}
+
 /*
  * NF 0 feeds NF 1 and NF 1 feeds NF 0 (a chain that revisits a service, or
  * TONF back upstream).  Both are blocked on full TX rings, so neither reads
@@ -676,6 +731,8 @@ main(void)
 	    T(test_tx_out_sends_to_the_port_and_counts_packets_and_bytes),
 	    T(test_tx_next_after_the_last_step_exits_to_the_chains_port),
 	    T(test_tx_sends_what_the_rx_unit_queued_for_a_port),
+	    T(test_tx_frees_what_the_control_thread_hands_back),
+	    T(test_tx_tops_up_the_alloc_ring_of_a_generating_nf),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
