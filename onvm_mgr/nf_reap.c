@@ -46,23 +46,34 @@ mgr_nf_pidfd_open(pid_t pid)
 	return syscall(SYS_pidfd_open, pid, 0);
 }
 
+/* A pidfd for `pid` in the control thread's epoll set, tagged `tag`; the
+ * fd, or -errno. */
+static int
+watch(pid_t pid, uint32_t tag)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = tag};
+	int fd = mgr_nf_pidfd_open(pid), err;
+
+	if (fd >= 0 && epoll_ctl(mgr.epfd, EPOLL_CTL_ADD, fd, &ev) == 0)
+		return fd;
+	err = errno;
+	NFCTL_LOG(ERR, "cannot watch pid %d: %s", pid, strerror(err));
+	if (fd >= 0)
+		close(fd);
+	return -err;
+}
+
+/* Not watched means not known to be alive or dead: the callers refuse the
+ * NF rather than guess (reclaiming a live NF's mbufs would free what it
+ * still uses). */
 int
 mgr_nf_watch_pid(uint16_t id, pid_t pid)
 {
 	struct mgr_nf_priv *p = &mgr.nf_priv[id];
-	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = id};
-	int fd = mgr_nf_pidfd_open(pid), err;
+	int fd = watch(pid, id);
 
-	/* Not watched means not known to be alive or dead: the caller refuses
-	 * the NF rather than guess (reclaiming a live NF's mbufs would free
-	 * what it still uses). */
-	if (fd < 0 || epoll_ctl(mgr.epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-		err = errno;
-		NFCTL_LOG(ERR, "cannot watch pid %d: %s", pid, strerror(err));
-		if (fd >= 0)
-			close(fd);
-		return -err;
-	}
+	if (fd < 0)
+		return fd;
 	p->pid = pid;
 	p->pidfd = fd;
 	return 0;
@@ -85,16 +96,10 @@ int
 mgr_nf_watch_standby(uint16_t id, pid_t pid)
 {
 	struct mgr_nf_priv *p = &mgr.nf_priv[id];
-	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = id | STANDBY_TAG};
-	int fd = mgr_nf_pidfd_open(pid), err;
+	int fd = watch(pid, id | STANDBY_TAG);
 
-	if (fd < 0 || epoll_ctl(mgr.epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-		err = errno;
-		NFCTL_LOG(ERR, "cannot watch standby pid %d: %s", pid, strerror(err));
-		if (fd >= 0)
-			close(fd);
-		return -err;
-	}
+	if (fd < 0)
+		return fd;
 	p->sb_pid = pid;
 	p->sb_pidfd = fd;
 	p->sb_exited = false;

@@ -40,6 +40,18 @@ import lab
 HAND_LCORE = 51
 
 
+def wait_launched_registered(node):
+    """The launched test_nf (service 1) once it has registered."""
+    def registered():
+        try:  # the telemetry socket appears a little after the manager starts
+            v = node.nf_by(service=1)
+        except OSError:
+            return None
+        return v[0] if v and v[0]["status"] in ("ready", "running") else None
+    return lab.wait_until(registered, 60, "the launched test_nf registered",
+                          alive=node.assert_running)
+
+
 def spawn_standby(L, node, name, instance, nf_args=()):
     """test_nf started by hand as the standby of `instance`, lcore HAND_LCORE."""
     return L.spawn(name, [lab.TEST_NF, "--proc-type=secondary", f"--file-prefix={node.prefix}",
@@ -59,15 +71,7 @@ def test(L):
                 {"binary": gate_bin, "service": 9}],
         "chains": [{"name": "c", "services": [1], "ingress_port": "in", "exit_port": "in"}],
     }).start(wait=False)
-    def launched_registered():
-        try:  # the telemetry socket appears a little after the manager starts
-            v = node.nf_by(service=1)
-        except OSError:
-            return None
-        return v[0] if v and v[0]["status"] in ("ready", "running") else None
-
-    active = lab.wait_until(launched_registered, 60, "the launched test_nf registered",
-                            alive=node.assert_running)
+    active = wait_launched_registered(node)
     inst = active["instance"]
     sb = spawn_standby(L, node, "standby", inst, ["-S", "-e", tot])
     m = lab.wait_until(lambda: (lambda v: v if v["standby_pid"] == sb.pid and v["standby_parked"]
@@ -128,16 +132,7 @@ def standby_before_lock(L):
         "nfs": [{"binary": lab.TEST_NF, "service": 1}],
         "chains": [{"name": "c", "services": [1], "ingress_port": "in", "exit_port": "in"}],
     }, env={"ONVM_NF_FAULT": "test_nf:registered:4000"}).start(wait=False)
-
-    def registered():
-        try:
-            v = node.nf_by(service=1)
-        except OSError:
-            return None
-        return v[0] if v and v[0]["status"] in ("ready", "running") else None
-
-    active = lab.wait_until(registered, 60, "the launched test_nf registered",
-                            alive=node.assert_running)
+    active = wait_launched_registered(node)
     t0 = time.monotonic()
     sb = spawn_standby(L, node, "late-standby", active["instance"])
     lab.wait_until(lambda: node.nf_by(service=1)[0]["standby_parked"], 30,
