@@ -10,7 +10,8 @@
  * used to run between their polls -- epoll on the NFs' pidfds, fork/exec of
  * standbys, reclamation, hung-NF checks -- runs here, in one thread that
  * sleeps in epoll_wait until an NF exits, an NF registers, the main lcore asks
- * for something (shutdown), or a timer is due.  So a standby relaunch (a fork
+ * for something (shutdown), or a timer is due.  It also writes what the data
+ * lcores must not: console statistics and the BFD unit's session events.  So a standby relaunch (a fork
  * of a process with gigabytes of hugepages mapped, then exec) never stalls
  * forwarding, and the thread may take mgr.ctl_lock and wait for it.
  *
@@ -193,6 +194,28 @@ scan_slots(void)
 	return next_ms;
 }
 
+/* Console statistics every stats.interval_ms (written here, not on a data
+ * lcore: stdout may be a slow pipe).  Returns ms until the next, or
+ * CTL_IDLE_MS if there are none. */
+static int
+console_stats(uint64_t now_ns)
+{
+	static uint64_t last;
+	long ms = mgr.stats_ms_override >= 0 ? mgr.stats_ms_override : mgr.cfg.stats_interval_ms;
+	uint64_t period;
+
+	if (mgr.quiet || ms <= 0)
+		return CTL_IDLE_MS;
+	period = (uint64_t)ms * 1000000ULL;
+	if (last == 0)
+		last = now_ns;
+	if (now_ns - last >= period) {
+		mgr_stats_print((double)(now_ns - last) / 1e9);
+		last = now_ns;
+	}
+	return (int)((last + period - now_ns) / 1000000) + 1;
+}
+
 static void
 ctl_loop(void)
 {
@@ -212,8 +235,11 @@ ctl_loop(void)
 			kill_launched();
 		timeout_ms = scan_slots();
 		pthread_mutex_unlock(&mgr.ctl_lock);
+		mgr_bfd_log_flush();
+		timeout_ms = RTE_MIN(timeout_ms, console_stats(mgr_now_ns()));
 	}
 }
+
 
 #if RTE_VERSION >= RTE_VERSION_NUM(23, 11, 0, 0)
 static uint32_t
@@ -291,11 +317,8 @@ mgr_ctl_start(void)
 static void
 ctl_request(uint32_t req)
 {
-	uint64_t one = 1;
-
 	__atomic_fetch_or(&ctl_requests, req, __ATOMIC_RELEASE);
-	if (write(mgr.ctl_evfd, &one, sizeof(one)) < 0)
-		MGR_LOG(DEBUG, "eventfd write: %s", strerror(errno));
+	mgr_ctl_wake();
 }
 
 void

@@ -117,18 +117,12 @@ shutdown_step(uint64_t now)
 	}
 }
 
+/* The main lcore's housekeeping: the shutdown state machine (flags and
+ * requests to the control thread only; console stats and logs are the
+ * control thread's, ctl_thread.c). */
 void
 mgr_housekeeping(uint64_t now)
 {
-	static uint64_t last_stats;
-	long ms = mgr.stats_ms_override >= 0 ? mgr.stats_ms_override : mgr.cfg.stats_interval_ms;
-
-	if (last_stats == 0)
-		last_stats = now;
-	if (!mgr.quiet && ms > 0 && now - last_stats >= (uint64_t)ms * 1000000ULL) {
-		mgr_stats_print((double)(now - last_stats) / 1e9);
-		last_stats = now;
-	}
 	shutdown_step(now);
 }
 

@@ -279,6 +279,7 @@ int mgr_nf_launch_all(void);
 int mgr_ctl_start(void);
 int mgr_nf_wait_ready(uint32_t timeout_ms);
 void mgr_ctl_stop(void);
+void mgr_ctl_wake(void); /* any thread, never blocks: the control thread looks now */
 /* At exit, once the data lcores have stopped: the alloc rings of FREE slots
  * and what the control thread handed back return to the pool. */
 void mgr_nf_alloc_rings_drain(void);
@@ -301,6 +302,7 @@ bool mgr_bfd_peek_due(uint16_t port, uint64_t *last_peek_tsc);
 void mgr_bfd_tx(void);		 /* TX unit: control frames first */
 uint64_t mgr_bfd_next_ns(void);	 /* when the BFD unit must next run */
 void mgr_bfd_stats_print(void);
+void mgr_bfd_log_flush(void);	 /* the control thread: log queued session events */
 /* Session state changes (up/down with diagnostic) for other modules, e.g.
  * remote failover.  Called on the BFD unit's lcore: must not block. */
 int mgr_bfd_subscribe(bfd_event_fn fn, void *arg);

@@ -7,6 +7,7 @@
  * apart from main() so unit tests can link the data path and router alone.
  */
 #include <time.h>
+#include <unistd.h>
 
 #include "mgr.h"
 
@@ -14,7 +15,17 @@ RTE_LOG_REGISTER_IMPL(mgr_logtype, "onvm.mgr", INFO);
 RTE_LOG_REGISTER_IMPL(mgr_nf_logtype, "onvm.nf_ctl", INFO);
 RTE_LOG_REGISTER_IMPL(mgr_dp_logtype, "onvm.datapath", INFO);
 
-struct mgr mgr = {.stats_ms_override = -1};
+struct mgr mgr = {.stats_ms_override = -1, .epfd = -1, .ctl_evfd = -1};
+
+void
+mgr_ctl_wake(void)
+{
+	uint64_t one = 1;
+
+	/* Non-blocking (EFD_NONBLOCK): a full counter already means "look". */
+	if (mgr.ctl_evfd >= 0 && write(mgr.ctl_evfd, &one, sizeof(one)) < 0)
+		return;
+}
 
 uint64_t
 mgr_now_ns(void)
