@@ -361,8 +361,9 @@ alloc_ring_top_up(struct mgr_dp_ctx *ctx, struct onvm_nf_slot *slot)
 	struct rte_mbuf *m[ONVM_NF_ALLOC_FILL];
 	unsigned int n;
 
-	if (rte_ring_count(slot->alloc_ring) >= ONVM_NF_ALLOC_LOW)
-		return;
+	if (rte_ring_count(slot->alloc_ring) >= ONVM_NF_ALLOC_LOW ||
+	    unlikely(__atomic_load_n(&mgr.stop_loops, __ATOMIC_RELAXED)))
+		return; /* (after the stop, the exit drain must find it settled) */
 	if (rte_pktmbuf_alloc_bulk(mgr.pool, m, ONVM_NF_ALLOC_FILL) != 0) {
 		ctx->alloc_fail++;
 		return;
@@ -381,11 +382,14 @@ mgr_tx_poll(void)
 	int work = 0;
 
 	mgr_bfd_tx(); /* control frames go before any data */
-	if (unlikely(!rte_ring_empty(mgr.ctl_free_ring))) {
+	/* What the control thread handed back (a dead NF's mbufs): a few
+	 * bursts a poll, counted as work so a quiet lcore does not nap on it. */
+	for (int k = 0; k < 4 && unlikely(!rte_ring_empty(mgr.ctl_free_ring)); k++) {
 		unsigned int n = rte_ring_sc_dequeue_burst(mgr.ctl_free_ring, (void **)pkts,
 							    ONVM_BURST, NULL);
 
 		rte_pktmbuf_free_bulk(pkts, n);
+		work += n;
 	}
 
 	for (uint16_t id = 0; id < used; id++) {

@@ -18,6 +18,7 @@
 
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_common.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
@@ -98,6 +99,7 @@ mgr_init_shared(void)
 	memset(mgr.shm, 0, sizeof(*mgr.shm));
 	mgr.shm->magic = ONVM_SHM_MAGIC;
 	mgr.shm->version = ONVM_SHM_VERSION;
+	mgr.shm->layout = ONVM_SHM_LAYOUT;
 	mgr.shm->mgr_pid = getpid();
 	mgr.shm->mgr_max_nap_us = mgr.cfg.idle_sleep_max_us;
 	rte_strscpy(mgr.shm->node_name, mgr.cfg.node_name, sizeof(mgr.shm->node_name));
@@ -133,7 +135,9 @@ mgr_init_shared(void)
 		mgr_state_pool_init(&mgr.state_pool, mgr.state_mz->len);
 	}
 
-	mgr.ctl_free_ring = rte_ring_create("onvm_ctl_free", MGR_CTL_FREE_RING_SIZE,
+	/* An mbuf is in this ring at most once: with room for the whole pool
+	 * an enqueue never fails and the control thread never waits on it. */
+	mgr.ctl_free_ring = rte_ring_create("onvm_ctl_free", rte_align32pow2(mgr.cfg.nb_mbufs + 1),
 					    rte_socket_id(), RING_F_SC_DEQ);
 	if (mgr.ctl_free_ring == NULL) {
 		MGR_LOG(ERR, "cannot create the control thread's free ring: %s",

@@ -157,8 +157,6 @@ struct mgr_nf_priv {
 	uint64_t hb_moved_ns;
 };
 
-#define MGR_CTL_FREE_RING_SIZE 16384
-
 /* epoll data of a standby's pidfd: slot id | STANDBY_TAG. */
 #define STANDBY_TAG 0x10000u
 
@@ -208,7 +206,10 @@ struct mgr {
 	/* mbufs the control thread hands back to the pool (a dead NF's): the
 	 * TX unit frees them, so every operation on the pool's MP/MC ring
 	 * happens on a pinned data lcore, never in a preemptible thread. */
-	struct rte_ring *ctl_free_ring;
+	struct rte_ring *ctl_free_ring; /* room for the whole pool: never full */
+	/* atomic: the data lcores run (set under ctl_lock before they start):
+	 * until then the control and IPC threads may use the pool directly. */
+	bool units_running;
 	struct rte_rcu_qsbr *qsbr;
 	const struct rte_memzone *state_mz; /* the state pool, NULL if none */
 	struct mgr_state_pool state_pool;

@@ -164,9 +164,9 @@ do_register(const struct onvm_mp_register_req *req, struct onvm_mp_register_rep 
 	struct onvm_nf_slot *slot = NULL;
 	uint16_t id;
 
-	if (req->shm_version != ONVM_SHM_VERSION)
-		return refuse(rep, EPROTO, "table layout v%u, manager has v%u", req->shm_version,
-			      ONVM_SHM_VERSION);
+	if (req->shm_version != ONVM_SHM_VERSION || req->shm_layout != ONVM_SHM_LAYOUT)
+		return refuse(rep, EPROTO, "table layout v%u (%#x), manager has v%u (%#x)",
+			      req->shm_version, req->shm_layout, ONVM_SHM_VERSION, ONVM_SHM_LAYOUT);
 	if (req->service_id == 0 || req->service_id >= ONVM_MAX_SERVICES)
 		return refuse(rep, EINVAL, "service id %u out of range 1..%d", req->service_id,
 			      ONVM_MAX_SERVICES - 1);
@@ -383,12 +383,38 @@ mp_state(const struct rte_mp_msg *msg, const void *peer)
 
 /*
  * Packet generation: the first nf_pkt_alloc() of an NF asks for a reserve.
- * This thread only enables it; the TX unit fills the alloc ring on its next
- * poll (and keeps it filled), so every operation on the pool stays on a data
- * lcore.  The NF waits for the first fill like for any refill.  The NF takes
+ * Once the data lcores run, this thread only enables it: the TX unit fills
+ * the alloc ring on its next poll (and keeps it filled), so every operation
+ * on the pool stays on a data lcore, and the NF waits for that first fill
+ * like for any refill.  The NF takes
  * mbufs only from that ring, never from the mempool, so a death at any
  * instruction leaves every mbuf accounted for (struct onvm_nf_batch).
  */
+/* Before the data lcores run (start-up: an NF's tick may generate while the
+ * node waits for its standbys), this thread fills the ring itself -- the TX
+ * unit is not there to, and nobody else uses the pool yet.  ctl_lock held
+ * (units_running changes under it). */
+static void
+gen_start(struct onvm_nf_slot *s, uint16_t id)
+{
+	unsigned int n = 0;
+
+	if (!__atomic_load_n(&mgr.units_running, __ATOMIC_ACQUIRE)) {
+		struct rte_mbuf *m[ONVM_NF_ALLOC_FILL];
+
+		if (rte_pktmbuf_alloc_bulk(mgr.pool, m, ONVM_NF_ALLOC_FILL) == 0) {
+			n = rte_ring_sp_enqueue_burst(s->alloc_ring, (void **)m,
+						      ONVM_NF_ALLOC_FILL, NULL);
+			if (n < ONVM_NF_ALLOC_FILL)
+				rte_pktmbuf_free_bulk(&m[n], ONVM_NF_ALLOC_FILL - n);
+		}
+	}
+	__atomic_store_n(&s->gen_enabled, 1, __ATOMIC_RELEASE);
+	NFCTL_LOG(INFO, "NF '%s' instance %u generates packets (%u mbufs reserved now, the TX "
+			"unit keeps the reserve filled)",
+		  s->name, id, n);
+}
+
 static int
 mp_gen(const struct rte_mp_msg *msg, const void *peer)
 {
@@ -406,9 +432,8 @@ mp_gen(const struct rte_mp_msg *msg, const void *peer)
 			rep.result = -ESRCH;
 			if (mgr_nf_slot_live(s) && s->generation == req.generation) {
 				rep.result = 0;
-				if (!__atomic_exchange_n(&s->gen_enabled, 1, __ATOMIC_ACQ_REL))
-					NFCTL_LOG(INFO, "NF '%s' instance %u generates packets",
-						  s->name, req.instance_id);
+				if (!__atomic_load_n(&s->gen_enabled, __ATOMIC_RELAXED))
+					gen_start(s, req.instance_id);
 			}
 		}
 		pthread_mutex_unlock(&mgr.ctl_lock);

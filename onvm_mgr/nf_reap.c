@@ -26,7 +26,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <rte_cycles.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 #include <rte_rcu_qsbr.h>
@@ -160,24 +159,20 @@ mgr_nf_handle_events(const struct epoll_event *evs, int n)
  * Hand mbufs back to the pool through the TX unit (mgr.ctl_free_ring): this
  * thread may be preempted anywhere, and one preempted inside an operation on
  * the pool's MP/MC ring would make every data lcore that touches the pool
- * spin until it runs again.  Once the data lcores have stopped, directly.
+ * spin until it runs again.  Before the data lcores run and after they have
+ * stopped nobody can spin on it: directly then.  The ring holds the whole
+ * pool, so the enqueue does not fail; never waits.
  */
 void
 mgr_nf_give_back(struct rte_mbuf **m, unsigned int n)
 {
-	while (n > 0) {
-		unsigned int k;
+	unsigned int k = 0;
 
-		if (__atomic_load_n(&mgr.stop_loops, __ATOMIC_ACQUIRE)) {
-			rte_pktmbuf_free_bulk(m, n);
-			return;
-		}
+	if (__atomic_load_n(&mgr.units_running, __ATOMIC_ACQUIRE) &&
+	    !__atomic_load_n(&mgr.stop_loops, __ATOMIC_ACQUIRE))
 		k = rte_ring_mp_enqueue_burst(mgr.ctl_free_ring, (void **)m, n, NULL);
-		m += k;
-		n -= k;
-		if (n > 0)
-			rte_delay_us_sleep(100); /* the TX unit is behind: let it free */
-	}
+	if (k < n)
+		rte_pktmbuf_free_bulk(m + k, n - k);
 }
 
 void
@@ -202,6 +197,13 @@ mgr_nf_cache_give_back(uint32_t lcore_id, const char *name, uint16_t id)
 	if (lcore_id >= RTE_MAX_LCORE ||
 	    (c = rte_mempool_default_cache(mgr.pool, lcore_id)) == NULL || c->len == 0)
 		return;
+	if (c->len > RTE_DIM(c->objs)) { /* a stray write of the dying NF */
+		NFCTL_LOG(ERR, "NF '%s' instance %u: its mempool cache's length %u is impossible; "
+			       "its mbufs are lost",
+			  name, id, c->len);
+		c->len = 0;
+		return;
+	}
 	NFCTL_LOG(WARNING, "NF '%s' instance %u left %u mbufs in its mempool cache (it called "
 			   "DPDK's mbuf functions itself)",
 		  name, id, c->len);
@@ -272,7 +274,8 @@ mgr_nf_alloc_rings_drain(void)
 
 		/* An NF still there (started by hand, it outlived the stop)
 		 * keeps its ring: it may be dequeuing from it. */
-		if (__atomic_load_n(&s->status, __ATOMIC_ACQUIRE) != ONVM_NF_FREE)
+		if (__atomic_load_n(&s->status, __ATOMIC_ACQUIRE) != ONVM_NF_FREE &&
+		    !mgr.nf_priv[id].exited)
 			continue;
 		__atomic_store_n(&s->gen_enabled, 0, __ATOMIC_RELEASE);
 		alloc_ring_drain(s);

@@ -42,7 +42,7 @@ extern "C" {
 
 #define ONVM_SHM_NAME "onvm_shm"
 #define ONVM_SHM_MAGIC 0x4f4e564d52464e31ULL /* "ONVMRFN1" */
-#define ONVM_SHM_VERSION 6
+#define ONVM_SHM_VERSION 7
 #define ONVM_PKTMBUF_POOL_NAME "onvm_pktmbuf_pool"
 #define ONVM_PKT_META_DYNFIELD "onvm_dynfield_pkt_meta"
 #define ONVM_NF_RX_RING_FMT "onvm_nf%u_rx"
@@ -385,6 +385,7 @@ struct onvm_port_info {
 struct onvm_shm {
 	uint64_t magic;
 	uint32_t version;
+	uint32_t layout; /* ONVM_SHM_LAYOUT of the manager's build */
 	uint32_t nb_ports;
 	int dynfield_offset;
 	char node_name[ONVM_NAME_LEN];
@@ -407,9 +408,23 @@ struct onvm_shm {
 	struct onvm_nf_slot nfs[ONVM_MAX_NFS];
 };
 
+/*
+ * A signature of the layout both sides compile: sizes and the offsets the
+ * crash arithmetic reads.  The manager and every NF compare it as well as
+ * ONVM_SHM_VERSION, so a layout changed without a version bump is refused
+ * (a record read at the wrong offsets would free mbufs twice), not trusted.
+ */
+#define ONVM_SHM_LAYOUT                                                                     \
+	((uint32_t)(sizeof(struct onvm_shm) * 31u + sizeof(struct onvm_nf_slot) * 17u +        \
+		    offsetof(struct onvm_nf_slot, batch) * 13u +                                \
+		    offsetof(struct onvm_nf_batch, rx_seen) * 7u +                              \
+		    offsetof(struct onvm_nf_batch, alloc_seen) * 5u +                           \
+		    offsetof(struct onvm_nf_batch, held) * 3u + sizeof(struct onvm_pkt_meta)))
+
 /* rte_mp request/reply payloads. */
 struct onvm_mp_register_req {
 	uint32_t shm_version;
+	uint32_t shm_layout; /* ONVM_SHM_LAYOUT */
 	int32_t pid;
 	uint16_t service_id;
 	int16_t instance_id; /* -1: any free slot */

@@ -202,9 +202,10 @@ nf_attach(struct nf_ctx *nf)
 		return -ENOENT;
 	}
 	nf->shm = mz->addr;
-	if (nf->shm->magic != ONVM_SHM_MAGIC || nf->shm->version != ONVM_SHM_VERSION) {
-		NF_LOG(ERR, "manager table layout v%u, libnf expects v%u: rebuild the NF",
-		       nf->shm->version, ONVM_SHM_VERSION);
+	if (nf->shm->magic != ONVM_SHM_MAGIC || nf->shm->version != ONVM_SHM_VERSION ||
+	    nf->shm->layout != ONVM_SHM_LAYOUT) {
+		NF_LOG(ERR, "manager table layout v%u (%#x), libnf expects v%u (%#x): rebuild the NF",
+		       nf->shm->version, nf->shm->layout, ONVM_SHM_VERSION, ONVM_SHM_LAYOUT);
 		return -EPROTO;
 	}
 	nf->pool = rte_mempool_lookup(ONVM_PKTMBUF_POOL_NAME);
@@ -253,6 +254,7 @@ nf_register(struct nf_ctx *nf)
 {
 	struct onvm_mp_register_req req = {
 		.shm_version = ONVM_SHM_VERSION,
+		.shm_layout = ONVM_SHM_LAYOUT,
 		.pid = getpid(),
 		.service_id = nf->service_id,
 		.instance_id = nf->want_instance,

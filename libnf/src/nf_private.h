@@ -15,6 +15,7 @@
  *                  NF-generated packets (nf_pkt_alloc/nf_pkt_send)
  *   nf_standby.c   local resiliency's standby: parking, promotion, the
  *                  scheduling around a failover
+ *   nf_rt.c        real-time priority with a cap the kernel enforces
  *   nf_state.c     state regions: declare, map, touch (glue to onvm_state.c)
  *   nf_fault.c     failure injection at the batch's fault points (tests)
  *   nf_nd.c        non-determinism helpers (nf_nd_rand, nf_nd_time_ns)
@@ -39,6 +40,7 @@
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
+#include "nf_rt.h"
 #include "onvm_nf_batch.h"
 #include "onvm_nflib.h"
 #include "onvm_state.h"
@@ -84,9 +86,7 @@ struct nf_ctx {
 	int dead_pidfd;		   /* the active we replace, until it is gone */
 	uint64_t fifo_until_ns;	   /* latest end of the promotion's priority */
 	uint64_t promoted_seq;	 /* state batch the promotion recovered to */
-	bool parked_fifo;      /* at real-time priority (parked, promoting) */
-	int saved_policy;      /* scheduling policy before parking */
-	struct sched_param saved_param;
+	struct nfl_rt rt;      /* real-time priority while parked and promoting */
 	nf_fault_fn fault;     /* test hook: called at the batch's fault points */
 	char name[ONVM_NAME_LEN];
 };

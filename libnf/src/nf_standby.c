@@ -28,7 +28,7 @@
  * process is gone (its pidfd) -- at most PROMOTION_FIFO_MAX_NS -- then goes
  * back to its own policy.  Promoted, it moves to the CPUs the active ran on.
  * Without CAP_SYS_NICE all of this quietly degrades to normal priority.  The
- * cap is the kernel's (RLIMIT_RTTIME, see park_priority()), not only ours.
+ * cap is the kernel's too (RLIMIT_RTTIME, nf_rt.c), not only ours.
  *
  * Real-time priority buys the promotion its CPU, never a wait: every wait
  * (a full TX ring, an idle spin, a sleep) leaves it first (nfl_rt_leave()),
@@ -46,10 +46,8 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -66,61 +64,18 @@
 
 enum park_result { PARK_EXIT, PARK_PROMOTE };
 
-/*
- * The kernel enforces the cap on real-time priority too: RLIMIT_RTTIME sends
- * SIGXCPU once the thread has run PROMOTION_FIFO_MAX_NS at real-time
- * priority without blocking (a handler that loops in the first batch after a
- * promotion), and the handler drops the NF's thread to its own policy.
- * Parking blocks, which resets the count.
- */
-static pid_t rt_tid;		 /* the NF's thread, at real-time priority */
-static int rt_policy;		 /* and what it returns to */
-static struct sched_param rt_param;
-static volatile sig_atomic_t rt_revoked; /* the kernel's cap fired */
-static struct rlimit rt_saved_limit;
-
-static void
-on_sigxcpu(int sig)
-{
-	(void)sig;
-	/* Async-signal-safe: one system call on a saved tid. */
-	syscall(SYS_sched_setscheduler, rt_tid, rt_policy, &rt_param);
-	rt_revoked = 1;
-}
-
 static void
 park_priority(struct nf_ctx *nf)
 {
-	struct sched_param fifo = {.sched_priority = 1};
-	struct rlimit cap;
-
-	nf->parked_fifo = false;
 	nf->dead_pidfd = -1;
-	if (pthread_getschedparam(pthread_self(), &nf->saved_policy, &nf->saved_param) != 0 ||
-	    getrlimit(RLIMIT_RTTIME, &rt_saved_limit) != 0)
-		return;
-	rt_tid = (pid_t)syscall(SYS_gettid);
-	rt_policy = nf->saved_policy;
-	rt_param = nf->saved_param;
-	cap = rt_saved_limit;
-	cap.rlim_cur = PROMOTION_FIFO_MAX_NS / 1000;
-	if (cap.rlim_max != RLIM_INFINITY && cap.rlim_max < cap.rlim_cur)
-		return; /* we could not cap it: no real-time priority then */
-	signal(SIGXCPU, on_sigxcpu);
-	if (setrlimit(RLIMIT_RTTIME, &cap) != 0)
-		return;
-	nf->parked_fifo = pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo) == 0;
+	nfl_rt_enter(&nf->rt, PROMOTION_FIFO_MAX_NS / 1000);
 }
 
 void
 nfl_rt_leave(struct nf_ctx *nf)
 {
-	if (likely(!nf->parked_fifo))
-		return;
-	if (!rt_revoked)
-		pthread_setschedparam(pthread_self(), nf->saved_policy, &nf->saved_param);
-	nf->parked_fifo = false;
-	setrlimit(RLIMIT_RTTIME, &rt_saved_limit);
+	if (unlikely(nf->rt.on))
+		nfl_rt_exit(&nf->rt);
 }
 
 static void
@@ -158,13 +113,15 @@ promoted_placement(struct nf_ctx *nf, pid_t dead_pid)
 	nf->fifo_until_ns = nfl_mono_ns() + PROMOTION_FIFO_MAX_NS;
 	/* After a hand-over to a standby that registered late, the slot
 	 * already names us: there is no dead process left to watch. */
-	if (nf->parked_fifo && dead_pid > 0 && dead_pid != getpid())
+	if (nf->rt.on && dead_pid > 0 && dead_pid != getpid())
 		nf->dead_pidfd = (int)syscall(SYS_pidfd_open, dead_pid, 0);
+	/* No CPUs recorded (an active that died before it wrote them): we stay
+	 * where we are, so the same rule for these. */
+	if (on_mgr_cpus(nf, CPU_COUNT(cpus) > 0 ? cpus : NULL))
+		nfl_rt_leave(nf);
 	if (CPU_COUNT(cpus) > 0) {
 		int r;
 
-		if (on_mgr_cpus(nf, cpus))
-			nfl_rt_leave(nf);
 		r = pthread_setaffinity_np(pthread_self(), sizeof(*cpus), cpus);
 		if (r != 0)
 			NF_LOG(WARNING, "promotion: cannot move to the active's CPUs: %s",
