@@ -51,11 +51,14 @@ int mgr_nf_launch_one(int cfg_index, uint16_t id);
 void mgr_nf_launch_standby(uint16_t id);
 
 /* nf_reap.c -- ctl_lock held (mgr_nf_alloc_rings_drain, in mgr.h: at exit). */
-/* 0, or -errno (not watched: nothing recorded; the caller refuses the NF). */
-int mgr_nf_watch_pid(uint16_t id, pid_t pid);
-int mgr_nf_watch_standby(uint16_t id, pid_t pid);
+/* Watch `pid` through `pidfd` (taken over, closed on failure) or, if it is
+ * -1, a pidfd of its own.  0, or -errno (not watched: nothing recorded; the
+ * caller refuses the NF). */
+int mgr_nf_watch_pid(uint16_t id, pid_t pid, int pidfd);
+int mgr_nf_watch_standby(uint16_t id, pid_t pid, int pidfd);
 struct epoll_event;
 int mgr_nf_pidfd_open(pid_t pid);
+pid_t mgr_nf_pidfd_pid(int fd);
 void mgr_nf_handle_events(const struct epoll_event *evs, int n);
 /* Hand mbufs / a dead NF's mempool cache back to the pool through the TX
  * unit (never a pool ring operation in this preemptible thread). */

@@ -112,7 +112,8 @@ check_lcore(uint32_t lc, uint16_t id, int32_t pid, struct onvm_mp_register_rep *
  * be its active's, or one of its own).  ctl_lock held.
  */
 static int
-register_standby(const struct onvm_mp_register_req *req, struct onvm_mp_register_rep *rep)
+register_standby(const struct onvm_mp_register_req *req, int *pidfd,
+		 struct onvm_mp_register_rep *rep)
 {
 	struct onvm_nf_slot *s;
 	struct mgr_nf_priv *p;
@@ -144,11 +145,13 @@ register_standby(const struct onvm_mp_register_req *req, struct onvm_mp_register
 	if (req->lcore_id != s->lcore_id &&
 	    check_lcore(req->lcore_id, (uint16_t)req->instance_id, req->pid, rep) < 0)
 		return rep->result;
-	if (p->sb_pid != req->pid && /* started by hand */
-	    mgr_nf_watch_standby((uint16_t)req->instance_id, req->pid) < 0)
-		return refuse(rep, ESRCH, "the manager cannot watch pid %d (an NF in another pid "
-					  "namespace?)",
-			      req->pid);
+	if (p->sb_pid != req->pid) { /* started by hand */
+		int fd = *pidfd;
+
+		*pidfd = -1;
+		if (mgr_nf_watch_standby((uint16_t)req->instance_id, req->pid, fd) < 0)
+			return refuse(rep, ESRCH, "the manager cannot watch pid %d", req->pid);
+	}
 	s->standby_lcore = req->lcore_id;
 	__atomic_store_n(&s->standby_pid, req->pid, __ATOMIC_RELEASE);
 	rep->instance_id = req->instance_id;
@@ -157,9 +160,12 @@ register_standby(const struct onvm_mp_register_req *req, struct onvm_mp_register
 	return 0;
 }
 
-/* Pick and fill a slot for a registration request; ctl_lock held. */
+/* Pick and fill a slot for a registration request from the process `*pidfd`
+ * refers to (req->pid is its pid as the manager sees it); the pidfd is taken
+ * (set to -1) if it becomes the NF's watch.  ctl_lock held. */
 static int
-do_register(const struct onvm_mp_register_req *req, struct onvm_mp_register_rep *rep)
+do_register(const struct onvm_mp_register_req *req, int *pidfd,
+	    struct onvm_mp_register_rep *rep)
 {
 	struct onvm_nf_slot *slot = NULL;
 	uint16_t id;
@@ -173,7 +179,7 @@ do_register(const struct onvm_mp_register_req *req, struct onvm_mp_register_rep 
 	if (__atomic_load_n(&mgr.shm->shutting_down, __ATOMIC_RELAXED))
 		return refuse(rep, ESHUTDOWN, "the manager is shutting down");
 	if (req->standby)
-		return register_standby(req, rep);
+		return register_standby(req, pidfd, rep);
 	if (req->instance_id >= 0) {
 		if (req->instance_id >= ONVM_MAX_NFS)
 			return refuse(rep, EINVAL, "instance id %d out of range",
@@ -196,10 +202,13 @@ do_register(const struct onvm_mp_register_req *req, struct onvm_mp_register_rep 
 	if (check_lcore(req->lcore_id, id, req->pid, rep) < 0)
 		return rep->result;
 	/* Started by hand: its death must be seen before it may be routed to. */
-	if (mgr.nf_priv[id].pidfd < 0 && mgr_nf_watch_pid(id, req->pid) < 0)
-		return refuse(rep, ESRCH, "the manager cannot watch pid %d (an NF in another pid "
-					  "namespace?)",
-			      req->pid);
+	if (mgr.nf_priv[id].pidfd < 0) {
+		int fd = *pidfd;
+
+		*pidfd = -1;
+		if (mgr_nf_watch_pid(id, req->pid, fd) < 0)
+			return refuse(rep, ESRCH, "the manager cannot watch pid %d", req->pid);
+	}
 	if (slot->status == ONVM_NF_FREE) {
 		mgr.nf_priv[id].cfg_index = -1;
 		slot->launched = 0;
@@ -224,24 +233,67 @@ do_register(const struct onvm_mp_register_req *req, struct onvm_mp_register_rep 
 	return 0;
 }
 
+/*
+ * Who is asking: libnf sends a pidfd of itself with the request.  Its pid as
+ * the manager sees it comes from the kernel, not from the message -- an NF in
+ * another pid namespace (a container) knows itself by another number -- and
+ * the same pidfd is what the manager watches for its death, so the process
+ * watched is the process that registered even if its pid has been reused.
+ * The pid, or -errno with the reason in `rep`.
+ */
+static pid_t
+sender_pid(const struct rte_mp_msg *msg, const struct onvm_mp_register_req *req,
+	   struct onvm_mp_register_rep *rep)
+{
+	pid_t pid;
+
+	if (msg->num_fds != 1)
+		return refuse(rep, EPROTO, "the request carries %d file descriptors, not libnf's "
+					   "pidfd",
+			      msg->num_fds);
+	pid = mgr_nf_pidfd_pid(msg->fds[0]);
+	if (pid == -ENOTSUP)
+		return refuse(rep, EPROTO, "the descriptor sent is not a pidfd");
+	if (pid < 0)
+		return refuse(rep, ESRCH, "pid %d has exited or is not visible from the "
+					  "manager's pid namespace",
+			      req->pid);
+	return pid;
+}
+
 static int
 mp_register(const struct rte_mp_msg *msg, const void *peer)
 {
 	struct onvm_mp_register_rep rep = {0};
 	struct onvm_mp_register_req req;
+	int pidfd = msg->num_fds > 0 ? msg->fds[0] : -1;
 	uint64_t one = 1;
+	pid_t pid;
 
+	for (int i = 1; i < msg->num_fds; i++)
+		close(msg->fds[i]);
 	if (msg->len_param != sizeof(req)) {
 		refuse(&rep, EPROTO, "bad registration message size %d", msg->len_param);
 	} else {
 		memcpy(&req, msg->param, sizeof(req));
 		req.name[sizeof(req.name) - 1] = '\0';
-		pthread_mutex_lock(&mgr.ctl_lock);
-		if (do_register(&req, &rep) < 0)
+		pid = sender_pid(msg, &req, &rep);
+		if (pid > 0) {
+			if (pid != req.pid)
+				NFCTL_LOG(INFO, "NF '%s' is pid %d in its pid namespace, %d here",
+					  req.name, req.pid, pid);
+			req.pid = pid;
+			rep.pid = pid;
+			pthread_mutex_lock(&mgr.ctl_lock);
+			do_register(&req, &pidfd, &rep);
+			pthread_mutex_unlock(&mgr.ctl_lock);
+		}
+		if (rep.result < 0)
 			NFCTL_LOG(ERR, "refused NF '%s' pid %d: %s", req.name, req.pid,
 				  rep.reason);
-		pthread_mutex_unlock(&mgr.ctl_lock);
 	}
+	if (pidfd >= 0)
+		close(pidfd);
 	reply(msg, peer, &rep, sizeof(rep));
 	if (write(mgr.ctl_evfd, &one, sizeof(one)) < 0)
 		NFCTL_LOG(DEBUG, "eventfd write: %s", strerror(errno));

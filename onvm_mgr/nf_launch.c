@@ -180,7 +180,7 @@ mgr_nf_launch_one(int cfg_index, uint16_t id)
 		slot->status = ONVM_NF_FREE;
 		return pid;
 	}
-	if (mgr_nf_watch_pid(id, pid) < 0) {
+	if (mgr_nf_watch_pid(id, pid, -1) < 0) {
 		unwatched_child_kill(pid);
 		slot->status = ONVM_NF_FREE;
 		return -EMFILE;
@@ -199,7 +199,7 @@ mgr_nf_launch_standby(uint16_t id)
 		mgr_nf_standby_failed(id, "could not be started", mgr_now_ns());
 		return;
 	}
-	if (mgr_nf_watch_standby(id, pid) < 0) {
+	if (mgr_nf_watch_standby(id, pid, -1) < 0) {
 		unwatched_child_kill(pid);
 		mgr_nf_standby_failed(id, "could not be watched", mgr_now_ns());
 		return;

@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>
@@ -45,14 +46,44 @@ mgr_nf_pidfd_open(pid_t pid)
 	return syscall(SYS_pidfd_open, pid, 0);
 }
 
-/* A pidfd for `pid` in the control thread's epoll set, tagged `tag`; the
- * fd, or -errno. */
+/*
+ * The pid, in the manager's pid namespace, of the process pidfd `fd` refers
+ * to -- the kernel's "Pid:" line in the fd's fdinfo.  -ENOTSUP: not a pidfd;
+ * -ESRCH: the process has exited, or is not visible from here.
+ */
+pid_t
+mgr_nf_pidfd_pid(int fd)
+{
+	char path[48], line[96];
+	pid_t pid = -ENOTSUP;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return -errno;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		int v;
+
+		if (sscanf(line, "Pid: %d", &v) == 1) {
+			pid = v > 0 ? v : -ESRCH; /* 0: another namespace, -1: gone */
+			break;
+		}
+	}
+	fclose(f);
+	return pid;
+}
+
+/* Put pidfd `fd` of `pid` (or, with fd < 0, a new one) in the control
+ * thread's epoll set, tagged `tag`; the fd, or -errno (the fd closed). */
 static int
-watch(pid_t pid, uint32_t tag)
+watch(pid_t pid, int fd, uint32_t tag)
 {
 	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = tag};
-	int fd = mgr_nf_pidfd_open(pid), err;
+	int err;
 
+	if (fd < 0)
+		fd = mgr_nf_pidfd_open(pid);
 	if (fd >= 0 && epoll_ctl(mgr.epfd, EPOLL_CTL_ADD, fd, &ev) == 0)
 		return fd;
 	err = errno;
@@ -66,10 +97,10 @@ watch(pid_t pid, uint32_t tag)
  * NF rather than guess (reclaiming a live NF's mbufs would free what it
  * still uses). */
 int
-mgr_nf_watch_pid(uint16_t id, pid_t pid)
+mgr_nf_watch_pid(uint16_t id, pid_t pid, int pidfd)
 {
 	struct mgr_nf_priv *p = &mgr.nf_priv[id];
-	int fd = watch(pid, id);
+	int fd = watch(pid, pidfd, id);
 
 	if (fd < 0)
 		return fd;
@@ -92,10 +123,10 @@ unwatch(uint16_t id)
 
 /* Record `pid` as slot `id`'s standby and watch its pidfd. */
 int
-mgr_nf_watch_standby(uint16_t id, pid_t pid)
+mgr_nf_watch_standby(uint16_t id, pid_t pid, int pidfd)
 {
 	struct mgr_nf_priv *p = &mgr.nf_priv[id];
-	int fd = watch(pid, id | STANDBY_TAG);
+	int fd = watch(pid, pidfd, id | STANDBY_TAG);
 
 	if (fd < 0)
 		return fd;

@@ -42,7 +42,7 @@ extern "C" {
 
 #define ONVM_SHM_NAME "onvm_shm"
 #define ONVM_SHM_MAGIC 0x4f4e564d52464e31ULL /* "ONVMRFN1" */
-#define ONVM_SHM_VERSION 7
+#define ONVM_SHM_VERSION 8
 #define ONVM_PKTMBUF_POOL_NAME "onvm_pktmbuf_pool"
 #define ONVM_PKT_META_DYNFIELD "onvm_dynfield_pkt_meta"
 #define ONVM_NF_RX_RING_FMT "onvm_nf%u_rx"
@@ -409,8 +409,8 @@ struct onvm_shm {
 };
 
 /*
- * A signature of the layout both sides compile: sizes and the offsets the
- * crash arithmetic reads.  The manager and every NF compare it as well as
+ * A signature of the layout both sides compile: sizes, the offsets the
+ * crash arithmetic reads, and the registration messages.  The manager and every NF compare it as well as
  * ONVM_SHM_VERSION, so a layout changed without a version bump is refused
  * (a record read at the wrong offsets would free mbufs twice), not trusted.
  */
@@ -419,13 +419,17 @@ struct onvm_shm {
 		    offsetof(struct onvm_nf_slot, batch) * 13u +                                \
 		    offsetof(struct onvm_nf_batch, rx_seen) * 7u +                              \
 		    offsetof(struct onvm_nf_batch, alloc_seen) * 5u +                           \
-		    offsetof(struct onvm_nf_batch, held) * 3u + sizeof(struct onvm_pkt_meta)))
+		    offsetof(struct onvm_nf_batch, held) * 3u + sizeof(struct onvm_pkt_meta) +       \
+		    sizeof(struct onvm_mp_register_req) * 11u +                                 \
+		    sizeof(struct onvm_mp_register_rep) * 19u))
 
 /* rte_mp request/reply payloads. */
+/* Sent with a pidfd of the NF (rte_mp_msg.fds[0]): the manager takes the
+ * NF's pid from it and watches it. */
 struct onvm_mp_register_req {
 	uint32_t shm_version;
 	uint32_t shm_layout; /* ONVM_SHM_LAYOUT */
-	int32_t pid;
+	int32_t pid;	     /* getpid(): for the logs, if it differs */
 	uint16_t service_id;
 	int16_t instance_id; /* -1: any free slot */
 	uint32_t lcore_id;
@@ -435,6 +439,7 @@ struct onvm_mp_register_req {
 
 struct onvm_mp_register_rep {
 	int32_t result;	      /* 0 or -errno */
+	int32_t pid;	      /* the NF's pid as the manager (and its slot) knows it */
 	uint16_t instance_id;
 	char reason[96];
 };

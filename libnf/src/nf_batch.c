@@ -219,7 +219,7 @@ gen_enable(struct nf_ctx *nf)
 	 * every GEN_RETRY_NS, not once per packet. */
 	if (now < nf->gen_retry_ns)
 		return -EAGAIN;
-	if (nfl_mp_call(ONVM_MP_NF_GEN, &req, sizeof(req), &rep, sizeof(rep)) < 0 ||
+	if (nfl_mp_call(ONVM_MP_NF_GEN, &req, sizeof(req), -1, &rep, sizeof(rep)) < 0 ||
 	    rep.result < 0) {
 		NF_LOG(ERR, "%s: the manager gave no mbufs for generated packets: %s", nf->name,
 		       strerror(-rep.result));

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <rte_common.h>
@@ -230,7 +231,7 @@ nf_attach(struct nf_ctx *nf)
 
 /* See nf_private.h. */
 int
-nfl_mp_call(const char *action, const void *req, size_t len, void *rep, size_t replen)
+nfl_mp_call(const char *action, const void *req, size_t len, int fd, void *rep, size_t replen)
 {
 	struct timespec ts = {.tv_sec = NF_MP_TIMEOUT_S};
 	struct rte_mp_reply reply = {0};
@@ -240,6 +241,10 @@ nfl_mp_call(const char *action, const void *req, size_t len, void *rep, size_t r
 	strlcpy(msg.name, action, sizeof(msg.name));
 	memcpy(msg.param, req, len);
 	msg.len_param = len;
+	if (fd >= 0) {
+		msg.fds[0] = fd;
+		msg.num_fds = 1;
+	}
 	if (rte_mp_request_sync(&msg, &reply, &ts) != 0 || reply.nb_received != 1)
 		ret = -ETIMEDOUT;
 	else if (rep != NULL)
@@ -262,9 +267,19 @@ nf_register(struct nf_ctx *nf)
 		.standby = nf->standby,
 	};
 	struct onvm_mp_register_rep rep = {0};
+	int self, r;
 
 	strlcpy(req.name, nf->name, sizeof(req.name));
-	if (nfl_mp_call(ONVM_MP_NF_REGISTER, &req, sizeof(req), &rep, sizeof(rep)) < 0) {
+	/* Our identity: the manager reads our pid in its namespace from this
+	 * and watches it for our death (nf_ipc.c). */
+	self = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	if (self < 0) {
+		NF_LOG(ERR, "pidfd_open: %s (libnf needs Linux 5.3 or later)", strerror(errno));
+		return -errno;
+	}
+	r = nfl_mp_call(ONVM_MP_NF_REGISTER, &req, sizeof(req), self, &rep, sizeof(rep));
+	close(self);
+	if (r < 0) {
 		NF_LOG(ERR, "registration request got no answer from the manager: %s",
 		       rte_strerror(rte_errno));
 		return -ETIMEDOUT;
@@ -274,6 +289,7 @@ nf_register(struct nf_ctx *nf)
 		return rep.result;
 	}
 	nf->instance_id = rep.instance_id;
+	nf->mgr_view_pid = rep.pid;
 	nf->slot = &nf->shm->nfs[rep.instance_id];
 	nf->rx = nf->slot->rx_ring;
 	nf->tx = nf->slot->tx_ring;
@@ -444,7 +460,7 @@ nf_unregister(struct nf_ctx *nf)
 		.generation = nf->slot->generation,
 	};
 
-	if (nfl_mp_call(ONVM_MP_NF_UNREGISTER, &req, sizeof(req), NULL, 0) < 0)
+	if (nfl_mp_call(ONVM_MP_NF_UNREGISTER, &req, sizeof(req), -1, NULL, 0) < 0)
 		NF_LOG(WARNING, "manager did not acknowledge unregistration");
 }
 

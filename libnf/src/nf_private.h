@@ -66,6 +66,9 @@ struct nf_ctx {
 	uint16_t instance_id;
 	int16_t want_instance;
 	bool registered;
+	/* Our pid in the manager's pid namespace, as the slot records it; not
+	 * getpid() when the NF runs in a pid namespace of its own. */
+	pid_t mgr_view_pid;
 	volatile sig_atomic_t stop;
 	uint64_t idle_spin_cycles;
 	const struct nf_ops *ops;
@@ -101,10 +104,12 @@ nfl_mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* nf_init.c: one synchronous request to the manager; copies up to `replen`
- * bytes of the answer into `rep`.  Returns 0, or -ETIMEDOUT if the manager did
- * not answer within 5 s.  Any thread; blocks. */
-int nfl_mp_call(const char *action, const void *req, size_t len, void *rep, size_t replen);
+/* nf_init.c: one synchronous request to the manager, with file descriptor
+ * `fd` attached unless it is -1; copies up to `replen` bytes of the answer
+ * into `rep`.  Returns 0, or -ETIMEDOUT if the manager did not answer within
+ * 5 s.  Any thread; blocks. */
+int nfl_mp_call(const char *action, const void *req, size_t len, int fd, void *rep,
+		size_t replen);
 
 /* nf_batch.c -- the NF's thread only.  nfl_batch_emit() waits (counted,
  * yielding, never at real-time priority) while the TX ring is full, and

@@ -112,8 +112,12 @@ promoted_placement(struct nf_ctx *nf, pid_t dead_pid)
 
 	nf->fifo_until_ns = nfl_mono_ns() + PROMOTION_FIFO_MAX_NS;
 	/* After a hand-over to a standby that registered late, the slot
-	 * already names us: there is no dead process left to watch. */
-	if (nf->rt.on && dead_pid > 0 && dead_pid != getpid())
+	 * already names us: there is no dead process left to watch.  The slot
+	 * holds pids as the manager sees them: in a pid namespace of our own
+	 * we cannot open one, and count it as gone (the real-time window then
+	 * ends with the failover's own work, never later). */
+	if (nf->rt.on && dead_pid > 0 && dead_pid != nf->mgr_view_pid &&
+	    nf->mgr_view_pid == getpid())
 		nf->dead_pidfd = (int)syscall(SYS_pidfd_open, dead_pid, 0);
 	/* No CPUs recorded (an active that died before it wrote them): we stay
 	 * where we are, so the same rule for these. */
@@ -180,7 +184,7 @@ park(struct nf_ctx *nf)
 				pthread_mutex_unlock(&slot->alive_lock);
 				return PARK_EXIT;
 			}
-			if (__atomic_load_n(&slot->pid, __ATOMIC_ACQUIRE) == getpid())
+			if (__atomic_load_n(&slot->pid, __ATOMIC_ACQUIRE) == nf->mgr_view_pid)
 				return PARK_PROMOTE; /* handed over before it held the lock */
 			/* The active registered but has not taken the lock yet. */
 			pthread_mutex_unlock(&slot->alive_lock);
@@ -276,7 +280,7 @@ promote(struct nf_ctx *nf)
 	(void)nfl_batch_emit_try(nf); /* the rest: the run loop, at normal priority */
 	/* The manager writes the same at hand-over, once the dead process's
 	 * pidfd fires; telemetry shows the new active before that. */
-	__atomic_store_n(&slot->pid, getpid(), __ATOMIC_RELEASE);
+	__atomic_store_n(&slot->pid, nf->mgr_view_pid, __ATOMIC_RELEASE);
 	slot->failovers++;
 	slot->failover_wake_ns = woke;
 	nf->standby = false;

@@ -66,7 +66,7 @@ state_request_alloc(struct nf_ctx *nf)
 
 	memcpy(nf->slot->state_req, nf->decl, nf->n_decl * sizeof(nf->decl[0]));
 	nf->slot->n_state_req = nf->n_decl;
-	if (nfl_mp_call(ONVM_MP_NF_STATE, &req, sizeof(req), &rep, sizeof(rep)) < 0) {
+	if (nfl_mp_call(ONVM_MP_NF_STATE, &req, sizeof(req), -1, &rep, sizeof(rep)) < 0) {
 		NF_LOG(ERR, "state allocation got no answer from the manager");
 		return -ETIMEDOUT;
 	}
