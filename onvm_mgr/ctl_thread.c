@@ -157,8 +157,13 @@ scan_slots(void)
 				       "within %u ms of its active's death: killing it",
 				  p->pid, s->name, id, mgr.cfg.nf_start_timeout_ms);
 			if (p->pidfd >= 0 &&
-			    syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0) == 0)
+			    syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0) == 0) {
 				p->killed = true;
+			} else {
+				NFCTL_LOG(ERR, "cannot kill standby pid %d: %s", p->pid,
+					  p->pidfd < 0 ? "no pidfd" : strerror(errno));
+				p->handed_ns = now_ns; /* again after another period */
+			}
 		}
 		if (mgr.cfg.nf_heartbeat_ms != 0 && !p->awaiting_promotion)
 			check_heartbeat(id, now_ns);

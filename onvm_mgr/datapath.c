@@ -384,7 +384,8 @@ mgr_tx_poll(void)
 	mgr_bfd_tx(); /* control frames go before any data */
 	/* What the control thread handed back (a dead NF's mbufs): a few
 	 * bursts a poll, counted as work so a quiet lcore does not nap on it. */
-	for (int k = 0; k < 4 && unlikely(!rte_ring_empty(mgr.ctl_free_ring)); k++) {
+	for (int k = 0; k < MGR_TX_FREE_BURSTS && unlikely(!rte_ring_empty(mgr.ctl_free_ring));
+	     k++) {
 		unsigned int n = rte_ring_sc_dequeue_burst(mgr.ctl_free_ring, (void **)pkts,
 							    ONVM_BURST, NULL);
 

@@ -224,6 +224,7 @@ struct mgr {
 	uint64_t nf_hung;	/* NFs killed for making no progress */
 	uint64_t nf_start_failures; /* launched NFs that exited before registering */
 	uint64_t nf_standby_failures; /* standbys that failed before parking */
+	uint64_t nf_registrations_refused; /* each with its reason in the log and reply */
 	uint64_t nf_reclaimed_mbufs;
 	uint64_t start_ns;
 	unsigned int idle_pool_in_use; /* measured after start-up */
@@ -266,6 +267,9 @@ void mgr_ports_stop(void);
 void mgr_ports_wait_link(uint32_t timeout_ms);
 
 /* datapath.c */
+/* Bursts of mgr.ctl_free_ring the TX unit frees per poll: a dead NF's
+ * mbufs go back quickly without one poll taking long. */
+#define MGR_TX_FREE_BURSTS 4
 int mgr_rx_poll(void);
 int mgr_tx_poll(void);
 void mgr_dp_init(void);

@@ -274,6 +274,7 @@ mp_register(const struct rte_mp_msg *msg, const void *peer)
 		close(msg->fds[i]);
 	if (msg->len_param != sizeof(req)) {
 		refuse(&rep, EPROTO, "bad registration message size %d", msg->len_param);
+		NFCTL_LOG(ERR, "refused a registration: %s", rep.reason);
 	} else {
 		memcpy(&req, msg->param, sizeof(req));
 		req.name[sizeof(req.name) - 1] = '\0';
@@ -292,6 +293,8 @@ mp_register(const struct rte_mp_msg *msg, const void *peer)
 			NFCTL_LOG(ERR, "refused NF '%s' pid %d: %s", req.name, req.pid,
 				  rep.reason);
 	}
+	if (rep.result < 0)
+		__atomic_fetch_add(&mgr.nf_registrations_refused, 1, __ATOMIC_RELAXED);
 	if (pidfd >= 0)
 		close(pidfd);
 	reply(msg, peer, &rep, sizeof(rep));

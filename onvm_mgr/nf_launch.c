@@ -163,6 +163,7 @@ mgr_nf_launch_one(int cfg_index, uint16_t id)
 	const struct mgr_nf_cfg *nc = &mgr.cfg.nfs[cfg_index];
 	struct onvm_nf_slot *slot = &mgr.shm->nfs[id];
 	pid_t pid;
+	int ret;
 
 	mgr_nf_slot_note_used(id);
 	slot->status = ONVM_NF_STARTING;
@@ -180,10 +181,11 @@ mgr_nf_launch_one(int cfg_index, uint16_t id)
 		slot->status = ONVM_NF_FREE;
 		return pid;
 	}
-	if (mgr_nf_watch_pid(id, pid, -1) < 0) {
+	ret = mgr_nf_watch_pid(id, pid, -1);
+	if (ret < 0) {
 		unwatched_child_kill(pid);
 		slot->status = ONVM_NF_FREE;
-		return -EMFILE;
+		return ret;
 	}
 	slot->pid = pid;
 	return 0;

@@ -43,6 +43,8 @@ tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_uint(d, "nf_hung", mgr.nf_hung);
 	rte_tel_data_add_dict_uint(d, "nf_start_failures", mgr.nf_start_failures);
 	rte_tel_data_add_dict_uint(d, "nf_standby_failures", mgr.nf_standby_failures);
+	rte_tel_data_add_dict_uint(d, "nf_registrations_refused",
+				   __atomic_load_n(&mgr.nf_registrations_refused, __ATOMIC_RELAXED));
 	rte_tel_data_add_dict_uint(d, "nf_alloc_refill_failures", UNITS_SUM(alloc_fail));
 	rte_tel_data_add_dict_uint(d, "backpressure_holds", UNITS_SUM(backpressure));
 	rte_tel_data_add_dict_uint(d, "holds_released_early", UNITS_SUM(hold_expired));

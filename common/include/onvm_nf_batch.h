@@ -186,12 +186,15 @@ onvm_batch_record_settled(struct onvm_nf_slot *s, uint32_t held_n, onvm_batch_st
 	__atomic_store_n(&s->batch.alloc_seen, s->alloc_ring->cons.tail, __ATOMIC_RELEASE);
 }
 
-/* Has a live NF emitted everything it holds?  (The shutdown drain.) */
+/* Has a live NF emitted everything it holds?  (The shutdown drain.)  Base
+ * and count read in one load: they belong to the same batch. */
 static inline bool
 onvm_batch_drained(const struct onvm_nf_slot *s)
 {
-	return __atomic_load_n(&s->batch.held_n, __ATOMIC_ACQUIRE) ==
-	       onvm_batch_emitted(&s->batch, s->tx_ring);
+	struct onvm_nf_batch v;
+
+	v.base_n = __atomic_load_n(&s->batch.base_n, __ATOMIC_ACQUIRE);
+	return v.held_n == __atomic_load_n(&s->tx_ring->prod.tail, __ATOMIC_ACQUIRE) - v.tx_base;
 }
 
 #endif /* ONVM_NF_BATCH_H */

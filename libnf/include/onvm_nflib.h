@@ -209,6 +209,7 @@ enum nf_fault_point {
 	NF_FAULT_REGISTERED, /* registered, liveness lock not yet taken (active) */
 	NF_FAULT_FINI,	     /* in nf_fini(): unregistered and drained, lock still held */
 	NF_FAULT_PROMOTING,  /* a standby's promotion: the dead batch decided, not emitted */
+	NF_FAULT_PARKING,    /* a standby registered (state attached), not yet parked */
 };
 typedef void (*nf_fault_fn)(struct nf_ctx *nf, enum nf_fault_point point);
 void nf_set_fault_hook(struct nf_ctx *nf, nf_fault_fn fn);

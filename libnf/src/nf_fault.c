@@ -73,7 +73,8 @@ nf_set_fault_hook(struct nf_ctx *nf, nf_fault_fn fn)
  * committed, mid_emit, mid_alloc, fini) once it has received N or more
  * packets; POINT "registered" instead stalls it N milliseconds after it
  * registers, before it takes its liveness lock; POINT "promoting" kills every
- * standby of NAME inside its promotion.  The integration tests use it
+ * standby of NAME inside its promotion, and "parking" stalls every standby
+ * N milliseconds before it parks.  The integration tests use it
  * to fail an NF at a chosen point of a trace; a promoted standby runs clean.
  */
 static const char *const fault_point_names[] = {
@@ -81,6 +82,7 @@ static const char *const fault_point_names[] = {
 	[NF_FAULT_COMMITTED] = "committed", [NF_FAULT_MID_EMIT] = "mid_emit",
 	[NF_FAULT_MID_ALLOC] = "mid_alloc", [NF_FAULT_REGISTERED] = "registered",
 	[NF_FAULT_FINI] = "fini", [NF_FAULT_PROMOTING] = "promoting",
+	[NF_FAULT_PARKING] = "parking",
 };
 static int env_fault_point = -1;
 static uint64_t env_fault_at;
@@ -90,12 +92,12 @@ env_fault_hook(struct nf_ctx *nf, enum nf_fault_point point)
 {
 	if ((int)point != env_fault_point)
 		return;
-	if (point == NF_FAULT_REGISTERED) {
+	if (point == NF_FAULT_REGISTERED || point == NF_FAULT_PARKING) {
 		struct timespec ts = {.tv_sec = env_fault_at / 1000,
 				      .tv_nsec = (env_fault_at % 1000) * 1000000};
 
-		NF_LOG(WARNING, "ONVM_NF_FAULT: stalling %" PRIu64 " ms before the liveness lock",
-		       env_fault_at);
+		NF_LOG(WARNING, "ONVM_NF_FAULT: stalling %" PRIu64 " ms before %s", env_fault_at,
+		       point == NF_FAULT_PARKING ? "parking" : "the liveness lock");
 		nanosleep(&ts, NULL);
 		return;
 	}
@@ -123,9 +125,10 @@ nfl_fault_env_setup(struct nf_ctx *nf)
 		NF_LOG(ERR, "ONVM_NF_FAULT: unknown point '%s'", point);
 		return;
 	}
-	/* "promoting" fails standbys; every other point the first incarnation
-	 * only, so a promoted standby runs clean. */
-	if (nf->standby != (env_fault_point == NF_FAULT_PROMOTING)) {
+	/* "promoting" and "parking" fail standbys; every other point the first
+	 * incarnation only, so a promoted standby runs clean. */
+	if (nf->standby !=
+	    (env_fault_point == NF_FAULT_PROMOTING || env_fault_point == NF_FAULT_PARKING)) {
 		env_fault_point = -1;
 		return;
 	}

@@ -336,6 +336,7 @@ nfl_standby_run(struct nf_ctx *nf)
 	enum park_result r;
 	pid_t dead;
 
+	nfl_fault_point(nf, NF_FAULT_PARKING);
 	park_priority(nf);
 	__atomic_store_n(&nf->slot->standby_parked, 1, __ATOMIC_RELEASE);
 	r = park(nf);

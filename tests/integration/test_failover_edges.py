@@ -35,6 +35,13 @@ A "local" test_nf -S (packet/byte totals in a state region) with its standby:
                   numbers as it dies (-F committed:200 -C): the standby's state
                   recovery fails, and it refuses to promote -- no failover, the
                   reason in the log, the slot reclaimed, the pool back to idle.
+  standby_wedged  (second review) a standby started by hand is stuck before
+                  it parks (ONVM_NF_FAULT=test_nf:parking:8000) when its active is
+                  killed: the slot is handed to a process that does not take
+                  it.  Within start_timeout_ms (2 s) the manager must kill it
+                  and take the ordinary death path -- the reason in the log, no
+                  failover, the slot reclaimed, the pool back to idle -- not
+                  leave the chain with nobody consuming its ring.
 """
 import os
 import signal
@@ -158,6 +165,44 @@ def recovery_refused(L, path, frames):
     print("recovery_refused: the standby refused, the slot was reclaimed")
 
 
+def standby_wedged(L, path, frames):
+    out = L.path("wedged-out.pcap")
+    cfg = chain_cfg(path, out, ["-S"], {
+        "nf_defaults": {"heartbeat_ms": 300, "start_timeout_ms": 2000}})
+    cfg["nfs"][0]["resiliency"] = "none"  # the standby is started by hand, stalled
+    node = L.node("standby-wedged", cfg).start()
+    nf = node.nf_by(service=1)[0]
+    lab.wait_until(lambda: node.nf_by(service=1)[0]["rx"] == len(frames), 30,
+                   "the trace through the NF")
+    sb = L.spawn("wedged-standby", [
+        lab.TEST_NF, "--proc-type=secondary", f"--file-prefix={node.prefix}", "--lcores=51@0",
+        "--no-pci", "--", "-r", "1", "-n", str(nf["instance"]), "--standby", "--", "-S"],
+        env={"ONVM_NF_FAULT": "test_nf:parking:8000"})
+    lab.wait_until(lambda: node.nf_by(service=1)[0]["standby_pid"] == sb.pid, 30,
+                   "the standby registered", alive=node.assert_running)
+    L.expect(not node.nf_by(service=1)[0]["standby_parked"],
+             "the standby parked despite its stall")
+    os.kill(nf["pid"], signal.SIGKILL)
+    t0 = time.monotonic()
+    lab.wait_until(lambda: slot_gone(node), 30, "the slot to be reclaimed",
+                   alive=node.assert_running)
+    took = time.monotonic() - t0
+    try:
+        sb.wait(10)
+    except Exception:
+        raise lab.TestFailure(f"the wedged standby {sb.pid} is still alive")
+    L.expect(sb.returncode == -signal.SIGKILL, f"the wedged standby exited {sb.returncode}")
+    L.expect("did not take over within 2000 ms of its active's death: killing it" in node.log(),
+             "no kill of the wedged standby, with its reason, in the log")
+    info = node.info()
+    L.expect(info["nf_failovers"] == 0, f"failovers {info['nf_failovers']}")
+    lab.wait_until(lambda: pool_idle(node), 10, "pool back to its idle level")
+    rc = node.stop()
+    L.expect(rc == 0, f"standby_wedged: manager exit status {rc}")
+    print(f"standby_wedged: the standby that never took over was killed, slot reclaimed "
+          f"{took:.1f} s after its active's death")
+
+
 def sched_policy(pid):
     """The scheduling policy of a process's main thread (0 SCHED_OTHER, 1 FIFO)."""
     try:
@@ -200,7 +245,7 @@ def hung_at_fifo(L, path, frames):
 
 SCENARIOS = {"fini_death": fini_death, "promote_death": promote_death,
              "asleep_then_hung": asleep_then_hung, "recovery_refused": recovery_refused,
-             "hung_at_fifo": hung_at_fifo}
+             "hung_at_fifo": hung_at_fifo, "standby_wedged": standby_wedged}
 
 
 def test(L):
