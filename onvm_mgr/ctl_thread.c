@@ -292,6 +292,8 @@ mgr_nf_ctl_init(void)
 		MGR_LOG(ERR, "epoll/eventfd: %s", strerror(errno));
 		return -errno;
 	}
+	if (mgr_nf_reaper_start() < 0)
+		return -1;
 	return mgr_nf_ipc_init();
 }
 
@@ -339,6 +341,7 @@ mgr_ctl_stop(void)
 #else
 		pthread_join(ctl_thread, NULL);
 #endif
+	mgr_nf_reaper_stop();
 }
 
 void

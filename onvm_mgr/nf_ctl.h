@@ -68,6 +68,12 @@ void mgr_nf_cache_give_back(uint32_t lcore_id, const char *name, uint16_t id);
 /* Advance one slot whose process is gone; returns 1 while it made progress. */
 int mgr_nf_handle_exit(uint16_t id);
 
+/* nf_reaper.c: reap and close the pidfd of an exited process, off the
+ * control thread (the kernel may take long: see there).  Takes the fd. */
+int mgr_nf_reaper_start(void);
+void mgr_nf_reap(int pidfd);
+void mgr_nf_reaper_stop(void);
+
 /* nf_failover.c -- ctl_lock held. */
 void mgr_nf_hand_over(uint16_t id);
 void mgr_nf_standby_failed(uint16_t id, const char *why, uint64_t now_ns);

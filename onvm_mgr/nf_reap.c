@@ -7,7 +7,7 @@
  *
  * Death is an event, never a poll: every NF's process is watched through a
  * pidfd in the control thread's epoll set (pidfd_open works for NFs we did
- * not start, too).  When it fires, the NF is taken out of its service, a
+ * not start, too); the reaper thread (nf_reaper.c) reaps it.  When it fires, the NF is taken out of its service, a
  * grace period makes sure no data unit still enqueues to it, and its mbufs
  * are returned:
  *   - the packets it held, found through the batch record in its slot
@@ -116,9 +116,19 @@ unwatch(uint16_t id)
 
 	if (p->pidfd >= 0) {
 		epoll_ctl(mgr.epfd, EPOLL_CTL_DEL, p->pidfd, NULL);
-		close(p->pidfd);
+		mgr_nf_reap(p->pidfd);
 		p->pidfd = -1;
 	}
+}
+
+/* The exit status of the process `pidfd` refers to, if it is our child and
+ * has exited; it stays a zombie (WNOWAIT): the reaper thread reaps it. */
+static bool
+exit_status(int pidfd, siginfo_t *si)
+{
+	memset(si, 0, sizeof(*si));
+	return syscall(SYS_waitid, P_PIDFD, pidfd, si, WEXITED | WNOHANG | WNOWAIT, NULL) == 0 &&
+	       si->si_pid != 0;
 }
 
 /* Record `pid` as slot `id`'s standby and watch its pidfd. */
@@ -159,14 +169,13 @@ mgr_nf_handle_events(const struct epoll_event *evs, int n)
 			if (p->sb_pidfd >= 0) {
 				/* Our child (launched): its exit status says whether
 				 * it failed.  Started by hand: not ours to wait for. */
-				if (syscall(SYS_waitid, P_PIDFD, p->sb_pidfd, &si, WEXITED | WNOHANG,
-					    NULL) == 0 && si.si_pid != 0) {
+				if (exit_status(p->sb_pidfd, &si)) {
 					p->sb_exit_signal = si.si_code != CLD_EXITED;
 					p->sb_exit_status = si.si_status;
 					p->sb_exit_failed = p->sb_exit_signal || si.si_status != 0;
 				}
 				epoll_ctl(mgr.epfd, EPOLL_CTL_DEL, p->sb_pidfd, NULL);
-				close(p->sb_pidfd);
+				mgr_nf_reap(p->sb_pidfd);
 				p->sb_pidfd = -1;
 			}
 			p->sb_exited = true;
@@ -177,9 +186,7 @@ mgr_nf_handle_events(const struct epoll_event *evs, int n)
 			siginfo_t si = {0};
 
 			p->exited = true;
-			if (mgr.shm->nfs[id].launched &&
-			    syscall(SYS_waitid, P_PIDFD, p->pidfd, &si, WEXITED | WNOHANG, NULL) ==
-				    0)
+			if (p->pidfd >= 0 && exit_status(p->pidfd, &si))
 				p->exit_status = si.si_status;
 			unwatch(id);
 		}

@@ -42,6 +42,16 @@ A "local" test_nf -S (packet/byte totals in a state region) with its standby:
                   and take the ordinary death path -- the reason in the log, no
                   failover, the slot reclaimed, the pool back to idle -- not
                   leave the chain with nobody consuming its ring.
+  slow_reap       (chaos run) reaping a dead NF (waitid) can take the kernel
+                  a minute (release_task() invalidating the child's /proc
+                  dentries, measured on Linux 6.18).  The manager's reaping is
+                  made that slow (ONVM_MGR_FAULT=reap_delay:12000) and the
+                  active of a loaded "local" NF is killed twice: each time the
+                  slot must be protected again (a new standby registered and
+                  parked) long before the reap ends -- registration and
+                  hand-over must not wait behind it -- with no standby failure
+                  and no refused registration; the dead processes are reaped
+                  in the end.
 """
 import os
 import signal
@@ -244,9 +254,52 @@ def hung_at_fifo(L, path, frames):
     print("hung_at_fifo: the kernel's RLIMIT_RTTIME cap dropped the hung NF to SCHED_OTHER")
 
 
+def slow_reap(L, path, frames):
+    delay_s = 12
+    node = L.node("slow-reap", {
+        "node": {"lcores": "0@0"},
+        "nf_defaults": {"cpus": "1"},
+        "ports": [{"name": "gen", "dev": "net_null0,size=64"},
+                  {"name": "sink", "dev": "net_null1,size=64", "rx": False}],
+        "nfs": [{"binary": lab.TEST_NF, "service": 1, "resiliency": "local", "args": ["-S"]}],
+        "chains": [{"name": "c", "services": [1], "ingress_port": "gen", "exit_port": "sink"}],
+    }, env={"ONVM_MGR_FAULT": f"reap_delay:{delay_s * 1000}"}).start()
+    lab.wait_until(lambda: node.port("sink")["tx"] > 1000, 30, "traffic at the sink")
+
+    def protected():
+        v = node.nf_by(service=1)[0]
+        return v if v["status"] == "running" and v["standby_parked"] else None
+
+    dead, took = [], []
+    for k in (1, 2):
+        nf = lab.wait_until(protected, 30, f"kill {k}: the NF protected")
+        t0 = time.monotonic()
+        os.kill(nf["pid"], signal.SIGKILL)
+        dead.append(nf["pid"])
+        lab.wait_until(lambda: (lambda v: v if v["failovers"] == k and v["pid"] != nf["pid"]
+                                and v["standby_parked"] else None)(node.nf_by(service=1)[0]),
+                       3 * delay_s, f"kill {k}: failover and a new standby parked",
+                       alive=node.assert_running)
+        took.append(time.monotonic() - t0)
+    info = node.info()
+    L.expect(max(took) < delay_s / 2, f"protected again {max(took):.1f} s after a kill: it "
+             f"waited behind the {delay_s} s reap")
+    L.expect(info["nf_standby_failures"] == 0, f"{info['nf_standby_failures']} standby failures")
+    L.expect(info["nf_registrations_refused"] == 0,
+             f"{info['nf_registrations_refused']} registrations refused")
+    lab.wait_until(lambda: not any(os.path.exists(f"/proc/{p}") for p in dead),
+                   3 * delay_s + 30, "the dead NFs reaped")
+    L.expect(node.port("sink")["tx"] > 0, "no traffic")
+    rc = node.stop()
+    L.expect(rc == 0, f"slow_reap: manager exit status {rc}")
+    print(f"slow_reap: protected again {took[0]:.2f} s and {took[1]:.2f} s after each kill "
+          f"while each reap took {delay_s} s")
+
+
 SCENARIOS = {"fini_death": fini_death, "promote_death": promote_death,
              "asleep_then_hung": asleep_then_hung, "recovery_refused": recovery_refused,
-             "hung_at_fifo": hung_at_fifo, "standby_wedged": standby_wedged}
+             "hung_at_fifo": hung_at_fifo, "standby_wedged": standby_wedged,
+             "slow_reap": slow_reap}
 
 
 def test(L):
