@@ -58,7 +58,7 @@ int mgr_nf_watch_pid(uint16_t id, pid_t pid, int pidfd);
 int mgr_nf_watch_standby(uint16_t id, pid_t pid, int pidfd);
 struct epoll_event;
 int mgr_nf_pidfd_open(pid_t pid);
-pid_t mgr_nf_pidfd_pid(int fd);
+pid_t mgr_nf_pidfd_pid(int fd, pid_t *own_ns);
 void mgr_nf_handle_events(const struct epoll_event *evs, int n);
 /* Hand mbufs / a dead NF's mempool cache back to the pool through the TX
  * unit (never a pool ring operation in this preemptible thread). */

@@ -9,7 +9,9 @@
  * the moment its nf_init() returns.  Every handler takes mgr.ctl_lock.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -178,6 +180,10 @@ do_register(const struct onvm_mp_register_req *req, int *pidfd,
 			      ONVM_MAX_SERVICES - 1);
 	if (__atomic_load_n(&mgr.shm->shutting_down, __ATOMIC_RELAXED))
 		return refuse(rep, ESHUTDOWN, "the manager is shutting down");
+	/* Exited already (a zombie still has its pid): its slot would be routed
+	 * to until the control thread saw the death. */
+	if (poll(&(struct pollfd){.fd = *pidfd, .events = POLLIN}, 1, 0) > 0)
+		return refuse(rep, ESRCH, "pid %d has exited", req->pid);
 	if (req->standby)
 		return register_standby(req, pidfd, rep);
 	if (req->instance_id >= 0) {
@@ -245,19 +251,27 @@ static pid_t
 sender_pid(const struct rte_mp_msg *msg, const struct onvm_mp_register_req *req,
 	   struct onvm_mp_register_rep *rep)
 {
-	pid_t pid;
+	pid_t pid, own_ns;
 
 	if (msg->num_fds != 1)
 		return refuse(rep, EPROTO, "the request carries %d file descriptors, not libnf's "
 					   "pidfd",
 			      msg->num_fds);
-	pid = mgr_nf_pidfd_pid(msg->fds[0]);
+	pid = mgr_nf_pidfd_pid(msg->fds[0], &own_ns);
 	if (pid == -ENOTSUP)
 		return refuse(rep, EPROTO, "the descriptor sent is not a pidfd");
-	if (pid < 0)
+	if (pid == -ESRCH)
 		return refuse(rep, ESRCH, "pid %d has exited or is not visible from the "
 					  "manager's pid namespace",
 			      req->pid);
+	if (pid < 0)
+		return refuse(rep, -pid, "cannot read the pidfd's fdinfo: %s", strerror(-pid));
+	/* Not proof of identity (any process may open a pidfd of another), but
+	 * a pidfd of someone else is a bug worth naming. */
+	if (own_ns != 0 && own_ns != req->pid)
+		return refuse(rep, EPERM, "the pidfd sent is of pid %d, not of the sender (pid %d "
+					  "in its namespace)",
+			      own_ns, req->pid);
 	return pid;
 }
 
@@ -270,6 +284,10 @@ mp_register(const struct rte_mp_msg *msg, const void *peer)
 	uint64_t one = 1;
 	pid_t pid;
 
+	/* DPDK receives descriptors without close-on-exec: an NF launched
+	 * meanwhile would inherit them. */
+	for (int i = 0; i < msg->num_fds; i++)
+		fcntl(msg->fds[i], F_SETFD, FD_CLOEXEC);
 	for (int i = 1; i < msg->num_fds; i++)
 		close(msg->fds[i]);
 	if (msg->len_param != sizeof(req)) {

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -80,7 +81,7 @@ spawn_nf(int cfg_index, uint16_t id, bool standby)
 	const cpu_set_t *cpu_set = standby ? &mgr.nf_standby_cpus : &mgr.nf_active_cpus;
 	char path[PATH_MAX], prefix[96], svc[8], inst[8];
 	char *argv[MGR_CFG_MAX_ARGS + 24];
-	int a = 0;
+	int a = 0, max_fd;
 	pid_t pid;
 
 	if (resolve_binary(nc->binary, path, sizeof(path)) < 0) {
@@ -122,6 +123,7 @@ spawn_nf(int cfg_index, uint16_t id, bool standby)
 		argv[a++] = nc->args[i];
 	argv[a] = NULL;
 
+	max_fd = (int)sysconf(_SC_OPEN_MAX); /* for kernels before close_range (5.9) */
 	pid = fork();
 	if (pid < 0) {
 		MGR_LOG(ERR, "fork for NF '%s': %s", nc->name, strerror(errno));
@@ -134,6 +136,11 @@ spawn_nf(int cfg_index, uint16_t id, bool standby)
 		 * the manager, which drains and then stops its NFs in order. */
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		setpgid(0, 0);
+		/* Nothing of the manager's but stdin/out/err: some of its
+		 * descriptors (received ones) are not close-on-exec. */
+		if (syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
+			for (int fd = 3; fd < max_fd; fd++)
+				close(fd);
 		sched_setaffinity(0, sizeof(*cpu_set), cpu_set);
 		if (getppid() != mgr.shm->mgr_pid)
 			_exit(127);

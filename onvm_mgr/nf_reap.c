@@ -19,8 +19,10 @@
  * over instead (nf_failover.c).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>
@@ -48,29 +50,48 @@ mgr_nf_pidfd_open(pid_t pid)
 
 /*
  * The pid, in the manager's pid namespace, of the process pidfd `fd` refers
- * to -- the kernel's "Pid:" line in the fd's fdinfo.  -ENOTSUP: not a pidfd;
- * -ESRCH: the process has exited, or is not visible from here.
+ * to -- the kernel's "Pid:" line in the fd's fdinfo -- and in `*own_ns` its
+ * pid in its own namespace (the last "NSpid:" field; 0 if the kernel does not
+ * say).  -ENOTSUP: not a pidfd; -ESRCH: the process has exited, or is not
+ * visible from here; another -errno: the fdinfo could not be read.
  */
 pid_t
-mgr_nf_pidfd_pid(int fd)
+mgr_nf_pidfd_pid(int fd, pid_t *own_ns)
 {
-	char path[48], line[96];
+	char path[48], buf[512];
 	pid_t pid = -ENOTSUP;
-	FILE *f;
+	const char *l;
+	ssize_t n;
+	int f;
 
+	*own_ns = 0;
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "re");
-	if (f == NULL)
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
 		return -errno;
-	while (fgets(line, sizeof(line), f) != NULL) {
+	n = read(f, buf, sizeof(buf) - 1); /* the kernel writes it in one go */
+	if (n < 0)
+		pid = -errno;
+	close(f);
+	if (n < 0)
+		return pid;
+	buf[n] = '\0';
+	for (l = buf; l != NULL && *l != '\0'; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
 		int v;
 
-		if (sscanf(line, "Pid: %d", &v) == 1) {
+		if (sscanf(l, "Pid: %d", &v) == 1) {
 			pid = v > 0 ? v : -ESRCH; /* 0: another namespace, -1: gone */
-			break;
+		} else if (strncmp(l, "NSpid:", 6) == 0) {
+			const char *end = strchr(l, '\n');
+			const char *last = end ? end : l + strlen(l);
+
+			while (last > l && (last[-1] == ' ' || last[-1] == '\t'))
+				last--;
+			while (last > l && last[-1] >= '0' && last[-1] <= '9')
+				last--;
+			*own_ns = (pid_t)atoi(last);
 		}
 	}
-	fclose(f);
 	return pid;
 }
 

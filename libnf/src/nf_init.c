@@ -274,8 +274,12 @@ nf_register(struct nf_ctx *nf)
 	 * and watches it for our death (nf_ipc.c). */
 	self = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	if (self < 0) {
-		NF_LOG(ERR, "pidfd_open: %s (libnf needs Linux 5.3 or later)", strerror(errno));
-		return -errno;
+		int err = errno; /* the log may change errno */
+
+		NF_LOG(ERR, "pidfd_open: %s%s", strerror(err),
+		       err == ENOSYS ? " (libnf needs Linux 5.3 or later)" :
+		       err == EPERM  ? " (a seccomp filter forbids it?)" : "");
+		return -err;
 	}
 	r = nfl_mp_call(ONVM_MP_NF_REGISTER, &req, sizeof(req), self, &rep, sizeof(rep));
 	close(self);

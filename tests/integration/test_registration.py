@@ -8,10 +8,16 @@ The manager learns who registers from the pidfd libnf attaches to the request
 outside input like any other.  mp_register_probe, a DPDK secondary of the
 node, sends: no descriptor, a descriptor that is not a pidfd, two
 descriptors, a request one byte short, and the pidfd of a process that has
-exited.  Asserted, per case: a refusal (-errno) whose reason says what was
+exited (reaped, and a zombie whose pid the kernel still reports), and the
+pidfd of another live process.  Asserted, per case: a refusal (-errno) whose reason says what was
 wrong; the manager counts each (nf_registrations_refused), logs each, takes
 no slot, and keeps none of the descriptors it was sent (its open-descriptor
 count is what it was before); and a real NF still registers afterwards.
+
+DPDK receives descriptors without close-on-exec, and the manager keeps the
+pidfd of an NF started by hand as its watch: a process the manager forks
+afterwards (here the new standby of a configured "local" NF whose active is
+killed) must not inherit it.
 """
 import os
 import subprocess
@@ -25,6 +31,8 @@ CASES = {
     "twofds": "carries 2 file descriptors",
     "badsize": "bad registration message size",
     "exited": "has exited or is not visible",
+    "zombie": "has exited",
+    "other": "not of the sender",
 }
 
 
@@ -32,12 +40,33 @@ def open_fds(pid):
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
+def pidfd_targets(pid):
+    """The pids the pidfds process `pid` holds refer to."""
+    out = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") != "anon_inode:[pidfd]":
+                continue
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                out += [int(l.split()[1]) for l in f if l.startswith("Pid:")]
+        except OSError:
+            pass
+    return out
+
+
 def test(L):
     node = L.node("registration", {
         "ports": [{"name": "p", "dev": "net_null0", "rx": False}],
-        "nfs": [],
+        "nfs": [{"binary": lab.TEST_NF, "name": "launched", "service": 2,
+                 "resiliency": "local"}],
         "chains": [],
     }).start()
+
+    def protected():
+        v = node.nf_by(service=2)
+        return v[0] if v and v[0]["status"] == "running" and v[0]["standby_parked"] else None
+
+    launched = lab.wait_until(protected, 60, "the configured NF protected")
     mgr_pid = node.info()["pid"]
     before = open_fds(mgr_pid)
     r = subprocess.run([PROBE, "--proc-type=secondary", f"--file-prefix={node.prefix}",
@@ -58,7 +87,7 @@ def test(L):
     L.expect(info["nf_registrations_refused"] == len(CASES),
              f"nf_registrations_refused {info['nf_registrations_refused']}, "
              f"{len(CASES)} refusals sent")
-    L.expect(not node.nfs(), f"a refused request took a slot: {node.nfs()}")
+    L.expect(len(node.nfs()) == 1, f"a refused request took a slot: {node.nfs()}")
     after = open_fds(mgr_pid)
     L.expect(after == before, f"the manager has {after} descriptors open, {before} before the "
              "probe (a descriptor sent with a refused request kept)")
@@ -69,6 +98,12 @@ def test(L):
                          "-r", "7"])
     lab.wait_until(lambda: node.nf_by(service=7), 60, "a real NF registering after the probe",
                    alive=node.assert_running)
+    os.kill(launched["pid"], 9)
+    sb = lab.wait_until(lambda: (lambda v: v if v and v["pid"] != launched["pid"] else None)(
+        protected()), 60, "the configured NF protected again by a new standby")
+    held = pidfd_targets(sb["standby_pid"])
+    L.expect(nf.pid not in held, f"the standby launched after NF pid {nf.pid} registered holds "
+             f"a pidfd of it (pidfds of pids {held}): inherited from the manager")
     rc = node.stop()
     L.expect(rc == 0, f"manager exit status {rc}")
     try:

@@ -15,11 +15,16 @@
  *   twofds    a pidfd of this process and a second descriptor
  *   badsize   a request one byte short, with a pidfd
  *   exited    a pidfd of a child that has exited and been reaped
+ *   zombie    a pidfd of a child that has exited, not yet reaped (the
+ *             kernel still reports its pid), claiming the child's pid
+ *   other     a pidfd of a live child, claiming this process's pid
  * and prints "CASE RESULT REASON" per case.  Exit status 0 if every case got
  * an answer, whatever it said (the test judges the answers), 1 otherwise.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,11 +45,13 @@ pidfd_of(pid_t pid)
 	return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
-/* A pidfd whose process has exited and been reaped. */
+/* A pidfd whose process has exited; reaped, or left a zombie.  `*pid`: the
+ * child's pid. */
 static int
-exited_pidfd(void)
+exited_pidfd(bool reap, pid_t *pid)
 {
 	pid_t child = fork();
+	siginfo_t si;
 	int fd;
 
 	if (child < 0)
@@ -52,7 +59,8 @@ exited_pidfd(void)
 	if (child == 0)
 		_exit(0);
 	fd = pidfd_of(child);
-	waitpid(child, NULL, 0);
+	waitid(P_PID, child, &si, WEXITED | (reap ? 0 : WNOWAIT));
+	*pid = child;
 	return fd;
 }
 
@@ -71,8 +79,20 @@ probe(const char *what)
 	struct timespec ts = {.tv_sec = 5};
 	struct rte_mp_reply reply = {0};
 	struct rte_mp_msg msg = {0};
+	pid_t other = 0, child;
 	int ret = 0;
 
+	if (strcmp(what, "zombie") == 0) {
+		msg.fds[msg.num_fds++] = exited_pidfd(false, &child);
+		req.pid = child;
+	} else if (strcmp(what, "other") == 0) {
+		other = fork();
+		if (other == 0) {
+			pause();
+			_exit(0);
+		}
+		msg.fds[msg.num_fds++] = other > 0 ? pidfd_of(other) : -1;
+	}
 	strlcpy(req.name, "probe", sizeof(req.name));
 	strlcpy(msg.name, ONVM_MP_NF_REGISTER, sizeof(msg.name));
 	memcpy(msg.param, &req, sizeof(req));
@@ -86,8 +106,9 @@ probe(const char *what)
 		msg.fds[msg.num_fds++] = pidfd_of(getpid());
 		msg.len_param = sizeof(req) - 1;
 	} else if (strcmp(what, "exited") == 0) {
-		msg.fds[msg.num_fds++] = exited_pidfd();
-	} else if (strcmp(what, "nofd") != 0) {
+		msg.fds[msg.num_fds++] = exited_pidfd(true, &child);
+	} else if (strcmp(what, "nofd") != 0 && strcmp(what, "zombie") != 0 &&
+		   strcmp(what, "other") != 0) {
 		fprintf(stderr, "unknown case %s\n", what);
 		return -1;
 	}
@@ -109,6 +130,12 @@ probe(const char *what)
 	for (int i = 0; i < msg.num_fds; i++)
 		close(msg.fds[i]);
 	free(reply.msgs);
+	if (other > 0) {
+		kill(other, SIGKILL);
+		waitpid(other, NULL, 0);
+	}
+	if (strcmp(what, "zombie") == 0)
+		waitpid(child, NULL, 0);
 	return ret;
 }
 
