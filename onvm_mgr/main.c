@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <rte_eal.h>
@@ -131,6 +132,21 @@ mgr_housekeeping(uint64_t now)
 
 /* ---- main ----------------------------------------------------------------------- */
 
+/* Every registration briefly holds two descriptors more (the pidfd received
+ * and its fdinfo), and a DPDK message whose descriptor cannot be installed
+ * is dropped whole: take the hard limit, not the usual 1024. */
+static void
+raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+			fprintf(stderr, "onvm_mgr: cannot raise the descriptor limit\n");
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -180,6 +196,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "onvm_mgr: too many EAL arguments\n");
 		return 2;
 	}
+	raise_fd_limit();
 	ret = rte_eal_init(eal_argc, eal_argv);
 	if (ret < 0)
 		rte_exit(EXIT_FAILURE, "EAL init failed: %s\n", rte_strerror(rte_errno));

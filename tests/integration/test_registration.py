@@ -30,7 +30,7 @@ CASES = {
     "notpidfd": "not a pidfd",
     "twofds": "carries 2 file descriptors",
     "badsize": "bad registration message size",
-    "exited": "has exited or is not visible",
+    "exited": "has exited",
     "zombie": "has exited",
     "other": "not of the sender",
 }
