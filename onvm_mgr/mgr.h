@@ -20,6 +20,7 @@
  *   nf_ipc.c       rte_mp handlers: register, unregister, state     (nf_ctl.h)
  *   nf_launch.c    fork/exec of NFs and standbys                    (nf_ctl.h)
  *   nf_reap.c      NF deaths, reclamation of their mbufs            (nf_ctl.h)
+ *   nf_reaper.c    reaping dead NFs off the control thread          (nf_ctl.h)
  *   nf_failover.c  hand-over of a slot to its standby               (nf_ctl.h)
  *   nf_services.c  service instance tables (RCU), slot bookkeeping  (nf_ctl.h)
  *   state_pool.c   first-fit allocator of NF state blocks      (state_pool.h)
