@@ -56,6 +56,9 @@ def _sanitized():
 
 SANITIZED = _sanitized()
 SLOWDOWN = 4 if SANITIZED else 1  # for loose timing bounds in tests
+if SANITIZED:  # DPDK's own leaks (tests/lsan.supp), for every process started
+    os.environ.setdefault("LSAN_OPTIONS",
+                          "suppressions=" + os.path.join(SRC, "tests", "lsan.supp"))
 
 
 def nf_binary(name):
