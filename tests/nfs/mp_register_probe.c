@@ -79,7 +79,7 @@ probe(const char *what)
 	struct timespec ts = {.tv_sec = 5};
 	struct rte_mp_reply reply = {0};
 	struct rte_mp_msg msg = {0};
-	pid_t other = 0, child;
+	pid_t other = 0, child = 0;
 	int ret = 0;
 
 	if (strcmp(what, "zombie") == 0) {
