@@ -375,6 +375,29 @@ nf_state_dirty_chunks(const struct nf_state_set *set)
 	return n;
 }
 
+const uint32_t *
+nf_state_dirty_list(const struct nf_state_set *set, unsigned int region, uint32_t *n)
+{
+	if (region >= set->n_regions) {
+		*n = 0;
+		return NULL;
+	}
+	*n = *set->regions[region].dirty_n;
+	return set->regions[region].list;
+}
+
+uint32_t
+nf_state_chunk_size(const struct nf_state_set *set, unsigned int region)
+{
+	return region < set->n_regions ? set->regions[region].chunk_size : 0;
+}
+
+uint32_t
+nf_state_chunks(const struct nf_state_set *set, unsigned int region)
+{
+	return region < set->n_regions ? set->regions[region].n_chunks : 0;
+}
+
 /* ---- dirty tracking (fast path) -------------------------------------- */
 
 static inline void

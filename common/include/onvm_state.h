@@ -194,6 +194,14 @@ int nf_state_touch_ptr(struct nf_state_set *set, const void *ptr, size_t len);
 /* Chunks marked so far in the current batch (all regions). */
 uint32_t nf_state_dirty_chunks(const struct nf_state_set *set);
 
+/* The chunk indexes marked so far in the current batch in `region`, *n of
+ * them (valid until the next touch or commit); NULL, *n = 0 for no region.
+ * Region geometry: chunk size and count. */
+const uint32_t *nf_state_dirty_list(const struct nf_state_set *set, unsigned int region,
+				    uint32_t *n);
+uint32_t nf_state_chunk_size(const struct nf_state_set *set, unsigned int region);
+uint32_t nf_state_chunks(const struct nf_state_set *set, unsigned int region);
+
 /* End of batch: copy the dirty chunks to the replicas, crash-atomically, and
  * start a new batch.  Returns the batch's sequence number (1, 2, ...).
  * Call it before enqueueing the batch's outputs. */
