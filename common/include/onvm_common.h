@@ -42,7 +42,7 @@ extern "C" {
 
 #define ONVM_SHM_NAME "onvm_shm"
 #define ONVM_SHM_MAGIC 0x4f4e564d52464e31ULL /* "ONVMRFN1" */
-#define ONVM_SHM_VERSION 8
+#define ONVM_SHM_VERSION 9
 #define ONVM_PKTMBUF_POOL_NAME "onvm_pktmbuf_pool"
 #define ONVM_PKT_META_DYNFIELD "onvm_dynfield_pkt_meta"
 #define ONVM_NF_RX_RING_FMT "onvm_nf%u_rx"
@@ -88,6 +88,19 @@ enum onvm_action {
 #define ONVM_PKT_F_ND 0x01     /* a non-deterministic decision touched this packet */
 #define ONVM_PKT_F_REPLAY 0x02 /* replayed by a packet logger after failover */
 #define ONVM_PKT_F_FAILOVER_DROP 0x04 /* output of a dead NF's uncommitted batch, dropped */
+#define ONVM_PKT_F_MARKER 0x08 /* a consistent-cut marker (struct onvm_marker), not a packet */
+
+/*
+ * A consistent-cut marker (remote resiliency, docs/design.md): an mbuf the
+ * manager injects at a protected chain's ingress, flagged ONVM_PKT_F_MARKER,
+ * whose metadata `ts` is the cut's timestamp (the last packet before it) and
+ * whose data is this struct.  libnf never hands it to the NF: it freezes the
+ * NF's state changed since `base_id` (onvm_cut.h) and passes it on.
+ */
+struct onvm_marker {
+	uint64_t cut_id;
+	uint64_t base_id;
+};
 
 /*
  * Per-packet metadata, kept in an rte_mbuf dynamic field registered by the
@@ -278,6 +291,8 @@ struct onvm_nf_slot {
 	char state_mz[ONVM_NAME_LEN]; /* memzone holding the state block, "" if none */
 	uint64_t state_off;	      /* the block's offset in that memzone */
 	uint64_t state_size;
+	uint64_t cut_off;	      /* the cut area (onvm_cut.h) in that memzone; */
+	uint64_t cut_size;	      /* cut_size 0: the NF is not in a remote chain */
 
 	/* ---- Manager-written, read by a sleeping NF: the futex word. ---- */
 	uint32_t wake_seq __rte_cache_aligned; /* atomic; bumped by whoever enqueues */
@@ -317,6 +332,15 @@ struct onvm_nf_slot {
 	uint64_t state_commits;
 	uint64_t state_commit_cycles;
 	uint64_t state_commit_max_cycles;
+	/* Remote resiliency.  nd_ts: the highest timestamp of a packet (or, for
+	 * an ND decision in a tick, of the last packet seen) this NF marked ND;
+	 * atomic, stored (release) before the batch's outputs are emitted, so
+	 * whoever sees an output of a later batch sees it. */
+	uint64_t nd_ts;
+	uint64_t markers;	      /* consistent-cut markers passed on */
+	uint64_t cut_chunks;	      /* chunks frozen into the cut log */
+	uint64_t cut_failed;	      /* markers whose freeze failed (log full, base unknown) */
+	uint64_t bad_markers;	      /* markers too short to hold struct onvm_marker */
 	struct onvm_nf_app_stats app; /* NF-published counters */
 } __rte_cache_aligned;
 

@@ -101,17 +101,83 @@ count_action(struct action_counts *c, const struct onvm_pkt_meta *meta)
 		c->other++;
 }
 
+/*
+ * A consistent-cut marker (remote chains): the state now reflects exactly
+ * the packets before it, so freeze what changed since its base into the cut
+ * log, and pass it on.  It is not a packet: the NF never sees it.
+ */
+static void
+handle_marker(struct nf_ctx *nf, struct rte_mbuf *m, struct onvm_pkt_meta *meta)
+{
+	struct onvm_nf_slot *s = nf->slot;
+	struct onvm_marker mk;
+	int rc;
+
+	meta->action = ONVM_ACTION_NEXT;
+	s->markers++;
+	if (unlikely(rte_pktmbuf_data_len(m) < sizeof(mk))) {
+		s->bad_markers++;
+		return;
+	}
+	if (!nf->has_cut)
+		return; /* stateless, or not in a remote chain: nothing to freeze */
+	memcpy(&mk, rte_pktmbuf_mtod(m, const void *), sizeof(mk));
+	rc = onvm_cut_freeze(&nf->cut, &nf->state, mk.cut_id, mk.base_id, meta->ts);
+	if (rc < 0)
+		s->cut_failed++;
+	else
+		s->cut_chunks += (uint64_t)rc;
+}
+
+static inline bool
+is_marker(const struct rte_mbuf *m)
+{
+	return (nf_pkt_meta((struct rte_mbuf *)(uintptr_t)m)->flags & ONVM_PKT_F_MARKER) != 0;
+}
+
+/* The batch handler sees the packets between markers; each marker is
+ * handled where it stands, so the state it freezes is exactly the packets
+ * before it. */
+static uint32_t
+run_batch_handler(struct nf_ctx *nf, uint32_t n)
+{
+	struct onvm_nf_batch *b = &nf->slot->batch;
+	uint32_t start = 0, markers = 0;
+
+	for (uint32_t i = 0; i <= n; i++) {
+		if (i < n && likely(!is_marker(b->held[i])))
+			continue;
+		if (i > start)
+			nf->ops->batch(&b->held[start], i - start, nf);
+		if (i < n) {
+			handle_marker(nf, b->held[i], nf_pkt_meta(b->held[i]));
+			markers++;
+		}
+		start = i + 1;
+	}
+	return markers;
+}
+
 void
 nfl_batch_run_handlers(struct nf_ctx *nf, uint32_t n)
 {
 	struct onvm_nf_batch *b = &nf->slot->batch;
 	struct onvm_nf_stats *st = &nf->slot->stats;
 	struct action_counts c = {0};
-	uint64_t bytes = 0;
+	uint64_t bytes = 0, nd_ts = nf->nd_ts_batch;
+	uint32_t markers = 0;
 
 	/* The metadata was last written by the manager on another core. */
 	for (uint32_t i = 0; i < n; i++)
 		rte_prefetch0(nf_pkt_meta(b->held[i]));
+	for (uint32_t i = 0; i < n; i++) {
+		const struct onvm_pkt_meta *meta = nf_pkt_meta(b->held[i]);
+
+		/* Generated packets and tick-time ND decisions take the
+		 * timestamp of the newest packet handled. */
+		if (meta->ts > nf->last_ts && !(meta->flags & ONVM_PKT_F_MARKER))
+			nf->last_ts = meta->ts;
+	}
 	if (nf->ops->batch != NULL) {
 		for (uint32_t i = 0; i < n; i++) {
 			nf_pkt_meta(b->held[i])->action = ONVM_ACTION_NEXT;
@@ -119,18 +185,25 @@ nfl_batch_run_handlers(struct nf_ctx *nf, uint32_t n)
 		}
 		nf->in_batch = true;
 		nf->nd_batch = false;
-		nf->ops->batch(b->held, n, nf);
+		markers = run_batch_handler(nf, n);
 		nf->in_batch = false;
 		for (uint32_t i = 0; i < n; i++)
-			count_action(&c, nf_pkt_meta(b->held[i]));
+			if (likely(!is_marker(b->held[i])))
+				count_action(&c, nf_pkt_meta(b->held[i]));
 		if (nf->nd_batch) /* every packet of the batch, generated ones too */
 			for (uint32_t i = 0; i < b->held_n; i++)
-				nf_mark_nd(b->held[i]);
+				if (!is_marker(b->held[i]))
+					nf_mark_nd(b->held[i]);
 	} else {
 		for (uint32_t i = 0; i < n; i++) {
 			struct rte_mbuf *m = b->held[i];
 			struct onvm_pkt_meta *meta = nf_pkt_meta(m);
 
+			if (unlikely(meta->flags & ONVM_PKT_F_MARKER)) {
+				handle_marker(nf, m, meta);
+				markers++;
+				continue;
+			}
 			meta->action = ONVM_ACTION_NEXT;
 			bytes += rte_pktmbuf_pkt_len(m);
 			nf->cur_pkt = m;
@@ -144,6 +217,16 @@ nfl_batch_run_handlers(struct nf_ctx *nf, uint32_t n)
 	finish_generated(nf);
 	for (uint32_t i = n; i < b->held_n; i++)
 		count_action(&c, nf_pkt_meta(b->held[i]));
+	/* The batch's ND watermark, published at commit before any output
+	 * leaves (remote chains release nothing it may have shaped early). */
+	for (uint32_t i = 0; i < b->held_n; i++) {
+		const struct onvm_pkt_meta *meta = nf_pkt_meta(b->held[i]);
+
+		if ((meta->flags & ONVM_PKT_F_ND) && meta->ts > nd_ts)
+			nd_ts = meta->ts;
+	}
+	nf->nd_ts_batch = nd_ts;
+	n -= markers;
 	st->rx += n;
 	st->rx_bytes += bytes;
 	st->act_drop += c.by_action[ONVM_ACTION_DROP];
@@ -162,6 +245,8 @@ nfl_batch_commit(struct nf_ctx *nf)
 		struct onvm_nf_slot *s = nf->slot;
 		uint64_t t0 = rte_rdtsc(), dt;
 
+		if (nf->has_cut) /* which chunks changed in which cut period */
+			onvm_cut_note_batch(&nf->cut, &nf->state);
 		s->state_seq = nf_state_commit(&nf->state);
 		dt = rte_rdtsc() - t0;
 		s->state_chunks = nf_state_stats(&nf->state)->chunks_committed;
@@ -170,6 +255,9 @@ nfl_batch_commit(struct nf_ctx *nf)
 		if (dt > s->state_commit_max_cycles)
 			s->state_commit_max_cycles = dt;
 	}
+	if (unlikely(nf->nd_ts_batch > __atomic_load_n(&nf->slot->nd_ts, __ATOMIC_RELAXED)))
+		__atomic_store_n(&nf->slot->nd_ts, nf->nd_ts_batch, __ATOMIC_RELEASE);
+	nf->nd_ts_batch = 0;
 	/* From here a standby re-emits this batch's held outputs. */
 	__atomic_store_n(&nf->slot->batch.committed, 1, __ATOMIC_RELEASE);
 }
@@ -281,6 +369,9 @@ nf_pkt_alloc(struct nf_ctx *nf)
 	memset(meta, 0, sizeof(*meta));
 	meta->action = ONVM_ACTION_DROP;
 	meta->egress_port = ONVM_PORT_UNSET;
+	/* It belongs to the packet being handled (or, in a tick, follows the
+	 * newest one): remote chains order and deduplicate it by that. */
+	meta->ts = nf->cur_pkt != NULL ? nf_pkt_meta(nf->cur_pkt)->ts : nf->last_ts;
 	return m;
 }
 

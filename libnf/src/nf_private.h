@@ -42,6 +42,7 @@
 
 #include "nf_rt.h"
 #include "onvm_nf_batch.h"
+#include "onvm_cut.h"
 #include "onvm_nflib.h"
 #include "onvm_state.h"
 
@@ -80,6 +81,10 @@ struct nf_ctx {
 	bool nd_batch; /* an ND helper ran in this batch's batch handler/tick */
 	bool has_state;
 	struct nf_state_set state;
+	bool has_cut;		/* in a remote chain: markers freeze into `cut` */
+	struct onvm_cut_set cut;
+	uint64_t last_ts;	/* highest timestamp of a packet handled */
+	uint64_t nd_ts_batch;	/* ND watermark of the current batch (published at commit) */
 	uint32_t n_decl;
 	struct onvm_nf_state_req decl[ONVM_STATE_MAX_REGIONS]; /* declared regions */
 	bool standby;	       /* parked until the active dies */

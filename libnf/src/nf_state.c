@@ -124,6 +124,16 @@ nf_state_map(struct nf_ctx *nf)
 		NF_LOG(ERR, "state: %s", err);
 		return ret;
 	}
+	/* In a remote chain the manager added a cut area (onvm_cut.h). */
+	if (nf->slot->cut_size > 0) {
+		if (nf->slot->cut_off + nf->slot->cut_size > mz->len ||
+		    onvm_cut_attach(&nf->cut, (uint8_t *)mz->addr + nf->slot->cut_off,
+				    nf->slot->cut_size, &layout) < 0) {
+			NF_LOG(ERR, "state: the cut area does not match the state layout");
+			return -EINVAL;
+		}
+		nf->has_cut = true;
+	}
 	nf->has_state = true;
 	NF_LOG(INFO, "%s: %u state regions mapped (%" PRIu64 " bytes)%s", nf->name, nf->n_decl,
 	       nf->slot->state_size, nf->standby ? " as standby" : "");
