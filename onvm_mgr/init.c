@@ -79,6 +79,41 @@ mgr_init_eal_argv(int cli_argc, char **cli_argv, char *prog, char **out, int max
 
 /* ---- tables, pool, rings -------------------------------------------------------- */
 
+/*
+ * The NF state pool: a hugetlbfs segment at a fixed address (onvm_seg.h),
+ * so that state holding pointers means the same on every node.  Named after
+ * the file prefix, so nodes on one machine do not collide, and removed like
+ * the node's hugepage files if the manager dies.  Pages are taken per block
+ * when it is allocated (nf_ipc.c).
+ */
+static int
+mgr_init_state_seg(void)
+{
+	/* hugetlbfs sizes are whole huge pages (2 MB here). */
+	uint64_t bytes = RTE_ALIGN_CEIL((uint64_t)mgr.cfg.state_pool_mb << 20, 2u << 20);
+	char dir[PATH_MAX], path[PATH_MAX];
+	int ret;
+
+	/* "<prefix>map_": mgr_remove_runtime_files() removes it at exit. */
+	ret = onvm_seg_hugedir(dir, sizeof(dir));
+	if (ret == 0 && (size_t)snprintf(path, sizeof(path), "%s/%smap_onvm_state", dir,
+					 mgr.file_prefix) >= sizeof(path))
+		ret = -ENAMETOOLONG;
+	if (ret == 0)
+		ret = onvm_seg_create(&mgr.state_seg, path, ONVM_SEG_STATE_VA, bytes);
+	if (ret < 0) {
+		MGR_LOG(ERR, "cannot map %u MB for NF state (state.pool_mb) at 0x%llx: %s%s",
+			mgr.cfg.state_pool_mb, ONVM_SEG_STATE_VA, strerror(-ret),
+			ret == -ENOENT ? " (no hugetlbfs mount)" : "");
+		return ret;
+	}
+	rte_strscpy(mgr.shm->state_seg_path, path, sizeof(mgr.shm->state_seg_path));
+	mgr.shm->state_seg_va = ONVM_SEG_STATE_VA;
+	mgr.shm->state_seg_size = bytes;
+	mgr_state_pool_init(&mgr.state_pool, bytes);
+	return 0;
+}
+
 int
 mgr_init_shared(void)
 {
@@ -121,19 +156,8 @@ mgr_init_shared(void)
 		return -rte_errno;
 	}
 
-	if (mgr.cfg.state_pool_mb > 0) {
-		uint64_t bytes = (uint64_t)mgr.cfg.state_pool_mb << 20;
-
-		mgr.state_mz = rte_memzone_reserve_aligned(MGR_STATE_POOL_NAME, bytes,
-							   rte_socket_id(), 0,
-							   MGR_STATE_POOL_ALIGN);
-		if (mgr.state_mz == NULL) {
-			MGR_LOG(ERR, "cannot reserve %u MB for NF state (state.pool_mb): %s",
-				mgr.cfg.state_pool_mb, rte_strerror(rte_errno));
-			return -rte_errno;
-		}
-		mgr_state_pool_init(&mgr.state_pool, mgr.state_mz->len);
-	}
+	if (mgr.cfg.state_pool_mb > 0 && mgr_init_state_seg() < 0)
+		return -ENOMEM;
 
 	/* An mbuf is in this ring at most once: with room for the whole pool
 	 * an enqueue never fails and the control thread never waits on it. */

@@ -46,6 +46,8 @@
 #include <rte_log.h>
 #include <rte_mempool.h>
 #include <rte_memzone.h>
+
+#include "onvm_seg.h"
 #include <rte_rcu_qsbr.h>
 #include <rte_version.h>
 
@@ -212,7 +214,7 @@ struct mgr {
 	 * until then the control and IPC threads may use the pool directly. */
 	bool units_running;
 	struct rte_rcu_qsbr *qsbr;
-	const struct rte_memzone *state_mz; /* the state pool, NULL if none */
+	struct onvm_seg state_seg;	    /* the state pool (base NULL: none) */
 	struct mgr_state_pool state_pool;
 	pthread_mutex_t ctl_lock; /* NF/service table writers; never taken by a data lcore */
 	int epfd;	/* the control thread's: pidfds of NFs + ctl_evfd */

@@ -401,7 +401,7 @@ do_state_alloc(const struct onvm_mp_state_req *req, struct onvm_mp_state_rep *re
 	ret = nf_state_layout_compute(&layout, reqs, n, rep->reason, sizeof(rep->reason));
 	if (ret < 0)
 		return ret;
-	if (mgr.state_mz == NULL)
+	if (mgr.state_seg.base == NULL)
 		return state_fail(rep, ENOMEM, "the node has no state pool (state.pool_mb is 0)");
 	off = mgr_state_pool_alloc(&mgr.state_pool, layout.total_size);
 	if (off < 0)
@@ -410,7 +410,15 @@ do_state_alloc(const struct onvm_mp_state_req *req, struct onvm_mp_state_rep *re
 				  " of %" PRIu64 " in use; raise state.pool_mb)",
 				  layout.total_size, mgr_state_pool_in_use(&mgr.state_pool),
 				  mgr.state_pool.size);
-	ret = nf_state_format((uint8_t *)mgr.state_mz->addr + off, layout.total_size, &layout,
+	/* The huge pages now, so that running out is this answer, not a SIGBUS
+	 * in whoever touches the block first. */
+	ret = onvm_seg_reserve(&mgr.state_seg, (uint64_t)off, layout.total_size);
+	if (ret < 0) {
+		mgr_state_pool_free(&mgr.state_pool, off);
+		return state_fail(rep, ENOMEM, "no huge pages for %" PRIu64 " bytes of state: %s",
+				  layout.total_size, strerror(-ret));
+	}
+	ret = nf_state_format(mgr.state_seg.base + off, layout.total_size, &layout,
 			      rep->reason, sizeof(rep->reason));
 	if (ret < 0) {
 		mgr_state_pool_free(&mgr.state_pool, off);

@@ -347,6 +347,8 @@ free_state(struct onvm_nf_slot *s)
 {
 	if (s->state_mz[0] == '\0')
 		return;
+	/* Give the huge pages back: a later block may be elsewhere. */
+	onvm_seg_release(&mgr.state_seg, s->state_off, s->state_size + s->cut_size);
 	mgr_state_pool_free(&mgr.state_pool, s->state_off);
 	s->state_mz[0] = '\0';
 	s->state_off = 0;

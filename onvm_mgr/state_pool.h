@@ -3,8 +3,8 @@
  */
 
 /*
- * state_pool.h -- where NF state blocks live: one memzone reserved at
- * start-up ("onvm_state_pool", config state.pool_mb) and carved first-fit.
+ * state_pool.h -- where NF state blocks live: one segment mapped at start-up
+ * at a fixed address (onvm_seg.h; config state.pool_mb) and carved first-fit.
  *
  * Reserving a memzone per NF at run time would make DPDK map new hugepages
  * and synchronise every secondary process (NFs, standbys being started) with

@@ -42,7 +42,7 @@ extern "C" {
 
 #define ONVM_SHM_NAME "onvm_shm"
 #define ONVM_SHM_MAGIC 0x4f4e564d52464e31ULL /* "ONVMRFN1" */
-#define ONVM_SHM_VERSION 9
+#define ONVM_SHM_VERSION 10
 #define ONVM_PKTMBUF_POOL_NAME "onvm_pktmbuf_pool"
 #define ONVM_PKT_META_DYNFIELD "onvm_dynfield_pkt_meta"
 #define ONVM_NF_RX_RING_FMT "onvm_nf%u_rx"
@@ -288,10 +288,10 @@ struct onvm_nf_slot {
 	uint32_t standby_failures; /* standbys that failed before parking, in a row */
 	uint64_t hung_kills;	  /* times the manager killed it as hung */
 	uint64_t reclaimed;	  /* mbufs the manager returned to the pool after a death */
-	char state_mz[ONVM_NAME_LEN]; /* memzone holding the state block, "" if none */
-	uint64_t state_off;	      /* the block's offset in that memzone */
+	char state_mz[ONVM_NAME_LEN]; /* "" until a state block is allocated (then the pool's name) */
+	uint64_t state_off;	      /* the block's offset in the state segment */
 	uint64_t state_size;
-	uint64_t cut_off;	      /* the cut area (onvm_cut.h) in that memzone; */
+	uint64_t cut_off;	      /* the cut area (onvm_cut.h) in that segment; */
 	uint64_t cut_size;	      /* cut_size 0: the NF is not in a remote chain */
 
 	/* ---- Manager-written, read by a sleeping NF: the futex word. ---- */
@@ -421,6 +421,12 @@ struct onvm_shm {
 	/* CPUs the manager's data lcores run on: a standby never waits or spins
 	 * at real-time priority there (libnf's nf_standby.c). */
 	cpu_set_t mgr_cpus;
+	/* NF state blocks live in a hugetlbfs segment mapped at the same fixed
+	 * address by the manager and every NF (onvm_seg.h): state_seg_size 0
+	 * when the node has none.  Slots name blocks by offset in it. */
+	char state_seg_path[256];
+	uint64_t state_seg_va;
+	uint64_t state_seg_size;
 
 	uint16_t default_chain;
 	uint8_t has_default_chain;

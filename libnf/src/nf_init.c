@@ -495,6 +495,8 @@ nf_fini(struct nf_ctx *nf)
 			pthread_mutex_unlock(&nf->slot->alive_lock);
 	}
 	signal_nf = NULL;
+	if (nf->seg.base != NULL)
+		onvm_seg_close(&nf->seg, 0);
 	rte_eal_cleanup();
 	free(nf);
 }

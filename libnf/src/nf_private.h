@@ -44,6 +44,7 @@
 #include "onvm_nf_batch.h"
 #include "onvm_cut.h"
 #include "onvm_nflib.h"
+#include "onvm_seg.h"
 #include "onvm_state.h"
 
 _Static_assert(ONVM_STATE_MAX_REGIONS == NF_STATE_MAX_REGIONS,
@@ -81,6 +82,7 @@ struct nf_ctx {
 	bool nd_batch; /* an ND helper ran in this batch's batch handler/tick */
 	bool has_state;
 	struct nf_state_set state;
+	struct onvm_seg seg;	/* the node's state segment, once mapped */
 	bool has_cut;		/* in a remote chain: markers freeze into `cut` */
 	struct onvm_cut_set cut;
 	uint64_t last_ts;	/* highest timestamp of a packet handled */

@@ -77,12 +77,30 @@ state_request_alloc(struct nf_ctx *nf)
 	return 0;
 }
 
+/* Map the node's state segment at the address the manager chose (the same
+ * in every process, and on every node: onvm_seg.h). */
+static int
+map_segment(struct nf_ctx *nf)
+{
+	const struct onvm_shm *shm = nf->shm;
+	int ret;
+
+	if (nf->seg.base != NULL)
+		return 0;
+	if (shm->state_seg_size == 0)
+		return -ENOENT;
+	ret = onvm_seg_map(&nf->seg, shm->state_seg_path, shm->state_seg_va, shm->state_seg_size);
+	if (ret < 0)
+		NF_LOG(ERR, "cannot map the state segment %s at 0x%" PRIx64 ": %s",
+		       shm->state_seg_path, shm->state_seg_va, strerror(-ret));
+	return ret;
+}
+
 int
 nf_state_map(struct nf_ctx *nf)
 {
 	struct nf_state_request reqs[ONVM_STATE_MAX_REGIONS];
 	struct nf_state_layout layout;
-	const struct rte_memzone *mz;
 	char err[160];
 	int ret;
 
@@ -102,8 +120,7 @@ nf_state_map(struct nf_ctx *nf)
 				 __atomic_load_n(&nf->slot->state_mz[0], __ATOMIC_ACQUIRE) == '\0';
 		     ms++)
 			rte_delay_us_sleep(1000);
-	mz = nf->slot->state_mz[0] != '\0' ? rte_memzone_lookup(nf->slot->state_mz) : NULL;
-	if (mz == NULL) {
+	if (nf->slot->state_mz[0] == '\0' || map_segment(nf) < 0) {
 		NF_LOG(ERR, "no state memory for instance %u", nf->instance_id);
 		return -ENOENT;
 	}
@@ -113,12 +130,13 @@ nf_state_map(struct nf_ctx *nf)
 						    .size = nf->decl[i].size,
 						    .chunk_size = nf->decl[i].chunk_size};
 	ret = nf_state_layout_compute(&layout, reqs, nf->n_decl, err, sizeof(err));
-	if (ret == 0 && nf->slot->state_off + nf->slot->state_size > mz->len) {
-		snprintf(err, sizeof(err), "state block outside its memzone");
+	if (ret == 0 && (nf->slot->state_off > nf->seg.size ||
+			 nf->slot->state_size > nf->seg.size - nf->slot->state_off)) {
+		snprintf(err, sizeof(err), "state block outside the state segment");
 		ret = -ERANGE;
 	}
 	if (ret == 0)
-		ret = nf_state_attach(&nf->state, (uint8_t *)mz->addr + nf->slot->state_off,
+		ret = nf_state_attach(&nf->state, nf->seg.base + nf->slot->state_off,
 				      nf->slot->state_size, &layout, err, sizeof(err));
 	if (ret < 0) {
 		NF_LOG(ERR, "state: %s", err);
@@ -126,8 +144,9 @@ nf_state_map(struct nf_ctx *nf)
 	}
 	/* In a remote chain the manager added a cut area (onvm_cut.h). */
 	if (nf->slot->cut_size > 0) {
-		if (nf->slot->cut_off + nf->slot->cut_size > mz->len ||
-		    onvm_cut_attach(&nf->cut, (uint8_t *)mz->addr + nf->slot->cut_off,
+		if (nf->slot->cut_off > nf->seg.size ||
+		    nf->slot->cut_size > nf->seg.size - nf->slot->cut_off ||
+		    onvm_cut_attach(&nf->cut, nf->seg.base + nf->slot->cut_off,
 				    nf->slot->cut_size, &layout) < 0) {
 			NF_LOG(ERR, "state: the cut area does not match the state layout");
 			return -EINVAL;
