@@ -96,6 +96,7 @@ PACKAGES=(
 	tshark iproute2 procps
 	frr ethtool  # the BFD interop tests: FRR's bfdd as the peer, veth offloads
 	libndpi-dev  # the dpi NF
+	libssl-dev   # RSync: HMAC-SHA256 (libcrypto)
 )
 
 # For the fuzz step.  clang alone does not bring the libFuzzer/ASan/UBSan

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * RSync on the primary node of a protected chain (SPEC.md section 6): the
+ * latch buffers and the coordinator side of the two-phase commit, without
+ * I/O.  The owner (onvm_mgr's RSync unit) hands it every packet leaving the
+ * chain, the consistent cuts markers bring, and the RSync messages that
+ * arrive; the library calls back to transmit messages, and to release or
+ * drop packets.
+ *
+ * Stages.  Packets leaving the chain fill the open stage (at most
+ * cfg.stage_pkts packets, or until cfg.close_ns passed since its first
+ * packet, or a cut closes it).  A closed stage is one transaction: PREPARE
+ * fragments carry its META (previous transaction, cut, ND watermark, sizes)
+ * and the TxTs delta (per flow, the highest timestamp in the stage); a cut's
+ * state goes in CHECKPOINT fragments of the same transaction.  Up to
+ * cfg.stages stages exist at once; they are released strictly in order.
+ *
+ * The release rule.  The head stage is released when
+ *   (1) the standby voted for it -- never on a time-out: a stage whose vote
+ *       does not come is sent again every cfg.retrans_ns, and after
+ *       cfg.max_tries sends it is aborted together with every later closed
+ *       stage (their packets are dropped and counted; the standby is told
+ *       with ABORT, and nothing after it can be applied without it anyway);
+ *   (2) if the chain made an ND decision after the last cut before the
+ *       stage (its ND watermark is above that cut's timestamp when the
+ *       stage closes), a stage at or after it that carries a cut is voted
+ *       too, with every stage between (the standby applies transactions
+ *       only in chain order).  The cut's marker followed the stage's last
+ *       packet through the chain, so the cut holds every ND decision that
+ *       can have shaped the stage's packets.  Packets never take the last
+ *       free stage, which is kept for that cut.
+ * Released stages are confirmed with a cumulative COMMIT; once a stage with
+ * a cut is released, LOG_TRIM tells the predecessor that its log up to the
+ * cut's timestamp is no longer needed.
+ *
+ * Transactions are chained: each names the one before it (prev_txid), and an
+ * abort rewinds the chain to the last surviving transaction, so the standby
+ * never applies a transaction whose predecessor it lacks.  A cut is a delta
+ * over the previous cut of the chain (its `base`): a cut whose base was
+ * aborted is refused with -ESTALE and the owner must ask for a new one.
+ *
+ * Epochs.  Every message carries the chain's epoch.  A message of a higher
+ * epoch means another node took over: the primary is fenced -- it releases
+ * nothing more, drops what it holds (counted) and refuses new packets.
+ *
+ * Single-threaded (the RSync unit's lcore).  The fast path (add, tick, rx)
+ * allocates nothing and logs nothing.
+ */
+#ifndef RSYNC_PRIMARY_H
+#define RSYNC_PRIMARY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rsync_txts.h"
+#include "rsync_wire.h"
+
+enum rsync_peer {
+	RSYNC_PEER_STANDBY = 0,
+	RSYNC_PEER_PREDECESSOR = 1,
+};
+
+struct rsync_primary_cfg {
+	uint16_t chain;
+	uint32_t epoch;		   /* the chain's epoch at start (>= 1) */
+	uint32_t stages;	   /* latch stages, 2 .. RSYNC_MAX_STAGES */
+	uint32_t stage_pkts;	   /* packets per stage, >= 1 */
+	uint64_t stage_state_bytes; /* state bytes one transaction may carry */
+	uint32_t max_payload;	   /* fragment payload bytes, <= RSYNC_MAX_PAYLOAD */
+	uint64_t close_ns;	   /* an open stage closes this long after its first packet */
+	uint64_t retrans_ns;	   /* no vote this long after a send: send again */
+	uint32_t max_tries;	   /* sends of a transaction before it is aborted, >= 1 */
+	uint32_t standby_window;   /* transactions the standby stages at once */
+};
+
+#define RSYNC_MAX_STAGES 64
+#define RSYNC_LAT_BUCKETS 24 /* commit latency histogram: bucket i < 2^i us */
+
+enum rsync_abort_reason {
+	RSYNC_ABORT_NO_VOTE = 0, /* max_tries sends without a vote */
+	RSYNC_ABORT_CASCADE,	 /* a stage before it was aborted */
+	RSYNC_ABORT_FENCED,	 /* a newer epoch took over */
+	RSYNC_ABORT_REASON_MAX,
+};
+
+struct rsync_primary_stats {
+	uint64_t pkts_in;	    /* packets handed to rsync_primary_add() */
+	uint64_t pkts_released;
+	uint64_t pkts_dropped[RSYNC_ABORT_REASON_MAX];
+	uint64_t latch_full;	    /* adds refused: every stage busy */
+	uint64_t fenced_refused;    /* adds refused: fenced */
+	uint64_t stages_closed;
+	uint64_t stages_released;
+	uint64_t aborts[RSYNC_ABORT_REASON_MAX]; /* stages aborted, by reason */
+	uint64_t frags_sent;
+	uint64_t frags_retrans;
+	uint64_t send_busy;	    /* sends the link refused (retried later) */
+	uint64_t window_waits;	    /* sends held back: the standby's window is full */
+	uint64_t votes;
+	uint64_t commits_sent;
+	uint64_t acks;
+	uint64_t trims_sent;
+	uint64_t cuts;		    /* cuts attached to a stage */
+	uint64_t cuts_stale;	    /* cuts refused: their base was aborted */
+	uint64_t cuts_too_big;	    /* cuts dropped: more than stage_state_bytes */
+	uint64_t nd_waits;	    /* releases held back by rule (2) (once per stage) */
+	uint64_t rx[RSYNC_RX_REASON_MAX]; /* messages by what became of them */
+	uint64_t commit_lat_us[RSYNC_LAT_BUCKETS]; /* close -> release */
+};
+
+struct rsync_primary_ops {
+	/* Transmit one message (m->h.chain/epoch/type/txid/fragments filled in)
+	 * to `to`.  Returns 0, or -1 when the link cannot take it now: the
+	 * library sends the rest later (rsync_primary_tick()). */
+	int (*send)(void *ctx, enum rsync_peer to, const struct rsync_msg *m, const void *payload,
+		    size_t len);
+	/* `n` packets of released stages, in order: send them out. */
+	void (*release)(void *ctx, void *const *pkts, uint32_t n);
+	/* `n` packets of an aborted stage: free them. */
+	void (*drop)(void *ctx, void *const *pkts, uint32_t n, enum rsync_abort_reason why);
+};
+
+struct rsync_primary;
+
+/* Allocates everything (malloc) up front.  NULL on a bad configuration
+ * (errno EINVAL) or no memory (ENOMEM). */
+struct rsync_primary *rsync_primary_new(const struct rsync_primary_cfg *cfg,
+					const struct rsync_primary_ops *ops, void *ctx,
+					uint64_t seed);
+/* Frees the library's memory; packets still held are handed to ops->drop. */
+void rsync_primary_free(struct rsync_primary *p);
+
+/*
+ * A packet left the chain: latch it.  `flow` is its flow as it entered the
+ * chain, `ts` its logical timestamp.  Returns 0; -ENOBUFS when every stage is
+ * busy (the caller keeps the packet and tries again after tick/rx: back
+ * pressure, counted); -EPERM when fenced (counted).
+ */
+int rsync_primary_add(struct rsync_primary *p, void *pkt, const struct rsync_flow *flow,
+		      uint64_t ts, uint64_t now_ns);
+
+/* The chain's ND watermark rose to `nd_ts` (the highest timestamp of a
+ * packet an NF of the chain marked ND).  Stages closing from now on wait for
+ * a cut at or after it. */
+void rsync_primary_nd(struct rsync_primary *p, uint64_t nd_ts);
+
+/*
+ * A cut's marker reached the end of the chain.  The open stage (or a new
+ * one) takes the cut and closes after rsync_primary_cut_end().  `base_id` is
+ * the cut the marker's delta is relative to.  Returns 0; -ESTALE when
+ * base_id is not the chain's last cut (it was aborted: ask for a new cut
+ * with rsync_primary_cut_base() as the base); -ENOBUFS when every stage is
+ * busy; -EPERM when fenced; -EBUSY when a cut is already open.
+ */
+int rsync_primary_cut_begin(struct rsync_primary *p, uint64_t cut_id, uint64_t base_id,
+			    uint64_t cut_ts, uint64_t now_ns);
+/* Bytes of the cut: `len` bytes at `offset` of chain-wide region `region`
+ * (< RSYNC_REGION_MAX), copied now.  Returns 0, or -E2BIG when the cut
+ * outgrows cfg.stage_state_bytes (the cut is then dropped at cut_end). */
+int rsync_primary_cut_piece(struct rsync_primary *p, uint16_t region, uint64_t offset,
+			    const void *data, uint32_t len);
+/* Close the cut's stage and send it.  Returns 0, or -E2BIG if the cut was
+ * dropped (counted; the stage goes out without it). */
+int rsync_primary_cut_end(struct rsync_primary *p, uint64_t now_ns);
+
+/* The base a new cut must name (the last cut of the chain of transactions),
+ * its timestamp, and the highest cut timestamp covered by released stages. */
+uint64_t rsync_primary_cut_base(const struct rsync_primary *p);
+uint64_t rsync_primary_cut_base_ts(const struct rsync_primary *p);
+uint64_t rsync_primary_released_cut_ts(const struct rsync_primary *p);
+/* The ND watermark that no cut of the chain covers yet (0: none): the owner
+ * must inject a marker when this is nonzero and none is travelling. */
+uint64_t rsync_primary_nd_uncovered(const struct rsync_primary *p);
+
+/* Timers: close an old open stage, resend, abort.  Returns the next time
+ * (ns) it wants to be called, UINT64_MAX when nothing is pending. */
+uint64_t rsync_primary_tick(struct rsync_primary *p, uint64_t now_ns);
+
+/* A decoded message from the standby or the predecessor (the wire checks of
+ * rsync_decode() done).  Returns what became of it (counted). */
+enum rsync_rx_reason rsync_primary_rx(struct rsync_primary *p, const struct rsync_msg *m,
+				      uint64_t now_ns);
+
+/* Operator switch-over or loss of the standby: fence now (as a newer epoch). */
+void rsync_primary_fence(struct rsync_primary *p);
+
+bool rsync_primary_fenced(const struct rsync_primary *p);
+uint32_t rsync_primary_epoch(const struct rsync_primary *p);
+uint32_t rsync_primary_stages_busy(const struct rsync_primary *p);
+uint64_t rsync_primary_pkts_latched(const struct rsync_primary *p);
+const struct rsync_primary_stats *rsync_primary_stats(const struct rsync_primary *p);
+
+#endif /* RSYNC_PRIMARY_H */

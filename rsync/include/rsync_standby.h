@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * RSync on the standby node of a protected chain (SPEC.md section 6): the
+ * participant side of the two-phase commit and the TxTs table, without I/O.
+ *
+ * Staging.  PREPARE and CHECKPOINT fragments are staged per transaction
+ * (cfg.window transactions at once, each of at most cfg.max_frags
+ * fragments).  Only when a transaction is whole -- every fragment present,
+ * the TxTs pieces contiguous and as long as META says, the state pieces as
+ * many and as long as META says and each inside a region of the standby
+ * chain (ops->state_ok) -- does the standby VOTE, and only if the TxTs table
+ * is sure to have room for its entries.  A duplicate META of a voted
+ * transaction repeats the VOTE (the first one may have been lost).
+ *
+ * Applying.  Transactions are applied in chain order: the next one is the
+ * voted transaction whose prev_txid is the last applied one.  COMMIT(t)
+ * applies the chain up to t, discards what is staged at or below t and not
+ * applied (transactions the primary aborted), and is answered with ACK of
+ * the last applied txid.  Applying merges the TxTs delta (per flow max),
+ * writes the state pieces through ops->apply_state, and, for a cut, forgets
+ * TxTs entries at or below the cut's timestamp: after a takeover no packet
+ * at or below the applied cut is processed again, so they can never match.
+ *
+ * Takeover (REPLAY_START, handled by the owner): every voted transaction
+ * that continues the chain is applied -- the primary may have released a
+ * voted stage whose COMMIT never arrived -- the rest is discarded, and the
+ * epoch moves to the new one, after which every message of an older epoch
+ * is refused: a falsely suspected primary can never get another vote.
+ *
+ * Single-threaded (the RSync unit's lcore); no allocation after _new().
+ */
+#ifndef RSYNC_STANDBY_H
+#define RSYNC_STANDBY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rsync_txts.h"
+#include "rsync_wire.h"
+
+struct rsync_standby_cfg {
+	uint16_t chain;
+	uint32_t epoch;		/* the chain's epoch at start (>= 1) */
+	uint32_t window;	/* transactions staged at once (>= the primary's window) */
+	uint32_t max_frags;	/* fragments one transaction may have */
+	uint32_t txts_capacity;	/* TxTs table slots, a power of two */
+};
+
+struct rsync_standby_ops {
+	/* Transmit a VOTE or ACK to the primary.  0, or -1 if the link is
+	 * busy (the primary's retransmission brings it back). */
+	int (*send)(void *ctx, const struct rsync_msg *m);
+	/* Whether `len` bytes at `offset` of region `region` exist in the
+	 * standby chain.  A transaction with a piece outside is never voted. */
+	bool (*state_ok)(void *ctx, uint16_t region, uint64_t offset, uint32_t len);
+	/* Write committed state into the standby chain. */
+	void (*apply_state)(void *ctx, uint16_t region, uint64_t offset, const void *data,
+			    uint32_t len);
+};
+
+struct rsync_standby_stats {
+	uint64_t rx[RSYNC_RX_REASON_MAX]; /* messages by what became of them */
+	uint64_t votes;
+	uint64_t revotes;	/* votes repeated for a duplicate META */
+	uint64_t acks;
+	uint64_t applied;	/* transactions applied */
+	uint64_t applied_cuts;
+	uint64_t applied_state_bytes;
+	uint64_t applied_txts;	/* TxTs entries merged */
+	uint64_t aborted;	/* staged transactions discarded by ABORT */
+	uint64_t orphans;	/* staged transactions discarded by COMMIT (aborted, ABORT lost) */
+	uint64_t incomplete;	/* transactions whose fragments disagree with META */
+	uint64_t txts_no_room;	/* transactions refused: the TxTs table could not take them */
+	uint64_t takeovers;
+	uint64_t takeover_applied; /* voted, uncommitted transactions applied at takeover */
+};
+
+/* What has been applied so far. */
+struct rsync_standby_applied {
+	uint64_t txid;
+	uint64_t cut_id;
+	uint64_t cut_ts;
+};
+
+struct rsync_standby;
+
+/* Allocates everything up front: window * max_frags * RSYNC_MAX_PAYLOAD bytes
+ * of staging and the TxTs table.  NULL with errno EINVAL or ENOMEM. */
+struct rsync_standby *rsync_standby_new(const struct rsync_standby_cfg *cfg,
+					const struct rsync_standby_ops *ops, void *ctx,
+					uint64_t seed);
+void rsync_standby_free(struct rsync_standby *s);
+
+/* A decoded message from the primary (the wire checks of rsync_decode()
+ * done).  Returns what became of it (counted).  REPLAY_START/END and
+ * LOG_TRIM are not for this layer (RSYNC_RX_WRONG_ROLE). */
+enum rsync_rx_reason rsync_standby_rx(struct rsync_standby *s, const struct rsync_msg *m,
+				      uint64_t now_ns);
+
+/* Take the chain over in `new_epoch`: apply the voted chain, discard the
+ * rest, refuse older epochs from now on.  Returns 0 and what is applied in
+ * `out`, or -ESTALE when new_epoch is not above the current epoch. */
+int rsync_standby_takeover(struct rsync_standby *s, uint32_t new_epoch,
+			   struct rsync_standby_applied *out);
+
+/* The flow's committed TxTs: outputs with ts <= this were released already. */
+uint64_t rsync_standby_txts(const struct rsync_standby *s, const struct rsync_flow *flow);
+uint32_t rsync_standby_txts_entries(const struct rsync_standby *s);
+
+void rsync_standby_get_applied(const struct rsync_standby *s, struct rsync_standby_applied *out);
+uint32_t rsync_standby_epoch(const struct rsync_standby *s);
+uint32_t rsync_standby_staged(const struct rsync_standby *s);
+bool rsync_standby_taken_over(const struct rsync_standby *s);
+const struct rsync_standby_stats *rsync_standby_stats(const struct rsync_standby *s);
+
+#endif /* RSYNC_STANDBY_H */

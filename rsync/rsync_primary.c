@@ -1,0 +1,953 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * RSync's primary side: latch stages and the coordinator of the two-phase
+ * commit (contract in rsync_primary.h).
+ *
+ * The stages form a ring: stages[head .. head + used) are busy, oldest
+ * first; only the newest may be OPEN.  A stage's life is
+ *     OPEN -> SENDING -> SENT -> VOTED -> (released) FREE
+ * with SENT -> SENDING on a retransmission and any closed state -> FREE on
+ * an abort.  Everything a transaction needs to be sent again (META fields,
+ * the encoded TxTs delta, the cut's bytes) is kept in the stage until it is
+ * released, so a retransmission is byte-identical to the first send.
+ *
+ * Why a stage is released only when voted AND its ND watermark is covered:
+ * a vote means the standby holds the stage's TxTs (it will not emit the
+ * stage's packets again); the cut covering every earlier ND decision means
+ * that replay after a failover cannot re-decide (differently) something an
+ * already released packet depended on -- including packets of other flows
+ * that an NF processed after the ND packet (docs/design.md, "Remote
+ * resiliency").
+ *
+ * Costs: rsync_primary_add() is O(1) expected (one TxTs probe); releases are
+ * O(packets); the VOTE lookup is O(stages) (a few dozen at most).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rsync_primary.h"
+
+enum stage_state {
+	ST_FREE = 0,
+	ST_OPEN,
+	ST_SENDING, /* closed; fragments tx_next.. not sent yet */
+	ST_SENT,    /* every fragment sent, waiting for the vote */
+	ST_VOTED,
+};
+
+/* One fragment of a stage's transaction. */
+struct piece {
+	uint8_t type;	 /* RSYNC_PREPARE or RSYNC_CHECKPOINT */
+	uint16_t region;
+	uint32_t len;
+	uint64_t offset; /* in the region (state) or in the TxTs delta */
+	uint64_t body_off;
+};
+
+struct stage {
+	enum stage_state state;
+	bool started;	    /* at least one send round begun (counts in the window) */
+	bool nd_wait_counted;
+	bool needs_cut;	    /* an ND decision may have shaped it: a cut at or after it first */
+	bool cut_open;	    /* between cut_begin and cut_end */
+	bool cut_failed;    /* the cut outgrew the stage or lost its base */
+	uint64_t txid, prev_txid;
+	uint64_t cut_id, cut_base, cut_ts;
+	uint64_t nd_ts;
+	uint64_t opened_ns, closed_ns, deadline_ns;
+	uint32_t tries;
+	uint32_t tx_next;
+	void **pkts;
+	uint32_t n;
+	struct rsync_txts delta;
+	uint8_t *body;	    /* encoded TxTs entries, then the cut's bytes */
+	uint64_t body_len;
+	uint64_t txts_len;  /* bytes of body holding TxTs entries */
+	struct piece *pieces; /* [0] is META */
+	uint32_t n_pieces;
+	uint32_t state_frags;
+	uint64_t state_bytes;
+};
+
+struct rsync_primary {
+	struct rsync_primary_cfg cfg;
+	struct rsync_primary_ops ops;
+	void *ctx;
+	uint32_t epoch;
+	bool fenced;
+	struct stage stages[RSYNC_MAX_STAGES];
+	uint32_t head, used;
+	uint32_t delta_cap;	/* TxTs delta slots per stage */
+	uint64_t body_cap;	/* body bytes per stage */
+	uint32_t piece_cap;	/* fragments per stage */
+	uint32_t txts_per_frag; /* TxTs entries one fragment carries */
+	uint64_t next_txid;	/* last txid handed out */
+	uint64_t chain_txid;	/* newest closed, not aborted transaction */
+	uint64_t chain_cut_id, chain_cut_ts; /* newest cut of that chain */
+	uint64_t released_txid;
+	uint64_t released_cut_id, released_cut_ts;
+	uint64_t acked_txid;
+	uint64_t nd_ts;		/* the chain's ND watermark */
+	/* Released transactions the standby has not acknowledged (oldest first). */
+	uint64_t *unacked;
+	uint32_t unacked_head, unacked_n;
+	uint64_t commit_sent_ns;
+	uint64_t trim_sent_ns, trim_sent_ts;
+	/* The last ABORT, repeated with retransmissions until the standby shows
+	 * it moved past (a later vote or ack). */
+	uint64_t abort_first, abort_through;
+	struct rsync_primary_stats stats;
+};
+
+#define TRIM_REPEAT_FACTOR 16 /* LOG_TRIM repeated every 16 retransmission periods */
+
+static inline struct stage *
+stage_at(struct rsync_primary *p, uint32_t k) /* k-th busy stage, 0 = head */
+{
+	return &p->stages[(p->head + k) % p->cfg.stages];
+}
+
+static uint32_t
+pow2_at_least(uint64_t v)
+{
+	uint32_t c = 4;
+
+	while (c < v && c < (1u << 30))
+		c <<= 1;
+	return c;
+}
+
+static bool
+cfg_valid(const struct rsync_primary_cfg *c)
+{
+	return c->epoch >= 1 && c->stages >= 2 && c->stages <= RSYNC_MAX_STAGES &&
+	       c->stage_pkts >= 1 && c->stage_pkts <= (1u << 20) && c->max_payload >= 64 &&
+	       c->max_payload <= RSYNC_MAX_PAYLOAD && c->retrans_ns > 0 && c->max_tries >= 1 &&
+	       c->standby_window >= 1 && c->stage_state_bytes <= (1ull << 32);
+}
+
+struct rsync_primary *
+rsync_primary_new(const struct rsync_primary_cfg *cfg, const struct rsync_primary_ops *ops,
+		  void *ctx, uint64_t seed)
+{
+	struct rsync_primary *p;
+	uint64_t txts_frags, state_pieces;
+
+	if (cfg == NULL || ops == NULL || ops->send == NULL || ops->release == NULL ||
+	    ops->drop == NULL || !cfg_valid(cfg)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return NULL;
+	p->cfg = *cfg;
+	p->ops = *ops;
+	p->ctx = ctx;
+	p->epoch = cfg->epoch;
+	p->txts_per_frag = cfg->max_payload / RSYNC_TXTS_WIRE_LEN;
+	p->delta_cap = pow2_at_least((uint64_t)cfg->stage_pkts * 2);
+	p->body_cap = (uint64_t)cfg->stage_pkts * RSYNC_TXTS_WIRE_LEN + cfg->stage_state_bytes;
+	txts_frags = (cfg->stage_pkts + p->txts_per_frag - 1) / p->txts_per_frag;
+	/* A cut's pieces are contiguous runs of chunks: at least 64 bytes each
+	 * in practice; more pieces than that make the cut too big. */
+	state_pieces = cfg->stage_state_bytes / 64 + 16;
+	if (1 + txts_frags + state_pieces > UINT16_MAX)
+		state_pieces = UINT16_MAX - 1 - txts_frags;
+	p->piece_cap = (uint32_t)(1 + txts_frags + state_pieces);
+	p->unacked = calloc(cfg->standby_window, sizeof(*p->unacked));
+	if (p->unacked == NULL)
+		goto nomem;
+	for (uint32_t i = 0; i < cfg->stages; i++) {
+		struct stage *s = &p->stages[i];
+		void *dmem = malloc(rsync_txts_mem_size(p->delta_cap, true));
+
+		s->pkts = calloc(cfg->stage_pkts, sizeof(*s->pkts));
+		s->body = malloc(p->body_cap ? p->body_cap : 1);
+		s->pieces = calloc(p->piece_cap, sizeof(*s->pieces));
+		if (dmem == NULL || s->pkts == NULL || s->body == NULL || s->pieces == NULL) {
+			free(dmem);
+			goto nomem;
+		}
+		rsync_txts_init(&s->delta, dmem, p->delta_cap, true, seed + i);
+	}
+	return p;
+nomem:
+	rsync_primary_free(p);
+	errno = ENOMEM;
+	return NULL;
+}
+
+static void
+stage_reset(struct stage *s)
+{
+	rsync_txts_clear(&s->delta);
+	s->state = ST_FREE;
+	s->started = s->nd_wait_counted = s->cut_open = s->cut_failed = s->needs_cut = false;
+	s->txid = s->prev_txid = 0;
+	s->cut_id = s->cut_base = s->cut_ts = 0;
+	s->nd_ts = 0;
+	s->opened_ns = s->closed_ns = s->deadline_ns = 0;
+	s->tries = s->tx_next = 0;
+	s->n = 0;
+	s->body_len = s->txts_len = 0;
+	s->n_pieces = 0;
+	s->state_frags = 0;
+	s->state_bytes = 0;
+}
+
+void
+rsync_primary_free(struct rsync_primary *p)
+{
+	if (p == NULL)
+		return;
+	for (uint32_t k = 0; k < p->used; k++) {
+		struct stage *s = stage_at(p, k);
+
+		if (s->n > 0)
+			p->ops.drop(p->ctx, s->pkts, s->n, RSYNC_ABORT_FENCED);
+	}
+	for (uint32_t i = 0; i < RSYNC_MAX_STAGES; i++) {
+		free(p->stages[i].delta.slots);
+		free(p->stages[i].pkts);
+		free(p->stages[i].body);
+		free(p->stages[i].pieces);
+	}
+	free(p->unacked);
+	free(p);
+}
+
+/*
+ * The OPEN stage, opening one if there is room; NULL when there is none.
+ * Packets never open the last free stage: it is kept for a cut, because the
+ * stages waiting for a cut (release rule 2) can only be released once one
+ * arrives -- with every stage taken by waiting packets, none could.
+ */
+static struct stage *
+open_stage(struct rsync_primary *p, uint64_t now, bool for_cut)
+{
+	struct stage *s;
+
+	if (p->used > 0 && stage_at(p, p->used - 1)->state == ST_OPEN)
+		return stage_at(p, p->used - 1);
+	if (p->used + (for_cut ? 0 : 1) >= p->cfg.stages)
+		return NULL;
+	s = stage_at(p, p->used++);
+	stage_reset(s);
+	s->state = ST_OPEN;
+	s->opened_ns = now;
+	return s;
+}
+
+/* Append a fragment descriptor; false when the stage has no room for it. */
+static bool
+add_piece(struct rsync_primary *p, struct stage *s, uint8_t type, uint16_t region,
+	  uint64_t offset, uint64_t body_off, uint32_t len)
+{
+	if (s->n_pieces >= p->piece_cap)
+		return false;
+	s->pieces[s->n_pieces++] = (struct piece){.type = type, .region = region, .len = len,
+						  .offset = offset, .body_off = body_off};
+	return true;
+}
+
+/* Encode the TxTs delta into the body and lay out the META and TxTs
+ * fragments in front of the cut's (which cut_piece() put after them). */
+static void
+stage_build(struct rsync_primary *p, struct stage *s)
+{
+	uint32_t entries = s->delta.n;
+	uint64_t txts_len = (uint64_t)entries * RSYNC_TXTS_WIRE_LEN;
+	uint32_t state_n = s->n_pieces; /* state pieces built so far, at [0 ..) */
+	uint32_t txts_frags = (entries + p->txts_per_frag - 1) / p->txts_per_frag;
+
+	/* The cut's bytes sit at body[0 .. body_len); move them after the TxTs
+	 * entries, and the state pieces after the META + TxTs descriptors. */
+	if (s->body_len > 0)
+		memmove(s->body + txts_len, s->body, s->body_len);
+	memmove(s->pieces + 1 + txts_frags, s->pieces, state_n * sizeof(*s->pieces));
+	for (uint32_t i = 0; i < state_n; i++)
+		s->pieces[1 + txts_frags + i].body_off += txts_len;
+	for (uint32_t i = 0; i < entries; i++) {
+		const struct rsync_txts_slot *e = rsync_txts_at(&s->delta, i);
+		struct rsync_txts_entry w = {.src_ip = e->key.src_ip, .dst_ip = e->key.dst_ip,
+					     .sport = e->key.sport, .dport = e->key.dport,
+					     .proto = e->key.proto, .ts = e->ts};
+
+		rsync_txts_encode(&w, 1, s->body + (uint64_t)i * RSYNC_TXTS_WIRE_LEN);
+	}
+	s->pieces[0] = (struct piece){.type = RSYNC_PREPARE, .region = RSYNC_REGION_META};
+	for (uint32_t f = 0; f < txts_frags; f++) {
+		uint64_t off = (uint64_t)f * p->txts_per_frag * RSYNC_TXTS_WIRE_LEN;
+		uint64_t len = txts_len - off;
+
+		if (len > (uint64_t)p->txts_per_frag * RSYNC_TXTS_WIRE_LEN)
+			len = (uint64_t)p->txts_per_frag * RSYNC_TXTS_WIRE_LEN;
+		s->pieces[1 + f] = (struct piece){.type = RSYNC_PREPARE,
+						  .region = RSYNC_REGION_TXTS,
+						  .len = (uint32_t)len, .offset = off,
+						  .body_off = off};
+	}
+	s->n_pieces = 1 + txts_frags + state_n;
+	s->txts_len = txts_len;
+	s->body_len += txts_len;
+}
+
+/* OPEN -> SENDING: number the transaction and chain it. */
+static void
+stage_close(struct rsync_primary *p, struct stage *s, uint64_t now)
+{
+	if (s->cut_failed) {
+		/* The cut's bytes are dropped; the stage's packets still go. */
+		s->n_pieces = 0;
+		s->body_len = 0;
+		s->state_frags = 0;
+		s->state_bytes = 0;
+		s->cut_id = s->cut_base = s->cut_ts = 0;
+	}
+	stage_build(p, s);
+	s->txid = ++p->next_txid;
+	s->prev_txid = p->chain_txid;
+	p->chain_txid = s->txid;
+	/* Every packet of the stage left the chain before the next cut's
+	 * marker, so that cut covers every ND decision that could have shaped
+	 * them; ND decisions all below the last cut are covered already.  A
+	 * stage that carries a cut is covered by it. */
+	s->needs_cut = s->cut_id == 0 && p->nd_ts > p->chain_cut_ts;
+	s->nd_ts = s->needs_cut ? p->nd_ts : 0;
+	if (s->cut_id != 0) {
+		p->chain_cut_id = s->cut_id;
+		p->chain_cut_ts = s->cut_ts;
+		p->stats.cuts++;
+	}
+	s->cut_open = false;
+	s->closed_ns = now;
+	s->state = ST_SENDING;
+	s->tx_next = 0;
+	p->stats.stages_closed++;
+}
+
+static int
+send_msg(struct rsync_primary *p, enum rsync_peer to, struct rsync_msg *m, const void *payload,
+	 size_t len)
+{
+	m->h.version = RSYNC_VERSION;
+	m->h.chain = p->cfg.chain;
+	m->h.epoch = p->epoch;
+	if (m->h.frag_count == 0)
+		m->h.frag_count = 1;
+	return p->ops.send(p->ctx, to, m, payload, len);
+}
+
+static void
+send_control(struct rsync_primary *p, enum rsync_peer to, uint8_t type, uint64_t txid,
+	     const struct rsync_msg *with_u)
+{
+	struct rsync_msg m = {0};
+
+	if (with_u != NULL)
+		m.u = with_u->u;
+	m.h.type = type;
+	m.h.txid = txid;
+	/* Control messages are not queued: a lost or refused one is repeated
+	 * by the timers (COMMIT, LOG_TRIM, ABORT) or made moot. */
+	if (send_msg(p, to, &m, NULL, 0) != 0)
+		p->stats.send_busy++;
+}
+
+static int
+send_fragment(struct rsync_primary *p, struct stage *s, uint32_t f)
+{
+	const struct piece *pc = &s->pieces[f];
+	struct rsync_msg m = {0};
+
+	m.h.type = pc->type;
+	m.h.flags = s->tries > 1 ? RSYNC_F_RETRANS : 0;
+	m.h.txid = s->txid;
+	m.h.frag_seq = (uint16_t)f;
+	m.h.frag_count = (uint16_t)s->n_pieces;
+	m.h.region = pc->region;
+	m.h.offset = pc->offset;
+	if (f == 0) {
+		m.u.meta = (struct rsync_meta){.prev_txid = s->prev_txid, .cut_id = s->cut_id,
+					       .cut_ts = s->cut_ts, .nd_ts = s->nd_ts,
+					       .txts_entries = s->delta.n,
+					       .state_frags = s->state_frags,
+					       .state_bytes = s->state_bytes};
+		return send_msg(p, RSYNC_PEER_STANDBY, &m, NULL, 0);
+	}
+	return send_msg(p, RSYNC_PEER_STANDBY, &m, s->body + pc->body_off, pc->len);
+}
+
+static uint32_t
+window_used(struct rsync_primary *p)
+{
+	uint32_t n = p->unacked_n;
+
+	for (uint32_t k = 0; k < p->used; k++)
+		if (stage_at(p, k)->started)
+			n++;
+	return n;
+}
+
+/* Send what a SENDING stage has left.  False when the link or the window
+ * stopped it (the rest goes at a later tick). */
+static bool
+stage_pump(struct rsync_primary *p, struct stage *s, uint64_t now)
+{
+	if (!s->started) {
+		if (window_used(p) >= p->cfg.standby_window) {
+			p->stats.window_waits++;
+			return false;
+		}
+		s->started = true;
+		s->tries = 1;
+	}
+	while (s->tx_next < s->n_pieces) {
+		if (send_fragment(p, s, s->tx_next) != 0) {
+			p->stats.send_busy++;
+			return false;
+		}
+		s->tx_next++;
+		p->stats.frags_sent++;
+		if (s->tries > 1)
+			p->stats.frags_retrans++;
+	}
+	s->state = ST_SENT;
+	s->deadline_ns = now + p->cfg.retrans_ns;
+	return true;
+}
+
+/* Send every closed stage that has something to send, oldest first. */
+static void
+pump_all(struct rsync_primary *p, uint64_t now)
+{
+	for (uint32_t k = 0; k < p->used; k++) {
+		struct stage *s = stage_at(p, k);
+
+		if (s->state == ST_SENDING && !stage_pump(p, s, now))
+			return; /* keep the order: nothing after it goes first */
+	}
+}
+
+static void
+lat_record(struct rsync_primary *p, uint64_t ns)
+{
+	uint64_t us = ns / 1000;
+	uint32_t b = 0;
+
+	while (b + 1 < RSYNC_LAT_BUCKETS && us >= (1ull << b))
+		b++;
+	p->stats.commit_lat_us[b]++;
+}
+
+static void
+send_trim(struct rsync_primary *p, uint64_t now)
+{
+	struct rsync_msg m = {0};
+
+	m.u.trim.watermark = p->released_cut_ts;
+	send_control(p, RSYNC_PEER_PREDECESSOR, RSYNC_LOG_TRIM, 0, &m);
+	p->trim_sent_ns = now;
+	p->trim_sent_ts = p->released_cut_ts;
+	p->stats.trims_sent++;
+}
+
+static void
+try_release(struct rsync_primary *p, uint64_t now)
+{
+	bool released = false, new_cut = false;
+	uint32_t releasable = 0, last_cut = 0;
+	bool any_cut = false;
+
+	/* Rule 2: a stage that needs a cut goes once a stage at or after it in
+	 * the voted prefix carries one. */
+	for (uint32_t k = 0; k < p->used && stage_at(p, k)->state == ST_VOTED; k++) {
+		if (stage_at(p, k)->cut_id != 0) {
+			any_cut = true;
+			last_cut = k;
+		}
+	}
+	while (releasable < p->used) {
+		struct stage *s = stage_at(p, releasable);
+
+		if (s->state != ST_VOTED)
+			break;
+		if (s->needs_cut && !(any_cut && releasable <= last_cut)) {
+			if (!s->nd_wait_counted) {
+				s->nd_wait_counted = true;
+				p->stats.nd_waits++;
+			}
+			break;
+		}
+		releasable++;
+	}
+	while (releasable-- > 0) {
+		struct stage *s = stage_at(p, 0);
+
+		if (s->n > 0)
+			p->ops.release(p->ctx, s->pkts, s->n);
+		p->stats.pkts_released += s->n;
+		p->stats.stages_released++;
+		lat_record(p, now - s->closed_ns);
+		p->released_txid = s->txid;
+		if (s->cut_id != 0) {
+			p->released_cut_id = s->cut_id;
+			p->released_cut_ts = s->cut_ts;
+			new_cut = true;
+		}
+		if (p->unacked_n < p->cfg.standby_window) {
+			p->unacked[(p->unacked_head + p->unacked_n) % p->cfg.standby_window] = s->txid;
+			p->unacked_n++;
+		}
+		stage_reset(s);
+		p->head = (p->head + 1) % p->cfg.stages;
+		p->used--;
+		released = true;
+	}
+	if (released) {
+		send_control(p, RSYNC_PEER_STANDBY, RSYNC_COMMIT, p->released_txid, NULL);
+		p->commit_sent_ns = now;
+		p->stats.commits_sent++;
+	}
+	if (new_cut)
+		send_trim(p, now);
+}
+
+/* The newest cut among the busy stages before index `end` that keep their
+ * cut, or the released one. */
+static void
+rewind_chain(struct rsync_primary *p, uint32_t end)
+{
+	p->chain_txid = p->released_txid;
+	p->chain_cut_id = p->released_cut_id;
+	p->chain_cut_ts = p->released_cut_ts;
+	for (uint32_t k = 0; k < end; k++) {
+		struct stage *s = stage_at(p, k);
+
+		p->chain_txid = s->txid;
+		if (s->cut_id != 0) {
+			p->chain_cut_id = s->cut_id;
+			p->chain_cut_ts = s->cut_ts;
+		}
+	}
+}
+
+/* Abort busy stage `k` and every closed stage after it (go-back-N): the
+ * standby cannot apply anything after a transaction it will never get. */
+static void
+abort_from(struct rsync_primary *p, uint32_t k, enum rsync_abort_reason why)
+{
+	uint64_t first = 0, through = 0;
+	uint32_t end = p->used;
+	bool has_open = p->used > 0 && stage_at(p, p->used - 1)->state == ST_OPEN;
+
+	if (has_open)
+		end--;
+	for (uint32_t j = k; j < end; j++) {
+		struct stage *s = stage_at(p, j);
+		enum rsync_abort_reason r = j == k ? why : RSYNC_ABORT_CASCADE;
+
+		if (s->n > 0)
+			p->ops.drop(p->ctx, s->pkts, s->n, r);
+		p->stats.pkts_dropped[r] += s->n;
+		p->stats.aborts[r]++;
+		if (s->started) {
+			if (first == 0)
+				first = s->txid;
+			through = s->txid;
+		}
+		stage_reset(s);
+	}
+	if (has_open && end > k) {
+		/* The open stage moves down to take the first aborted one's place. */
+		struct stage tmp = *stage_at(p, k);
+
+		*stage_at(p, k) = *stage_at(p, end);
+		*stage_at(p, end) = tmp;
+	}
+	p->used = k + (has_open ? 1 : 0);
+	rewind_chain(p, k);
+	if (has_open) {
+		struct stage *o = stage_at(p, k);
+
+		if (o->cut_open && o->cut_base != p->chain_cut_id && !o->cut_failed) {
+			o->cut_failed = true;
+			p->stats.cuts_stale++;
+		}
+	}
+	if (first != 0 && why != RSYNC_ABORT_FENCED) {
+		struct rsync_msg m = {0};
+
+		p->abort_first = first;
+		p->abort_through = through;
+		m.u.abort.through_txid = through;
+		send_control(p, RSYNC_PEER_STANDBY, RSYNC_ABORT, first, &m);
+	}
+}
+
+int
+rsync_primary_add(struct rsync_primary *p, void *pkt, const struct rsync_flow *flow, uint64_t ts,
+		  uint64_t now)
+{
+	struct stage *s;
+
+	if (p->fenced) {
+		p->stats.fenced_refused++;
+		return -EPERM;
+	}
+	for (;;) {
+		s = open_stage(p, now, false);
+		if (s == NULL) {
+			p->stats.latch_full++;
+			return -ENOBUFS;
+		}
+		if (s->cut_open)
+			return -EBUSY; /* the owner adds packets only outside a cut */
+		if (s->n == 0)
+			s->opened_ns = now;
+		if (rsync_txts_raise(&s->delta, flow, ts) == 0)
+			break;
+		/* The stage's delta is full (more flows than it was sized
+		 * for): close it and latch the packet in the next one. */
+		stage_close(p, s, now);
+		pump_all(p, now);
+	}
+	s->pkts[s->n++] = pkt;
+	p->stats.pkts_in++;
+	if (s->n == p->cfg.stage_pkts) {
+		stage_close(p, s, now);
+		pump_all(p, now);
+	}
+	return 0;
+}
+
+void
+rsync_primary_nd(struct rsync_primary *p, uint64_t nd_ts)
+{
+	if (nd_ts > p->nd_ts)
+		p->nd_ts = nd_ts;
+}
+
+int
+rsync_primary_cut_begin(struct rsync_primary *p, uint64_t cut_id, uint64_t base_id,
+			uint64_t cut_ts, uint64_t now)
+{
+	struct stage *s;
+
+	if (p->fenced)
+		return -EPERM;
+	if (base_id != p->chain_cut_id || cut_id == 0 || cut_id <= p->chain_cut_id ||
+	    cut_ts < p->chain_cut_ts) {
+		p->stats.cuts_stale++;
+		return -ESTALE;
+	}
+	s = open_stage(p, now, true);
+	if (s == NULL) {
+		p->stats.latch_full++;
+		return -ENOBUFS;
+	}
+	if (s->cut_open)
+		return -EBUSY;
+	s->cut_open = true;
+	s->cut_failed = false;
+	s->cut_id = cut_id;
+	s->cut_base = base_id;
+	s->cut_ts = cut_ts;
+	s->n_pieces = 0; /* state pieces are built from index 0 (stage_build moves them) */
+	s->body_len = 0;
+	return 0;
+}
+
+int
+rsync_primary_cut_piece(struct rsync_primary *p, uint16_t region, uint64_t offset,
+			const void *data, uint32_t len)
+{
+	struct stage *s = p->used > 0 ? stage_at(p, p->used - 1) : NULL;
+	const uint8_t *src = data;
+	/* Room for the META and TxTs descriptors stage_build() adds in front. */
+	uint32_t txts_frags;
+
+	if (s == NULL || !s->cut_open || region >= RSYNC_REGION_MAX)
+		return -EINVAL;
+	if (s->cut_failed)
+		return -E2BIG;
+	txts_frags = (s->delta.n + p->txts_per_frag - 1) / p->txts_per_frag;
+	if (s->state_bytes + len > p->cfg.stage_state_bytes)
+		goto too_big;
+	while (len > 0) {
+		struct piece *last = s->n_pieces > 0 ? &s->pieces[s->n_pieces - 1] : NULL;
+		uint32_t take;
+
+		if (last != NULL && last->region == region && last->offset + last->len == offset &&
+		    last->len < p->cfg.max_payload) {
+			/* Continues the previous piece: fill it up. */
+			take = p->cfg.max_payload - last->len;
+			if (take > len)
+				take = len;
+			last->len += take;
+		} else {
+			take = len < p->cfg.max_payload ? len : p->cfg.max_payload;
+			if (s->n_pieces + 1 + txts_frags >= p->piece_cap ||
+			    !add_piece(p, s, RSYNC_CHECKPOINT, region, offset, s->body_len, take))
+				goto too_big;
+			s->state_frags++;
+		}
+		memcpy(s->body + s->body_len, src, take);
+		s->body_len += take;
+		s->state_bytes += take;
+		src += take;
+		offset += take;
+		len -= take;
+	}
+	return 0;
+too_big:
+	s->cut_failed = true;
+	return -E2BIG;
+}
+
+int
+rsync_primary_cut_end(struct rsync_primary *p, uint64_t now)
+{
+	struct stage *s = p->used > 0 ? stage_at(p, p->used - 1) : NULL;
+	bool failed;
+
+	if (s == NULL || !s->cut_open)
+		return -EINVAL;
+	failed = s->cut_failed;
+	if (failed)
+		p->stats.cuts_too_big++;
+	stage_close(p, s, now);
+	pump_all(p, now);
+	return failed ? -E2BIG : 0;
+}
+
+uint64_t
+rsync_primary_cut_base(const struct rsync_primary *p)
+{
+	return p->chain_cut_id;
+}
+
+uint64_t
+rsync_primary_cut_base_ts(const struct rsync_primary *p)
+{
+	return p->chain_cut_ts;
+}
+
+uint64_t
+rsync_primary_released_cut_ts(const struct rsync_primary *p)
+{
+	return p->released_cut_ts;
+}
+
+uint64_t
+rsync_primary_nd_uncovered(const struct rsync_primary *p)
+{
+	return p->nd_ts > p->chain_cut_ts ? p->nd_ts : 0;
+}
+
+uint64_t
+rsync_primary_tick(struct rsync_primary *p, uint64_t now)
+{
+	uint64_t next = UINT64_MAX;
+	bool resend_abort = false;
+
+	if (p->fenced)
+		return UINT64_MAX;
+	if (p->used > 0) {
+		struct stage *o = stage_at(p, p->used - 1);
+
+		if (o->state == ST_OPEN && o->n > 0 && !o->cut_open &&
+		    now - o->opened_ns >= p->cfg.close_ns) {
+			stage_close(p, o, now);
+		}
+	}
+	for (uint32_t k = 0; k < p->used; k++) {
+		struct stage *s = stage_at(p, k);
+
+		if (s->state != ST_SENT || now < s->deadline_ns)
+			continue;
+		if (s->tries >= p->cfg.max_tries) {
+			abort_from(p, k, RSYNC_ABORT_NO_VOTE);
+			break;
+		}
+		s->tries++;
+		s->state = ST_SENDING;
+		s->tx_next = 0;
+		resend_abort = true;
+	}
+	if (resend_abort && p->abort_first != 0) {
+		struct rsync_msg m = {0};
+
+		m.u.abort.through_txid = p->abort_through;
+		send_control(p, RSYNC_PEER_STANDBY, RSYNC_ABORT, p->abort_first, &m);
+	}
+	pump_all(p, now);
+	try_release(p, now);
+	if (p->unacked_n > 0 && now - p->commit_sent_ns >= p->cfg.retrans_ns) {
+		send_control(p, RSYNC_PEER_STANDBY, RSYNC_COMMIT, p->released_txid, NULL);
+		p->commit_sent_ns = now;
+		p->stats.commits_sent++;
+	}
+	if (p->released_cut_ts != 0 &&
+	    now - p->trim_sent_ns >= TRIM_REPEAT_FACTOR * p->cfg.retrans_ns)
+		send_trim(p, now);
+
+	for (uint32_t k = 0; k < p->used; k++) {
+		struct stage *s = stage_at(p, k);
+
+		if (s->state == ST_SENT)
+			next = s->deadline_ns < next ? s->deadline_ns : next;
+		else if (s->state == ST_SENDING)
+			next = now; /* blocked on the link or the window: poll */
+		else if (s->state == ST_OPEN && s->n > 0 && !s->cut_open &&
+			 s->opened_ns + p->cfg.close_ns < next)
+			next = s->opened_ns + p->cfg.close_ns;
+	}
+	if (p->unacked_n > 0 && p->commit_sent_ns + p->cfg.retrans_ns < next)
+		next = p->commit_sent_ns + p->cfg.retrans_ns;
+	return next;
+}
+
+void
+rsync_primary_fence(struct rsync_primary *p)
+{
+	if (p->fenced)
+		return;
+	p->fenced = true;
+	/* Nothing held may be released any more: a newer epoch owns the chain. */
+	if (p->used > 0 && stage_at(p, p->used - 1)->state == ST_OPEN) {
+		struct stage *o = stage_at(p, p->used - 1);
+
+		if (o->n > 0)
+			p->ops.drop(p->ctx, o->pkts, o->n, RSYNC_ABORT_FENCED);
+		p->stats.pkts_dropped[RSYNC_ABORT_FENCED] += o->n;
+		p->stats.aborts[RSYNC_ABORT_FENCED]++;
+		stage_reset(o);
+		p->used--;
+	}
+	if (p->used > 0)
+		abort_from(p, 0, RSYNC_ABORT_FENCED);
+}
+
+static struct stage *
+find_txn(struct rsync_primary *p, uint64_t txid)
+{
+	for (uint32_t k = 0; k < p->used; k++) {
+		struct stage *s = stage_at(p, k);
+
+		if (s->state >= ST_SENDING && s->txid == txid)
+			return s;
+	}
+	return NULL;
+}
+
+enum rsync_rx_reason
+rsync_primary_rx(struct rsync_primary *p, const struct rsync_msg *m, uint64_t now)
+{
+	enum rsync_rx_reason r = RSYNC_RX_OK;
+	struct stage *s;
+
+	if (m->h.chain != p->cfg.chain) {
+		r = RSYNC_RX_UNKNOWN_CHAIN;
+		goto out;
+	}
+	if (m->h.epoch < p->epoch) {
+		r = RSYNC_RX_STALE_EPOCH;
+		goto out;
+	}
+	if (m->h.epoch > p->epoch) {
+		/* Another node took the chain over: stop for good. */
+		p->epoch = m->h.epoch;
+		rsync_primary_fence(p);
+		goto out;
+	}
+	if (p->fenced) {
+		r = RSYNC_RX_STALE_EPOCH;
+		goto out;
+	}
+	switch (m->h.type) {
+	case RSYNC_VOTE:
+		s = find_txn(p, m->h.txid);
+		if (s == NULL) {
+			r = RSYNC_RX_UNKNOWN_TXN;
+			break;
+		}
+		if (s->state == ST_VOTED) {
+			r = RSYNC_RX_DUPLICATE;
+			break;
+		}
+		s->state = ST_VOTED;
+		p->stats.votes++;
+		if (s->txid > p->abort_through)
+			p->abort_first = p->abort_through = 0;
+		try_release(p, now);
+		pump_all(p, now);
+		break;
+	case RSYNC_ACK:
+		if (m->h.txid <= p->acked_txid) {
+			r = RSYNC_RX_DUPLICATE;
+			break;
+		}
+		if (m->h.txid > p->released_txid) {
+			r = RSYNC_RX_UNKNOWN_TXN; /* acks what was never committed */
+			break;
+		}
+		p->acked_txid = m->h.txid;
+		p->stats.acks++;
+		while (p->unacked_n > 0 && p->unacked[p->unacked_head] <= m->h.txid) {
+			p->unacked_head = (p->unacked_head + 1) % p->cfg.standby_window;
+			p->unacked_n--;
+		}
+		if (m->h.txid > p->abort_through)
+			p->abort_first = p->abort_through = 0;
+		pump_all(p, now);
+		break;
+	case RSYNC_HEARTBEAT:
+		break;
+	default:
+		r = RSYNC_RX_WRONG_ROLE;
+		break;
+	}
+out:
+	p->stats.rx[r]++;
+	return r;
+}
+
+bool
+rsync_primary_fenced(const struct rsync_primary *p)
+{
+	return p->fenced;
+}
+
+uint32_t
+rsync_primary_epoch(const struct rsync_primary *p)
+{
+	return p->epoch;
+}
+
+uint32_t
+rsync_primary_stages_busy(const struct rsync_primary *p)
+{
+	return p->used;
+}
+
+uint64_t
+rsync_primary_pkts_latched(const struct rsync_primary *p)
+{
+	uint64_t n = 0;
+
+	for (uint32_t k = 0; k < p->used; k++)
+		n += p->stages[(p->head + k) % p->cfg.stages].n;
+	return n;
+}
+
+const struct rsync_primary_stats *
+rsync_primary_stats(const struct rsync_primary *p)
+{
+	return &p->stats;
+}

@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * RSync's standby side (contract in rsync_standby.h).
+ *
+ * Each staging slot holds one transaction: a descriptor and a fixed
+ * RSYNC_MAX_PAYLOAD-byte cell per fragment sequence number, and a bitmap of
+ * the fragments received.  Fixed cells make reassembly free of bookkeeping
+ * (fragment i lives in cell i whatever order fragments arrive in) at the
+ * cost of memory: window * max_frags * RSYNC_MAX_PAYLOAD bytes, allocated
+ * once.
+ *
+ * Which transactions can still arrive: anything staged, or a txid above both
+ * the last applied one and the last aborted one.  Everything else is a late
+ * duplicate (the network duplicated or delayed it) and is refused, so a
+ * transaction is never staged twice nor applied twice.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rsync_standby.h"
+
+struct frag_desc {
+	uint8_t type;
+	uint16_t region;
+	uint32_t len;
+	uint64_t offset;
+};
+
+struct slot {
+	bool used;
+	bool voted;
+	uint64_t txid;
+	uint16_t frag_count;
+	uint32_t received;
+	struct rsync_meta meta;
+	uint64_t *have;	       /* bitmap of received fragments */
+	struct frag_desc *desc;
+	uint8_t *cells;	       /* max_frags cells of RSYNC_MAX_PAYLOAD bytes */
+};
+
+struct rsync_standby {
+	struct rsync_standby_cfg cfg;
+	struct rsync_standby_ops ops;
+	void *ctx;
+	uint32_t epoch;
+	bool taken_over;
+	struct slot *slots;
+	uint32_t staged;
+	uint64_t aborted_through;
+	uint64_t pending_txts; /* TxTs entries of voted, unapplied transactions */
+	struct rsync_standby_applied applied;
+	struct rsync_txts txts;
+	struct rsync_standby_stats stats;
+};
+
+static inline uint8_t *
+cell(const struct rsync_standby *s, const struct slot *sl, uint32_t seq)
+{
+	(void)s;
+	return sl->cells + (size_t)seq * RSYNC_MAX_PAYLOAD;
+}
+
+struct rsync_standby *
+rsync_standby_new(const struct rsync_standby_cfg *cfg, const struct rsync_standby_ops *ops,
+		  void *ctx, uint64_t seed)
+{
+	struct rsync_standby *s;
+	void *tmem;
+
+	if (cfg == NULL || ops == NULL || ops->send == NULL || ops->state_ok == NULL ||
+	    ops->apply_state == NULL || cfg->epoch < 1 || cfg->window < 1 ||
+	    cfg->window > 1024 || cfg->max_frags < 2 || cfg->max_frags > UINT16_MAX ||
+	    cfg->txts_capacity < 4 || (cfg->txts_capacity & (cfg->txts_capacity - 1)) != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return NULL;
+	s->cfg = *cfg;
+	s->ops = *ops;
+	s->ctx = ctx;
+	s->epoch = cfg->epoch;
+	s->slots = calloc(cfg->window, sizeof(*s->slots));
+	tmem = malloc(rsync_txts_mem_size(cfg->txts_capacity, false));
+	if (s->slots == NULL || tmem == NULL) {
+		free(tmem);
+		goto nomem;
+	}
+	rsync_txts_init(&s->txts, tmem, cfg->txts_capacity, false, seed);
+	for (uint32_t i = 0; i < cfg->window; i++) {
+		struct slot *sl = &s->slots[i];
+
+		sl->have = calloc((cfg->max_frags + 63) / 64, sizeof(uint64_t));
+		sl->desc = calloc(cfg->max_frags, sizeof(*sl->desc));
+		sl->cells = malloc((size_t)cfg->max_frags * RSYNC_MAX_PAYLOAD);
+		if (sl->have == NULL || sl->desc == NULL || sl->cells == NULL)
+			goto nomem;
+	}
+	return s;
+nomem:
+	rsync_standby_free(s);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void
+rsync_standby_free(struct rsync_standby *s)
+{
+	if (s == NULL)
+		return;
+	for (uint32_t i = 0; s->slots != NULL && i < s->cfg.window; i++) {
+		free(s->slots[i].have);
+		free(s->slots[i].desc);
+		free(s->slots[i].cells);
+	}
+	free(s->slots);
+	free(s->txts.slots);
+	free(s);
+}
+
+static void
+slot_free(struct rsync_standby *s, struct slot *sl)
+{
+	if (sl->voted)
+		s->pending_txts -= sl->meta.txts_entries;
+	memset(sl->have, 0, (s->cfg.max_frags + 63) / 64 * sizeof(uint64_t));
+	sl->used = sl->voted = false;
+	sl->txid = 0;
+	sl->frag_count = 0;
+	sl->received = 0;
+	memset(&sl->meta, 0, sizeof(sl->meta));
+	s->staged--;
+}
+
+static struct slot *
+slot_find(struct rsync_standby *s, uint64_t txid)
+{
+	for (uint32_t i = 0; i < s->cfg.window; i++)
+		if (s->slots[i].used && s->slots[i].txid == txid)
+			return &s->slots[i];
+	return NULL;
+}
+
+static struct slot *
+slot_new(struct rsync_standby *s, uint64_t txid, uint16_t frag_count)
+{
+	for (uint32_t i = 0; i < s->cfg.window; i++) {
+		struct slot *sl = &s->slots[i];
+
+		if (!sl->used) {
+			sl->used = true;
+			sl->txid = txid;
+			sl->frag_count = frag_count;
+			s->staged++;
+			return sl;
+		}
+	}
+	return NULL;
+}
+
+static void
+send_reply(struct rsync_standby *s, uint8_t type, uint64_t txid)
+{
+	struct rsync_msg m = {0};
+
+	m.h.version = RSYNC_VERSION;
+	m.h.type = type;
+	m.h.chain = s->cfg.chain;
+	m.h.epoch = s->epoch;
+	m.h.txid = txid;
+	m.h.frag_count = 1;
+	/* A reply the link refuses is lost like one dropped on the wire: the
+	 * primary's retransmission (PREPARE or COMMIT) asks again. */
+	(void)s->ops.send(s->ctx, &m);
+}
+
+/*
+ * A slot has every fragment: check it against its META.  Layout the
+ * primary sends: 0 = META, 1 .. t = TxTs pieces (offsets contiguous from 0),
+ * t + 1 .. = CHECKPOINT pieces.
+ */
+static bool
+slot_whole(const struct rsync_standby *s, const struct slot *sl)
+{
+	const struct rsync_meta *mt = &sl->meta;
+	uint32_t txts_frags, f;
+	uint64_t off = 0, state_bytes = 0;
+
+	if (mt->state_frags >= sl->frag_count)
+		return false;
+	txts_frags = sl->frag_count - 1 - mt->state_frags;
+	for (f = 1; f <= txts_frags; f++) {
+		const struct frag_desc *d = &sl->desc[f];
+
+		if (d->type != RSYNC_PREPARE || d->region != RSYNC_REGION_TXTS || d->offset != off)
+			return false;
+		off += d->len;
+	}
+	if (off != (uint64_t)mt->txts_entries * RSYNC_TXTS_WIRE_LEN)
+		return false;
+	for (; f < sl->frag_count; f++) {
+		const struct frag_desc *d = &sl->desc[f];
+
+		if (d->type != RSYNC_CHECKPOINT || d->region >= RSYNC_REGION_MAX)
+			return false;
+		state_bytes += d->len;
+	}
+	if (state_bytes != mt->state_bytes)
+		return false;
+	(void)s;
+	return true;
+}
+
+static void
+apply_slot(struct rsync_standby *s, struct slot *sl)
+{
+	const struct rsync_meta *mt = &sl->meta;
+	uint32_t txts_frags = sl->frag_count - 1 - mt->state_frags;
+
+	for (uint32_t f = 1; f <= txts_frags; f++) {
+		const uint8_t *c = cell(s, sl, f);
+
+		for (uint32_t i = 0; i < sl->desc[f].len / RSYNC_TXTS_WIRE_LEN; i++) {
+			struct rsync_txts_entry e;
+			struct rsync_flow fl = {0};
+
+			rsync_txts_decode(c, i, &e);
+			fl.src_ip = e.src_ip;
+			fl.dst_ip = e.dst_ip;
+			fl.sport = e.sport;
+			fl.dport = e.dport;
+			fl.proto = e.proto;
+			/* Cannot fail: the vote reserved room (pending_txts). */
+			(void)rsync_txts_raise(&s->txts, &fl, e.ts);
+			s->stats.applied_txts++;
+		}
+	}
+	for (uint32_t f = txts_frags + 1; f < sl->frag_count; f++) {
+		s->ops.apply_state(s->ctx, sl->desc[f].region, sl->desc[f].offset, cell(s, sl, f),
+				   sl->desc[f].len);
+		s->stats.applied_state_bytes += sl->desc[f].len;
+	}
+	s->applied.txid = sl->txid;
+	if (mt->cut_id != 0) {
+		s->applied.cut_id = mt->cut_id;
+		s->applied.cut_ts = mt->cut_ts;
+		s->stats.applied_cuts++;
+		rsync_txts_gc(&s->txts, mt->cut_ts);
+	}
+	s->stats.applied++;
+	slot_free(s, sl);
+}
+
+/* Apply voted transactions that continue the chain, up to `limit`. */
+static uint32_t
+apply_chain(struct rsync_standby *s, uint64_t limit)
+{
+	uint32_t n = 0;
+
+	for (;;) {
+		struct slot *next = NULL;
+
+		for (uint32_t i = 0; i < s->cfg.window; i++) {
+			struct slot *sl = &s->slots[i];
+
+			if (sl->used && sl->voted && sl->meta.prev_txid == s->applied.txid &&
+			    sl->txid <= limit) {
+				next = sl;
+				break;
+			}
+		}
+		if (next == NULL)
+			return n;
+		apply_slot(s, next);
+		n++;
+	}
+}
+
+/* Drop what is staged at or below `txid` (never to be applied). */
+static uint32_t
+discard_upto(struct rsync_standby *s, uint64_t first, uint64_t txid)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < s->cfg.window; i++) {
+		struct slot *sl = &s->slots[i];
+
+		if (sl->used && sl->txid >= first && sl->txid <= txid) {
+			slot_free(s, sl);
+			n++;
+		}
+	}
+	return n;
+}
+
+static enum rsync_rx_reason
+rx_fragment(struct rsync_standby *s, const struct rsync_msg *m)
+{
+	const struct rsync_hdr *h = &m->h;
+	struct slot *sl = slot_find(s, h->txid);
+	struct frag_desc *d;
+
+	if (sl == NULL) {
+		if (h->txid <= s->applied.txid || h->txid <= s->aborted_through)
+			return RSYNC_RX_UNKNOWN_TXN;
+		if (h->frag_count > s->cfg.max_frags)
+			return RSYNC_RX_NO_ROOM;
+		sl = slot_new(s, h->txid, h->frag_count);
+		if (sl == NULL)
+			return RSYNC_RX_NO_ROOM;
+	}
+	if (h->frag_count != sl->frag_count)
+		return RSYNC_RX_MISMATCH;
+	if (sl->have[h->frag_seq / 64] & (1ull << (h->frag_seq % 64))) {
+		if (h->frag_seq == 0 && sl->voted) {
+			/* The primary sends again: our vote was lost. */
+			send_reply(s, RSYNC_VOTE, sl->txid);
+			s->stats.revotes++;
+		}
+		return RSYNC_RX_DUPLICATE;
+	}
+	if (h->type == RSYNC_CHECKPOINT &&
+	    (h->len == 0 || !s->ops.state_ok(s->ctx, h->region, h->offset, h->len)))
+		return RSYNC_RX_BAD_REGION;
+	if (h->len > RSYNC_MAX_PAYLOAD)
+		return RSYNC_RX_BAD_LENGTH;
+	d = &sl->desc[h->frag_seq];
+	d->type = h->type;
+	d->region = h->region;
+	d->len = h->len;
+	d->offset = h->offset;
+	if (h->frag_seq == 0)
+		sl->meta = m->u.meta;
+	else
+		memcpy(cell(s, sl, h->frag_seq), m->payload, h->len);
+	sl->have[h->frag_seq / 64] |= 1ull << (h->frag_seq % 64);
+	sl->received++;
+	if (sl->received < sl->frag_count)
+		return RSYNC_RX_OK;
+
+	if (!slot_whole(s, sl)) {
+		s->stats.incomplete++;
+		slot_free(s, sl);
+		return RSYNC_RX_MISMATCH;
+	}
+	if (s->txts.n + s->pending_txts + sl->meta.txts_entries > s->txts.max_n) {
+		/* Applying it could lose TxTs entries, i.e. let replayed
+		 * packets out twice: no vote (the primary aborts the stage). */
+		s->stats.txts_no_room++;
+		slot_free(s, sl);
+		return RSYNC_RX_NO_ROOM;
+	}
+	sl->voted = true;
+	s->pending_txts += sl->meta.txts_entries;
+	s->stats.votes++;
+	send_reply(s, RSYNC_VOTE, sl->txid);
+	return RSYNC_RX_OK;
+}
+
+enum rsync_rx_reason
+rsync_standby_rx(struct rsync_standby *s, const struct rsync_msg *m, uint64_t now)
+{
+	enum rsync_rx_reason r = RSYNC_RX_OK;
+
+	(void)now;
+	if (m->h.chain != s->cfg.chain) {
+		r = RSYNC_RX_UNKNOWN_CHAIN;
+		goto out;
+	}
+	/* Only the current epoch: older ones are a replaced primary, newer
+	 * ones cannot come from the primary this standby serves. */
+	if (m->h.epoch != s->epoch || s->taken_over) {
+		r = RSYNC_RX_STALE_EPOCH;
+		goto out;
+	}
+	switch (m->h.type) {
+	case RSYNC_PREPARE:
+	case RSYNC_CHECKPOINT:
+		r = rx_fragment(s, m);
+		break;
+	case RSYNC_COMMIT:
+		if (m->h.txid <= s->applied.txid) {
+			r = RSYNC_RX_DUPLICATE; /* our ACK was lost: repeat it */
+		} else {
+			apply_chain(s, m->h.txid);
+			if (s->applied.txid < m->h.txid)
+				r = RSYNC_RX_MISMATCH; /* commits what it never had voted */
+			s->stats.orphans += discard_upto(s, 0, s->applied.txid);
+		}
+		if (s->applied.txid > 0) { /* nothing applied yet: nothing to acknowledge */
+			send_reply(s, RSYNC_ACK, s->applied.txid);
+			s->stats.acks++;
+		}
+		break;
+	case RSYNC_ABORT:
+		s->stats.aborted += discard_upto(s, m->h.txid, m->u.abort.through_txid);
+		if (m->u.abort.through_txid > s->aborted_through)
+			s->aborted_through = m->u.abort.through_txid;
+		break;
+	case RSYNC_HEARTBEAT:
+		break;
+	default:
+		r = RSYNC_RX_WRONG_ROLE;
+		break;
+	}
+out:
+	s->stats.rx[r]++;
+	return r;
+}
+
+int
+rsync_standby_takeover(struct rsync_standby *s, uint32_t new_epoch,
+		       struct rsync_standby_applied *out)
+{
+	uint32_t n;
+
+	if (new_epoch <= s->epoch)
+		return -ESTALE;
+	n = apply_chain(s, UINT64_MAX);
+	s->stats.takeover_applied += n;
+	for (uint32_t i = 0; i < s->cfg.window; i++)
+		if (s->slots[i].used)
+			slot_free(s, &s->slots[i]);
+	s->epoch = new_epoch;
+	s->taken_over = true;
+	s->stats.takeovers++;
+	if (out != NULL)
+		*out = s->applied;
+	return 0;
+}
+
+uint64_t
+rsync_standby_txts(const struct rsync_standby *s, const struct rsync_flow *flow)
+{
+	return rsync_txts_get(&s->txts, flow);
+}
+
+uint32_t
+rsync_standby_txts_entries(const struct rsync_standby *s)
+{
+	return s->txts.n;
+}
+
+void
+rsync_standby_get_applied(const struct rsync_standby *s, struct rsync_standby_applied *out)
+{
+	*out = s->applied;
+}
+
+uint32_t
+rsync_standby_epoch(const struct rsync_standby *s)
+{
+	return s->epoch;
+}
+
+uint32_t
+rsync_standby_staged(const struct rsync_standby *s)
+{
+	return s->staged;
+}
+
+bool
+rsync_standby_taken_over(const struct rsync_standby *s)
+{
+	return s->taken_over;
+}
+
+const struct rsync_standby_stats *
+rsync_standby_stats(const struct rsync_standby *s)
+{
+	return &s->stats;
+}

@@ -1,0 +1,526 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * RSync's wire codec (contract and layout in rsync_wire.h).
+ *
+ * Decoding checks, in this order, and stops at the first failure with its
+ * own reason: the Ethernet type and length; the header's version, type,
+ * flags and reserved field; whether an HMAC is there when a key is
+ * configured (and not there when none is); the payload length against the
+ * frame; the fragment numbering; each type's payload and fields; then the
+ * CRC32C; then the HMAC.  Cheap structural checks come first so that junk
+ * costs nothing; the CRC before the HMAC because it is cheaper and tells
+ * corruption (counted as such) from forgery.  Nothing is trusted before the
+ * HMAC has verified: the result is only handed out on RSYNC_RX_OK.
+ *
+ * The encoder runs the same field checks on what it wrote, so it never
+ * sends what a peer would refuse.  Multi-byte fields are read and written
+ * with memcpy and explicit byte order: frames sit at any alignment.
+ */
+#include <endian.h>
+#include <string.h>
+
+#include <rte_hash_crc.h>
+
+#include "rsync_auth_priv.h"
+#include "rsync_wire.h"
+
+/* Header offsets. */
+enum {
+	OFF_VERSION = 0,
+	OFF_TYPE = 1,
+	OFF_FLAGS = 2,
+	OFF_KEY_ID = 3,
+	OFF_CHAIN = 4,
+	OFF_LEN = 6,
+	OFF_EPOCH = 8,
+	OFF_CRC = 12,
+	OFF_TXID = 16,
+	OFF_FRAG_SEQ = 24,
+	OFF_FRAG_COUNT = 26,
+	OFF_REGION = 28,
+	OFF_RESERVED = 30,
+	OFF_OFFSET = 32,
+};
+_Static_assert(OFF_OFFSET + 8 == RSYNC_HDR_LEN, "the header is 40 bytes");
+_Static_assert(RSYNC_ETH_LEN + RSYNC_HDR_LEN + RSYNC_MAX_PAYLOAD + RSYNC_HMAC_LEN ==
+		       RSYNC_MAX_FRAME,
+	       "a full fragment with its HMAC fills an MTU");
+
+static inline uint16_t
+get16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return be16toh(v);
+}
+
+static inline uint32_t
+get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return be32toh(v);
+}
+
+static inline uint64_t
+get64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return be64toh(v);
+}
+
+static inline void
+put16(uint8_t *p, uint16_t v)
+{
+	v = htobe16(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void
+put32(uint8_t *p, uint32_t v)
+{
+	v = htobe32(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void
+put64(uint8_t *p, uint64_t v)
+{
+	v = htobe64(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+/* CRC32C update over any alignment: rte_hash_crc() reads 8 bytes at a time
+ * at the address it is given, so bytes go one by one up to an 8-byte
+ * boundary first. */
+static uint32_t
+crc_update(uint32_t crc, const uint8_t *p, size_t n)
+{
+	while (n > 0 && ((uintptr_t)p & 7) != 0) {
+		crc = rte_hash_crc_1byte(*p++, crc);
+		n--;
+	}
+	return n > 0 ? rte_hash_crc(p, (uint32_t)n, crc) : crc;
+}
+
+uint32_t
+rsync_crc32c(const void *data, size_t len)
+{
+	return ~crc_update(0xFFFFFFFFu, data, len);
+}
+
+/* The CRC of a header (its CRC field taken as zero) and a payload. */
+static uint32_t
+msg_crc(const uint8_t *hdr, const uint8_t *payload, size_t len)
+{
+	static const uint8_t zero[4];
+	uint32_t crc = 0xFFFFFFFFu;
+
+	crc = crc_update(crc, hdr, OFF_CRC);
+	crc = crc_update(crc, zero, sizeof(zero));
+	crc = crc_update(crc, hdr + OFF_CRC + 4, RSYNC_HDR_LEN - OFF_CRC - 4);
+	crc = crc_update(crc, payload, len);
+	return ~crc;
+}
+
+const char *
+rsync_msg_type_str(uint8_t type)
+{
+	static const char *const names[RSYNC_TYPE_MAX] = {
+		[RSYNC_PREPARE] = "PREPARE",	       [RSYNC_VOTE] = "VOTE",
+		[RSYNC_COMMIT] = "COMMIT",	       [RSYNC_ACK] = "ACK",
+		[RSYNC_ABORT] = "ABORT",	       [RSYNC_CHECKPOINT] = "CHECKPOINT",
+		[RSYNC_LOG_TRIM] = "LOG_TRIM",	       [RSYNC_REPLAY_START] = "REPLAY_START",
+		[RSYNC_REPLAY_END] = "REPLAY_END",     [RSYNC_HEARTBEAT] = "HEARTBEAT",
+	};
+
+	return type < RSYNC_TYPE_MAX && names[type] != NULL ? names[type] : "unknown";
+}
+
+const char *
+rsync_rx_reason_str(enum rsync_rx_reason r)
+{
+	static const char *const names[RSYNC_RX_REASON_MAX] = {
+		[RSYNC_RX_OK] = "ok",
+		[RSYNC_RX_NOT_RSYNC] = "not_rsync",
+		[RSYNC_RX_SHORT] = "short",
+		[RSYNC_RX_BAD_VERSION] = "bad_version",
+		[RSYNC_RX_BAD_TYPE] = "bad_type",
+		[RSYNC_RX_BAD_FLAGS] = "bad_flags",
+		[RSYNC_RX_BAD_RESERVED] = "bad_reserved",
+		[RSYNC_RX_BAD_LENGTH] = "bad_length",
+		[RSYNC_RX_BAD_FRAG] = "bad_fragment",
+		[RSYNC_RX_BAD_REGION] = "bad_region",
+		[RSYNC_RX_BAD_FIELD] = "bad_field",
+		[RSYNC_RX_BAD_CRC] = "bad_crc",
+		[RSYNC_RX_AUTH_MISSING] = "auth_missing",
+		[RSYNC_RX_AUTH_UNEXPECTED] = "auth_unexpected",
+		[RSYNC_RX_AUTH_KEY] = "auth_key",
+		[RSYNC_RX_AUTH_FAILED] = "auth_failed",
+		[RSYNC_RX_UNKNOWN_PEER] = "unknown_peer",
+		[RSYNC_RX_UNKNOWN_CHAIN] = "unknown_chain",
+		[RSYNC_RX_STALE_EPOCH] = "stale_epoch",
+		[RSYNC_RX_WRONG_ROLE] = "wrong_role",
+		[RSYNC_RX_UNKNOWN_TXN] = "unknown_txn",
+		[RSYNC_RX_DUPLICATE] = "duplicate",
+		[RSYNC_RX_MISMATCH] = "mismatch",
+		[RSYNC_RX_NO_ROOM] = "no_room",
+	};
+
+	return (unsigned int)r < RSYNC_RX_REASON_MAX && names[r] != NULL ? names[r] : "unknown";
+}
+
+static void
+hdr_decode(const uint8_t *p, struct rsync_hdr *h)
+{
+	h->version = p[OFF_VERSION];
+	h->type = p[OFF_TYPE];
+	h->flags = p[OFF_FLAGS];
+	h->key_id = p[OFF_KEY_ID];
+	h->chain = get16(p + OFF_CHAIN);
+	h->len = get16(p + OFF_LEN);
+	h->epoch = get32(p + OFF_EPOCH);
+	h->crc = get32(p + OFF_CRC);
+	h->txid = get64(p + OFF_TXID);
+	h->frag_seq = get16(p + OFF_FRAG_SEQ);
+	h->frag_count = get16(p + OFF_FRAG_COUNT);
+	h->region = get16(p + OFF_REGION);
+	h->reserved = get16(p + OFF_RESERVED);
+	h->offset = get64(p + OFF_OFFSET);
+}
+
+static void
+hdr_encode(const struct rsync_hdr *h, uint8_t *p)
+{
+	p[OFF_VERSION] = h->version;
+	p[OFF_TYPE] = h->type;
+	p[OFF_FLAGS] = h->flags;
+	p[OFF_KEY_ID] = h->key_id;
+	put16(p + OFF_CHAIN, h->chain);
+	put16(p + OFF_LEN, h->len);
+	put32(p + OFF_EPOCH, h->epoch);
+	put32(p + OFF_CRC, h->crc);
+	put64(p + OFF_TXID, h->txid);
+	put16(p + OFF_FRAG_SEQ, h->frag_seq);
+	put16(p + OFF_FRAG_COUNT, h->frag_count);
+	put16(p + OFF_REGION, h->region);
+	put16(p + OFF_RESERVED, h->reserved);
+	put64(p + OFF_OFFSET, h->offset);
+}
+
+void
+rsync_txts_encode(const struct rsync_txts_entry *e, size_t n, uint8_t *out)
+{
+	for (size_t i = 0; i < n; i++, out += RSYNC_TXTS_WIRE_LEN) {
+		put32(out, e[i].src_ip);
+		put32(out + 4, e[i].dst_ip);
+		put16(out + 8, e[i].sport);
+		put16(out + 10, e[i].dport);
+		out[12] = e[i].proto;
+		out[13] = out[14] = out[15] = 0;
+		put64(out + 16, e[i].ts);
+	}
+}
+
+void
+rsync_txts_decode(const uint8_t *payload, size_t i, struct rsync_txts_entry *e)
+{
+	const uint8_t *p = payload + i * RSYNC_TXTS_WIRE_LEN;
+
+	memset(e, 0, sizeof(*e));
+	e->src_ip = get32(p);
+	e->dst_ip = get32(p + 4);
+	e->sport = get16(p + 8);
+	e->dport = get16(p + 10);
+	e->proto = p[12];
+	e->ts = get64(p + 16);
+}
+
+static void
+meta_decode(const uint8_t *p, struct rsync_meta *m)
+{
+	m->prev_txid = get64(p);
+	m->cut_id = get64(p + 8);
+	m->cut_ts = get64(p + 16);
+	m->nd_ts = get64(p + 24);
+	m->txts_entries = get32(p + 32);
+	m->state_frags = get32(p + 36);
+	m->state_bytes = get64(p + 40);
+}
+
+static void
+meta_encode(const struct rsync_meta *m, uint8_t *p)
+{
+	put64(p, m->prev_txid);
+	put64(p + 8, m->cut_id);
+	put64(p + 16, m->cut_ts);
+	put64(p + 24, m->nd_ts);
+	put32(p + 32, m->txts_entries);
+	put32(p + 36, m->state_frags);
+	put64(p + 40, m->state_bytes);
+}
+
+/* The fixed payload length of a type; -1 for the fragment types. */
+static int
+fixed_len(uint8_t type)
+{
+	switch (type) {
+	case RSYNC_VOTE:
+	case RSYNC_COMMIT:
+	case RSYNC_ACK:
+		return 0;
+	case RSYNC_ABORT:
+		return RSYNC_ABORT_WIRE_LEN;
+	case RSYNC_LOG_TRIM:
+		return RSYNC_LOG_TRIM_WIRE_LEN;
+	case RSYNC_REPLAY_START:
+		return RSYNC_REPLAY_START_WIRE_LEN;
+	case RSYNC_REPLAY_END:
+		return RSYNC_REPLAY_END_WIRE_LEN;
+	case RSYNC_HEARTBEAT:
+		return RSYNC_HEARTBEAT_WIRE_LEN;
+	default:
+		return -1;
+	}
+}
+
+/* Types that name a transaction in the header. */
+static bool
+has_txid(uint8_t type)
+{
+	return type == RSYNC_PREPARE || type == RSYNC_VOTE || type == RSYNC_COMMIT ||
+	       type == RSYNC_ACK || type == RSYNC_ABORT || type == RSYNC_CHECKPOINT;
+}
+
+/*
+ * Every check that needs only the header and the payload (not the CRC, not
+ * the key).  Fills m->u on success.
+ */
+static enum rsync_rx_reason
+check_fields(const struct rsync_hdr *h, const uint8_t *pl, struct rsync_msg *m)
+{
+	bool frag_type = h->type == RSYNC_PREPARE || h->type == RSYNC_CHECKPOINT;
+	int flen = fixed_len(h->type);
+
+	if (h->frag_count == 0 || h->frag_seq >= h->frag_count)
+		return RSYNC_RX_BAD_FRAG;
+	if (!frag_type && (h->frag_seq != 0 || h->frag_count != 1))
+		return RSYNC_RX_BAD_FRAG;
+	if (h->type == RSYNC_CHECKPOINT && h->frag_seq == 0)
+		return RSYNC_RX_BAD_FRAG; /* fragment 0 is always the META piece */
+	if (h->type == RSYNC_PREPARE && (h->frag_seq == 0) != (h->region == RSYNC_REGION_META))
+		return RSYNC_RX_BAD_REGION;
+	if (has_txid(h->type) ? h->txid == 0 : h->txid != 0)
+		return RSYNC_RX_BAD_FIELD;
+	if (!frag_type) {
+		if (h->len != flen)
+			return RSYNC_RX_BAD_LENGTH;
+		if (h->region != 0 || h->offset != 0)
+			return RSYNC_RX_BAD_REGION;
+	}
+	switch (h->type) {
+	case RSYNC_PREPARE:
+		if (h->region == RSYNC_REGION_META) {
+			struct rsync_meta *mt = &m->u.meta;
+			uint64_t txts_frags;
+
+			if (h->len != RSYNC_META_WIRE_LEN)
+				return RSYNC_RX_BAD_LENGTH;
+			if (h->offset != 0)
+				return RSYNC_RX_BAD_REGION;
+			meta_decode(pl, mt);
+			/* 1 META + TxTs pieces + state pieces = count */
+			if (mt->state_frags >= h->frag_count || mt->prev_txid >= h->txid ||
+			    (mt->cut_id == 0 && (mt->cut_ts != 0 || mt->state_frags != 0)))
+				return RSYNC_RX_BAD_FIELD;
+			txts_frags = (uint64_t)h->frag_count - 1 - mt->state_frags;
+			if ((uint64_t)mt->txts_entries * RSYNC_TXTS_WIRE_LEN >
+				    txts_frags * RSYNC_MAX_PAYLOAD ||
+			    (mt->txts_entries == 0) != (txts_frags == 0) ||
+			    mt->state_bytes > (uint64_t)mt->state_frags * RSYNC_MAX_PAYLOAD ||
+			    (mt->state_bytes == 0) != (mt->state_frags == 0))
+				return RSYNC_RX_BAD_FIELD;
+		} else if (h->region == RSYNC_REGION_TXTS) {
+			if (h->len == 0 || h->len % RSYNC_TXTS_WIRE_LEN != 0)
+				return RSYNC_RX_BAD_LENGTH;
+			if (h->offset % RSYNC_TXTS_WIRE_LEN != 0)
+				return RSYNC_RX_BAD_REGION;
+			for (uint32_t i = 0; i < h->len / RSYNC_TXTS_WIRE_LEN; i++) {
+				const uint8_t *e = pl + (size_t)i * RSYNC_TXTS_WIRE_LEN;
+
+				if (e[13] != 0 || e[14] != 0 || e[15] != 0 || get64(e + 16) == 0)
+					return RSYNC_RX_BAD_FIELD;
+			}
+		} else {
+			return RSYNC_RX_BAD_REGION;
+		}
+		break;
+	case RSYNC_CHECKPOINT:
+		if (h->len == 0)
+			return RSYNC_RX_BAD_LENGTH;
+		if (h->region >= RSYNC_REGION_MAX || h->offset > UINT64_MAX - h->len)
+			return RSYNC_RX_BAD_REGION;
+		break;
+	case RSYNC_ABORT:
+		m->u.abort.through_txid = get64(pl);
+		if (m->u.abort.through_txid < h->txid)
+			return RSYNC_RX_BAD_FIELD;
+		break;
+	case RSYNC_LOG_TRIM:
+		m->u.trim.watermark = get64(pl);
+		if (m->u.trim.watermark == 0)
+			return RSYNC_RX_BAD_FIELD;
+		break;
+	case RSYNC_REPLAY_START:
+		m->u.replay_start.after_ts = get64(pl);
+		m->u.replay_start.newest_ts = get64(pl + 8);
+		if (m->u.replay_start.newest_ts < m->u.replay_start.after_ts)
+			return RSYNC_RX_BAD_FIELD;
+		break;
+	case RSYNC_REPLAY_END:
+		m->u.replay_end.last_ts = get64(pl);
+		m->u.replay_end.count = get64(pl + 8);
+		if ((m->u.replay_end.count == 0) != (m->u.replay_end.last_ts == 0))
+			return RSYNC_RX_BAD_FIELD;
+		break;
+	case RSYNC_HEARTBEAT:
+		m->u.heartbeat.txid = get64(pl);
+		m->u.heartbeat.cut_ts = get64(pl + 8);
+		break;
+	default: /* VOTE, COMMIT, ACK: nothing more */
+		break;
+	}
+	return RSYNC_RX_OK;
+}
+
+enum rsync_rx_reason
+rsync_decode(const uint8_t *frame, size_t len, struct rsync_auth *auth, struct rsync_msg *out)
+{
+	const uint8_t *hp = frame + RSYNC_ETH_LEN, *pl;
+	struct rsync_msg m;
+	enum rsync_rx_reason r;
+	bool hmac;
+
+	if (len < RSYNC_ETH_LEN)
+		return RSYNC_RX_SHORT;
+	if (get16(frame + 12) != RSYNC_ETHERTYPE)
+		return RSYNC_RX_NOT_RSYNC;
+	if (len < RSYNC_ETH_LEN + RSYNC_HDR_LEN)
+		return RSYNC_RX_SHORT;
+	memset(&m, 0, sizeof(m));
+	hdr_decode(hp, &m.h);
+	if (m.h.version != RSYNC_VERSION)
+		return RSYNC_RX_BAD_VERSION;
+	if (m.h.type == 0 || m.h.type >= RSYNC_TYPE_MAX)
+		return RSYNC_RX_BAD_TYPE;
+	hmac = (m.h.flags & RSYNC_F_HMAC) != 0;
+	if ((m.h.flags & ~RSYNC_F_KNOWN) != 0 || (!hmac && m.h.key_id != 0))
+		return RSYNC_RX_BAD_FLAGS;
+	if (m.h.reserved != 0)
+		return RSYNC_RX_BAD_RESERVED;
+	if (auth != NULL && !hmac)
+		return RSYNC_RX_AUTH_MISSING;
+	if (auth == NULL && hmac)
+		return RSYNC_RX_AUTH_UNEXPECTED;
+	if ((size_t)RSYNC_ETH_LEN + RSYNC_HDR_LEN + m.h.len + (hmac ? RSYNC_HMAC_LEN : 0) > len)
+		return RSYNC_RX_BAD_LENGTH;
+	pl = hp + RSYNC_HDR_LEN;
+	r = check_fields(&m.h, pl, &m);
+	if (r != RSYNC_RX_OK)
+		return r;
+	if (msg_crc(hp, pl, m.h.len) != m.h.crc)
+		return RSYNC_RX_BAD_CRC;
+	if (auth != NULL) {
+		if (m.h.key_id != rsync_auth_key_id(auth))
+			return RSYNC_RX_AUTH_KEY;
+		if (!rsync_auth_check(auth, hp, RSYNC_HDR_LEN, pl, m.h.len, pl + m.h.len))
+			return RSYNC_RX_AUTH_FAILED;
+	}
+	m.payload = pl;
+	memcpy(m.dst_mac, frame, 6);
+	memcpy(m.src_mac, frame + 6, 6);
+	*out = m;
+	return RSYNC_RX_OK;
+}
+
+int
+rsync_encode(uint8_t *buf, size_t buflen, const uint8_t dst_mac[6], const uint8_t src_mac[6],
+	     const struct rsync_msg *msg, const void *payload, size_t payload_len,
+	     struct rsync_auth *auth)
+{
+	uint8_t *hp = buf + RSYNC_ETH_LEN, *pl = hp + RSYNC_HDR_LEN;
+	struct rsync_hdr h = msg->h;
+	struct rsync_msg check;
+	int flen = fixed_len(h.type);
+	size_t plen;
+
+	if (h.type == 0 || h.type >= RSYNC_TYPE_MAX)
+		return -1;
+	if (h.type == RSYNC_PREPARE && h.region == RSYNC_REGION_META)
+		plen = RSYNC_META_WIRE_LEN;
+	else if (flen >= 0)
+		plen = (size_t)flen;
+	else
+		plen = payload_len;
+	if (plen > RSYNC_MAX_PAYLOAD ||
+	    buflen < RSYNC_ETH_LEN + RSYNC_HDR_LEN + plen + (auth != NULL ? RSYNC_HMAC_LEN : 0))
+		return -1;
+	memcpy(buf, dst_mac, 6);
+	memcpy(buf + 6, src_mac, 6);
+	put16(buf + 12, RSYNC_ETHERTYPE);
+	switch (h.type) {
+	case RSYNC_PREPARE:
+		if (h.region == RSYNC_REGION_META)
+			meta_encode(&msg->u.meta, pl);
+		else if (plen > 0)
+			memcpy(pl, payload, plen);
+		break;
+	case RSYNC_CHECKPOINT:
+		if (plen > 0)
+			memcpy(pl, payload, plen);
+		break;
+	case RSYNC_ABORT:
+		put64(pl, msg->u.abort.through_txid);
+		break;
+	case RSYNC_LOG_TRIM:
+		put64(pl, msg->u.trim.watermark);
+		break;
+	case RSYNC_REPLAY_START:
+		put64(pl, msg->u.replay_start.after_ts);
+		put64(pl + 8, msg->u.replay_start.newest_ts);
+		break;
+	case RSYNC_REPLAY_END:
+		put64(pl, msg->u.replay_end.last_ts);
+		put64(pl + 8, msg->u.replay_end.count);
+		break;
+	case RSYNC_HEARTBEAT:
+		put64(pl, msg->u.heartbeat.txid);
+		put64(pl + 8, msg->u.heartbeat.cut_ts);
+		break;
+	default:
+		break;
+	}
+	h.version = RSYNC_VERSION;
+	h.len = (uint16_t)plen;
+	h.flags = (uint8_t)((h.flags & RSYNC_F_RETRANS) | (auth != NULL ? RSYNC_F_HMAC : 0));
+	h.key_id = auth != NULL ? rsync_auth_key_id(auth) : 0;
+	h.reserved = 0;
+	h.crc = 0;
+	/* Never send what a peer refuses. */
+	memset(&check, 0, sizeof(check));
+	if (check_fields(&h, pl, &check) != RSYNC_RX_OK)
+		return -1;
+	hdr_encode(&h, hp);
+	h.crc = msg_crc(hp, pl, plen);
+	put32(hp + OFF_CRC, h.crc);
+	if (auth != NULL && rsync_auth_sign(auth, hp, RSYNC_HDR_LEN, pl, plen, pl + plen) < 0)
+		return -1;
+	return (int)(RSYNC_ETH_LEN + RSYNC_HDR_LEN + plen + (auth != NULL ? RSYNC_HMAC_LEN : 0));
+}
