@@ -1,0 +1,55 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 REINFORCE-NFV authors
+"""Seeds for fuzz_rsync: one valid frame of each RSync message type
+(rsync/include/rsync_wire.h), and a few message scripts.  The CRC32C is
+computed here bitwise (independently of the codec)."""
+import os
+import struct
+import sys
+
+def crc32c(data):
+    c = 0xFFFFFFFF
+    for b in data:
+        c ^= b
+        for _ in range(8):
+            c = (c >> 1) ^ (0x82F63B78 if c & 1 else 0)
+    return c ^ 0xFFFFFFFF
+
+def frame(mtype, txid=0, payload=b"", seq=0, count=1, region=0, offset=0, epoch=1, chain=1):
+    hdr = struct.pack(">BBBBHHIIQHHHHQ", 1, mtype, 0, 0, chain, len(payload), epoch, 0, txid,
+                      seq, count, region, 0, offset)
+    crc = crc32c(hdr + payload)
+    hdr = hdr[:12] + struct.pack(">I", crc) + hdr[16:]
+    eth = bytes([2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1]) + struct.pack(">H", 0x88B6)
+    return eth + hdr + payload
+
+def main(out):
+    os.makedirs(out, exist_ok=True)
+    meta = struct.pack(">QQQQIIQ", 0, 1, 5, 0, 1, 1, 16)
+    txts = struct.pack(">IIHHB3xQ", 0xC6120001, 0xC6130001, 1000, 80, 6, 5)
+    seeds = {
+        "prepare_meta": frame(1, 1, meta, 0, 3, 0xFFFF),
+        "prepare_txts": frame(1, 1, txts, 1, 3, 0xFFFE),
+        "checkpoint": frame(6, 1, bytes(range(16)), 2, 3, 0, 64),
+        "vote": frame(2, 1),
+        "commit": frame(3, 1),
+        "ack": frame(4, 1),
+        "abort": frame(5, 1, struct.pack(">Q", 2)),
+        "log_trim": frame(7, 0, struct.pack(">Q", 5)),
+        "replay_start": frame(8, 0, struct.pack(">QQ", 5, 9), epoch=2),
+        "replay_end": frame(9, 0, struct.pack(">QQ", 9, 4), epoch=2),
+        "heartbeat": frame(10, 0, struct.pack(">QQ", 1, 5)),
+        # scripts (second use of the input): packets, then messages
+        "script_traffic": bytes([0, 1, 0, 10, 4, 2, 0, 10, 0, 3, 0, 10, 0, 4, 0, 200]),
+        "script_vote": bytes([0, 1, 0, 10] * 4 + [0x09, 1, 1, 1, 1, 0, 0, 0, 0, 0]),
+        "script_prepare": bytes([0x41, 0, 1, 1, 3, 0, 0, 0, 0, 8] + [0] * 48 +
+                                [0, 0, 0, 0, 0, 0, 0, 0]),
+    }
+    for name, data in seeds.items():
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(data)
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__),
+                                                             "corpus_rsync"))
