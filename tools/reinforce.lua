@@ -1,0 +1,180 @@
+-- SPDX-License-Identifier: BSD-3-Clause
+-- Copyright(c) 2026 REINFORCE-NFV authors
+--
+-- Wireshark dissector for REINFORCE-NFV's remote resiliency (docs/wire-format.md):
+--   EtherType 0x88B5: the logical-timestamp shim (then the inner EtherType's
+--                     dissector takes the rest of the packet)
+--   EtherType 0x88B6: RSync messages (header, per-type payload, HMAC)
+--
+--   tshark -X lua_script:tools/reinforce.lua -r capture.pcapng
+--   wireshark -X lua_script:tools/reinforce.lua capture.pcapng
+--
+-- Display filters: reinforce_shim, reinforce_shim.ts == 42, reinforce_rsync,
+-- reinforce_rsync.type == 2 (VOTE), reinforce_rsync.txid, reinforce_rsync.meta.cut_ts ...
+
+local ethertype = DissectorTable.get("ethertype")
+
+---------------------------------------------------------------- 0x88B5 shim
+local shim = Proto("reinforce_shim", "REINFORCE timestamp shim")
+local sf = {
+	version = ProtoField.uint8("reinforce_shim.version", "Version"),
+	flags = ProtoField.uint8("reinforce_shim.flags", "Flags", base.HEX),
+	replay = ProtoField.bool("reinforce_shim.flags.replay", "Replayed", 8, nil, 0x01),
+	inner = ProtoField.uint16("reinforce_shim.inner_type", "Inner EtherType", base.HEX),
+	ts = ProtoField.uint64("reinforce_shim.ts", "Logical timestamp"),
+}
+shim.fields = { sf.version, sf.flags, sf.replay, sf.inner, sf.ts }
+
+function shim.dissector(tvb, pinfo, tree)
+	if tvb:len() < 12 then
+		return 0
+	end
+	local t = tree:add(shim, tvb(0, 12))
+	t:add(sf.version, tvb(0, 1))
+	local ft = t:add(sf.flags, tvb(1, 1))
+	ft:add(sf.replay, tvb(1, 1))
+	t:add(sf.inner, tvb(2, 2))
+	t:add(sf.ts, tvb(4, 8))
+	t:append_text(string.format(", ts %s", tvb(4, 8):uint64()))
+	local inner = tvb(2, 2):uint()
+	if tvb:len() > 12 then
+		ethertype:try(inner, tvb(12):tvb(), pinfo, tree)
+	end
+	return tvb:len()
+end
+
+---------------------------------------------------------------- 0x88B6 RSync
+local rsync = Proto("reinforce_rsync", "REINFORCE RSync")
+local types = {
+	[1] = "PREPARE", [2] = "VOTE", [3] = "COMMIT", [4] = "ACK", [5] = "ABORT",
+	[6] = "CHECKPOINT", [7] = "LOG_TRIM", [8] = "REPLAY_START", [9] = "REPLAY_END",
+	[10] = "HEARTBEAT",
+}
+local regions = { [0xFFFF] = "META", [0xFFFE] = "TxTs" }
+local rf = {
+	version = ProtoField.uint8("reinforce_rsync.version", "Version"),
+	type = ProtoField.uint8("reinforce_rsync.type", "Type", base.DEC, types),
+	flags = ProtoField.uint8("reinforce_rsync.flags", "Flags", base.HEX),
+	f_hmac = ProtoField.bool("reinforce_rsync.flags.hmac", "HMAC", 8, nil, 0x01),
+	f_retrans = ProtoField.bool("reinforce_rsync.flags.retrans", "Retransmission", 8, nil, 0x02),
+	key_id = ProtoField.uint8("reinforce_rsync.key_id", "Key id"),
+	chain = ProtoField.uint16("reinforce_rsync.chain", "Chain id"),
+	len = ProtoField.uint16("reinforce_rsync.len", "Payload length"),
+	epoch = ProtoField.uint32("reinforce_rsync.epoch", "Epoch"),
+	crc = ProtoField.uint32("reinforce_rsync.crc", "CRC32C", base.HEX),
+	txid = ProtoField.uint64("reinforce_rsync.txid", "Transaction id"),
+	seq = ProtoField.uint16("reinforce_rsync.frag_seq", "Fragment sequence"),
+	count = ProtoField.uint16("reinforce_rsync.frag_count", "Fragment count"),
+	region = ProtoField.uint16("reinforce_rsync.region", "Region", base.DEC, regions),
+	reserved = ProtoField.uint16("reinforce_rsync.reserved", "Reserved"),
+	offset = ProtoField.uint64("reinforce_rsync.offset", "Offset"),
+	prev = ProtoField.uint64("reinforce_rsync.meta.prev_txid", "Previous transaction"),
+	cut_id = ProtoField.uint64("reinforce_rsync.meta.cut_id", "Cut id"),
+	cut_ts = ProtoField.uint64("reinforce_rsync.meta.cut_ts", "Cut timestamp"),
+	nd_ts = ProtoField.uint64("reinforce_rsync.meta.nd_ts", "ND watermark"),
+	entries = ProtoField.uint32("reinforce_rsync.meta.txts_entries", "TxTs entries"),
+	state_frags = ProtoField.uint32("reinforce_rsync.meta.state_frags", "State fragments"),
+	state_bytes = ProtoField.uint64("reinforce_rsync.meta.state_bytes", "State bytes"),
+	t_src = ProtoField.ipv4("reinforce_rsync.txts.src", "Source"),
+	t_dst = ProtoField.ipv4("reinforce_rsync.txts.dst", "Destination"),
+	t_sport = ProtoField.uint16("reinforce_rsync.txts.sport", "Source port"),
+	t_dport = ProtoField.uint16("reinforce_rsync.txts.dport", "Destination port"),
+	t_proto = ProtoField.uint8("reinforce_rsync.txts.proto", "Protocol"),
+	t_ts = ProtoField.uint64("reinforce_rsync.txts.ts", "Highest released timestamp"),
+	state = ProtoField.bytes("reinforce_rsync.state", "State bytes"),
+	through = ProtoField.uint64("reinforce_rsync.abort.through", "Through transaction"),
+	watermark = ProtoField.uint64("reinforce_rsync.trim.watermark", "Watermark"),
+	after_ts = ProtoField.uint64("reinforce_rsync.replay.after_ts", "Replay after timestamp"),
+	newest_ts = ProtoField.uint64("reinforce_rsync.replay.newest_ts", "Newest logged timestamp"),
+	last_ts = ProtoField.uint64("reinforce_rsync.replay.last_ts", "Last replayed timestamp"),
+	rcount = ProtoField.uint64("reinforce_rsync.replay.count", "Packets replayed"),
+	hb_txid = ProtoField.uint64("reinforce_rsync.heartbeat.txid", "Transaction"),
+	hb_cut = ProtoField.uint64("reinforce_rsync.heartbeat.cut_ts", "Cut timestamp"),
+	hmac = ProtoField.bytes("reinforce_rsync.hmac", "HMAC-SHA256"),
+}
+local list = {}
+for _, f in pairs(rf) do
+	table.insert(list, f)
+end
+rsync.fields = list
+
+local function payload(t, p, mtype, region)
+	local len = p:len()
+	if mtype == 1 and region == 0xFFFF and len >= 48 then
+		t:add(rf.prev, p(0, 8))
+		t:add(rf.cut_id, p(8, 8))
+		t:add(rf.cut_ts, p(16, 8))
+		t:add(rf.nd_ts, p(24, 8))
+		t:add(rf.entries, p(32, 4))
+		t:add(rf.state_frags, p(36, 4))
+		t:add(rf.state_bytes, p(40, 8))
+	elseif mtype == 1 and region == 0xFFFE then
+		for off = 0, len - 24, 24 do
+			local e = t:add(p(off, 24), "TxTs entry")
+			e:add(rf.t_src, p(off, 4))
+			e:add(rf.t_dst, p(off + 4, 4))
+			e:add(rf.t_sport, p(off + 8, 2))
+			e:add(rf.t_dport, p(off + 10, 2))
+			e:add(rf.t_proto, p(off + 12, 1))
+			e:add(rf.t_ts, p(off + 16, 8))
+		end
+	elseif mtype == 6 and len > 0 then
+		t:add(rf.state, p(0, len))
+	elseif mtype == 5 and len >= 8 then
+		t:add(rf.through, p(0, 8))
+	elseif mtype == 7 and len >= 8 then
+		t:add(rf.watermark, p(0, 8))
+	elseif mtype == 8 and len >= 16 then
+		t:add(rf.after_ts, p(0, 8))
+		t:add(rf.newest_ts, p(8, 8))
+	elseif mtype == 9 and len >= 16 then
+		t:add(rf.last_ts, p(0, 8))
+		t:add(rf.rcount, p(8, 8))
+	elseif mtype == 10 and len >= 16 then
+		t:add(rf.hb_txid, p(0, 8))
+		t:add(rf.hb_cut, p(8, 8))
+	end
+end
+
+function rsync.dissector(tvb, pinfo, tree)
+	if tvb:len() < 40 then
+		return 0
+	end
+	pinfo.cols.protocol = "RSync"
+	local mtype = tvb(1, 1):uint()
+	local flags = tvb(2, 1):uint()
+	local plen = tvb(6, 2):uint()
+	local region = tvb(28, 2):uint()
+	local t = tree:add(rsync, tvb(0, math.min(tvb:len(), 40 + plen)))
+	t:add(rf.version, tvb(0, 1))
+	t:add(rf.type, tvb(1, 1))
+	local ft = t:add(rf.flags, tvb(2, 1))
+	ft:add(rf.f_hmac, tvb(2, 1))
+	ft:add(rf.f_retrans, tvb(2, 1))
+	t:add(rf.key_id, tvb(3, 1))
+	t:add(rf.chain, tvb(4, 2))
+	t:add(rf.len, tvb(6, 2))
+	t:add(rf.epoch, tvb(8, 4))
+	t:add(rf.crc, tvb(12, 4))
+	t:add(rf.txid, tvb(16, 8))
+	t:add(rf.seq, tvb(24, 2))
+	t:add(rf.count, tvb(26, 2))
+	t:add(rf.region, tvb(28, 2))
+	t:add(rf.reserved, tvb(30, 2))
+	t:add(rf.offset, tvb(32, 8))
+	local name = types[mtype] or "unknown"
+	pinfo.cols.info = string.format("%s chain %d epoch %d txid %s frag %d/%d", name,
+		tvb(4, 2):uint(), tvb(8, 4):uint(), tvb(16, 8):uint64(), tvb(24, 2):uint(),
+		tvb(26, 2):uint())
+	t:append_text(", " .. name)
+	if tvb:len() >= 40 + plen and plen > 0 then
+		payload(t, tvb(40, plen):tvb(), mtype, region)
+	end
+	if flags % 2 == 1 and tvb:len() >= 40 + plen + 32 then
+		t:add(rf.hmac, tvb(40 + plen, 32))
+	end
+	return tvb:len()
+end
+
+ethertype:add(0x88B5, shim)
+ethertype:add(0x88B6, rsync)
