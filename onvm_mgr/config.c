@@ -54,7 +54,7 @@ mgr_config_load_string(const char *text, size_t len, const char *name, struct mg
 {
 	static const char *const keys[] = {"node", "pool", "rings", "units", "stats", "idle",
 					   "nf_defaults", "startup", "state", "ports", "nfs", "chains",
-					   "flow_rules", "default_chain", "bfd", NULL};
+					   "flow_rules", "default_chain", "bfd", "remote", NULL};
 	struct cfg_walk w = {
 		.name = name, .text = text, .len = len, .err = err, .errlen = errlen, .cfg = cfg,
 	};
@@ -89,7 +89,7 @@ mgr_config_load_string(const char *text, size_t len, const char *name, struct mg
 	    cfg_parse_tunables(&w, root, cfg) < 0 || cfg_parse_units(&w, root, cfg) < 0 ||
 	    cfg_parse_ports(&w, root, cfg) < 0 || cfg_parse_nfs(&w, root, cfg) < 0 ||
 	    cfg_parse_chains(&w, root, cfg) < 0 || cfg_parse_rules(&w, root, cfg) < 0 ||
-	    cfg_parse_bfd(&w, root, cfg) < 0)
+	    cfg_parse_bfd(&w, root, cfg) < 0 || cfg_parse_remote(&w, root, cfg) < 0)
 		goto out;
 	dc = json_object_get(root, "default_chain");
 	if (dc != NULL && !json_is_null(dc)) {

@@ -23,6 +23,8 @@
  *   config_chains.c  "chains" and "flow_rules" (IPv4 prefixes, port ranges,
  *                    protocols)
  *   config_bfd.c     "bfd": BFD sessions, timers, authentication
+ *   config_remote.c  "remote": this node's role in protected chains, links,
+ *                    peers, keys, the RSync and logger tunables
  *   (CPU lists are common/onvm_cpuset.c's: onvm_cpulist_parse/format)
  */
 #ifndef MGR_CONFIG_H
@@ -51,6 +53,8 @@
 #define MGR_CFG_ERR_LEN 512
 #define MGR_CFG_MAX_BFD 32	  /* == BFD_NODE_MAX_SESSIONS */
 #define MGR_CFG_BFD_KEY_MAX 20	  /* == BFD_AUTH_KEY_MAX (RFC 5880 6.7.4) */
+#define MGR_CFG_MAX_REMOTE 8	  /* protected chains a node takes part in */
+#define MGR_CFG_REMOTE_KEY_MAX 64 /* == RSYNC_KEY_MAX */
 
 enum mgr_unit_id { MGR_UNIT_RX = 0, MGR_UNIT_TX, MGR_UNIT_CTRL, MGR_UNIT_BFD, MGR_UNIT_MAX };
 
@@ -103,6 +107,48 @@ struct mgr_bfd_cfg {
 	uint8_t auth_key[MGR_CFG_BFD_KEY_MAX];
 };
 
+/* Remote resiliency: this node's role for one protected chain (the
+ * "remote" section; see docs/operator-guide.md). */
+enum mgr_remote_role {
+	MGR_REMOTE_PREDECESSOR = 1, /* stamps and logs what enters the chain, replays */
+	MGR_REMOTE_PRIMARY,	    /* runs the chain, two-phase commits with the standby */
+	MGR_REMOTE_STANDBY,	    /* holds the committed state, takes over */
+};
+
+enum mgr_remote_peer { MGR_PEER_PREDECESSOR = 0, MGR_PEER_PRIMARY, MGR_PEER_STANDBY, MGR_PEER_MAX };
+
+struct mgr_remote_cfg {
+	char name[MGR_CFG_NAME_LEN];
+	uint16_t id;	      /* chain id on the wire, the same on all three nodes */
+	uint8_t role;	      /* enum mgr_remote_role */
+	uint32_t epoch;
+	uint8_t key_len;      /* 0: no HMAC */
+	uint8_t key_id;
+	uint8_t key[MGR_CFG_REMOTE_KEY_MAX];
+	int bfd;	      /* predecessor: index of the BFD session that triggers failover, -1 */
+	bool link_failover;   /* predecessor: link down on primary_port triggers failover */
+	bool has_mac[MGR_PEER_MAX];
+	uint8_t mac[MGR_PEER_MAX][6]; /* peers' MACs on their links (else broadcast) */
+	int chain;	      /* primary/standby: the local chain, -1 */
+	int primary_port, standby_port, predecessor_port; /* -1 where the role has none */
+	/* predecessor */
+	uint32_t log_packets;
+	uint32_t log_mb;
+	/* primary */
+	uint32_t stages;
+	uint32_t stage_packets;
+	uint32_t stage_close_us;
+	uint32_t retrans_us;
+	uint32_t max_tries;
+	uint32_t standby_window;
+	uint32_t checkpoint_ms;
+	uint32_t stage_state_kb;
+	/* standby */
+	uint32_t window;
+	uint32_t max_frags;
+	uint32_t txts_flows;
+};
+
 struct mgr_config {
 	char path[PATH_MAX];
 	char dir[PATH_MAX]; /* directory of the config file */
@@ -141,6 +187,8 @@ struct mgr_config {
 	int default_chain; /* -1: none */
 	int nbfd;
 	struct mgr_bfd_cfg bfd[MGR_CFG_MAX_BFD];
+	int nremote;
+	struct mgr_remote_cfg remote[MGR_CFG_MAX_REMOTE];
 };
 
 /* Fill `cfg` with every default (a node with no ports, NFs or chains). */

@@ -276,6 +276,7 @@ int cfg_parse_nfs(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg
 int cfg_parse_chains(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg);
 int cfg_parse_rules(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg);
 int cfg_parse_bfd(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg);
+int cfg_parse_remote(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg);
 
 /**
  * A reference to a port of `cfg` (parsed already): its name, or its index.

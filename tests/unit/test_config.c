@@ -1436,6 +1436,165 @@ test_bfd_duplicate_sessions_are_rejected(void **state)
 		     "cfg.json:5:3: bfd.sessions[1]", "same port, local and peer");
 }
 
+
+/* ---- remote.chains ------------------------------------------------------------ */
+
+/* Line 1 ports, line 2 a chain on port "pred" exiting on "sink", line 3 a BFD
+ * session; the remote entry starts on line 4 at column 3. */
+#define REMOTE_HEAD "{'ports': [{'name': 'pred', 'dev': 'net_null0'}, {'name': 'sync', 'dev': 'net_null1'}, {'name': 'sink', 'dev': 'net_null2'}, {'name': 'out', 'dev': 'net_null3', 'rx': false}], 'nfs': [{'binary': 'a', 'service': 1}],\n" \
+	" 'chains': [{'name': 'web', 'services': [], 'ingress_port': 'pred', 'exit_port': 'sink'}, {'name': 'noexit', 'services': [1], 'ingress_port': 'sync'}],\n" \
+	" 'bfd': {'sessions': [{'name': 'to_primary', 'port': 'pred', 'local': '198.18.0.1', 'peer': '198.18.0.2'}]},\n" \
+	" 'remote': {'chains': [\n"
+
+static void
+test_remote_roles_full_and_defaults(void **state)
+{
+	struct fixture *f = *state;
+	const struct mgr_remote_cfg *r;
+
+	load_ok(f, REMOTE_HEAD
+		"  {'name': 'web_p', 'id': 7, 'role': 'primary', 'chain': 'web', 'predecessor_port': 'pred',\n"
+		"   'standby_port': 'sync', 'epoch': 3, 'key': '00112233445566778899aabbccddeeff', 'key_id': 9,\n"
+		"   'peer_macs': {'standby': '02:00:00:00:00:0b', 'predecessor': '02:00:00:00:00:0a'},\n"
+		"   'stages': 8, 'stage_packets': 64, 'stage_close_us': 50, 'retrans_us': 500, 'max_tries': 3,\n"
+		"   'standby_window': 4, 'checkpoint_ms': 20, 'stage_state_kb': 1024},\n"
+		"  {'name': 'web_pred', 'id': 8, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync',\n"
+		"   'bfd': 'to_primary', 'link_failover': false, 'log_packets': 4096, 'log_mb': 8},\n"
+		"  {'name': 'web_s', 'id': 9, 'role': 'standby', 'chain': 'web', 'predecessor_port': 'pred',\n"
+		"   'primary_port': 'sync', 'window': 64, 'max_frags': 100, 'txts_flows': 4096},\n"
+		"  {'name': 'dflt', 'id': 10, 'role': 'standby', 'chain': 'web', 'predecessor_port': 0, 'primary_port': 1}]}}");
+	assert_int_equal(f->cfg.nremote, 4);
+	r = &f->cfg.remote[0];
+	assert_string_equal(r->name, "web_p");
+	assert_int_equal(r->id, 7);
+	assert_int_equal(r->role, MGR_REMOTE_PRIMARY);
+	assert_int_equal(r->epoch, 3);
+	assert_int_equal(r->key_len, 16);
+	assert_int_equal(r->key[0], 0x00);
+	assert_int_equal(r->key[15], 0xff);
+	assert_int_equal(r->key_id, 9);
+	assert_true(r->has_mac[MGR_PEER_STANDBY] && r->has_mac[MGR_PEER_PREDECESSOR]);
+	assert_false(r->has_mac[MGR_PEER_PRIMARY]);
+	assert_int_equal(r->mac[MGR_PEER_STANDBY][5], 0x0b);
+	assert_int_equal(r->chain, 0);
+	assert_int_equal(r->predecessor_port, 0);
+	assert_int_equal(r->standby_port, 1);
+	assert_int_equal(r->primary_port, -1);
+	assert_int_equal(r->stages, 8);
+	assert_int_equal(r->stage_packets, 64);
+	assert_int_equal(r->stage_close_us, 50);
+	assert_int_equal(r->retrans_us, 500);
+	assert_int_equal(r->max_tries, 3);
+	assert_int_equal(r->standby_window, 4);
+	assert_int_equal(r->checkpoint_ms, 20);
+	assert_int_equal(r->stage_state_kb, 1024);
+	r = &f->cfg.remote[1];
+	assert_int_equal(r->role, MGR_REMOTE_PREDECESSOR);
+	assert_int_equal(r->bfd, 0);
+	assert_false(r->link_failover);
+	assert_int_equal(r->log_packets, 4096);
+	assert_int_equal(r->log_mb, 8);
+	assert_int_equal(r->primary_port, 0);
+	assert_int_equal(r->chain, -1);
+	assert_int_equal(r->key_len, 0);
+	r = &f->cfg.remote[2];
+	assert_int_equal(r->window, 64);
+	assert_int_equal(r->max_frags, 100);
+	assert_int_equal(r->txts_flows, 4096);
+	r = &f->cfg.remote[3]; /* every default */
+	assert_int_equal(r->epoch, 1);
+	assert_int_equal(r->window, 32);
+	assert_int_equal(r->max_frags, 4096);
+	assert_int_equal(r->txts_flows, 65536);
+	assert_int_equal(r->bfd, -1);
+	assert_int_equal(r->stages, 4);
+	assert_int_equal(r->stage_packets, 256);
+	assert_int_equal(r->retrans_us, 1000);
+	assert_int_equal(r->checkpoint_ms, 10);
+	assert_int_equal(r->log_packets, 65536);
+	assert_true(r->link_failover);
+}
+
+static void
+test_remote_errors(void **state)
+{
+	static const struct {
+		const char *entry; /* line 5 of the text, from column 3 */
+		const char *where;
+		const char *what;
+	} cases[] = {
+	    {"{'id': 1, 'role': 'standby'}", "cfg.json:5:3: remote.chains[0]", "\"name\""},
+	    {"{'name': 'a', 'role': 'standby'}", "cfg.json:5:3: remote.chains[0]", "\"id\""},
+	    {"{'name': 'a', 'id': 1}", "cfg.json:5:3: remote.chains[0]", "\"role\""},
+	    {"{'name': 'a-b', 'id': 1, 'role': 'standby'}", "cfg.json:5:12: remote.chains[0].name",
+	     "letters, digits or '_'"},
+	    {"{'name': 'a', 'id': 0, 'role': 'standby'}", "cfg.json:5:23: remote.chains[0].id",
+	     "out of range"},
+	    {"{'name': 'a', 'id': 1, 'role': 'backup'}", "cfg.json:5:34: remote.chains[0].role",
+	     "not a role"},
+	    {"{'name': 'a', 'id': 1, 'role': 'standby', 'primary_port': 'sync', 'predecessor_port': 'pred'}",
+	     "cfg.json:5:3: remote.chains[0]", "missing required field \"chain\" (role standby)"},
+	    {"{'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync', 'stages': 4}",
+	     "cfg.json:5:107: remote.chains[0].stages", "a field of role primary, not of predecessor"},
+	    {"{'name': 'a', 'id': 1, 'role': 'primary', 'chain': 'web', 'predecessor_port': 'pred', 'standby_port': 'sync', 'primary_port': 'sink'}",
+	     "cfg.json:5:129: remote.chains[0].primary_port", "a field of role predecessor or standby, not of primary"},
+	    {"{'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'out', 'standby_port': 'sync'}",
+	     "cfg.json:5:65: remote.chains[0].primary_port", "both ways"},
+	    {"{'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'nope', 'standby_port': 'sync'}",
+	     "cfg.json:5:65: remote.chains[0].primary_port", "no port named"},
+	    {"{'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'sync', 'standby_port': 1}",
+	     "cfg.json:5:89: remote.chains[0].standby_port", "the same port as \"primary_port\""},
+	    {"{'name': 'a', 'id': 1, 'role': 'standby', 'chain': 'nope', 'primary_port': 'sync', 'predecessor_port': 'pred'}",
+	     "cfg.json:5:54: remote.chains[0].chain", "no chain named \"nope\""},
+	    {"{'name': 'a', 'id': 1, 'role': 'standby', 'chain': 'web', 'primary_port': 'pred', 'predecessor_port': 'sync'}",
+	     "cfg.json:5:54: remote.chains[0].chain", "must come in on predecessor_port \"sync\""},
+	    {"{'name': 'a', 'id': 1, 'role': 'standby', 'chain': 'noexit', 'primary_port': 'pred', 'predecessor_port': 'sync'}",
+	     "cfg.json:5:54: remote.chains[0].chain", "no exit port"},
+	    {"{'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync', 'key': 'abcd'}",
+	     "cfg.json:5:104: remote.chains[0].key", "32..128 hex digits"},
+	    {"{'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync', 'key': '0011223344556677889900112233445g'}",
+	     "cfg.json:5:104: remote.chains[0].key", "not a hex digit at position 32"},
+	    {"{'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync', 'key_id': 2}",
+	     "cfg.json:5:107: remote.chains[0].key_id", "without a \"key\""},
+	    {"{'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync', 'bfd': 'nope'}",
+	     "cfg.json:5:104: remote.chains[0].bfd", "no BFD session named \"nope\""},
+	    {"{'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync', 'peer_macs': {'predecessor': '02:00:00:00:00:01'}}",
+	     "cfg.json:5:126: remote.chains[0].peer_macs.predecessor", "a predecessor has no predecessor peer"},
+	    {"{'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync', 'peer_macs': {'primary': '01:00:00:00:00:01'}}",
+	     "cfg.json:5:122: remote.chains[0].peer_macs.primary", "unicast MAC"},
+	    {"{'name': 'a', 'id': 1, 'role': 'standby', 'chain': 'web', 'primary_port': 'sync', 'predecessor_port': 'pred', 'txts_flows': 512}",
+	     "cfg.json:5:127: remote.chains[0].txts_flows", "out of range"},
+	    {"{'name': 'a', 'id': 1, 'role': 'standby', 'chain': 'web', 'primary_port': 'sync', 'predecessor_port': 'pred', 'txts_flows': 3072}",
+	     "cfg.json:5:127: remote.chains[0].txts_flows", "not a power of two"},
+	    {"{'name': 'a', 'id': 1, 'role': 'standby', 'bogus': 1}", "cfg.json:5:54: remote.chains[0].bogus",
+	     "unknown"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[2048];
+
+		snprintf(text, sizeof(text), REMOTE_HEAD "  %s]}}", cases[i].entry);
+		expect_error(state, text, cases[i].where, cases[i].what);
+		teardown(state);
+		setup(state);
+	}
+}
+
+static void
+test_remote_duplicate_names_and_ids_are_rejected(void **state)
+{
+	expect_error(state, REMOTE_HEAD
+		     "  {'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync'},\n"
+		     "  {'name': 'a', 'id': 2, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync'}]}}",
+		     "cfg.json:6:3: remote.chains[1]", "duplicate remote chain name \"a\"");
+	teardown(state);
+	setup(state);
+	expect_error(state, REMOTE_HEAD
+		     "  {'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync'},\n"
+		     "  {'name': 'b', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync'}]}}",
+		     "cfg.json:6:3: remote.chains[1]", "id 1 is remote chain \"a\"'s already");
+}
+
 int
 main(void)
 {
@@ -1444,6 +1603,9 @@ main(void)
 	    T(test_bfd_session_full_and_defaults),
 	    T(test_bfd_session_errors),
 	    T(test_bfd_duplicate_sessions_are_rejected),
+	    T(test_remote_roles_full_and_defaults),
+	    T(test_remote_errors),
+	    T(test_remote_duplicate_names_and_ids_are_rejected),
 	    T(test_full_config_sets_ports_and_nfs),
 	    T(test_full_config_sets_chains_rules_and_default_chain),
 	    T(test_flow_rule_prefix_drops_host_bits),
