@@ -226,6 +226,14 @@ parse_entry(struct cfg_walk *w, const json_t *v, const char *p, struct mgr_confi
 	    CFG_UINT_FIELD(w, v, p, "max_frags", 2, 65535, r->max_frags) < 0 ||
 	    CFG_UINT_FIELD(w, v, p, "txts_flows", 1024, 16777216, r->txts_flows) < 0)
 		return -1;
+	if (r->standby_window < r->stages) {
+		/* rsync_primary.h: stages waiting for a cut would fill a
+		 * smaller window, and the cut could never be sent. */
+		if (cfg_member(v, p, "standby_window", fp) == NULL)
+			cfg_member(v, p, "stages", fp);
+		return cfg_fail(w, fp, "standby_window (%u) must be at least stages (%u)",
+				r->standby_window, r->stages);
+	}
 	if ((r->txts_flows & (r->txts_flows - 1)) != 0) {
 		cfg_member(v, p, "txts_flows", fp);
 		return cfg_fail(w, fp, "%u is not a power of two", r->txts_flows);

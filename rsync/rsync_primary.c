@@ -121,10 +121,13 @@ pow2_at_least(uint64_t v)
 	return c;
 }
 
+/* standby_window >= stages: stages waiting for a cut (rule 2) are sent
+ * and unreleased; with fewer window slots than stages they could fill the
+ * window, and the cut's own stage could never be sent. */
 static bool
 cfg_valid(const struct rsync_primary_cfg *c)
 {
-	return c->epoch >= 1 && c->stages >= 2 && c->stages <= RSYNC_MAX_STAGES &&
+	return c->epoch >= 1 && c->standby_window >= c->stages && c->stages >= 2 && c->stages <= RSYNC_MAX_STAGES &&
 	       c->stage_pkts >= 1 && c->stage_pkts <= (1u << 20) && c->max_payload >= 64 &&
 	       c->max_payload <= RSYNC_MAX_PAYLOAD && c->retrans_ns > 0 && c->max_tries >= 1 &&
 	       c->standby_window >= 1 && c->stage_state_bytes <= (1ull << 32);
@@ -873,7 +876,7 @@ rsync_primary_rx(struct rsync_primary *p, const struct rsync_msg *m, uint64_t no
 	switch (m->h.type) {
 	case RSYNC_VOTE:
 		s = find_txn(p, m->h.txid);
-		if (s == NULL) {
+		if (s == NULL || !s->started) { /* a vote for what was never sent */
 			r = RSYNC_RX_UNKNOWN_TXN;
 			break;
 		}

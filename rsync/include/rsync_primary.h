@@ -74,7 +74,7 @@ struct rsync_primary_cfg {
 	uint64_t close_ns;	   /* an open stage closes this long after its first packet */
 	uint64_t retrans_ns;	   /* no vote this long after a send: send again */
 	uint32_t max_tries;	   /* sends of a transaction before it is aborted, >= 1 */
-	uint32_t standby_window;   /* transactions the standby stages at once */
+	uint32_t standby_window;   /* transactions sent and not acknowledged, >= stages */
 };
 
 #define RSYNC_MAX_STAGES 64

@@ -326,6 +326,37 @@ test_cut_keeps_a_stage_free_when_packets_fill_the_latch(void **state)
 }
 
 static void
+test_stages_waiting_for_a_cut_never_block_the_cut(void **state)
+{
+	(void)state;
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct sim *sm;
+
+	/* A window smaller than the latch would let stages that wait for a
+	 * cut fill it, and the cut's stage could never be sent: refused. */
+	pc.stages = 6;
+	pc.standby_window = 5;
+	errno = 0;
+	assert_null(rsync_primary_new(&pc, &sim_p_ops, NULL, 1));
+	assert_int_equal(errno, EINVAL);
+	/* The smallest window allowed: every packet stage waits for the cut,
+	 * which still goes out and releases them all. */
+	pc.standby_window = pc.stages;
+	sm = sim_new(&pc, &sc, 15, NULL, 0);
+	rsync_primary_nd(sm->p, 1);
+	add_n(sm, (pc.stages - 1) * pc.stage_pkts, 4);
+	sim_drain(sm, 20, 10 * US);
+	assert_int_equal(sm->nreleased, 0);
+	assert_int_equal(rsync_standby_stats(sm->s)->votes, pc.stages - 1);
+	assert_int_equal(rsync_primary_cut_begin(sm->p, 1, 0, sm->npkts, sm->now), 0);
+	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+	sim_drain(sm, 200, 20 * US);
+	assert_int_equal(sm->nreleased, (pc.stages - 1) * pc.stage_pkts);
+	sim_free(sm);
+}
+
+static void
 test_cut_whose_base_was_aborted_is_stale(void **state)
 {
 	(void)state;
@@ -600,6 +631,7 @@ main(void)
 		cmocka_unit_test(test_newer_epoch_fences_the_primary),
 		cmocka_unit_test(test_nd_stage_waits_for_a_cut_after_it),
 		cmocka_unit_test(test_cut_keeps_a_stage_free_when_packets_fill_the_latch),
+		cmocka_unit_test(test_stages_waiting_for_a_cut_never_block_the_cut),
 		cmocka_unit_test(test_cut_whose_base_was_aborted_is_stale),
 		cmocka_unit_test(test_cut_bigger_than_a_stage_is_dropped_and_counted),
 		cmocka_unit_test(test_hmac_protects_every_message),

@@ -1457,7 +1457,7 @@ test_remote_roles_full_and_defaults(void **state)
 		"   'standby_port': 'sync', 'epoch': 3, 'key': '00112233445566778899aabbccddeeff', 'key_id': 9,\n"
 		"   'peer_macs': {'standby': '02:00:00:00:00:0b', 'predecessor': '02:00:00:00:00:0a'},\n"
 		"   'stages': 8, 'stage_packets': 64, 'stage_close_us': 50, 'retrans_us': 500, 'max_tries': 3,\n"
-		"   'standby_window': 4, 'checkpoint_ms': 20, 'stage_state_kb': 1024},\n"
+		"   'standby_window': 8, 'checkpoint_ms': 20, 'stage_state_kb': 1024},\n"
 		"  {'name': 'web_pred', 'id': 8, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync',\n"
 		"   'bfd': 'to_primary', 'link_failover': false, 'log_packets': 4096, 'log_mb': 8},\n"
 		"  {'name': 'web_s', 'id': 9, 'role': 'standby', 'chain': 'web', 'predecessor_port': 'pred',\n"
@@ -1485,7 +1485,7 @@ test_remote_roles_full_and_defaults(void **state)
 	assert_int_equal(r->stage_close_us, 50);
 	assert_int_equal(r->retrans_us, 500);
 	assert_int_equal(r->max_tries, 3);
-	assert_int_equal(r->standby_window, 4);
+	assert_int_equal(r->standby_window, 8);
 	assert_int_equal(r->checkpoint_ms, 20);
 	assert_int_equal(r->stage_state_kb, 1024);
 	r = &f->cfg.remote[1];
@@ -1566,6 +1566,8 @@ test_remote_errors(void **state)
 	     "cfg.json:5:127: remote.chains[0].txts_flows", "out of range"},
 	    {"{'name': 'a', 'id': 1, 'role': 'standby', 'chain': 'web', 'primary_port': 'sync', 'predecessor_port': 'pred', 'txts_flows': 3072}",
 	     "cfg.json:5:127: remote.chains[0].txts_flows", "not a power of two"},
+	    {"{'name': 'a', 'id': 1, 'role': 'primary', 'chain': 'web', 'predecessor_port': 'pred', 'standby_port': 'sync', 'stages': 8, 'standby_window': 4}",
+	     "cfg.json:5:144: remote.chains[0].standby_window", "must be at least stages (8)"},
 	    {"{'name': 'a', 'id': 1, 'role': 'standby', 'bogus': 1}", "cfg.json:5:54: remote.chains[0].bogus",
 	     "unknown"},
 	};
