@@ -33,6 +33,7 @@ struct frag_desc {
 struct slot {
 	bool used;
 	bool voted;
+	bool dead;	       /* takeover: its chain cannot be completed */
 	uint64_t txid;
 	uint16_t frag_count;
 	uint32_t received;
@@ -49,6 +50,7 @@ struct rsync_standby {
 	uint32_t epoch;
 	bool taken_over;
 	struct slot *slots;
+	struct slot **chain;   /* scratch: a chain being applied (window entries) */
 	uint32_t staged;
 	uint64_t aborted_through;
 	uint64_t pending_txts; /* TxTs entries of voted, unapplied transactions */
@@ -86,8 +88,9 @@ rsync_standby_new(const struct rsync_standby_cfg *cfg, const struct rsync_standb
 	s->ctx = ctx;
 	s->epoch = cfg->epoch;
 	s->slots = calloc(cfg->window, sizeof(*s->slots));
+	s->chain = calloc(cfg->window, sizeof(*s->chain));
 	tmem = malloc(rsync_txts_mem_size(cfg->txts_capacity, false));
-	if (s->slots == NULL || tmem == NULL) {
+	if (s->slots == NULL || s->chain == NULL || tmem == NULL) {
 		free(tmem);
 		goto nomem;
 	}
@@ -119,6 +122,7 @@ rsync_standby_free(struct rsync_standby *s)
 		free(s->slots[i].cells);
 	}
 	free(s->slots);
+	free(s->chain);
 	free(s->txts.slots);
 	free(s);
 }
@@ -129,7 +133,7 @@ slot_free(struct rsync_standby *s, struct slot *sl)
 	if (sl->voted)
 		s->pending_txts -= sl->meta.txts_entries;
 	memset(sl->have, 0, (s->cfg.max_frags + 63) / 64 * sizeof(uint64_t));
-	sl->used = sl->voted = false;
+	sl->used = sl->voted = sl->dead = false;
 	sl->txid = 0;
 	sl->frag_count = 0;
 	sl->received = 0;
@@ -256,29 +260,38 @@ apply_slot(struct rsync_standby *s, struct slot *sl)
 	slot_free(s, sl);
 }
 
-/* Apply voted transactions that continue the chain, up to `limit`. */
-static uint32_t
-apply_chain(struct rsync_standby *s, uint64_t limit)
+/*
+ * Apply the chain that ends at `tip`: from tip back along prev_txid to the
+ * last applied transaction, then forward.  Walking back from a transaction
+ * the primary named (COMMIT) or the newest one voted (takeover) is what
+ * makes the chain unambiguous: after an abort whose ABORT was lost, the
+ * aborted transaction and the one that replaced it both name the same
+ * predecessor, and only the walk back from the live tip tells them apart.
+ * Returns the number applied, or -1 (nothing applied) when a link is not
+ * staged and voted here.  O(chain length x window).
+ */
+static int
+apply_chain_to(struct rsync_standby *s, struct slot *tip)
 {
 	uint32_t n = 0;
 
-	for (;;) {
-		struct slot *next = NULL;
+	for (struct slot *cur = tip; cur != NULL;) {
+		uint64_t prev = cur->meta.prev_txid;
 
-		for (uint32_t i = 0; i < s->cfg.window; i++) {
-			struct slot *sl = &s->slots[i];
-
-			if (sl->used && sl->voted && sl->meta.prev_txid == s->applied.txid &&
-			    sl->txid <= limit) {
-				next = sl;
-				break;
-			}
-		}
-		if (next == NULL)
-			return n;
-		apply_slot(s, next);
-		n++;
+		if (!cur->voted || n == s->cfg.window)
+			return -1;
+		s->chain[n++] = cur;
+		if (prev == s->applied.txid)
+			break;
+		if (prev < s->applied.txid)
+			return -1; /* branches off before what is applied */
+		cur = slot_find(s, prev);
+		if (cur == NULL)
+			return -1;
 	}
+	for (uint32_t i = n; i-- > 0;)
+		apply_slot(s, s->chain[i]);
+	return (int)n;
 }
 
 /* Drop what is staged at or below `txid` (never to be applied). */
@@ -387,10 +400,12 @@ rsync_standby_rx(struct rsync_standby *s, const struct rsync_msg *m, uint64_t no
 		if (m->h.txid <= s->applied.txid) {
 			r = RSYNC_RX_DUPLICATE; /* our ACK was lost: repeat it */
 		} else {
-			apply_chain(s, m->h.txid);
-			if (s->applied.txid < m->h.txid)
+			struct slot *tip = slot_find(s, m->h.txid);
+
+			if (tip == NULL || apply_chain_to(s, tip) < 0)
 				r = RSYNC_RX_MISMATCH; /* commits what it never had voted */
-			s->stats.orphans += discard_upto(s, 0, s->applied.txid);
+			else /* what is left at or below it was aborted */
+				s->stats.orphans += discard_upto(s, 0, s->applied.txid);
 		}
 		if (s->applied.txid > 0) { /* nothing applied yet: nothing to acknowledge */
 			send_reply(s, RSYNC_ACK, s->applied.txid);
@@ -417,12 +432,30 @@ int
 rsync_standby_takeover(struct rsync_standby *s, uint32_t new_epoch,
 		       struct rsync_standby_applied *out)
 {
-	uint32_t n;
-
 	if (new_epoch <= s->epoch)
 		return -ESTALE;
-	n = apply_chain(s, UINT64_MAX);
-	s->stats.takeover_applied += n;
+	/* The newest voted transaction whose chain is complete: every released
+	 * one is in it (a transaction's chain holds every transaction closed
+	 * before it and not aborted, and a released one was voted). */
+	for (;;) {
+		struct slot *tip = NULL;
+		int n;
+
+		for (uint32_t i = 0; i < s->cfg.window; i++) {
+			struct slot *sl = &s->slots[i];
+
+			if (sl->used && sl->voted && !sl->dead && (tip == NULL || sl->txid > tip->txid))
+				tip = sl;
+		}
+		if (tip == NULL)
+			break;
+		n = apply_chain_to(s, tip);
+		if (n >= 0) {
+			s->stats.takeover_applied += (uint64_t)n;
+			break;
+		}
+		tip->dead = true; /* its chain has a hole: try the next newest */
+	}
 	for (uint32_t i = 0; i < s->cfg.window; i++)
 		if (s->slots[i].used)
 			slot_free(s, &s->slots[i]);

@@ -15,18 +15,21 @@
  * is sure to have room for its entries.  A duplicate META of a voted
  * transaction repeats the VOTE (the first one may have been lost).
  *
- * Applying.  Transactions are applied in chain order: the next one is the
- * voted transaction whose prev_txid is the last applied one.  COMMIT(t)
- * applies the chain up to t, discards what is staged at or below t and not
- * applied (transactions the primary aborted), and is answered with ACK of
- * the last applied txid.  Applying merges the TxTs delta (per flow max),
+ * Applying.  Transactions are applied in chain order.  COMMIT(t) applies
+ * the chain that ends at t (walking back from t along prev_txid to the last
+ * applied transaction: after an abort whose ABORT was lost, an aborted
+ * transaction and its replacement name the same predecessor, and only the
+ * walk back from the live tip tells them apart), discards what is staged at
+ * or below t and not applied (transactions the primary aborted), and is
+ * answered with ACK of the last applied txid.  Applying merges the TxTs delta (per flow max),
  * writes the state pieces through ops->apply_state, and, for a cut, forgets
  * TxTs entries at or below the cut's timestamp: after a takeover no packet
  * at or below the applied cut is processed again, so they can never match.
  *
- * Takeover (REPLAY_START, handled by the owner): every voted transaction
- * that continues the chain is applied -- the primary may have released a
- * voted stage whose COMMIT never arrived -- the rest is discarded, and the
+ * Takeover (REPLAY_START, handled by the owner): the chain that ends at the
+ * newest voted transaction whose chain is complete is applied -- it holds
+ * every stage the primary may have released without its COMMIT arriving --
+ * the rest is discarded, and the
  * epoch moves to the new one, after which every message of an older epoch
  * is refused: a falsely suspected primary can never get another vote.
  *

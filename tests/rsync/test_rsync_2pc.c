@@ -357,6 +357,74 @@ test_stages_waiting_for_a_cut_never_block_the_cut(void **state)
 }
 
 static void
+test_aborted_branch_is_never_applied_in_place_of_the_live_one(void **state)
+{
+	(void)state;
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct sim *sm = sim_new(&pc, &sc, 16, NULL, 0);
+	struct rsync_standby_applied a;
+
+	/* Transaction 1 is voted by the standby, but every vote is lost; the
+	 * primary aborts it and the ABORT is lost too. */
+	sm->f_to_p.cut = 1;
+	for (uint32_t i = 0; i < pc.stage_pkts; i++)
+		assert_int_equal(sim_add(sm, 1), 0);
+	sim_step(sm, 1 * US);
+	sm->f_to_s.cut = 1;
+	for (int i = 0; i < 60; i++)
+		sim_step(sm, 10 * US);
+	assert_int_equal(rsync_primary_stats(sm->p)->aborts[RSYNC_ABORT_NO_VOTE], 1);
+	assert_int_equal(rsync_standby_staged(sm->s), 1);
+	/* Transaction 2 follows the same predecessor (none) and is released. */
+	sm->f_to_p.cut = 0;
+	sm->f_to_s.cut = 0;
+	for (uint32_t i = 0; i < pc.stage_pkts; i++)
+		assert_int_equal(sim_add(sm, 2), 0);
+	sim_drain(sm, 100, 20 * US);
+	assert_int_equal(sm->nreleased, pc.stage_pkts);
+	rsync_standby_get_applied(sm->s, &a);
+	assert_int_equal(a.txid, 2); /* the live branch, not the aborted one */
+	assert_int_equal(rsync_standby_staged(sm->s), 0);
+	assert_int_equal(rsync_standby_txts(sm->s, &sm->flow[1]), 0);
+	assert_int_equal(rsync_standby_txts(sm->s, &sm->flow[2 * pc.stage_pkts]),
+			 2 * pc.stage_pkts);
+	sim_free(sm);
+}
+
+static void
+test_takeover_follows_the_newest_voted_chain(void **state)
+{
+	(void)state;
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct sim *sm = sim_new(&pc, &sc, 17, NULL, 0);
+	struct rsync_standby_applied a;
+
+	/* as above, but the primary dies before any COMMIT gets through */
+	sm->f_to_p.cut = 1;
+	for (uint32_t i = 0; i < pc.stage_pkts; i++)
+		assert_int_equal(sim_add(sm, 1), 0);
+	sim_step(sm, 1 * US);
+	sm->f_to_s.cut = 1;
+	for (int i = 0; i < 60; i++)
+		sim_step(sm, 10 * US);
+	sm->f_to_p.cut = 0;
+	sm->f_to_s.cut = 0;
+	for (uint32_t i = 0; i < pc.stage_pkts; i++)
+		assert_int_equal(sim_add(sm, 2), 0);
+	sim_step(sm, 1 * US); /* voted and released; the COMMIT is lost */
+	sm->f_to_s.cut = 1;
+	sim_step(sm, 1 * US);
+	assert_int_equal(sm->nreleased, pc.stage_pkts);
+	assert_int_equal(rsync_standby_takeover(sm->s, 2, &a), 0);
+	assert_int_equal(a.txid, 2);
+	assert_int_equal(rsync_standby_txts(sm->s, &sm->flow[2 * pc.stage_pkts]),
+			 2 * pc.stage_pkts);
+	sim_free(sm);
+}
+
+static void
 test_cut_whose_base_was_aborted_is_stale(void **state)
 {
 	(void)state;
@@ -451,6 +519,8 @@ static const struct fault_row fault_rows[] = {
 	{"drop 40% to standby", {.drop_pct = 40}, {0}},
 	{"drop 40% votes/acks", {0}, {.drop_pct = 40}},
 	{"duplicate 30%", {.dup_pct = 30}, {.dup_pct = 30}},
+	/* aborts whose ABORT is lost too: aborted and live branches side by side */
+	{"heavy loss both ways", {.drop_pct = 35}, {.drop_pct = 60}},
 	{"reorder", {.reorder = 1}, {.reorder = 1}},
 	{"delay 50% by up to 20 steps", {.delay_pct = 50, .delay_steps = 20},
 	 {.delay_pct = 50, .delay_steps = 20}},
@@ -632,6 +702,8 @@ main(void)
 		cmocka_unit_test(test_nd_stage_waits_for_a_cut_after_it),
 		cmocka_unit_test(test_cut_keeps_a_stage_free_when_packets_fill_the_latch),
 		cmocka_unit_test(test_stages_waiting_for_a_cut_never_block_the_cut),
+		cmocka_unit_test(test_aborted_branch_is_never_applied_in_place_of_the_live_one),
+		cmocka_unit_test(test_takeover_follows_the_newest_voted_chain),
 		cmocka_unit_test(test_cut_whose_base_was_aborted_is_stale),
 		cmocka_unit_test(test_cut_bigger_than_a_stage_is_dropped_and_counted),
 		cmocka_unit_test(test_hmac_protects_every_message),
