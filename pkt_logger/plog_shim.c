@@ -8,9 +8,9 @@
  * removing it moves them back: the packet's own headers never move, so the
  * cost does not depend on the packet.
  */
-#include <endian.h>
 #include <string.h>
 
+#include "onvm_wire.h"
 #include "plog_shim.h"
 
 /* Offsets from the frame's start. */
@@ -22,22 +22,6 @@ enum {
 	OFF_TS = PLOG_ETH_LEN + 4,
 };
 _Static_assert(OFF_TS + 8 == PLOG_ETH_LEN + PLOG_SHIM_LEN, "the shim is 12 bytes");
-
-static inline uint16_t
-get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return be16toh(v);
-}
-
-static inline void
-put16(uint8_t *p, uint16_t v)
-{
-	v = htobe16(v);
-	memcpy(p, &v, sizeof(v));
-}
 
 const char *
 plog_shim_reason_str(enum plog_shim_reason r)
@@ -60,7 +44,7 @@ plog_shim_parse(const uint8_t *frame, size_t len, struct plog_shim *out)
 {
 	uint64_t ts;
 
-	if (len < PLOG_ETH_LEN || get16(frame + OFF_TYPE) != PLOG_ETHERTYPE)
+	if (len < PLOG_ETH_LEN || onvm_get_be16(frame + OFF_TYPE) != PLOG_ETHERTYPE)
 		return len < PLOG_ETH_LEN ? PLOG_SHIM_SHORT : PLOG_SHIM_NOT_SHIM;
 	if (len < PLOG_ETH_LEN + PLOG_SHIM_LEN)
 		return PLOG_SHIM_SHORT;
@@ -68,15 +52,14 @@ plog_shim_parse(const uint8_t *frame, size_t len, struct plog_shim *out)
 		return PLOG_SHIM_BAD_VERSION;
 	if ((frame[OFF_FLAGS] & ~PLOG_SHIM_F_KNOWN) != 0)
 		return PLOG_SHIM_BAD_FLAGS;
-	if (get16(frame + OFF_INNER) == PLOG_ETHERTYPE)
+	if (onvm_get_be16(frame + OFF_INNER) == PLOG_ETHERTYPE)
 		return PLOG_SHIM_NESTED;
-	memcpy(&ts, frame + OFF_TS, sizeof(ts));
-	ts = be64toh(ts);
+	ts = onvm_get_be64(frame + OFF_TS);
 	if (ts == 0)
 		return PLOG_SHIM_ZERO_TS;
 	out->version = frame[OFF_VERSION];
 	out->flags = frame[OFF_FLAGS];
-	out->inner_type = get16(frame + OFF_INNER);
+	out->inner_type = onvm_get_be16(frame + OFF_INNER);
 	out->ts = ts;
 	return PLOG_SHIM_OK;
 }
@@ -86,19 +69,18 @@ plog_shim_push(uint8_t *frame, size_t len, uint64_t ts, uint8_t flags)
 {
 	const uint8_t *orig = frame + PLOG_SHIM_LEN;
 	uint16_t inner;
-	uint64_t be_ts = htobe64(ts);
 
 	if (len < PLOG_SHIM_LEN + PLOG_ETH_LEN || ts == 0 || (flags & ~PLOG_SHIM_F_KNOWN) != 0)
 		return -1;
-	inner = get16(orig + OFF_TYPE);
+	inner = onvm_get_be16(orig + OFF_TYPE);
 	if (inner == PLOG_ETHERTYPE)
 		return -1; /* already shimmed: never nest */
 	memmove(frame, orig, PLOG_MAC_LEN);
-	put16(frame + OFF_TYPE, PLOG_ETHERTYPE);
+	onvm_put_be16(frame + OFF_TYPE, PLOG_ETHERTYPE);
 	frame[OFF_VERSION] = PLOG_SHIM_VERSION;
 	frame[OFF_FLAGS] = flags;
-	put16(frame + OFF_INNER, inner);
-	memcpy(frame + OFF_TS, &be_ts, sizeof(be_ts));
+	onvm_put_be16(frame + OFF_INNER, inner);
+	onvm_put_be64(frame + OFF_TS, ts);
 	return 0;
 }
 
@@ -111,7 +93,7 @@ plog_shim_pop(uint8_t *frame, size_t len)
 		return -1;
 	/* The inner EtherType goes where the shim's last two bytes are, right
 	 * before the payload; the MACs go in front of it. */
-	put16(frame + PLOG_SHIM_LEN + OFF_TYPE, sh.inner_type);
+	onvm_put_be16(frame + PLOG_SHIM_LEN + OFF_TYPE, sh.inner_type);
 	memmove(frame + PLOG_SHIM_LEN, frame, PLOG_MAC_LEN);
 	return 0;
 }

@@ -19,10 +19,11 @@
  * sends what a peer would refuse.  Multi-byte fields are read and written
  * with memcpy and explicit byte order: frames sit at any alignment.
  */
-#include <endian.h>
 #include <string.h>
 
 #include <rte_hash_crc.h>
+
+#include "onvm_wire.h"
 
 #include "rsync_auth_priv.h"
 #include "rsync_wire.h"
@@ -48,54 +49,6 @@ _Static_assert(OFF_OFFSET + 8 == RSYNC_HDR_LEN, "the header is 40 bytes");
 _Static_assert(RSYNC_ETH_LEN + RSYNC_HDR_LEN + RSYNC_MAX_PAYLOAD + RSYNC_HMAC_LEN ==
 		       RSYNC_MAX_FRAME,
 	       "a full fragment with its HMAC fills an MTU");
-
-static inline uint16_t
-get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return be16toh(v);
-}
-
-static inline uint32_t
-get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return be32toh(v);
-}
-
-static inline uint64_t
-get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return be64toh(v);
-}
-
-static inline void
-put16(uint8_t *p, uint16_t v)
-{
-	v = htobe16(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static inline void
-put32(uint8_t *p, uint32_t v)
-{
-	v = htobe32(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static inline void
-put64(uint8_t *p, uint64_t v)
-{
-	v = htobe64(v);
-	memcpy(p, &v, sizeof(v));
-}
 
 /* CRC32C update over any alignment: rte_hash_crc() reads 8 bytes at a time
  * at the address it is given, so bytes go one by one up to an 8-byte
@@ -184,16 +137,16 @@ hdr_decode(const uint8_t *p, struct rsync_hdr *h)
 	h->type = p[OFF_TYPE];
 	h->flags = p[OFF_FLAGS];
 	h->key_id = p[OFF_KEY_ID];
-	h->chain = get16(p + OFF_CHAIN);
-	h->len = get16(p + OFF_LEN);
-	h->epoch = get32(p + OFF_EPOCH);
-	h->crc = get32(p + OFF_CRC);
-	h->txid = get64(p + OFF_TXID);
-	h->frag_seq = get16(p + OFF_FRAG_SEQ);
-	h->frag_count = get16(p + OFF_FRAG_COUNT);
-	h->region = get16(p + OFF_REGION);
-	h->reserved = get16(p + OFF_RESERVED);
-	h->offset = get64(p + OFF_OFFSET);
+	h->chain = onvm_get_be16(p + OFF_CHAIN);
+	h->len = onvm_get_be16(p + OFF_LEN);
+	h->epoch = onvm_get_be32(p + OFF_EPOCH);
+	h->crc = onvm_get_be32(p + OFF_CRC);
+	h->txid = onvm_get_be64(p + OFF_TXID);
+	h->frag_seq = onvm_get_be16(p + OFF_FRAG_SEQ);
+	h->frag_count = onvm_get_be16(p + OFF_FRAG_COUNT);
+	h->region = onvm_get_be16(p + OFF_REGION);
+	h->reserved = onvm_get_be16(p + OFF_RESERVED);
+	h->offset = onvm_get_be64(p + OFF_OFFSET);
 }
 
 static void
@@ -203,29 +156,29 @@ hdr_encode(const struct rsync_hdr *h, uint8_t *p)
 	p[OFF_TYPE] = h->type;
 	p[OFF_FLAGS] = h->flags;
 	p[OFF_KEY_ID] = h->key_id;
-	put16(p + OFF_CHAIN, h->chain);
-	put16(p + OFF_LEN, h->len);
-	put32(p + OFF_EPOCH, h->epoch);
-	put32(p + OFF_CRC, h->crc);
-	put64(p + OFF_TXID, h->txid);
-	put16(p + OFF_FRAG_SEQ, h->frag_seq);
-	put16(p + OFF_FRAG_COUNT, h->frag_count);
-	put16(p + OFF_REGION, h->region);
-	put16(p + OFF_RESERVED, h->reserved);
-	put64(p + OFF_OFFSET, h->offset);
+	onvm_put_be16(p + OFF_CHAIN, h->chain);
+	onvm_put_be16(p + OFF_LEN, h->len);
+	onvm_put_be32(p + OFF_EPOCH, h->epoch);
+	onvm_put_be32(p + OFF_CRC, h->crc);
+	onvm_put_be64(p + OFF_TXID, h->txid);
+	onvm_put_be16(p + OFF_FRAG_SEQ, h->frag_seq);
+	onvm_put_be16(p + OFF_FRAG_COUNT, h->frag_count);
+	onvm_put_be16(p + OFF_REGION, h->region);
+	onvm_put_be16(p + OFF_RESERVED, h->reserved);
+	onvm_put_be64(p + OFF_OFFSET, h->offset);
 }
 
 void
 rsync_txts_encode(const struct rsync_txts_entry *e, size_t n, uint8_t *out)
 {
 	for (size_t i = 0; i < n; i++, out += RSYNC_TXTS_WIRE_LEN) {
-		put32(out, e[i].src_ip);
-		put32(out + 4, e[i].dst_ip);
-		put16(out + 8, e[i].sport);
-		put16(out + 10, e[i].dport);
+		onvm_put_be32(out, e[i].src_ip);
+		onvm_put_be32(out + 4, e[i].dst_ip);
+		onvm_put_be16(out + 8, e[i].sport);
+		onvm_put_be16(out + 10, e[i].dport);
 		out[12] = e[i].proto;
 		out[13] = out[14] = out[15] = 0;
-		put64(out + 16, e[i].ts);
+		onvm_put_be64(out + 16, e[i].ts);
 	}
 }
 
@@ -235,36 +188,36 @@ rsync_txts_decode(const uint8_t *payload, size_t i, struct rsync_txts_entry *e)
 	const uint8_t *p = payload + i * RSYNC_TXTS_WIRE_LEN;
 
 	memset(e, 0, sizeof(*e));
-	e->src_ip = get32(p);
-	e->dst_ip = get32(p + 4);
-	e->sport = get16(p + 8);
-	e->dport = get16(p + 10);
+	e->src_ip = onvm_get_be32(p);
+	e->dst_ip = onvm_get_be32(p + 4);
+	e->sport = onvm_get_be16(p + 8);
+	e->dport = onvm_get_be16(p + 10);
 	e->proto = p[12];
-	e->ts = get64(p + 16);
+	e->ts = onvm_get_be64(p + 16);
 }
 
 static void
 meta_decode(const uint8_t *p, struct rsync_meta *m)
 {
-	m->prev_txid = get64(p);
-	m->cut_id = get64(p + 8);
-	m->cut_ts = get64(p + 16);
-	m->nd_ts = get64(p + 24);
-	m->txts_entries = get32(p + 32);
-	m->state_frags = get32(p + 36);
-	m->state_bytes = get64(p + 40);
+	m->prev_txid = onvm_get_be64(p);
+	m->cut_id = onvm_get_be64(p + 8);
+	m->cut_ts = onvm_get_be64(p + 16);
+	m->nd_ts = onvm_get_be64(p + 24);
+	m->txts_entries = onvm_get_be32(p + 32);
+	m->state_frags = onvm_get_be32(p + 36);
+	m->state_bytes = onvm_get_be64(p + 40);
 }
 
 static void
 meta_encode(const struct rsync_meta *m, uint8_t *p)
 {
-	put64(p, m->prev_txid);
-	put64(p + 8, m->cut_id);
-	put64(p + 16, m->cut_ts);
-	put64(p + 24, m->nd_ts);
-	put32(p + 32, m->txts_entries);
-	put32(p + 36, m->state_frags);
-	put64(p + 40, m->state_bytes);
+	onvm_put_be64(p, m->prev_txid);
+	onvm_put_be64(p + 8, m->cut_id);
+	onvm_put_be64(p + 16, m->cut_ts);
+	onvm_put_be64(p + 24, m->nd_ts);
+	onvm_put_be32(p + 32, m->txts_entries);
+	onvm_put_be32(p + 36, m->state_frags);
+	onvm_put_be64(p + 40, m->state_bytes);
 }
 
 /* The fixed payload length of a type; -1 for the fragment types. */
@@ -355,7 +308,7 @@ check_fields(const struct rsync_hdr *h, const uint8_t *pl, struct rsync_msg *m)
 			for (uint32_t i = 0; i < h->len / RSYNC_TXTS_WIRE_LEN; i++) {
 				const uint8_t *e = pl + (size_t)i * RSYNC_TXTS_WIRE_LEN;
 
-				if (e[13] != 0 || e[14] != 0 || e[15] != 0 || get64(e + 16) == 0)
+				if (e[13] != 0 || e[14] != 0 || e[15] != 0 || onvm_get_be64(e + 16) == 0)
 					return RSYNC_RX_BAD_FIELD;
 			}
 		} else {
@@ -369,30 +322,30 @@ check_fields(const struct rsync_hdr *h, const uint8_t *pl, struct rsync_msg *m)
 			return RSYNC_RX_BAD_REGION;
 		break;
 	case RSYNC_ABORT:
-		m->u.abort.through_txid = get64(pl);
+		m->u.abort.through_txid = onvm_get_be64(pl);
 		if (m->u.abort.through_txid < h->txid)
 			return RSYNC_RX_BAD_FIELD;
 		break;
 	case RSYNC_LOG_TRIM:
-		m->u.trim.watermark = get64(pl);
+		m->u.trim.watermark = onvm_get_be64(pl);
 		if (m->u.trim.watermark == 0)
 			return RSYNC_RX_BAD_FIELD;
 		break;
 	case RSYNC_REPLAY_START:
-		m->u.replay_start.after_ts = get64(pl);
-		m->u.replay_start.newest_ts = get64(pl + 8);
+		m->u.replay_start.after_ts = onvm_get_be64(pl);
+		m->u.replay_start.newest_ts = onvm_get_be64(pl + 8);
 		if (m->u.replay_start.newest_ts < m->u.replay_start.after_ts)
 			return RSYNC_RX_BAD_FIELD;
 		break;
 	case RSYNC_REPLAY_END:
-		m->u.replay_end.last_ts = get64(pl);
-		m->u.replay_end.count = get64(pl + 8);
+		m->u.replay_end.last_ts = onvm_get_be64(pl);
+		m->u.replay_end.count = onvm_get_be64(pl + 8);
 		if ((m->u.replay_end.count == 0) != (m->u.replay_end.last_ts == 0))
 			return RSYNC_RX_BAD_FIELD;
 		break;
 	case RSYNC_HEARTBEAT:
-		m->u.heartbeat.txid = get64(pl);
-		m->u.heartbeat.cut_ts = get64(pl + 8);
+		m->u.heartbeat.txid = onvm_get_be64(pl);
+		m->u.heartbeat.cut_ts = onvm_get_be64(pl + 8);
 		break;
 	default: /* VOTE, COMMIT, ACK: nothing more */
 		break;
@@ -410,7 +363,7 @@ rsync_decode(const uint8_t *frame, size_t len, struct rsync_auth *auth, struct r
 
 	if (len < RSYNC_ETH_LEN)
 		return RSYNC_RX_SHORT;
-	if (get16(frame + 12) != RSYNC_ETHERTYPE)
+	if (onvm_get_be16(frame + 12) != RSYNC_ETHERTYPE)
 		return RSYNC_RX_NOT_RSYNC;
 	if (len < RSYNC_ETH_LEN + RSYNC_HDR_LEN)
 		return RSYNC_RX_SHORT;
@@ -474,7 +427,7 @@ rsync_encode(uint8_t *buf, size_t buflen, const uint8_t dst_mac[6], const uint8_
 		return -1;
 	memcpy(buf, dst_mac, 6);
 	memcpy(buf + 6, src_mac, 6);
-	put16(buf + 12, RSYNC_ETHERTYPE);
+	onvm_put_be16(buf + 12, RSYNC_ETHERTYPE);
 	switch (h.type) {
 	case RSYNC_PREPARE:
 		if (h.region == RSYNC_REGION_META)
@@ -487,22 +440,22 @@ rsync_encode(uint8_t *buf, size_t buflen, const uint8_t dst_mac[6], const uint8_
 			memcpy(pl, payload, plen);
 		break;
 	case RSYNC_ABORT:
-		put64(pl, msg->u.abort.through_txid);
+		onvm_put_be64(pl, msg->u.abort.through_txid);
 		break;
 	case RSYNC_LOG_TRIM:
-		put64(pl, msg->u.trim.watermark);
+		onvm_put_be64(pl, msg->u.trim.watermark);
 		break;
 	case RSYNC_REPLAY_START:
-		put64(pl, msg->u.replay_start.after_ts);
-		put64(pl + 8, msg->u.replay_start.newest_ts);
+		onvm_put_be64(pl, msg->u.replay_start.after_ts);
+		onvm_put_be64(pl + 8, msg->u.replay_start.newest_ts);
 		break;
 	case RSYNC_REPLAY_END:
-		put64(pl, msg->u.replay_end.last_ts);
-		put64(pl + 8, msg->u.replay_end.count);
+		onvm_put_be64(pl, msg->u.replay_end.last_ts);
+		onvm_put_be64(pl + 8, msg->u.replay_end.count);
 		break;
 	case RSYNC_HEARTBEAT:
-		put64(pl, msg->u.heartbeat.txid);
-		put64(pl + 8, msg->u.heartbeat.cut_ts);
+		onvm_put_be64(pl, msg->u.heartbeat.txid);
+		onvm_put_be64(pl + 8, msg->u.heartbeat.cut_ts);
 		break;
 	default:
 		break;
@@ -519,7 +472,7 @@ rsync_encode(uint8_t *buf, size_t buflen, const uint8_t dst_mac[6], const uint8_
 		return -1;
 	hdr_encode(&h, hp);
 	h.crc = msg_crc(hp, pl, plen);
-	put32(hp + OFF_CRC, h.crc);
+	onvm_put_be32(hp + OFF_CRC, h.crc);
 	if (auth != NULL && rsync_auth_sign(auth, hp, RSYNC_HDR_LEN, pl, plen, pl + plen) < 0)
 		return -1;
 	return (int)(RSYNC_ETH_LEN + RSYNC_HDR_LEN + plen + (auth != NULL ? RSYNC_HMAC_LEN : 0));

@@ -356,6 +356,24 @@ test_stages_waiting_for_a_cut_never_block_the_cut(void **state)
 	sim_free(sm);
 }
 
+/* Transaction 1 is voted by the standby but every vote is lost; the primary
+ * aborts it and its ABORT is lost too, so the standby keeps it staged. */
+static void
+abort_with_the_abort_lost(struct sim *sm, const struct rsync_primary_cfg *pc)
+{
+	sm->f_to_p.cut = 1;
+	for (uint32_t i = 0; i < pc->stage_pkts; i++)
+		assert_int_equal(sim_add(sm, 1), 0);
+	sim_step(sm, 1 * US);
+	sm->f_to_s.cut = 1;
+	for (int i = 0; i < 60; i++)
+		sim_step(sm, 10 * US);
+	assert_int_equal(rsync_primary_stats(sm->p)->aborts[RSYNC_ABORT_NO_VOTE], 1);
+	assert_int_equal(rsync_standby_staged(sm->s), 1);
+	sm->f_to_p.cut = 0;
+	sm->f_to_s.cut = 0;
+}
+
 static void
 test_aborted_branch_is_never_applied_in_place_of_the_live_one(void **state)
 {
@@ -365,20 +383,8 @@ test_aborted_branch_is_never_applied_in_place_of_the_live_one(void **state)
 	struct sim *sm = sim_new(&pc, &sc, 16, NULL, 0);
 	struct rsync_standby_applied a;
 
-	/* Transaction 1 is voted by the standby, but every vote is lost; the
-	 * primary aborts it and the ABORT is lost too. */
-	sm->f_to_p.cut = 1;
-	for (uint32_t i = 0; i < pc.stage_pkts; i++)
-		assert_int_equal(sim_add(sm, 1), 0);
-	sim_step(sm, 1 * US);
-	sm->f_to_s.cut = 1;
-	for (int i = 0; i < 60; i++)
-		sim_step(sm, 10 * US);
-	assert_int_equal(rsync_primary_stats(sm->p)->aborts[RSYNC_ABORT_NO_VOTE], 1);
-	assert_int_equal(rsync_standby_staged(sm->s), 1);
+	abort_with_the_abort_lost(sm, &pc);
 	/* Transaction 2 follows the same predecessor (none) and is released. */
-	sm->f_to_p.cut = 0;
-	sm->f_to_s.cut = 0;
 	for (uint32_t i = 0; i < pc.stage_pkts; i++)
 		assert_int_equal(sim_add(sm, 2), 0);
 	sim_drain(sm, 100, 20 * US);
@@ -402,15 +408,7 @@ test_takeover_follows_the_newest_voted_chain(void **state)
 	struct rsync_standby_applied a;
 
 	/* as above, but the primary dies before any COMMIT gets through */
-	sm->f_to_p.cut = 1;
-	for (uint32_t i = 0; i < pc.stage_pkts; i++)
-		assert_int_equal(sim_add(sm, 1), 0);
-	sim_step(sm, 1 * US);
-	sm->f_to_s.cut = 1;
-	for (int i = 0; i < 60; i++)
-		sim_step(sm, 10 * US);
-	sm->f_to_p.cut = 0;
-	sm->f_to_s.cut = 0;
+	abort_with_the_abort_lost(sm, &pc);
 	for (uint32_t i = 0; i < pc.stage_pkts; i++)
 		assert_int_equal(sim_add(sm, 2), 0);
 	sim_step(sm, 1 * US); /* voted and released; the COMMIT is lost */
