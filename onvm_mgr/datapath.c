@@ -155,6 +155,30 @@ flush_port(struct mgr_dp_ctx *ctx, uint16_t port)
 	}
 }
 
+/* Buffer `m` for `port`; flush when the burst is full. */
+static inline void
+dispatch_port(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t port)
+{
+	struct mgr_dp_buf *b = &ctx->port_buf[port];
+
+	if (unlikely(b->n == ONVM_BURST)) {
+		flush_port(ctx, port);
+		if (b->n == ONVM_BURST) { /* the port still takes nothing */
+			ctx->drops[MGR_DROP_PORT_TX]++;
+			mgr.port_stats[port].tx_drop++;
+			rte_pktmbuf_free(m);
+			return;
+		}
+	}
+	/* Bytes are counted when buffered (a PMD may free on send) and
+	 * taken back if the packet is dropped instead. */
+	if (ctx->direct_port_tx)
+		mgr.port_stats[port].tx_bytes += rte_pktmbuf_pkt_len(m);
+	b->pkts[b->n++] = m;
+	if (b->n == ONVM_BURST)
+		flush_port(ctx, port);
+}
+
 static inline void
 dispatch(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, const struct mgr_dest *d)
 {
@@ -168,23 +192,17 @@ dispatch(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, const struct mgr_dest *d)
 			flush_nf(ctx, d->id);
 		return;
 	case MGR_DEST_PORT:
-		b = &ctx->port_buf[d->id];
-		if (unlikely(b->n == ONVM_BURST)) {
-			flush_port(ctx, d->id);
-			if (b->n == ONVM_BURST) { /* the port still takes nothing */
-				ctx->drops[MGR_DROP_PORT_TX]++;
-				mgr.port_stats[d->id].tx_drop++;
-				rte_pktmbuf_free(m);
-				return;
-			}
+		if (unlikely(mgr.plog_port[d->id] != 0) && ctx->direct_port_tx) {
+			/* Into a protected chain: stamped and logged here, by the
+			 * TX unit that owns the log (plog_unit.c). */
+			uint16_t to = d->id;
+
+			m = mgr_plog_on_send(d->id, m, &to);
+			if (m != NULL)
+				dispatch_port(ctx, m, to);
+			return;
 		}
-		/* Bytes are counted when buffered (a PMD may free on send) and
-		 * taken back if the packet is dropped instead. */
-		if (ctx->direct_port_tx)
-			mgr.port_stats[d->id].tx_bytes += rte_pktmbuf_pkt_len(m);
-		b->pkts[b->n++] = m;
-		if (b->n == ONVM_BURST)
-			flush_port(ctx, d->id);
+		dispatch_port(ctx, m, d->id);
 		return;
 	default:
 		ctx->drops[d->reason]++;
@@ -382,6 +400,14 @@ mgr_tx_poll(void)
 	int work = 0;
 
 	mgr_bfd_tx(); /* control frames go before any data */
+	{
+		/* Remote resiliency's predecessor: failover and replay frames. */
+		uint16_t ports[ONVM_BURST], k = mgr_plog_tx(pkts, ports, ONVM_BURST);
+
+		for (uint16_t i = 0; i < k; i++)
+			dispatch_port(ctx, pkts[i], ports[i]);
+		work += k;
+	}
 	/* What the control thread handed back (a dead NF's mbufs): a few
 	 * bursts a poll, counted as work so a quiet lcore does not nap on it. */
 	for (int k = 0; k < MGR_TX_FREE_BURSTS && unlikely(!rte_ring_empty(mgr.ctl_free_ring));

@@ -16,6 +16,8 @@
  *   router.c       routing decisions, pure                  (router.h)
  *   datapath.c     the RX and TX units, NF wake-up
  *   bfd_unit.c     BFD sessions on the ports (library in bfd/), /onvm/bfd
+ *   plog_unit.c    remote resiliency's predecessor: stamping, the packet
+ *                  log, failover and replay (library in pkt_logger/), /onvm/remote
  *   ctl_thread.c   the control thread: NF events, timers, hung NFs  (nf_ctl.h)
  *   nf_ipc.c       rte_mp handlers: register, unregister, state     (nf_ctl.h)
  *   nf_launch.c    fork/exec of NFs and standbys                    (nf_ctl.h)
@@ -192,6 +194,8 @@ struct mgr {
 	uint16_t nb_ports;
 	struct mgr_port_stats port_stats[ONVM_MAX_PORTS];
 	bool bfd_port[ONVM_MAX_PORTS]; /* has BFD sessions (set before ports start) */
+	/* 1 + the predecessor chain (plog_unit.c) stamping what leaves the port, 0: none */
+	uint8_t plog_port[ONVM_MAX_PORTS];
 
 	struct mgr_dp_ctx dp[MGR_UNIT_MAX];
 	struct mgr_nf_priv nf_priv[ONVM_MAX_NFS];
@@ -310,6 +314,16 @@ bool mgr_bfd_peek_due(uint16_t port, uint64_t *last_peek_tsc);
 void mgr_bfd_tx(void);		 /* TX unit: control frames first */
 uint64_t mgr_bfd_next_ns(void);	 /* when the BFD unit must next run */
 void mgr_bfd_stats_print(void);
+
+/* plog_unit.c: the predecessor role of remote resiliency.  _init after the
+ * ports and BFD are set up; the TX unit calls _on_send for every packet it
+ * buffers for a port plog_port[] marks (returns the packet, stamped, with
+ * the port to send it to, or NULL: taken) and _tx each poll (failover and
+ * replay frames to send, at most max). */
+int mgr_plog_init(void);
+int mgr_plog_telemetry_init(void);
+struct rte_mbuf *mgr_plog_on_send(uint16_t port, struct rte_mbuf *m, uint16_t *out_port);
+uint16_t mgr_plog_tx(struct rte_mbuf **out, uint16_t *ports, uint16_t max);
 void mgr_bfd_log_flush(void);	 /* the control thread: log queued session events */
 /* Session state changes (up/down with diagnostic) for other modules, e.g.
  * remote failover.  Called on the BFD unit's lcore: must not block. */

@@ -61,8 +61,7 @@ int
 plog_log_init(struct plog_log *log, void *mem, size_t size, uint32_t max_pkts)
 {
 	size &= ~(size_t)7;
-	if (mem == NULL || ((uintptr_t)mem & 7) != 0 || max_pkts == 0 ||
-	    size < PLOG_LOG_REC_HDR + pad8(PLOG_LOG_MAX_FRAME))
+	if (mem == NULL || ((uintptr_t)mem & 7) != 0 || max_pkts == 0 || size < 64)
 		return -EINVAL;
 	memset(log, 0, sizeof(*log));
 	log->mem = mem;
@@ -100,7 +99,7 @@ plog_log_append(struct plog_log *log, uint64_t ts, const void *frame, uint32_t l
 	uint64_t need = PLOG_LOG_REC_HDR + pad8(len), pos = log->tail, off, filler = 0;
 	struct rec_hdr *h;
 
-	if (len == 0 || len > PLOG_LOG_MAX_FRAME) {
+	if (len == 0 || len > PLOG_LOG_MAX_FRAME || need > log->size) {
 		log->stats.refused_len++;
 		return -EINVAL;
 	}
@@ -186,6 +185,21 @@ plog_log_seek(const struct plog_log *log, struct plog_cursor *c, uint64_t after_
 		c->pos = pos + PLOG_LOG_REC_HDR + pad8(h->len);
 		c->seq++;
 	}
+}
+
+int
+plog_log_peek(struct plog_log *log, struct plog_cursor *c, struct plog_entry *e)
+{
+	struct plog_cursor tmp = *c;
+	uint64_t reads = log->stats.read;
+	int r = plog_log_read(log, &tmp, e);
+
+	log->stats.read = reads;
+	if (c->seq < log->head_seq) { /* the same catch-up read() would do */
+		c->seq = log->head_seq;
+		c->pos = log->head;
+	}
+	return r;
 }
 
 int

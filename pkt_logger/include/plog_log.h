@@ -37,7 +37,7 @@
 #include <stdint.h>
 
 #define PLOG_LOG_REC_HDR 16	 /* record header bytes */
-#define PLOG_LOG_MAX_FRAME 16384 /* longest frame a record holds */
+#define PLOG_LOG_MAX_FRAME 65535 /* longest frame a record holds */
 
 struct plog_log_stats {
 	uint64_t appended;	 /* packets logged */
@@ -85,16 +85,18 @@ struct plog_cursor {
 
 /*
  * Use the `size` bytes at `mem` (8-byte aligned) for a log of at most
- * `max_pkts` entries.  `size` is rounded down to a multiple of 8 and must hold
- * at least one record of PLOG_LOG_MAX_FRAME.  Returns 0 or -EINVAL.
+ * `max_pkts` entries.  `size` is rounded down to a multiple of 8 and must be
+ * at least 64 bytes; frames longer than the buffer can ever hold are refused
+ * by plog_log_append().  Returns 0 or -EINVAL.
  */
 int plog_log_init(struct plog_log *log, void *mem, size_t size, uint32_t max_pkts);
 
 /*
  * Append a `len`-byte frame with timestamp `ts`.  Returns 0; -ENOSPC when the
  * log is full (by packets or bytes; counted); -ERANGE when `ts` is not above
- * the last appended timestamp; -EINVAL for a length of 0 or above
- * PLOG_LOG_MAX_FRAME.  Never evicts an entry.  O(1) plus the copy.
+ * the last appended timestamp; -EINVAL for a length of 0, above
+ * PLOG_LOG_MAX_FRAME, or more than this log's buffer could ever hold.  Never
+ * evicts an entry.  O(1) plus the copy.
  */
 int plog_log_append(struct plog_log *log, uint64_t ts, const void *frame, uint32_t len);
 
@@ -123,6 +125,10 @@ void plog_log_seek(const struct plog_log *log, struct plog_cursor *c, uint64_t a
  * behind by a trim continues at the oldest entry left.
  */
 int plog_log_read(struct plog_log *log, struct plog_cursor *c, struct plog_entry *e);
+
+/* The entry plog_log_read() would return next, without advancing: 1, or 0
+ * at the end.  (A replay sizes its mbufs before it takes the entry.) */
+int plog_log_peek(struct plog_log *log, struct plog_cursor *c, struct plog_entry *e);
 
 /*
  * Write the entries held as a pcapng capture (one Section Header Block, one

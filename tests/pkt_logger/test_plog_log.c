@@ -103,7 +103,11 @@ test_appends_out_of_order_or_of_bad_length_are_refused(void **state)
 	assert_int_equal(log.stats.refused_order, 2);
 	assert_int_equal(log.stats.refused_len, 2);
 	assert_int_equal(plog_log_pkts(&log), 1);
-	assert_int_equal(plog_log_init(&log, mem, 1024, 100), -EINVAL); /* below one record */
+	assert_int_equal(plog_log_init(&log, mem, 32, 100), -EINVAL); /* too small for any */
+	/* a frame the buffer could never hold is refused, not waited for */
+	assert_int_equal(plog_log_init(&log, mem, 1024, 100), 0);
+	assert_int_equal(plog_log_append(&log, 1, big, 1024 - PLOG_LOG_REC_HDR + 1), -EINVAL);
+	assert_int_equal(plog_log_append(&log, 1, big, 1024 - PLOG_LOG_REC_HDR), 0);
 	assert_int_equal(plog_log_init(&log, mem, sizeof(mem), 0), -EINVAL);
 }
 
@@ -127,6 +131,11 @@ test_cursor_left_behind_by_a_trim_moves_to_the_oldest(void **state)
 	assert_int_equal(e.ts, 7);
 	/* new input while replaying is read after the rest */
 	assert_int_equal(plog_log_append(&log, 11, f, sizeof(f)), 0);
+	/* peek shows what read returns, without taking it */
+	assert_int_equal(plog_log_peek(&log, &c, &e), 1);
+	assert_int_equal(e.ts, 8);
+	assert_int_equal(plog_log_peek(&log, &c, &e), 1);
+	assert_int_equal(e.ts, 8);
 	for (uint64_t want = 8; want <= 11; want++) {
 		assert_int_equal(plog_log_read(&log, &c, &e), 1);
 		assert_int_equal(e.ts, want);

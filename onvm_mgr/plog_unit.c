@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * plog_unit.c -- the predecessor role of remote resiliency on this node
+ * (library: pkt_logger/; design: docs/design.md, "The manager units").
+ *
+ * The TX unit owns every log: it stamps each packet it sends out of a
+ * remote chain's primary_port (a 0x88B5 shim with the next timestamp),
+ * copies it into the log and sends it -- a full log refuses the packet,
+ * counted, and never drops an untrimmed entry.  A failover (an operator's
+ * /onvm/remote/failover, or the configured BFD session going Down) raises
+ * the chain's epoch and, still on the TX unit, sends REPLAY_START to the
+ * standby, replays the log from the trim point in bursts, then REPLAY_END;
+ * input arriving meanwhile is stamped into the log only, so the cursor
+ * sends it in order.  From then on the standby link is the chain's output.
+ *
+ * Other threads only set the failover request (atomic) and read counters
+ * (plain 64-bit loads: telemetry may see a value one packet old).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_telemetry.h>
+
+#include "mgr.h"
+#include "plog_log.h"
+#include "plog_shim.h"
+#include "rsync_wire.h"
+
+enum plog_state {
+	PL_PRIMARY = 0, /* stamped packets go to the primary */
+	PL_REPLAY,	/* the log is being replayed to the standby */
+	PL_STANDBY,	/* stamped packets go to the standby */
+};
+
+static const char *const state_names[] = {"primary", "replaying", "standby"};
+
+struct plog_chain {
+	const struct mgr_remote_cfg *cfg;
+	struct plog_log log;
+	void *mem;
+	struct rsync_auth *auth;
+	uint8_t src_mac[6], dst_mac[6];
+	uint64_t last_ts; /* the last timestamp given */
+	uint32_t epoch;
+	enum plog_state state;
+	struct plog_cursor cur;
+	uint32_t failover_req; /* atomic: 1 when another thread asks for a failover */
+	/* counters */
+	uint64_t stamped;
+	uint64_t refused_full;	   /* dropped: the log is full */
+	uint64_t refused_frame;	   /* dropped: not a frame that can be shimmed */
+	uint64_t replayed;
+	uint64_t replay_alloc_fail; /* replay retried: no mbuf */
+	uint64_t ctrl_sent;
+	uint64_t failovers;
+	uint64_t failover_req_ns, replay_start_ns, replay_end_ns;
+	uint64_t replay_from_ts, replay_last_ts;
+};
+
+static struct plog_chain chains[MGR_CFG_MAX_REMOTE];
+static int nchains;
+
+static void
+on_bfd_event(const struct bfd_event *ev, void *arg)
+{
+	(void)arg;
+	if (ev->new_state != BFD_STATE_DOWN || ev->old_state != BFD_STATE_UP)
+		return;
+	for (int i = 0; i < nchains; i++)
+		if (chains[i].cfg->bfd == (int)ev->session &&
+		    !__atomic_exchange_n(&chains[i].failover_req, 1, __ATOMIC_ACQ_REL))
+			chains[i].failover_req_ns = ev->time_ns;
+}
+
+int
+mgr_plog_init(void)
+{
+	for (int r = 0; r < mgr.cfg.nremote; r++) {
+		const struct mgr_remote_cfg *rc = &mgr.cfg.remote[r];
+		struct plog_chain *c;
+		struct rte_ether_addr mac;
+		size_t bytes;
+
+		if (rc->role != MGR_REMOTE_PREDECESSOR)
+			continue;
+		c = &chains[nchains];
+		c->cfg = rc;
+		c->epoch = rc->epoch;
+		bytes = (size_t)rc->log_mb << 20;
+		c->mem = rte_malloc("onvm_plog", bytes, 64);
+		if (c->mem == NULL || plog_log_init(&c->log, c->mem, bytes, rc->log_packets) < 0) {
+			MGR_LOG(ERR, "remote chain %s: no memory for a %u MB packet log", rc->name,
+				rc->log_mb);
+			return -ENOMEM;
+		}
+		if (rc->key_len > 0 && (c->auth = rsync_auth_new(rc->key, rc->key_len,
+								  rc->key_id)) == NULL) {
+			MGR_LOG(ERR, "remote chain %s: cannot set up its HMAC key", rc->name);
+			return -EINVAL;
+		}
+		if (rte_eth_macaddr_get(rc->standby_port, &mac) == 0)
+			memcpy(c->src_mac, mac.addr_bytes, 6);
+		if (rc->has_mac[MGR_PEER_STANDBY])
+			memcpy(c->dst_mac, rc->mac[MGR_PEER_STANDBY], 6);
+		else
+			memset(c->dst_mac, 0xff, 6);
+		mgr.plog_port[rc->primary_port] = (uint8_t)(nchains + 1);
+		nchains++;
+		MGR_LOG(INFO, "remote chain %s (id %u): predecessor, stamping and logging on port "
+			      "%d, standby on port %d, log %u packets / %u MB",
+			rc->name, rc->id, rc->primary_port, rc->standby_port, rc->log_packets,
+			rc->log_mb);
+	}
+	for (int i = 0; i < nchains; i++)
+		if (chains[i].cfg->bfd >= 0)
+			return mgr_bfd_subscribe(on_bfd_event, NULL);
+	return 0;
+}
+
+struct rte_mbuf *
+mgr_plog_on_send(uint16_t port, struct rte_mbuf *m, uint16_t *out_port)
+{
+	/* A frame of several segments (jumbo) is logged from a gathered copy;
+	 * the TX unit is the only user of this buffer. */
+	static uint8_t gather[PLOG_LOG_MAX_FRAME];
+	struct plog_chain *c = &chains[mgr.plog_port[port] - 1];
+	uint64_t ts = c->last_ts + 1;
+	const uint8_t *frame;
+	uint8_t *p;
+
+	/* The shim goes into the first segment's headroom, after the MACs. */
+	if (rte_pktmbuf_data_len(m) < PLOG_ETH_LEN ||
+	    rte_pktmbuf_pkt_len(m) + PLOG_SHIM_LEN > PLOG_LOG_MAX_FRAME ||
+	    (p = (uint8_t *)rte_pktmbuf_prepend(m, PLOG_SHIM_LEN)) == NULL ||
+	    plog_shim_push(p, rte_pktmbuf_data_len(m), ts, 0) != 0) {
+		c->refused_frame++;
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	frame = rte_pktmbuf_read(m, 0, rte_pktmbuf_pkt_len(m), gather);
+	if (plog_log_append(&c->log, ts, frame, rte_pktmbuf_pkt_len(m)) != 0) {
+		/* Never evict: the new packet is the one that goes. */
+		c->refused_full++;
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	c->last_ts = ts;
+	c->stamped++;
+	switch (c->state) {
+	case PL_PRIMARY:
+		*out_port = port;
+		return m;
+	case PL_STANDBY:
+		*out_port = (uint16_t)c->cfg->standby_port;
+		return m;
+	default: /* being replayed: the cursor sends it, in order */
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+}
+
+/* An RSync control frame for the standby, in a fresh mbuf; NULL without one. */
+static struct rte_mbuf *
+control_frame(struct plog_chain *c, uint8_t type, const struct rsync_msg *u)
+{
+	uint8_t buf[RSYNC_MAX_FRAME];
+	struct rsync_msg m = *u;
+	struct rte_mbuf *mb;
+	int n;
+
+	m.h.version = RSYNC_VERSION;
+	m.h.type = type;
+	m.h.chain = c->cfg->id;
+	m.h.epoch = c->epoch;
+	m.h.frag_count = 1;
+	n = rsync_encode(buf, sizeof(buf), c->dst_mac, c->src_mac, &m, NULL, 0, c->auth);
+	mb = n > 0 ? rte_pktmbuf_alloc(mgr.pool) : NULL;
+	if (mb == NULL)
+		return NULL;
+	memcpy(rte_pktmbuf_append(mb, (uint16_t)n), buf, (size_t)n);
+	c->ctrl_sent++;
+	return mb;
+}
+
+/* Segments of the longest frame a log holds (the pool's mbufs have at
+ * least 1 KB of room). */
+#define REPLAY_SEGS ((PLOG_LOG_MAX_FRAME + 1023) / 1024 + 1)
+
+/* Copy `len` bytes into a chain of the `nsegs` fresh mbufs in segs[].
+ * Returns the chain's head. */
+static struct rte_mbuf *
+chain_copy(struct rte_mbuf **segs, uint32_t nsegs, const uint8_t *data, uint32_t len)
+{
+	struct rte_mbuf *head = segs[0], *last = segs[0];
+	uint32_t done = 0, k = 0;
+
+	while (done < len || k == 0) {
+		struct rte_mbuf *s = segs[k];
+		uint32_t room = rte_pktmbuf_tailroom(s), take = len - done < room ? len - done : room;
+
+		memcpy(rte_pktmbuf_mtod(s, uint8_t *), data + done, take);
+		s->data_len = (uint16_t)take;
+		if (k > 0) {
+			last->next = s;
+			head->nb_segs++;
+		}
+		last = s;
+		done += take;
+		k++;
+	}
+	head->pkt_len = len;
+	if (k < nsegs)
+		rte_pktmbuf_free_bulk(&segs[k], nsegs - k);
+	return head;
+}
+
+uint16_t
+mgr_plog_tx(struct rte_mbuf **out, uint16_t *ports, uint16_t max)
+{
+	struct rte_mbuf *segs[REPLAY_SEGS];
+	uint16_t n = 0;
+
+	for (int i = 0; i < nchains && n < max; i++) {
+		struct plog_chain *c = &chains[i];
+		struct plog_entry e;
+		struct rsync_msg m = {0};
+		struct rte_mbuf *mb;
+
+		if (c->state == PL_PRIMARY &&
+		    unlikely(__atomic_load_n(&c->failover_req, __ATOMIC_ACQUIRE))) {
+			m.u.replay_start.after_ts = c->log.trimmed_to;
+			m.u.replay_start.newest_ts = c->last_ts;
+			c->epoch++;
+			mb = control_frame(c, RSYNC_REPLAY_START, &m);
+			if (mb == NULL) {
+				c->epoch--; /* no mbuf: start on a later poll */
+				continue;
+			}
+			out[n] = mb;
+			ports[n++] = (uint16_t)c->cfg->standby_port;
+			plog_log_seek(&c->log, &c->cur, c->log.trimmed_to);
+			c->replay_from_ts = c->log.trimmed_to;
+			c->replay_start_ns = mgr_now_ns();
+			c->failovers++;
+			c->state = PL_REPLAY;
+		}
+		while (c->state == PL_REPLAY && n < max) {
+			uint32_t nsegs;
+
+			if (plog_log_peek(&c->log, &c->cur, &e) == 0) {
+				m = (struct rsync_msg){0};
+				m.u.replay_end.last_ts = c->replay_last_ts;
+				m.u.replay_end.count = c->replayed;
+				if ((mb = control_frame(c, RSYNC_REPLAY_END, &m)) == NULL)
+					break;
+				out[n] = mb;
+				ports[n++] = (uint16_t)c->cfg->standby_port;
+				c->replay_end_ns = mgr_now_ns();
+				c->state = PL_STANDBY;
+				break;
+			}
+			/* The mbufs first (a jumbo frame takes several), then the
+			 * entry: an entry taken is an entry sent. */
+			nsegs = e.len / (RTE_MBUF_DEFAULT_DATAROOM) + 1;
+			if (nsegs > REPLAY_SEGS ||
+			    rte_pktmbuf_alloc_bulk(mgr.pool, segs, nsegs) != 0) {
+				c->replay_alloc_fail++;
+				break;
+			}
+			plog_log_read(&c->log, &c->cur, &e);
+			mb = chain_copy(segs, nsegs, e.frame, e.len);
+			plog_shim_set_flags(rte_pktmbuf_mtod(mb, uint8_t *),
+					    rte_pktmbuf_data_len(mb), PLOG_SHIM_F_REPLAY);
+			out[n] = mb;
+			ports[n++] = (uint16_t)c->cfg->standby_port;
+			c->replayed++;
+			c->replay_last_ts = e.ts;
+		}
+	}
+	return n;
+}
+
+/* ---- telemetry ------------------------------------------------------------- */
+
+static struct plog_chain *
+chain_named(const char *name)
+{
+	for (int i = 0; i < nchains; i++)
+		if (strcmp(chains[i].cfg->name, name) == 0)
+			return &chains[i];
+	return NULL;
+}
+
+/* /onvm/remote: every chain this node is the predecessor of. */
+static int
+tel_remote(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	for (int i = 0; i < nchains; i++) {
+		const struct plog_chain *c = &chains[i];
+		struct rte_tel_data *o = rte_tel_data_alloc();
+
+		if (o == NULL)
+			return -ENOMEM;
+		rte_tel_data_start_dict(o);
+		rte_tel_data_add_dict_string(o, "role", "predecessor");
+		rte_tel_data_add_dict_string(o, "state", state_names[c->state]);
+		rte_tel_data_add_dict_u64(o, "id", c->cfg->id);
+		rte_tel_data_add_dict_u64(o, "epoch", c->epoch);
+		rte_tel_data_add_dict_u64(o, "last_ts", c->last_ts);
+		rte_tel_data_add_dict_u64(o, "stamped", c->stamped);
+		rte_tel_data_add_dict_u64(o, "log_pkts", plog_log_pkts(&c->log));
+		rte_tel_data_add_dict_u64(o, "log_bytes", plog_log_bytes(&c->log));
+		rte_tel_data_add_dict_u64(o, "log_hwm_pkts", c->log.stats.hwm_pkts);
+		rte_tel_data_add_dict_u64(o, "log_trimmed", c->log.stats.trimmed);
+		rte_tel_data_add_dict_u64(o, "log_trimmed_to", c->log.trimmed_to);
+		rte_tel_data_add_dict_u64(o, "refused_full", c->refused_full);
+		rte_tel_data_add_dict_u64(o, "refused_frame", c->refused_frame);
+		rte_tel_data_add_dict_u64(o, "failovers", c->failovers);
+		rte_tel_data_add_dict_u64(o, "replayed", c->replayed);
+		rte_tel_data_add_dict_u64(o, "replay_from_ts", c->replay_from_ts);
+		rte_tel_data_add_dict_u64(o, "replay_alloc_fail", c->replay_alloc_fail);
+		rte_tel_data_add_dict_u64(o, "ctrl_sent", c->ctrl_sent);
+		rte_tel_data_add_dict_u64(o, "failover_req_ns", c->failover_req_ns);
+		rte_tel_data_add_dict_u64(o, "replay_start_ns", c->replay_start_ns);
+		rte_tel_data_add_dict_u64(o, "replay_end_ns", c->replay_end_ns);
+		rte_tel_data_add_dict_container(d, c->cfg->name, o, 0);
+	}
+	return 0;
+}
+
+/* /onvm/remote/failover,NAME: the operator's planned switch-over. */
+static int
+tel_failover(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct plog_chain *c = params != NULL ? chain_named(params) : NULL;
+
+	(void)cmd;
+	rte_tel_data_start_dict(d);
+	if (c == NULL) {
+		rte_tel_data_add_dict_string(d, "status", "error");
+		rte_tel_data_add_dict_string(d, "reason",
+					     "usage: /onvm/remote/failover,CHAIN (a chain this node is "
+					     "the predecessor of)");
+		return 0;
+	}
+	if (!__atomic_exchange_n(&c->failover_req, 1, __ATOMIC_ACQ_REL))
+		c->failover_req_ns = mgr_now_ns();
+	rte_tel_data_add_dict_string(d, "status", "ok");
+	return 0;
+}
+
+int
+mgr_plog_telemetry_init(void)
+{
+	if (rte_telemetry_register_cmd("/onvm/remote", tel_remote,
+				       "Remote resiliency: this node's protected chains") != 0 ||
+	    rte_telemetry_register_cmd("/onvm/remote/failover", tel_failover,
+				       "Fail a chain over to its standby. Parameter: chain name") !=
+		    0) {
+		MGR_LOG(ERR, "cannot register the /onvm/remote telemetry commands");
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,139 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 REINFORCE-NFV authors
+"""The predecessor role of remote resiliency on a real node (plog_unit.c).
+
+One node: a net_pcap port replays a trace into a chain without NFs whose exit
+is the link to the primary ("to_m"); the link to the standby is "to_s"; both
+write captures.  Asserted:
+  - every frame leaves on to_m with a 0x88B5 shim: timestamps 1..N in order,
+    version 1, no flags, the inner EtherType the frame's own, and the frame
+    byte for byte once the shim is removed;
+  - /onvm/remote: N stamped, N in the log, nothing refused;
+  - after an operator failover (/onvm/remote/failover): on to_s, REPLAY_START
+    (epoch raised, replay after 0, newest N), then the N logged frames with
+    the REPLAY flag in order, then REPLAY_END (last N, count N);
+  - a second node with a log of 1024 packets and a longer trace refuses the
+    packets past the bound (counted, never sent) and keeps the first 1024.
+"""
+import struct
+
+import lab
+
+ETH_SHIM = 0x88B5
+ETH_RSYNC = 0x88B6
+
+
+def pop_shim(frame):
+    """(ts, flags, inner type, frame without the shim).  A capture record
+    net_pcap cut (lab.TruncatedFrame) stays one, 12 bytes shorter."""
+    lab.check(len(frame) >= 26, f"frame of {len(frame)} bytes has no shim")
+    (etype,) = struct.unpack_from(">H", frame, 12)
+    lab.check(etype == ETH_SHIM, f"EtherType 0x{etype:04x}, want 0x88b5")
+    ver, flags, inner, ts = struct.unpack_from(">BBHQ", frame, 14)
+    lab.check(ver == 1, f"shim version {ver}")
+    plain = frame[:12] + struct.pack(">H", inner) + frame[26:]
+    if isinstance(frame, lab.TruncatedFrame):
+        plain = lab.TruncatedFrame(plain, frame.wire - 12)
+    return ts, flags, inner, plain
+
+
+def rsync_msg(frame):
+    """(type, epoch, payload) of an RSync frame."""
+    (etype,) = struct.unpack_from(">H", frame, 12)
+    lab.check(etype == ETH_RSYNC, f"EtherType 0x{etype:04x}, want 0x88b6")
+    ver, mtype, flags, key, chain, plen, epoch = struct.unpack_from(">BBBBHHI", frame, 14)
+    lab.check(ver == 1, f"RSync version {ver}")
+    return mtype, epoch, frame[54:54 + plen]
+
+
+def node_config(L, tag, trace, log_packets=65536):
+    empty = L.path(f"{tag}-empty.pcap")
+    lab.write_pcap(empty, [])
+    return {
+        "ports": [
+            {"name": "src", "dev": f"net_pcap0,rx_pcap={trace},tx_pcap={L.path(tag + '-src-out.pcap')}"},
+            {"name": "to_m", "dev": f"net_pcap1,rx_pcap={empty},tx_pcap={L.path(tag + '-to_m.pcap')}"},
+            {"name": "to_s", "dev": f"net_pcap2,rx_pcap={empty},tx_pcap={L.path(tag + '-to_s.pcap')}"},
+        ],
+        "chains": [{"name": "in", "services": [], "ingress_port": "src", "exit_port": "to_m"}],
+        "remote": {"chains": [{"name": "web", "id": 7, "role": "predecessor",
+                               "primary_port": "to_m", "standby_port": "to_s",
+                               "log_packets": log_packets, "log_mb": 8}]},
+    }
+
+
+def test(L):
+    trace = lab.trace("smtp.pcap")
+    frames = lab.read_pcap(trace)
+    n = len(frames)
+    node = L.node("pred", node_config(L, "pred", trace)).start()
+    node.wait_port("to_m", "tx", n)
+    st = node.query("/onvm/remote")["web"]
+    L.expect(st["stamped"] == n and st["log_pkts"] == n and st["last_ts"] == n,
+             f"stamped {st['stamped']}, log {st['log_pkts']}, last ts {st['last_ts']}; want {n}")
+    L.expect(st["refused_full"] == 0 and st["refused_frame"] == 0, f"refused: {st}")
+    L.expect(st["state"] == "primary" and st["epoch"] == 1, f"state {st}")
+
+    rep = node.query("/onvm/remote/failover,web")
+    L.expect(rep.get("status") == "ok", f"failover: {rep}")
+    node.wait_port("to_s", "tx", n + 2)
+    lab.wait_until(lambda: node.query("/onvm/remote")["web"]["state"] == "standby", 10,
+                   "replay finished")
+    st = node.query("/onvm/remote")["web"]
+    L.expect(st["epoch"] == 2 and st["failovers"] == 1 and st["replayed"] == n,
+             f"after failover: {st}")
+    L.expect(st["replay_end_ns"] >= st["replay_start_ns"] >= st["failover_req_ns"] > 0,
+             f"failover timeline: {st}")
+    rc = node.stop()
+    L.expect(rc == 0, f"manager exit status {rc}")
+
+    out_m = lab.read_capture_out(L.path("pred-to_m.pcap"))
+    L.expect(len(out_m) == n, f"to_m: {len(out_m)} frames, want {n}")
+    for i, (got, want) in enumerate(zip(out_m, frames)):
+        ts, flags, inner, plain = pop_shim(got)
+        L.expect(ts == i + 1, f"to_m frame {i}: ts {ts}, want {i + 1}")
+        L.expect(flags == 0, f"to_m frame {i}: flags {flags}")
+        L.expect(inner == struct.unpack_from(">H", want, 12)[0], f"to_m frame {i}: inner type")
+        L.expect(plain == want, f"to_m frame {i}: differs from the trace once unshimmed")
+
+    out_s = lab.read_capture_out(L.path("pred-to_s.pcap"))
+    L.expect(len(out_s) == n + 2, f"to_s: {len(out_s)} frames, want {n + 2}")
+    mtype, epoch, pl = rsync_msg(out_s[0])
+    after, newest = struct.unpack(">QQ", pl)
+    L.expect((mtype, epoch, after, newest) == (8, 2, 0, n),
+             f"REPLAY_START: type {mtype} epoch {epoch} after {after} newest {newest}")
+    for i in range(n):
+        ts, flags, _, plain = pop_shim(out_s[1 + i])
+        L.expect(ts == i + 1 and flags == 1, f"replayed frame {i}: ts {ts} flags {flags}")
+        L.expect(plain == frames[i], f"replayed frame {i}: differs from the trace")
+    mtype, epoch, pl = rsync_msg(out_s[-1])
+    last, count = struct.unpack(">QQ", pl)
+    L.expect((mtype, epoch, last, count) == (9, 2, n, n),
+             f"REPLAY_END: type {mtype} epoch {epoch} last {last} count {count}")
+
+    # A full log refuses new packets; it never drops what it holds.
+    big = lab.trace("webex.pcap")
+    bframes = lab.read_pcap(big)
+    L.expect(len(bframes) > 1024, f"webex.pcap has {len(bframes)} frames")
+    node = L.node("full", node_config(L, "full", big, log_packets=1024)).start()
+    lab.wait_until(lambda: node.port("src")["rx"] >= len(bframes), 60, "trace read")
+    lab.wait_until(lambda: (lambda s: s["stamped"] + s["refused_full"] + s["refused_frame"]
+                            >= len(bframes))(node.query("/onvm/remote")["web"]), 30,
+                   "every packet stamped or refused")
+    st = node.query("/onvm/remote")["web"]
+    L.expect(st["stamped"] == 1024 and st["log_pkts"] == 1024,
+             f"full log: stamped {st['stamped']} log {st['log_pkts']}, want 1024")
+    L.expect(st["refused_full"] == len(bframes) - 1024 - st["refused_frame"],
+             f"full log: refused {st['refused_full']} of {len(bframes)}")
+    rc = node.stop()
+    L.expect(rc == 0, f"manager exit status {rc}")
+    out = lab.read_capture_out(L.path("full-to_m.pcap"))
+    L.expect(len(out) == 1024, f"full log: {len(out)} frames sent, want 1024")
+    for i in range(1024):
+        ts, _, _, plain = pop_shim(out[i])
+        L.expect(ts == i + 1 and plain == bframes[i], f"full log: frame {i} (ts {ts})")
+
+
+if __name__ == "__main__":
+    lab.run("remote_predecessor", test)
