@@ -298,16 +298,27 @@ mgr_rx_poll(void)
 			enum onvm_parse_reason pr;
 			struct mgr_dest d;
 
+			uint64_t ts = 0;
+			uint8_t rflags = 0;
+
 			/* BFD and its ARP leave the data path here. */
 			if (unlikely(bfd) && mgr_bfd_intercept(port, m)) {
 				ps->ctrl_rx++;
 				ps->rx_bytes += rte_pktmbuf_pkt_len(m);
 				continue;
 			}
+			ps->rx_bytes += rte_pktmbuf_pkt_len(m);
+			/* A protected chain's stamped input (rsync_unit.c). */
+			if (unlikely(mgr.rsync_in_port[port] != 0) &&
+			    mgr_rsync_ingress(port, m, &ts, &rflags))
+				continue;
 			pr = onvm_pkt_parse(m, &pi);
 			ps->parse[pr]++;
-			ps->rx_bytes += rte_pktmbuf_pkt_len(m);
 			mgr_route_ingress(mgr.shm, meta, port, pr, &pi, &d);
+			if (ts != 0) {
+				meta->ts = ts;
+				meta->flags |= rflags;
+			}
 			dispatch(ctx, m, &d);
 		}
 		ps->rx += n;

@@ -218,7 +218,8 @@ main(int argc, char **argv)
 	if (mgr_init_shared() < 0 || mgr_init_nf_placement() < 0 || mgr_ports_init() < 0 ||
 	    mgr_init_chains() < 0 ||
 	    mgr_units_init() < 0 || mgr_nf_ctl_init() < 0 || mgr_vdev_guard_init() < 0 ||
-	    mgr_bfd_init() < 0 || mgr_plog_init() < 0 || mgr_telemetry_init() < 0 ||
+	    mgr_bfd_init() < 0 || mgr_plog_init() < 0 || mgr_rsync_init() < 0 ||
+	    mgr_telemetry_init() < 0 ||
 	    mgr_bfd_telemetry_init() < 0 || mgr_plog_telemetry_init() < 0 ||
 	    mgr_ctl_start() < 0) {
 		ret = EXIT_FAILURE;

@@ -18,6 +18,8 @@
  *   bfd_unit.c     BFD sessions on the ports (library in bfd/), /onvm/bfd
  *   plog_unit.c    remote resiliency's predecessor: stamping, the packet
  *                  log, failover and replay (library in pkt_logger/), /onvm/remote
+ *   rsync_unit.c   remote resiliency's primary/standby: the protected
+ *                  ingress so far (library in rsync/)
  *   ctl_thread.c   the control thread: NF events, timers, hung NFs  (nf_ctl.h)
  *   nf_ipc.c       rte_mp handlers: register, unregister, state     (nf_ctl.h)
  *   nf_launch.c    fork/exec of NFs and standbys                    (nf_ctl.h)
@@ -196,6 +198,8 @@ struct mgr {
 	bool bfd_port[ONVM_MAX_PORTS]; /* has BFD sessions (set before ports start) */
 	/* 1 + the predecessor chain (plog_unit.c) stamping what leaves the port, 0: none */
 	uint8_t plog_port[ONVM_MAX_PORTS];
+	/* 1 + the primary/standby chain (rsync_unit.c) whose stamped input arrives here, 0: none */
+	uint8_t rsync_in_port[ONVM_MAX_PORTS];
 
 	struct mgr_dp_ctx dp[MGR_UNIT_MAX];
 	struct mgr_nf_priv nf_priv[ONVM_MAX_NFS];
@@ -324,6 +328,16 @@ int mgr_plog_init(void);
 int mgr_plog_telemetry_init(void);
 struct rte_mbuf *mgr_plog_on_send(uint16_t port, struct rte_mbuf *m, uint16_t *out_port);
 uint16_t mgr_plog_tx(struct rte_mbuf **out, uint16_t *ports, uint16_t max);
+
+/* rsync_unit.c: remote resiliency's primary and standby roles.  The RX unit
+ * calls _ingress for every frame of a port rsync_in_port[] marks: true when
+ * it took the frame (dropped, counted, or a control frame), false when the
+ * frame goes on, its shim removed, with its timestamp and REPLAY flag in
+ * *ts / *flags (for the packet's metadata once it is routed). */
+struct rte_tel_data;
+int mgr_rsync_init(void);
+bool mgr_rsync_ingress(uint16_t port, struct rte_mbuf *m, uint64_t *ts, uint8_t *flags);
+void mgr_rsync_telemetry(struct rte_tel_data *d); /* adds its chains to /onvm/remote */
 void mgr_bfd_log_flush(void);	 /* the control thread: log queued session events */
 /* Session state changes (up/down with diagnostic) for other modules, e.g.
  * remote failover.  Called on the BFD unit's lcore: must not block. */

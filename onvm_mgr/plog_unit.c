@@ -298,7 +298,7 @@ chain_named(const char *name)
 	return NULL;
 }
 
-/* /onvm/remote: every chain this node is the predecessor of. */
+/* /onvm/remote: every protected chain this node has a role in. */
 static int
 tel_remote(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -335,6 +335,7 @@ tel_remote(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "replay_end_ns", c->replay_end_ns);
 		rte_tel_data_add_dict_container(d, c->cfg->name, o, 0);
 	}
+	mgr_rsync_telemetry(d); /* the chains this node is primary or standby of */
 	return 0;
 }
 

@@ -1,0 +1,90 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 REINFORCE-NFV authors
+"""The protected ingress of a remote chain's primary (rsync_unit.c).
+
+One node, role primary: a net_pcap port "from_p" replays stamped frames (the
+shim built here, per docs/wire-format.md) into the protected chain, whose
+exit "sink" writes a capture.  The input mixes a trace's frames stamped
+1..N with what a link or a bad peer can add: a duplicate, a frame overtaken
+(reordered), a replayed frame, shims cut short or with a bad version, flag,
+nested type or timestamp 0, an unstamped frame and an RSync frame.
+Asserted: the sink receives exactly the trace's frames that were admitted,
+shim removed, byte for byte, in timestamp order; every other frame is
+counted under its reason in /onvm/remote and none is sent.
+"""
+import struct
+
+import lab
+
+SHIM = 0x88B5
+
+
+def stamp(frame, ts, flags=0, version=1, inner=None):
+    (etype,) = struct.unpack_from(">H", frame, 12)
+    inner = etype if inner is None else inner
+    return frame[:12] + struct.pack(">HBBHQ", SHIM, version, flags, inner, ts) + frame[14:]
+
+
+def test(L):
+    frames = lab.read_pcap(lab.trace("smtp.pcap"))
+    n = len(frames)
+    inp, want = [], []
+    for i, f in enumerate(frames):
+        ts = i + 1
+        if i == 20:  # frame 21 overtaken by frame 22: it arrives late, stale
+            continue
+        inp.append(stamp(f, ts))
+        want.append(f)
+        if i == 21:
+            inp.append(stamp(frames[20], 21))  # the late one
+        if i == 10:
+            inp.append(stamp(f, ts))  # a duplicate
+    # a replayed frame (the REPLAY flag), after the rest
+    inp.append(stamp(frames[0], n + 1, flags=1))
+    want.append(frames[0])
+    bad = [
+        stamp(frames[1], n + 2)[:20],                  # short
+        stamp(frames[1], n + 3, version=2),            # bad version
+        stamp(frames[1], n + 4, flags=0x40),           # bad flags
+        stamp(frames[1], n + 5, inner=SHIM),           # nested
+        stamp(frames[1], 0),                           # zero ts
+        frames[2],                                     # unstamped
+        frames[3][:12] + b"\x88\xb6" + bytes(40),      # an RSync frame
+    ]
+    inp += bad
+    src = L.path("stamped.pcap")
+    lab.write_pcap(src, inp)
+    empty = L.path("empty.pcap")
+    lab.write_pcap(empty, [])
+    out = L.path("sink.pcap")
+    cfg = {
+        "ports": [
+            {"name": "from_p", "dev": f"net_pcap0,rx_pcap={src},tx_pcap={L.path('p-out.pcap')}"},
+            {"name": "sink", "dev": f"net_pcap1,rx_pcap={empty},tx_pcap={out}"},
+            {"name": "sync", "dev": f"net_pcap2,rx_pcap={empty},tx_pcap={L.path('s-out.pcap')}"},
+        ],
+        "chains": [{"name": "web", "services": [], "ingress_port": "from_p",
+                    "exit_port": "sink"}],
+        "remote": {"chains": [{"name": "web", "id": 7, "role": "primary", "chain": "web",
+                               "predecessor_port": "from_p", "standby_port": "sync"}]},
+    }
+    node = L.node("primary", cfg).start()
+    node.wait_port("from_p", "rx", len(inp))
+    node.wait_port("sink", "tx", len(want))
+    st = node.query("/onvm/remote")["web"]
+    expect = {"ingress_admitted": len(want), "ingress_replayed": 1, "ingress_stale": 2,
+              "ingress_last_ts": n + 1, "ingress_unstamped": 1, "ingress_rsync_ctrl": 1,
+              "ingress_shim_short": 1, "ingress_shim_bad_version": 1,
+              "ingress_shim_bad_flags": 1, "ingress_shim_nested": 1, "ingress_shim_zero_ts": 1}
+    for k, v in expect.items():
+        L.expect(st.get(k) == v, f"/onvm/remote web.{k} = {st.get(k)}, want {v}")
+    L.expect(st["role"] == "primary", f"role {st['role']}")
+    rc = node.stop()
+    L.expect(rc == 0, f"manager exit status {rc}")
+    got = lab.read_capture_out(out)
+    lab.compare_frames(got, want, "sink capture")
+
+
+if __name__ == "__main__":
+    lab.run("remote_ingress", test)
