@@ -308,6 +308,11 @@ mgr_rx_poll(void)
 				continue;
 			}
 			ps->rx_bytes += rte_pktmbuf_pkt_len(m);
+			/* LOG_TRIM from a primary to this predecessor (plog_unit.c). */
+			if (unlikely(mgr.plog_port[port] != 0) && mgr_plog_rx(port, m)) {
+				ps->ctrl_rx++;
+				continue;
+			}
 			/* A protected chain's stamped input (rsync_unit.c). */
 			if (unlikely(mgr.rsync_in_port[port] != 0) &&
 			    mgr_rsync_ingress(port, m, &ts, &rflags))

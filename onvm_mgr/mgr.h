@@ -328,6 +328,9 @@ int mgr_plog_init(void);
 int mgr_plog_telemetry_init(void);
 struct rte_mbuf *mgr_plog_on_send(uint16_t port, struct rte_mbuf *m, uint16_t *out_port);
 uint16_t mgr_plog_tx(struct rte_mbuf **out, uint16_t *ports, uint16_t max);
+/* RX unit, for frames of a port plog_port[] marks: true if it took `m` (an
+ * RSync frame from the primary, for the TX unit to apply). */
+bool mgr_plog_rx(uint16_t port, struct rte_mbuf *m);
 
 /* rsync_unit.c: remote resiliency's primary and standby roles.  The RX unit
  * calls _ingress for every frame of a port rsync_in_port[] marks: true when

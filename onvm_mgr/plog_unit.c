@@ -15,6 +15,9 @@
  * standby, replays the log from the trim point in bursts, then REPLAY_END;
  * input arriving meanwhile is stamped into the log only, so the cursor
  * sends it in order.  From then on the standby link is the chain's output.
+ * LOG_TRIMs from the primary come off the RX unit (mgr_plog_rx) through a
+ * ring to the TX unit, which applies those of the chain's current epoch
+ * (and key) to the log.
  *
  * Other threads only set the failover request (atomic) and read counters
  * (plain 64-bit loads: telemetry may see a value one packet old).
@@ -26,6 +29,7 @@
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_ring.h>
 #include <rte_telemetry.h>
 
 #include "mgr.h"
@@ -52,6 +56,7 @@ struct plog_chain {
 	enum plog_state state;
 	struct plog_cursor cur;
 	uint32_t failover_req; /* atomic: 1 when another thread asks for a failover */
+	struct rte_ring *ctl;  /* RSync frames from the primary: RX unit -> TX unit */
 	/* counters */
 	uint64_t stamped;
 	uint64_t refused_full;	   /* dropped: the log is full */
@@ -62,7 +67,12 @@ struct plog_chain {
 	uint64_t failovers;
 	uint64_t failover_req_ns, replay_start_ns, replay_end_ns;
 	uint64_t replay_from_ts, replay_last_ts;
+	uint64_t trims;		   /* LOG_TRIMs applied */
+	uint64_t ctl_ring_full;	   /* RSync frames dropped: the ring was full */
+	uint64_t ctl_rx[RSYNC_RX_REASON_MAX]; /* RSync frames by what became of them */
 };
+
+#define PLOG_CTL_RING 256
 
 static struct plog_chain chains[MGR_CFG_MAX_REMOTE];
 static int nchains;
@@ -111,6 +121,17 @@ mgr_plog_init(void)
 			memcpy(c->dst_mac, rc->mac[MGR_PEER_STANDBY], 6);
 		else
 			memset(c->dst_mac, 0xff, 6);
+		{
+			char name[RTE_RING_NAMESIZE];
+
+			snprintf(name, sizeof(name), "onvm_plog_ctl%d", nchains);
+			c->ctl = rte_ring_create(name, PLOG_CTL_RING, rte_socket_id(),
+						 RING_F_SP_ENQ | RING_F_SC_DEQ);
+			if (c->ctl == NULL) {
+				MGR_LOG(ERR, "remote chain %s: no control ring", rc->name);
+				return -ENOMEM;
+			}
+		}
 		mgr.plog_port[rc->primary_port] = (uint8_t)(nchains + 1);
 		nchains++;
 		MGR_LOG(INFO, "remote chain %s (id %u): predecessor, stamping and logging on port "
@@ -164,6 +185,47 @@ mgr_plog_on_send(uint16_t port, struct rte_mbuf *m, uint16_t *out_port)
 		rte_pktmbuf_free(m);
 		return NULL;
 	}
+}
+
+bool
+mgr_plog_rx(uint16_t port, struct rte_mbuf *m)
+{
+	struct plog_chain *c = &chains[mgr.plog_port[port] - 1];
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+
+	if (rte_pktmbuf_data_len(m) < RSYNC_ETH_LEN || p[12] != (RSYNC_ETHERTYPE >> 8) ||
+	    p[13] != (RSYNC_ETHERTYPE & 0xff))
+		return false;
+	/* The log's owner (the TX unit) applies it. */
+	if (rte_ring_sp_enqueue(c->ctl, m) != 0) {
+		c->ctl_ring_full++;
+		rte_pktmbuf_free(m);
+	}
+	return true;
+}
+
+/* An RSync frame from the primary: only a LOG_TRIM of this chain's epoch,
+ * authenticated when a key is set, trims the log. */
+static void
+control_in(struct plog_chain *c, struct rte_mbuf *mb)
+{
+	struct rsync_msg m;
+	enum rsync_rx_reason r;
+
+	r = rsync_decode(rte_pktmbuf_mtod(mb, const uint8_t *), rte_pktmbuf_data_len(mb), c->auth,
+			 &m);
+	if (r == RSYNC_RX_OK && m.h.chain != c->cfg->id)
+		r = RSYNC_RX_UNKNOWN_CHAIN;
+	else if (r == RSYNC_RX_OK && m.h.epoch != c->epoch)
+		r = RSYNC_RX_STALE_EPOCH; /* a fenced primary's trims mean nothing */
+	else if (r == RSYNC_RX_OK && m.h.type != RSYNC_LOG_TRIM)
+		r = RSYNC_RX_WRONG_ROLE;
+	if (r == RSYNC_RX_OK) {
+		plog_log_trim(&c->log, m.u.trim.watermark);
+		c->trims++;
+	}
+	c->ctl_rx[r]++;
+	rte_pktmbuf_free(mb);
 }
 
 /* An RSync control frame for the standby, in a fresh mbuf; NULL without one. */
@@ -233,6 +295,9 @@ mgr_plog_tx(struct rte_mbuf **out, uint16_t *ports, uint16_t max)
 		struct rsync_msg m = {0};
 		struct rte_mbuf *mb;
 
+		/* A few control frames a poll: trims before new input. */
+		for (int k = 0; k < 4 && rte_ring_sc_dequeue(c->ctl, (void **)&mb) == 0; k++)
+			control_in(c, mb);
 		if (c->state == PL_PRIMARY &&
 		    unlikely(__atomic_load_n(&c->failover_req, __ATOMIC_ACQUIRE))) {
 			m.u.replay_start.after_ts = c->log.trimmed_to;
@@ -333,6 +398,14 @@ tel_remote(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "failover_req_ns", c->failover_req_ns);
 		rte_tel_data_add_dict_uint(o, "replay_start_ns", c->replay_start_ns);
 		rte_tel_data_add_dict_uint(o, "replay_end_ns", c->replay_end_ns);
+		rte_tel_data_add_dict_uint(o, "trims", c->trims);
+		rte_tel_data_add_dict_uint(o, "ctl_ring_full", c->ctl_ring_full);
+		for (int r = 1; r < RSYNC_RX_REASON_MAX; r++) {
+			char key[48];
+
+			snprintf(key, sizeof(key), "ctl_%s", rsync_rx_reason_str((enum rsync_rx_reason)r));
+			rte_tel_data_add_dict_uint(o, key, c->ctl_rx[r]);
+		}
 		rte_tel_data_add_dict_container(d, c->cfg->name, o, 0);
 	}
 	mgr_rsync_telemetry(d); /* the chains this node is primary or standby of */

@@ -13,6 +13,9 @@ write captures.  Asserted:
   - after an operator failover (/onvm/remote/failover): on to_s, REPLAY_START
     (epoch raised, replay after 0, newest N), then the N logged frames with
     the REPLAY flag in order, then REPLAY_END (last N, count N);
+  - the primary's LOG_TRIM (watermark 50) is applied and the replay starts
+    after it; LOG_TRIMs of another chain or epoch, another message type and a
+    frame with a bad CRC are refused and counted by reason;
   - a second node with a log of 1024 packets and a longer trace refuses the
     packets past the bound (counted, never sent) and keeps the first 1024.
 """
@@ -47,13 +50,33 @@ def rsync_msg(frame):
     return mtype, epoch, frame[54:54 + plen]
 
 
-def node_config(L, tag, trace, log_packets=65536):
+def crc32c(data):
+    c = 0xFFFFFFFF
+    for b in data:
+        c ^= b
+        for _ in range(8):
+            c = (c >> 1) ^ (0x82F63B78 if c & 1 else 0)
+    return c ^ 0xFFFFFFFF
+
+
+def rsync_frame(mtype, chain, epoch, payload=b"", txid=0, bad_crc=False):
+    """An RSync message as the primary would send it (docs/wire-format.md)."""
+    hdr = struct.pack(">BBBBHHIIQHHHHQ", 1, mtype, 0, 0, chain, len(payload), epoch, 0, txid,
+                      0, 1, 0, 0, 0)
+    crc = crc32c(hdr + payload) ^ (1 if bad_crc else 0)
+    hdr = hdr[:12] + struct.pack(">I", crc) + hdr[16:]
+    return bytes([2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2]) + struct.pack(">H", ETH_RSYNC) + hdr + payload
+
+
+def node_config(L, tag, trace, log_packets=65536, from_primary=()):
     empty = L.path(f"{tag}-empty.pcap")
     lab.write_pcap(empty, [])
+    ctl = L.path(f"{tag}-from-primary.pcap")
+    lab.write_pcap(ctl, list(from_primary))
     return {
         "ports": [
             {"name": "src", "dev": f"net_pcap0,rx_pcap={trace},tx_pcap={L.path(tag + '-src-out.pcap')}"},
-            {"name": "to_m", "dev": f"net_pcap1,rx_pcap={empty},tx_pcap={L.path(tag + '-to_m.pcap')}"},
+            {"name": "to_m", "dev": f"net_pcap1,rx_pcap={ctl},tx_pcap={L.path(tag + '-to_m.pcap')}"},
             {"name": "to_s", "dev": f"net_pcap2,rx_pcap={empty},tx_pcap={L.path(tag + '-to_s.pcap')}"},
         ],
         "chains": [{"name": "in", "services": [], "ingress_port": "src", "exit_port": "to_m"}],
@@ -67,22 +90,39 @@ def test(L):
     trace = lab.trace("smtp.pcap")
     frames = lab.read_pcap(trace)
     n = len(frames)
-    node = L.node("pred", node_config(L, "pred", trace)).start()
+    trim = 50
+    from_primary = [
+        rsync_frame(7, 7, 1, struct.pack(">Q", trim)),              # applied
+        rsync_frame(7, 8, 1, struct.pack(">Q", 90)),                # another chain
+        rsync_frame(7, 7, 2, struct.pack(">Q", 90)),                # another epoch
+        rsync_frame(2, 7, 1, txid=1),                               # a VOTE
+        rsync_frame(7, 7, 1, struct.pack(">Q", 90), bad_crc=True),  # corrupted
+    ]
+    node = L.node("pred", node_config(L, "pred", trace, from_primary=from_primary)).start()
     node.wait_port("to_m", "tx", n)
+    lab.wait_until(lambda: node.query("/onvm/remote")["web"]["ctl_bad_crc"] == 1, 10,
+                   "every frame from the primary handled")
     st = node.query("/onvm/remote")["web"]
-    L.expect(st["stamped"] == n and st["log_pkts"] == n and st["last_ts"] == n,
+    # The trim may come before or after the stamping: either the log never
+    # held 1..50 past it, or it dropped them; the replay starts after 50 both ways.
+    L.expect(st["stamped"] == n and st["log_pkts"] in (n, n - trim) and st["last_ts"] == n,
              f"stamped {st['stamped']}, log {st['log_pkts']}, last ts {st['last_ts']}; want {n}")
+    got = {k: st[k] for k in ("trims", "log_trimmed_to", "ctl_unknown_chain", "ctl_stale_epoch",
+                              "ctl_wrong_role", "ctl_bad_crc", "ctl_ring_full")}
+    L.expect(got == {"trims": 1, "log_trimmed_to": trim, "ctl_unknown_chain": 1,
+                     "ctl_stale_epoch": 1, "ctl_wrong_role": 1, "ctl_bad_crc": 1,
+                     "ctl_ring_full": 0}, f"control frames: {got}")
     L.expect(st["refused_full"] == 0 and st["refused_frame"] == 0, f"refused: {st}")
     L.expect(st["state"] == "primary" and st["epoch"] == 1, f"state {st}")
 
     rep = node.query("/onvm/remote/failover,web")
     L.expect(rep.get("status") == "ok", f"failover: {rep}")
-    node.wait_port("to_s", "tx", n + 2)
+    node.wait_port("to_s", "tx", n - trim + 2)
     lab.wait_until(lambda: node.query("/onvm/remote")["web"]["state"] == "standby", 10,
                    "replay finished")
     st = node.query("/onvm/remote")["web"]
-    L.expect(st["epoch"] == 2 and st["failovers"] == 1 and st["replayed"] == n,
-             f"after failover: {st}")
+    L.expect(st["epoch"] == 2 and st["failovers"] == 1 and st["replayed"] == n - trim and
+             st["replay_from_ts"] == trim, f"after failover: {st}")
     L.expect(st["replay_end_ns"] >= st["replay_start_ns"] >= st["failover_req_ns"] > 0,
              f"failover timeline: {st}")
     rc = node.stop()
@@ -98,18 +138,18 @@ def test(L):
         L.expect(plain == want, f"to_m frame {i}: differs from the trace once unshimmed")
 
     out_s = lab.read_capture_out(L.path("pred-to_s.pcap"))
-    L.expect(len(out_s) == n + 2, f"to_s: {len(out_s)} frames, want {n + 2}")
+    L.expect(len(out_s) == n - trim + 2, f"to_s: {len(out_s)} frames, want {n - trim + 2}")
     mtype, epoch, pl = rsync_msg(out_s[0])
     after, newest = struct.unpack(">QQ", pl)
-    L.expect((mtype, epoch, after, newest) == (8, 2, 0, n),
+    L.expect((mtype, epoch, after, newest) == (8, 2, trim, n),
              f"REPLAY_START: type {mtype} epoch {epoch} after {after} newest {newest}")
-    for i in range(n):
-        ts, flags, _, plain = pop_shim(out_s[1 + i])
-        L.expect(ts == i + 1 and flags == 1, f"replayed frame {i}: ts {ts} flags {flags}")
-        L.expect(plain == frames[i], f"replayed frame {i}: differs from the trace")
+    for k, i in enumerate(range(trim, n)):
+        ts, flags, _, plain = pop_shim(out_s[1 + k])
+        L.expect(ts == i + 1 and flags == 1, f"replayed frame {k}: ts {ts} flags {flags}")
+        L.expect(plain == frames[i], f"replayed frame {k}: differs from the trace")
     mtype, epoch, pl = rsync_msg(out_s[-1])
     last, count = struct.unpack(">QQ", pl)
-    L.expect((mtype, epoch, last, count) == (9, 2, n, n),
+    L.expect((mtype, epoch, last, count) == (9, 2, n, n - trim),
              f"REPLAY_END: type {mtype} epoch {epoch} last {last} count {count}")
 
     # A full log refuses new packets; it never drops what it holds.
