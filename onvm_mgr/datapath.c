@@ -279,6 +279,10 @@ mgr_rx_poll(void)
 	for (uint16_t port = 0; port < mgr.nb_ports; port++) {
 		struct mgr_port_stats *ps = &mgr.port_stats[port];
 		const bool bfd = mgr.bfd_port[port];
+		/* Remote resiliency: the primary link of a predecessor, or the
+		 * stamped input of a primary/standby. */
+		const bool plog = mgr.plog_port[port] != 0;
+		const bool rsync_in = mgr.rsync_in_port[port] != 0;
 		uint16_t n;
 
 		if (mgr.shm->ports[port].no_rx ||
@@ -309,13 +313,12 @@ mgr_rx_poll(void)
 			}
 			ps->rx_bytes += rte_pktmbuf_pkt_len(m);
 			/* LOG_TRIM from a primary to this predecessor (plog_unit.c). */
-			if (unlikely(mgr.plog_port[port] != 0) && mgr_plog_rx(port, m)) {
+			if (unlikely(plog) && mgr_plog_rx(port, m)) {
 				ps->ctrl_rx++;
 				continue;
 			}
 			/* A protected chain's stamped input (rsync_unit.c). */
-			if (unlikely(mgr.rsync_in_port[port] != 0) &&
-			    mgr_rsync_ingress(port, m, &ts, &rflags))
+			if (unlikely(rsync_in) && mgr_rsync_ingress(port, m, &ts, &rflags))
 				continue;
 			pr = onvm_pkt_parse(m, &pi);
 			ps->parse[pr]++;
