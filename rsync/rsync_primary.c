@@ -127,7 +127,11 @@ pow2_at_least(uint64_t v)
 static bool
 cfg_valid(const struct rsync_primary_cfg *c)
 {
-	return c->epoch >= 1 && c->standby_window >= c->stages && c->stages >= 2 && c->stages <= RSYNC_MAX_STAGES &&
+	return c->epoch >= 1 && c->standby_window >= c->stages &&
+	       c->max_payload >= RSYNC_TXTS_WIRE_LEN &&
+	       1 + ((uint64_t)c->stage_pkts + c->max_payload / RSYNC_TXTS_WIRE_LEN - 1) /
+			       (c->max_payload / RSYNC_TXTS_WIRE_LEN) + 1 <=
+		       UINT16_MAX && c->stages >= 2 && c->stages <= RSYNC_MAX_STAGES &&
 	       c->stage_pkts >= 1 && c->stage_pkts <= (1u << 20) && c->max_payload >= 64 &&
 	       c->max_payload <= RSYNC_MAX_PAYLOAD && c->retrans_ns > 0 && c->max_tries >= 1 &&
 	       c->standby_window >= 1 && c->stage_state_bytes <= (1ull << 32);
@@ -603,6 +607,10 @@ rsync_primary_add(struct rsync_primary *p, void *pkt, const struct rsync_flow *f
 		p->stats.fenced_refused++;
 		return -EPERM;
 	}
+	if (ts == 0) {
+		p->stats.bad_ts++;
+		return -EINVAL;
+	}
 	for (;;) {
 		s = open_stage(p, now, false);
 		if (s == NULL) {
@@ -675,8 +683,12 @@ rsync_primary_cut_piece(struct rsync_primary *p, uint16_t region, uint64_t offse
 	/* Room for the META and TxTs descriptors stage_build() adds in front. */
 	uint32_t txts_frags;
 
-	if (s == NULL || !s->cut_open || region >= RSYNC_REGION_MAX)
+	if (s == NULL || !s->cut_open)
 		return -EINVAL;
+	if (region >= RSYNC_REGION_MAX) {
+		s->cut_failed = true; /* a cut is dropped, never cut short */
+		return -EINVAL;
+	}
 	if (s->cut_failed)
 		return -E2BIG;
 	txts_frags = (s->delta.n + p->txts_per_frag - 1) / p->txts_per_frag;
@@ -724,6 +736,13 @@ rsync_primary_cut_end(struct rsync_primary *p, uint64_t now)
 	failed = s->cut_failed;
 	if (failed)
 		p->stats.cuts_too_big++;
+	if (failed && s->n == 0) {
+		/* Nothing but a dropped cut: give back the stage kept for cuts,
+		 * or stages waiting for a cut could fill the latch for good. */
+		stage_reset(s);
+		p->used--;
+		return -E2BIG;
+	}
 	stage_close(p, s, now);
 	pump_all(p, now);
 	return failed ? -E2BIG : 0;

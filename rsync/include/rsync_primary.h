@@ -93,6 +93,7 @@ struct rsync_primary_stats {
 	uint64_t pkts_dropped[RSYNC_ABORT_REASON_MAX];
 	uint64_t latch_full;	    /* adds refused: every stage busy */
 	uint64_t fenced_refused;    /* adds refused: fenced */
+	uint64_t bad_ts;	    /* adds refused: timestamp 0 */
 	uint64_t stages_closed;
 	uint64_t stages_released;
 	uint64_t aborts[RSYNC_ABORT_REASON_MAX]; /* stages aborted, by reason */
@@ -138,7 +139,8 @@ void rsync_primary_free(struct rsync_primary *p);
  * A packet left the chain: latch it.  `flow` is its flow as it entered the
  * chain, `ts` its logical timestamp.  Returns 0; -ENOBUFS when every stage is
  * busy (the caller keeps the packet and tries again after tick/rx: back
- * pressure, counted); -EPERM when fenced (counted).
+ * pressure, counted); -EPERM when fenced (counted); -EINVAL for timestamp 0
+ * (counted); -EBUSY while a cut is open.
  */
 int rsync_primary_add(struct rsync_primary *p, void *pkt, const struct rsync_flow *flow,
 		      uint64_t ts, uint64_t now_ns);
