@@ -112,8 +112,18 @@ plog_log_append(struct plog_log *log, uint64_t ts, const void *frame, uint32_t l
 		return -ENOSPC;
 	}
 	off = pos % log->size;
-	if (log->size - off < need)
+	if (log->size - off < need) {
 		filler = log->size - off; /* the record starts over at offset 0 */
+		if (log->head_seq == log->tail_seq) {
+			/* Empty: no reader needs the filler, so the next lap starts
+			 * here.  Without this, a frame larger than both the room
+			 * before the end and the tail's offset would be refused by
+			 * an empty log, for ever (nothing left to trim). */
+			pos += filler;
+			filler = 0;
+			log->head = log->tail = pos;
+		}
+	}
 	if (pos + filler + need - log->head > log->size) {
 		log->stats.refused_full_bytes++;
 		return -ENOSPC;
@@ -208,8 +218,10 @@ plog_log_read(struct plog_log *log, struct plog_cursor *c, struct plog_entry *e)
 	const struct rec_hdr *h;
 	uint64_t pos;
 
-	if (c->seq < log->head_seq) {
-		/* Trimmed under the cursor: go on from the oldest entry left. */
+	if (c->seq <= log->head_seq) {
+		/* Trimmed under the cursor: go on from the oldest entry left.  At
+		 * the oldest entry itself the head is its position too, and the
+		 * only one still right after an empty log started a new lap. */
 		c->seq = log->head_seq;
 		c->pos = log->head;
 	}
@@ -321,7 +333,7 @@ plog_log_write_pcapng(const struct plog_log *log, const char *if_name,
 		blen = 28 + pad4(h->len) + 4 + pad4(clen) + 4 + 4;
 		out32(&o, 0x00000006);
 		out32(&o, blen);
-		out32(&o, 0);			     /* interface 0 */
+		out32(&o, 0);			    /* interface 0 */
 		out32(&o, (uint32_t)(h->ts >> 32)); /* timestamp: the logical one */
 		out32(&o, (uint32_t)h->ts);
 		out32(&o, h->len); /* captured */

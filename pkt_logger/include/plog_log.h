@@ -96,7 +96,8 @@ int plog_log_init(struct plog_log *log, void *mem, size_t size, uint32_t max_pkt
  * log is full (by packets or bytes; counted); -ERANGE when `ts` is not above
  * the last appended timestamp; -EINVAL for a length of 0, above
  * PLOG_LOG_MAX_FRAME, or more than this log's buffer could ever hold.  Never
- * evicts an entry.  O(1) plus the copy.
+ * evicts an entry; an empty log takes any frame the buffer can hold.  O(1)
+ * plus the copy.
  */
 int plog_log_append(struct plog_log *log, uint64_t ts, const void *frame, uint32_t len);
 

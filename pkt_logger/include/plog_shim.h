@@ -56,7 +56,8 @@ struct plog_shim {
 enum plog_shim_reason {
 	PLOG_SHIM_OK = 0,
 	PLOG_SHIM_NOT_SHIM,    /* EtherType is not 0x88B5 (not an error for mixed ports) */
-	PLOG_SHIM_SHORT,       /* 0x88B5 but shorter than MACs + EtherType + shim */
+	PLOG_SHIM_SHORT,       /* 0x88B5 but shorter than MACs + EtherType + shim, or
+				* shorter than MACs + EtherType (type unknown) */
 	PLOG_SHIM_BAD_VERSION, /* version != 1 */
 	PLOG_SHIM_BAD_FLAGS,   /* a flag bit outside PLOG_SHIM_F_KNOWN */
 	PLOG_SHIM_NESTED,      /* inner EtherType is 0x88B5 again */
@@ -78,8 +79,9 @@ enum plog_shim_reason plog_shim_parse(const uint8_t *frame, size_t len, struct p
  * `len` the new length, so the original frame starts at frame + PLOG_SHIM_LEN.
  * Moves the MAC addresses to the front and writes 0x88B5 and the shim, with
  * the original EtherType as the inner one.  Returns 0, or -1 when the
- * original frame is shorter than an Ethernet header or `ts` is 0 (frame left
- * unchanged).
+ * original frame is shorter than an Ethernet header, `ts` is 0, `flags` has a
+ * bit outside PLOG_SHIM_F_KNOWN or the original frame is already shimmed
+ * (never nested) -- the frame left unchanged.
  */
 int plog_shim_push(uint8_t *frame, size_t len, uint64_t ts, uint8_t flags);
 
