@@ -11,12 +11,32 @@
  * configured (and not there when none is); the payload length against the
  * frame; the fragment numbering; each type's payload and fields; then the
  * CRC32C; then the HMAC.  Cheap structural checks come first so that junk
- * costs nothing; the CRC before the HMAC because it is cheaper and tells
- * corruption (counted as such) from forgery.  Nothing is trusted before the
- * HMAC has verified: the result is only handed out on RSYNC_RX_OK.
+ * costs nothing; the HMAC's presence right after the header's own fields,
+ * so that with a key configured a frame without one is counted as
+ * auth_missing whatever its type or payload (an unauthenticated sender is
+ * the finding, not its malformation); the CRC before the HMAC because it is
+ * cheaper and tells corruption (counted as such) from forgery.  Nothing is
+ * trusted before the HMAC has verified: the result is only handed out on
+ * RSYNC_RX_OK.
  *
  * The encoder runs the same field checks on what it wrote, so it never
- * sends what a peer would refuse.  Multi-byte fields are read and written
+ * sends what a peer would refuse; conversely every accepted frame encodes
+ * again to the same bytes (fuzz_rsync checks both), which is why the
+ * decoder refuses payloads beyond RSYNC_MAX_PAYLOAD that a jumbo frame could
+ * hold.
+ *
+ * Beyond the layout the decoder is strict wherever the way rsync_primary.c
+ * cuts transactions makes it cheap and rsync_standby.c's reassembly relies
+ * on it: a txid where a type names a transaction and
+ * 0 where it does not; META counts that fit the fragment count (each TxTs
+ * piece carries at least one entry, each state piece at least one byte,
+ * neither more than RSYNC_MAX_PAYLOAD), state only with a cut, prev_txid
+ * below txid; a TxTs piece whole entries with zero padding and timestamps
+ * not 0, lying within what pieces 1 .. seq can hold; a state piece's
+ * offset + length not wrapping; ABORT's range not inverted; a LOG_TRIM
+ * watermark not 0; REPLAY_START's newest not below its start; REPLAY_END's
+ * count 0 exactly when its last timestamp is.  HEARTBEAT's fields are
+ * information only and not checked.  Multi-byte fields are read and written
  * with memcpy and explicit byte order: frames sit at any alignment.
  */
 #include <string.h>
@@ -52,7 +72,10 @@ _Static_assert(RSYNC_ETH_LEN + RSYNC_HDR_LEN + RSYNC_MAX_PAYLOAD + RSYNC_HMAC_LE
 
 /* CRC32C update over any alignment: rte_hash_crc() reads 8 bytes at a time
  * at the address it is given, so bytes go one by one up to an 8-byte
- * boundary first. */
+ * boundary first.  rte_hash_crc() is CRC32C without the pre- and
+ * post-inversion: the caller passes ~0 in and inverts what comes out.  The
+ * header picks SSE4.2 / ARMv8 CRC or tables in an RTE_INIT constructor of
+ * this file (a CPUID check, no EAL), so it works in EAL-less unit tests. */
 static uint32_t
 crc_update(uint32_t crc, const uint8_t *p, size_t n)
 {
@@ -293,22 +316,29 @@ check_fields(const struct rsync_hdr *h, const uint8_t *pl, struct rsync_msg *m)
 			if (mt->state_frags >= h->frag_count || mt->prev_txid >= h->txid ||
 			    (mt->cut_id == 0 && (mt->cut_ts != 0 || mt->state_frags != 0)))
 				return RSYNC_RX_BAD_FIELD;
+			/* Every piece carries at least one entry (one byte) and
+			 * at most RSYNC_MAX_PAYLOAD bytes; 64-bit arithmetic,
+			 * so no product overflows. */
 			txts_frags = (uint64_t)h->frag_count - 1 - mt->state_frags;
 			if ((uint64_t)mt->txts_entries * RSYNC_TXTS_WIRE_LEN >
 				    txts_frags * RSYNC_MAX_PAYLOAD ||
-			    (mt->txts_entries == 0) != (txts_frags == 0) ||
+			    txts_frags > mt->txts_entries ||
 			    mt->state_bytes > (uint64_t)mt->state_frags * RSYNC_MAX_PAYLOAD ||
-			    (mt->state_bytes == 0) != (mt->state_frags == 0))
+			    mt->state_frags > mt->state_bytes)
 				return RSYNC_RX_BAD_FIELD;
 		} else if (h->region == RSYNC_REGION_TXTS) {
 			if (h->len == 0 || h->len % RSYNC_TXTS_WIRE_LEN != 0)
 				return RSYNC_RX_BAD_LENGTH;
-			if (h->offset % RSYNC_TXTS_WIRE_LEN != 0)
+			/* Pieces 1 .. seq hold the delta from offset 0, each at
+			 * most RSYNC_MAX_PAYLOAD bytes. */
+			if (h->offset % RSYNC_TXTS_WIRE_LEN != 0 ||
+			    h->offset + h->len > (uint64_t)h->frag_seq * RSYNC_MAX_PAYLOAD)
 				return RSYNC_RX_BAD_REGION;
 			for (uint32_t i = 0; i < h->len / RSYNC_TXTS_WIRE_LEN; i++) {
 				const uint8_t *e = pl + (size_t)i * RSYNC_TXTS_WIRE_LEN;
 
-				if (e[13] != 0 || e[14] != 0 || e[15] != 0 || onvm_get_be64(e + 16) == 0)
+				if (e[13] != 0 || e[14] != 0 || e[15] != 0 ||
+				    onvm_get_be64(e + 16) == 0)
 					return RSYNC_RX_BAD_FIELD;
 			}
 		} else {
@@ -382,7 +412,10 @@ rsync_decode(const uint8_t *frame, size_t len, struct rsync_auth *auth, struct r
 		return RSYNC_RX_AUTH_MISSING;
 	if (auth == NULL && hmac)
 		return RSYNC_RX_AUTH_UNEXPECTED;
-	if ((size_t)RSYNC_ETH_LEN + RSYNC_HDR_LEN + m.h.len + (hmac ? RSYNC_HMAC_LEN : 0) > len)
+	/* Beyond RSYNC_MAX_PAYLOAD is refused even when a jumbo frame holds
+	 * it: the encoder never writes it, so no peer of ours sends it. */
+	if (m.h.len > RSYNC_MAX_PAYLOAD ||
+	    (size_t)RSYNC_ETH_LEN + RSYNC_HDR_LEN + m.h.len + (hmac ? RSYNC_HMAC_LEN : 0) > len)
 		return RSYNC_RX_BAD_LENGTH;
 	pl = hp + RSYNC_HDR_LEN;
 	r = check_fields(&m.h, pl, &m);
@@ -420,8 +453,10 @@ rsync_encode(uint8_t *buf, size_t buflen, const uint8_t dst_mac[6], const uint8_
 		plen = RSYNC_META_WIRE_LEN;
 	else if (flen >= 0)
 		plen = (size_t)flen;
+	else if (payload != NULL || payload_len == 0)
+		plen = payload_len; /* a TxTs or state piece: the caller's bytes */
 	else
-		plen = payload_len;
+		return -1;
 	if (plen > RSYNC_MAX_PAYLOAD ||
 	    buflen < RSYNC_ETH_LEN + RSYNC_HDR_LEN + plen + (auth != NULL ? RSYNC_HMAC_LEN : 0))
 		return -1;

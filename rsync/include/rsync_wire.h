@@ -190,7 +190,7 @@ enum rsync_rx_reason {
 	RSYNC_RX_BAD_TYPE,	/* type 0 or >= RSYNC_TYPE_MAX */
 	RSYNC_RX_BAD_FLAGS,	/* unknown flag bits, or key id without HMAC */
 	RSYNC_RX_BAD_RESERVED,	/* reserved field not 0 */
-	RSYNC_RX_BAD_LENGTH,	/* payload length beyond the frame, or wrong for the type */
+	RSYNC_RX_BAD_LENGTH,	/* past the frame or RSYNC_MAX_PAYLOAD; wrong for the type */
 	RSYNC_RX_BAD_FRAG,	/* count 0, sequence >= count, or more than one for a control type */
 	RSYNC_RX_BAD_REGION,	/* region/offset not valid for the type (META not fragment 0 ...) */
 	RSYNC_RX_BAD_FIELD,	/* a payload field out of range (txid 0, TxTs entry length ...) */
@@ -214,8 +214,9 @@ enum rsync_rx_reason {
 const char *rsync_rx_reason_str(enum rsync_rx_reason r);
 const char *rsync_msg_type_str(uint8_t type);
 
-/* HMAC-SHA256 key of one peer, with OpenSSL's MAC context prepared once (no
- * allocation per message).  Not thread-safe: one per thread. */
+/* HMAC-SHA256 key of one peer, with OpenSSL's MAC context fetched and keyed
+ * once (per message OpenSSL 3.0 still allocates twice; rsync_auth.c).
+ * Not thread-safe: one per thread. */
 struct rsync_auth;
 
 /* Returns NULL on a bad key (empty or > RSYNC_KEY_MAX) or OpenSSL failure. */

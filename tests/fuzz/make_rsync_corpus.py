@@ -2,11 +2,17 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright(c) 2026 REINFORCE-NFV authors
 """Seeds for fuzz_rsync: one valid frame of each RSync message type
-(rsync/include/rsync_wire.h), and a few message scripts.  The CRC32C is
-computed here bitwise (independently of the codec)."""
+(rsync/include/rsync_wire.h), a few with an HMAC-SHA256 under the fuzz
+target's key ("fuzz key", id 1) so that its keyed path is reachable, and a
+few message scripts.  The CRC32C is computed here bitwise and the HMAC with
+Python's hmac module (independently of the codec)."""
+import hashlib
+import hmac
 import os
 import struct
 import sys
+
+FUZZ_KEY, FUZZ_KEY_ID = b"fuzz key", 1
 
 def crc32c(data):
     c = 0xFFFFFFFF
@@ -16,13 +22,16 @@ def crc32c(data):
             c = (c >> 1) ^ (0x82F63B78 if c & 1 else 0)
     return c ^ 0xFFFFFFFF
 
-def frame(mtype, txid=0, payload=b"", seq=0, count=1, region=0, offset=0, epoch=1, chain=1):
-    hdr = struct.pack(">BBBBHHIIQHHHHQ", 1, mtype, 0, 0, chain, len(payload), epoch, 0, txid,
-                      seq, count, region, 0, offset)
+def frame(mtype, txid=0, payload=b"", seq=0, count=1, region=0, offset=0, epoch=1, chain=1,
+          key=False, pad=0):
+    flags, key_id = (1, FUZZ_KEY_ID) if key else (0, 0)
+    hdr = struct.pack(">BBBBHHIIQHHHHQ", 1, mtype, flags, key_id, chain, len(payload), epoch, 0,
+                      txid, seq, count, region, 0, offset)
     crc = crc32c(hdr + payload)
     hdr = hdr[:12] + struct.pack(">I", crc) + hdr[16:]
+    mac = hmac.new(FUZZ_KEY, hdr + payload, hashlib.sha256).digest() if key else b""
     eth = bytes([2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1]) + struct.pack(">H", 0x88B6)
-    return eth + hdr + payload
+    return eth + hdr + payload + mac + bytes(pad)
 
 def main(out):
     os.makedirs(out, exist_ok=True)
@@ -40,6 +49,13 @@ def main(out):
         "replay_start": frame(8, 0, struct.pack(">QQ", 5, 9), epoch=2),
         "replay_end": frame(9, 0, struct.pack(">QQ", 9, 4), epoch=2),
         "heartbeat": frame(10, 0, struct.pack(">QQ", 1, 5)),
+        "vote_padded": frame(2, 1, pad=6),
+        # under the fuzz key
+        "prepare_meta_hmac": frame(1, 1, meta, 0, 3, 0xFFFF, key=True),
+        "checkpoint_hmac": frame(6, 1, bytes(range(16)), 2, 3, 0, 64, key=True),
+        "abort_hmac": frame(5, 1, struct.pack(">Q", 2), key=True),
+        "replay_start_hmac": frame(8, 0, struct.pack(">QQ", 5, 9), epoch=2, key=True),
+        "heartbeat_hmac": frame(10, 0, struct.pack(">QQ", 1, 5), key=True, pad=4),
         # scripts (second use of the input): packets, then messages
         "script_traffic": bytes([0, 1, 0, 10, 4, 2, 0, 10, 0, 3, 0, 10, 0, 4, 0, 200]),
         "script_vote": bytes([0, 1, 0, 10] * 4 + [0x09, 1, 1, 1, 1, 0, 0, 0, 0, 0]),

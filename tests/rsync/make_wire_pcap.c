@@ -5,16 +5,36 @@
 /*
  * make_wire_pcap OUT.pcap -- a capture holding one RSync message of every
  * type (the real encoder; the last ones with an HMAC) and two shimmed
- * frames (the real shim code): the input of test_dissector.py.  Classic
- * pcap format, written by hand (no libpcap needed).
+ * frames: the input of test_dissector.py.  The shim is built here byte by
+ * byte from the drawing in plog_shim.h / docs/wire-format.md, not with
+ * pkt_logger's code, so the dissector is checked against the documented
+ * layout.  Classic pcap format, written by hand (no libpcap needed).
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "plog_shim.h"
 #include "rsync_wire.h"
+
+/* Insert the 0x88B5 shim into the `len`-byte Ethernet frame `in`: MACs,
+ * 0x88B5, version 1, flags, the frame's own EtherType, the timestamp
+ * (big-endian), then the frame after its EtherType.  Returns the length. */
+static size_t
+shim(uint8_t *out, const uint8_t *in, size_t len, uint64_t ts, uint8_t flags)
+{
+	memcpy(out, in, 12);
+	out[12] = 0x88;
+	out[13] = 0xB5;
+	out[14] = 1;
+	out[15] = flags;
+	out[16] = in[12];
+	out[17] = in[13];
+	for (int i = 0; i < 8; i++)
+		out[18 + i] = (uint8_t)(ts >> (56 - 8 * i));
+	memcpy(out + 26, in + 14, len - 14);
+	return len + 12;
+}
 
 static FILE *out;
 
@@ -109,7 +129,8 @@ main(int argc, char **argv)
 	memset(&m, 0, sizeof(m));
 	m.u.heartbeat = (struct rsync_heartbeat){.txid = 42, .cut_ts = 1000};
 	msg(RSYNC_HEARTBEAT, 0, &m, NULL, 0, a);
-	/* 12: a shimmed IPv4/UDP packet, ts 1001; 13: a shimmed VLAN one, ts 1002 */
+	/* 12: a shimmed IPv4/UDP packet, ts 1001; 13: a shimmed VLAN one, ts
+	 * 1002, REPLAY flag */
 	{
 		static const uint8_t ipv4[42] = {
 			2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00, 0x45, 0, 0, 28, 0, 1, 0,
@@ -117,16 +138,12 @@ main(int argc, char **argv)
 			0, 0};
 		static const uint8_t vlan_hdr[18] = {2, 0, 0, 0, 0, 2, 2,    0, 0,
 						     0, 0, 1, 0x81, 0, 0, 42, 0x08, 0};
+		uint8_t vlan[sizeof(vlan_hdr) + sizeof(ipv4) - 14];
 
-		memcpy(f + PLOG_SHIM_LEN, ipv4, sizeof(ipv4));
-		if (plog_shim_push(f, sizeof(ipv4) + PLOG_SHIM_LEN, 1001, 0) != 0)
-			return 1;
-		record(f, sizeof(ipv4) + PLOG_SHIM_LEN);
-		memcpy(f + PLOG_SHIM_LEN, vlan_hdr, sizeof(vlan_hdr));
-		memcpy(f + PLOG_SHIM_LEN + sizeof(vlan_hdr), ipv4 + 14, sizeof(ipv4) - 14);
-		if (plog_shim_push(f, sizeof(ipv4) + 4 + PLOG_SHIM_LEN, 1002, PLOG_SHIM_F_REPLAY) != 0)
-			return 1;
-		record(f, sizeof(ipv4) + 4 + PLOG_SHIM_LEN);
+		record(f, shim(f, ipv4, sizeof(ipv4), 1001, 0));
+		memcpy(vlan, vlan_hdr, sizeof(vlan_hdr));
+		memcpy(vlan + sizeof(vlan_hdr), ipv4 + 14, sizeof(ipv4) - 14);
+		record(f, shim(f, vlan, sizeof(vlan), 1002, 0x01));
 	}
 	rsync_auth_free(a);
 	return fclose(out) == 0 ? 0 : 1;

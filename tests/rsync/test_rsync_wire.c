@@ -2,22 +2,38 @@
  * Copyright(c) 2026 REINFORCE-NFV authors
  */
 
-/* RSync's wire codec (rsync_wire.h): layout, CRC32C, HMAC-SHA256, and a
- * counted reason for every frame it refuses. */
-#include <errno.h>
+/*
+ * RSync's wire codec (rsync_wire.h): the layout byte for byte, CRC32C,
+ * HMAC-SHA256, round trips of every type, and a counted reason for every
+ * frame it refuses.  No EAL: rte_hash_crc works without one.
+ *
+ * Expected bytes come from outside the codec: golden frames written out in
+ * hex (computed once with Python's struct, hmac and a bitwise CRC32C), a
+ * bitwise CRC32C here, RFC 4231's HMAC vectors and OpenSSL's one-shot HMAC().
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include "rsync_auth_priv.h"
 #include "rsync_wire.h"
 
 static const uint8_t dst[6] = {0x02, 0, 0, 0, 0, 0x0b};
 static const uint8_t src[6] = {0x02, 0, 0, 0, 0, 0x0a};
+
+/* Frame offsets: H() in the RSync header, P() in the payload. */
+#define H(x)  (RSYNC_ETH_LEN + (x))
+#define P(x)  (RSYNC_ETH_LEN + RSYNC_HDR_LEN + (x))
+#define H_CRC H(12)
 
 /* A bitwise CRC32C, independent of the codec's (DPDK's) one. */
 static uint32_t
@@ -31,6 +47,43 @@ ref_crc32c(const uint8_t *p, size_t n)
 			c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1)));
 	}
 	return ~c;
+}
+
+static void
+put_be(uint8_t *p, unsigned int width, uint64_t v)
+{
+	for (unsigned int i = 0; i < width; i++)
+		p[i] = (uint8_t)(v >> (8 * (width - 1 - i)));
+}
+
+static size_t
+unhex(const char *s, uint8_t *out)
+{
+	size_t n = 0;
+
+	for (; s[0] != '\0' && s[1] != '\0'; s += 2) {
+		unsigned int b;
+
+		assert_int_equal(sscanf(s, "%2x", &b), 1);
+		out[n++] = (uint8_t)b;
+	}
+	return n;
+}
+
+/* Recompute the CRC of an edited frame (header with the CRC field zero,
+ * then as much of the claimed payload as the frame holds), so that a field
+ * check, not the CRC, is what refuses it. */
+static void
+fix_crc(uint8_t *frame, size_t n)
+{
+	size_t plen = (size_t)frame[H(6)] << 8 | frame[H(7)];
+
+	if (n < P(0))
+		return;
+	if (P(plen) > n)
+		plen = n - P(0);
+	memset(frame + H_CRC, 0, 4);
+	put_be(frame + H_CRC, 4, ref_crc32c(frame + H(0), RSYNC_HDR_LEN + plen));
 }
 
 static struct rsync_msg
@@ -53,86 +106,262 @@ meta_msg(uint16_t count, uint32_t entries, uint32_t state_frags, uint64_t state_
 
 	m.h.frag_count = count;
 	m.h.region = RSYNC_REGION_META;
-	m.u.meta = (struct rsync_meta){.prev_txid = 8, .cut_id = state_frags ? 4 : 0,
-				       .cut_ts = state_frags ? 1000 : 0, .nd_ts = 0,
-				       .txts_entries = entries, .state_frags = state_frags,
+	m.u.meta = (struct rsync_meta){.prev_txid = 8,
+				       .cut_id = state_frags ? 4 : 0,
+				       .cut_ts = state_frags ? 1000 : 0,
+				       .nd_ts = 0,
+				       .txts_entries = entries,
+				       .state_frags = state_frags,
 				       .state_bytes = state_bytes};
 	return m;
 }
 
+static int
+encode(const struct rsync_msg *m, const void *pl, size_t len, struct rsync_auth *a, uint8_t *buf)
+{
+	return rsync_encode(buf, RSYNC_MAX_FRAME, dst, src, m, pl, len, a);
+}
+
+/* ---------------------------------------------------------------- CRC32C */
+
 static void
-test_crc32c_matches_the_standard_check_value(void **state)
+test_crc32c_matches_standard_check_value(void **state)
 {
 	(void)state;
-	uint8_t buf[64 + 9];
+	uint8_t buf[8 + 9];
 
 	assert_int_equal(rsync_crc32c("123456789", 9), 0xE3069283u);
-	/* at every alignment */
-	for (int a = 0; a < 8; a++) {
+	for (int a = 0; a < 8; a++) { /* at every alignment */
 		memcpy(buf + a, "123456789", 9);
 		assert_int_equal(rsync_crc32c(buf + a, 9), 0xE3069283u);
 	}
-	for (size_t n = 0; n < 64; n++) {
-		for (size_t i = 0; i < n; i++)
-			buf[1 + i] = (uint8_t)(i * 37 + n);
-		assert_int_equal(rsync_crc32c(buf + 1, n), ref_crc32c(buf + 1, n));
-	}
+	assert_int_equal(rsync_crc32c(buf, 0), 0);
 }
 
 static void
-test_hmac_matches_rfc4231_and_rekeys_per_message(void **state)
+test_crc32c_agrees_with_bitwise_reference_at_every_length_and_alignment(void **state)
 {
 	(void)state;
-	/* RFC 4231 test case 2 */
-	static const uint8_t want[32] = {
-		0x5b, 0xdc, 0xc1, 0x46, 0xbf, 0x60, 0x75, 0x4e, 0x6a, 0x04, 0x24,
-		0x26, 0x08, 0x95, 0x75, 0xc7, 0x5a, 0x00, 0x3f, 0x08, 0x9d, 0x27,
-		0x39, 0x83, 0x9d, 0xec, 0x58, 0xb9, 0x64, 0xec, 0x38, 0x43};
-	const char *data = "what do ya want for nothing?";
-	struct rsync_auth *a = rsync_auth_new((const uint8_t *)"Jefe", 4, 1);
-	uint8_t mac[32];
+	uint8_t buf[8 + 100];
 
-	assert_non_null(a);
-	for (int rep = 0; rep < 3; rep++) { /* the context is reused */
-		assert_int_equal(rsync_auth_sign(a, (const uint8_t *)data, 10,
-						 (const uint8_t *)data + 10, strlen(data) - 10, mac),
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 37 + 11);
+	for (int a = 0; a < 8; a++)
+		for (size_t n = 0; n <= 100; n++)
+			assert_int_equal(rsync_crc32c(buf + a, n), ref_crc32c(buf + a, n));
+}
+
+/* ---------------------------------------------------------------- HMAC */
+
+static void
+test_hmac_rfc4231_vector(void **state)
+{
+	(void)state;
+	/* RFC 4231 test cases 1 and 2, HMAC-SHA-256. */
+	uint8_t key1[20], want1[32], want2[32], mac[32];
+	const char *d1 = "Hi There", *d2 = "what do ya want for nothing?";
+	struct rsync_auth *a1, *a2;
+
+	memset(key1, 0x0b, sizeof(key1));
+	unhex("b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7", want1);
+	unhex("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843", want2);
+	a1 = rsync_auth_new(key1, sizeof(key1), 1);
+	a2 = rsync_auth_new((const uint8_t *)"Jefe", 4, 2);
+	assert_non_null(a1);
+	assert_non_null(a2);
+	/* Each context is keyed once and re-initialised per message with
+	 * EVP_MAC_init(ctx, NULL, 0, NULL): alternating them and repeating
+	 * shows each keeps its own key. */
+	for (int rep = 0; rep < 3; rep++) {
+		assert_int_equal(rsync_auth_sign(a1, (const uint8_t *)d1, strlen(d1), NULL, 0, mac),
 				 0);
-		assert_memory_equal(mac, want, 32);
+		assert_memory_equal(mac, want1, 32);
+		/* two pieces hash as their concatenation */
+		assert_int_equal(rsync_auth_sign(a2, (const uint8_t *)d2, 10,
+						 (const uint8_t *)d2 + 10, strlen(d2) - 10, mac),
+				 0);
+		assert_memory_equal(mac, want2, 32);
 	}
-	assert_true(rsync_auth_check(a, (const uint8_t *)data, strlen(data), NULL, 0, want));
-	mac[31] ^= 1;
-	assert_false(rsync_auth_check(a, (const uint8_t *)data, strlen(data), NULL, 0, mac));
-	assert_null(rsync_auth_new((const uint8_t *)"", 0, 1));
-	assert_null(rsync_auth_new((const uint8_t *)"k", RSYNC_KEY_MAX + 1, 1));
+	rsync_auth_free(a1);
+	rsync_auth_free(a2);
+}
+
+/* OpenSSL's allocations, counted through CRYPTO_set_mem_functions() (set
+ * first thing in main(), before OpenSSL allocates anything). */
+static long ossl_allocs;
+
+static void *
+count_malloc(size_t n, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	ossl_allocs++;
+	return malloc(n);
+}
+
+static void *
+count_realloc(void *p, size_t n, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	ossl_allocs++;
+	return realloc(p, n);
+}
+
+static void
+count_free(void *p, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	free(p);
+}
+
+static void
+test_hmac_context_is_fetched_and_keyed_once(void **state)
+{
+	(void)state;
+	struct rsync_auth *a = rsync_auth_new((const uint8_t *)"0123456789abcdef", 16, 1);
+	uint8_t data[100] = {0}, mac[32];
+	long before;
+
+	/* Keyed once and re-initialised with EVP_MAC_init(ctx, NULL, 0, NULL),
+	 * OpenSSL 3.0 still allocates 2 blocks per message (HMAC's init and
+	 * final each duplicate a SHA-256 context).  Re-keying per message
+	 * costs 5, a fresh context 12, EVP_Q_mac() 13: this catches a fetch
+	 * or a key schedule on the per-message path, not zero allocations. */
+	assert_int_equal(rsync_auth_sign(a, data, 40, data + 40, 60, mac), 0);
+	before = ossl_allocs;
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(rsync_auth_sign(a, data, 40, data + 40, 60, mac), 0);
+	assert_in_range(ossl_allocs - before, 0, 2 * 100);
 	rsync_auth_free(a);
 }
+
+static void
+test_hmac_check_refuses_any_changed_bit(void **state)
+{
+	(void)state;
+	uint8_t want[32];
+	const char *d = "what do ya want for nothing?";
+	struct rsync_auth *a = rsync_auth_new((const uint8_t *)"Jefe", 4, 1);
+
+	unhex("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843", want);
+	assert_true(rsync_auth_check(a, (const uint8_t *)d, strlen(d), NULL, 0, want));
+	for (int bit = 0; bit < 256; bit++) {
+		want[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		assert_false(rsync_auth_check(a, (const uint8_t *)d, strlen(d), NULL, 0, want));
+		want[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+	}
+	rsync_auth_free(a);
+}
+
+static void
+test_auth_new_refuses_empty_and_overlong_keys(void **state)
+{
+	(void)state;
+	uint8_t key[RSYNC_KEY_MAX + 1] = {0};
+	struct rsync_auth *a;
+
+	assert_null(rsync_auth_new(key, 0, 1));
+	assert_null(rsync_auth_new(NULL, 16, 1));
+	assert_null(rsync_auth_new(key, RSYNC_KEY_MAX + 1, 1));
+	a = rsync_auth_new(key, RSYNC_KEY_MAX, 1);
+	assert_non_null(a);
+	assert_int_equal(rsync_auth_key_id(a), 1);
+	rsync_auth_free(a);
+	rsync_auth_free(NULL);
+}
+
+/* ---------------------------------------------------------------- layout */
 
 static void
 test_golden_vote_frame(void **state)
 {
 	(void)state;
 	struct rsync_msg m = ctl(RSYNC_VOTE, 0x0102030405060708ull), d;
-	uint8_t buf[RSYNC_MAX_FRAME], want[54] = {
-		0x02, 0, 0, 0, 0, 0x0b, 0x02, 0, 0, 0, 0, 0x0a, 0x88, 0xb6, /* Ethernet */
-		1, RSYNC_VOTE, 0, 0, 0, 7, 0, 0,				/* ver type flags key chain len */
-		0, 0, 0, 3, 0, 0, 0, 0,						/* epoch, crc (below) */
-		1, 2, 3, 4, 5, 6, 7, 8,						/* txid */
-		0, 0, 0, 1, 0, 0, 0, 0,						/* seq count region reserved */
-		0, 0, 0, 0, 0, 0, 0, 0};					/* offset */
-	uint32_t crc = ref_crc32c(want + 14, 40);
+	uint8_t buf[RSYNC_MAX_FRAME], want[64];
+	/* Ethernet | ver type flags key | chain len | epoch | CRC32C | txid |
+	 * seq count | region reserved | offset */
+	/* clang-format off */
+	size_t n = unhex("02000000000b" "02000000000a" "88b6"
+			 "01020000" "00070000" "00000003" "269dae4d" "0102030405060708"
+			 "00000001" "00000000" "0000000000000000",
+			 want);
+	/* clang-format on */
 
-	want[26] = (uint8_t)(crc >> 24);
-	want[27] = (uint8_t)(crc >> 16);
-	want[28] = (uint8_t)(crc >> 8);
-	want[29] = (uint8_t)crc;
-	assert_int_equal(rsync_encode(buf, sizeof(buf), dst, src, &m, NULL, 0, NULL), 54);
+	assert_int_equal(n, 54);
+	assert_int_equal(encode(&m, NULL, 0, NULL, buf), 54);
 	assert_memory_equal(buf, want, 54);
-	assert_int_equal(rsync_decode(want, 54, NULL, &d), RSYNC_RX_OK);
+	assert_int_equal(rsync_decode(want, n, NULL, &d), RSYNC_RX_OK);
+	assert_int_equal(d.h.type, RSYNC_VOTE);
+	assert_int_equal(d.h.chain, 7);
+	assert_int_equal(d.h.epoch, 3);
+	assert_int_equal(d.h.crc, 0x269dae4du);
 	assert_int_equal(d.h.txid, 0x0102030405060708ull);
+	assert_int_equal(d.h.frag_count, 1);
+	assert_memory_equal(d.dst_mac, dst, 6);
 	assert_memory_equal(d.src_mac, src, 6);
-	/* Ethernet padding after the message changes nothing */
-	memset(buf + 54, 0xee, 6);
-	assert_int_equal(rsync_decode(buf, 60, NULL, &d), RSYNC_RX_OK);
+}
+
+static void
+test_golden_abort_frame_with_hmac(void **state)
+{
+	(void)state;
+	struct rsync_auth *a = rsync_auth_new((const uint8_t *)"0123456789abcdef", 16, 5);
+	struct rsync_msg m = ctl(RSYNC_ABORT, 9), d;
+	uint8_t buf[RSYNC_MAX_FRAME], want[128];
+	/* flags HMAC, key id 5, payload length 8: through txid 12, then the
+	 * HMAC-SHA256 of header (CRC filled in) and payload */
+	/* clang-format off */
+	size_t n = unhex("02000000000b" "02000000000a" "88b6"
+			 "01050105" "00070008" "00000003" "e19e96f5" "0000000000000009"
+			 "00000001" "00000000" "0000000000000000"
+			 "000000000000000c"
+			 "32c7cd31c99fdc5c5a3e6e3760e02cd017e14fd2dca284414f0522d96a84ccad",
+			 want);
+	/* clang-format on */
+
+	assert_int_equal(n, 94);
+	m.u.abort.through_txid = 12;
+	assert_int_equal(encode(&m, NULL, 0, a, buf), 94);
+	assert_memory_equal(buf, want, 94);
+	assert_int_equal(rsync_decode(want, n, a, &d), RSYNC_RX_OK);
+	assert_int_equal(d.h.flags, RSYNC_F_HMAC);
+	assert_int_equal(d.h.key_id, 5);
+	assert_int_equal(d.u.abort.through_txid, 12);
+	rsync_auth_free(a);
+}
+
+static void
+test_hmac_covers_header_with_crc_and_payload(void **state)
+{
+	(void)state;
+	static const uint8_t key[] = "a key of the lab";
+	struct rsync_auth *a = rsync_auth_new(key, 16, 3);
+	struct rsync_msg m = meta_msg(2, 0, 1, 300);
+	uint8_t buf[RSYNC_MAX_FRAME], data[300], want[32];
+	unsigned int wlen = 0;
+	uint32_t crc;
+	int n;
+
+	memset(data, 0x77, sizeof(data));
+	m.h.type = RSYNC_CHECKPOINT;
+	m.h.frag_seq = 1;
+	m.h.region = 2;
+	n = encode(&m, data, sizeof(data), a, buf);
+	assert_int_equal(n, P(300) + RSYNC_HMAC_LEN);
+	/* OpenSSL's one-shot HMAC() over header + payload as they are on the
+	 * wire, CRC included */
+	assert_non_null(HMAC(EVP_sha256(), key, 16, buf + H(0), RSYNC_HDR_LEN + 300, want, &wlen));
+	assert_int_equal(wlen, 32);
+	assert_memory_equal(buf + P(300), want, 32);
+	/* and the CRC under it is the plain one: header with the CRC field
+	 * zero (flags and key id included), then the payload, not the HMAC */
+	crc = (uint32_t)buf[H_CRC] << 24 | (uint32_t)buf[H_CRC + 1] << 16 |
+	      (uint32_t)buf[H_CRC + 2] << 8 | buf[H_CRC + 3];
+	memset(buf + H_CRC, 0, 4);
+	assert_int_equal(crc, ref_crc32c(buf + H(0), RSYNC_HDR_LEN + 300));
+	rsync_auth_free(a);
 }
 
 /* Encode, decode, and compare what came back. */
@@ -145,7 +374,9 @@ round_trip(const struct rsync_msg *m, const void *payload, size_t len, struct rs
 
 	assert_true(n > 0);
 	assert_int_equal(rsync_decode(buf, (size_t)n, a, &d), RSYNC_RX_OK);
+	assert_int_equal(d.h.version, RSYNC_VERSION);
 	assert_int_equal(d.h.type, m->h.type);
+	assert_int_equal(d.h.flags & RSYNC_F_RETRANS, m->h.flags & RSYNC_F_RETRANS);
 	assert_int_equal(d.h.chain, m->h.chain);
 	assert_int_equal(d.h.epoch, m->h.epoch);
 	assert_int_equal(d.h.txid, m->h.txid);
@@ -153,6 +384,7 @@ round_trip(const struct rsync_msg *m, const void *payload, size_t len, struct rs
 	assert_int_equal(d.h.frag_count, m->h.frag_count);
 	assert_int_equal(d.h.region, m->h.region);
 	assert_int_equal(d.h.offset, m->h.offset);
+	assert_ptr_equal(d.payload, buf + P(0));
 	if (payload != NULL) {
 		assert_int_equal(d.h.len, len);
 		assert_memory_equal(d.payload, payload, len);
@@ -174,12 +406,15 @@ test_every_type_round_trips(void **state)
 		struct rsync_auth *k = with_key ? a : NULL;
 
 		m = meta_msg(3, 2, 1, sizeof(state_bytes));
+		m.u.meta.nd_ts = 999;
 		d = round_trip(&m, NULL, 0, k);
+		assert_int_equal(d.h.len, RSYNC_META_WIRE_LEN);
 		assert_memory_equal(&d.u.meta, &m.u.meta, sizeof(m.u.meta));
 		rsync_txts_encode(e, 2, txts);
 		m = meta_msg(3, 2, 1, sizeof(state_bytes));
 		m.h.frag_seq = 1;
 		m.h.region = RSYNC_REGION_TXTS;
+		m.h.flags = RSYNC_F_RETRANS;
 		d = round_trip(&m, txts, sizeof(txts), k);
 		for (int i = 0; i < 2; i++) {
 			struct rsync_txts_entry got;
@@ -195,13 +430,15 @@ test_every_type_round_trips(void **state)
 		for (size_t i = 0; i < sizeof(state_bytes); i++)
 			state_bytes[i] = (uint8_t)(i * 7);
 		m.h.type = RSYNC_CHECKPOINT;
+		m.h.flags = 0;
 		m.h.frag_seq = 2;
 		m.h.region = 3;
 		m.h.offset = 4096;
 		round_trip(&m, state_bytes, sizeof(state_bytes), k);
-		round_trip(&(struct rsync_msg){.h = ctl(RSYNC_VOTE, 9).h}, NULL, 0, k);
-		round_trip(&(struct rsync_msg){.h = ctl(RSYNC_COMMIT, 9).h}, NULL, 0, k);
-		round_trip(&(struct rsync_msg){.h = ctl(RSYNC_ACK, 9).h}, NULL, 0, k);
+		for (uint8_t t = RSYNC_VOTE; t <= RSYNC_ACK; t++) {
+			m = ctl(t, 9);
+			assert_int_equal(round_trip(&m, NULL, 0, k).h.len, 0);
+		}
 		m = ctl(RSYNC_ABORT, 9);
 		m.u.abort.through_txid = 12;
 		assert_int_equal(round_trip(&m, NULL, 0, k).u.abort.through_txid, 12);
@@ -217,19 +454,89 @@ test_every_type_round_trips(void **state)
 		m = ctl(RSYNC_REPLAY_END, 0);
 		m.u.replay_end = (struct rsync_replay_end){.last_ts = 20, .count = 11};
 		d = round_trip(&m, NULL, 0, k);
+		assert_int_equal(d.u.replay_end.last_ts, 20);
 		assert_int_equal(d.u.replay_end.count, 11);
 		m = ctl(RSYNC_HEARTBEAT, 0);
 		m.u.heartbeat = (struct rsync_heartbeat){.txid = 5, .cut_ts = 6};
-		assert_int_equal(round_trip(&m, NULL, 0, k).u.heartbeat.cut_ts, 6);
+		d = round_trip(&m, NULL, 0, k);
+		assert_int_equal(d.u.heartbeat.txid, 5);
+		assert_int_equal(d.u.heartbeat.cut_ts, 6);
 	}
 	rsync_auth_free(a);
 }
 
-static int
-encode(const struct rsync_msg *m, const void *pl, size_t len, struct rsync_auth *a, uint8_t *buf)
+static void
+test_largest_payload_fills_the_mtu(void **state)
 {
-	return rsync_encode(buf, RSYNC_MAX_FRAME, dst, src, m, pl, len, a);
+	(void)state;
+	struct rsync_auth *a = rsync_auth_new((const uint8_t *)"k", 1, 1);
+	struct rsync_msg m = meta_msg(2, 0, 1, RSYNC_MAX_PAYLOAD), d;
+	static uint8_t data[RSYNC_MAX_PAYLOAD];
+	uint8_t buf[RSYNC_MAX_FRAME];
+
+	m.h.type = RSYNC_CHECKPOINT;
+	m.h.frag_seq = 1;
+	m.h.region = 0;
+	assert_int_equal(encode(&m, data, sizeof(data), a, buf), RSYNC_MAX_FRAME);
+	assert_int_equal(rsync_decode(buf, RSYNC_MAX_FRAME, a, &d), RSYNC_RX_OK);
+	assert_int_equal(d.h.len, RSYNC_MAX_PAYLOAD);
+	rsync_auth_free(a);
 }
+
+static void
+test_padding_after_payload_is_ignored(void **state)
+{
+	(void)state;
+	struct rsync_auth *a = rsync_auth_new((const uint8_t *)"k", 1, 1);
+	uint8_t buf[RSYNC_MAX_FRAME + 64], data[10];
+	struct rsync_msg d,
+	    m[3] = {ctl(RSYNC_VOTE, 9), ctl(RSYNC_ABORT, 9), meta_msg(2, 0, 1, sizeof(data))};
+
+	memset(data, 0x42, sizeof(data));
+	m[1].u.abort.through_txid = 10;
+	m[2].h.type = RSYNC_CHECKPOINT;
+	m[2].h.frag_seq = 1;
+	m[2].h.region = 0;
+	for (int with_key = 0; with_key < 2; with_key++) {
+		for (int i = 0; i < 3; i++) {
+			int n = encode(&m[i], data, sizeof(data), with_key ? a : NULL, buf);
+
+			assert_true(n > 0);
+			/* up to the 60-byte Ethernet minimum and beyond */
+			for (int pad = 1; pad <= 64; pad++) {
+				memset(buf + n, 0xee, (size_t)pad);
+				assert_int_equal(
+				    rsync_decode(buf, (size_t)(n + pad), with_key ? a : NULL, &d),
+				    RSYNC_RX_OK);
+				assert_int_equal(d.h.txid, 9);
+			}
+		}
+	}
+	rsync_auth_free(a);
+}
+
+static void
+test_decode_at_any_alignment(void **state)
+{
+	(void)state;
+	uint8_t buf[RSYNC_MAX_FRAME + 8], data[100];
+	struct rsync_msg m = meta_msg(2, 0, 1, sizeof(data)), d;
+	int n;
+
+	memset(data, 3, sizeof(data));
+	m.h.type = RSYNC_CHECKPOINT;
+	m.h.frag_seq = 1;
+	m.h.region = 1;
+	for (int a = 0; a < 8; a++) {
+		n = encode(&m, data, sizeof(data), NULL, buf + a);
+		assert_true(n > 0);
+		assert_int_equal(rsync_decode(buf + a, (size_t)n, NULL, &d), RSYNC_RX_OK);
+		assert_int_equal(d.h.offset, 0);
+		assert_memory_equal(d.payload, data, sizeof(data));
+	}
+}
+
+/* ---------------------------------------------------------------- refusals */
 
 static void
 test_truncation_at_every_length_is_refused(void **state)
@@ -238,17 +545,25 @@ test_truncation_at_every_length_is_refused(void **state)
 	uint8_t buf[RSYNC_MAX_FRAME], data[300];
 	struct rsync_auth *a = rsync_auth_new((const uint8_t *)"key", 3, 1);
 	struct rsync_msg m = meta_msg(2, 0, 1, sizeof(data)), d;
-	int n;
 
 	memset(data, 1, sizeof(data));
 	m.h.type = RSYNC_CHECKPOINT;
 	m.h.frag_seq = 1;
 	m.h.region = 0;
-	n = encode(&m, data, sizeof(data), a, buf);
-	assert_true(n > 0);
-	for (int len = 0; len < n; len++)
-		assert_int_not_equal(rsync_decode(buf, (size_t)len, a, &d), RSYNC_RX_OK);
-	assert_int_equal(rsync_decode(buf, (size_t)n, a, &d), RSYNC_RX_OK);
+	for (int with_key = 0; with_key < 2; with_key++) {
+		struct rsync_auth *k = with_key ? a : NULL;
+		int n = encode(&m, data, sizeof(data), k, buf);
+
+		assert_int_equal(n, P(300) + (with_key ? RSYNC_HMAC_LEN : 0));
+		for (int len = 0; len < n; len++) {
+			enum rsync_rx_reason want = RSYNC_RX_BAD_LENGTH;
+
+			if (len < P(0))
+				want = RSYNC_RX_SHORT;
+			assert_int_equal(rsync_decode(buf, (size_t)len, k, &d), want);
+		}
+		assert_int_equal(rsync_decode(buf, (size_t)n, k, &d), RSYNC_RX_OK);
+	}
 	rsync_auth_free(a);
 }
 
@@ -269,20 +584,56 @@ test_flipped_bit_anywhere_is_refused(void **state)
 		int n = encode(&m, data, sizeof(data), k, buf);
 
 		assert_true(n > 0);
-		/* everything after the MAC addresses is covered (the MACs are
-		 * the link's business) */
+		/* From the EtherType on, every bit is covered: by a field check,
+		 * the CRC, or the HMAC. */
 		for (int bit = 12 * 8; bit < n * 8; bit++) {
 			buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
 			if (rsync_decode(buf, (size_t)n, k, &d) == RSYNC_RX_OK)
 				fail_msg("bit %d flipped and accepted (key %d)", bit, with_key);
 			buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
 		}
+		assert_int_equal(rsync_decode(buf, (size_t)n, k, &d), RSYNC_RX_OK);
 	}
 	rsync_auth_free(a);
 }
 
 static void
-test_forged_replay_start_is_refused(void **state)
+test_mac_addresses_are_outside_crc_and_hmac(void **state)
+{
+	(void)state;
+	struct rsync_auth *a = rsync_auth_new((const uint8_t *)"key", 3, 1);
+	struct rsync_msg m = ctl(RSYNC_COMMIT, 9), d;
+	uint8_t buf[RSYNC_MAX_FRAME];
+	int n = encode(&m, NULL, 0, a, buf);
+
+	/* The link's addressing, not the message: the session layer checks
+	 * the source against its configured peer; the key authenticates. */
+	buf[5] ^= 0xff;
+	buf[11] ^= 0xff;
+	assert_int_equal(rsync_decode(buf, (size_t)n, a, &d), RSYNC_RX_OK);
+	assert_int_equal(d.src_mac[5], 0x0a ^ 0xff);
+	rsync_auth_free(a);
+}
+
+static void
+test_forged_replay_start_without_key_is_refused(void **state)
+{
+	(void)state;
+	struct rsync_auth *ours = rsync_auth_new((const uint8_t *)"the chain's key", 15, 1);
+	struct rsync_msg m = ctl(RSYNC_REPLAY_START, 0), d;
+	uint8_t buf[RSYNC_MAX_FRAME];
+	int n;
+
+	m.h.epoch = 99;
+	m.u.replay_start = (struct rsync_replay_start){.after_ts = 0, .newest_ts = 1};
+	n = encode(&m, NULL, 0, NULL, buf); /* well formed, right CRC, no HMAC */
+	assert_int_equal(rsync_decode(buf, (size_t)n, NULL, &d), RSYNC_RX_OK);
+	assert_int_equal(rsync_decode(buf, (size_t)n, ours, &d), RSYNC_RX_AUTH_MISSING);
+	rsync_auth_free(ours);
+}
+
+static void
+test_wrong_key_is_auth_failed(void **state)
 {
 	(void)state;
 	struct rsync_auth *ours = rsync_auth_new((const uint8_t *)"the chain's key", 15, 1);
@@ -293,136 +644,372 @@ test_forged_replay_start_is_refused(void **state)
 
 	m.h.epoch = 99;
 	m.u.replay_start = (struct rsync_replay_start){.after_ts = 0, .newest_ts = 1};
-	n = encode(&m, NULL, 0, NULL, buf); /* no HMAC at all */
-	assert_int_equal(rsync_decode(buf, (size_t)n, ours, &d), RSYNC_RX_AUTH_MISSING);
-	n = encode(&m, NULL, 0, theirs, buf); /* the wrong key */
+	n = encode(&m, NULL, 0, theirs, buf);
+	assert_int_equal(rsync_decode(buf, (size_t)n, theirs, &d), RSYNC_RX_OK);
 	assert_int_equal(rsync_decode(buf, (size_t)n, ours, &d), RSYNC_RX_AUTH_FAILED);
-	/* the right key, then a replayed copy with a changed epoch */
-	n = encode(&m, NULL, 0, ours, buf);
-	assert_int_equal(rsync_decode(buf, (size_t)n, ours, &d), RSYNC_RX_OK);
-	buf[14 + 11] ^= 1; /* epoch low byte */
-	assert_int_not_equal(rsync_decode(buf, (size_t)n, ours, &d), RSYNC_RX_OK);
 	rsync_auth_free(ours);
 	rsync_auth_free(theirs);
 }
 
-/* A frame edited after encoding, its CRC fixed up so that the field
- * check, not the CRC, is what refuses it. */
-typedef void edit_fn(uint8_t *hp);
-
-static enum rsync_rx_reason
-decode_edited(const struct rsync_msg *m, const void *pl, size_t len, edit_fn *edit, size_t cut)
+static void
+test_edited_epoch_with_recomputed_crc_is_auth_failed(void **state)
 {
+	(void)state;
+	struct rsync_auth *a = rsync_auth_new((const uint8_t *)"the chain's key", 15, 1);
+	struct rsync_msg m = ctl(RSYNC_REPLAY_START, 0), d;
 	uint8_t buf[RSYNC_MAX_FRAME];
-	struct rsync_msg d;
-	int n = encode(m, pl, len, NULL, buf);
-	uint32_t crc;
+	int n;
 
-	assert_true(n > 0);
-	if (edit != NULL) {
-		edit(buf + 14);
-		memset(buf + 14 + 12, 0, 4);
-		crc = ref_crc32c(buf + 14, (size_t)n - 14);
-		buf[26] = (uint8_t)(crc >> 24);
-		buf[27] = (uint8_t)(crc >> 16);
-		buf[28] = (uint8_t)(crc >> 8);
-		buf[29] = (uint8_t)crc;
-	}
-	return rsync_decode(buf, (size_t)n - cut, NULL, &d);
+	m.u.replay_start = (struct rsync_replay_start){.after_ts = 0, .newest_ts = 1};
+	n = encode(&m, NULL, 0, a, buf);
+	/* An old REPLAY_START replayed with a newer epoch: the CRC is anyone's
+	 * to recompute, the HMAC is not. */
+	put_be(buf + H(8), 4, 4);
+	fix_crc(buf, (size_t)n);
+	assert_int_equal(rsync_decode(buf, (size_t)n, a, &d), RSYNC_RX_AUTH_FAILED);
+	rsync_auth_free(a);
 }
 
-static void e_ethertype(uint8_t *hp) { hp[-1] ^= 1; }
-static void e_version(uint8_t *hp) { hp[0] = 2; }
-static void e_type0(uint8_t *hp) { hp[1] = 0; }
-static void e_type_max(uint8_t *hp) { hp[1] = RSYNC_TYPE_MAX; }
-static void e_flag(uint8_t *hp) { hp[2] |= 0x80; }
-static void e_keyid(uint8_t *hp) { hp[3] = 1; }
-static void e_reserved(uint8_t *hp) { hp[31] = 1; }
-static void e_len(uint8_t *hp) { hp[7] += 1; }
-static void e_count0(uint8_t *hp) { hp[27] = 0; }
-static void e_seq_count(uint8_t *hp) { hp[25] = 5; }
-static void e_region(uint8_t *hp) { hp[29] = 1; }
-static void e_txid0(uint8_t *hp) { memset(hp + 16, 0, 8); }
-static void e_hmac_flag(uint8_t *hp) { hp[2] |= RSYNC_F_HMAC; }
+/* One row per way a frame is refused: a valid base message, encoded, then
+ * edited (the CRC recomputed unless the row says not to), decoded. */
+enum base {
+	B_VOTE,
+	B_ACK,
+	B_ABORT,
+	B_TRIM,
+	B_RSTART,
+	B_REND,
+	B_HB,
+	B_META,	      /* PREPARE fragment 0 of 4: 2 TxTs entries in 1 piece, 2 state ones */
+	B_META_NOCUT, /* PREPARE fragment 0 of 2: 2 TxTs entries in 1 piece, no cut */
+	B_TXTS,	      /* its fragment 1: 2 entries */
+	B_CKPT,	      /* its fragment 2: 100 bytes of region 3 at 4096 */
+	B_JUMBO,      /* a CHECKPOINT of RSYNC_MAX_PAYLOAD bytes */
+};
+
+enum keys {
+	K_NONE,	    /* no key on either side */
+	K_RX,	    /* sent without an HMAC, a key configured at the receiver */
+	K_TX,	    /* sent with an HMAC, no key configured at the receiver */
+	K_BOTH,	    /* the same key on both sides */
+	K_OTHER_ID, /* another key id */
+	K_OTHER,    /* the same key id, another key */
+};
+
+struct edit {
+	uint16_t off;  /* frame offset; 0 = no edit */
+	uint8_t width; /* 1, 2, 4, 8: write v big-endian; 0: XOR the byte with v */
+	uint64_t v;
+};
 
 struct reject_row {
 	const char *name;
-	uint8_t type;
-	edit_fn *edit;
-	size_t cut;
+	enum base base;
+	struct edit e[2];
+	uint16_t pad; /* zero bytes appended after the message */
+	uint16_t cut; /* bytes taken off the end */
+	enum keys keys;
+	bool keep_crc; /* do not recompute the CRC after the edit */
 	enum rsync_rx_reason want;
 };
+
+#define E(o, w, val)                                                                               \
+	{                                                                                          \
+		(o), (w), (val)                                                                    \
+	}
+
+/* clang-format off */
+static const struct reject_row rows[] = {
+	/* Ethernet and header */
+	{"frame shorter than Ethernet", B_VOTE, {{0}}, 0, 54 - 13, K_NONE, 0, RSYNC_RX_SHORT},
+	{"ethertype IPv4", B_VOTE, {E(12, 2, 0x0800)}, 0, 0, K_NONE, 0, RSYNC_RX_NOT_RSYNC},
+	{"ethertype of the shim", B_VOTE, {E(12, 2, 0x88B5)}, 0, 0, K_NONE, 0, RSYNC_RX_NOT_RSYNC},
+	{"header cut by one byte", B_VOTE, {{0}}, 0, 1, K_NONE, 0, RSYNC_RX_SHORT},
+	{"version 0", B_VOTE, {E(H(0), 1, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_VERSION},
+	{"version 2", B_VOTE, {E(H(0), 1, 2)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_VERSION},
+	{"type 0", B_VOTE, {E(H(1), 1, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_TYPE},
+	{"type 11", B_VOTE, {E(H(1), 1, RSYNC_TYPE_MAX)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_TYPE},
+	{"type 255", B_VOTE, {E(H(1), 1, 255)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_TYPE},
+	{"flag 0x04", B_VOTE, {E(H(2), 1, 0x04)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FLAGS},
+	{"flag 0x80", B_VOTE, {E(H(2), 1, 0x80)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FLAGS},
+	{"key id without HMAC", B_VOTE, {E(H(3), 1, 1)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FLAGS},
+	{"reserved", B_VOTE, {E(H(30), 2, 0x100)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_RESERVED},
+	/* authentication present or not */
+	{"no HMAC, key configured", B_VOTE, {{0}}, 0, 0, K_RX, 0, RSYNC_RX_AUTH_MISSING},
+	{"no HMAC and malformed, key configured", B_RSTART, {E(H(16), 8, 1), E(P(0), 8, 30)},
+	 0, 0, K_RX, 0, RSYNC_RX_AUTH_MISSING},
+	{"HMAC, no key configured", B_VOTE, {{0}}, 0, 0, K_TX, 0, RSYNC_RX_AUTH_UNEXPECTED},
+	/* payload length */
+	{"payload past the frame", B_ABORT, {E(H(6), 2, 9)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
+	{"HMAC past the frame", B_ABORT, {{0}}, 0, 1, K_BOTH, 0, RSYNC_RX_BAD_LENGTH},
+	{"payload beyond RSYNC_MAX_PAYLOAD", B_JUMBO, {E(H(6), 2, RSYNC_MAX_PAYLOAD + 1)}, 1, 0,
+	 K_NONE, 0, RSYNC_RX_BAD_LENGTH},
+	{"VOTE with a payload", B_VOTE, {E(H(6), 2, 8)}, 8, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
+	{"ACK with a payload", B_ACK, {E(H(6), 2, 1)}, 8, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
+	{"ABORT 7 bytes", B_ABORT, {E(H(6), 2, 7)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
+	{"ABORT 16 bytes", B_ABORT, {E(H(6), 2, 16)}, 8, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
+	{"LOG_TRIM 0 bytes", B_TRIM, {E(H(6), 2, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
+	{"REPLAY_START 8 bytes", B_RSTART, {E(H(6), 2, 8)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
+	{"REPLAY_END 24 bytes", B_REND, {E(H(6), 2, 24)}, 8, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
+	{"HEARTBEAT 0 bytes", B_HB, {E(H(6), 2, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
+	{"META 47 bytes", B_META, {E(H(6), 2, 47)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
+	{"META 72 bytes", B_META, {E(H(6), 2, 72)}, 24, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
+	{"TxTs not whole entries", B_TXTS, {E(H(6), 2, 47)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
+	{"TxTs piece empty", B_TXTS, {E(H(6), 2, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
+	{"CHECKPOINT empty", B_CKPT, {E(H(6), 2, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
+	/* fragment numbering */
+	{"count 0", B_VOTE, {E(H(26), 2, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FRAG},
+	{"seq = count", B_CKPT, {E(H(24), 2, 4)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FRAG},
+	{"seq past count", B_TXTS, {E(H(24), 2, 0xffff)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FRAG},
+	{"VOTE in 2 fragments", B_VOTE, {E(H(26), 2, 2)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FRAG},
+	{"HEARTBEAT fragment 1 of 2", B_HB, {E(H(24), 2, 1), E(H(26), 2, 2)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_FRAG},
+	{"CHECKPOINT as fragment 0", B_CKPT, {E(H(24), 2, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FRAG},
+	/* region and offset */
+	{"META not fragment 0", B_META, {E(H(24), 2, 1)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_REGION},
+	{"TxTs as fragment 0", B_TXTS, {E(H(24), 2, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_REGION},
+	{"PREPARE of a state region", B_TXTS, {E(H(28), 2, 3)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_REGION},
+	{"META at an offset", B_META, {E(H(32), 8, 48)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_REGION},
+	{"TxTs offset inside an entry", B_TXTS, {E(H(32), 8, 12)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_REGION},
+	{"TxTs past what its fragments hold", B_TXTS, {E(H(32), 8, 24 * 59)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_REGION},
+	{"CHECKPOINT region 0xFF00", B_CKPT, {E(H(28), 2, RSYNC_REGION_MAX)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_REGION},
+	{"CHECKPOINT region META", B_CKPT, {E(H(28), 2, RSYNC_REGION_META)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_REGION},
+	{"CHECKPOINT offset wraps", B_CKPT, {E(H(32), 8, UINT64_MAX - 50)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_REGION},
+	{"VOTE with a region", B_VOTE, {E(H(28), 2, 1)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_REGION},
+	{"HEARTBEAT with an offset", B_HB, {E(H(32), 8, 1)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_REGION},
+	/* fields */
+	{"ACK txid 0", B_ACK, {E(H(16), 8, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FIELD},
+	{"META txid 0", B_META, {E(H(16), 8, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FIELD},
+	{"CHECKPOINT txid 0", B_CKPT, {E(H(16), 8, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FIELD},
+	{"ABORT txid 0", B_ABORT, {E(H(16), 8, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FIELD},
+	{"HEARTBEAT with a txid", B_HB, {E(H(16), 8, 5)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FIELD},
+	{"LOG_TRIM with a txid", B_TRIM, {E(H(16), 8, 1)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FIELD},
+	{"ABORT through < txid", B_ABORT, {E(P(0), 8, 8)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FIELD},
+	{"LOG_TRIM watermark 0", B_TRIM, {E(P(0), 8, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FIELD},
+	{"REPLAY_START newest < after", B_RSTART, {E(P(0), 8, 21)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_FIELD},
+	{"REPLAY_END count 0, a last ts", B_REND, {E(P(8), 8, 0)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_FIELD},
+	{"REPLAY_END a count, last ts 0", B_REND, {E(P(0), 8, 0)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_FIELD},
+	{"META prev txid = txid", B_META, {E(P(0), 8, 9)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FIELD},
+	{"META cut ts without a cut", B_META_NOCUT, {E(P(16), 8, 5)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_FIELD},
+	{"META state without a cut", B_META, {E(P(8), 8, 0), E(P(16), 8, 0)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_FIELD},
+	{"META state frags = count", B_META, {E(P(36), 4, 4)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FIELD},
+	{"META state frags huge", B_META, {E(P(36), 4, 0xffffffff)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_FIELD},
+	{"META more state bytes than pieces hold", B_META, {E(P(40), 8, 2 * RSYNC_MAX_PAYLOAD + 1)},
+	 0, 0, K_NONE, 0, RSYNC_RX_BAD_FIELD},
+	{"META fewer state bytes than pieces", B_META, {E(P(40), 8, 1)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_FIELD},
+	{"META TxTs entries beyond their pieces", B_META, {E(P(32), 4, 60)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_FIELD},
+	{"META TxTs entries huge", B_META, {E(P(32), 4, 0xffffffff)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_FIELD},
+	{"META TxTs piece without entries", B_META, {E(P(32), 4, 0)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_FIELD},
+	{"META entries without a TxTs piece", B_META, {E(H(26), 2, 3)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_FIELD},
+	{"META more TxTs pieces than entries", B_META, {E(H(26), 2, 6)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_FIELD},
+	{"TxTs entry padding", B_TXTS, {E(P(24 + 14), 1, 1)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FIELD},
+	{"TxTs entry ts 0", B_TXTS, {E(P(24 + 16), 8, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FIELD},
+	/* integrity */
+	{"payload bit flipped", B_CKPT, {E(P(50), 0, 0x10)}, 0, 0, K_NONE, 1, RSYNC_RX_BAD_CRC},
+	{"CRC bit flipped", B_VOTE, {E(H_CRC, 0, 1)}, 0, 0, K_NONE, 1, RSYNC_RX_BAD_CRC},
+	{"CRC bit flipped under an HMAC", B_VOTE, {E(H_CRC + 3, 0, 0x80)}, 0, 0, K_BOTH, 1,
+	 RSYNC_RX_BAD_CRC},
+	{"another key id", B_VOTE, {{0}}, 0, 0, K_OTHER_ID, 0, RSYNC_RX_AUTH_KEY},
+	{"another key", B_RSTART, {{0}}, 0, 0, K_OTHER, 0, RSYNC_RX_AUTH_FAILED},
+	{"HMAC bit flipped", B_ABORT, {E(P(8 + 31), 0, 1)}, 0, 0, K_BOTH, 1,
+	 RSYNC_RX_AUTH_FAILED},
+};
+/* clang-format on */
+
+static struct rsync_msg
+base_msg(enum base b, uint8_t *pl, size_t *len)
+{
+	struct rsync_txts_entry e[2] = {{0xC6120001, 0xC6130002, 1000, 80, 6, 77},
+					{0xC6120003, 0xC6130004, 53, 5353, 17, 78}};
+	struct rsync_msg m;
+
+	*len = 0;
+	switch (b) {
+	case B_VOTE:
+		return ctl(RSYNC_VOTE, 9);
+	case B_ACK:
+		return ctl(RSYNC_ACK, 9);
+	case B_ABORT:
+		m = ctl(RSYNC_ABORT, 9);
+		m.u.abort.through_txid = 9;
+		return m;
+	case B_TRIM:
+		m = ctl(RSYNC_LOG_TRIM, 0);
+		m.u.trim.watermark = 100;
+		return m;
+	case B_RSTART:
+		m = ctl(RSYNC_REPLAY_START, 0);
+		m.u.replay_start = (struct rsync_replay_start){.after_ts = 10, .newest_ts = 20};
+		return m;
+	case B_REND:
+		m = ctl(RSYNC_REPLAY_END, 0);
+		m.u.replay_end = (struct rsync_replay_end){.last_ts = 20, .count = 11};
+		return m;
+	case B_HB:
+		m = ctl(RSYNC_HEARTBEAT, 0);
+		m.u.heartbeat = (struct rsync_heartbeat){.txid = 9, .cut_ts = 1000};
+		return m;
+	case B_META:
+		return meta_msg(4, 2, 2, 200);
+	case B_META_NOCUT:
+		return meta_msg(2, 2, 0, 0);
+	case B_TXTS:
+		m = meta_msg(4, 2, 2, 200);
+		m.h.frag_seq = 1;
+		m.h.region = RSYNC_REGION_TXTS;
+		rsync_txts_encode(e, 2, pl);
+		*len = 48;
+		return m;
+	case B_CKPT:
+		m = meta_msg(4, 2, 2, 200);
+		m.h.type = RSYNC_CHECKPOINT;
+		m.h.frag_seq = 2;
+		m.h.region = 3;
+		m.h.offset = 4096;
+		memset(pl, 0x5a, 100);
+		*len = 100;
+		return m;
+	case B_JUMBO:
+		m = meta_msg(2, 0, 1, RSYNC_MAX_PAYLOAD);
+		m.h.type = RSYNC_CHECKPOINT;
+		m.h.frag_seq = 1;
+		m.h.region = 0;
+		memset(pl, 0x5a, RSYNC_MAX_PAYLOAD);
+		*len = RSYNC_MAX_PAYLOAD;
+		return m;
+	}
+	fail();
+	return m;
+}
+
+static enum rsync_rx_reason
+decode_row(const struct reject_row *r, struct rsync_auth *k1, struct rsync_auth *k1_id2,
+	   struct rsync_auth *k2)
+{
+	static uint8_t buf[RSYNC_MAX_FRAME + 64], pl[RSYNC_MAX_PAYLOAD];
+	struct rsync_auth *tx = NULL, *rx = NULL;
+	struct rsync_msg m, d;
+	size_t len, n;
+	int got;
+
+	switch (r->keys) {
+	case K_NONE:
+		break;
+	case K_RX:
+		rx = k1;
+		break;
+	case K_TX:
+		tx = k1;
+		break;
+	case K_BOTH:
+		tx = rx = k1;
+		break;
+	case K_OTHER_ID:
+		tx = k1;
+		rx = k1_id2;
+		break;
+	case K_OTHER:
+		tx = k2;
+		rx = k1;
+		break;
+	}
+	m = base_msg(r->base, pl, &len);
+	got = rsync_encode(buf, sizeof(buf), dst, src, &m, pl, len, tx);
+	assert_true(got > 0);
+	/* the unedited base is valid for its receiver's own key */
+	assert_int_equal(rsync_decode(buf, (size_t)got, tx, &d), RSYNC_RX_OK);
+	n = (size_t)got + r->pad;
+	memset(buf + got, 0, r->pad);
+	for (int i = 0; i < 2; i++) {
+		if (r->e[i].off == 0)
+			continue;
+		if (r->e[i].width == 0)
+			buf[r->e[i].off] ^= (uint8_t)r->e[i].v;
+		else
+			put_be(buf + r->e[i].off, r->e[i].width, r->e[i].v);
+	}
+	if (r->e[0].off != 0 && !r->keep_crc)
+		fix_crc(buf, n);
+	return rsync_decode(buf, n - r->cut, rx, &d);
+}
 
 static void
 test_every_rejection_has_its_reason(void **state)
 {
 	(void)state;
-	static const struct reject_row rows[] = {
-		{"ethertype", RSYNC_VOTE, e_ethertype, 0, RSYNC_RX_NOT_RSYNC},
-		{"version", RSYNC_VOTE, e_version, 0, RSYNC_RX_BAD_VERSION},
-		{"type 0", RSYNC_VOTE, e_type0, 0, RSYNC_RX_BAD_TYPE},
-		{"type max", RSYNC_VOTE, e_type_max, 0, RSYNC_RX_BAD_TYPE},
-		{"unknown flag", RSYNC_VOTE, e_flag, 0, RSYNC_RX_BAD_FLAGS},
-		{"key id without hmac", RSYNC_VOTE, e_keyid, 0, RSYNC_RX_BAD_FLAGS},
-		{"reserved", RSYNC_VOTE, e_reserved, 0, RSYNC_RX_BAD_RESERVED},
-		{"length past the frame", RSYNC_ABORT, e_len, 0, RSYNC_RX_BAD_LENGTH},
-		{"count 0", RSYNC_VOTE, e_count0, 0, RSYNC_RX_BAD_FRAG},
-		{"control type fragmented", RSYNC_VOTE, e_seq_count, 0, RSYNC_RX_BAD_FRAG},
-		{"control type with a region", RSYNC_COMMIT, e_region, 0, RSYNC_RX_BAD_REGION},
-		{"txid 0", RSYNC_ACK, e_txid0, 0, RSYNC_RX_BAD_FIELD},
-		{"hmac without a key", RSYNC_ACK, e_hmac_flag, 0, RSYNC_RX_AUTH_UNEXPECTED},
-		{"short header", RSYNC_VOTE, NULL, 1, RSYNC_RX_SHORT},
-	};
+	struct rsync_auth *k1 = rsync_auth_new((const uint8_t *)"key one", 7, 1);
+	struct rsync_auth *k1_id2 = rsync_auth_new((const uint8_t *)"key one", 7, 2);
+	struct rsync_auth *k2 = rsync_auth_new((const uint8_t *)"key two", 7, 1);
+	bool seen[RSYNC_RX_REASON_MAX] = {false};
+	int fails = 0;
+
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		struct rsync_msg m = ctl(rows[i].type, 9);
-		enum rsync_rx_reason got;
+		enum rsync_rx_reason got = decode_row(&rows[i], k1, k1_id2, k2);
 
-		m.u.abort.through_txid = 9;
-		got = decode_edited(&m, NULL, 0, rows[i].edit, rows[i].cut);
-		if (got != rows[i].want)
-			fail_msg("%s: %s, want %s", rows[i].name, rsync_rx_reason_str(got),
-				 rsync_rx_reason_str(rows[i].want));
+		if (got != rows[i].want) {
+			print_error("%s: %s, want %s\n", rows[i].name, rsync_rx_reason_str(got),
+				    rsync_rx_reason_str(rows[i].want));
+			fails++;
+		}
+		seen[rows[i].want] = true;
 	}
-	/* a bad CRC */
-	{
-		uint8_t buf[RSYNC_MAX_FRAME];
-		struct rsync_msg m = ctl(RSYNC_VOTE, 9), d;
-		int n = encode(&m, NULL, 0, NULL, buf);
-
-		buf[14 + 12] ^= 1;
-		assert_int_equal(rsync_decode(buf, (size_t)n, NULL, &d), RSYNC_RX_BAD_CRC);
-	}
-	/* a key configured, another key id */
-	{
-		uint8_t buf[RSYNC_MAX_FRAME];
-		struct rsync_auth *a1 = rsync_auth_new((const uint8_t *)"k", 1, 1);
-		struct rsync_auth *a2 = rsync_auth_new((const uint8_t *)"k", 1, 2);
-		struct rsync_msg m = ctl(RSYNC_VOTE, 9), d;
-		int n = encode(&m, NULL, 0, a1, buf);
-
-		assert_int_equal(rsync_decode(buf, (size_t)n, a2, &d), RSYNC_RX_AUTH_KEY);
-		rsync_auth_free(a1);
-		rsync_auth_free(a2);
-	}
-	for (int r = 0; r < RSYNC_RX_REASON_MAX; r++)
-		assert_string_not_equal(rsync_rx_reason_str((enum rsync_rx_reason)r), "unknown");
+	/* every wire-level reason has a row */
+	for (int r = RSYNC_RX_NOT_RSYNC; r <= RSYNC_RX_AUTH_FAILED; r++)
+		if (!seen[r])
+			fail_msg("no row for %s", rsync_rx_reason_str((enum rsync_rx_reason)r));
+	assert_int_equal(fails, 0);
+	rsync_auth_free(k1);
+	rsync_auth_free(k1_id2);
+	rsync_auth_free(k2);
 }
 
 static void
 test_encoder_refuses_what_a_peer_would_refuse(void **state)
 {
 	(void)state;
-	uint8_t buf[RSYNC_MAX_FRAME], big[RSYNC_MAX_PAYLOAD + 1] = {0}, txts[25] = {0};
+	static uint8_t big[RSYNC_MAX_PAYLOAD + 1];
+	uint8_t buf[RSYNC_MAX_FRAME], txts[25] = {0};
 	struct rsync_msg m;
 
 	m = ctl(RSYNC_VOTE, 0); /* txid 0 */
+	assert_int_equal(encode(&m, NULL, 0, NULL, buf), -1);
+	m = ctl(RSYNC_HEARTBEAT, 1); /* a txid where none belongs */
+	assert_int_equal(encode(&m, NULL, 0, NULL, buf), -1);
+	m = ctl(0, 1);
+	assert_int_equal(encode(&m, NULL, 0, NULL, buf), -1);
+	m = ctl(RSYNC_TYPE_MAX, 1);
+	assert_int_equal(encode(&m, NULL, 0, NULL, buf), -1);
+	m = ctl(RSYNC_COMMIT, 1);
+	m.h.frag_count = 2; /* a control type in fragments */
 	assert_int_equal(encode(&m, NULL, 0, NULL, buf), -1);
 	m = ctl(RSYNC_LOG_TRIM, 0); /* watermark 0 */
 	assert_int_equal(encode(&m, NULL, 0, NULL, buf), -1);
 	m = meta_msg(2, 0, 1, 100);
 	m.h.type = RSYNC_CHECKPOINT;
 	m.h.frag_seq = 1;
+	m.h.region = 0;
+	assert_int_equal(encode(&m, big, 10, NULL, buf), 64);	       /* valid */
 	assert_int_equal(encode(&m, big, sizeof(big), NULL, buf), -1); /* too long */
+	assert_int_equal(encode(&m, NULL, 10, NULL, buf), -1);	       /* no bytes given */
+	assert_int_equal(encode(&m, big, 0, NULL, buf), -1);	       /* empty state piece */
 	m.h.frag_seq = 0; /* a state piece cannot be fragment 0 */
 	assert_int_equal(encode(&m, big, 10, NULL, buf), -1);
 	m.h.frag_seq = 1;
@@ -432,7 +1019,7 @@ test_encoder_refuses_what_a_peer_would_refuse(void **state)
 	m.h.frag_seq = 1;
 	m.h.region = RSYNC_REGION_TXTS;
 	assert_int_equal(encode(&m, txts, sizeof(txts), NULL, buf), -1); /* not whole entries */
-	assert_int_equal(encode(&m, txts, 24, NULL, buf), -1);		  /* ts 0 */
+	assert_int_equal(encode(&m, txts, 24, NULL, buf), -1);		 /* ts 0 */
 	m = meta_msg(2, 0, 2, 100); /* more state fragments than the count leaves */
 	assert_int_equal(encode(&m, NULL, 0, NULL, buf), -1);
 	m = meta_msg(2, 0, 1, 100);
@@ -444,45 +1031,98 @@ test_encoder_refuses_what_a_peer_would_refuse(void **state)
 	m = ctl(RSYNC_REPLAY_START, 0);
 	m.u.replay_start = (struct rsync_replay_start){.after_ts = 5, .newest_ts = 4};
 	assert_int_equal(encode(&m, NULL, 0, NULL, buf), -1);
-	assert_int_equal(rsync_encode(buf, 40, dst, src, &(struct rsync_msg){.h = ctl(RSYNC_VOTE, 1).h},
-				      NULL, 0, NULL),
-			 -1); /* buffer too small */
+	m = ctl(RSYNC_REPLAY_END, 0);
+	m.u.replay_end = (struct rsync_replay_end){.last_ts = 0, .count = 4};
+	assert_int_equal(encode(&m, NULL, 0, NULL, buf), -1);
+	m = ctl(RSYNC_VOTE, 1);
+	assert_int_equal(rsync_encode(buf, 53, dst, src, &m, NULL, 0, NULL), -1); /* no room */
+	assert_int_equal(rsync_encode(buf, 54, dst, src, &m, NULL, 0, NULL), 54);
 }
 
 static void
-test_decode_at_any_alignment(void **state)
+test_encoder_derives_version_length_flags_and_key_id(void **state)
 {
 	(void)state;
-	uint8_t buf[RSYNC_MAX_FRAME + 8], data[100];
-	struct rsync_msg m = meta_msg(2, 0, 1, sizeof(data)), d;
-	int n;
+	struct rsync_auth *a = rsync_auth_new((const uint8_t *)"k", 1, 7);
+	struct rsync_msg m = ctl(RSYNC_ABORT, 9), d;
+	uint8_t buf[RSYNC_MAX_FRAME];
 
-	memset(data, 3, sizeof(data));
-	m.h.type = RSYNC_CHECKPOINT;
-	m.h.frag_seq = 1;
-	m.h.region = 1;
-	for (int a = 0; a < 8; a++) {
-		n = encode(&m, data, sizeof(data), NULL, buf + a);
-		assert_true(n > 0);
-		assert_int_equal(rsync_decode(buf + a, (size_t)n, NULL, &d), RSYNC_RX_OK);
+	m.u.abort.through_txid = 9;
+	m.h.version = 9;  /* overwritten */
+	m.h.len = 500;	  /* derived from the type */
+	m.h.flags = 0xff; /* only RETRANS is the caller's */
+	m.h.key_id = 3;	  /* the key's */
+	m.h.crc = 1;
+	m.h.reserved = 0xffff;
+	assert_int_equal(encode(&m, NULL, 0, a, buf), P(8) + RSYNC_HMAC_LEN);
+	assert_int_equal(rsync_decode(buf, (size_t)P(8) + RSYNC_HMAC_LEN, a, &d), RSYNC_RX_OK);
+	assert_int_equal(d.h.version, RSYNC_VERSION);
+	assert_int_equal(d.h.len, 8);
+	assert_int_equal(d.h.flags, RSYNC_F_HMAC | RSYNC_F_RETRANS);
+	assert_int_equal(d.h.key_id, 7);
+	assert_int_equal(d.h.reserved, 0);
+	assert_int_equal(encode(&m, NULL, 0, NULL, buf), P(8));
+	assert_int_equal(rsync_decode(buf, P(8), NULL, &d), RSYNC_RX_OK);
+	assert_int_equal(d.h.flags, RSYNC_F_RETRANS);
+	assert_int_equal(d.h.key_id, 0);
+	rsync_auth_free(a);
+}
+
+static void
+test_reason_and_type_names_are_distinct(void **state)
+{
+	(void)state;
+	for (int r = 0; r < RSYNC_RX_REASON_MAX; r++) {
+		const char *s = rsync_rx_reason_str((enum rsync_rx_reason)r);
+
+		assert_string_not_equal(s, "unknown");
+		for (int q = 0; q < r; q++)
+			assert_string_not_equal(s, rsync_rx_reason_str((enum rsync_rx_reason)q));
 	}
+	assert_string_equal(rsync_rx_reason_str(RSYNC_RX_REASON_MAX), "unknown");
+	assert_string_equal(rsync_rx_reason_str(RSYNC_RX_AUTH_MISSING), "auth_missing");
+	assert_string_equal(rsync_msg_type_str(RSYNC_PREPARE), "PREPARE");
+	assert_string_equal(rsync_msg_type_str(RSYNC_REPLAY_START), "REPLAY_START");
+	assert_string_equal(rsync_msg_type_str(RSYNC_HEARTBEAT), "HEARTBEAT");
+	assert_string_equal(rsync_msg_type_str(0), "unknown");
+	assert_string_equal(rsync_msg_type_str(RSYNC_TYPE_MAX), "unknown");
+	assert_string_equal(rsync_msg_type_str(255), "unknown");
 }
 
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_crc32c_matches_the_standard_check_value),
-		cmocka_unit_test(test_hmac_matches_rfc4231_and_rekeys_per_message),
-		cmocka_unit_test(test_golden_vote_frame),
-		cmocka_unit_test(test_every_type_round_trips),
-		cmocka_unit_test(test_truncation_at_every_length_is_refused),
-		cmocka_unit_test(test_flipped_bit_anywhere_is_refused),
-		cmocka_unit_test(test_forged_replay_start_is_refused),
-		cmocka_unit_test(test_every_rejection_has_its_reason),
-		cmocka_unit_test(test_encoder_refuses_what_a_peer_would_refuse),
-		cmocka_unit_test(test_decode_at_any_alignment),
+	    cmocka_unit_test(test_crc32c_matches_standard_check_value),
+	    cmocka_unit_test(
+		test_crc32c_agrees_with_bitwise_reference_at_every_length_and_alignment),
+	    cmocka_unit_test(test_hmac_rfc4231_vector),
+	    cmocka_unit_test(test_hmac_context_is_fetched_and_keyed_once),
+	    cmocka_unit_test(test_hmac_check_refuses_any_changed_bit),
+	    cmocka_unit_test(test_auth_new_refuses_empty_and_overlong_keys),
+	    cmocka_unit_test(test_golden_vote_frame),
+	    cmocka_unit_test(test_golden_abort_frame_with_hmac),
+	    cmocka_unit_test(test_hmac_covers_header_with_crc_and_payload),
+	    cmocka_unit_test(test_every_type_round_trips),
+	    cmocka_unit_test(test_largest_payload_fills_the_mtu),
+	    cmocka_unit_test(test_padding_after_payload_is_ignored),
+	    cmocka_unit_test(test_decode_at_any_alignment),
+	    cmocka_unit_test(test_truncation_at_every_length_is_refused),
+	    cmocka_unit_test(test_flipped_bit_anywhere_is_refused),
+	    cmocka_unit_test(test_mac_addresses_are_outside_crc_and_hmac),
+	    cmocka_unit_test(test_forged_replay_start_without_key_is_refused),
+	    cmocka_unit_test(test_wrong_key_is_auth_failed),
+	    cmocka_unit_test(test_edited_epoch_with_recomputed_crc_is_auth_failed),
+	    cmocka_unit_test(test_every_rejection_has_its_reason),
+	    cmocka_unit_test(test_encoder_refuses_what_a_peer_would_refuse),
+	    cmocka_unit_test(test_encoder_derives_version_length_flags_and_key_id),
+	    cmocka_unit_test(test_reason_and_type_names_are_distinct),
 	};
 
+	/* before any OpenSSL call; refused if something allocated already */
+	if (!CRYPTO_set_mem_functions(count_malloc, count_realloc, count_free)) {
+		fprintf(stderr, "CRYPTO_set_mem_functions refused\n");
+		return 1;
+	}
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
