@@ -3,16 +3,8 @@
  */
 
 /*
- * RSync's primary side: latch stages and the coordinator of the two-phase
- * commit (contract in rsync_primary.h).
- *
- * The stages form a ring: stages[head .. head + used) are busy, oldest
- * first; only the newest may be OPEN.  A stage's life is
- *     OPEN -> SENDING -> SENT -> VOTED -> (released) FREE
- * with SENT -> SENDING on a retransmission and any closed state -> FREE on
- * an abort.  Everything a transaction needs to be sent again (META fields,
- * the encoded TxTs delta, the cut's bytes) is kept in the stage until it is
- * released, so a retransmission is byte-identical to the first send.
+ * RSync's primary side: the coordinator of the two-phase commit (contract
+ * in rsync_primary.h; the stages it sends are built by rsync_latch.c).
  *
  * Why a stage is released only when voted AND its ND watermark is covered:
  * a vote means the standby holds the stage's TxTs (it will not emit the
@@ -22,94 +14,16 @@
  * that an NF processed after the ND packet (docs/design.md, "Remote
  * resiliency").
  *
- * Costs: rsync_primary_add() is O(1) expected (one TxTs probe); releases are
- * O(packets); the VOTE lookup is O(stages) (a few dozen at most).
+ * Costs: releases are O(packets); the VOTE lookup is O(stages) (a few dozen
+ * at most).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "rsync_primary.h"
-
-enum stage_state {
-	ST_FREE = 0,
-	ST_OPEN,
-	ST_SENDING, /* closed; fragments tx_next.. not sent yet */
-	ST_SENT,    /* every fragment sent, waiting for the vote */
-	ST_VOTED,
-};
-
-/* One fragment of a stage's transaction. */
-struct piece {
-	uint8_t type;	 /* RSYNC_PREPARE or RSYNC_CHECKPOINT */
-	uint16_t region;
-	uint32_t len;
-	uint64_t offset; /* in the region (state) or in the TxTs delta */
-	uint64_t body_off;
-};
-
-struct stage {
-	enum stage_state state;
-	bool started;	    /* at least one send round begun (counts in the window) */
-	bool nd_wait_counted;
-	bool needs_cut;	    /* an ND decision may have shaped it: a cut at or after it first */
-	bool cut_open;	    /* between cut_begin and cut_end */
-	bool cut_failed;    /* the cut outgrew the stage or lost its base */
-	uint64_t txid, prev_txid;
-	uint64_t cut_id, cut_base, cut_ts;
-	uint64_t nd_ts;
-	uint64_t opened_ns, closed_ns, deadline_ns;
-	uint32_t tries;
-	uint32_t tx_next;
-	void **pkts;
-	uint32_t n;
-	struct rsync_txts delta;
-	uint8_t *body;	    /* encoded TxTs entries, then the cut's bytes */
-	uint64_t body_len;
-	uint64_t txts_len;  /* bytes of body holding TxTs entries */
-	struct piece *pieces; /* [0] is META */
-	uint32_t n_pieces;
-	uint32_t state_frags;
-	uint64_t state_bytes;
-};
-
-struct rsync_primary {
-	struct rsync_primary_cfg cfg;
-	struct rsync_primary_ops ops;
-	void *ctx;
-	uint32_t epoch;
-	bool fenced;
-	struct stage stages[RSYNC_MAX_STAGES];
-	uint32_t head, used;
-	uint32_t delta_cap;	/* TxTs delta slots per stage */
-	uint64_t body_cap;	/* body bytes per stage */
-	uint32_t piece_cap;	/* fragments per stage */
-	uint32_t txts_per_frag; /* TxTs entries one fragment carries */
-	uint64_t next_txid;	/* last txid handed out */
-	uint64_t chain_txid;	/* newest closed, not aborted transaction */
-	uint64_t chain_cut_id, chain_cut_ts; /* newest cut of that chain */
-	uint64_t released_txid;
-	uint64_t released_cut_id, released_cut_ts;
-	uint64_t acked_txid;
-	uint64_t nd_ts;		/* the chain's ND watermark */
-	/* Released transactions the standby has not acknowledged (oldest first). */
-	uint64_t *unacked;
-	uint32_t unacked_head, unacked_n;
-	uint64_t commit_sent_ns;
-	uint64_t trim_sent_ns, trim_sent_ts;
-	/* The last ABORT, repeated with retransmissions until the standby shows
-	 * it moved past (a later vote or ack). */
-	uint64_t abort_first, abort_through;
-	struct rsync_primary_stats stats;
-};
+#include "rsync_primary_priv.h"
 
 #define TRIM_REPEAT_FACTOR 16 /* LOG_TRIM repeated every 16 retransmission periods */
-
-static inline struct stage *
-stage_at(struct rsync_primary *p, uint32_t k) /* k-th busy stage, 0 = head */
-{
-	return &p->stages[(p->head + k) % p->cfg.stages];
-}
 
 static uint32_t
 pow2_at_least(uint64_t v)
@@ -188,25 +102,6 @@ nomem:
 	errno = ENOMEM;
 	return NULL;
 }
-
-static void
-stage_reset(struct stage *s)
-{
-	rsync_txts_clear(&s->delta);
-	s->state = ST_FREE;
-	s->started = s->nd_wait_counted = s->cut_open = s->cut_failed = s->needs_cut = false;
-	s->txid = s->prev_txid = 0;
-	s->cut_id = s->cut_base = s->cut_ts = 0;
-	s->nd_ts = 0;
-	s->opened_ns = s->closed_ns = s->deadline_ns = 0;
-	s->tries = s->tx_next = 0;
-	s->n = 0;
-	s->body_len = s->txts_len = 0;
-	s->n_pieces = 0;
-	s->state_frags = 0;
-	s->state_bytes = 0;
-}
-
 void
 rsync_primary_free(struct rsync_primary *p)
 {
@@ -227,117 +122,6 @@ rsync_primary_free(struct rsync_primary *p)
 	free(p->unacked);
 	free(p);
 }
-
-/*
- * The OPEN stage, opening one if there is room; NULL when there is none.
- * Packets never open the last free stage: it is kept for a cut, because the
- * stages waiting for a cut (release rule 2) can only be released once one
- * arrives -- with every stage taken by waiting packets, none could.
- */
-static struct stage *
-open_stage(struct rsync_primary *p, uint64_t now, bool for_cut)
-{
-	struct stage *s;
-
-	if (p->used > 0 && stage_at(p, p->used - 1)->state == ST_OPEN)
-		return stage_at(p, p->used - 1);
-	if (p->used + (for_cut ? 0 : 1) >= p->cfg.stages)
-		return NULL;
-	s = stage_at(p, p->used++);
-	stage_reset(s);
-	s->state = ST_OPEN;
-	s->opened_ns = now;
-	return s;
-}
-
-/* Append a fragment descriptor; false when the stage has no room for it. */
-static bool
-add_piece(struct rsync_primary *p, struct stage *s, uint8_t type, uint16_t region,
-	  uint64_t offset, uint64_t body_off, uint32_t len)
-{
-	if (s->n_pieces >= p->piece_cap)
-		return false;
-	s->pieces[s->n_pieces++] = (struct piece){.type = type, .region = region, .len = len,
-						  .offset = offset, .body_off = body_off};
-	return true;
-}
-
-/* Encode the TxTs delta into the body and lay out the META and TxTs
- * fragments in front of the cut's (which cut_piece() put after them). */
-static void
-stage_build(struct rsync_primary *p, struct stage *s)
-{
-	uint32_t entries = s->delta.n;
-	uint64_t txts_len = (uint64_t)entries * RSYNC_TXTS_WIRE_LEN;
-	uint32_t state_n = s->n_pieces; /* state pieces built so far, at [0 ..) */
-	uint32_t txts_frags = (entries + p->txts_per_frag - 1) / p->txts_per_frag;
-
-	/* The cut's bytes sit at body[0 .. body_len); move them after the TxTs
-	 * entries, and the state pieces after the META + TxTs descriptors. */
-	if (s->body_len > 0)
-		memmove(s->body + txts_len, s->body, s->body_len);
-	memmove(s->pieces + 1 + txts_frags, s->pieces, state_n * sizeof(*s->pieces));
-	for (uint32_t i = 0; i < state_n; i++)
-		s->pieces[1 + txts_frags + i].body_off += txts_len;
-	for (uint32_t i = 0; i < entries; i++) {
-		const struct rsync_txts_slot *e = rsync_txts_at(&s->delta, i);
-		struct rsync_txts_entry w = {.src_ip = e->key.src_ip, .dst_ip = e->key.dst_ip,
-					     .sport = e->key.sport, .dport = e->key.dport,
-					     .proto = e->key.proto, .ts = e->ts};
-
-		rsync_txts_encode(&w, 1, s->body + (uint64_t)i * RSYNC_TXTS_WIRE_LEN);
-	}
-	s->pieces[0] = (struct piece){.type = RSYNC_PREPARE, .region = RSYNC_REGION_META};
-	for (uint32_t f = 0; f < txts_frags; f++) {
-		uint64_t off = (uint64_t)f * p->txts_per_frag * RSYNC_TXTS_WIRE_LEN;
-		uint64_t len = txts_len - off;
-
-		if (len > (uint64_t)p->txts_per_frag * RSYNC_TXTS_WIRE_LEN)
-			len = (uint64_t)p->txts_per_frag * RSYNC_TXTS_WIRE_LEN;
-		s->pieces[1 + f] = (struct piece){.type = RSYNC_PREPARE,
-						  .region = RSYNC_REGION_TXTS,
-						  .len = (uint32_t)len, .offset = off,
-						  .body_off = off};
-	}
-	s->n_pieces = 1 + txts_frags + state_n;
-	s->txts_len = txts_len;
-	s->body_len += txts_len;
-}
-
-/* OPEN -> SENDING: number the transaction and chain it. */
-static void
-stage_close(struct rsync_primary *p, struct stage *s, uint64_t now)
-{
-	if (s->cut_failed) {
-		/* The cut's bytes are dropped; the stage's packets still go. */
-		s->n_pieces = 0;
-		s->body_len = 0;
-		s->state_frags = 0;
-		s->state_bytes = 0;
-		s->cut_id = s->cut_base = s->cut_ts = 0;
-	}
-	stage_build(p, s);
-	s->txid = ++p->next_txid;
-	s->prev_txid = p->chain_txid;
-	p->chain_txid = s->txid;
-	/* Every packet of the stage left the chain before the next cut's
-	 * marker, so that cut covers every ND decision that could have shaped
-	 * them; ND decisions all below the last cut are covered already.  A
-	 * stage that carries a cut is covered by it. */
-	s->needs_cut = s->cut_id == 0 && p->nd_ts > p->chain_cut_ts;
-	s->nd_ts = s->needs_cut ? p->nd_ts : 0;
-	if (s->cut_id != 0) {
-		p->chain_cut_id = s->cut_id;
-		p->chain_cut_ts = s->cut_ts;
-		p->stats.cuts++;
-	}
-	s->cut_open = false;
-	s->closed_ns = now;
-	s->state = ST_SENDING;
-	s->tx_next = 0;
-	p->stats.stages_closed++;
-}
-
 static int
 send_msg(struct rsync_primary *p, enum rsync_peer to, struct rsync_msg *m, const void *payload,
 	 size_t len)
@@ -430,8 +214,8 @@ stage_pump(struct rsync_primary *p, struct stage *s, uint64_t now)
 }
 
 /* Send every closed stage that has something to send, oldest first. */
-static void
-pump_all(struct rsync_primary *p, uint64_t now)
+void
+rsync_primary_pump(struct rsync_primary *p, uint64_t now)
 {
 	for (uint32_t k = 0; k < p->used; k++) {
 		struct stage *s = stage_at(p, k);
@@ -511,7 +295,7 @@ try_release(struct rsync_primary *p, uint64_t now)
 			p->unacked[(p->unacked_head + p->unacked_n) % p->cfg.standby_window] = s->txid;
 			p->unacked_n++;
 		}
-		stage_reset(s);
+		rsync_stage_reset(s);
 		p->head = (p->head + 1) % p->cfg.stages;
 		p->used--;
 		released = true;
@@ -568,7 +352,7 @@ abort_from(struct rsync_primary *p, uint32_t k, enum rsync_abort_reason why)
 				first = s->txid;
 			through = s->txid;
 		}
-		stage_reset(s);
+		rsync_stage_reset(s);
 	}
 	if (has_open && end > k) {
 		/* The open stage moves down to take the first aborted one's place. */
@@ -596,182 +380,6 @@ abort_from(struct rsync_primary *p, uint32_t k, enum rsync_abort_reason why)
 		send_control(p, RSYNC_PEER_STANDBY, RSYNC_ABORT, first, &m);
 	}
 }
-
-int
-rsync_primary_add(struct rsync_primary *p, void *pkt, const struct rsync_flow *flow, uint64_t ts,
-		  uint64_t now)
-{
-	struct stage *s;
-
-	if (p->fenced) {
-		p->stats.fenced_refused++;
-		return -EPERM;
-	}
-	if (ts == 0) {
-		p->stats.bad_ts++;
-		return -EINVAL;
-	}
-	for (;;) {
-		s = open_stage(p, now, false);
-		if (s == NULL) {
-			p->stats.latch_full++;
-			return -ENOBUFS;
-		}
-		if (s->cut_open)
-			return -EBUSY; /* the owner adds packets only outside a cut */
-		if (s->n == 0)
-			s->opened_ns = now;
-		if (rsync_txts_raise(&s->delta, flow, ts) == 0)
-			break;
-		/* The stage's delta is full (more flows than it was sized
-		 * for): close it and latch the packet in the next one. */
-		stage_close(p, s, now);
-		pump_all(p, now);
-	}
-	s->pkts[s->n++] = pkt;
-	p->stats.pkts_in++;
-	if (s->n == p->cfg.stage_pkts) {
-		stage_close(p, s, now);
-		pump_all(p, now);
-	}
-	return 0;
-}
-
-void
-rsync_primary_nd(struct rsync_primary *p, uint64_t nd_ts)
-{
-	if (nd_ts > p->nd_ts)
-		p->nd_ts = nd_ts;
-}
-
-int
-rsync_primary_cut_begin(struct rsync_primary *p, uint64_t cut_id, uint64_t base_id,
-			uint64_t cut_ts, uint64_t now)
-{
-	struct stage *s;
-
-	if (p->fenced)
-		return -EPERM;
-	if (base_id != p->chain_cut_id || cut_id == 0 || cut_id <= p->chain_cut_id ||
-	    cut_ts < p->chain_cut_ts) {
-		p->stats.cuts_stale++;
-		return -ESTALE;
-	}
-	s = open_stage(p, now, true);
-	if (s == NULL) {
-		p->stats.latch_full++;
-		return -ENOBUFS;
-	}
-	if (s->cut_open)
-		return -EBUSY;
-	s->cut_open = true;
-	s->cut_failed = false;
-	s->cut_id = cut_id;
-	s->cut_base = base_id;
-	s->cut_ts = cut_ts;
-	s->n_pieces = 0; /* state pieces are built from index 0 (stage_build moves them) */
-	s->body_len = 0;
-	return 0;
-}
-
-int
-rsync_primary_cut_piece(struct rsync_primary *p, uint16_t region, uint64_t offset,
-			const void *data, uint32_t len)
-{
-	struct stage *s = p->used > 0 ? stage_at(p, p->used - 1) : NULL;
-	const uint8_t *src = data;
-	/* Room for the META and TxTs descriptors stage_build() adds in front. */
-	uint32_t txts_frags;
-
-	if (s == NULL || !s->cut_open)
-		return -EINVAL;
-	if (region >= RSYNC_REGION_MAX) {
-		s->cut_failed = true; /* a cut is dropped, never cut short */
-		return -EINVAL;
-	}
-	if (s->cut_failed)
-		return -E2BIG;
-	txts_frags = (s->delta.n + p->txts_per_frag - 1) / p->txts_per_frag;
-	if (s->state_bytes + len > p->cfg.stage_state_bytes)
-		goto too_big;
-	while (len > 0) {
-		struct piece *last = s->n_pieces > 0 ? &s->pieces[s->n_pieces - 1] : NULL;
-		uint32_t take;
-
-		if (last != NULL && last->region == region && last->offset + last->len == offset &&
-		    last->len < p->cfg.max_payload) {
-			/* Continues the previous piece: fill it up. */
-			take = p->cfg.max_payload - last->len;
-			if (take > len)
-				take = len;
-			last->len += take;
-		} else {
-			take = len < p->cfg.max_payload ? len : p->cfg.max_payload;
-			if (s->n_pieces + 1 + txts_frags >= p->piece_cap ||
-			    !add_piece(p, s, RSYNC_CHECKPOINT, region, offset, s->body_len, take))
-				goto too_big;
-			s->state_frags++;
-		}
-		memcpy(s->body + s->body_len, src, take);
-		s->body_len += take;
-		s->state_bytes += take;
-		src += take;
-		offset += take;
-		len -= take;
-	}
-	return 0;
-too_big:
-	s->cut_failed = true;
-	return -E2BIG;
-}
-
-int
-rsync_primary_cut_end(struct rsync_primary *p, uint64_t now)
-{
-	struct stage *s = p->used > 0 ? stage_at(p, p->used - 1) : NULL;
-	bool failed;
-
-	if (s == NULL || !s->cut_open)
-		return -EINVAL;
-	failed = s->cut_failed;
-	if (failed)
-		p->stats.cuts_too_big++;
-	if (failed && s->n == 0) {
-		/* Nothing but a dropped cut: give back the stage kept for cuts,
-		 * or stages waiting for a cut could fill the latch for good. */
-		stage_reset(s);
-		p->used--;
-		return -E2BIG;
-	}
-	stage_close(p, s, now);
-	pump_all(p, now);
-	return failed ? -E2BIG : 0;
-}
-
-uint64_t
-rsync_primary_cut_base(const struct rsync_primary *p)
-{
-	return p->chain_cut_id;
-}
-
-uint64_t
-rsync_primary_cut_base_ts(const struct rsync_primary *p)
-{
-	return p->chain_cut_ts;
-}
-
-uint64_t
-rsync_primary_released_cut_ts(const struct rsync_primary *p)
-{
-	return p->released_cut_ts;
-}
-
-uint64_t
-rsync_primary_nd_uncovered(const struct rsync_primary *p)
-{
-	return p->nd_ts > p->chain_cut_ts ? p->nd_ts : 0;
-}
-
 uint64_t
 rsync_primary_tick(struct rsync_primary *p, uint64_t now)
 {
@@ -785,7 +393,7 @@ rsync_primary_tick(struct rsync_primary *p, uint64_t now)
 
 		if (o->state == ST_OPEN && o->n > 0 && !o->cut_open &&
 		    now - o->opened_ns >= p->cfg.close_ns) {
-			stage_close(p, o, now);
+			rsync_stage_close(p, o, now);
 		}
 	}
 	for (uint32_t k = 0; k < p->used; k++) {
@@ -808,7 +416,7 @@ rsync_primary_tick(struct rsync_primary *p, uint64_t now)
 		m.u.abort.through_txid = p->abort_through;
 		send_control(p, RSYNC_PEER_STANDBY, RSYNC_ABORT, p->abort_first, &m);
 	}
-	pump_all(p, now);
+	rsync_primary_pump(p, now);
 	try_release(p, now);
 	if (p->unacked_n > 0 && now - p->commit_sent_ns >= p->cfg.retrans_ns) {
 		send_control(p, RSYNC_PEER_STANDBY, RSYNC_COMMIT, p->released_txid, NULL);
@@ -849,7 +457,7 @@ rsync_primary_fence(struct rsync_primary *p)
 			p->ops.drop(p->ctx, o->pkts, o->n, RSYNC_ABORT_FENCED);
 		p->stats.pkts_dropped[RSYNC_ABORT_FENCED] += o->n;
 		p->stats.aborts[RSYNC_ABORT_FENCED]++;
-		stage_reset(o);
+		rsync_stage_reset(o);
 		p->used--;
 	}
 	if (p->used > 0)
@@ -908,7 +516,7 @@ rsync_primary_rx(struct rsync_primary *p, const struct rsync_msg *m, uint64_t no
 		if (s->txid > p->abort_through)
 			p->abort_first = p->abort_through = 0;
 		try_release(p, now);
-		pump_all(p, now);
+		rsync_primary_pump(p, now);
 		break;
 	case RSYNC_ACK:
 		if (m->h.txid <= p->acked_txid) {
@@ -927,7 +535,7 @@ rsync_primary_rx(struct rsync_primary *p, const struct rsync_msg *m, uint64_t no
 		}
 		if (m->h.txid > p->abort_through)
 			p->abort_first = p->abort_through = 0;
-		pump_all(p, now);
+		rsync_primary_pump(p, now);
 		break;
 	case RSYNC_HEARTBEAT:
 		break;

@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * RSync's latch (contract in rsync_primary.h, shared state in
+ * rsync_primary_priv.h): packets leaving the chain fill the open stage with
+ * their TxTs delta; a cut's bytes are copied into a stage; a closed stage's
+ * transaction is laid out once -- META, the encoded TxTs delta, the cut's
+ * pieces -- and kept until the stage is released, so a retransmission is
+ * byte-identical to the first send.
+ *
+ * Costs: rsync_primary_add() is O(1) expected (one TxTs probe); building a
+ * transaction is O(entries + pieces) plus a move of the cut's bytes.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "rsync_primary_priv.h"
+
+void
+rsync_stage_reset(struct stage *s)
+{
+	rsync_txts_clear(&s->delta);
+	s->state = ST_FREE;
+	s->started = s->nd_wait_counted = s->cut_open = s->cut_failed = s->needs_cut = false;
+	s->txid = s->prev_txid = 0;
+	s->cut_id = s->cut_base = s->cut_ts = 0;
+	s->nd_ts = 0;
+	s->opened_ns = s->closed_ns = s->deadline_ns = 0;
+	s->tries = s->tx_next = 0;
+	s->n = 0;
+	s->body_len = s->txts_len = 0;
+	s->n_pieces = 0;
+	s->state_frags = 0;
+	s->state_bytes = 0;
+}
+/*
+ * The OPEN stage, opening one if there is room; NULL when there is none.
+ * Packets never open the last free stage: it is kept for a cut, because the
+ * stages waiting for a cut (release rule 2) can only be released once one
+ * arrives -- with every stage taken by waiting packets, none could.
+ */
+static struct stage *
+open_stage(struct rsync_primary *p, uint64_t now, bool for_cut)
+{
+	struct stage *s;
+
+	if (p->used > 0 && stage_at(p, p->used - 1)->state == ST_OPEN)
+		return stage_at(p, p->used - 1);
+	if (p->used + (for_cut ? 0 : 1) >= p->cfg.stages)
+		return NULL;
+	s = stage_at(p, p->used++);
+	rsync_stage_reset(s);
+	s->state = ST_OPEN;
+	s->opened_ns = now;
+	return s;
+}
+
+/* Append a fragment descriptor; false when the stage has no room for it. */
+static bool
+add_piece(struct rsync_primary *p, struct stage *s, uint8_t type, uint16_t region,
+	  uint64_t offset, uint64_t body_off, uint32_t len)
+{
+	if (s->n_pieces >= p->piece_cap)
+		return false;
+	s->pieces[s->n_pieces++] = (struct piece){.type = type, .region = region, .len = len,
+						  .offset = offset, .body_off = body_off};
+	return true;
+}
+
+/* Encode the TxTs delta into the body and lay out the META and TxTs
+ * fragments in front of the cut's (which cut_piece() put after them). */
+static void
+stage_build(struct rsync_primary *p, struct stage *s)
+{
+	uint32_t entries = s->delta.n;
+	uint64_t txts_len = (uint64_t)entries * RSYNC_TXTS_WIRE_LEN;
+	uint32_t state_n = s->n_pieces; /* state pieces built so far, at [0 ..) */
+	uint32_t txts_frags = (entries + p->txts_per_frag - 1) / p->txts_per_frag;
+
+	/* The cut's bytes sit at body[0 .. body_len); move them after the TxTs
+	 * entries, and the state pieces after the META + TxTs descriptors. */
+	if (s->body_len > 0)
+		memmove(s->body + txts_len, s->body, s->body_len);
+	memmove(s->pieces + 1 + txts_frags, s->pieces, state_n * sizeof(*s->pieces));
+	for (uint32_t i = 0; i < state_n; i++)
+		s->pieces[1 + txts_frags + i].body_off += txts_len;
+	for (uint32_t i = 0; i < entries; i++) {
+		const struct rsync_txts_slot *e = rsync_txts_at(&s->delta, i);
+		struct rsync_txts_entry w = {.src_ip = e->key.src_ip, .dst_ip = e->key.dst_ip,
+					     .sport = e->key.sport, .dport = e->key.dport,
+					     .proto = e->key.proto, .ts = e->ts};
+
+		rsync_txts_encode(&w, 1, s->body + (uint64_t)i * RSYNC_TXTS_WIRE_LEN);
+	}
+	s->pieces[0] = (struct piece){.type = RSYNC_PREPARE, .region = RSYNC_REGION_META};
+	for (uint32_t f = 0; f < txts_frags; f++) {
+		uint64_t off = (uint64_t)f * p->txts_per_frag * RSYNC_TXTS_WIRE_LEN;
+		uint64_t len = txts_len - off;
+
+		if (len > (uint64_t)p->txts_per_frag * RSYNC_TXTS_WIRE_LEN)
+			len = (uint64_t)p->txts_per_frag * RSYNC_TXTS_WIRE_LEN;
+		s->pieces[1 + f] = (struct piece){.type = RSYNC_PREPARE,
+						  .region = RSYNC_REGION_TXTS,
+						  .len = (uint32_t)len, .offset = off,
+						  .body_off = off};
+	}
+	s->n_pieces = 1 + txts_frags + state_n;
+	s->txts_len = txts_len;
+	s->body_len += txts_len;
+}
+
+/* OPEN -> SENDING: number the transaction and chain it. */
+void
+rsync_stage_close(struct rsync_primary *p, struct stage *s, uint64_t now)
+{
+	if (s->cut_failed) {
+		/* The cut's bytes are dropped; the stage's packets still go. */
+		s->n_pieces = 0;
+		s->body_len = 0;
+		s->state_frags = 0;
+		s->state_bytes = 0;
+		s->cut_id = s->cut_base = s->cut_ts = 0;
+	}
+	stage_build(p, s);
+	s->txid = ++p->next_txid;
+	s->prev_txid = p->chain_txid;
+	p->chain_txid = s->txid;
+	/* Every packet of the stage left the chain before the next cut's
+	 * marker, so that cut covers every ND decision that could have shaped
+	 * them; ND decisions all below the last cut are covered already.  A
+	 * stage that carries a cut is covered by it. */
+	s->needs_cut = s->cut_id == 0 && p->nd_ts > p->chain_cut_ts;
+	s->nd_ts = s->needs_cut ? p->nd_ts : 0;
+	if (s->cut_id != 0) {
+		p->chain_cut_id = s->cut_id;
+		p->chain_cut_ts = s->cut_ts;
+		p->stats.cuts++;
+	}
+	s->cut_open = false;
+	s->closed_ns = now;
+	s->state = ST_SENDING;
+	s->tx_next = 0;
+	p->stats.stages_closed++;
+}
+int
+rsync_primary_add(struct rsync_primary *p, void *pkt, const struct rsync_flow *flow, uint64_t ts,
+		  uint64_t now)
+{
+	struct stage *s;
+
+	if (p->fenced) {
+		p->stats.fenced_refused++;
+		return -EPERM;
+	}
+	if (ts == 0) {
+		p->stats.bad_ts++;
+		return -EINVAL;
+	}
+	for (;;) {
+		s = open_stage(p, now, false);
+		if (s == NULL) {
+			p->stats.latch_full++;
+			return -ENOBUFS;
+		}
+		if (s->cut_open)
+			return -EBUSY; /* the owner adds packets only outside a cut */
+		if (s->n == 0)
+			s->opened_ns = now;
+		if (rsync_txts_raise(&s->delta, flow, ts) == 0)
+			break;
+		/* The stage's delta is full (more flows than it was sized
+		 * for): close it and latch the packet in the next one. */
+		rsync_stage_close(p, s, now);
+		rsync_primary_pump(p, now);
+	}
+	s->pkts[s->n++] = pkt;
+	p->stats.pkts_in++;
+	if (s->n == p->cfg.stage_pkts) {
+		rsync_stage_close(p, s, now);
+		rsync_primary_pump(p, now);
+	}
+	return 0;
+}
+
+void
+rsync_primary_nd(struct rsync_primary *p, uint64_t nd_ts)
+{
+	if (nd_ts > p->nd_ts)
+		p->nd_ts = nd_ts;
+}
+
+int
+rsync_primary_cut_begin(struct rsync_primary *p, uint64_t cut_id, uint64_t base_id,
+			uint64_t cut_ts, uint64_t now)
+{
+	struct stage *s;
+
+	if (p->fenced)
+		return -EPERM;
+	if (base_id != p->chain_cut_id || cut_id == 0 || cut_id <= p->chain_cut_id ||
+	    cut_ts < p->chain_cut_ts) {
+		p->stats.cuts_stale++;
+		return -ESTALE;
+	}
+	s = open_stage(p, now, true);
+	if (s == NULL) {
+		p->stats.latch_full++;
+		return -ENOBUFS;
+	}
+	if (s->cut_open)
+		return -EBUSY;
+	s->cut_open = true;
+	s->cut_failed = false;
+	s->cut_id = cut_id;
+	s->cut_base = base_id;
+	s->cut_ts = cut_ts;
+	s->n_pieces = 0; /* state pieces are built from index 0 (stage_build moves them) */
+	s->body_len = 0;
+	return 0;
+}
+
+int
+rsync_primary_cut_piece(struct rsync_primary *p, uint16_t region, uint64_t offset,
+			const void *data, uint32_t len)
+{
+	struct stage *s = p->used > 0 ? stage_at(p, p->used - 1) : NULL;
+	const uint8_t *src = data;
+	/* Room for the META and TxTs descriptors stage_build() adds in front. */
+	uint32_t txts_frags;
+
+	if (s == NULL || !s->cut_open)
+		return -EINVAL;
+	if (region >= RSYNC_REGION_MAX) {
+		s->cut_failed = true; /* a cut is dropped, never cut short */
+		return -EINVAL;
+	}
+	if (s->cut_failed)
+		return -E2BIG;
+	txts_frags = (s->delta.n + p->txts_per_frag - 1) / p->txts_per_frag;
+	if (s->state_bytes + len > p->cfg.stage_state_bytes)
+		goto too_big;
+	while (len > 0) {
+		struct piece *last = s->n_pieces > 0 ? &s->pieces[s->n_pieces - 1] : NULL;
+		uint32_t take;
+
+		if (last != NULL && last->region == region && last->offset + last->len == offset &&
+		    last->len < p->cfg.max_payload) {
+			/* Continues the previous piece: fill it up. */
+			take = p->cfg.max_payload - last->len;
+			if (take > len)
+				take = len;
+			last->len += take;
+		} else {
+			take = len < p->cfg.max_payload ? len : p->cfg.max_payload;
+			if (s->n_pieces + 1 + txts_frags >= p->piece_cap ||
+			    !add_piece(p, s, RSYNC_CHECKPOINT, region, offset, s->body_len, take))
+				goto too_big;
+			s->state_frags++;
+		}
+		memcpy(s->body + s->body_len, src, take);
+		s->body_len += take;
+		s->state_bytes += take;
+		src += take;
+		offset += take;
+		len -= take;
+	}
+	return 0;
+too_big:
+	s->cut_failed = true;
+	return -E2BIG;
+}
+
+int
+rsync_primary_cut_end(struct rsync_primary *p, uint64_t now)
+{
+	struct stage *s = p->used > 0 ? stage_at(p, p->used - 1) : NULL;
+	bool failed;
+
+	if (s == NULL || !s->cut_open)
+		return -EINVAL;
+	failed = s->cut_failed;
+	if (failed)
+		p->stats.cuts_too_big++;
+	if (failed && s->n == 0) {
+		/* Nothing but a dropped cut: give back the stage kept for cuts,
+		 * or stages waiting for a cut could fill the latch for good. */
+		rsync_stage_reset(s);
+		p->used--;
+		return -E2BIG;
+	}
+	rsync_stage_close(p, s, now);
+	rsync_primary_pump(p, now);
+	return failed ? -E2BIG : 0;
+}
+
+uint64_t
+rsync_primary_cut_base(const struct rsync_primary *p)
+{
+	return p->chain_cut_id;
+}
+
+uint64_t
+rsync_primary_cut_base_ts(const struct rsync_primary *p)
+{
+	return p->chain_cut_ts;
+}
+
+uint64_t
+rsync_primary_released_cut_ts(const struct rsync_primary *p)
+{
+	return p->released_cut_ts;
+}
+
+uint64_t
+rsync_primary_nd_uncovered(const struct rsync_primary *p)
+{
+	return p->nd_ts > p->chain_cut_ts ? p->nd_ts : 0;
+}
