@@ -36,6 +36,7 @@
 #include "plog_shim.h"
 
 #include "fuzz_check.h"
+#include "test_blob.h"
 
 #define MAXOPS	  1024
 #define PAT_SHIFT 251
@@ -264,32 +265,6 @@ op_refused(struct plog_log *log, struct model *m, uint16_t arg)
 	}
 	CHECK(log->head == before.head && log->tail == before.tail);
 	CHECK(log->tail_seq == before.tail_seq && log->last_ts == before.last_ts);
-}
-
-struct blob {
-	uint8_t *p;
-	size_t n, cap;
-};
-
-static int
-blob_write(void *ctx, const void *buf, size_t len)
-{
-	struct blob *b = ctx;
-
-	if (b->n + len > b->cap)
-		return -1;
-	memcpy(b->p + b->n, buf, len);
-	b->n += len;
-	return 0;
-}
-
-static uint32_t
-rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
 }
 
 /* Dump as pcapng and walk it: one EPB per entry held, oldest first. */

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "plog_log.h"
+#include "test_blob.h"
 
 #define LOG_BYTES (128 * 1024) /* holds a PLOG_LOG_MAX_FRAME record */
 
@@ -671,40 +672,6 @@ test_random_operations_match_a_reference_model(void **state)
 }
 
 /* ---- pcapng ---------------------------------------------------------------- */
-
-struct blob {
-	uint8_t *p;
-	size_t n, cap;
-	int calls_after_failure;
-	int failed;
-};
-
-static int
-blob_write(void *ctx, const void *buf, size_t len)
-{
-	struct blob *b = ctx;
-
-	if (b->failed) {
-		b->calls_after_failure++;
-		return -1;
-	}
-	if (b->n + len > b->cap) {
-		b->failed = 1;
-		return -1;
-	}
-	memcpy(b->p + b->n, buf, len);
-	b->n += len;
-	return 0;
-}
-
-static uint32_t
-rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
 
 static uint16_t
 rd16(const uint8_t *p)
