@@ -86,7 +86,7 @@ mgr_rsync_ingress(uint16_t port, struct rte_mbuf *m, uint64_t *ts, uint8_t *flag
 		return true;
 	}
 	c->last_ts = sh.ts;
-	plog_shim_pop(p, rte_pktmbuf_data_len(m));
+	plog_shim_strip(p, &sh);
 	rte_pktmbuf_adj(m, PLOG_SHIM_LEN);
 	*ts = sh.ts;
 	*flags = (sh.flags & PLOG_SHIM_F_REPLAY) ? ONVM_PKT_F_REPLAY : 0;

@@ -91,11 +91,17 @@ plog_shim_pop(uint8_t *frame, size_t len)
 
 	if (plog_shim_parse(frame, len, &sh) != PLOG_SHIM_OK)
 		return -1;
+	plog_shim_strip(frame, &sh);
+	return 0;
+}
+
+void
+plog_shim_strip(uint8_t *frame, const struct plog_shim *sh)
+{
 	/* The inner EtherType goes where the shim's last two bytes are, right
 	 * before the payload; the MACs go in front of it. */
-	onvm_put_be16(frame + PLOG_SHIM_LEN + OFF_TYPE, sh.inner_type);
+	onvm_put_be16(frame + PLOG_SHIM_LEN + OFF_TYPE, sh->inner_type);
 	memmove(frame + PLOG_SHIM_LEN, frame, PLOG_MAC_LEN);
-	return 0;
 }
 
 int

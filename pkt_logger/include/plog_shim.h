@@ -93,6 +93,10 @@ int plog_shim_push(uint8_t *frame, size_t len, uint64_t ts, uint8_t flags);
  */
 int plog_shim_pop(uint8_t *frame, size_t len);
 
+/* The same, for a frame plog_shim_parse() just accepted into `sh` (no
+ * second parse on a hot path).  Never fails. */
+void plog_shim_strip(uint8_t *frame, const struct plog_shim *sh);
+
 /* Rewrite the flags of a frame that has a valid shim (e.g. set REPLAY on a
  * logged copy when it is re-sent).  Returns 0 or -1. */
 int plog_shim_set_flags(uint8_t *frame, size_t len, uint8_t flags);
