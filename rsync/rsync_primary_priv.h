@@ -91,8 +91,9 @@ struct rsync_primary {
 	uint64_t commit_sent_ns;
 	uint64_t trim_sent_ns, trim_sent_ts;
 	/* The last ABORT, repeated with retransmissions until a vote or an ack
-	 * of a later transaction arrives (which does not prove the ABORT
-	 * arrived: an older range can still be lost -- see the open issue). */
+	 * of a later transaction arrives.  Older ranges whose ABORT was lost
+	 * are not repeated: the standby frees them when the next live META
+	 * names a predecessor below them (rsync_standby.c, in_a_known_gap). */
 	uint64_t abort_first, abort_through;
 	struct rsync_primary_stats stats;
 };

@@ -311,6 +311,28 @@ discard_upto(struct rsync_standby *s, uint64_t first, uint64_t txid)
 	return n;
 }
 
+/*
+ * A transaction's META names its predecessor: every txid between the two
+ * was closed after the predecessor and before it, and so was aborted
+ * (otherwise it would be the predecessor).  True of any META, live or a
+ * late copy of an aborted one.  So a META frees what its gap holds, and a
+ * fragment falling in a staged META's gap is dead on arrival.  This is what
+ * keeps lost ABORTs from filling the staging for good: the primary repeats
+ * only its newest ABORT, but every live transaction's META is repeated
+ * until voted.
+ */
+static bool
+in_a_known_gap(const struct rsync_standby *s, uint64_t txid)
+{
+	for (uint32_t i = 0; i < s->cfg.window; i++) {
+		const struct slot *sl = &s->slots[i];
+
+		if (sl->used && (sl->have[0] & 1) && sl->meta.prev_txid < txid && txid < sl->txid)
+			return true;
+	}
+	return false;
+}
+
 static enum rsync_rx_reason
 rx_fragment(struct rsync_standby *s, const struct rsync_msg *m)
 {
@@ -318,11 +340,25 @@ rx_fragment(struct rsync_standby *s, const struct rsync_msg *m)
 	struct slot *sl = slot_find(s, h->txid);
 	struct frag_desc *d;
 
+	/* Checks that do not need the slot come first: a refused fragment
+	 * must not take a staging slot. */
+	if (h->len > RSYNC_MAX_PAYLOAD)
+		return RSYNC_RX_BAD_LENGTH;
+	if (h->type == RSYNC_CHECKPOINT &&
+	    (h->len == 0 || !s->ops.state_ok(s->ctx, h->region, h->offset, h->len)))
+		return RSYNC_RX_BAD_REGION;
+	if (h->frag_seq == 0 && m->u.meta.prev_txid >= h->txid)
+		return RSYNC_RX_MISMATCH; /* a transaction follows an older one */
 	if (sl == NULL) {
-		if (h->txid <= s->applied.txid || h->txid <= s->aborted_through)
+		if (h->txid <= s->applied.txid || h->txid <= s->aborted_through ||
+		    in_a_known_gap(s, h->txid))
 			return RSYNC_RX_UNKNOWN_TXN;
 		if (h->frag_count > s->cfg.max_frags)
 			return RSYNC_RX_NO_ROOM;
+	}
+	if (h->frag_seq == 0 && (sl == NULL || !(sl->have[0] & 1)))
+		s->stats.orphans += discard_upto(s, m->u.meta.prev_txid + 1, h->txid - 1);
+	if (sl == NULL) {
 		sl = slot_new(s, h->txid, h->frag_count);
 		if (sl == NULL)
 			return RSYNC_RX_NO_ROOM;
@@ -337,11 +373,6 @@ rx_fragment(struct rsync_standby *s, const struct rsync_msg *m)
 		}
 		return RSYNC_RX_DUPLICATE;
 	}
-	if (h->type == RSYNC_CHECKPOINT &&
-	    (h->len == 0 || !s->ops.state_ok(s->ctx, h->region, h->offset, h->len)))
-		return RSYNC_RX_BAD_REGION;
-	if (h->len > RSYNC_MAX_PAYLOAD)
-		return RSYNC_RX_BAD_LENGTH;
 	d = &sl->desc[h->frag_seq];
 	d->type = h->type;
 	d->region = h->region;

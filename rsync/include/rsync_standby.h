@@ -75,7 +75,7 @@ struct rsync_standby_stats {
 	uint64_t applied_state_bytes;
 	uint64_t applied_txts;	/* TxTs entries merged */
 	uint64_t aborted;	/* staged transactions discarded by ABORT */
-	uint64_t orphans;	/* staged transactions discarded by COMMIT (aborted, ABORT lost) */
+	uint64_t orphans;	/* aborted ones discarded without their ABORT (by a COMMIT or a META) */
 	uint64_t incomplete;	/* transactions whose fragments disagree with META */
 	uint64_t txts_no_room;	/* transactions refused: the TxTs table could not take them */
 	uint64_t takeovers;

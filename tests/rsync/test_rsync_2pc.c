@@ -422,6 +422,131 @@ test_takeover_follows_the_newest_voted_chain(void **state)
 	sim_free(sm);
 }
 
+/* A bare transaction (META only: no TxTs, no state) straight to the standby. */
+static enum rsync_rx_reason
+standby_meta(struct sim *sm, uint64_t txid, uint64_t prev)
+{
+	struct rsync_msg m = {0};
+
+	m.h.version = RSYNC_VERSION;
+	m.h.type = RSYNC_PREPARE;
+	m.h.chain = 7;
+	m.h.epoch = 1;
+	m.h.txid = txid;
+	m.h.frag_count = 1;
+	m.h.region = RSYNC_REGION_META;
+	m.u.meta.prev_txid = prev;
+	return rsync_standby_rx(sm->s, &m, sm->now);
+}
+
+static void
+test_meta_discards_what_its_predecessor_skips(void **state)
+{
+	(void)state;
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct sim *sm;
+	struct rsync_standby_applied a;
+
+	sc.window = 3;
+	pc.stages = 3;
+	pc.standby_window = 3;
+	sm = sim_new(&pc, &sc, 21, NULL, 0);
+	/* 1, 2, 3 staged and voted; then the primary aborted them all and
+	 * every ABORT was lost: 7 follows 0, so 1 .. 6 are dead. */
+	for (uint64_t t = 1; t <= 3; t++)
+		assert_int_equal(standby_meta(sm, t, t - 1), RSYNC_RX_OK);
+	assert_int_equal(rsync_standby_staged(sm->s), 3);
+	assert_int_equal(standby_meta(sm, 7, 0), RSYNC_RX_OK);
+	assert_int_equal(rsync_standby_staged(sm->s), 1);
+	assert_int_equal(rsync_standby_stats(sm->s)->orphans, 3);
+	/* a late copy of a dead one is refused, not staged again */
+	assert_int_equal(standby_meta(sm, 2, 1), RSYNC_RX_UNKNOWN_TXN);
+	assert_int_equal(standby_meta(sm, 5, 4), RSYNC_RX_UNKNOWN_TXN);
+	assert_int_equal(rsync_standby_staged(sm->s), 1);
+	/* the live one commits */
+	assert_int_equal(rsync_standby_takeover(sm->s, 2, &a), 0);
+	assert_int_equal(a.txid, 7);
+	sim_free(sm);
+}
+
+static void
+test_lost_aborts_never_fill_the_standby_for_good(void **state)
+{
+	(void)state;
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct sim *sm;
+	uint32_t before;
+
+	sc.window = 3;
+	pc.stages = 3;
+	pc.standby_window = 3;
+	pc.max_tries = 2;
+	sm = sim_new(&pc, &sc, 22, NULL, 0);
+	/* Round 1: two stages of packets and a cut fill the standby's three
+	 * slots; the votes are lost, then the ABORT. */
+	sm->f_to_p.cut = 1;
+	add_n(sm, 2 * pc.stage_pkts, 3);
+	assert_int_equal(rsync_primary_cut_begin(sm->p, 1, 0, sm->npkts, sm->now), 0);
+	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+	sim_step(sm, 1 * US);
+	assert_int_equal(rsync_standby_staged(sm->s), 3);
+	sm->f_to_s.cut = 1;
+	for (int i = 0; i < 60 && rsync_primary_stats(sm->p)->aborts[RSYNC_ABORT_NO_VOTE] == 0; i++)
+		sim_step(sm, 10 * US);
+	assert_int_equal(rsync_primary_stats(sm->p)->aborts[RSYNC_ABORT_NO_VOTE], 1);
+	/* Round 2, still cut off: the primary aborts it too, and its ABORT
+	 * (the only one it still repeats) names nothing the standby holds. */
+	add_n(sm, 2 * pc.stage_pkts, 3);
+	for (int i = 0; i < 60 && rsync_primary_stats(sm->p)->aborts[RSYNC_ABORT_NO_VOTE] < 2; i++)
+		sim_step(sm, 10 * US);
+	assert_int_equal(rsync_primary_stats(sm->p)->aborts[RSYNC_ABORT_NO_VOTE], 2);
+	/* The link heals: new traffic must get through. */
+	sm->f_to_s.cut = 0;
+	sm->f_to_p.cut = 0;
+	before = sm->nreleased;
+	add_n(sm, pc.stage_pkts, 3);
+	sim_drain(sm, 400, 20 * US);
+	assert_int_equal(sm->nreleased - before, pc.stage_pkts);
+	assert_int_equal(rsync_standby_staged(sm->s), 0);
+	assert_int_equal(sm->nreleased + sm->ndropped, sm->npkts);
+	sim_free(sm);
+}
+
+static void
+test_refused_fragment_takes_no_staging_slot(void **state)
+{
+	(void)state;
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct sim *sm;
+	struct rsync_msg m = {0};
+	uint8_t data[64] = {0};
+
+	sc.window = 2;
+	pc.stages = 2;
+	pc.standby_window = 2;
+	sm = sim_new(&pc, &sc, 23, NULL, 0);
+	m.h.version = RSYNC_VERSION;
+	m.h.type = RSYNC_CHECKPOINT;
+	m.h.chain = 7;
+	m.h.epoch = 1;
+	m.h.frag_seq = 1;
+	m.h.frag_count = 2;
+	m.h.region = SIM_REGIONS; /* no such region */
+	m.h.len = sizeof(data);
+	m.payload = data;
+	for (uint64_t t = 1; t <= 4; t++) {
+		m.h.txid = t;
+		assert_int_equal(rsync_standby_rx(sm->s, &m, 0), RSYNC_RX_BAD_REGION);
+	}
+	assert_int_equal(rsync_standby_staged(sm->s), 0);
+	assert_int_equal(standby_meta(sm, 5, 0), RSYNC_RX_OK);
+	assert_int_equal(rsync_standby_stats(sm->s)->votes, 1);
+	sim_free(sm);
+}
+
 static void
 test_cut_whose_base_was_aborted_is_stale(void **state)
 {
@@ -702,6 +827,9 @@ main(void)
 		cmocka_unit_test(test_stages_waiting_for_a_cut_never_block_the_cut),
 		cmocka_unit_test(test_aborted_branch_is_never_applied_in_place_of_the_live_one),
 		cmocka_unit_test(test_takeover_follows_the_newest_voted_chain),
+		cmocka_unit_test(test_meta_discards_what_its_predecessor_skips),
+		cmocka_unit_test(test_lost_aborts_never_fill_the_standby_for_good),
+		cmocka_unit_test(test_refused_fragment_takes_no_staging_slot),
 		cmocka_unit_test(test_cut_whose_base_was_aborted_is_stale),
 		cmocka_unit_test(test_cut_bigger_than_a_stage_is_dropped_and_counted),
 		cmocka_unit_test(test_hmac_protects_every_message),
