@@ -26,7 +26,7 @@ rsync_stage_reset(struct stage *s)
 	s->started = s->nd_wait_counted = s->cut_open = s->cut_failed = s->needs_cut = false;
 	s->txid = s->prev_txid = 0;
 	s->cut_id = s->cut_base = s->cut_ts = 0;
-	s->nd_ts = 0;
+	s->nd_cut = 0;
 	s->opened_ns = s->closed_ns = s->deadline_ns = 0;
 	s->tries = s->tx_next = 0;
 	s->n = 0;
@@ -129,10 +129,10 @@ rsync_stage_close(struct rsync_primary *p, struct stage *s, uint64_t now)
 	p->chain_txid = s->txid;
 	/* Every packet of the stage left the chain before the next cut's
 	 * marker, so that cut covers every ND decision that could have shaped
-	 * them; ND decisions all below the last cut are covered already.  A
+	 * them; decisions the chain's last cut covers already need nothing.  A
 	 * stage that carries a cut is covered by it. */
-	s->needs_cut = s->cut_id == 0 && p->nd_ts > p->chain_cut_ts;
-	s->nd_ts = s->needs_cut ? p->nd_ts : 0;
+	s->needs_cut = s->cut_id == 0 && p->nd_cut > p->chain_cut_id;
+	s->nd_cut = s->needs_cut ? p->nd_cut : 0;
 	if (s->cut_id != 0) {
 		p->chain_cut_id = s->cut_id;
 		p->chain_cut_ts = s->cut_ts;
@@ -185,10 +185,10 @@ rsync_primary_add(struct rsync_primary *p, void *pkt, const struct rsync_flow *f
 }
 
 void
-rsync_primary_nd(struct rsync_primary *p, uint64_t nd_ts)
+rsync_primary_nd(struct rsync_primary *p, uint64_t nd_cut)
 {
-	if (nd_ts > p->nd_ts)
-		p->nd_ts = nd_ts;
+	if (nd_cut > p->nd_cut)
+		p->nd_cut = nd_cut;
 }
 
 int
@@ -316,5 +316,5 @@ rsync_primary_released_cut_ts(const struct rsync_primary *p)
 uint64_t
 rsync_primary_nd_uncovered(const struct rsync_primary *p)
 {
-	return p->nd_ts > p->chain_cut_ts ? p->nd_ts : 0;
+	return p->nd_cut > p->chain_cut_id ? p->nd_cut : 0;
 }

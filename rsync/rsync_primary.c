@@ -6,7 +6,7 @@
  * RSync's primary side: the coordinator of the two-phase commit (contract
  * in rsync_primary.h; the stages it sends are built by rsync_latch.c).
  *
- * Why a stage is released only when voted AND its ND watermark is covered:
+ * Why a stage is released only when voted AND its ND decisions are covered:
  * a vote means the standby holds the stage's TxTs (it will not emit the
  * stage's packets again); the cut covering every earlier ND decision means
  * that replay after a failover cannot re-decide (differently) something an
@@ -165,7 +165,7 @@ send_fragment(struct rsync_primary *p, struct stage *s, uint32_t f)
 	m.h.offset = pc->offset;
 	if (f == 0) {
 		m.u.meta = (struct rsync_meta){.prev_txid = s->prev_txid, .cut_id = s->cut_id,
-					       .cut_ts = s->cut_ts, .nd_ts = s->nd_ts,
+					       .cut_ts = s->cut_ts, .nd_cut = s->nd_cut,
 					       .txts_entries = s->delta.n,
 					       .state_frags = s->state_frags,
 					       .state_bytes = s->state_bytes};

@@ -50,7 +50,7 @@ struct stage {
 	bool cut_failed;    /* the cut outgrew the stage or lost its base */
 	uint64_t txid, prev_txid;
 	uint64_t cut_id, cut_base, cut_ts;
-	uint64_t nd_ts;
+	uint64_t nd_cut;	    /* the cut id it waits for (needs_cut), for META */
 	uint64_t opened_ns, closed_ns, deadline_ns;
 	uint32_t tries;
 	uint32_t tx_next;
@@ -84,7 +84,7 @@ struct rsync_primary {
 	uint64_t released_txid;
 	uint64_t released_cut_id, released_cut_ts;
 	uint64_t acked_txid;
-	uint64_t nd_ts;		/* the chain's ND watermark */
+	uint64_t nd_cut;		/* the lowest cut id covering every ND decision reported */
 	/* Released transactions the standby has not acknowledged (oldest first). */
 	uint64_t *unacked;
 	uint32_t unacked_head, unacked_n;

@@ -225,7 +225,7 @@ meta_decode(const uint8_t *p, struct rsync_meta *m)
 	m->prev_txid = onvm_get_be64(p);
 	m->cut_id = onvm_get_be64(p + 8);
 	m->cut_ts = onvm_get_be64(p + 16);
-	m->nd_ts = onvm_get_be64(p + 24);
+	m->nd_cut = onvm_get_be64(p + 24);
 	m->txts_entries = onvm_get_be32(p + 32);
 	m->state_frags = onvm_get_be32(p + 36);
 	m->state_bytes = onvm_get_be64(p + 40);
@@ -237,7 +237,7 @@ meta_encode(const struct rsync_meta *m, uint8_t *p)
 	onvm_put_be64(p, m->prev_txid);
 	onvm_put_be64(p + 8, m->cut_id);
 	onvm_put_be64(p + 16, m->cut_ts);
-	onvm_put_be64(p + 24, m->nd_ts);
+	onvm_put_be64(p + 24, m->nd_cut);
 	onvm_put_be32(p + 32, m->txts_entries);
 	onvm_put_be32(p + 36, m->state_frags);
 	onvm_put_be64(p + 40, m->state_bytes);

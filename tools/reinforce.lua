@@ -71,7 +71,7 @@ local rf = {
 	prev = ProtoField.uint64("reinforce_rsync.meta.prev_txid", "Previous transaction"),
 	cut_id = ProtoField.uint64("reinforce_rsync.meta.cut_id", "Cut id"),
 	cut_ts = ProtoField.uint64("reinforce_rsync.meta.cut_ts", "Cut timestamp"),
-	nd_ts = ProtoField.uint64("reinforce_rsync.meta.nd_ts", "ND watermark"),
+	nd_cut = ProtoField.uint64("reinforce_rsync.meta.nd_cut", "Cut awaited (ND)"),
 	entries = ProtoField.uint32("reinforce_rsync.meta.txts_entries", "TxTs entries"),
 	state_frags = ProtoField.uint32("reinforce_rsync.meta.state_frags", "State fragments"),
 	state_bytes = ProtoField.uint64("reinforce_rsync.meta.state_bytes", "State bytes"),
@@ -104,7 +104,7 @@ local function payload(t, p, mtype, region)
 		t:add(rf.prev, p(0, 8))
 		t:add(rf.cut_id, p(8, 8))
 		t:add(rf.cut_ts, p(16, 8))
-		t:add(rf.nd_ts, p(24, 8))
+		t:add(rf.nd_cut, p(24, 8))
 		t:add(rf.entries, p(32, 4))
 		t:add(rf.state_frags, p(36, 4))
 		t:add(rf.state_bytes, p(40, 8))

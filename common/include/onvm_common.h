@@ -42,7 +42,7 @@ extern "C" {
 
 #define ONVM_SHM_NAME "onvm_shm"
 #define ONVM_SHM_MAGIC 0x4f4e564d52464e31ULL /* "ONVMRFN1" */
-#define ONVM_SHM_VERSION 10
+#define ONVM_SHM_VERSION 11
 #define ONVM_PKTMBUF_POOL_NAME "onvm_pktmbuf_pool"
 #define ONVM_PKT_META_DYNFIELD "onvm_dynfield_pkt_meta"
 #define ONVM_NF_RX_RING_FMT "onvm_nf%u_rx"
@@ -332,11 +332,18 @@ struct onvm_nf_slot {
 	uint64_t state_commits;
 	uint64_t state_commit_cycles;
 	uint64_t state_commit_max_cycles;
-	/* Remote resiliency.  nd_ts: the highest timestamp of a packet (or, for
-	 * an ND decision in a tick, of the last packet seen) this NF marked ND;
-	 * atomic, stored (release) before the batch's outputs are emitted, so
-	 * whoever sees an output of a later batch sees it. */
-	uint64_t nd_ts;
+	/* Remote resiliency.  nd_cut: the lowest cut id that covers every ND
+	 * decision this NF made -- the id of the first marker to pass it after
+	 * the decision (the newest marker it passed, + 1).  Atomic, stored
+	 * (release) before the batch's outputs are emitted, so whoever sees an
+	 * output of a later batch sees it.  Cut ids rather than timestamps: a
+	 * decision in a tick has no timestamp of its own, and one right after a
+	 * marker shares the marker's.  nd_cut_floor: written by the manager
+	 * before the NF runs (start, promotion) with the newest marker id
+	 * injected into the chain so far; libnf counts markers from there, so
+	 * an NF that has not yet passed a marker cannot name an old cut. */
+	uint64_t nd_cut;
+	uint64_t nd_cut_floor;
 	uint64_t markers;	      /* consistent-cut markers passed on */
 	uint64_t cut_chunks;	      /* chunks frozen into the cut log */
 	uint64_t cut_failed;	      /* markers whose freeze failed (log full, base unknown) */

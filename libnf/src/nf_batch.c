@@ -119,9 +119,11 @@ handle_marker(struct nf_ctx *nf, struct rte_mbuf *m, struct onvm_pkt_meta *meta)
 		s->bad_markers++;
 		return;
 	}
+	memcpy(&mk, rte_pktmbuf_mtod(m, const void *), sizeof(mk));
+	if (mk.cut_id > nf->last_marker)
+		nf->last_marker = mk.cut_id;
 	if (!nf->has_cut)
 		return; /* stateless, or not in a remote chain: nothing to freeze */
-	memcpy(&mk, rte_pktmbuf_mtod(m, const void *), sizeof(mk));
 	rc = onvm_cut_freeze(&nf->cut, &nf->state, mk.cut_id, mk.base_id, meta->ts);
 	if (rc < 0)
 		s->cut_failed++;
@@ -164,8 +166,9 @@ nfl_batch_run_handlers(struct nf_ctx *nf, uint32_t n)
 	struct onvm_nf_batch *b = &nf->slot->batch;
 	struct onvm_nf_stats *st = &nf->slot->stats;
 	struct action_counts c = {0};
-	uint64_t bytes = 0, nd_ts = nf->nd_ts_batch;
+	uint64_t bytes = 0;
 	uint32_t markers = 0;
+	bool nd_seen = false;
 
 	/* The metadata was last written by the manager on another core. */
 	for (uint32_t i = 0; i < n; i++)
@@ -217,15 +220,14 @@ nfl_batch_run_handlers(struct nf_ctx *nf, uint32_t n)
 	finish_generated(nf);
 	for (uint32_t i = n; i < b->held_n; i++)
 		count_action(&c, nf_pkt_meta(b->held[i]));
-	/* The batch's ND watermark, published at commit before any output
-	 * leaves (remote chains release nothing it may have shaped early). */
-	for (uint32_t i = 0; i < b->held_n; i++) {
-		const struct onvm_pkt_meta *meta = nf_pkt_meta(b->held[i]);
-
-		if ((meta->flags & ONVM_PKT_F_ND) && meta->ts > nd_ts)
-			nd_ts = meta->ts;
-	}
-	nf->nd_ts_batch = nd_ts;
+	/* Packets flagged ND by hand (nf_mark_nd()) wait for the next cut too;
+	 * published at commit before any output leaves (remote chains release
+	 * nothing it may have shaped early).  After a marker in the batch this
+	 * names one cut later than needed for the packets before it: safe. */
+	for (uint32_t i = 0; i < b->held_n && !nd_seen; i++)
+		nd_seen = (nf_pkt_meta(b->held[i])->flags & ONVM_PKT_F_ND) != 0;
+	if (nd_seen)
+		nfl_nd_wait_next_cut(nf);
 	n -= markers;
 	st->rx += n;
 	st->rx_bytes += bytes;
@@ -255,9 +257,9 @@ nfl_batch_commit(struct nf_ctx *nf)
 		if (dt > s->state_commit_max_cycles)
 			s->state_commit_max_cycles = dt;
 	}
-	if (unlikely(nf->nd_ts_batch > __atomic_load_n(&nf->slot->nd_ts, __ATOMIC_RELAXED)))
-		__atomic_store_n(&nf->slot->nd_ts, nf->nd_ts_batch, __ATOMIC_RELEASE);
-	nf->nd_ts_batch = 0;
+	if (unlikely(nf->nd_cut_batch > __atomic_load_n(&nf->slot->nd_cut, __ATOMIC_RELAXED)))
+		__atomic_store_n(&nf->slot->nd_cut, nf->nd_cut_batch, __ATOMIC_RELEASE);
+	nf->nd_cut_batch = 0;
 	/* From here a standby re-emits this batch's held outputs. */
 	__atomic_store_n(&nf->slot->batch.committed, 1, __ATOMIC_RELEASE);
 }

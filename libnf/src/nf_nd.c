@@ -15,17 +15,13 @@
 static void
 nd_mark_current(struct nf_ctx *nf)
 {
-	/* The packet's timestamp, or for a decision outside any packet (a
-	 * tick) the newest packet's: the chain's ND watermark must rise even
-	 * when no packet carries the mark (remote chains). */
-	uint64_t ts = nf->cur_pkt != NULL ? nf_pkt_meta(nf->cur_pkt)->ts : nf->last_ts;
-
 	if (nf->cur_pkt != NULL)
 		nf_mark_nd(nf->cur_pkt);
 	else if (nf->in_batch)
 		nf->nd_batch = true;
-	if (ts > nf->nd_ts_batch)
-		nf->nd_ts_batch = ts;
+	/* In a packet or in a tick alike, only the next marker to pass this
+	 * NF covers the decision (remote chains). */
+	nfl_nd_wait_next_cut(nf);
 	nf->slot->stats.nd_events++;
 }
 

@@ -86,7 +86,8 @@ struct nf_ctx {
 	bool has_cut;		/* in a remote chain: markers freeze into `cut` */
 	struct onvm_cut_set cut;
 	uint64_t last_ts;	/* highest timestamp of a packet handled */
-	uint64_t nd_ts_batch;	/* ND watermark of the current batch (published at commit) */
+	uint64_t last_marker;	/* cut id of the newest marker passed on */
+	uint64_t nd_cut_batch;	/* the cut the batch's ND decisions wait for (published at commit) */
 	uint32_t n_decl;
 	struct onvm_nf_state_req decl[ONVM_STATE_MAX_REGIONS]; /* declared regions */
 	bool standby;	       /* parked until the active dies */
@@ -131,6 +132,19 @@ bool nfl_batch_out(struct nf_ctx *nf);
 void nfl_batch_run_handlers(struct nf_ctx *nf, uint32_t n);
 void nfl_batch_run_tick(struct nf_ctx *nf, uint64_t now_ns);
 void nfl_batch_commit(struct nf_ctx *nf);
+
+/* An ND decision now: only the next marker to pass this NF covers it.  The
+ * manager's floor keeps an NF that has passed no marker yet (fresh,
+ * promoted) from naming a cut older than its own start. */
+static inline void
+nfl_nd_wait_next_cut(struct nf_ctx *nf)
+{
+	uint64_t floor = __atomic_load_n(&nf->slot->nd_cut_floor, __ATOMIC_RELAXED);
+	uint64_t need = (nf->last_marker > floor ? nf->last_marker : floor) + 1;
+
+	if (need > nf->nd_cut_batch)
+		nf->nd_cut_batch = need;
+}
 
 /* A wait is coming (a full TX ring, an idle spin, a sleep): leave real-time
  * priority first.  A waiting real-time thread on a CPU it shares with the

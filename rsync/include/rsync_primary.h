@@ -13,7 +13,7 @@
  * Stages.  Packets leaving the chain fill the open stage (at most
  * cfg.stage_pkts packets, or until cfg.close_ns passed since its first
  * packet, or a cut closes it).  A closed stage is one transaction: PREPARE
- * fragments carry its META (previous transaction, cut, ND watermark, sizes)
+ * fragments carry its META (previous transaction, cut, the cut it waits for, sizes)
  * and the TxTs delta (per flow, the highest timestamp in the stage); a cut's
  * state goes in CHECKPOINT fragments of the same transaction.  Up to
  * cfg.stages stages exist at once; they are released strictly in order.
@@ -24,9 +24,9 @@
  *       cfg.max_tries sends it is aborted together with every later closed
  *       stage (their packets are dropped and counted; the standby is told
  *       with ABORT, and nothing after it can be applied without it anyway);
- *   (2) if the chain made an ND decision after the last cut before the
- *       stage (its ND watermark is above that cut's timestamp when the
- *       stage closes), a stage at or after it that carries a cut is voted
+ *   (2) if the chain made an ND decision the last cut before the stage does
+ *       not cover (rsync_primary_nd() names a later cut id when the stage
+ *       closes), a stage at or after it that carries a cut is voted
  *       too, with every stage between (the standby applies transactions
  *       only in chain order).  The cut's marker followed the stage's last
  *       packet through the chain, so the cut holds every ND decision that
@@ -145,10 +145,14 @@ void rsync_primary_free(struct rsync_primary *p);
 int rsync_primary_add(struct rsync_primary *p, void *pkt, const struct rsync_flow *flow,
 		      uint64_t ts, uint64_t now_ns);
 
-/* The chain's ND watermark rose to `nd_ts` (the highest timestamp of a
- * packet an NF of the chain marked ND).  Stages closing from now on wait for
- * a cut at or after it. */
-void rsync_primary_nd(struct rsync_primary *p, uint64_t nd_ts);
+/* An NF of the chain made an ND decision that only cut `nd_cut` or a later
+ * one covers: the id of the first marker to pass that NF after the decision
+ * (libnf publishes it as slot->nd_cut: the last marker it passed + 1).
+ * Stages closing from now on wait for a cut at or after them if the chain's
+ * last cut is older.  Cut ids, not timestamps: a decision in a tick, with no
+ * packet between it and a marker, is ordered against that marker only by
+ * the marker's id. */
+void rsync_primary_nd(struct rsync_primary *p, uint64_t nd_cut);
 
 /*
  * A cut's marker reached the end of the chain.  The open stage (or a new
@@ -174,8 +178,9 @@ int rsync_primary_cut_end(struct rsync_primary *p, uint64_t now_ns);
 uint64_t rsync_primary_cut_base(const struct rsync_primary *p);
 uint64_t rsync_primary_cut_base_ts(const struct rsync_primary *p);
 uint64_t rsync_primary_released_cut_ts(const struct rsync_primary *p);
-/* The ND watermark that no cut of the chain covers yet (0: none): the owner
- * must inject a marker when this is nonzero and none is travelling. */
+/* The cut id an ND decision waits for that no cut of the chain covers yet
+ * (0: none): the owner must inject a marker when this is nonzero and none is
+ * travelling. */
 uint64_t rsync_primary_nd_uncovered(const struct rsync_primary *p);
 
 /* Timers: close an old open stage, resend, abort.  Returns the next time

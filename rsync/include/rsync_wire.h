@@ -117,7 +117,7 @@ struct rsync_meta {
 	uint64_t prev_txid;   /* the transaction this one follows (0: none yet) */
 	uint64_t cut_id;      /* consistent cut carried (0: none) */
 	uint64_t cut_ts;      /* the cut's timestamp: state reflects packets <= cut_ts */
-	uint64_t nd_ts;	      /* highest ND timestamp the stage's release waits for (0) */
+	uint64_t nd_cut;	      /* the cut id the stage's release waits for (0: none) */
 	uint32_t txts_entries; /* TxTs delta entries in the transaction */
 	uint32_t state_frags;  /* CHECKPOINT fragments in the transaction */
 	uint64_t state_bytes;  /* bytes of those fragments' payloads */

@@ -282,9 +282,9 @@ test_nd_stage_waits_for_a_cut_after_it(void **state)
 	uint8_t data[64] = {1, 2, 3};
 
 	add_n(sm, 4, 2);
-	rsync_primary_nd(sm->p, 3); /* an NF made an ND decision on packet 3 */
+	rsync_primary_nd(sm->p, 1); /* an ND decision on packet 3: cut 1 covers it */
 	add_n(sm, 4, 2);	    /* stage closes: needs a cut */
-	assert_int_equal(rsync_primary_nd_uncovered(sm->p), 3);
+	assert_int_equal(rsync_primary_nd_uncovered(sm->p), 1);
 	sim_drain(sm, 20, 10 * US);
 	assert_int_equal(rsync_standby_stats(sm->s)->votes, 1);
 	assert_int_equal(sm->nreleased, 0); /* voted, but no cut yet */
@@ -300,6 +300,35 @@ test_nd_stage_waits_for_a_cut_after_it(void **state)
 	assert_int_equal(sm->last_trim, 8); /* LOG_TRIM to the predecessor */
 	sim_step(sm, 200 * US);
 	assert_memory_equal(sm->region[1] + 100, data, sizeof(data));
+	sim_free(sm);
+}
+
+static void
+test_nd_in_a_tick_right_after_a_marker_waits_for_the_next_cut(void **state)
+{
+	(void)state;
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct sim *sm = sim_new(&pc, &sc, 24, NULL, 0);
+
+	/* Cut 1 after packet 4; then, with no packet in between, an NF draws
+	 * a random number in a tick.  The cut's timestamp (4) and the newest
+	 * packet's are the same: only the marker's id orders the decision
+	 * after the cut -- libnf reports "cut 2 or later". */
+	add_n(sm, 4, 2);
+	assert_int_equal(rsync_primary_cut_begin(sm->p, 1, 0, 4, sm->now), 0);
+	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+	rsync_primary_nd(sm->p, 2);
+	add_n(sm, 8, 2); /* shaped by the decision */
+	sim_drain(sm, 100, 10 * US);
+	assert_int_equal(sm->nreleased, 4);
+	assert_int_equal(rsync_primary_nd_uncovered(sm->p), 2);
+	assert_int_equal(rsync_primary_cut_begin(sm->p, 2, 1, 12, sm->now), 0);
+	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+	assert_int_equal(rsync_primary_nd_uncovered(sm->p), 0);
+	sim_drain(sm, 100, 10 * US);
+	assert_int_equal(sm->nreleased, 12);
+	assert_int_equal(rsync_primary_released_cut_ts(sm->p), 12);
 	sim_free(sm);
 }
 
@@ -694,10 +723,16 @@ run_random(const struct fault_row *row, uint64_t seed, int take_over)
 			if (nd_after_cut)
 				tainted[sm->npkts] = 1;
 			if (sim_rand(sm) % 50 == 0) {
-				rsync_primary_nd(sm->p, sm->npkts);
+				rsync_primary_nd(sm->p, cut_id + 1);
 				nd_after_cut = 1;
 				tainted[sm->npkts] = 1;
 			}
+		}
+		/* an ND decision outside any packet (an NF's tick): it shapes
+		 * the packets after it */
+		if (sim_rand(sm) % 60 == 0) {
+			rsync_primary_nd(sm->p, cut_id + 1);
+			nd_after_cut = 1;
 		}
 		/* a marker: asked for by ND, or a lazy checkpoint now and then;
 		 * it reaches the latch a few steps later (after more packets) */
@@ -823,6 +858,7 @@ main(void)
 		cmocka_unit_test(test_fenced_old_primary_gets_no_vote_and_releases_nothing),
 		cmocka_unit_test(test_newer_epoch_fences_the_primary),
 		cmocka_unit_test(test_nd_stage_waits_for_a_cut_after_it),
+		cmocka_unit_test(test_nd_in_a_tick_right_after_a_marker_waits_for_the_next_cut),
 		cmocka_unit_test(test_cut_keeps_a_stage_free_when_packets_fill_the_latch),
 		cmocka_unit_test(test_stages_waiting_for_a_cut_never_block_the_cut),
 		cmocka_unit_test(test_aborted_branch_is_never_applied_in_place_of_the_live_one),

@@ -109,7 +109,7 @@ meta_msg(uint16_t count, uint32_t entries, uint32_t state_frags, uint64_t state_
 	m.u.meta = (struct rsync_meta){.prev_txid = 8,
 				       .cut_id = state_frags ? 4 : 0,
 				       .cut_ts = state_frags ? 1000 : 0,
-				       .nd_ts = 0,
+				       .nd_cut = 0,
 				       .txts_entries = entries,
 				       .state_frags = state_frags,
 				       .state_bytes = state_bytes};
@@ -406,7 +406,7 @@ test_every_type_round_trips(void **state)
 		struct rsync_auth *k = with_key ? a : NULL;
 
 		m = meta_msg(3, 2, 1, sizeof(state_bytes));
-		m.u.meta.nd_ts = 999;
+		m.u.meta.nd_cut = 999;
 		d = round_trip(&m, NULL, 0, k);
 		assert_int_equal(d.h.len, RSYNC_META_WIRE_LEN);
 		assert_memory_equal(&d.u.meta, &m.u.meta, sizeof(m.u.meta));
