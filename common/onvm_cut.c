@@ -23,10 +23,22 @@
 #include <errno.h>
 #include <string.h>
 
+#include <rte_branch_prediction.h>
+
 #include "onvm_cut.h"
 
 #define CUT_MAGIC  UINT64_C(0x4f4e564d43555431) /* "ONVMCUT1" */
 #define CUT_LOG_MIN 4096
+
+onvm_cut_step_fn *onvm_cut_test_step;
+
+/* Between two stores another process may see: tests die here. */
+static inline void
+step(const char *what)
+{
+	if (unlikely(onvm_cut_test_step != NULL))
+		onvm_cut_test_step(what);
+}
 
 static inline uint64_t
 pad8(uint64_t n)
@@ -120,9 +132,16 @@ onvm_cut_note_batch(struct onvm_cut_set *c, const struct nf_state_set *state)
 				continue;
 			/* Listed before marked, as the state's own dirty list:
 			 * a death in between lists a chunk twice (a record
-			 * twice in the next freeze: harmless), never zero times. */
-			c->plist[r][pn++] = ch;
-			h->plist_n[r] = pn;
+			 * twice in the next freeze: harmless), never zero times.
+			 * Deaths can repeat that until the list is full: then
+			 * the period is found by scanning the marks instead. */
+			if (pn < h->n_chunks[r]) {
+				c->plist[r][pn++] = ch;
+				h->plist_n[r] = pn;
+			} else {
+				h->plist_full = 1;
+			}
+			step("note: listed");
 			c->marks[r][ch] = cur;
 		}
 	}
@@ -170,7 +189,22 @@ publish_failed(struct onvm_cut_set *c, uint64_t start, uint64_t limit, uint64_t 
 
 	if (put_record(c, &pos, limit, &rec, NULL))
 		__atomic_store_n(&c->hdr->prod, pos, __ATOMIC_RELEASE);
+	step("failed: published");
 	return 0;
+}
+
+/* A new period begins: after this, what is dirtied belongs to the cut after
+ * `cut_id`.  Done before the cut is published, so a reader that sees the
+ * cut sees the period moved on, and one that finds no record of a cut this
+ * NF has moved past knows it is lost (onvm_cut_read()). */
+static void
+new_period(struct onvm_cut_hdr *h, uint64_t cut_id)
+{
+	__atomic_store_n(&h->last_marker, cut_id, __ATOMIC_RELEASE);
+	step("period: last_marker");
+	memset(h->plist_n, 0, sizeof(h->plist_n));
+	h->plist_full = 0;
+	step("period: list emptied");
 }
 
 /* Freeze chunk `ch` of region `r`; false when the log is full. */
@@ -210,7 +244,9 @@ onvm_cut_freeze(struct onvm_cut_set *c, const struct nf_state_set *state, uint64
 	/* The usual case: the base is the last marker seen here, and what
 	 * changed since is exactly the period list.  After lost cuts, every
 	 * chunk dirtied after the base: marks above base + 1 - 1. */
-	scan = base_id < h->last_marker;
+	scan = base_id < h->last_marker || h->plist_full;
+	for (uint32_t r = 0; r < c->n_regions && !scan; r++)
+		scan = h->plist_n[r] > h->n_chunks[r]; /* a stray write: trust the marks */
 	for (uint32_t r = 0; r < c->n_regions; r++) {
 		if (scan) {
 			for (uint32_t ch = 0; ch < h->n_chunks[r]; ch++) {
@@ -234,19 +270,19 @@ onvm_cut_freeze(struct onvm_cut_set *c, const struct nf_state_set *state, uint64
 	}
 	if (!put_record(c, &pos, limit, &end, NULL))
 		goto full;
+	step("freeze: records written");
+	/* The chunks just frozen keep their (older) marks. */
+	new_period(h, cut_id);
 	__atomic_store_n(&h->prod, pos, __ATOMIC_RELEASE);
+	step("freeze: published");
 	h->stats.freezes++;
 	h->stats.freeze_scans += scan;
-	/* A new period: the chunks just frozen keep their (older) marks. */
-	h->last_marker = cut_id;
-	memset(h->plist_n, 0, sizeof(h->plist_n));
 	return n;
 full:
 	h->stats.failed_full++;
+	/* The next cut (over an older base) rescans. */
+	new_period(h, cut_id);
 	publish_failed(c, start, limit, cut_id, cut_ts);
-	/* The period goes on: the next cut (over an older base) rescans. */
-	h->last_marker = cut_id;
-	memset(h->plist_n, 0, sizeof(h->plist_n));
 	return -ENOSPC;
 }
 
@@ -257,12 +293,24 @@ onvm_cut_read(struct onvm_cut_set *c, uint64_t cut_id, struct onvm_cut_rec *rec,
 	struct onvm_cut_hdr *h = c->hdr;
 	uint64_t size = h->log_size;
 
+	c->has_next = false;
 	for (;;) {
 		uint64_t prod = __atomic_load_n(&h->prod, __ATOMIC_ACQUIRE);
 		uint64_t cons = h->cons, off = cons % size;
 
-		if (cons == prod)
+		if (cons == prod) {
+			/* Nothing of cut_id, and the NF is past it: the cut
+			 * (or its FAILED record, which did not fit) is lost. */
+			if (__atomic_load_n(&h->last_marker, __ATOMIC_ACQUIRE) >= cut_id &&
+			    __atomic_load_n(&h->prod, __ATOMIC_ACQUIRE) == prod) {
+				memset(rec, 0, sizeof(*rec));
+				rec->cut_id = cut_id;
+				rec->kind = ONVM_CUT_FAILED;
+				h->lost_cuts++;
+				return ONVM_CUT_READ_FAILED;
+			}
 			return ONVM_CUT_READ_NONE;
+		}
 		if (prod - cons > size)
 			goto corrupt;
 		if (size - off < ONVM_CUT_REC_LEN) {
@@ -295,6 +343,8 @@ onvm_cut_read(struct onvm_cut_set *c, uint64_t cut_id, struct onvm_cut_rec *rec,
 		if (rec->cut_id > cut_id)
 			return ONVM_CUT_READ_LATER;
 		*data = c->log + off + ONVM_CUT_REC_LEN;
+		c->next_cons = cons + ONVM_CUT_REC_LEN + pad8(rec->len);
+		c->has_next = true;
 		return rec->kind == ONVM_CUT_DATA  ? ONVM_CUT_READ_DATA
 		       : rec->kind == ONVM_CUT_END ? ONVM_CUT_READ_END
 						   : ONVM_CUT_READ_FAILED;
@@ -310,13 +360,15 @@ corrupt:
 }
 
 void
-onvm_cut_consume(struct onvm_cut_set *c, const struct onvm_cut_rec *rec)
+onvm_cut_consume(struct onvm_cut_set *c)
 {
-	struct onvm_cut_hdr *h = c->hdr;
-
-	if (h->cons == __atomic_load_n(&h->prod, __ATOMIC_ACQUIRE))
-		return; /* a corrupt log was dropped whole */
-	__atomic_store_n(&h->cons, h->cons + ONVM_CUT_REC_LEN + pad8(rec->len), __ATOMIC_RELEASE);
+	/* Where the record read last ends, remembered by the reader: not
+	 * derived from cons and prod, which the producer moves meanwhile (a
+	 * FAILED for a log dropped whole has no record to step over). */
+	if (!c->has_next)
+		return;
+	__atomic_store_n(&c->hdr->cons, c->next_cons, __ATOMIC_RELEASE);
+	c->has_next = false;
 }
 
 uint64_t

@@ -89,11 +89,13 @@ struct onvm_cut_hdr {
 	uint64_t prod __rte_cache_aligned;   /* bytes published (release) */
 	uint64_t last_marker;		     /* the last marker frozen at (0: none) */
 	uint32_t plist_n[NF_STATE_MAX_REGIONS];
+	uint32_t plist_full;		     /* a chunk did not fit the list: scan */
 	struct onvm_cut_stats stats;
 
 	/* manager-written */
 	uint64_t cons __rte_cache_aligned;   /* bytes consumed (release) */
 	uint64_t skipped_records;	     /* records of abandoned cuts skipped */
+	uint64_t lost_cuts;		     /* cuts the NF moved past with no record */
 } __rte_cache_aligned;
 
 /* Process-local handle. */
@@ -103,6 +105,9 @@ struct onvm_cut_set {
 	uint64_t *marks[NF_STATE_MAX_REGIONS];
 	uint32_t *plist[NF_STATE_MAX_REGIONS];
 	uint32_t n_regions;
+	/* Reader: where the record onvm_cut_read() returned last ends. */
+	uint64_t next_cons;
+	bool has_next;
 };
 
 /* Bytes of the area for `layout` with a log of `log_bytes` (rounded up to
@@ -145,13 +150,20 @@ enum onvm_cut_read_result {
 
 /*
  * Read the next record of cut `cut_id`, skipping (and consuming) records of
- * older cuts, which were abandoned.  The record stays in the log until
+ * older cuts, which were abandoned.  FAILED also when the log holds nothing
+ * of the cut and the NF has moved past it (its FAILED record did not fit,
+ * or the NF died between the two).  The record stays in the log until
  * onvm_cut_consume(): `*data` points into the log.  Never blocks.
  */
 enum onvm_cut_read_result onvm_cut_read(struct onvm_cut_set *c, uint64_t cut_id,
 					struct onvm_cut_rec *rec, const uint8_t **data);
-/* Release the record onvm_cut_read() returned last. */
-void onvm_cut_consume(struct onvm_cut_set *c, const struct onvm_cut_rec *rec);
+/* Release the record onvm_cut_read() returned last (nothing after a FAILED
+ * for a damaged log, which was dropped whole). */
+void onvm_cut_consume(struct onvm_cut_set *c);
+
+/* Tests: called between the stores another process can see (NULL in use). */
+typedef void onvm_cut_step_fn(const char *step);
+extern onvm_cut_step_fn *onvm_cut_test_step;
 
 /* Bytes published and not consumed. */
 uint64_t onvm_cut_log_used(const struct onvm_cut_set *c);

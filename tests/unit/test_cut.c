@@ -95,11 +95,11 @@ ship(struct fixture *f, uint64_t id, uint32_t *n)
 	while ((r = onvm_cut_read(&f->mgr, id, &rec, &data)) == ONVM_CUT_READ_DATA) {
 		assert_true(rec.offset + rec.len <= sizeof(staged[0]));
 		memcpy(staged[rec.region] + rec.offset, data, rec.len);
-		onvm_cut_consume(&f->mgr, &rec);
+		onvm_cut_consume(&f->mgr);
 		(*n)++;
 	}
 	if (r == ONVM_CUT_READ_END || r == ONVM_CUT_READ_FAILED)
-		onvm_cut_consume(&f->mgr, &rec);
+		onvm_cut_consume(&f->mgr);
 	if (r == ONVM_CUT_READ_END)
 		memcpy(f->remote, staged, sizeof(staged));
 	return r;
@@ -292,6 +292,183 @@ test_damaged_record_fails_the_cut_and_empties_the_log(void **state)
 }
 
 static void
+test_consume_after_a_dropped_log_keeps_a_newer_cut_whole(void **state)
+{
+	(void)state;
+	struct fixture *f = fixture_new(1 << 16);
+	struct onvm_cut_rec bad, rec;
+	const uint8_t *data;
+	uint8_t snap0[R0_SIZE], snap1[R1_SIZE];
+	uint32_t n;
+
+	nf_write(f, 0, 1, 1);
+	assert_int_equal(onvm_cut_freeze(&f->nf, &f->ts.set, 1, 0, 1), 1);
+	memcpy(&bad, f->nf.log, sizeof(bad));
+	bad.offset = (uint64_t)R0_SIZE;
+	memcpy(f->nf.log, &bad, sizeof(bad));
+	/* The manager reads the damaged log (dropped whole) ... */
+	assert_int_equal(onvm_cut_read(&f->mgr, 1, &rec, &data), ONVM_CUT_READ_FAILED);
+	/* ... the NF freezes the next cut before the manager consumes ... */
+	nf_write(f, 0, 300, 3);
+	assert_int_equal(onvm_cut_freeze(&f->nf, &f->ts.set, 2, 0, 2), 2);
+	/* ... and consuming the FAILED must not eat into cut 2. */
+	onvm_cut_consume(&f->mgr);
+	assert_int_equal(ship(f, 2, &n), ONVM_CUT_READ_END);
+	assert_int_equal(n, 2);
+	memcpy(snap0, nf_state_region_ptr(&f->ts.set, 0), R0_SIZE);
+	memcpy(snap1, nf_state_region_ptr(&f->ts.set, 1), R1_SIZE);
+	assert_remote_equals(f, snap0, snap1);
+	fixture_free(f);
+}
+
+static void
+test_deaths_between_list_and_mark_never_overflow_the_period_list(void **state)
+{
+	(void)state;
+	struct fixture *f = fixture_new(1 << 16);
+	struct onvm_cut_hdr *h = f->nf.hdr;
+	uint64_t marks1[10];
+	uint8_t snap0[R0_SIZE], snap1[R1_SIZE];
+	uint32_t n;
+
+	memcpy(marks1, f->nf.marks[1], sizeof(marks1));
+	/* 64 NFs in turn died after listing chunk 5 and before marking it:
+	 * the list is full of it, the chunk still unmarked. */
+	for (uint32_t i = 0; i < h->n_chunks[0]; i++) {
+		f->nf.plist[0][i] = 5;
+		h->plist_n[0] = i + 1;
+	}
+	nf_write(f, 0, 5 * CHUNK, 7);
+	nf_write(f, 0, 9 * CHUNK, 9);
+	nf_commit(f);
+	assert_true(h->plist_n[0] <= h->n_chunks[0]);
+	assert_memory_equal(f->nf.marks[1], marks1, sizeof(marks1)); /* region 1 untouched */
+	/* the next cut still ships both chunks */
+	assert_true(onvm_cut_freeze(&f->nf, &f->ts.set, 1, 0, 1) >= 2);
+	assert_int_equal(ship(f, 1, &n), ONVM_CUT_READ_END);
+	memcpy(snap0, nf_state_region_ptr(&f->ts.set, 0), R0_SIZE);
+	memcpy(snap1, nf_state_region_ptr(&f->ts.set, 1), R1_SIZE);
+	assert_remote_equals(f, snap0, snap1);
+	fixture_free(f);
+}
+
+/* Crash injection: the NF dies between any two stores the manager can see
+ * (onvm_cut_test_step), its standby attaches the same area and re-runs
+ * the batch that did not commit (the marker's freeze included, as libnf's
+ * promotion does).  Whatever the step, the manager never waits forever for
+ * a cut (every cut reads END or FAILED), and the copy built from the cuts
+ * that did arrive equals the NF's state at the last one. */
+static jmp_buf death;
+static unsigned int steps_seen, die_at;
+
+static void
+die_here(const char *what)
+{
+	(void)what;
+	if (++steps_seen == die_at)
+		longjmp(death, 1);
+}
+
+/* One run; returns the number of steps it went through. */
+static unsigned int
+run_with_a_death(unsigned int at, unsigned int *deaths)
+{
+	struct fixture *f = fixture_new(1 << 16);
+	uint8_t snap0[R0_SIZE], snap1[R1_SIZE];
+	volatile uint64_t applied = 0;
+	volatile unsigned int op = 0;
+	uint32_t n;
+
+	steps_seen = 0;
+	die_at = at;
+	onvm_cut_test_step = die_here;
+	if (setjmp(death) != 0) {
+		/* The standby takes over: a fresh handle on the same area. */
+		(*deaths)++;
+		onvm_cut_test_step = NULL;
+		assert_int_equal(onvm_cut_attach(&f->nf, f->area, f->area_size, &f->ts.layout), 0);
+	}
+	for (; op < 12; op++) {
+		uint64_t cut = op / 2 + 1;
+
+		if (op % 2 == 0) { /* a batch: three chunks, one written twice */
+			nf_write(f, 0, (cut * 7 % 64) * CHUNK, (uint8_t)cut);
+			nf_write(f, 0, (cut * 13 % 64) * CHUNK + 5, (uint8_t)(cut + 1));
+			nf_write(f, 1, (cut % 10) * CHUNK, (uint8_t)(cut + 2));
+			nf_write(f, 0, (cut * 7 % 64) * CHUNK + 1, (uint8_t)cut);
+			nf_commit(f);
+		} else { /* the marker of `cut`, shipped at once */
+			enum onvm_cut_read_result r;
+
+			(void)onvm_cut_freeze(&f->nf, &f->ts.set, cut, applied, cut);
+			r = ship(f, cut, &n);
+			assert_true(r == ONVM_CUT_READ_END || r == ONVM_CUT_READ_FAILED);
+			if (r == ONVM_CUT_READ_END) {
+				applied = cut;
+				memcpy(snap0, nf_state_region_ptr(&f->ts.set, 0), R0_SIZE);
+				memcpy(snap1, nf_state_region_ptr(&f->ts.set, 1), R1_SIZE);
+			}
+		}
+	}
+	onvm_cut_test_step = NULL;
+	/* the cut after the death's arrives whole, over whatever base */
+	nf_write(f, 0, 63 * CHUNK, 0x77);
+	nf_commit(f);
+	assert_true(onvm_cut_freeze(&f->nf, &f->ts.set, 7, applied, 7) >= 1);
+	assert_int_equal(ship(f, 7, &n), ONVM_CUT_READ_END);
+	memcpy(snap0, nf_state_region_ptr(&f->ts.set, 0), R0_SIZE);
+	memcpy(snap1, nf_state_region_ptr(&f->ts.set, 1), R1_SIZE);
+	assert_remote_equals(f, snap0, snap1);
+	fixture_free(f);
+	return steps_seen;
+}
+
+static void
+test_nf_death_at_any_step_never_stalls_or_corrupts_the_cuts(void **state)
+{
+	(void)state;
+	unsigned int deaths = 0, total = run_with_a_death(0, &deaths);
+
+	assert_int_equal(deaths, 0);
+	assert_true(total > 20);
+	for (unsigned int at = 1; at <= total; at++)
+		run_with_a_death(at, &deaths);
+	assert_int_equal(deaths, total);
+	print_message("%u death points\n", total);
+}
+
+static void
+test_cut_whose_failed_record_does_not_fit_still_reads_failed(void **state)
+{
+	(void)state;
+	/* 15 records of 24 + 256 bytes and an END: 16 bytes left over */
+	struct fixture *f = fixture_new(15 * (ONVM_CUT_REC_LEN + CHUNK) + ONVM_CUT_REC_LEN + 16);
+	struct onvm_cut_rec rec;
+	const uint8_t *data;
+	uint32_t n;
+
+	/* Cut 1 fills the log, unread yet. */
+	for (uint32_t c = 0; c < 15; c++)
+		nf_write(f, 0, (uint64_t)c * CHUNK, 1);
+	nf_commit(f);
+	assert_int_equal(onvm_cut_freeze(&f->nf, &f->ts.set, 1, 0, 1), 15);
+	assert_true(f->nf.hdr->log_size - onvm_cut_log_used(&f->mgr) < ONVM_CUT_REC_LEN);
+	/* Cut 2 does not fit, nor does its FAILED record. */
+	nf_write(f, 0, 20 * CHUNK, 2);
+	nf_commit(f);
+	assert_int_equal(onvm_cut_freeze(&f->nf, &f->ts.set, 2, 1, 2), -ENOSPC);
+	assert_int_equal(ship(f, 1, &n), ONVM_CUT_READ_END);
+	/* The manager must not wait for cut 2 for ever. */
+	assert_int_equal(onvm_cut_read(&f->mgr, 2, &rec, &data), ONVM_CUT_READ_FAILED);
+	assert_int_equal(f->mgr.hdr->lost_cuts, 1);
+	/* and cut 3 (over base 1: a scan) carries chunk 20 */
+	assert_int_equal(onvm_cut_freeze(&f->nf, &f->ts.set, 3, 1, 3), 1);
+	assert_int_equal(ship(f, 3, &n), ONVM_CUT_READ_END);
+	assert_int_equal(f->remote[0][20 * CHUNK], 2);
+	fixture_free(f);
+}
+
+static void
 test_random_cuts_rebuild_the_state_exactly(void **state)
 {
 	(void)state;
@@ -374,6 +551,10 @@ main(void)
 		cmocka_unit_test(test_full_log_drops_the_whole_cut_never_part_of_it),
 		cmocka_unit_test(test_reader_waits_for_a_cut_not_frozen_yet_and_reports_a_newer_one),
 		cmocka_unit_test(test_damaged_record_fails_the_cut_and_empties_the_log),
+		cmocka_unit_test(test_consume_after_a_dropped_log_keeps_a_newer_cut_whole),
+		cmocka_unit_test(test_deaths_between_list_and_mark_never_overflow_the_period_list),
+		cmocka_unit_test(test_nf_death_at_any_step_never_stalls_or_corrupts_the_cuts),
+		cmocka_unit_test(test_cut_whose_failed_record_does_not_fit_still_reads_failed),
 		cmocka_unit_test(test_random_cuts_rebuild_the_state_exactly),
 		cmocka_unit_test(test_area_refuses_another_layout),
 	};
