@@ -305,7 +305,7 @@ try_release(struct rsync_primary *p, uint64_t now)
 		p->commit_sent_ns = now;
 		p->stats.commits_sent++;
 	}
-	if (new_cut)
+	if (new_cut && p->released_cut_ts != 0) /* a cut before any packet trims nothing */
 		send_trim(p, now);
 }
 

@@ -577,6 +577,31 @@ test_refused_fragment_takes_no_staging_slot(void **state)
 }
 
 static void
+test_cut_before_any_packet_sends_no_log_trim(void **state)
+{
+	(void)state;
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct sim *sm = sim_new(&pc, &sc, 25, NULL, 0);
+
+	/* A marker injected before the first packet: a cut at timestamp 0.
+	 * LOG_TRIM 0 is not a message (the codec refuses it): none is sent. */
+	assert_int_equal(rsync_primary_cut_begin(sm->p, 1, 0, 0, sm->now), 0);
+	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+	sim_drain(sm, 100, 10 * US);
+	for (int i = 0; i < 40; i++)
+		sim_step(sm, 100 * US);
+	assert_int_equal(rsync_primary_stats(sm->p)->stages_released, 1);
+	assert_int_equal(rsync_primary_stats(sm->p)->trims_sent, 0);
+	add_n(sm, 8, 2);
+	assert_int_equal(rsync_primary_cut_begin(sm->p, 2, 1, 8, sm->now), 0);
+	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+	sim_drain(sm, 100, 10 * US);
+	assert_int_equal(sm->last_trim, 8);
+	sim_free(sm);
+}
+
+static void
 test_cut_whose_base_was_aborted_is_stale(void **state)
 {
 	(void)state;
@@ -690,7 +715,7 @@ static struct {
 } seen;
 
 static void
-run_random(const struct fault_row *row, uint64_t seed, int take_over)
+run_random(const struct fault_row *row, uint64_t seed, int take_over, int small)
 {
 	struct rsync_primary_cfg pc = sim_default_pcfg();
 	struct rsync_standby_cfg sc = sim_default_scfg();
@@ -706,6 +731,12 @@ run_random(const struct fault_row *row, uint64_t seed, int take_over)
 	pc.stages = 6;
 	pc.stage_pkts = 16;
 	pc.max_tries = 6;
+	if (small) { /* the tightest legal windows: every slot counts */
+		pc.stages = 3;
+		pc.standby_window = 3;
+		sc.window = 3;
+		pc.max_tries = 3;
+	}
 	sm = sim_new(&pc, &sc, seed, NULL, 0);
 	sm->f_to_s = row->to_s;
 	sm->f_to_p = row->to_p;
@@ -825,8 +856,10 @@ test_random_faults_never_release_unknown_packets(void **state)
 	(void)state;
 	for (size_t r = 0; r < sizeof(fault_rows) / sizeof(fault_rows[0]); r++)
 		for (uint64_t seed = 1; seed <= 25; seed++) {
-			run_random(&fault_rows[r], seed * 101 + r, 1);
-			run_random(&fault_rows[r], seed * 211 + r, 0);
+			run_random(&fault_rows[r], seed * 101 + r, 1, 0);
+			run_random(&fault_rows[r], seed * 211 + r, 0, 0);
+			run_random(&fault_rows[r], seed * 307 + r, 1, 1);
+			run_random(&fault_rows[r], seed * 401 + r, 0, 1);
 		}
 	print_message("random runs: %lu released, %lu dropped, %lu aborts, %lu ND waits, "
 		      "%lu ND-shaped released, %lu applied at takeover, %lu stale cuts, "
@@ -866,6 +899,7 @@ main(void)
 		cmocka_unit_test(test_meta_discards_what_its_predecessor_skips),
 		cmocka_unit_test(test_lost_aborts_never_fill_the_standby_for_good),
 		cmocka_unit_test(test_refused_fragment_takes_no_staging_slot),
+		cmocka_unit_test(test_cut_before_any_packet_sends_no_log_trim),
 		cmocka_unit_test(test_cut_whose_base_was_aborted_is_stale),
 		cmocka_unit_test(test_cut_bigger_than_a_stage_is_dropped_and_counted),
 		cmocka_unit_test(test_hmac_protects_every_message),
