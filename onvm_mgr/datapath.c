@@ -192,6 +192,12 @@ dispatch(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, const struct mgr_dest *d)
 			flush_nf(ctx, d->id);
 		return;
 	case MGR_DEST_PORT:
+		if (unlikely(mgr.rsync_out_port[d->id] != 0) && ctx->direct_port_tx) {
+			/* Out of a protected chain: latched until the standby
+			 * voted (primary), or filtered by TxTs (standby). */
+			mgr_rsync_on_exit(ctx, d->id, m);
+			return;
+		}
 		if (unlikely(mgr.plog_port[d->id] != 0) && ctx->direct_port_tx) {
 			/* Into a protected chain: stamped and logged here, by the
 			 * TX unit that owns the log (plog_unit.c). */
@@ -209,6 +215,12 @@ dispatch(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, const struct mgr_dest *d)
 		rte_pktmbuf_free(m);
 		return;
 	}
+}
+
+void
+mgr_dp_to_port(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t port)
+{
+	dispatch_port(ctx, m, port);
 }
 
 static void
@@ -283,6 +295,7 @@ mgr_rx_poll(void)
 		 * stamped input of a primary/standby. */
 		const bool plog = mgr.plog_port[port] != 0;
 		const bool rsync_in = mgr.rsync_in_port[port] != 0;
+		const bool rsync_sync = mgr.rsync_sync_port[port] != 0;
 		uint16_t n;
 
 		if (mgr.shm->ports[port].no_rx ||
@@ -317,8 +330,13 @@ mgr_rx_poll(void)
 				ps->ctrl_rx++;
 				continue;
 			}
+			/* RSync between primary and standby (rsync_unit.c). */
+			if (unlikely(rsync_sync) && mgr_rsync_sync_rx(ctx, port, m)) {
+				ps->ctrl_rx++;
+				continue;
+			}
 			/* A protected chain's stamped input (rsync_unit.c). */
-			if (unlikely(rsync_in) && mgr_rsync_ingress(port, m, &ts, &rflags))
+			if (unlikely(rsync_in) && mgr_rsync_ingress(ctx, port, m, &ts, &rflags))
 				continue;
 			pr = onvm_pkt_parse(m, &pi);
 			ps->parse[pr]++;
@@ -427,6 +445,8 @@ mgr_tx_poll(void)
 			dispatch_port(ctx, pkts[i], ports[i]);
 		work += k;
 	}
+	/* Remote resiliency's primary and standby: RSync frames, timers. */
+	work += mgr_rsync_tx(ctx);
 	/* What the control thread handed back (a dead NF's mbufs): a few
 	 * bursts a poll, counted as work so a quiet lcore does not nap on it. */
 	for (int k = 0; k < MGR_TX_FREE_BURSTS && unlikely(!rte_ring_empty(mgr.ctl_free_ring));

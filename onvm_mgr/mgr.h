@@ -200,6 +200,10 @@ struct mgr {
 	uint8_t plog_port[ONVM_MAX_PORTS];
 	/* 1 + the primary/standby chain (rsync_unit.c) whose stamped input arrives here, 0: none */
 	uint8_t rsync_in_port[ONVM_MAX_PORTS];
+	/* ... whose sync link (primary <-> standby) this port is */
+	uint8_t rsync_sync_port[ONVM_MAX_PORTS];
+	/* ... whose protected chain leaves through this port */
+	uint8_t rsync_out_port[ONVM_MAX_PORTS];
 
 	struct mgr_dp_ctx dp[MGR_UNIT_MAX];
 	struct mgr_nf_priv nf_priv[ONVM_MAX_NFS];
@@ -339,8 +343,21 @@ bool mgr_plog_rx(uint16_t port, struct rte_mbuf *m);
  * *ts / *flags (for the packet's metadata once it is routed). */
 struct rte_tel_data;
 int mgr_rsync_init(void);
-bool mgr_rsync_ingress(uint16_t port, struct rte_mbuf *m, uint64_t *ts, uint8_t *flags);
+bool mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uint64_t *ts,
+		       uint8_t *flags);
+/* RX unit, for frames of a port rsync_sync_port[] marks: true if it took `m`
+ * (an RSync frame from the peer). */
+bool mgr_rsync_sync_rx(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m);
+/* TX unit: every poll (control frames, timers), and for every stamped or
+ * unstamped packet it sends to a port rsync_out_port[] marks (the packet is
+ * taken: latched, sent, or dropped and counted). */
+int mgr_rsync_tx(struct mgr_dp_ctx *ctx);
+void mgr_rsync_on_exit(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m);
 void mgr_rsync_telemetry(struct rte_tel_data *d); /* adds its chains to /onvm/remote */
+
+/* datapath.c: buffer `m` for `port` on unit `ctx` (flushed at the end of the
+ * poll), for the units' own frames and released packets. */
+void mgr_dp_to_port(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t port);
 void mgr_bfd_log_flush(void);	 /* the control thread: log queued session events */
 /* Session state changes (up/down with diagnostic) for other modules, e.g.
  * remote failover.  Called on the BFD unit's lcore: must not block. */

@@ -1,11 +1,14 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright(c) 2026 REINFORCE-NFV authors
-"""The protected ingress of a remote chain's primary (rsync_unit.c).
+"""The protected ingress of a remote chain (rsync_unit.c).
 
-One node, role primary: a net_pcap port "from_p" replays stamped frames (the
-shim built here, per docs/wire-format.md) into the protected chain, whose
-exit "sink" writes a capture.  The input mixes a trace's frames stamped
+One node, role standby, taken over by the REPLAY_START that opens its input
+(a primary would hold every output until a standby votes; a standby that
+took over lets out what its TxTs does not know -- here everything): a
+net_pcap port "from_p" replays stamped frames (the shim built here, per
+docs/wire-format.md) into the protected chain, whose exit "sink" writes a
+capture.  The input mixes a trace's frames stamped
 1..N with what a link or a bad peer can add: a duplicate, a frame overtaken
 (reordered), a replayed frame, shims cut short or with a bad version, flag,
 nested type or timestamp 0, an unstamped frame and an RSync frame.
@@ -16,6 +19,9 @@ counted under its reason in /onvm/remote and none is sent.
 import struct
 
 import lab
+from test_remote_predecessor import rsync_frame
+
+REPLAY_START = 8
 
 SHIM = 0x88B5
 
@@ -29,7 +35,8 @@ def stamp(frame, ts, flags=0, version=1, inner=None):
 def test(L):
     frames = lab.read_pcap(lab.trace("smtp.pcap"))
     n = len(frames)
-    inp, want = [], []
+    # The predecessor fails the chain over to this node (epoch 2).
+    inp, want = [rsync_frame(REPLAY_START, 7, 2, struct.pack(">QQ", 0, n + 1))], []
     for i, f in enumerate(frames):
         ts = i + 1
         if i == 20:  # frame 21 overtaken by frame 22: it arrives late, stale
@@ -66,20 +73,22 @@ def test(L):
         ],
         "chains": [{"name": "web", "services": [], "ingress_port": "from_p",
                     "exit_port": "sink"}],
-        "remote": {"chains": [{"name": "web", "id": 7, "role": "primary", "chain": "web",
-                               "predecessor_port": "from_p", "standby_port": "sync"}]},
+        "remote": {"chains": [{"name": "web", "id": 7, "role": "standby", "chain": "web",
+                               "predecessor_port": "from_p", "primary_port": "sync"}]},
     }
     node = L.node("primary", cfg).start()
     node.wait_port("from_p", "rx", len(inp))
     node.wait_port("sink", "tx", len(want))
     st = node.query("/onvm/remote")["web"]
     expect = {"ingress_admitted": len(want), "ingress_replayed": 1, "ingress_stale": 2,
-              "ingress_last_ts": n + 1, "ingress_unstamped": 1, "ingress_rsync_ctrl": 1,
+              "ingress_last_ts": n + 1, "ingress_unstamped": 1, "ctl_ok": 1,
+              "ctl_bad_version": 1, "takeovers": 1, "epoch": 2, "out_passed": len(want),
+              "out_dup": 0, "out_before_takeover": 0,
               "ingress_shim_short": 1, "ingress_shim_bad_version": 1,
               "ingress_shim_bad_flags": 1, "ingress_shim_nested": 1, "ingress_shim_zero_ts": 1}
     for k, v in expect.items():
         L.expect(st.get(k) == v, f"/onvm/remote web.{k} = {st.get(k)}, want {v}")
-    L.expect(st["role"] == "primary", f"role {st['role']}")
+    L.expect(st["role"] == "standby" and st["state"] == "replaying", f"role {st}")
     rc = node.stop()
     L.expect(rc == 0, f"manager exit status {rc}")
     got = lab.read_capture_out(out)
