@@ -266,6 +266,7 @@ main(int argc, char **argv)
 		mgr_ctl_stop();
 	}
 	mgr_tx_poll(); /* last flush of anything the units left */
+	mgr_rsync_fini();
 	mgr_nf_alloc_rings_drain();
 	mgr_ctl_free_drain();
 	if (!mgr.quiet)

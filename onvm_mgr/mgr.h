@@ -354,6 +354,7 @@ bool mgr_rsync_sync_rx(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m
 int mgr_rsync_tx(struct mgr_dp_ctx *ctx);
 void mgr_rsync_on_exit(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m);
 void mgr_rsync_telemetry(struct rte_tel_data *d); /* adds its chains to /onvm/remote */
+void mgr_rsync_fini(void); /* after the units stopped: held packets back to the pool */
 
 /* datapath.c: buffer `m` for `port` on unit `ctx` (flushed at the end of the
  * poll), for the units' own frames and released packets. */

@@ -48,6 +48,7 @@
  * Other threads read the counters only (plain 64-bit loads).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -126,6 +127,8 @@ struct rsync_chain {
 
 static struct rsync_chain chains[MGR_CFG_MAX_REMOTE];
 static int nchains;
+/* Telemetry (its own thread) against mgr_rsync_fini() freeing the sessions. */
+static pthread_mutex_t fini_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- sending ---- */
 
@@ -642,6 +645,8 @@ mgr_rsync_tx(struct mgr_dp_ctx *ctx)
 		struct rsync_chain *c = &chains[i];
 		uint64_t now;
 
+		uint64_t sent_before = c->sent, released_before = c->out_released;
+
 		if (c->pri == NULL)
 			continue; /* a standby's session runs on the RX unit */
 		c->tx = ctx;
@@ -655,6 +660,9 @@ mgr_rsync_tx(struct mgr_dp_ctx *ctx)
 			c->next_tick_ns = rsync_primary_tick(c->pri, now);
 		if (c->wait_n > 0)
 			work += latch_waiting(c, now);
+		/* Frames the timers sent and packets released count as work:
+		 * the unit flushes its port buffers only after a poll with work. */
+		work += (int)(c->sent - sent_before + c->out_released - released_before);
 	}
 	return work;
 }
@@ -713,6 +721,39 @@ mgr_rsync_on_exit(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 		c->first_out_ns = mgr_now_ns();
 	c->out_passed++;
 	mgr_dp_to_port(ctx, m, port);
+}
+
+/* ---- exit ---- */
+
+void
+mgr_rsync_fini(void)
+{
+	pthread_mutex_lock(&fini_lock);
+	for (int i = 0; i < nchains; i++) {
+		struct rsync_chain *c = &chains[i];
+		struct rte_mbuf *m;
+
+		/* Held packets go back to the pool, counted as aborted. */
+		rsync_primary_free(c->pri);
+		c->pri = NULL;
+		rsync_standby_free(c->sby);
+		c->sby = NULL;
+		while (c->wait_n > 0) {
+			rte_pktmbuf_free(c->wait[c->wait_head]);
+			c->wait_head = (c->wait_head + 1) % RSYNC_WAIT_RING;
+			c->wait_n--;
+		}
+		rte_free(c->wait);
+		c->wait = NULL;
+		while (c->ctl != NULL && rte_ring_sc_dequeue(c->ctl, (void **)&m) == 0)
+			rte_pktmbuf_free(m);
+		rte_ring_free(c->ctl);
+		c->ctl = NULL;
+		rsync_auth_free(c->auth);
+		c->auth = NULL;
+	}
+	nchains = 0;
+	pthread_mutex_unlock(&fini_lock);
 }
 
 /* ---- telemetry ---- */
@@ -780,12 +821,13 @@ add_standby_stats(struct rte_tel_data *o, const struct rsync_chain *c)
 void
 mgr_rsync_telemetry(struct rte_tel_data *d)
 {
+	pthread_mutex_lock(&fini_lock);
 	for (int i = 0; i < nchains; i++) {
 		const struct rsync_chain *c = &chains[i];
 		struct rte_tel_data *o = rte_tel_data_alloc();
 
 		if (o == NULL)
-			return;
+			break;
 		rte_tel_data_start_dict(o);
 		rte_tel_data_add_dict_string(o, "role", c->cfg->role == MGR_REMOTE_PRIMARY
 								? "primary"
@@ -829,4 +871,5 @@ mgr_rsync_telemetry(struct rte_tel_data *d)
 			add_standby_stats(o, c);
 		rte_tel_data_add_dict_container(d, c->cfg->name, o, 0);
 	}
+	pthread_mutex_unlock(&fini_lock);
 }

@@ -35,6 +35,7 @@ Usage: test_remote_chain.py steady | switchover | kill
               had.
 """
 import random
+import re
 import signal
 import struct
 import sys
@@ -263,7 +264,15 @@ def run(L, scenario):
                      f"every replayed packet was released already: {st_s} / {st_p}")
             L.expect(st_p["replayed"] <= n - trimmed_to, f"replayed past the trim: {st_p}")
     for node in (pred, standby, primary, sink):
-        node.stop()
+        killed = node is primary and scenario == "kill"
+        rc = node.stop()
+        if not killed:
+            L.expect(rc == 0, f"{node.name}: manager exit status {rc}")
+            L.expect(not node.leftover_nfs, f"{node.name}: NFs left running")
+            # every mbuf back in the pool: latched, waiting and control ones too
+            m = re.search(r"pool in use at exit: (\d+) \(at start (\d+)\)", node.log())
+            L.expect(m is not None and m.group(1) == m.group(2),
+                     f"{node.name}: {m.group(0) if m else 'no pool line at exit'}")
     got_m = lab.read_capture_out(L.path("sink-m.pcap"))
     got_s = lab.read_capture_out(L.path("sink-s.pcap"))
     # Presumed commit: a stage voted but not released when the primary died
