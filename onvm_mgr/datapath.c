@@ -293,7 +293,7 @@ mgr_rx_poll(void)
 		const bool bfd = mgr.bfd_port[port];
 		/* Remote resiliency: the primary link of a predecessor, or the
 		 * stamped input of a primary/standby. */
-		const bool plog = mgr.plog_port[port] != 0;
+		const bool plog = mgr.plog_port[port] != 0 || mgr.plog_sb_port[port] != 0;
 		const bool rsync_in = mgr.rsync_in_port[port] != 0;
 		const bool rsync_sync = mgr.rsync_sync_port[port] != 0;
 		uint16_t n;

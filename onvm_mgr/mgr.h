@@ -198,6 +198,8 @@ struct mgr {
 	bool bfd_port[ONVM_MAX_PORTS]; /* has BFD sessions (set before ports start) */
 	/* 1 + the predecessor chain (plog_unit.c) stamping what leaves the port, 0: none */
 	uint8_t plog_port[ONVM_MAX_PORTS];
+	/* ... whose standby link this port is (the standby's echoes arrive here) */
+	uint8_t plog_sb_port[ONVM_MAX_PORTS];
 	/* 1 + the primary/standby chain (rsync_unit.c) whose stamped input arrives here, 0: none */
 	uint8_t rsync_in_port[ONVM_MAX_PORTS];
 	/* ... whose sync link (primary <-> standby) this port is */

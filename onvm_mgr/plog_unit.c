@@ -12,9 +12,12 @@
  * counted, and never drops an untrimmed entry.  A failover (an operator's
  * /onvm/remote/failover, or the configured BFD session going Down) raises
  * the chain's epoch and, still on the TX unit, sends REPLAY_START to the
- * standby, replays the log from the trim point in bursts, then REPLAY_END;
- * input arriving meanwhile is stamped into the log only, so the cursor
- * sends it in order.  From then on the standby link is the chain's output.
+ * standby -- repeated every REPLAY_CTL_RETRANS_NS until the standby echoes
+ * it, for a replayed packet that reached the standby before it took over
+ * would be lost -- then replays the log from the trim point in bursts, then
+ * sends REPLAY_END (repeated likewise until echoed); input arriving
+ * meanwhile is stamped into the log only, so the cursor sends it in order.
+ * From then on the standby link is the chain's output.
  * LOG_TRIMs from the primary come off the RX unit (mgr_plog_rx) through a
  * ring to the TX unit, which applies those of the chain's current epoch
  * (and key) to the log.
@@ -39,11 +42,14 @@
 
 enum plog_state {
 	PL_PRIMARY = 0, /* stamped packets go to the primary */
+	PL_STARTING,	/* REPLAY_START sent, not echoed yet: input is logged only */
 	PL_REPLAY,	/* the log is being replayed to the standby */
 	PL_STANDBY,	/* stamped packets go to the standby */
 };
 
-static const char *const state_names[] = {"primary", "replaying", "standby"};
+static const char *const state_names[] = {"primary", "starting", "replaying", "standby"};
+
+#define REPLAY_CTL_RETRANS_NS (5 * 1000 * 1000ull) /* REPLAY_START/END not echoed: again */
 
 struct plog_chain {
 	const struct mgr_remote_cfg *cfg;
@@ -66,6 +72,11 @@ struct plog_chain {
 	uint64_t ctrl_sent;
 	uint64_t failovers;
 	uint64_t failover_req_ns, replay_start_ns, replay_end_ns;
+	uint64_t start_echo_ns;	   /* REPLAY_START echoed: the replay begins */
+	struct rsync_msg start_msg, end_msg; /* what is repeated until echoed */
+	uint64_t ctl_sent_ns;	   /* REPLAY_START/END last sent */
+	bool end_echoed;
+	uint64_t ctl_retrans;	   /* REPLAY_START/END sent again */
 	uint64_t replay_from_ts, replay_last_ts;
 	uint64_t trims;		   /* LOG_TRIMs applied */
 	uint64_t ctl_ring_full;	   /* RSync frames dropped: the ring was full */
@@ -133,6 +144,7 @@ mgr_plog_init(void)
 			}
 		}
 		mgr.plog_port[rc->primary_port] = (uint8_t)(nchains + 1);
+		mgr.plog_sb_port[rc->standby_port] = (uint8_t)(nchains + 1);
 		nchains++;
 		MGR_LOG(INFO, "remote chain %s (id %u): predecessor, stamping and logging on port "
 			      "%d, standby on port %d, log %u packets / %u MB",
@@ -190,7 +202,8 @@ mgr_plog_on_send(uint16_t port, struct rte_mbuf *m, uint16_t *out_port)
 bool
 mgr_plog_rx(uint16_t port, struct rte_mbuf *m)
 {
-	struct plog_chain *c = &chains[mgr.plog_port[port] - 1];
+	struct plog_chain *c = &chains[(mgr.plog_port[port] ? mgr.plog_port[port]
+							 : mgr.plog_sb_port[port]) - 1];
 	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
 
 	if (rte_pktmbuf_data_len(m) < RSYNC_ETH_LEN || p[12] != (RSYNC_ETHERTYPE >> 8) ||
@@ -204,8 +217,9 @@ mgr_plog_rx(uint16_t port, struct rte_mbuf *m)
 	return true;
 }
 
-/* An RSync frame from the primary: only a LOG_TRIM of this chain's epoch,
- * authenticated when a key is set, trims the log. */
+/* An RSync frame from the primary or the standby, of this chain's epoch,
+ * authenticated when a key is set: a LOG_TRIM trims the log; the standby's
+ * echo of REPLAY_START starts the replay, of REPLAY_END ends the repeats. */
 static void
 control_in(struct plog_chain *c, struct rte_mbuf *mb)
 {
@@ -218,11 +232,30 @@ control_in(struct plog_chain *c, struct rte_mbuf *mb)
 		r = RSYNC_RX_UNKNOWN_CHAIN;
 	else if (r == RSYNC_RX_OK && m.h.epoch != c->epoch)
 		r = RSYNC_RX_STALE_EPOCH; /* a fenced primary's trims mean nothing */
-	else if (r == RSYNC_RX_OK && m.h.type != RSYNC_LOG_TRIM)
+	else if (r == RSYNC_RX_OK && m.h.type != RSYNC_LOG_TRIM && m.h.type != RSYNC_REPLAY_START &&
+		 m.h.type != RSYNC_REPLAY_END)
 		r = RSYNC_RX_WRONG_ROLE;
 	if (r == RSYNC_RX_OK) {
-		plog_log_trim(&c->log, m.u.trim.watermark);
-		c->trims++;
+		switch (m.h.type) {
+		case RSYNC_LOG_TRIM:
+			plog_log_trim(&c->log, m.u.trim.watermark);
+			c->trims++;
+			break;
+		case RSYNC_REPLAY_START:
+			if (c->state == PL_STARTING) {
+				c->state = PL_REPLAY;
+				c->start_echo_ns = mgr_now_ns();
+			} else {
+				r = RSYNC_RX_DUPLICATE;
+			}
+			break;
+		default: /* REPLAY_END */
+			if (c->state == PL_STANDBY && !c->end_echoed)
+				c->end_echoed = true;
+			else
+				r = RSYNC_RX_DUPLICATE;
+			break;
+		}
 	}
 	c->ctl_rx[r]++;
 	rte_pktmbuf_free(mb);
@@ -310,11 +343,31 @@ mgr_plog_tx(struct rte_mbuf **out, uint16_t *ports, uint16_t max)
 			}
 			out[n] = mb;
 			ports[n++] = (uint16_t)c->cfg->standby_port;
+			c->start_msg = m;
+			c->ctl_sent_ns = mgr_now_ns();
 			plog_log_seek(&c->log, &c->cur, c->log.trimmed_to);
 			c->replay_from_ts = c->log.trimmed_to;
-			c->replay_start_ns = mgr_now_ns();
+			c->replay_start_ns = c->ctl_sent_ns;
 			c->failovers++;
-			c->state = PL_REPLAY;
+			c->state = PL_STARTING; /* the replay waits for the echo */
+			continue;
+		}
+		if (unlikely(c->state == PL_STARTING ||
+			     (c->state == PL_STANDBY && !c->end_echoed && c->replay_end_ns != 0))) {
+			uint64_t now = mgr_now_ns();
+
+			if (now - c->ctl_sent_ns < REPLAY_CTL_RETRANS_NS)
+				continue;
+			mb = c->state == PL_STARTING
+				     ? control_frame(c, RSYNC_REPLAY_START, &c->start_msg)
+				     : control_frame(c, RSYNC_REPLAY_END, &c->end_msg);
+			if (mb == NULL)
+				continue;
+			out[n] = mb;
+			ports[n++] = (uint16_t)c->cfg->standby_port;
+			c->ctl_sent_ns = now;
+			c->ctl_retrans++;
+			continue;
 		}
 		while (c->state == PL_REPLAY && n < max) {
 			uint32_t nsegs;
@@ -327,7 +380,10 @@ mgr_plog_tx(struct rte_mbuf **out, uint16_t *ports, uint16_t max)
 					break;
 				out[n] = mb;
 				ports[n++] = (uint16_t)c->cfg->standby_port;
+				c->end_msg = m;
+				c->end_echoed = false;
 				c->replay_end_ns = mgr_now_ns();
+				c->ctl_sent_ns = c->replay_end_ns;
 				c->state = PL_STANDBY;
 				break;
 			}
@@ -397,7 +453,10 @@ tel_remote(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "ctrl_sent", c->ctrl_sent);
 		rte_tel_data_add_dict_uint(o, "failover_req_ns", c->failover_req_ns);
 		rte_tel_data_add_dict_uint(o, "replay_start_ns", c->replay_start_ns);
+		rte_tel_data_add_dict_uint(o, "start_echo_ns", c->start_echo_ns);
 		rte_tel_data_add_dict_uint(o, "replay_end_ns", c->replay_end_ns);
+		rte_tel_data_add_dict_uint(o, "end_echoed", c->end_echoed);
+		rte_tel_data_add_dict_uint(o, "ctl_retrans", c->ctl_retrans);
 		rte_tel_data_add_dict_uint(o, "trims", c->trims);
 		rte_tel_data_add_dict_uint(o, "ctl_ring_full", c->ctl_ring_full);
 		for (int r = 1; r < RSYNC_RX_REASON_MAX; r++) {

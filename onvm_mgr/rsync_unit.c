@@ -110,6 +110,7 @@ struct rsync_chain {
 	uint64_t admitted_replay; /* of those, with the REPLAY flag */
 	uint64_t stale;		  /* timestamp not above the last admitted */
 	uint64_t replay_covered;  /* replayed, at or below the applied cut: dropped */
+	uint64_t before_takeover; /* standby: stamped input before a takeover, dropped */
 	uint64_t gaps;		  /* timestamps skipped: lost on the link from the predecessor */
 	uint64_t bad[PLOG_SHIM_REASON_MAX]; /* NOT_SHIM: unstamped */
 	uint64_t ctl_ring_full;
@@ -402,12 +403,19 @@ mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uin
 		rte_pktmbuf_free(m);
 		return true;
 	}
+	if (c->sby != NULL && c->state == RS_STANDBY) {
+		/* Not admitted (nor remembered): the predecessor starts the
+		 * replay only once REPLAY_START was echoed. */
+		c->before_takeover++;
+		rte_pktmbuf_free(m);
+		return true;
+	}
 	if (sh.ts <= c->last_ts) {
 		c->stale++;
 		rte_pktmbuf_free(m);
 		return true;
 	}
-	if (c->sby != NULL && c->state != RS_STANDBY && sh.ts <= c->takeover_cut_ts) {
+	if (c->sby != NULL && sh.ts <= c->takeover_cut_ts) {
 		c->replay_covered++; /* the applied cut holds it */
 		c->last_ts = sh.ts;
 		rte_pktmbuf_free(m);
@@ -463,14 +471,38 @@ send_fence_heartbeat(struct rsync_chain *c, uint64_t now)
 		c->fence_hb_ns = now;
 }
 
+/* The predecessor repeats REPLAY_START/END until the standby echoes it. */
+static void
+echo_to_predecessor(struct rsync_chain *c, const struct rsync_msg *m)
+{
+	struct rsync_msg e = *m;
+
+	e.h.flags = 0;
+	e.h.key_id = 0;
+	(void)send_frame(c, (uint16_t)c->cfg->predecessor_port, c->pred_mac, c->src_mac_pred, &e,
+			 NULL, 0);
+}
+
 /* REPLAY_START / REPLAY_END from the predecessor. */
 static enum rsync_rx_reason
 standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t now)
 {
 	struct rsync_standby_applied a;
+	uint32_t epoch = rsync_standby_epoch(c->sby);
 
+	/* A repeat of the one taken: the echo was lost. */
+	if (m->h.epoch == epoch && rsync_standby_taken_over(c->sby)) {
+		if (m->h.type == RSYNC_REPLAY_END && c->state == RS_REPLAY) {
+			c->replay_end_ns = now;
+			__atomic_store_n(&c->state, RS_ACTIVE, __ATOMIC_RELEASE);
+			echo_to_predecessor(c, m);
+			return RSYNC_RX_OK;
+		}
+		echo_to_predecessor(c, m);
+		return RSYNC_RX_DUPLICATE;
+	}
 	if (m->h.type == RSYNC_REPLAY_START) {
-		if (m->h.epoch <= rsync_standby_epoch(c->sby))
+		if (m->h.epoch <= epoch)
 			return RSYNC_RX_STALE_EPOCH;
 		if (rsync_standby_takeover(c->sby, m->h.epoch, &a) != 0)
 			return RSYNC_RX_STALE_EPOCH;
@@ -488,14 +520,10 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 			c->cfg->name, m->h.epoch, (unsigned long)a.txid, (unsigned long)a.cut_ts,
 			(unsigned long)m->u.replay_start.after_ts);
 		send_fence_heartbeat(c, now);
+		echo_to_predecessor(c, m);
 		return RSYNC_RX_OK;
 	}
-	/* REPLAY_END */
-	if (m->h.epoch != rsync_standby_epoch(c->sby) || c->state != RS_REPLAY)
-		return RSYNC_RX_STALE_EPOCH;
-	c->replay_end_ns = now;
-	__atomic_store_n(&c->state, RS_ACTIVE, __ATOMIC_RELEASE);
-	return RSYNC_RX_OK;
+	return RSYNC_RX_STALE_EPOCH; /* a REPLAY_END of no takeover here */
 }
 
 static void
@@ -839,6 +867,7 @@ mgr_rsync_telemetry(struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "ingress_replayed", c->admitted_replay);
 		rte_tel_data_add_dict_uint(o, "ingress_stale", c->stale);
 		rte_tel_data_add_dict_uint(o, "ingress_replay_covered", c->replay_covered);
+		rte_tel_data_add_dict_uint(o, "ingress_before_takeover", c->before_takeover);
 		rte_tel_data_add_dict_uint(o, "ingress_gaps", c->gaps);
 		rte_tel_data_add_dict_uint(o, "ingress_unstamped", c->bad[PLOG_SHIM_NOT_SHIM]);
 		for (int r = PLOG_SHIM_SHORT; r < PLOG_SHIM_REASON_MAX; r++) {

@@ -301,6 +301,7 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
             lab.wait_until(lambda: remote(standby)["state"] == "active", 60, "replay ended")
             lab.wait_until(lambda: remote(primary)["state"] == "fenced", 30,
                            "old primary fenced")
+            lab.wait_until(lambda: remote(pred)["end_echoed"] == 1, 30, "REPLAY_END echoed")
             st_s, st_p = remote(standby), remote(pred)
             L.expect(st_s["takeovers"] == 1 and st_s["epoch"] == 2, f"standby: {st_s}")
             L.expect(st_s["out_dup"] == st_p["replayed"] and st_s["out_passed"] == 0,

@@ -11,8 +11,10 @@ write captures.  Asserted:
     byte for byte once the shim is removed;
   - /onvm/remote: N stamped, N in the log, nothing refused;
   - after an operator failover (/onvm/remote/failover): on to_s, REPLAY_START
-    (epoch raised, replay after 0, newest N), then the N logged frames with
-    the REPLAY flag in order, then REPLAY_END (last N, count N);
+    (epoch raised, replay after the trim, newest N) repeated every 5 ms and
+    nothing else until the standby's echo (injected by the test into the
+    veth the port reads live), then the logged frames with the REPLAY flag
+    in order, then REPLAY_END (last N, count) repeated until echoed;
   - the primary's LOG_TRIM (watermark 50) is applied and the replay starts
     after it; LOG_TRIMs of another chain or epoch, another message type and a
     frame with a bad CRC are refused and counted by reason;
@@ -68,16 +70,26 @@ def rsync_frame(mtype, chain, epoch, payload=b"", txid=0, bad_crc=False):
     return bytes([2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2]) + struct.pack(">H", ETH_RSYNC) + hdr + payload
 
 
-def node_config(L, tag, trace, log_packets=65536, from_primary=()):
+def inject(ns, ifname, frame):
+    """Send one frame into `ifname` of namespace `ns` (the standby's echo)."""
+    script = ("import socket, sys; s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW); "
+              "s.bind((sys.argv[1], 0)); s.send(bytes.fromhex(sys.argv[2]))")
+    lab.run_cmd(lab.in_netns(ns, ["/usr/bin/python3", "-c", script, ifname, frame.hex()]))
+
+
+def node_config(L, tag, trace, log_packets=65536, from_primary=(), echo_iface=None):
+    """echo_iface: the standby link writes its capture and reads, live, what
+    the test injects into the veth `echo_iface` (the standby's echoes)."""
     empty = L.path(f"{tag}-empty.pcap")
     lab.write_pcap(empty, [])
+    to_s_rx = f"rx_iface={echo_iface}" if echo_iface else f"rx_pcap={empty}"
     ctl = L.path(f"{tag}-from-primary.pcap")
     lab.write_pcap(ctl, list(from_primary))
     return {
         "ports": [
             {"name": "src", "dev": f"net_pcap0,rx_pcap={trace},tx_pcap={L.path(tag + '-src-out.pcap')}"},
             {"name": "to_m", "dev": f"net_pcap1,rx_pcap={ctl},tx_pcap={L.path(tag + '-to_m.pcap')}"},
-            {"name": "to_s", "dev": f"net_pcap2,rx_pcap={empty},tx_pcap={L.path(tag + '-to_s.pcap')}"},
+            {"name": "to_s", "dev": f"net_pcap2,{to_s_rx},tx_pcap={L.path(tag + '-to_s.pcap')}"},
         ],
         "chains": [{"name": "in", "services": [], "ingress_port": "src", "exit_port": "to_m"}],
         "remote": {"chains": [{"name": "web", "id": 7, "role": "predecessor",
@@ -98,7 +110,10 @@ def test(L):
         rsync_frame(2, 7, 1, txid=1),                               # a VOTE
         rsync_frame(7, 7, 1, struct.pack(">Q", 90), bad_crc=True),  # corrupted
     ]
-    node = L.node("pred", node_config(L, "pred", trace, from_primary=from_primary)).start()
+    ns = L.netns("pred")
+    L.veth(ns, "echo0", ns, "echo1")
+    node = L.node("pred", node_config(L, "pred", trace, from_primary=from_primary,
+                                      echo_iface="echo0"), netns=ns).start()
     node.wait_port("to_m", "tx", n)
     lab.wait_until(lambda: node.query("/onvm/remote")["web"]["ctl_bad_crc"] == 1, 10,
                    "every frame from the primary handled")
@@ -117,10 +132,18 @@ def test(L):
 
     rep = node.query("/onvm/remote/failover,web")
     L.expect(rep.get("status") == "ok", f"failover: {rep}")
-    node.wait_port("to_s", "tx", n - trim + 2)
-    lab.wait_until(lambda: node.query("/onvm/remote")["web"]["state"] == "standby", 10,
-                   "replay finished")
-    st = node.query("/onvm/remote")["web"]
+    remote = lambda: node.query("/onvm/remote")["web"]
+    # No echo yet: REPLAY_START again every 5 ms, and nothing replayed.
+    lab.wait_until(lambda: remote()["ctl_retrans"] >= 2, 10, "REPLAY_START repeated")
+    st = remote()
+    L.expect(st["state"] == "starting" and st["replayed"] == 0, f"before the echo: {st}")
+    inject(ns, "echo1", rsync_frame(8, 7, 2, struct.pack(">QQ", trim, n)))
+    lab.wait_until(lambda: remote()["state"] == "standby", 10, "replay finished")
+    lab.wait_until(lambda: remote()["ctl_retrans"] >= st["ctl_retrans"] + 2, 10,
+                   "REPLAY_END repeated")
+    inject(ns, "echo1", rsync_frame(9, 7, 2, struct.pack(">QQ", n, n - trim)))
+    lab.wait_until(lambda: remote()["end_echoed"] == 1, 10, "REPLAY_END echoed")
+    st = remote()
     L.expect(st["epoch"] == 2 and st["failovers"] == 1 and st["replayed"] == n - trim and
              st["replay_from_ts"] == trim, f"after failover: {st}")
     L.expect(st["replay_end_ns"] >= st["replay_start_ns"] >= st["failover_req_ns"] > 0,
@@ -138,19 +161,28 @@ def test(L):
         L.expect(plain == want, f"to_m frame {i}: differs from the trace once unshimmed")
 
     out_s = lab.read_capture_out(L.path("pred-to_s.pcap"))
-    L.expect(len(out_s) == n - trim + 2, f"to_s: {len(out_s)} frames, want {n - trim + 2}")
-    mtype, epoch, pl = rsync_msg(out_s[0])
-    after, newest = struct.unpack(">QQ", pl)
-    L.expect((mtype, epoch, after, newest) == (8, 2, trim, n),
-             f"REPLAY_START: type {mtype} epoch {epoch} after {after} newest {newest}")
+    ctl = 2 + st["ctl_retrans"]  # REPLAY_START and REPLAY_END frames, repeats included
+    L.expect(len(out_s) == n - trim + ctl, f"to_s: {len(out_s)} frames, want {n - trim + ctl}")
+    starts = 0
+    while starts < len(out_s) and struct.unpack_from(">H", out_s[starts], 12)[0] == ETH_RSYNC:
+        mtype, epoch, pl = rsync_msg(out_s[starts])
+        after, newest = struct.unpack(">QQ", pl)
+        L.expect((mtype, epoch, after, newest) == (8, 2, trim, n),
+                 f"REPLAY_START: type {mtype} epoch {epoch} after {after} newest {newest}")
+        starts += 1
+    # nothing replayed before the echo: the standby would not have taken it
+    L.expect(starts >= 3, f"{starts} REPLAY_STARTs before the replay, want >= 3")
     for k, i in enumerate(range(trim, n)):
-        ts, flags, _, plain = pop_shim(out_s[1 + k])
+        ts, flags, _, plain = pop_shim(out_s[starts + k])
         L.expect(ts == i + 1 and flags == 1, f"replayed frame {k}: ts {ts} flags {flags}")
         L.expect(plain == frames[i], f"replayed frame {k}: differs from the trace")
-    mtype, epoch, pl = rsync_msg(out_s[-1])
-    last, count = struct.unpack(">QQ", pl)
-    L.expect((mtype, epoch, last, count) == (9, 2, n, n - trim),
-             f"REPLAY_END: type {mtype} epoch {epoch} last {last} count {count}")
+    ends = out_s[starts + n - trim:]
+    L.expect(len(ends) >= 3, f"{len(ends)} REPLAY_ENDs, want >= 3 (repeated until echoed)")
+    for f in ends:
+        mtype, epoch, pl = rsync_msg(f)
+        last, count = struct.unpack(">QQ", pl)
+        L.expect((mtype, epoch, last, count) == (9, 2, n, n - trim),
+                 f"REPLAY_END: type {mtype} epoch {epoch} last {last} count {count}")
 
     # A full log refuses new packets; it never drops what it holds.
     big = lab.trace("webex.pcap")
