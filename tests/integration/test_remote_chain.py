@@ -100,7 +100,8 @@ def remote_common(role):
     return {"name": "web", "id": 7, "role": role}
 
 
-def build(L, frames, rnd_tag=""):
+def build(L, frames, rnd_tag="", idle=None):
+    """The four nodes; `idle` (e.g. {"max_sleep_us": 50}) goes to every node."""
     src = L.path(f"input{rnd_tag}.pcap")
     lab.write_pcap(src, frames)
     empty = L.path("empty.pcap")
@@ -120,6 +121,8 @@ def build(L, frames, rnd_tag=""):
         lab.run_cmd(lab.in_netns(ns["p"], ["tc", "qdisc", "add", "dev", a, "root", "tbf",
                                            "rate", PACE, "burst", "32kb", "limit", "256mb"]))
     wait = {"startup": {"link_wait_ms": 60000}}
+    if idle:
+        wait["idle"] = idle
     # Two cores for four managers and two NFs: spread the managers.
     cpu = lambda c: {"node": {"lcores": f"0@{c}"}}
     sink = L.node("sink" + rnd_tag, dict(wait, **cpu(0), **{

@@ -1,0 +1,161 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 REINFORCE-NFV authors
+"""Remote failover timeline, measured over many failovers.
+
+The four-node lab of tests/integration/test_remote_chain.py (predecessor,
+primary, standby, sink; each in its own network namespace, linked by veth
+pairs driven by net_af_packet; a chain of simple_forward, no NF state).  Each
+round starts fresh nodes, streams the tagged input, SIGKILLs the primary's
+manager and NF at a seeded point, and asks the predecessor to fail over at
+once (the operator command: detection is not part of this timeline -- BFD's
+is measured by bench/bfd_detect.py).  Every node stamps its events with
+CLOCK_MONOTONIC, one clock on this machine, so the intervals below are
+exact:
+
+  request -> REPLAY_START sent     (predecessor: failover_req_ns -> replay_start_ns)
+  request -> takeover              (standby's replay_start_ns: the newest voted
+                                    chain applied, TxTs final)
+  request -> REPLAY_START echoed   (predecessor's start_echo_ns: the replay begins)
+  request -> first packet out      (standby's first_out_ns: the first output that
+                                    passes its TxTs; none when the primary had
+                                    released everything)
+  request -> REPLAY_END sent        (predecessor's replay_end_ns)
+
+Each round is also checked like the test (exactly once, in order, loss only
+the dead primary's tail) and its loss recorded.
+
+usage: bench/remote_failover.py [--rounds N] [--seed S]
+Writes bench/results/remote_failover.csv, remote_failover_summary.txt and
+remote_failover.png.
+"""
+import argparse
+import csv
+import os
+import random
+import signal
+import statistics
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
+import lab  # noqa: E402
+import test_remote_chain as rc  # noqa: E402  (the lab's nodes and oracle)
+
+RESULTS = os.path.join(HERE, "results")
+FIELDS = ["round", "seed", "max_sleep_us", "kill_share", "replayed", "covered", "dup", "passed", "lost",
+          "req_to_start_us", "req_to_takeover_us", "req_to_echo_us", "req_to_first_out_us",
+          "req_to_end_us"]
+
+
+def one(L, frames, rnd, k, seed, idle):
+    n = len(frames)
+    tag = f"b{k}"
+    sink, standby, primary, pred = rc.build(L, frames, tag, idle)
+    rc.NODES[:] = [pred, primary, standby, sink]
+    for node in (sink, standby, primary):
+        node.start(wait=False)
+    for node in (sink, standby, primary):
+        node.wait_ready(120)
+    pred.start()
+    share = rnd.uniform(0.05, 0.9)
+    lab.wait_until(lambda: rc.remote(primary)["out_released"] >= n * share, 120,
+                   "part of the input released")
+    time.sleep(rnd.uniform(0, 0.02))
+    primary.stop(sig=signal.SIGKILL)
+    primary.remove_runtime()
+    pred.query("/onvm/remote/failover,web")
+    lab.wait_until(lambda: rc.remote(pred)["state"] == "standby" and
+                   rc.remote(pred)["stamped"] == n, 180, "replay and input done")
+    lab.wait_until(lambda: rc.remote(standby)["state"] == "active", 60, "replay ended")
+    lab.wait_until(lambda: rc.quiet(standby, sink), 30, "output drained")
+    p, s = rc.remote(pred), rc.remote(standby)
+    for node in (pred, standby, sink):
+        node.stop()
+    got_m = lab.read_capture_out(L.path(f"sink-m{tag}.pcap"))
+    got_s = lab.read_capture_out(L.path(f"sink-s{tag}.pcap"))
+    lost = rc.check_sink(L, frames, got_m, got_s,
+                         allow_loss=rc.STAGES * rc.STAGE_PACKETS + 2 * 32)
+    req = p["failover_req_ns"]
+    us = lambda t: round((t - req) / 1000, 1) if t else ""
+    return {"round": k, "seed": seed, "max_sleep_us": idle["max_sleep_us"],
+            "kill_share": round(share, 3), "replayed": p["replayed"],
+            "covered": s["ingress_replay_covered"], "dup": s["out_dup"],
+            "passed": s["out_passed"], "lost": lost,
+            "req_to_start_us": us(p["replay_start_ns"]),
+            "req_to_takeover_us": us(s["replay_start_ns"]),
+            "req_to_echo_us": us(p["start_echo_ns"]),
+            "req_to_first_out_us": us(s["first_out_ns"]),
+            "req_to_end_us": us(p["replay_end_ns"])}
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
+
+
+def summarize(rows):
+    lines = []
+    for f in FIELDS[9:]:
+        xs = [r[f] for r in rows if r[f] != ""]
+        if xs:
+            lines.append(f"{f:22s} n={len(xs):3d}  p50 {pct(xs, 0.5):10.1f}  p90 "
+                         f"{pct(xs, 0.9):10.1f}  max {max(xs):10.1f}  mean "
+                         f"{statistics.mean(xs):10.1f}")
+    lost = [r["lost"] for r in rows]
+    lines.append(f"lost frames per failover: p50 {pct(lost, 0.5)}, max {max(lost)} "
+                 f"(bound {rc.STAGES * rc.STAGE_PACKETS + 64}: stages x packets + 2 bursts)")
+    return "\n".join(lines)
+
+
+def plot(rows, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib missing: no plot", file=sys.stderr)
+        return
+    keys = ["req_to_takeover_us", "req_to_echo_us", "req_to_first_out_us"]
+    data = [[r[k] / 1000 for r in rows if r[k] != ""] for k in keys]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.boxplot(data, labels=["takeover", "REPLAY_START\nechoed", "first packet\nout"])
+    for i, d in enumerate(data):
+        ax.scatter([i + 1] * len(d), d, s=8, alpha=0.5)
+    ax.set_ylabel("ms after the failover request")
+    ax.set_title(f"Remote failover timeline, {len(rows)} SIGKILLed primaries")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main(L, args):
+    frames = rc.tagged_input(lab.trace("smtp.pcap"), 400)
+    idle = {"max_sleep_us": args.max_sleep_us}
+    rows = []
+    for k in range(args.rounds):
+        rows.append(one(L, frames, random.Random(args.seed * 1000 + k), k, args.seed, idle))
+        print(rows[-1], flush=True)
+    os.makedirs(RESULTS, exist_ok=True)
+    with open(os.path.join(RESULTS, "remote_failover.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS)
+        w.writeheader()
+        w.writerows(rows)
+    text = summarize(rows)
+    print(text)
+    with open(os.path.join(RESULTS, "remote_failover_summary.txt"), "w") as f:
+        f.write(f"# bench/remote_failover.py --rounds {args.rounds} --seed {args.seed} "
+                f"--max-sleep-us {args.max_sleep_us}; "
+                f"times in us after the failover request (operator command)\n{text}\n")
+    plot(rows, os.path.join(RESULTS, "remote_failover.png"))
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--max-sleep-us", type=int, default=1000,
+                    help="every node's idle.max_sleep_us (the default 1000: each "
+                         "idle hop of the failover may sleep that long)")
+    a = ap.parse_args()
+    lab.run("remote_failover", lambda L: main(L, a))
