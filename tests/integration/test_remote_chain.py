@@ -17,7 +17,7 @@ forwards a frame).  The input is a trace repeated, each frame tagged with a
 unique number in its source MAC (no NF here reads MACs), so duplicates and
 order can be checked at the sink.
 
-Usage: test_remote_chain.py steady | switchover | kill
+Usage: test_remote_chain.py steady | switchover | kill | bfd | linkdown
   steady:     no failure.  The sink gets every frame once, in order, from
               the primary; every one was latched and released on a vote;
               stateless checkpoints trimmed the predecessor's log; the
@@ -36,6 +36,14 @@ Usage: test_remote_chain.py steady | switchover | kill
               primary's last and the standby's first (the dead primary's
               tail: stages voted but not released -- presumed commit -- and
               its port buffers), at most stages x stage_packets + 64.
+  bfd:        5 rounds as kill, but no operator: the predecessor's BFD
+              session to the primary (10 ms x 3) goes Down and fails the
+              chain over.
+  linkdown:   5 rounds: the predecessor -> primary link is set down
+              mid-stream while the primary keeps running (a false
+              suspicion); BFD fails the chain over.  The old primary must end
+              fenced by the new epoch, holding and releasing nothing more
+              after the link comes back; the oracle as for kill.
 """
 import os
 import random
@@ -87,10 +95,13 @@ def link(L, ns_a, a, ns_b, b):
         lab.run_cmd(lab.in_netns(ns, ["ip", "link", "set", "dev", ifn, "mtu", str(MTU)]))
 
 
-def af(n, ifn, frames=4096):
+def af(n, ifn, frames=4096, qdisc=False):
     """An af_packet port; `frames` sizes its rings (af_packet drops what a
-    full ring cannot take, silently: 22.11 reports no kernel drops)."""
-    return f"net_af_packet{n},iface={ifn},qpairs=1,framecnt={frames}"
+    full ring cannot take, silently: 22.11 reports no kernel drops); `qdisc`:
+    its frames go through the interface's qdisc (the PMD bypasses it by
+    default), so tc can pace them."""
+    return (f"net_af_packet{n},iface={ifn},qpairs=1,framecnt={frames}"
+            f"{',qdisc_bypass=0' if qdisc else ''}")
 
 
 BIG = 16384  # ring of a port that takes whole releases or the replay
@@ -100,8 +111,20 @@ def remote_common(role):
     return {"name": "web", "id": 7, "role": role}
 
 
-def build(L, frames, rnd_tag="", idle=None):
-    """The four nodes; `idle` (e.g. {"max_sleep_us": 50}) goes to every node."""
+BFD_MS = 10  # x 3: the predecessor -> primary session that triggers the failover
+
+
+def bfd_session(name, port, local, peer):
+    us = BFD_MS * 1000
+    return {"name": name, "port": port, "local": local, "peer": peer,
+            "desired_min_tx_us": us, "required_min_rx_us": us, "detect_mult": 3}
+
+
+def build(L, frames, rnd_tag="", idle=None, bfd=False):
+    """The four nodes; `idle` (e.g. {"max_sleep_us": 50}) goes to every node;
+    `bfd`: a BFD session on the predecessor -> primary link triggers the
+    failover (BFD then bypasses that link's pacing: it must not queue behind
+    data)."""
     src = L.path(f"input{rnd_tag}.pcap")
     lab.write_pcap(src, frames)
     empty = L.path("empty.pcap")
@@ -112,14 +135,31 @@ def build(L, frames, rnd_tag="", idle=None):
     for a, b in (("p_m", "m_p"), ("p_s", "s_p"), ("m_s", "s_m"), ("m_k", "k_m"),
                  ("s_k", "k_s")):
         link(L, ns[a[0]], a, ns[b[0]], b)
-    # The input and the replay are paced (the predecessor sends a whole
-    # trace, or log, at once): af_packet drops what its ring cannot take,
-    # silently, and four managers and two NFs share two cores.  A token
+    # With BFD, the input and the replay are paced so that the link fails
+    # mid-stream (the predecessor sends a whole trace at once).  A token
     # bucket with a deep queue paces without dropping (this kernel has no
-    # netem).
-    for a in ("p_m", "p_s"):
-        lab.run_cmd(lab.in_netns(ns["p"], ["tc", "qdisc", "add", "dev", a, "root", "tbf",
-                                           "rate", PACE, "burst", "32kb", "limit", "256mb"]))
+    # netem).  Only then do the ports go through the qdisc (qdisc_bypass=0):
+    # frames held in the qdisc count against the socket's send buffer, and
+    # af_packet leaves what does not fit in its TX ring until the next send
+    # -- BFD's frames provide one every 10 ms; a trace that just ends would
+    # leave its tail there.
+    tc = lambda *argv: lab.run_cmd(lab.in_netns(ns["p"], ["tc"] + list(argv)))
+    pace = ["tbf", "rate", PACE, "burst", "32kb", "limit", "256mb"]
+    tc("qdisc", "add", "dev", "p_s", "root", *pace)
+    if bfd:  # BFD (UDP 3784) in class 1:10, unpaced; the rest (1:20) paced
+        tc("qdisc", "add", "dev", "p_m", "root", "handle", "1:", "htb", "default", "20",
+           "r2q", "1000")
+        tc("class", "add", "dev", "p_m", "parent", "1:", "classid", "1:10", "htb", "rate",
+           "1gbit")
+        tc("class", "add", "dev", "p_m", "parent", "1:", "classid", "1:20", "htb", "rate", PACE,
+           "ceil", PACE)
+        # a deep FIFO under the paced class (this kernel has no pfifo)
+        tc("qdisc", "add", "dev", "p_m", "parent", "1:20", "handle", "20:", "tbf", "rate",
+           "1gbit", "burst", "32kb", "limit", "256mb")
+        tc("filter", "add", "dev", "p_m", "parent", "1:", "protocol", "ip", "prio", "1", "u32",
+           "match", "ip", "dport", "3784", "0xffff", "flowid", "1:10")
+    else:
+        tc("qdisc", "add", "dev", "p_m", "root", *pace)
     wait = {"startup": {"link_wait_ms": 60000}}
     if idle:
         wait["idle"] = idle
@@ -152,6 +192,8 @@ def build(L, frames, rnd_tag="", idle=None):
             "chains": [{"name": "c", "services": [1], "ingress_port": "from_p",
                         "exit_port": "out"}],
             "remote": {"chains": [rc]},
+            **({"bfd": {"sessions": [bfd_session("to_p", "from_p", "198.18.3.2", "198.18.3.1")]}}
+               if bfd and role == "primary" else {}),
         }), netns=ns[{"primary": "m", "standby": "s"}[name]])
 
     standby = chain_node("standby", "s_p", "s_m", "s_k", "standby")
@@ -159,13 +201,16 @@ def build(L, frames, rnd_tag="", idle=None):
     pred = L.node("pred" + rnd_tag, dict(wait, **cpu(1), **{
         "ports": [{"name": "src", "dev": f"net_pcap0,rx_pcap={src},"
                    f"tx_pcap={L.path(f'pred-src{rnd_tag}.pcap')}"},
-                  {"name": "to_m", "dev": af(0, "p_m")},
-                  {"name": "to_s", "dev": af(1, "p_s")}],
+                  {"name": "to_m", "dev": af(0, "p_m", qdisc=bfd)},
+                  {"name": "to_s", "dev": af(1, "p_s", qdisc=bfd)}],
         "chains": [{"name": "in", "services": [], "ingress_port": "src", "exit_port": "to_m"}],
         "remote": {"chains": [dict(remote_common("predecessor"), **{
             "primary_port": "to_m", "standby_port": "to_s", "log_packets": 1 << 20,
-            "log_mb": 256})]},
+            "log_mb": 256}, **({"bfd": "to_m"} if bfd else {}))]},
+        **({"bfd": {"sessions": [bfd_session("to_m", "to_m", "198.18.3.1", "198.18.3.2")]}}
+           if bfd else {}),
     }), netns=ns["p"])
+    pred.ns = ns["p"]
     return sink, standby, primary, pred
 
 
@@ -239,40 +284,59 @@ NODES = []
 
 def run(L, scenario):
     trace = lab.trace("smtp.pcap")
-    copies = {"steady": 40, "switchover": 40, "kill": 200}[scenario]
+    copies = {"steady": 40, "switchover": 40}.get(scenario, 200)
     frames = tagged_input(trace, copies)
-    if scenario != "kill":
+    if scenario not in FAILURES:
         one_round(L, scenario, frames, None, "")
         return
-    kills = int(os.environ.get("ONVM_REMOTE_KILLS", "20"))
+    kills = int(os.environ.get("ONVM_REMOTE_KILLS", str(FAILURES[scenario])))
     seed = int(os.environ.get("ONVM_SEED", "1"))
     lost = []
     for k in range(kills):
         rnd = random.Random(seed * 1000 + k)
         lost.append(one_round(L, scenario, frames, rnd, f"r{k}"))
-    print(f"kill: {kills} rounds (seed {seed}), lost per round {lost}")
+    print(f"{scenario}: {kills} rounds (seed {seed}), lost per round {lost}")
+
+
+FAILURES = {"kill": 20, "bfd": 5, "linkdown": 5}  # scenario: rounds
 
 
 def one_round(L, scenario, frames, rnd, rnd_tag):
     n = len(frames)
-    sink, standby, primary, pred = build(L, frames, rnd_tag)
+    sink, standby, primary, pred = build(L, frames, rnd_tag,
+                                         bfd=scenario in ("bfd", "linkdown"))
     NODES[:] = [pred, primary, standby, sink]
     sink.start(wait=False)
     standby.start(wait=False)
     primary.start(wait=False)
     for node in (sink, standby, primary):
         node.wait_ready(120)
-    if scenario == "kill":
-        pred.start(wait=False)
-        pred.wait_ready(120)
+    if scenario in FAILURES:
+        if scenario != "kill":
+            pred.start(wait=False)
+            pred.wait_ready(120)
+            # hold the input until BFD is Up (the trace is read at once)
+            pred.wait_bfd("to_m", "Up", timeout=60)
+            primary.wait_bfd("to_p", "Up", timeout=60)
+        else:
+            pred.start(wait=False)
+            pred.wait_ready(120)
         # a seeded point of the stream: a share released, then a few ms
         share = rnd.uniform(0.05, 0.9)
         lab.wait_until(lambda: remote(primary)["out_released"] >= n * share, 120,
                        f"{share:.2f} of the input released")
         time.sleep(rnd.uniform(0, 0.02))
-        primary.stop(sig=signal.SIGKILL)
-        rep = pred.query("/onvm/remote/failover,web")
-        L.expect(rep.get("status") == "ok", f"failover: {rep}")
+        if scenario == "linkdown":
+            # the primary lives on, cut off from the predecessor only
+            lab.run_cmd(lab.in_netns(pred.ns, ["ip", "link", "set", "p_m", "down"]))
+        else:
+            primary.stop(sig=signal.SIGKILL)
+        if scenario == "kill":
+            rep = pred.query("/onvm/remote/failover,web")
+            L.expect(rep.get("status") == "ok", f"failover: {rep}")
+        else:  # BFD sees the primary go
+            lab.wait_until(lambda: remote(pred)["failovers"] == 1, 30, "BFD-triggered failover")
+            L.expect(pred.bfd("to_m")["state"] == "Down", f"BFD: {pred.bfd('to_m')}")
         lab.wait_until(lambda: remote(pred)["state"] == "standby" and
                        remote(pred)["stamped"] == n, 180, "the replay and the input done")
         lab.wait_until(lambda: remote(standby)["state"] == "active", 60, "replay ended")
@@ -285,6 +349,21 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
               f"{st_s['out_dup']}, before takeover {st_s['out_before_takeover']}")
         L.expect(st_s["ingress_gaps"] == 0 and st_s["out_before_takeover"] == 0,
                  f"standby: {st_s}")
+        if scenario == "linkdown":
+            # False suspicion: the old primary still runs, and is fenced --
+            # nothing it holds is released any more.
+            lab.wait_until(lambda: remote(primary)["state"] == "fenced", 30,
+                           "the cut-off primary fenced")
+            lab.run_cmd(lab.in_netns(pred.ns, ["ip", "link", "set", "p_m", "up"]))
+            rel = remote(primary)["out_released"]
+            time.sleep(0.3)
+            st_m = remote(primary)
+            print(f"{rnd_tag}: old primary admitted {st_m['ingress_admitted']}, gaps "
+                  f"{st_m['ingress_gaps']}, released {st_m['out_released']}, aborted "
+                  f"{st_m['out_aborted']}, refused {st_m['out_refused']}; sink in_m "
+                  f"{sink.port('in_m')['rx']}; out port {primary.port('out')}")
+            L.expect(st_m["out_released"] == rel and st_m["stages_busy"] == 0,
+                     f"fenced primary released more or holds stages: {st_m}")
     else:
         pred.start()
         lab.wait_until(lambda: remote(primary)["out_released"] == n, 120,
@@ -311,7 +390,7 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
                      f"every replayed packet was released already: {st_s} / {st_p}")
             L.expect(st_p["replayed"] <= n - trimmed_to, f"replayed past the trim: {st_p}")
     for node in (pred, standby, primary, sink):
-        killed = node is primary and scenario == "kill"
+        killed = node is primary and scenario in ("kill", "bfd")
         rc = node.stop()
         if killed:
             node.remove_runtime()  # its hugepage files: 20 rounds would fill the pages
@@ -329,7 +408,7 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
     # (A failure-free run loses nothing: steady and switchover assert it.)
     # Plus what it had released into its port buffers (a burst each way).
     lost = check_sink(L, frames, got_m, got_s, allow_loss=STAGES * STAGE_PACKETS + 2 * 32)
-    if scenario != "kill":
+    if scenario not in FAILURES:
         L.expect(len(got_m) == n and not got_s, f"sink: {len(got_m)} + {len(got_s)} of {n}")
     print(f"{scenario}{rnd_tag}: {n} frames, primary {len(got_m)}, standby {len(got_s)}, "
           f"lost {lost}")
@@ -337,6 +416,7 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or sys.argv[1] not in ("steady", "switchover", "kill"):
-        sys.exit(f"usage: {sys.argv[0]} steady|switchover|kill")
+    if len(sys.argv) != 2 or sys.argv[1] not in ("steady", "switchover", "kill", "bfd",
+                                                 "linkdown"):
+        sys.exit(f"usage: {sys.argv[0]} steady|switchover|kill|bfd|linkdown")
     lab.run(f"remote_chain_{sys.argv[1]}", lambda L: main(L, sys.argv[1]))
