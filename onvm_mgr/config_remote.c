@@ -326,6 +326,25 @@ cfg_parse_remote(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 			if (cfg->remote[j].id == r->id)
 				return cfg_fail(w, p, "id %u is remote chain \"%s\"'s already",
 						r->id, cfg->remote[j].name);
+			{
+				/* One session per link: the units find the chain
+				 * of a frame by its port. */
+				const int mine[3] = {r->primary_port, r->standby_port,
+						     r->predecessor_port};
+				const int theirs[3] = {cfg->remote[j].primary_port,
+						       cfg->remote[j].standby_port,
+						       cfg->remote[j].predecessor_port};
+
+				for (int a = 0; a < 3; a++)
+					for (int b = 0; b < 3; b++)
+						if (mine[a] >= 0 && mine[a] == theirs[b])
+							return cfg_fail(
+								w, p,
+								"port \"%s\" is already a link of "
+								"remote chain \"%s\"",
+								cfg->ports[mine[a]].name,
+								cfg->remote[j].name);
+			}
 		}
 		cfg->nremote++;
 	}

@@ -91,7 +91,9 @@ struct rsync_chain {
 	/* primary: packets the full latch could not take yet, in order (TX unit only) */
 	struct rte_mbuf **wait;
 	uint32_t wait_head, wait_n;
-	struct mgr_dp_ctx *tx;	 /* the calling unit's context, for the callbacks */
+	/* The unit that owns the session (TX for a primary, RX for a
+	 * standby), for the callbacks; only that unit writes or reads it. */
+	struct mgr_dp_ctx *tx;
 	int sync_port;		 /* the link to the other of primary/standby */
 	int exit_port;		 /* where the chain's released packets leave */
 	uint8_t src_mac_sync[6], src_mac_pred[6];
@@ -111,6 +113,7 @@ struct rsync_chain {
 	uint64_t stale;		  /* timestamp not above the last admitted */
 	uint64_t replay_covered;  /* replayed, at or below the applied cut: dropped */
 	uint64_t before_takeover; /* standby: stamped input before a takeover, dropped */
+	uint64_t ingress_rsync_refused; /* primary: RSync frames on the predecessor link */
 	uint64_t gaps;		  /* timestamps skipped: lost on the link from the predecessor */
 	uint64_t bad[PLOG_SHIM_REASON_MAX]; /* NOT_SHIM: unstamped */
 	uint64_t ctl_ring_full;
@@ -393,8 +396,15 @@ mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uin
 	r = plog_shim_parse(p, rte_pktmbuf_data_len(m), &sh);
 	if (unlikely(r != PLOG_SHIM_OK)) {
 		if (r == PLOG_SHIM_NOT_SHIM && is_rsync(m)) {
-			/* REPLAY_START / REPLAY_END: the standby's, handled
-			 * here before the next frame; a primary refuses them. */
+			if (c->sby == NULL) {
+				/* A primary takes nothing from its predecessor
+				 * (and its session is the TX unit's). */
+				c->ingress_rsync_refused++;
+				rte_pktmbuf_free(m);
+				return true;
+			}
+			/* REPLAY_START / REPLAY_END: the standby's session,
+			 * handled here before the next frame. */
 			c->tx = ctx;
 			control_in(c, m, mgr_now_ns());
 			return true;
@@ -614,6 +624,10 @@ latch(struct rsync_chain *c, struct rte_mbuf *m, uint64_t now)
 	c->out_latched++;
 	if (meta->ts > c->newest_ts)
 		c->newest_ts = meta->ts;
+	/* The open stage's close timer (and everything after it) runs from
+	 * the next tick: the library's last answer may predate this stage. */
+	if (c->next_tick_ns > now + (uint64_t)c->cfg->stage_close_us * 1000)
+		c->next_tick_ns = now + (uint64_t)c->cfg->stage_close_us * 1000;
 	return true;
 }
 
@@ -680,8 +694,12 @@ mgr_rsync_tx(struct mgr_dp_ctx *ctx)
 		c->tx = ctx;
 		now = mgr_now_ns();
 		work += drain_ctl(c, now);
-		if (c->pri == NULL || c->state != RS_PRIMARY)
+		if (c->state != RS_PRIMARY) {
+			/* Fenced: what waited for the latch goes back (counted). */
+			if (c->wait_n > 0)
+				work += latch_waiting(c, now);
 			continue;
+		}
 		if (now >= c->next_cut_ns)
 			lazy_cut(c, now);
 		if (work > 0 || now >= c->next_tick_ns)
@@ -703,12 +721,18 @@ mgr_rsync_on_exit(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 	struct rsync_flow f;
 	uint64_t now;
 
-	c->tx = ctx;
-	if (meta->ts == 0) { /* not stamped: never entered the protected chain */
+	if (meta->chain_id != (uint16_t)c->cfg->chain) {
+		/* Another chain's packet sharing the exit port: not ours. */
+		mgr_dp_to_port(ctx, m, port);
+		return;
+	}
+	if (meta->ts == 0) { /* ours but not stamped: it cannot be deduplicated */
 		c->out_unstamped++;
 		rte_pktmbuf_free(m);
 		return;
 	}
+	if (c->pri != NULL)
+		c->tx = ctx; /* a standby's c->tx is the RX unit's */
 	if (c->pri != NULL) {
 		if (c->state != RS_PRIMARY) {
 			c->out_refused++;
@@ -868,6 +892,7 @@ mgr_rsync_telemetry(struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "ingress_stale", c->stale);
 		rte_tel_data_add_dict_uint(o, "ingress_replay_covered", c->replay_covered);
 		rte_tel_data_add_dict_uint(o, "ingress_before_takeover", c->before_takeover);
+		rte_tel_data_add_dict_uint(o, "ingress_rsync_refused", c->ingress_rsync_refused);
 		rte_tel_data_add_dict_uint(o, "ingress_gaps", c->gaps);
 		rte_tel_data_add_dict_uint(o, "ingress_unstamped", c->bad[PLOG_SHIM_NOT_SHIM]);
 		for (int r = PLOG_SHIM_SHORT; r < PLOG_SHIM_REASON_MAX; r++) {

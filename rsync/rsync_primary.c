@@ -440,6 +440,9 @@ rsync_primary_tick(struct rsync_primary *p, uint64_t now)
 	}
 	if (p->unacked_n > 0 && p->commit_sent_ns + p->cfg.retrans_ns < next)
 		next = p->commit_sent_ns + p->cfg.retrans_ns;
+	if (p->released_cut_ts != 0 &&
+	    p->trim_sent_ns + TRIM_REPEAT_FACTOR * p->cfg.retrans_ns < next)
+		next = p->trim_sent_ns + TRIM_REPEAT_FACTOR * p->cfg.retrans_ns;
 	return next;
 }
 

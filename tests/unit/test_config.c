@@ -1452,19 +1452,34 @@ test_remote_roles_full_and_defaults(void **state)
 	struct fixture *f = *state;
 	const struct mgr_remote_cfg *r;
 
-	load_ok(f, REMOTE_HEAD
+	/* One remote chain per config: two chains never share a link. */
+	static const char *const entries[4] = {
 		"  {'name': 'web_p', 'id': 7, 'role': 'primary', 'chain': 'web', 'predecessor_port': 'pred',\n"
 		"   'standby_port': 'sync', 'epoch': 3, 'key': '00112233445566778899aabbccddeeff', 'key_id': 9,\n"
 		"   'peer_macs': {'standby': '02:00:00:00:00:0b', 'predecessor': '02:00:00:00:00:0a'},\n"
 		"   'stages': 8, 'stage_packets': 64, 'stage_close_us': 50, 'retrans_us': 500, 'max_tries': 3,\n"
-		"   'standby_window': 8, 'checkpoint_ms': 20, 'stage_state_kb': 1024},\n"
+		"   'standby_window': 8, 'checkpoint_ms': 20, 'stage_state_kb': 1024}]}}",
 		"  {'name': 'web_pred', 'id': 8, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync',\n"
-		"   'bfd': 'to_primary', 'link_failover': false, 'log_packets': 4096, 'log_mb': 8},\n"
+		"   'bfd': 'to_primary', 'link_failover': false, 'log_packets': 4096, 'log_mb': 8}]}}",
 		"  {'name': 'web_s', 'id': 9, 'role': 'standby', 'chain': 'web', 'predecessor_port': 'pred',\n"
-		"   'primary_port': 'sync', 'window': 64, 'max_frags': 100, 'txts_flows': 4096},\n"
-		"  {'name': 'dflt', 'id': 10, 'role': 'standby', 'chain': 'web', 'predecessor_port': 0, 'primary_port': 1}]}}");
-	assert_int_equal(f->cfg.nremote, 4);
-	r = &f->cfg.remote[0];
+		"   'primary_port': 'sync', 'window': 64, 'max_frags': 100, 'txts_flows': 4096}]}}",
+		"  {'name': 'dflt', 'id': 10, 'role': 'standby', 'chain': 'web', 'predecessor_port': 0, 'primary_port': 1}]}}",
+	};
+	static struct mgr_remote_cfg got[4];
+	char text[4096];
+
+	for (int i = 0; i < 4; i++) {
+		if (i > 0) {
+			teardown(state);
+			setup(state);
+			f = *state;
+		}
+		snprintf(text, sizeof(text), "%s%s", REMOTE_HEAD, entries[i]);
+		load_ok(f, text);
+		assert_int_equal(f->cfg.nremote, 1);
+		got[i] = f->cfg.remote[0];
+	}
+	r = &got[0];
 	assert_string_equal(r->name, "web_p");
 	assert_int_equal(r->id, 7);
 	assert_int_equal(r->role, MGR_REMOTE_PRIMARY);
@@ -1488,7 +1503,7 @@ test_remote_roles_full_and_defaults(void **state)
 	assert_int_equal(r->standby_window, 8);
 	assert_int_equal(r->checkpoint_ms, 20);
 	assert_int_equal(r->stage_state_kb, 1024);
-	r = &f->cfg.remote[1];
+	r = &got[1];
 	assert_int_equal(r->role, MGR_REMOTE_PREDECESSOR);
 	assert_int_equal(r->bfd, 0);
 	assert_false(r->link_failover);
@@ -1497,11 +1512,11 @@ test_remote_roles_full_and_defaults(void **state)
 	assert_int_equal(r->primary_port, 0);
 	assert_int_equal(r->chain, -1);
 	assert_int_equal(r->key_len, 0);
-	r = &f->cfg.remote[2];
+	r = &got[2];
 	assert_int_equal(r->window, 64);
 	assert_int_equal(r->max_frags, 100);
 	assert_int_equal(r->txts_flows, 4096);
-	r = &f->cfg.remote[3]; /* every default */
+	r = &got[3]; /* every default */
 	assert_int_equal(r->epoch, 1);
 	assert_int_equal(r->window, 32);
 	assert_int_equal(r->max_frags, 4096);
@@ -1595,6 +1610,14 @@ test_remote_duplicate_names_and_ids_are_rejected(void **state)
 		     "  {'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync'},\n"
 		     "  {'name': 'b', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync'}]}}",
 		     "cfg.json:6:3: remote.chains[1]", "id 1 is remote chain \"a\"'s already");
+	teardown(state);
+	setup(state);
+	/* Each link belongs to one chain's session: a port shared by two
+	 * chains would feed one chain's frames to the other. */
+	expect_error(state, REMOTE_HEAD
+		     "  {'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync'},\n"
+		     "  {'name': 'b', 'id': 2, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync'}]}}",
+		     "cfg.json:6:3: remote.chains[1]", "port \"pred\" is already a link of remote chain \"a\"");
 }
 
 int
