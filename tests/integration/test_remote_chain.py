@@ -141,11 +141,11 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False):
     # netem).  Only then do the ports go through the qdisc (qdisc_bypass=0):
     # frames held in the qdisc count against the socket's send buffer, and
     # af_packet leaves what does not fit in its TX ring until the next send
-    # -- BFD's frames provide one every 10 ms; a trace that just ends would
-    # leave its tail there.
+    # -- BFD's frames provide one every 10 ms on the primary's link; a trace
+    # that just ends would leave its tail there, so the standby's link (no
+    # BFD) is not paced: its receiving ring takes the whole replay.
     tc = lambda *argv: lab.run_cmd(lab.in_netns(ns["p"], ["tc"] + list(argv)))
     pace = ["tbf", "rate", PACE, "burst", "32kb", "limit", "256mb"]
-    tc("qdisc", "add", "dev", "p_s", "root", *pace)
     if bfd:  # BFD (UDP 3784) in class 1:10, unpaced; the rest (1:20) paced
         tc("qdisc", "add", "dev", "p_m", "root", "handle", "1:", "htb", "default", "20",
            "r2q", "1000")
@@ -158,8 +158,7 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False):
            "1gbit", "burst", "32kb", "limit", "256mb")
         tc("filter", "add", "dev", "p_m", "parent", "1:", "protocol", "ip", "prio", "1", "u32",
            "match", "ip", "dport", "3784", "0xffff", "flowid", "1:10")
-    else:
-        tc("qdisc", "add", "dev", "p_m", "root", *pace)
+
     wait = {"startup": {"link_wait_ms": 60000}}
     if idle:
         wait["idle"] = idle
@@ -202,7 +201,7 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False):
         "ports": [{"name": "src", "dev": f"net_pcap0,rx_pcap={src},"
                    f"tx_pcap={L.path(f'pred-src{rnd_tag}.pcap')}"},
                   {"name": "to_m", "dev": af(0, "p_m", qdisc=bfd)},
-                  {"name": "to_s", "dev": af(1, "p_s", qdisc=bfd)}],
+                  {"name": "to_s", "dev": af(1, "p_s")}],
         "chains": [{"name": "in", "services": [], "ingress_port": "src", "exit_port": "to_m"}],
         "remote": {"chains": [dict(remote_common("predecessor"), **{
             "primary_port": "to_m", "standby_port": "to_s", "log_packets": 1 << 20,
