@@ -15,6 +15,9 @@ nested type or timestamp 0, an unstamped frame and an RSync frame.
 Asserted: the sink receives exactly the trace's frames that were admitted,
 shim removed, byte for byte, in timestamp order; every other frame is
 counted under its reason in /onvm/remote and none is sent.
+
+Then the same input into a primary without a standby: the same admission,
+RSync frames on the predecessor link refused (counted), nothing released.
 """
 import struct
 
@@ -93,6 +96,26 @@ def test(L):
     L.expect(rc == 0, f"manager exit status {rc}")
     got = lab.read_capture_out(out)
     lab.compare_frames(got, want, "sink capture")
+
+    # The same input into a primary with no standby: the same admission,
+    # the two RSync frames refused on the predecessor link (a primary takes
+    # nothing from there, and its session is not the RX unit's), and every
+    # output held in the latch or waiting for room -- none leaves unvoted.
+    cfg["ports"][1]["dev"] = f"net_pcap1,rx_pcap={empty},tx_pcap={L.path('sink-p.pcap')}"
+    cfg["remote"]["chains"][0] = {"name": "web", "id": 7, "role": "primary", "chain": "web",
+                                  "predecessor_port": "from_p", "standby_port": "sync"}
+    node = L.node("primary2", cfg).start()
+    node.wait_port("from_p", "rx", len(inp))
+    lab.wait_until(lambda: node.query("/onvm/remote")["web"]["ingress_admitted"] == len(want),
+                   30, "input admitted")
+    st = node.query("/onvm/remote")["web"]
+    L.expect(st["ingress_rsync_refused"] == 2 and st["ctl_ok"] == 0 and st["votes"] == 0,
+             f"primary: RSync on the predecessor link: {st}")
+    L.expect(st["out_released"] == 0 and st["state"] == "primary", f"primary: {st}")
+    rc = node.stop()
+    L.expect(rc == 0, f"manager exit status {rc}")
+    L.expect(not lab.read_capture_out(L.path("sink-p.pcap")),
+             "the primary let packets out without a vote")
 
 
 if __name__ == "__main__":
