@@ -56,83 +56,13 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
-#include <rte_telemetry.h>
 
-#include "mgr.h"
-#include "onvm_pkt_parse.h"
-#include "plog_shim.h"
-#include "rsync_primary.h"
-#include "rsync_standby.h"
-#include "rsync_wire.h"
+#include "rsync_unit_priv.h"
 
-#define RSYNC_CTL_RING	       1024
-#define RSYNC_WAIT_RING	       8192 /* packets waiting for room in the latch */
-#define CTL_PER_POLL	       64
-#define FENCE_HEARTBEAT_GAP_NS (10 * 1000 * 1000ull) /* at most one per 10 ms */
+struct rsync_chain rsync_chains[MGR_CFG_MAX_REMOTE];
+int rsync_nchains;
+pthread_mutex_t rsync_fini_lock = PTHREAD_MUTEX_INITIALIZER;
 
-enum rs_state {
-	RS_PRIMARY = 0, /* latching, releasing on votes */
-	RS_FENCED,	/* a newer epoch took the chain: nothing leaves */
-	RS_STANDBY,	/* staging and voting; nothing leaves */
-	RS_REPLAY,	/* taken over, the predecessor replays its log */
-	RS_ACTIVE,	/* the replay ended: this node runs the chain */
-};
-
-static const char *const rs_state_names[] = {"primary", "fenced", "standby", "replaying",
-					     "active"};
-
-struct rsync_chain {
-	const struct mgr_remote_cfg *cfg;
-	enum rs_state state;
-	struct rsync_primary *pri;
-	struct rsync_standby *sby;
-	struct rsync_auth *auth;
-	struct rte_ring *ctl;	 /* primary: RSync frames, RX unit -> TX unit */
-	/* primary: packets the full latch could not take yet, in order (TX unit only) */
-	struct rte_mbuf **wait;
-	uint32_t wait_head, wait_n;
-	/* The unit that owns the session (TX for a primary, RX for a
-	 * standby), for the callbacks; only that unit writes or reads it. */
-	struct mgr_dp_ctx *tx;
-	int sync_port;		 /* the link to the other of primary/standby */
-	int exit_port;		 /* where the chain's released packets leave */
-	uint8_t src_mac_sync[6], src_mac_pred[6];
-	uint8_t peer_mac[6];	 /* the other of primary/standby (else broadcast) */
-	uint8_t pred_mac[6];	 /* the predecessor (else broadcast) */
-	bool check_peer_mac;	 /* a peer MAC is configured: refuse others */
-	bool has_state;		 /* an NF of the chain declared state (seen at a cut) */
-	uint64_t next_tick_ns;
-	uint64_t next_cut_ns;
-	uint64_t cut_id;	 /* the last cut begun here */
-	uint64_t newest_ts;	 /* the newest timestamp latched */
-	uint64_t fence_hb_ns;	 /* the last HEARTBEAT sent to fence the old primary */
-	/* ingress (RX unit) */
-	uint64_t last_ts;	 /* the last timestamp admitted */
-	uint64_t admitted;
-	uint64_t admitted_replay; /* of those, with the REPLAY flag */
-	uint64_t stale;		  /* timestamp not above the last admitted */
-	uint64_t replay_covered;  /* replayed, at or below the applied cut: dropped */
-	uint64_t before_takeover; /* standby: stamped input before a takeover, dropped */
-	uint64_t ingress_rsync_refused; /* primary: RSync frames on the predecessor link */
-	uint64_t gaps;		  /* timestamps skipped: lost on the link from the predecessor */
-	uint64_t bad[PLOG_SHIM_REASON_MAX]; /* NOT_SHIM: unstamped */
-	uint64_t ctl_ring_full;
-	/* sessions (TX unit) */
-	uint64_t ctl_rx[RSYNC_RX_REASON_MAX];
-	uint64_t sent, send_fail;
-	uint64_t out_latched, out_released, out_aborted, out_latch_full, out_unstamped,
-		out_refused; /* fenced or busy */
-	uint64_t out_passed, out_dup, out_before_takeover;
-	uint64_t takeovers;
-	uint64_t replay_start_ns, replay_end_ns, first_out_ns;
-	uint64_t takeover_txid, takeover_cut_ts;
-	uint64_t replay_newest_ts;
-};
-
-static struct rsync_chain chains[MGR_CFG_MAX_REMOTE];
-static int nchains;
-/* Telemetry (its own thread) against mgr_rsync_fini() freeing the sessions. */
-static pthread_mutex_t fini_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- sending ---- */
 
@@ -243,25 +173,6 @@ port_mac(int port, uint8_t mac[6])
 		memcpy(mac, a.addr_bytes, 6);
 }
 
-/* Whether an NF of the chain (any instance, active or standby set)
- * declared state regions.  NFs register after start: asked at each cut. */
-static bool
-chain_has_state(const struct rsync_chain *c)
-{
-	const struct mgr_chain_cfg *ch = &mgr.cfg.chains[c->cfg->chain];
-
-	for (uint16_t k = 0; k < ch->len; k++) {
-		const struct onvm_service *svc = &mgr.shm->services[ch->services[k]];
-
-		for (int a = 0; a < 2; a++)
-			for (uint16_t i = 0; i < svc->n[a]; i++)
-				if (__atomic_load_n(&mgr.shm->nfs[svc->inst[a][i]].n_state_req,
-						    __ATOMIC_ACQUIRE) > 0)
-					return true;
-	}
-	return false;
-}
-
 static int
 session_init(struct rsync_chain *c, int idx)
 {
@@ -342,16 +253,16 @@ mgr_rsync_init(void)
 
 		if (rc->role == MGR_REMOTE_PREDECESSOR)
 			continue;
-		c = &chains[nchains];
+		c = &rsync_chains[rsync_nchains];
 		c->cfg = rc;
 		c->sync_port = rc->role == MGR_REMOTE_PRIMARY ? rc->standby_port : rc->primary_port;
-		rc_err = session_init(c, nchains);
+		rc_err = session_init(c, rsync_nchains);
 		if (rc_err < 0)
 			return rc_err;
-		mgr.rsync_in_port[rc->predecessor_port] = (uint8_t)(nchains + 1);
-		mgr.rsync_sync_port[c->sync_port] = (uint8_t)(nchains + 1);
-		mgr.rsync_out_port[c->exit_port] = (uint8_t)(nchains + 1);
-		nchains++;
+		mgr.rsync_in_port[rc->predecessor_port] = (uint8_t)(rsync_nchains + 1);
+		mgr.rsync_sync_port[c->sync_port] = (uint8_t)(rsync_nchains + 1);
+		mgr.rsync_out_port[c->exit_port] = (uint8_t)(rsync_nchains + 1);
+		rsync_nchains++;
 		MGR_LOG(INFO,
 			"remote chain %s (id %u): %s, stamped input on port %d, sync link on port "
 			"%d, exit port %d",
@@ -387,7 +298,7 @@ bool
 mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uint64_t *ts,
 		  uint8_t *flags)
 {
-	struct rsync_chain *c = &chains[mgr.rsync_in_port[port] - 1];
+	struct rsync_chain *c = &rsync_chains[mgr.rsync_in_port[port] - 1];
 	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
 	struct plog_shim sh;
 	enum plog_shim_reason r;
@@ -446,7 +357,7 @@ mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uin
 bool
 mgr_rsync_sync_rx(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 {
-	struct rsync_chain *c = &chains[mgr.rsync_sync_port[port] - 1];
+	struct rsync_chain *c = &rsync_chains[mgr.rsync_sync_port[port] - 1];
 
 	if (!is_rsync(m))
 		return false;
@@ -576,8 +487,8 @@ out:
 	rte_pktmbuf_free(mb);
 }
 
-static int
-drain_ctl(struct rsync_chain *c, uint64_t now)
+int
+rsync_unit_drain_ctl(struct rsync_chain *c, uint64_t now)
 {
 	struct rte_mbuf *mb[CTL_PER_POLL];
 	unsigned int n = rte_ring_sc_dequeue_burst(c->ctl, (void **)mb, CTL_PER_POLL, NULL);
@@ -587,202 +498,14 @@ drain_ctl(struct rsync_chain *c, uint64_t now)
 	return (int)n;
 }
 
-/* ---- TX unit: packets leaving the chain ---- */
-
-static void
-flow_of(const struct rte_mbuf *m, struct rsync_flow *f)
-{
-	struct onvm_pkt_info pi;
-
-	memset(f, 0, sizeof(*f));
-	if (onvm_pkt_parse(m, &pi) != ONVM_PARSE_OK)
-		return; /* not IPv4: one flow for all of them */
-	f->src_ip = pi.src_ip;
-	f->dst_ip = pi.dst_ip;
-	f->sport = pi.sport;
-	f->dport = pi.dport;
-	f->proto = pi.proto;
-}
-
-/* Into the latch; false when it is full (the packet is kept). */
-static bool
-latch(struct rsync_chain *c, struct rte_mbuf *m, uint64_t now)
-{
-	struct onvm_pkt_meta *meta = onvm_pkt_meta(m, mgr.dyn_off);
-	struct rsync_flow f;
-	int rc;
-
-	flow_of(m, &f);
-	rc = rsync_primary_add(c->pri, m, &f, meta->ts, now);
-	if (rc == -ENOBUFS)
-		return false;
-	if (rc != 0) { /* fenced, or a cut is open (never here) */
-		c->out_refused++;
-		rte_pktmbuf_free(m);
-		return true;
-	}
-	c->out_latched++;
-	if (meta->ts > c->newest_ts)
-		c->newest_ts = meta->ts;
-	/* The open stage's close timer (and everything after it) runs from
-	 * the next tick: the library's last answer may predate this stage. */
-	if (c->next_tick_ns > now + (uint64_t)c->cfg->stage_close_us * 1000)
-		c->next_tick_ns = now + (uint64_t)c->cfg->stage_close_us * 1000;
-	return true;
-}
-
-/* Packets that waited for room go first, in order.  Returns how many. */
-static int
-latch_waiting(struct rsync_chain *c, uint64_t now)
-{
-	int n = 0;
-
-	while (c->wait_n > 0) {
-		struct rte_mbuf *m = c->wait[c->wait_head];
-
-		if (c->state != RS_PRIMARY) {
-			c->out_refused++;
-			rte_pktmbuf_free(m);
-		} else if (!latch(c, m, now)) {
-			break; /* stays first */
-		}
-		c->wait_head = (c->wait_head + 1) % RSYNC_WAIT_RING;
-		c->wait_n--;
-		n++;
-	}
-	return n;
-}
-
-static void
-lazy_cut(struct rsync_chain *c, uint64_t now)
-{
-	uint64_t base = rsync_primary_cut_base(c->pri);
-
-	c->next_cut_ns = now + (uint64_t)c->cfg->checkpoint_ms * 1000000;
-	/* A chain without state: a cut is a timestamp (every packet at or
-	 * below it left the chain -- one instance per service keeps the
-	 * chain FIFO), and it lets the predecessor trim its log. */
-	if (!c->has_state && chain_has_state(c)) {
-		c->has_state = true;
-		MGR_LOG(WARNING, "remote chain %s: an NF holds state; its checkpoints need "
-				 "markers, not built yet: no more cuts, the predecessor's log will fill",
-			c->cfg->name);
-	}
-	if (c->has_state || c->newest_ts <= rsync_primary_cut_base_ts(c->pri))
-		return;
-	if (rsync_primary_cut_begin(c->pri, c->cut_id + 1, base, c->newest_ts, now) != 0)
-		return;
-	c->cut_id++;
-	(void)rsync_primary_cut_end(c->pri, now);
-}
-
-int
-mgr_rsync_tx(struct mgr_dp_ctx *ctx)
-{
-	int work = 0;
-
-	if (nchains == 0)
-		return 0;
-	for (int i = 0; i < nchains; i++) {
-		struct rsync_chain *c = &chains[i];
-		uint64_t now;
-
-		uint64_t sent_before = c->sent, released_before = c->out_released;
-
-		if (c->pri == NULL)
-			continue; /* a standby's session runs on the RX unit */
-		c->tx = ctx;
-		now = mgr_now_ns();
-		work += drain_ctl(c, now);
-		if (c->state != RS_PRIMARY) {
-			/* Fenced: what waited for the latch goes back (counted). */
-			if (c->wait_n > 0)
-				work += latch_waiting(c, now);
-			continue;
-		}
-		if (now >= c->next_cut_ns)
-			lazy_cut(c, now);
-		if (work > 0 || now >= c->next_tick_ns)
-			c->next_tick_ns = rsync_primary_tick(c->pri, now);
-		if (c->wait_n > 0)
-			work += latch_waiting(c, now);
-		/* Frames the timers sent and packets released count as work:
-		 * the unit flushes its port buffers only after a poll with work. */
-		work += (int)(c->sent - sent_before + c->out_released - released_before);
-	}
-	return work;
-}
-
-void
-mgr_rsync_on_exit(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
-{
-	struct rsync_chain *c = &chains[mgr.rsync_out_port[port] - 1];
-	struct onvm_pkt_meta *meta = onvm_pkt_meta(m, mgr.dyn_off);
-	struct rsync_flow f;
-	uint64_t now;
-
-	if (meta->chain_id != (uint16_t)c->cfg->chain) {
-		/* Another chain's packet sharing the exit port: not ours. */
-		mgr_dp_to_port(ctx, m, port);
-		return;
-	}
-	if (meta->ts == 0) { /* ours but not stamped: it cannot be deduplicated */
-		c->out_unstamped++;
-		rte_pktmbuf_free(m);
-		return;
-	}
-	if (c->pri != NULL)
-		c->tx = ctx; /* a standby's c->tx is the RX unit's */
-	if (c->pri != NULL) {
-		if (c->state != RS_PRIMARY) {
-			c->out_refused++;
-			rte_pktmbuf_free(m);
-			return;
-		}
-		meta->egress_port = (uint8_t)port;
-		now = mgr_now_ns();
-		/* Behind packets already waiting, or the latch is full: wait
-		 * (in order) for a release to make room. */
-		if (c->wait_n > 0)
-			latch_waiting(c, now);
-		if (c->wait_n == 0 && latch(c, m, now))
-			return;
-		if (c->wait_n == RSYNC_WAIT_RING) {
-			c->out_latch_full++;
-			rte_pktmbuf_free(m);
-			return;
-		}
-		c->wait[(c->wait_head + c->wait_n) % RSYNC_WAIT_RING] = m;
-		c->wait_n++;
-		return;
-	}
-	flow_of(m, &f);
-	/* Standby: the RX unit took over before it admitted any replayed
-	 * packet, so an output of one sees the takeover. */
-	if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == RS_STANDBY) {
-		c->out_before_takeover++;
-		rte_pktmbuf_free(m);
-		return;
-	}
-	if (meta->ts <= rsync_standby_txts(c->sby, &f)) {
-		c->out_dup++; /* the old primary released it */
-		rte_pktmbuf_free(m);
-		return;
-	}
-	if (c->first_out_ns == 0)
-		c->first_out_ns = mgr_now_ns();
-	c->out_passed++;
-	mgr_dp_to_port(ctx, m, port);
-}
-
 /* ---- exit ---- */
 
 void
 mgr_rsync_fini(void)
 {
-	pthread_mutex_lock(&fini_lock);
-	for (int i = 0; i < nchains; i++) {
-		struct rsync_chain *c = &chains[i];
+	pthread_mutex_lock(&rsync_fini_lock);
+	for (int i = 0; i < rsync_nchains; i++) {
+		struct rsync_chain *c = &rsync_chains[i];
 		struct rte_mbuf *m;
 
 		/* Held packets go back to the pool, counted as aborted. */
@@ -804,126 +527,7 @@ mgr_rsync_fini(void)
 		rsync_auth_free(c->auth);
 		c->auth = NULL;
 	}
-	nchains = 0;
-	pthread_mutex_unlock(&fini_lock);
+	rsync_nchains = 0;
+	pthread_mutex_unlock(&rsync_fini_lock);
 }
 
-/* ---- telemetry ---- */
-
-static void
-add_primary_stats(struct rte_tel_data *o, const struct rsync_chain *c)
-{
-	const struct rsync_primary_stats *s = rsync_primary_stats(c->pri);
-	struct rte_tel_data *lat = rte_tel_data_alloc();
-
-	rte_tel_data_add_dict_uint(o, "epoch", rsync_primary_epoch(c->pri));
-	rte_tel_data_add_dict_uint(o, "stages_busy", rsync_primary_stages_busy(c->pri));
-	rte_tel_data_add_dict_uint(o, "pkts_latched_now", rsync_primary_pkts_latched(c->pri));
-	rte_tel_data_add_dict_uint(o, "stages_closed", s->stages_closed);
-	rte_tel_data_add_dict_uint(o, "stages_released", s->stages_released);
-	rte_tel_data_add_dict_uint(o, "votes", s->votes);
-	rte_tel_data_add_dict_uint(o, "acks", s->acks);
-	rte_tel_data_add_dict_uint(o, "commits_sent", s->commits_sent);
-	rte_tel_data_add_dict_uint(o, "frags_sent", s->frags_sent);
-	rte_tel_data_add_dict_uint(o, "frags_retrans", s->frags_retrans);
-	rte_tel_data_add_dict_uint(o, "aborts_no_vote", s->aborts[RSYNC_ABORT_NO_VOTE]);
-	rte_tel_data_add_dict_uint(o, "aborts_cascade", s->aborts[RSYNC_ABORT_CASCADE]);
-	rte_tel_data_add_dict_uint(o, "aborts_fenced", s->aborts[RSYNC_ABORT_FENCED]);
-	rte_tel_data_add_dict_uint(o, "cuts", s->cuts);
-	rte_tel_data_add_dict_uint(o, "trims_sent", s->trims_sent);
-	rte_tel_data_add_dict_uint(o, "window_waits", s->window_waits);
-	rte_tel_data_add_dict_uint(o, "nd_waits", s->nd_waits);
-	rte_tel_data_add_dict_uint(o, "released_cut_ts", rsync_primary_released_cut_ts(c->pri));
-	if (lat != NULL) {
-		rte_tel_data_start_array(lat, RTE_TEL_U64_VAL);
-		for (int b = 0; b < RSYNC_LAT_BUCKETS; b++)
-			rte_tel_data_add_array_uint(lat, s->commit_lat_us[b]);
-		rte_tel_data_add_dict_container(o, "commit_lat_us_log2", lat, 0);
-	}
-}
-
-static void
-add_standby_stats(struct rte_tel_data *o, const struct rsync_chain *c)
-{
-	const struct rsync_standby_stats *s = rsync_standby_stats(c->sby);
-	struct rsync_standby_applied a;
-
-	rsync_standby_get_applied(c->sby, &a);
-	rte_tel_data_add_dict_uint(o, "epoch", rsync_standby_epoch(c->sby));
-	rte_tel_data_add_dict_uint(o, "staged", rsync_standby_staged(c->sby));
-	rte_tel_data_add_dict_uint(o, "votes", s->votes);
-	rte_tel_data_add_dict_uint(o, "applied", s->applied);
-	rte_tel_data_add_dict_uint(o, "applied_txid", a.txid);
-	rte_tel_data_add_dict_uint(o, "applied_cut_ts", a.cut_ts);
-	rte_tel_data_add_dict_uint(o, "applied_txts", s->applied_txts);
-	rte_tel_data_add_dict_uint(o, "txts_entries", rsync_standby_txts_entries(c->sby));
-	rte_tel_data_add_dict_uint(o, "aborted", s->aborted);
-	rte_tel_data_add_dict_uint(o, "orphans", s->orphans);
-	rte_tel_data_add_dict_uint(o, "takeovers", c->takeovers);
-	rte_tel_data_add_dict_uint(o, "takeover_applied", s->takeover_applied);
-	rte_tel_data_add_dict_uint(o, "takeover_txid", c->takeover_txid);
-	rte_tel_data_add_dict_uint(o, "replay_start_ns", c->replay_start_ns);
-	rte_tel_data_add_dict_uint(o, "replay_end_ns", c->replay_end_ns);
-	rte_tel_data_add_dict_uint(o, "first_out_ns", c->first_out_ns);
-	rte_tel_data_add_dict_uint(o, "out_passed", c->out_passed);
-	rte_tel_data_add_dict_uint(o, "out_dup", c->out_dup);
-	rte_tel_data_add_dict_uint(o, "out_before_takeover", c->out_before_takeover);
-}
-
-void
-mgr_rsync_telemetry(struct rte_tel_data *d)
-{
-	pthread_mutex_lock(&fini_lock);
-	for (int i = 0; i < nchains; i++) {
-		const struct rsync_chain *c = &chains[i];
-		struct rte_tel_data *o = rte_tel_data_alloc();
-
-		if (o == NULL)
-			break;
-		rte_tel_data_start_dict(o);
-		rte_tel_data_add_dict_string(o, "role", c->cfg->role == MGR_REMOTE_PRIMARY
-								? "primary"
-								: "standby");
-		rte_tel_data_add_dict_string(o, "state", rs_state_names[c->state]);
-		rte_tel_data_add_dict_uint(o, "id", c->cfg->id);
-		rte_tel_data_add_dict_uint(o, "ingress_last_ts", c->last_ts);
-		rte_tel_data_add_dict_uint(o, "ingress_admitted", c->admitted);
-		rte_tel_data_add_dict_uint(o, "ingress_replayed", c->admitted_replay);
-		rte_tel_data_add_dict_uint(o, "ingress_stale", c->stale);
-		rte_tel_data_add_dict_uint(o, "ingress_replay_covered", c->replay_covered);
-		rte_tel_data_add_dict_uint(o, "ingress_before_takeover", c->before_takeover);
-		rte_tel_data_add_dict_uint(o, "ingress_rsync_refused", c->ingress_rsync_refused);
-		rte_tel_data_add_dict_uint(o, "ingress_gaps", c->gaps);
-		rte_tel_data_add_dict_uint(o, "ingress_unstamped", c->bad[PLOG_SHIM_NOT_SHIM]);
-		for (int r = PLOG_SHIM_SHORT; r < PLOG_SHIM_REASON_MAX; r++) {
-			char key[40];
-
-			snprintf(key, sizeof(key), "ingress_shim_%s",
-				 plog_shim_reason_str((enum plog_shim_reason)r));
-			rte_tel_data_add_dict_uint(o, key, c->bad[r]);
-		}
-		rte_tel_data_add_dict_uint(o, "ctl_ring_full", c->ctl_ring_full);
-		for (int r = 0; r < RSYNC_RX_REASON_MAX; r++) {
-			char key[48];
-
-			snprintf(key, sizeof(key), "ctl_%s",
-				 rsync_rx_reason_str((enum rsync_rx_reason)r));
-			rte_tel_data_add_dict_uint(o, key, c->ctl_rx[r]);
-		}
-		rte_tel_data_add_dict_uint(o, "ctrl_sent", c->sent);
-		rte_tel_data_add_dict_uint(o, "send_fail", c->send_fail);
-		rte_tel_data_add_dict_uint(o, "out_latched", c->out_latched);
-		rte_tel_data_add_dict_uint(o, "out_released", c->out_released);
-		rte_tel_data_add_dict_uint(o, "out_aborted", c->out_aborted);
-		rte_tel_data_add_dict_uint(o, "out_latch_full", c->out_latch_full);
-		rte_tel_data_add_dict_uint(o, "out_waiting", c->wait_n);
-		rte_tel_data_add_dict_uint(o, "out_unstamped", c->out_unstamped);
-		rte_tel_data_add_dict_uint(o, "out_refused", c->out_refused);
-		if (c->pri != NULL)
-			add_primary_stats(o, c);
-		else
-			add_standby_stats(o, c);
-		rte_tel_data_add_dict_container(d, c->cfg->name, o, 0);
-	}
-	pthread_mutex_unlock(&fini_lock);
-}

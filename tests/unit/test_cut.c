@@ -106,6 +106,17 @@ ship(struct fixture *f, uint64_t id, uint32_t *n)
 }
 
 static void
+assert_remote_equals(struct fixture *f, const uint8_t snap0[R0_SIZE], const uint8_t snap1[R1_SIZE]);
+
+/* The remote copy is the NF's state right now. */
+static void
+assert_remote_is_current(struct fixture *f)
+{
+	assert_remote_equals(f, nf_state_region_ptr(&f->ts.set, 0),
+			     nf_state_region_ptr(&f->ts.set, 1));
+}
+
+static void
 assert_remote_equals(struct fixture *f, const uint8_t snap0[R0_SIZE], const uint8_t snap1[R1_SIZE])
 {
 	assert_memory_equal(f->remote[0], snap0, R0_SIZE);
@@ -171,7 +182,6 @@ test_lost_cut_is_covered_by_a_delta_over_the_older_base(void **state)
 {
 	(void)state;
 	struct fixture *f = fixture_new(1 << 20);
-	uint8_t snap0[R0_SIZE], snap1[R1_SIZE];
 	uint32_t n;
 
 	nf_write(f, 0, 10, 1);
@@ -191,9 +201,7 @@ test_lost_cut_is_covered_by_a_delta_over_the_older_base(void **state)
 	assert_int_equal(ship(f, 3, &n), ONVM_CUT_READ_END);
 	assert_int_equal(n, 2);
 	assert_true(f->mgr.hdr->skipped_records >= 2);
-	memcpy(snap0, nf_state_region_ptr(&f->ts.set, 0), R0_SIZE);
-	memcpy(snap1, nf_state_region_ptr(&f->ts.set, 1), R1_SIZE);
-	assert_remote_equals(f, snap0, snap1);
+	assert_remote_is_current(f);
 	fixture_free(f);
 }
 
@@ -298,7 +306,6 @@ test_consume_after_a_dropped_log_keeps_a_newer_cut_whole(void **state)
 	struct fixture *f = fixture_new(1 << 16);
 	struct onvm_cut_rec bad, rec;
 	const uint8_t *data;
-	uint8_t snap0[R0_SIZE], snap1[R1_SIZE];
 	uint32_t n;
 
 	nf_write(f, 0, 1, 1);
@@ -315,9 +322,7 @@ test_consume_after_a_dropped_log_keeps_a_newer_cut_whole(void **state)
 	onvm_cut_consume(&f->mgr);
 	assert_int_equal(ship(f, 2, &n), ONVM_CUT_READ_END);
 	assert_int_equal(n, 2);
-	memcpy(snap0, nf_state_region_ptr(&f->ts.set, 0), R0_SIZE);
-	memcpy(snap1, nf_state_region_ptr(&f->ts.set, 1), R1_SIZE);
-	assert_remote_equals(f, snap0, snap1);
+	assert_remote_is_current(f);
 	fixture_free(f);
 }
 
@@ -328,7 +333,6 @@ test_deaths_between_list_and_mark_never_overflow_the_period_list(void **state)
 	struct fixture *f = fixture_new(1 << 16);
 	struct onvm_cut_hdr *h = f->nf.hdr;
 	uint64_t marks1[10];
-	uint8_t snap0[R0_SIZE], snap1[R1_SIZE];
 	uint32_t n;
 
 	memcpy(marks1, f->nf.marks[1], sizeof(marks1));
@@ -346,9 +350,7 @@ test_deaths_between_list_and_mark_never_overflow_the_period_list(void **state)
 	/* the next cut still ships both chunks */
 	assert_true(onvm_cut_freeze(&f->nf, &f->ts.set, 1, 0, 1) >= 2);
 	assert_int_equal(ship(f, 1, &n), ONVM_CUT_READ_END);
-	memcpy(snap0, nf_state_region_ptr(&f->ts.set, 0), R0_SIZE);
-	memcpy(snap1, nf_state_region_ptr(&f->ts.set, 1), R1_SIZE);
-	assert_remote_equals(f, snap0, snap1);
+	assert_remote_is_current(f);
 	fixture_free(f);
 }
 
@@ -416,9 +418,7 @@ run_with_a_death(unsigned int at, unsigned int *deaths)
 	nf_commit(f);
 	assert_true(onvm_cut_freeze(&f->nf, &f->ts.set, 7, applied, 7) >= 1);
 	assert_int_equal(ship(f, 7, &n), ONVM_CUT_READ_END);
-	memcpy(snap0, nf_state_region_ptr(&f->ts.set, 0), R0_SIZE);
-	memcpy(snap1, nf_state_region_ptr(&f->ts.set, 1), R1_SIZE);
-	assert_remote_equals(f, snap0, snap1);
+	assert_remote_is_current(f);
 	fixture_free(f);
 	return steps_seen;
 }

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * rsync_unit_out.c -- packets leaving a protected chain, on the TX unit:
+ * the primary latches them until the standby votes (waiting in order while
+ * every stage is busy), runs the library's timers and lazy cuts; a standby
+ * that took over lets out what its TxTs does not know.  Design: rsync_unit.c.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include "onvm_pkt_parse.h"
+#include "rsync_unit_priv.h"
+
+/* Whether an NF of the chain (any instance, active or standby set)
+ * declared state regions.  NFs register after start: asked at each cut. */
+static bool
+chain_has_state(const struct rsync_chain *c)
+{
+	const struct mgr_chain_cfg *ch = &mgr.cfg.chains[c->cfg->chain];
+
+	for (uint16_t k = 0; k < ch->len; k++) {
+		const struct onvm_service *svc = &mgr.shm->services[ch->services[k]];
+
+		for (int a = 0; a < 2; a++)
+			for (uint16_t i = 0; i < svc->n[a]; i++)
+				if (__atomic_load_n(&mgr.shm->nfs[svc->inst[a][i]].n_state_req,
+						    __ATOMIC_ACQUIRE) > 0)
+					return true;
+	}
+	return false;
+}
+
+static void
+flow_of(const struct rte_mbuf *m, struct rsync_flow *f)
+{
+	struct onvm_pkt_info pi;
+
+	memset(f, 0, sizeof(*f));
+	if (onvm_pkt_parse(m, &pi) != ONVM_PARSE_OK)
+		return; /* not IPv4: one flow for all of them */
+	f->src_ip = pi.src_ip;
+	f->dst_ip = pi.dst_ip;
+	f->sport = pi.sport;
+	f->dport = pi.dport;
+	f->proto = pi.proto;
+}
+
+/* Into the latch; false when it is full (the packet is kept). */
+static bool
+latch(struct rsync_chain *c, struct rte_mbuf *m, uint64_t now)
+{
+	struct onvm_pkt_meta *meta = onvm_pkt_meta(m, mgr.dyn_off);
+	struct rsync_flow f;
+	int rc;
+
+	flow_of(m, &f);
+	rc = rsync_primary_add(c->pri, m, &f, meta->ts, now);
+	if (rc == -ENOBUFS)
+		return false;
+	if (rc != 0) { /* fenced, or a cut is open (never here) */
+		c->out_refused++;
+		rte_pktmbuf_free(m);
+		return true;
+	}
+	c->out_latched++;
+	if (meta->ts > c->newest_ts)
+		c->newest_ts = meta->ts;
+	/* The open stage's close timer (and everything after it) runs from
+	 * the next tick: the library's last answer may predate this stage. */
+	if (c->next_tick_ns > now + (uint64_t)c->cfg->stage_close_us * 1000)
+		c->next_tick_ns = now + (uint64_t)c->cfg->stage_close_us * 1000;
+	return true;
+}
+
+/* Packets that waited for room go first, in order.  Returns how many. */
+static int
+latch_waiting(struct rsync_chain *c, uint64_t now)
+{
+	int n = 0;
+
+	while (c->wait_n > 0) {
+		struct rte_mbuf *m = c->wait[c->wait_head];
+
+		if (c->state != RS_PRIMARY) {
+			c->out_refused++;
+			rte_pktmbuf_free(m);
+		} else if (!latch(c, m, now)) {
+			break; /* stays first */
+		}
+		c->wait_head = (c->wait_head + 1) % RSYNC_WAIT_RING;
+		c->wait_n--;
+		n++;
+	}
+	return n;
+}
+
+static void
+lazy_cut(struct rsync_chain *c, uint64_t now)
+{
+	uint64_t base = rsync_primary_cut_base(c->pri);
+
+	c->next_cut_ns = now + (uint64_t)c->cfg->checkpoint_ms * 1000000;
+	/* A chain without state: a cut is a timestamp (every packet at or
+	 * below it left the chain -- one instance per service keeps the
+	 * chain FIFO), and it lets the predecessor trim its log. */
+	if (!c->has_state && chain_has_state(c)) {
+		c->has_state = true;
+		MGR_LOG(WARNING, "remote chain %s: an NF holds state; its checkpoints need "
+				 "markers, not built yet: no more cuts, the predecessor's log will fill",
+			c->cfg->name);
+	}
+	if (c->has_state || c->newest_ts <= rsync_primary_cut_base_ts(c->pri))
+		return;
+	if (rsync_primary_cut_begin(c->pri, c->cut_id + 1, base, c->newest_ts, now) != 0)
+		return;
+	c->cut_id++;
+	(void)rsync_primary_cut_end(c->pri, now);
+}
+
+int
+mgr_rsync_tx(struct mgr_dp_ctx *ctx)
+{
+	int work = 0;
+
+	if (rsync_nchains == 0)
+		return 0;
+	for (int i = 0; i < rsync_nchains; i++) {
+		struct rsync_chain *c = &rsync_chains[i];
+		uint64_t now;
+
+		uint64_t sent_before = c->sent, released_before = c->out_released;
+
+		if (c->pri == NULL)
+			continue; /* a standby's session runs on the RX unit */
+		c->tx = ctx;
+		now = mgr_now_ns();
+		work += rsync_unit_drain_ctl(c, now);
+		if (c->state != RS_PRIMARY) {
+			/* Fenced: what waited for the latch goes back (counted). */
+			if (c->wait_n > 0)
+				work += latch_waiting(c, now);
+			continue;
+		}
+		if (now >= c->next_cut_ns)
+			lazy_cut(c, now);
+		if (work > 0 || now >= c->next_tick_ns)
+			c->next_tick_ns = rsync_primary_tick(c->pri, now);
+		if (c->wait_n > 0)
+			work += latch_waiting(c, now);
+		/* Frames the timers sent and packets released count as work:
+		 * the unit flushes its port buffers only after a poll with work. */
+		work += (int)(c->sent - sent_before + c->out_released - released_before);
+	}
+	return work;
+}
+
+void
+mgr_rsync_on_exit(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
+{
+	struct rsync_chain *c = &rsync_chains[mgr.rsync_out_port[port] - 1];
+	struct onvm_pkt_meta *meta = onvm_pkt_meta(m, mgr.dyn_off);
+	struct rsync_flow f;
+	uint64_t now;
+
+	if (meta->chain_id != (uint16_t)c->cfg->chain) {
+		/* Another chain's packet sharing the exit port: not ours. */
+		mgr_dp_to_port(ctx, m, port);
+		return;
+	}
+	if (meta->ts == 0) { /* ours but not stamped: it cannot be deduplicated */
+		c->out_unstamped++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (c->pri != NULL)
+		c->tx = ctx; /* a standby's c->tx is the RX unit's */
+	if (c->pri != NULL) {
+		if (c->state != RS_PRIMARY) {
+			c->out_refused++;
+			rte_pktmbuf_free(m);
+			return;
+		}
+		meta->egress_port = (uint8_t)port;
+		now = mgr_now_ns();
+		/* Behind packets already waiting, or the latch is full: wait
+		 * (in order) for a release to make room. */
+		if (c->wait_n > 0)
+			latch_waiting(c, now);
+		if (c->wait_n == 0 && latch(c, m, now))
+			return;
+		if (c->wait_n == RSYNC_WAIT_RING) {
+			c->out_latch_full++;
+			rte_pktmbuf_free(m);
+			return;
+		}
+		c->wait[(c->wait_head + c->wait_n) % RSYNC_WAIT_RING] = m;
+		c->wait_n++;
+		return;
+	}
+	flow_of(m, &f);
+	/* Standby: the RX unit took over before it admitted any replayed
+	 * packet, so an output of one sees the takeover. */
+	if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == RS_STANDBY) {
+		c->out_before_takeover++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (meta->ts <= rsync_standby_txts(c->sby, &f)) {
+		c->out_dup++; /* the old primary released it */
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (c->first_out_ns == 0)
+		c->first_out_ns = mgr_now_ns();
+	c->out_passed++;
+	mgr_dp_to_port(ctx, m, port);
+}
+

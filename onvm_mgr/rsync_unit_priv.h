@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * rsync_unit_priv.h -- what the files of remote resiliency's primary and
+ * standby roles share (the design is in rsync_unit.c's opening comment):
+ *   rsync_unit.c      set-up, the protected ingress and the sessions' control
+ *                     (RX unit for a standby, TX unit's ring for a primary), exit
+ *   rsync_unit_out.c  packets leaving the chain (TX unit): the primary's latch
+ *                     and its wait queue, lazy cuts, timers; the standby's TxTs
+ *                     filter
+ *   rsync_unit_tel.c  /onvm/remote for these roles
+ */
+#ifndef RSYNC_UNIT_PRIV_H
+#define RSYNC_UNIT_PRIV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mgr.h"
+#include "plog_shim.h"
+#include "rsync_primary.h"
+#include "rsync_standby.h"
+#include "rsync_wire.h"
+
+#define RSYNC_CTL_RING	       1024
+#define RSYNC_WAIT_RING	       8192 /* packets waiting for room in the latch */
+#define CTL_PER_POLL	       64
+#define FENCE_HEARTBEAT_GAP_NS (10 * 1000 * 1000ull) /* at most one per 10 ms */
+
+enum rs_state {
+	RS_PRIMARY = 0, /* latching, releasing on votes */
+	RS_FENCED,	/* a newer epoch took the chain: nothing leaves */
+	RS_STANDBY,	/* staging and voting; nothing leaves */
+	RS_REPLAY,	/* taken over, the predecessor replays its log */
+	RS_ACTIVE,	/* the replay ended: this node runs the chain */
+};
+
+
+struct rsync_chain {
+	const struct mgr_remote_cfg *cfg;
+	enum rs_state state;
+	struct rsync_primary *pri;
+	struct rsync_standby *sby;
+	struct rsync_auth *auth;
+	struct rte_ring *ctl;	 /* primary: RSync frames, RX unit -> TX unit */
+	/* primary: packets the full latch could not take yet, in order (TX unit only) */
+	struct rte_mbuf **wait;
+	uint32_t wait_head, wait_n;
+	/* The unit that owns the session (TX for a primary, RX for a
+	 * standby), for the callbacks; only that unit writes or reads it. */
+	struct mgr_dp_ctx *tx;
+	int sync_port;		 /* the link to the other of primary/standby */
+	int exit_port;		 /* where the chain's released packets leave */
+	uint8_t src_mac_sync[6], src_mac_pred[6];
+	uint8_t peer_mac[6];	 /* the other of primary/standby (else broadcast) */
+	uint8_t pred_mac[6];	 /* the predecessor (else broadcast) */
+	bool check_peer_mac;	 /* a peer MAC is configured: refuse others */
+	bool has_state;		 /* an NF of the chain declared state (seen at a cut) */
+	uint64_t next_tick_ns;
+	uint64_t next_cut_ns;
+	uint64_t cut_id;	 /* the last cut begun here */
+	uint64_t newest_ts;	 /* the newest timestamp latched */
+	uint64_t fence_hb_ns;	 /* the last HEARTBEAT sent to fence the old primary */
+	/* ingress (RX unit) */
+	uint64_t last_ts;	 /* the last timestamp admitted */
+	uint64_t admitted;
+	uint64_t admitted_replay; /* of those, with the REPLAY flag */
+	uint64_t stale;		  /* timestamp not above the last admitted */
+	uint64_t replay_covered;  /* replayed, at or below the applied cut: dropped */
+	uint64_t before_takeover; /* standby: stamped input before a takeover, dropped */
+	uint64_t ingress_rsync_refused; /* primary: RSync frames on the predecessor link */
+	uint64_t gaps;		  /* timestamps skipped: lost on the link from the predecessor */
+	uint64_t bad[PLOG_SHIM_REASON_MAX]; /* NOT_SHIM: unstamped */
+	uint64_t ctl_ring_full;
+	/* sessions (TX unit) */
+	uint64_t ctl_rx[RSYNC_RX_REASON_MAX];
+	uint64_t sent, send_fail;
+	uint64_t out_latched, out_released, out_aborted, out_latch_full, out_unstamped,
+		out_refused; /* fenced or busy */
+	uint64_t out_passed, out_dup, out_before_takeover;
+	uint64_t takeovers;
+	uint64_t replay_start_ns, replay_end_ns, first_out_ns;
+	uint64_t takeover_txid, takeover_cut_ts;
+	uint64_t replay_newest_ts;
+};
+
+extern struct rsync_chain rsync_chains[MGR_CFG_MAX_REMOTE];
+extern int rsync_nchains;
+/* Telemetry (its own thread) against mgr_rsync_fini() freeing the sessions. */
+extern pthread_mutex_t rsync_fini_lock;
+
+/* rsync_unit.c: a primary's RSync frames from its ring (TX unit). */
+int rsync_unit_drain_ctl(struct rsync_chain *c, uint64_t now);
+
+#endif /* RSYNC_UNIT_PRIV_H */

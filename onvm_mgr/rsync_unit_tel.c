@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * rsync_unit_tel.c -- /onvm/remote for the chains this node is primary or
+ * standby of (plog_unit.c adds the predecessor's and calls this).  Counters
+ * are plain 64-bit loads: a value may be one packet old.
+ */
+#include <stdio.h>
+
+#include <rte_ring.h>
+#include <rte_telemetry.h>
+
+#include "rsync_unit_priv.h"
+
+static const char *const rs_state_names[] = {"primary", "fenced", "standby", "replaying",
+					     "active"};
+
+static void
+add_primary_stats(struct rte_tel_data *o, const struct rsync_chain *c)
+{
+	const struct rsync_primary_stats *s = rsync_primary_stats(c->pri);
+	struct rte_tel_data *lat = rte_tel_data_alloc();
+
+	rte_tel_data_add_dict_uint(o, "epoch", rsync_primary_epoch(c->pri));
+	rte_tel_data_add_dict_uint(o, "stages_busy", rsync_primary_stages_busy(c->pri));
+	rte_tel_data_add_dict_uint(o, "pkts_latched_now", rsync_primary_pkts_latched(c->pri));
+	rte_tel_data_add_dict_uint(o, "stages_closed", s->stages_closed);
+	rte_tel_data_add_dict_uint(o, "stages_released", s->stages_released);
+	rte_tel_data_add_dict_uint(o, "votes", s->votes);
+	rte_tel_data_add_dict_uint(o, "acks", s->acks);
+	rte_tel_data_add_dict_uint(o, "commits_sent", s->commits_sent);
+	rte_tel_data_add_dict_uint(o, "frags_sent", s->frags_sent);
+	rte_tel_data_add_dict_uint(o, "frags_retrans", s->frags_retrans);
+	rte_tel_data_add_dict_uint(o, "aborts_no_vote", s->aborts[RSYNC_ABORT_NO_VOTE]);
+	rte_tel_data_add_dict_uint(o, "aborts_cascade", s->aborts[RSYNC_ABORT_CASCADE]);
+	rte_tel_data_add_dict_uint(o, "aborts_fenced", s->aborts[RSYNC_ABORT_FENCED]);
+	rte_tel_data_add_dict_uint(o, "cuts", s->cuts);
+	rte_tel_data_add_dict_uint(o, "trims_sent", s->trims_sent);
+	rte_tel_data_add_dict_uint(o, "window_waits", s->window_waits);
+	rte_tel_data_add_dict_uint(o, "nd_waits", s->nd_waits);
+	rte_tel_data_add_dict_uint(o, "released_cut_ts", rsync_primary_released_cut_ts(c->pri));
+	if (lat != NULL) {
+		rte_tel_data_start_array(lat, RTE_TEL_U64_VAL);
+		for (int b = 0; b < RSYNC_LAT_BUCKETS; b++)
+			rte_tel_data_add_array_uint(lat, s->commit_lat_us[b]);
+		rte_tel_data_add_dict_container(o, "commit_lat_us_log2", lat, 0);
+	}
+}
+
+static void
+add_standby_stats(struct rte_tel_data *o, const struct rsync_chain *c)
+{
+	const struct rsync_standby_stats *s = rsync_standby_stats(c->sby);
+	struct rsync_standby_applied a;
+
+	rsync_standby_get_applied(c->sby, &a);
+	rte_tel_data_add_dict_uint(o, "epoch", rsync_standby_epoch(c->sby));
+	rte_tel_data_add_dict_uint(o, "staged", rsync_standby_staged(c->sby));
+	rte_tel_data_add_dict_uint(o, "votes", s->votes);
+	rte_tel_data_add_dict_uint(o, "applied", s->applied);
+	rte_tel_data_add_dict_uint(o, "applied_txid", a.txid);
+	rte_tel_data_add_dict_uint(o, "applied_cut_ts", a.cut_ts);
+	rte_tel_data_add_dict_uint(o, "applied_txts", s->applied_txts);
+	rte_tel_data_add_dict_uint(o, "txts_entries", rsync_standby_txts_entries(c->sby));
+	rte_tel_data_add_dict_uint(o, "aborted", s->aborted);
+	rte_tel_data_add_dict_uint(o, "orphans", s->orphans);
+	rte_tel_data_add_dict_uint(o, "takeovers", c->takeovers);
+	rte_tel_data_add_dict_uint(o, "takeover_applied", s->takeover_applied);
+	rte_tel_data_add_dict_uint(o, "takeover_txid", c->takeover_txid);
+	rte_tel_data_add_dict_uint(o, "replay_start_ns", c->replay_start_ns);
+	rte_tel_data_add_dict_uint(o, "replay_end_ns", c->replay_end_ns);
+	rte_tel_data_add_dict_uint(o, "first_out_ns", c->first_out_ns);
+	rte_tel_data_add_dict_uint(o, "out_passed", c->out_passed);
+	rte_tel_data_add_dict_uint(o, "out_dup", c->out_dup);
+	rte_tel_data_add_dict_uint(o, "out_before_takeover", c->out_before_takeover);
+}
+
+void
+mgr_rsync_telemetry(struct rte_tel_data *d)
+{
+	pthread_mutex_lock(&rsync_fini_lock);
+	for (int i = 0; i < rsync_nchains; i++) {
+		const struct rsync_chain *c = &rsync_chains[i];
+		struct rte_tel_data *o = rte_tel_data_alloc();
+
+		if (o == NULL)
+			break;
+		rte_tel_data_start_dict(o);
+		rte_tel_data_add_dict_string(o, "role", c->cfg->role == MGR_REMOTE_PRIMARY
+								? "primary"
+								: "standby");
+		rte_tel_data_add_dict_string(o, "state", rs_state_names[c->state]);
+		rte_tel_data_add_dict_uint(o, "id", c->cfg->id);
+		rte_tel_data_add_dict_uint(o, "ingress_last_ts", c->last_ts);
+		rte_tel_data_add_dict_uint(o, "ingress_admitted", c->admitted);
+		rte_tel_data_add_dict_uint(o, "ingress_replayed", c->admitted_replay);
+		rte_tel_data_add_dict_uint(o, "ingress_stale", c->stale);
+		rte_tel_data_add_dict_uint(o, "ingress_replay_covered", c->replay_covered);
+		rte_tel_data_add_dict_uint(o, "ingress_before_takeover", c->before_takeover);
+		rte_tel_data_add_dict_uint(o, "ingress_rsync_refused", c->ingress_rsync_refused);
+		rte_tel_data_add_dict_uint(o, "ingress_gaps", c->gaps);
+		rte_tel_data_add_dict_uint(o, "ingress_unstamped", c->bad[PLOG_SHIM_NOT_SHIM]);
+		for (int r = PLOG_SHIM_SHORT; r < PLOG_SHIM_REASON_MAX; r++) {
+			char key[40];
+
+			snprintf(key, sizeof(key), "ingress_shim_%s",
+				 plog_shim_reason_str((enum plog_shim_reason)r));
+			rte_tel_data_add_dict_uint(o, key, c->bad[r]);
+		}
+		rte_tel_data_add_dict_uint(o, "ctl_ring_full", c->ctl_ring_full);
+		for (int r = 0; r < RSYNC_RX_REASON_MAX; r++) {
+			char key[48];
+
+			snprintf(key, sizeof(key), "ctl_%s",
+				 rsync_rx_reason_str((enum rsync_rx_reason)r));
+			rte_tel_data_add_dict_uint(o, key, c->ctl_rx[r]);
+		}
+		rte_tel_data_add_dict_uint(o, "ctrl_sent", c->sent);
+		rte_tel_data_add_dict_uint(o, "send_fail", c->send_fail);
+		rte_tel_data_add_dict_uint(o, "out_latched", c->out_latched);
+		rte_tel_data_add_dict_uint(o, "out_released", c->out_released);
+		rte_tel_data_add_dict_uint(o, "out_aborted", c->out_aborted);
+		rte_tel_data_add_dict_uint(o, "out_latch_full", c->out_latch_full);
+		rte_tel_data_add_dict_uint(o, "out_waiting", c->wait_n);
+		rte_tel_data_add_dict_uint(o, "out_unstamped", c->out_unstamped);
+		rte_tel_data_add_dict_uint(o, "out_refused", c->out_refused);
+		if (c->pri != NULL)
+			add_primary_stats(o, c);
+		else
+			add_standby_stats(o, c);
+		rte_tel_data_add_dict_container(d, c->cfg->name, o, 0);
+	}
+	pthread_mutex_unlock(&rsync_fini_lock);
+}
