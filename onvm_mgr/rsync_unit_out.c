@@ -127,18 +127,16 @@ mgr_rsync_tx(struct mgr_dp_ctx *ctx)
 {
 	int work = 0;
 
-	if (rsync_nchains == 0)
-		return 0;
 	for (int i = 0; i < rsync_nchains; i++) {
 		struct rsync_chain *c = &rsync_chains[i];
-		uint64_t now;
-
 		uint64_t sent_before = c->sent, released_before = c->out_released;
+		uint64_t now;
 
 		if (c->pri == NULL)
 			continue; /* a standby's session runs on the RX unit */
 		c->tx = ctx;
 		now = mgr_now_ns();
+		c->poll_ns = now; /* this poll's packets leaving the chain use it */
 		work += rsync_unit_drain_ctl(c, now);
 		if (c->state != RS_PRIMARY) {
 			/* Fenced: what waited for the latch goes back (counted). */
@@ -177,16 +175,15 @@ mgr_rsync_on_exit(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 		rte_pktmbuf_free(m);
 		return;
 	}
-	if (c->pri != NULL)
-		c->tx = ctx; /* a standby's c->tx is the RX unit's */
 	if (c->pri != NULL) {
+		c->tx = ctx; /* (a standby's c->tx is the RX unit's) */
 		if (c->state != RS_PRIMARY) {
 			c->out_refused++;
 			rte_pktmbuf_free(m);
 			return;
 		}
 		meta->egress_port = (uint8_t)port;
-		now = mgr_now_ns();
+		now = c->poll_ns; /* no clock read per packet */
 		/* Behind packets already waiting, or the latch is full: wait
 		 * (in order) for a release to make room. */
 		if (c->wait_n > 0)

@@ -60,6 +60,7 @@ struct rsync_chain {
 	bool check_peer_mac;	 /* a peer MAC is configured: refuse others */
 	bool has_state;		 /* an NF of the chain declared state (seen at a cut) */
 	uint64_t next_tick_ns;
+	uint64_t poll_ns;	 /* primary: the clock at this TX poll's start */
 	uint64_t next_cut_ns;
 	uint64_t cut_id;	 /* the last cut begun here */
 	uint64_t newest_ts;	 /* the newest timestamp latched */
