@@ -155,20 +155,17 @@ flush_port(struct mgr_dp_ctx *ctx, uint16_t port)
 	}
 }
 
-/* Buffer `m` for `port`; flush when the burst is full. */
-static inline void
-dispatch_port(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t port)
+/* Buffer `m` for `port`; flush when the burst is full.  False, with `m`
+ * still the caller's, when the port's buffer is full and it takes nothing. */
+static inline bool
+port_try(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t port)
 {
 	struct mgr_dp_buf *b = &ctx->port_buf[port];
 
 	if (unlikely(b->n == ONVM_BURST)) {
 		flush_port(ctx, port);
-		if (b->n == ONVM_BURST) { /* the port still takes nothing */
-			ctx->drops[MGR_DROP_PORT_TX]++;
-			mgr.port_stats[port].tx_drop++;
-			rte_pktmbuf_free(m);
-			return;
-		}
+		if (b->n == ONVM_BURST) /* the port still takes nothing */
+			return false;
 	}
 	/* Bytes are counted when buffered (a PMD may free on send) and
 	 * taken back if the packet is dropped instead. */
@@ -177,6 +174,17 @@ dispatch_port(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t port)
 	b->pkts[b->n++] = m;
 	if (b->n == ONVM_BURST)
 		flush_port(ctx, port);
+	return true;
+}
+
+static inline void
+dispatch_port(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t port)
+{
+	if (unlikely(!port_try(ctx, m, port))) {
+		ctx->drops[MGR_DROP_PORT_TX]++;
+		mgr.port_stats[port].tx_drop++;
+		rte_pktmbuf_free(m);
+	}
 }
 
 static inline void
@@ -199,13 +207,10 @@ dispatch(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, const struct mgr_dest *d)
 			return;
 		}
 		if (unlikely(mgr.plog_port[d->id] != 0) && ctx->direct_port_tx) {
-			/* Into a protected chain: stamped and logged here, by the
-			 * TX unit that owns the log (plog_unit.c). */
-			uint16_t to = d->id;
-
-			m = mgr_plog_on_send(d->id, m, &to);
-			if (m != NULL)
-				dispatch_port(ctx, m, to);
+			/* Into a protected chain: stamped, logged and sent (or
+			 * left to the log's cursor) by the TX unit that owns the
+			 * log (plog_unit.c). */
+			mgr_plog_on_send(ctx, d->id, m);
 			return;
 		}
 		dispatch_port(ctx, m, d->id);
@@ -221,6 +226,22 @@ void
 mgr_dp_to_port(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t port)
 {
 	dispatch_port(ctx, m, port);
+}
+
+bool
+mgr_dp_port_try(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t port)
+{
+	return port_try(ctx, m, port);
+}
+
+unsigned int
+mgr_dp_port_room(struct mgr_dp_ctx *ctx, uint16_t port)
+{
+	struct mgr_dp_buf *b = &ctx->port_buf[port];
+
+	if (b->n == ONVM_BURST)
+		flush_port(ctx, port);
+	return ONVM_BURST - b->n;
 }
 
 static void
@@ -437,14 +458,8 @@ mgr_tx_poll(void)
 	int work = 0;
 
 	mgr_bfd_tx(); /* control frames go before any data */
-	{
-		/* Remote resiliency's predecessor: failover and replay frames. */
-		uint16_t ports[ONVM_BURST], k = mgr_plog_tx(pkts, ports, ONVM_BURST);
-
-		for (uint16_t i = 0; i < k; i++)
-			dispatch_port(ctx, pkts[i], ports[i]);
-		work += k;
-	}
+	/* Remote resiliency's predecessor: failover frames, the log's cursor. */
+	work += mgr_plog_tx(ctx);
 	/* Remote resiliency's primary and standby: RSync frames, timers. */
 	work += mgr_rsync_tx(ctx);
 	/* What the control thread handed back (a dead NF's mbufs): a few
@@ -470,7 +485,8 @@ mgr_tx_poll(void)
 		if (next >= 0 && next != id && hold_output(ctx, id, next))
 			continue;
 		ctx->hold_since[id] = 0;
-		if (ctx->last_port[id] >= 0 && ctx->port_hold_since[ctx->last_port[id]] != 0) {
+		if (ctx->last_port[id] >= 0 && ctx->port_hold_since[ctx->last_port[id]] != 0 &&
+		    !mgr.plog_port[ctx->last_port[id]]) {
 			ctx->backpressure++;
 			continue;
 		}
@@ -501,7 +517,12 @@ mgr_tx_poll(void)
 
 		if (ctx->port_hold_since[port] != 0) {
 			flush_port(ctx, port); /* retry what the port refused */
-			if (ctx->port_buf[port].n > 0)
+			/* Not into a protected chain: there the log is the
+			 * buffer -- input is stamped and logged, and sent from
+			 * the log when the port takes it again (or replayed to
+			 * the standby): a held port must not make the input
+			 * overflow the ring before it is logged. */
+			if (ctx->port_buf[port].n > 0 && !mgr.plog_port[port])
 				continue;
 		}
 		n = rte_ring_sc_dequeue_burst(r, (void **)pkts, ONVM_BURST, NULL);

@@ -327,16 +327,27 @@ void mgr_bfd_stats_print(void);
 
 /* plog_unit.c: the predecessor role of remote resiliency.  _init after the
  * ports and BFD are set up; the TX unit calls _on_send for every packet it
- * buffers for a port plog_port[] marks (returns the packet, stamped, with
- * the port to send it to, or NULL: taken) and _tx each poll (failover and
- * replay frames to send, at most max). */
+ * sends to a port plog_port[] marks (the packet is taken: stamped, logged,
+ * and sent, or left to the log's cursor, or refused and counted) and _tx
+ * each poll (failover frames, the replay; returns the frames sent). */
 int mgr_plog_init(void);
 int mgr_plog_telemetry_init(void);
-struct rte_mbuf *mgr_plog_on_send(uint16_t port, struct rte_mbuf *m, uint16_t *out_port);
-uint16_t mgr_plog_tx(struct rte_mbuf **out, uint16_t *ports, uint16_t max);
+void mgr_plog_on_send(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m);
+unsigned int mgr_plog_tx(struct mgr_dp_ctx *ctx);
 /* RX unit, for frames of a port plog_port[] marks: true if it took `m` (an
  * RSync frame from the primary, for the TX unit to apply). */
 bool mgr_plog_rx(uint16_t port, struct rte_mbuf *m);
+/* Any thread: the link to the primary of mgr.cfg.remote[remote] went down. */
+void mgr_plog_link_down(int remote);
+
+/* link_watch.c: the link-down failover trigger, on the control thread.
+ * _init after mgr_plog_init and the control thread's epoll set; _event when
+ * its rtnetlink socket (CTL_EV_LINK) is readable; _poll every loop (returns
+ * the ms until it must run again). */
+int mgr_link_watch_init(void);
+void mgr_link_watch_event(void);
+int mgr_link_watch_poll(void);
+void mgr_link_watch_fini(void);
 
 /* rsync_unit.c: remote resiliency's primary and standby roles.  The RX unit
  * calls _ingress for every frame of a port rsync_in_port[] marks: true when
@@ -361,6 +372,10 @@ void mgr_rsync_fini(void); /* after the units stopped: held packets back to the 
 /* datapath.c: buffer `m` for `port` on unit `ctx` (flushed at the end of the
  * poll), for the units' own frames and released packets. */
 void mgr_dp_to_port(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t port);
+/* The same, but false (and `m` still the caller's) when the port's buffer is
+ * full and it takes nothing now; _room: how many packets it takes now. */
+bool mgr_dp_port_try(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t port);
+unsigned int mgr_dp_port_room(struct mgr_dp_ctx *ctx, uint16_t port);
 void mgr_bfd_log_flush(void);	 /* the control thread: log queued session events */
 /* Session state changes (up/down with diagnostic) for other modules, e.g.
  * remote failover.  Called on the BFD unit's lcore: must not block. */

@@ -18,6 +18,14 @@
  * sends REPLAY_END (repeated likewise until echoed); input arriving
  * meanwhile is stamped into the log only, so the cursor sends it in order.
  * From then on the standby link is the chain's output.
+ *
+ * The log is also the output's buffer.  A stamped packet the output port
+ * does not take (its buffer full: a slow link, a link that is down) is not
+ * dropped: the chain falls "behind", and the same cursor sends the log's
+ * entries from that packet on, as the port takes them, while new input is
+ * logged only -- so a held port never makes input overflow the port ring
+ * before it is stamped and logged (the ring keeps draining into the log),
+ * and a failover replays all of it.  Only a full log refuses input.
  * LOG_TRIMs from the primary come off the RX unit (mgr_plog_rx) through a
  * ring to the TX unit, which applies those of the chain's current epoch
  * (and key) to the log.
@@ -60,14 +68,18 @@ struct plog_chain {
 	uint64_t last_ts; /* the last timestamp given */
 	uint32_t epoch;
 	enum plog_state state;
-	struct plog_cursor cur;
+	struct plog_cursor cur; /* the replay's, or a chain behind's, next entry */
+	bool behind;		/* the output port refused: cur sends from the log */
 	uint32_t failover_req; /* atomic: 1 when another thread asks for a failover */
+	const char *trigger;   /* what asked first: "bfd", "link" or "operator" */
 	struct rte_ring *ctl;  /* RSync frames from the primary: RX unit -> TX unit */
 	/* counters */
 	uint64_t stamped;
 	uint64_t refused_full;	   /* dropped: the log is full */
 	uint64_t refused_frame;	   /* dropped: not a frame that can be shimmed */
 	uint64_t replayed;
+	uint64_t behind_events;	   /* the output port refused a stamped packet */
+	uint64_t resent;	   /* sent from the log after such a refusal */
 	uint64_t replay_alloc_fail; /* replay retried: no mbuf */
 	uint64_t ctrl_sent;
 	uint64_t failovers;
@@ -88,6 +100,17 @@ struct plog_chain {
 static struct plog_chain chains[MGR_CFG_MAX_REMOTE];
 static int nchains;
 
+/* The first request of a failover wins; later ones (BFD after the link)
+ * change nothing. */
+static void
+request_failover(struct plog_chain *c, const char *why, uint64_t now_ns)
+{
+	if (!__atomic_exchange_n(&c->failover_req, 1, __ATOMIC_ACQ_REL)) {
+		c->failover_req_ns = now_ns;
+		c->trigger = why;
+	}
+}
+
 static void
 on_bfd_event(const struct bfd_event *ev, void *arg)
 {
@@ -95,9 +118,16 @@ on_bfd_event(const struct bfd_event *ev, void *arg)
 	if (ev->new_state != BFD_STATE_DOWN || ev->old_state != BFD_STATE_UP)
 		return;
 	for (int i = 0; i < nchains; i++)
-		if (chains[i].cfg->bfd == (int)ev->session &&
-		    !__atomic_exchange_n(&chains[i].failover_req, 1, __ATOMIC_ACQ_REL))
-			chains[i].failover_req_ns = ev->time_ns;
+		if (chains[i].cfg->bfd == (int)ev->session)
+			request_failover(&chains[i], "bfd", ev->time_ns);
+}
+
+void
+mgr_plog_link_down(int remote)
+{
+	for (int i = 0; i < nchains; i++)
+		if (chains[i].cfg == &mgr.cfg.remote[remote])
+			request_failover(&chains[i], "link", mgr_now_ns());
 }
 
 int
@@ -157,14 +187,22 @@ mgr_plog_init(void)
 	return 0;
 }
 
-struct rte_mbuf *
-mgr_plog_on_send(uint16_t port, struct rte_mbuf *m, uint16_t *out_port)
+/* The port a chain's output goes to now. */
+static inline uint16_t
+out_port_of(const struct plog_chain *c)
+{
+	return (uint16_t)(c->state == PL_PRIMARY ? c->cfg->primary_port : c->cfg->standby_port);
+}
+
+void
+mgr_plog_on_send(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 {
 	/* A frame of several segments (jumbo) is logged from a gathered copy;
 	 * the TX unit is the only user of this buffer. */
 	static uint8_t gather[PLOG_LOG_MAX_FRAME];
 	struct plog_chain *c = &chains[mgr.plog_port[port] - 1];
 	uint64_t ts = c->last_ts + 1;
+	struct plog_cursor at;
 	const uint8_t *frame;
 	uint8_t *p;
 
@@ -175,28 +213,29 @@ mgr_plog_on_send(uint16_t port, struct rte_mbuf *m, uint16_t *out_port)
 	    plog_shim_push(p, rte_pktmbuf_data_len(m), ts, 0) != 0) {
 		c->refused_frame++;
 		rte_pktmbuf_free(m);
-		return NULL;
+		return;
 	}
 	frame = rte_pktmbuf_read(m, 0, rte_pktmbuf_pkt_len(m), gather);
+	plog_log_seek_end(&c->log, &at); /* where this entry goes */
 	if (plog_log_append(&c->log, ts, frame, rte_pktmbuf_pkt_len(m)) != 0) {
 		/* Never evict: the new packet is the one that goes. */
 		c->refused_full++;
 		rte_pktmbuf_free(m);
-		return NULL;
+		return;
 	}
 	c->last_ts = ts;
 	c->stamped++;
-	switch (c->state) {
-	case PL_PRIMARY:
-		*out_port = port;
-		return m;
-	case PL_STANDBY:
-		*out_port = (uint16_t)c->cfg->standby_port;
-		return m;
-	default: /* being replayed: the cursor sends it, in order */
-		rte_pktmbuf_free(m);
-		return NULL;
+	if ((c->state == PL_PRIMARY || c->state == PL_STANDBY) && !c->behind) {
+		if (likely(mgr_dp_port_try(ctx, m, out_port_of(c))))
+			return;
+		/* The port takes nothing now: send from the log, from this
+		 * entry on, when it does (mgr_plog_tx). */
+		c->behind = true;
+		c->behind_events++;
+		c->cur = at;
 	}
+	/* Behind, or being replayed: the cursor sends it, in order. */
+	rte_pktmbuf_free(m);
 }
 
 bool
@@ -316,15 +355,90 @@ chain_copy(struct rte_mbuf **segs, uint32_t nsegs, const uint8_t *data, uint32_t
 	return head;
 }
 
-uint16_t
-mgr_plog_tx(struct rte_mbuf **out, uint16_t *ports, uint16_t max)
+/* Send control frame `mb` (NULL: no mbuf) to the standby if its port takes
+ * it now.  True when sent. */
+static bool
+send_control(struct mgr_dp_ctx *ctx, struct plog_chain *c, struct rte_mbuf *mb)
+{
+	if (mb == NULL)
+		return false;
+	if (!mgr_dp_port_try(ctx, mb, (uint16_t)c->cfg->standby_port)) {
+		c->ctrl_sent--; /* not sent after all */
+		rte_pktmbuf_free(mb);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The cursor: the replay to the standby (PL_REPLAY, then REPLAY_END), or a
+ * chain behind sending its log to the output port from the first entry the
+ * port refused.  As many entries as the port takes now.  Returns the frames
+ * sent.
+ */
+static unsigned int
+send_from_log(struct mgr_dp_ctx *ctx, struct plog_chain *c)
 {
 	struct rte_mbuf *segs[REPLAY_SEGS];
-	uint16_t n = 0;
+	uint16_t port = out_port_of(c);
+	unsigned int room = mgr_dp_port_room(ctx, port), sent = 0;
+	struct plog_entry e;
+	struct rte_mbuf *mb;
 
-	for (int i = 0; i < nchains && n < max; i++) {
+	while (room > 0) {
+		uint32_t nsegs;
+
+		if (plog_log_peek(&c->log, &c->cur, &e) == 0) {
+			if (c->state != PL_REPLAY) {
+				c->behind = false; /* caught up: back to sending directly */
+				break;
+			}
+			struct rsync_msg m = {0};
+
+			m.u.replay_end.last_ts = c->replay_last_ts;
+			m.u.replay_end.count = c->replayed;
+			if (!send_control(ctx, c, control_frame(c, RSYNC_REPLAY_END, &m)))
+				break;
+			c->end_msg = m;
+			c->end_echoed = false;
+			c->replay_end_ns = mgr_now_ns();
+			c->ctl_sent_ns = c->replay_end_ns;
+			c->state = PL_STANDBY;
+			c->behind = false;
+			sent++;
+			break;
+		}
+		/* The mbufs first (a jumbo frame takes several), then the
+		 * entry: an entry taken is an entry sent. */
+		nsegs = e.len / (RTE_MBUF_DEFAULT_DATAROOM) + 1;
+		if (nsegs > REPLAY_SEGS || rte_pktmbuf_alloc_bulk(mgr.pool, segs, nsegs) != 0) {
+			c->replay_alloc_fail++;
+			break;
+		}
+		plog_log_read(&c->log, &c->cur, &e);
+		mb = chain_copy(segs, nsegs, e.frame, e.len);
+		if (c->state == PL_REPLAY) {
+			plog_shim_set_flags(rte_pktmbuf_mtod(mb, uint8_t *),
+					    rte_pktmbuf_data_len(mb), PLOG_SHIM_F_REPLAY);
+			c->replayed++;
+			c->replay_last_ts = e.ts;
+		} else {
+			c->resent++;
+		}
+		mgr_dp_port_try(ctx, mb, port); /* takes it: room counted */
+		room--;
+		sent++;
+	}
+	return sent;
+}
+
+unsigned int
+mgr_plog_tx(struct mgr_dp_ctx *ctx)
+{
+	unsigned int n = 0;
+
+	for (int i = 0; i < nchains; i++) {
 		struct plog_chain *c = &chains[i];
-		struct plog_entry e;
 		struct rsync_msg m = {0};
 		struct rte_mbuf *mb;
 
@@ -336,16 +450,17 @@ mgr_plog_tx(struct rte_mbuf **out, uint16_t *ports, uint16_t max)
 			m.u.replay_start.after_ts = c->log.trimmed_to;
 			m.u.replay_start.newest_ts = c->last_ts;
 			c->epoch++;
-			mb = control_frame(c, RSYNC_REPLAY_START, &m);
-			if (mb == NULL) {
-				c->epoch--; /* no mbuf: start on a later poll */
+			if (!send_control(ctx, c, control_frame(c, RSYNC_REPLAY_START, &m))) {
+				c->epoch--; /* no mbuf, or no room: start on a later poll */
 				continue;
 			}
-			out[n] = mb;
-			ports[n++] = (uint16_t)c->cfg->standby_port;
+			n++;
 			c->start_msg = m;
 			c->ctl_sent_ns = mgr_now_ns();
+			/* Everything untrimmed goes to the standby, whatever the
+			 * primary got of it. */
 			plog_log_seek(&c->log, &c->cur, c->log.trimmed_to);
+			c->behind = false;
 			c->replay_from_ts = c->log.trimmed_to;
 			c->replay_start_ns = c->ctl_sent_ns;
 			c->failovers++;
@@ -356,54 +471,20 @@ mgr_plog_tx(struct rte_mbuf **out, uint16_t *ports, uint16_t max)
 			     (c->state == PL_STANDBY && !c->end_echoed && c->replay_end_ns != 0))) {
 			uint64_t now = mgr_now_ns();
 
-			if (now - c->ctl_sent_ns < REPLAY_CTL_RETRANS_NS)
-				continue;
-			mb = c->state == PL_STARTING
-				     ? control_frame(c, RSYNC_REPLAY_START, &c->start_msg)
-				     : control_frame(c, RSYNC_REPLAY_END, &c->end_msg);
-			if (mb == NULL)
-				continue;
-			out[n] = mb;
-			ports[n++] = (uint16_t)c->cfg->standby_port;
-			c->ctl_sent_ns = now;
-			c->ctl_retrans++;
-			continue;
-		}
-		while (c->state == PL_REPLAY && n < max) {
-			uint32_t nsegs;
-
-			if (plog_log_peek(&c->log, &c->cur, &e) == 0) {
-				m = (struct rsync_msg){0};
-				m.u.replay_end.last_ts = c->replay_last_ts;
-				m.u.replay_end.count = c->replayed;
-				if ((mb = control_frame(c, RSYNC_REPLAY_END, &m)) == NULL)
-					break;
-				out[n] = mb;
-				ports[n++] = (uint16_t)c->cfg->standby_port;
-				c->end_msg = m;
-				c->end_echoed = false;
-				c->replay_end_ns = mgr_now_ns();
-				c->ctl_sent_ns = c->replay_end_ns;
-				c->state = PL_STANDBY;
-				break;
+			if (now - c->ctl_sent_ns >= REPLAY_CTL_RETRANS_NS &&
+			    send_control(ctx, c,
+					 c->state == PL_STARTING
+						 ? control_frame(c, RSYNC_REPLAY_START, &c->start_msg)
+						 : control_frame(c, RSYNC_REPLAY_END, &c->end_msg))) {
+				n++;
+				c->ctl_sent_ns = now;
+				c->ctl_retrans++;
 			}
-			/* The mbufs first (a jumbo frame takes several), then the
-			 * entry: an entry taken is an entry sent. */
-			nsegs = e.len / (RTE_MBUF_DEFAULT_DATAROOM) + 1;
-			if (nsegs > REPLAY_SEGS ||
-			    rte_pktmbuf_alloc_bulk(mgr.pool, segs, nsegs) != 0) {
-				c->replay_alloc_fail++;
-				break;
-			}
-			plog_log_read(&c->log, &c->cur, &e);
-			mb = chain_copy(segs, nsegs, e.frame, e.len);
-			plog_shim_set_flags(rte_pktmbuf_mtod(mb, uint8_t *),
-					    rte_pktmbuf_data_len(mb), PLOG_SHIM_F_REPLAY);
-			out[n] = mb;
-			ports[n++] = (uint16_t)c->cfg->standby_port;
-			c->replayed++;
-			c->replay_last_ts = e.ts;
+			if (c->state == PL_STARTING)
+				continue;
 		}
+		if (unlikely(c->state == PL_REPLAY || c->behind))
+			n += send_from_log(ctx, c);
 	}
 	return n;
 }
@@ -448,10 +529,15 @@ tel_remote(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "refused_frame", c->refused_frame);
 		rte_tel_data_add_dict_uint(o, "failovers", c->failovers);
 		rte_tel_data_add_dict_uint(o, "replayed", c->replayed);
+		rte_tel_data_add_dict_uint(o, "behind", c->behind);
+		rte_tel_data_add_dict_uint(o, "behind_events", c->behind_events);
+		rte_tel_data_add_dict_uint(o, "resent", c->resent);
 		rte_tel_data_add_dict_uint(o, "replay_from_ts", c->replay_from_ts);
 		rte_tel_data_add_dict_uint(o, "replay_alloc_fail", c->replay_alloc_fail);
 		rte_tel_data_add_dict_uint(o, "ctrl_sent", c->ctrl_sent);
 		rte_tel_data_add_dict_uint(o, "failover_req_ns", c->failover_req_ns);
+		rte_tel_data_add_dict_string(o, "failover_trigger",
+					     c->trigger != NULL ? c->trigger : "");
 		rte_tel_data_add_dict_uint(o, "replay_start_ns", c->replay_start_ns);
 		rte_tel_data_add_dict_uint(o, "start_echo_ns", c->start_echo_ns);
 		rte_tel_data_add_dict_uint(o, "replay_end_ns", c->replay_end_ns);
@@ -486,8 +572,7 @@ tel_failover(const char *cmd, const char *params, struct rte_tel_data *d)
 					     "the predecessor of)");
 		return 0;
 	}
-	if (!__atomic_exchange_n(&c->failover_req, 1, __ATOMIC_ACQ_REL))
-		c->failover_req_ns = mgr_now_ns();
+	request_failover(c, "operator", mgr_now_ns());
 	rte_tel_data_add_dict_string(d, "status", "ok");
 	return 0;
 }

@@ -197,6 +197,13 @@ plog_log_seek(const struct plog_log *log, struct plog_cursor *c, uint64_t after_
 	}
 }
 
+void
+plog_log_seek_end(const struct plog_log *log, struct plog_cursor *c)
+{
+	c->seq = log->tail_seq;
+	c->pos = log->tail;
+}
+
 int
 plog_log_peek(struct plog_log *log, struct plog_cursor *c, struct plog_entry *e)
 {

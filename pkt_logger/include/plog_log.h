@@ -120,6 +120,11 @@ uint64_t plog_log_oldest_ts(const struct plog_log *log);
  */
 void plog_log_seek(const struct plog_log *log, struct plog_cursor *c, uint64_t after_ts);
 
+/* Place `c` after the newest entry: the next entry appended is the first it
+ * reads.  O(1): taken before an append whose frame may have to be resent
+ * from the log. */
+void plog_log_seek_end(const struct plog_log *log, struct plog_cursor *c);
+
 /*
  * Return the entry at `c` in `e` and advance `c`: 1, or 0 when `c` is at the
  * end (entries appended later are returned by later calls).  A cursor left

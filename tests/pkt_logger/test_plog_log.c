@@ -381,6 +381,64 @@ test_read_at_the_end_returns_entries_appended_later(void **state)
 	assert_int_equal(log.stats.read, 3);
 }
 
+/* plog_log_seek_end() before an append points at the entry appended: also
+ * when that entry starts over at offset 0 (a skip record, a remainder below
+ * a header, an empty log's new lap) and when trims move the head. */
+static void
+test_seek_end_reads_the_next_entry_appended(void **state)
+{
+	(void)state;
+	struct plog_log log;
+	struct plog_cursor c;
+	struct plog_entry e;
+
+	/* plain: in the middle of a log */
+	assert_int_equal(plog_log_init(&log, mem, sizeof(mem), 100), 0);
+	append_ok(&log, 1, 60);
+	plog_log_seek_end(&log, &c);
+	assert_int_equal(plog_log_read(&log, &c, &e), 0);
+	append_ok(&log, 2, 61);
+	append_ok(&log, 3, 62);
+	read_expect(&log, &c, 2, 61);
+	read_expect(&log, &c, 3, 62);
+
+	/* the entry after the cursor starts over behind a skip record */
+	assert_int_equal(plog_log_init(&log, mem, 1024, 100), 0);
+	append_ok(&log, 1, 184);
+	append_ok(&log, 2, 1000 - 200 - PLOG_LOG_REC_HDR);
+	assert_int_equal(plog_log_trim(&log, 1), 1);
+	plog_log_seek_end(&log, &c);
+	append_ok(&log, 3, 17);
+	read_expect(&log, &c, 3, 17);
+	assert_int_equal(plog_log_read(&log, &c, &e), 0);
+
+	/* ... behind a remainder shorter than a header */
+	assert_int_equal(plog_log_init(&log, mem, 1024, 100), 0);
+	append_ok(&log, 1, 504);
+	append_ok(&log, 2, 1016 - 520 - PLOG_LOG_REC_HDR);
+	assert_int_equal(plog_log_trim(&log, 1), 1);
+	plog_log_seek_end(&log, &c);
+	append_ok(&log, 3, 1);
+	read_expect(&log, &c, 3, 1);
+
+	/* an empty log whose next entry starts a new lap */
+	assert_int_equal(plog_log_init(&log, mem, 1024, 100), 0);
+	append_ok(&log, 1, 600);
+	assert_int_equal(plog_log_trim(&log, 1), 1);
+	plog_log_seek_end(&log, &c);
+	append_ok(&log, 2, 700); /* does not fit before the end */
+	read_expect(&log, &c, 2, 700);
+
+	/* entries before the cursor trimmed: it keeps its place */
+	assert_int_equal(plog_log_init(&log, mem, sizeof(mem), 100), 0);
+	append_ok(&log, 1, 64);
+	append_ok(&log, 2, 64);
+	plog_log_seek_end(&log, &c);
+	append_ok(&log, 3, 64);
+	assert_int_equal(plog_log_trim(&log, 2), 2);
+	read_expect(&log, &c, 3, 64);
+}
+
 static void
 test_cursor_behind_trim_moves_to_oldest(void **state)
 {
@@ -937,6 +995,7 @@ main(void)
 		cmocka_unit_test(test_seek_and_read_across_the_wrap),
 		cmocka_unit_test(test_seek_places_the_cursor_after_the_given_timestamp),
 		cmocka_unit_test(test_read_at_the_end_returns_entries_appended_later),
+		cmocka_unit_test(test_seek_end_reads_the_next_entry_appended),
 		cmocka_unit_test(test_cursor_behind_trim_moves_to_oldest),
 		cmocka_unit_test(test_cursor_ahead_of_a_trim_keeps_its_place),
 		cmocka_unit_test(test_peek_returns_the_next_entry_without_taking_it),
