@@ -242,6 +242,7 @@ ctl_loop(void)
 		pthread_mutex_unlock(&mgr.ctl_lock);
 		mgr_bfd_log_flush();
 		timeout_ms = RTE_MIN(timeout_ms, console_stats(mgr_now_ns()));
+		timeout_ms = RTE_MIN(timeout_ms, mgr_link_watch_poll());
 	}
 }
 

@@ -219,6 +219,7 @@ main(int argc, char **argv)
 	    mgr_init_chains() < 0 ||
 	    mgr_units_init() < 0 || mgr_nf_ctl_init() < 0 || mgr_vdev_guard_init() < 0 ||
 	    mgr_bfd_init() < 0 || mgr_plog_init() < 0 || mgr_rsync_init() < 0 ||
+	    mgr_link_watch_init() < 0 ||
 	    mgr_telemetry_init() < 0 ||
 	    mgr_bfd_telemetry_init() < 0 || mgr_plog_telemetry_init() < 0 ||
 	    mgr_ctl_start() < 0) {
@@ -267,6 +268,7 @@ main(int argc, char **argv)
 	}
 	mgr_tx_poll(); /* last flush of anything the units left */
 	mgr_rsync_fini();
+	mgr_link_watch_fini();
 	mgr_nf_alloc_rings_drain();
 	mgr_ctl_free_drain();
 	if (!mgr.quiet)

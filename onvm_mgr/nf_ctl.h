@@ -37,6 +37,7 @@
 /* epoll data of the registration eventfd; a standby's pidfd is slot id |
  * STANDBY_TAG, an active's the slot id. */
 #define CTL_EV_REGISTRATION UINT32_MAX
+#define CTL_EV_LINK (UINT32_MAX - 1) /* link_watch.c's rtnetlink socket */
 
 /* nf_services.c -- ctl_lock held. */
 void mgr_nf_slot_note_used(uint16_t id);

@@ -176,6 +176,10 @@ mgr_nf_handle_events(const struct epoll_event *evs, int n)
 	for (int i = 0; i < n; i++) {
 		uint32_t id = evs[i].data.u32;
 
+		if (id == CTL_EV_LINK) {
+			mgr_link_watch_event();
+			continue;
+		}
 		if (id == CTL_EV_REGISTRATION) {
 			uint64_t v;
 
