@@ -50,7 +50,19 @@ Usage: test_remote_chain.py steady | switchover | kill | bfd | linkdown | linkdo
               input the down link refused was logged, and is replayed.
   linkdown_bfd: 3 rounds as linkdown with link_failover off: BFD's Down
               fails the chain over.
+  syncfaults: the sync link between primary and standby goes through
+              faulty_link.py (this kernel has no netem), which drops,
+              duplicates, reorders and delays RSync frames (seeded by
+              ONVM_SEED); votes time out (2 ms x 3 tries) and stages abort,
+              their packets dropped and counted.  No lazy checkpoints, so
+              the operator's switch-over at the end replays the whole input:
+              every packet the primary released must be in the standby's
+              committed TxTs (a stage released without a vote would reach
+              the sink twice), nothing arrives twice or out of order, and
+              what is missing is at most what the primary counted as
+              aborted or dropped.
 """
+import json
 import os
 import random
 import re
@@ -66,13 +78,37 @@ STAGES, STAGE_PACKETS = 8, 64
 PACE = "40mbit"  # about 12 k frames/s of this input
 
 
-def tagged_input(trace, copies):
-    """The trace `copies` times, frame k's source MAC = 02:00 + k."""
+def ip_checksum(hdr):
+    s = sum(struct.unpack(f">{len(hdr) // 2}H", hdr))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+def new_flows(f, c):
+    """IPv4 frame `f` with copy `c`'s own source address (xor of its last two
+    bytes), so each copy of the trace is a new set of flows."""
+    if struct.unpack_from(">H", f, 12)[0] != 0x0800 or len(f) < 34:
+        return f
+    ihl = (f[14] & 15) * 4
+    b = bytearray(f)
+    b[28] ^= (c >> 8) & 0xFF
+    b[29] ^= c & 0xFF
+    b[24:26] = b"\0\0"
+    b[24:26] = struct.pack(">H", ip_checksum(bytes(b[14:14 + ihl])))
+    return bytes(b)
+
+
+def tagged_input(trace, copies, flows_per_copy=False):
+    """The trace `copies` times, frame k's source MAC = 02:00 + k;
+    `flows_per_copy`: each copy's flows are new ones (new_flows)."""
     frames = lab.read_pcap(trace)
     out = []
     for c in range(copies):
         for f in frames:
             k = len(out) + 1
+            if flows_per_copy:
+                f = new_flows(f, c)
             out.append(f[:6] + b"\x02\x00" + struct.pack(">I", k) + f[12:])
     return out
 
@@ -126,7 +162,7 @@ def bfd_session(name, port, local, peer):
             "desired_min_tx_us": us, "required_min_rx_us": us, "detect_mult": 3}
 
 
-def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True):
+def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, faults=None):
     """The four nodes; `idle` (e.g. {"max_sleep_us": 50}) goes to every node;
     `bfd`: a BFD session on the predecessor -> primary link triggers the
     failover (BFD then bypasses that link's pacing: it must not queue behind
@@ -137,10 +173,16 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True):
     lab.write_pcap(empty, [])
     # One namespace per node: like separate machines, and af_packet's
     # fanout group ids (pid ^ ifindex) cannot collide between nodes.
-    ns = {k: L.netns(k + rnd_tag) for k in ("p", "m", "s", "k")}
-    for a, b in (("p_m", "m_p"), ("p_s", "s_p"), ("m_s", "s_m"), ("m_k", "k_m"),
-                 ("s_k", "k_s")):
+    ns = {k: L.netns(k + rnd_tag) for k in ("p", "m", "s", "k") + (("f",) if faults else ())}
+    # `faults`: the sync link is m_s <-> f_m, the relay, f_s <-> s_m
+    sync = (("m_s", "f_m"), ("s_m", "f_s")) if faults else (("m_s", "s_m"),)
+    for a, b in (("p_m", "m_p"), ("p_s", "s_p"), ("m_k", "k_m"), ("s_k", "k_s")) + sync:
         link(L, ns[a[0]], a, ns[b[0]], b)
+    relay = None
+    if faults:
+        relay = L.spawn(f"faulty_link{rnd_tag}", lab.in_netns(ns["f"], [
+            "/usr/bin/python3", os.path.join(os.path.dirname(__file__), "faulty_link.py"),
+            "f_m", "f_s", "--stats", L.path("faults.json")] + faults))
     # With BFD, the input and the replay are paced so that the link fails
     # mid-stream (the predecessor sends a whole trace at once).  A token
     # bucket with a deep queue paces without dropping (this kernel has no
@@ -183,7 +225,13 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True):
     def chain_node(name, pred_if, sync_if, out_if, role):
         sync_port = "to_s" if role == "primary" else "to_m"
         rc = dict(remote_common(role), chain="c", predecessor_port="from_p")
-        if role == "primary":
+        if role == "primary" and faults:
+            # votes lost or late: retransmitted every 2 ms, aborted after 3
+            # tries; no lazy checkpoint, so nothing is trimmed
+            rc.update(standby_port=sync_port, stages=STAGES, stage_packets=STAGE_PACKETS,
+                      stage_close_us=200, retrans_us=2000, max_tries=3, standby_window=16,
+                      checkpoint_ms=60000)
+        elif role == "primary":
             rc.update(standby_port=sync_port, stages=STAGES, stage_packets=STAGE_PACKETS,
                       stage_close_us=200,
                       # a vote may wait for a descheduled standby: two cores
@@ -221,6 +269,7 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True):
            if bfd else {}),
     }), netns=ns["p"])
     pred.ns, primary.ns = ns["p"], ns["m"]
+    pred.relay = relay
     return sink, standby, primary, pred
 
 
@@ -235,7 +284,7 @@ def remote(node):
     return node.query("/onvm/remote")["web"]
 
 
-def check_sink(L, frames, got_m, got_s, allow_loss=0):
+def check_sink(L, frames, got_m, got_s, allow_loss=0, tail_only=True):
     """Exactly-once, order, origin."""
     sent = {tag_of(f): f for f in frames}
     seen = set()
@@ -258,7 +307,7 @@ def check_sink(L, frames, got_m, got_s, allow_loss=0):
                  f"flow {fl}: standby sent {tag_of(f)} after the primary's {last_m.get(fl)}")
     missing = len(frames) - len(seen)
     lost = sorted(set(sent) - seen)
-    if lost:
+    if lost and tail_only:
         last_m = max((tag_of(f) for f in got_m), default=0)
         first_s = min((tag_of(f) for f in got_s), default=len(frames) + 1)
         print(f"lost tags {lost[0]}..{lost[-1]} ({len(lost)}); primary's last {last_m}, "
@@ -294,8 +343,13 @@ NODES = []
 
 def run(L, scenario):
     trace = lab.trace("smtp.pcap")
-    copies = {"steady": 40, "switchover": 40}.get(scenario, 200)
-    frames = tagged_input(trace, copies)
+    copies = {"steady": 40, "switchover": 40, "syncfaults": 100}.get(scenario, 200)
+    # syncfaults: many flows, so that a packet released without a vote is
+    # usually its flow's last, which the standby's TxTs must then hold
+    frames = tagged_input(trace, copies, flows_per_copy=scenario == "syncfaults")
+    if scenario == "syncfaults":
+        syncfaults(L, frames)
+        return
     if scenario not in FAILURES:
         one_round(L, scenario, frames, None, "")
         return
@@ -310,6 +364,64 @@ def run(L, scenario):
 
 FAILURES = {"kill": 20, "bfd": 5, "linkdown": 5, "linkdown_bfd": 3}  # scenario: rounds
 LINKDOWN = ("linkdown", "linkdown_bfd")
+
+
+FAULTS = ["--drop", "0.15", "--dup", "0.05", "--reorder", "0.05", "--delay", "0.05",
+          "--delay-us", "3000"]
+
+
+def syncfaults(L, frames):
+    n = len(frames)
+    seed = int(os.environ.get("ONVM_SEED", "1"))
+    sink, standby, primary, pred = build(L, frames, faults=FAULTS + ["--seed", str(seed)])
+    NODES[:] = [pred, primary, standby, sink]
+    for node in (sink, standby, primary):
+        node.start(wait=False)
+    for node in (sink, standby, primary):
+        node.wait_ready(120)
+    pred.start()
+    # every packet released, or dropped and counted
+    counted = lambda st: st["out_aborted"] + st["out_latch_full"] + st["out_refused"]
+    lab.wait_until(lambda: (lambda st: st["out_released"] + counted(st) >= n and
+                            st["stages_busy"] == 0)(remote(primary)), 180,
+                   "every packet released or aborted")
+    st_m = remote(primary)
+    drops = sum(primary.drops().values())
+    print(f"primary: released {st_m['out_released']}, aborted {st_m['out_aborted']} (aborts "
+          f"no vote {st_m['aborts_no_vote']}, cascade {st_m['aborts_cascade']}), latch full "
+          f"{st_m['out_latch_full']}, refused {st_m['out_refused']}, retrans "
+          f"{st_m['frags_retrans']}, votes {st_m['votes']}, node drops {drops}")
+    L.expect(st_m["out_released"] + counted(st_m) == n, f"primary: {st_m}")
+    L.expect(st_m["out_aborted"] == 0 or st_m["aborts_no_vote"] > 0,
+             f"packets aborted without an abort counted: {st_m}")
+    L.expect(st_m["stages_released"] <= st_m["votes"], f"released without votes: {st_m}")
+    rep = pred.query("/onvm/remote/failover,web")
+    L.expect(rep.get("status") == "ok", f"failover: {rep}")
+    lab.wait_until(lambda: remote(standby)["state"] == "active", 60, "replay ended")
+    lab.wait_until(lambda: remote(primary)["state"] == "fenced", 30, "old primary fenced")
+    lab.wait_until(lambda: quiet(standby, sink), 30, "the standby's output drained")
+    st_s, st_p = remote(standby), remote(pred)
+    print(f"standby: replayed {st_p['replayed']} from ts {st_p['replay_from_ts']}, passed "
+          f"{st_s['out_passed']}, dup (suppressed by TxTs) {st_s['out_dup']}, gaps "
+          f"{st_s['ingress_gaps']}; ctl refused: " + ", ".join(
+              f"{k} {v}" for k, v in st_s.items() if k.startswith("ctl_") and v))
+    L.expect(st_p["replay_from_ts"] == 0 and st_p["replayed"] == n,
+             f"no trim, so the whole input is replayed: {st_p}")
+    pred.relay.send_signal(signal.SIGTERM)
+    L.expect(pred.relay.wait(10) == 0, "faulty_link exit status")
+    with open(L.path("faults.json")) as f:
+        faults = json.load(f)
+    print(f"faulty_link: {faults}")
+    for kind in ("dropped", "duplicated", "reordered", "delayed"):
+        L.expect(all(d[kind] > 0 for d in faults.values()), f"no frame {kind}: {faults}")
+    for node in (pred, standby, primary, sink):
+        L.expect(node.stop() == 0, f"{node.name}: manager exit status")
+    got_m = lab.read_capture_out(L.path("sink-m.pcap"))
+    got_s = lab.read_capture_out(L.path("sink-s.pcap"))
+    lost = check_sink(L, frames, got_m, got_s, allow_loss=counted(st_m) + drops,
+                      tail_only=False)
+    print(f"syncfaults: {n} frames, primary {len(got_m)}, standby {len(got_s)}, lost {lost} "
+          f"(counted at the primary {counted(st_m)} + {drops})")
 
 
 def one_round(L, scenario, frames, rnd, rnd_tag):
@@ -449,6 +561,8 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or sys.argv[1] not in ("steady", "switchover", "kill", "bfd") + LINKDOWN:
-        sys.exit(f"usage: {sys.argv[0]} steady|switchover|kill|bfd|linkdown|linkdown_bfd")
+    if len(sys.argv) != 2 or sys.argv[1] not in ("steady", "switchover", "kill", "bfd",
+                                                 "syncfaults") + LINKDOWN:
+        sys.exit(f"usage: {sys.argv[0]} steady|switchover|kill|bfd|linkdown|linkdown_bfd|"
+                 "syncfaults")
     lab.run(f"remote_chain_{sys.argv[1]}", lambda L: main(L, sys.argv[1]))

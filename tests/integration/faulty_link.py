@@ -1,0 +1,137 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 REINFORCE-NFV authors
+"""A lossy wire between two interfaces, for the lab's sync link.
+
+This host's kernel has no sch_netem (nor act_gact), so tc cannot drop,
+duplicate, reorder or delay frames.  This relay does it in user space: it
+bridges two interfaces of one network namespace (veth ends with no address:
+the kernel never forwards or answers anything on them) with raw AF_PACKET
+sockets, and applies the faults with a seeded random generator, so a seed
+repeats a run's decisions (not its timing).
+
+  faulty_link.py IF_A IF_B --seed N [--drop P] [--dup P] [--reorder P]
+                 [--delay P --delay-us D] --stats FILE
+
+Per frame, in each direction: dropped with probability --drop; else sent
+twice with probability --dup; else held back and sent after the next frame
+(or after 1 ms if none comes) with probability --reorder; else delayed by a
+uniform 0..D us with probability --delay (which may also reorder it).  On
+SIGTERM it writes its counters as JSON to --stats and exits 0.
+"""
+import argparse
+import heapq
+import json
+import random
+import select
+import signal
+import socket
+import sys
+import time
+
+ETH_P_ALL = 0x0003
+PACKET_OUTGOING = 4
+REORDER_HOLD_S = 0.001
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("if_a")
+    ap.add_argument("if_b")
+    ap.add_argument("--seed", type=int, required=True)
+    for f in ("drop", "dup", "reorder", "delay"):
+        ap.add_argument(f"--{f}", type=float, default=0.0)
+    ap.add_argument("--delay-us", type=int, default=0)
+    ap.add_argument("--stats", required=True)
+    a = ap.parse_args()
+    rnd = random.Random(a.seed)
+    socks = {}
+    for name in (a.if_a, a.if_b):
+        s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+        s.bind((name, 0))
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+        s.setblocking(False)
+        socks[name] = s
+    peer = {a.if_a: a.if_b, a.if_b: a.if_a}
+    stats = {d: {k: 0 for k in ("rx", "tx", "dropped", "duplicated", "reordered", "delayed")}
+             for d in (f"{a.if_a}->{a.if_b}", f"{a.if_b}->{a.if_a}")}
+    timers = []  # (due, seq, out interface, frame)
+    held = {}    # out interface -> (due, frame): a frame waiting for the next one
+    seq = 0
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+
+    def send(out, frame, st):
+        try:
+            socks[out].send(frame)
+            st["tx"] += 1
+        except OSError:
+            pass  # the far end is down: the wire loses it
+
+    def later(due, out, frame):
+        nonlocal seq
+        seq += 1
+        heapq.heappush(timers, (due, seq, out, frame))
+
+    while not stop:
+        now = time.monotonic()
+        wait = 0.05
+        if timers:
+            wait = max(0.0, min(wait, timers[0][0] - now))
+        for due, _ in held.values():
+            wait = max(0.0, min(wait, due - now))
+        try:
+            ready, _, _ = select.select(list(socks.values()), [], [], wait)
+        except InterruptedError:
+            continue
+        for s in ready:
+            src = next(n for n, x in socks.items() if x is s)
+            out = peer[src]
+            st = stats[f"{src}->{out}"]
+            while True:
+                try:
+                    frame, addr = s.recvfrom(65535)
+                except BlockingIOError:
+                    break
+                if addr[2] == PACKET_OUTGOING:
+                    continue  # what this relay sent itself
+                st["rx"] += 1
+                fault, r = "none", rnd.random()
+                for name, p in (("drop", a.drop), ("dup", a.dup), ("reorder", a.reorder),
+                                ("delay", a.delay)):
+                    if r < p:
+                        fault = name
+                        break
+                    r -= p
+                if fault == "reorder" and out in held:
+                    fault = "none"  # one frame held back at a time
+                if fault == "drop":
+                    st["dropped"] += 1
+                    continue
+                if fault == "reorder":
+                    st["reordered"] += 1
+                    held[out] = (time.monotonic() + REORDER_HOLD_S, frame)
+                    continue
+                if fault == "delay":
+                    st["delayed"] += 1
+                    later(time.monotonic() + rnd.uniform(0, a.delay_us) / 1e6, out, frame)
+                    continue
+                send(out, frame, st)
+                if fault == "dup":
+                    st["duplicated"] += 1
+                    send(out, frame, st)
+                if out in held:  # the held frame goes after this one
+                    send(out, held.pop(out)[1], st)
+        now = time.monotonic()
+        while timers and timers[0][0] <= now:
+            _, _, out, frame = heapq.heappop(timers)
+            send(out, frame, stats[f"{peer[out]}->{out}"])
+        for out in [o for o, (due, _) in held.items() if due <= now]:
+            send(out, held.pop(out)[1], stats[f"{peer[out]}->{out}"])
+    with open(a.stats, "w") as f:
+        json.dump(stats, f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
