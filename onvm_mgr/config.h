@@ -147,6 +147,11 @@ struct mgr_remote_cfg {
 	uint32_t window;
 	uint32_t max_frags;
 	uint32_t txts_flows;
+	/* primary and standby: the chain's NFs' state blocks sit at the same
+	 * offsets of the state pool on both nodes (pointers in state stay
+	 * valid): NF k of the chain at state_base_mb + k * state_window_mb */
+	uint32_t state_base_mb;
+	uint32_t state_window_mb;
 };
 
 struct mgr_config {

@@ -42,7 +42,8 @@ static const struct {
 	{"stages", M},		     {"stage_packets", M},	 {"stage_close_us", M},
 	{"retrans_us", M},	     {"max_tries", M},		 {"standby_window", M},
 	{"checkpoint_ms", M},	     {"stage_state_kb", M},	 {"window", S},
-	{"max_frags", S},	     {"txts_flows", S},
+	{"max_frags", S},	     {"txts_flows", S},		 {"state_base_mb", M | S},
+	{"state_window_mb", M | S},
 };
 
 static const char *const role_names[] = {
@@ -154,6 +155,7 @@ remote_defaults(struct mgr_remote_cfg *r)
 		.stage_close_us = 100, .retrans_us = 1000,   .max_tries = 5,
 		.standby_window = 16,  .checkpoint_ms = 10,  .stage_state_kb = 16384,
 		.window = 32,	       .max_frags = 4096,    .txts_flows = 65536,
+		.state_base_mb = 0,    .state_window_mb = 16,
 	};
 }
 
@@ -224,7 +226,9 @@ parse_entry(struct cfg_walk *w, const json_t *v, const char *p, struct mgr_confi
 	    CFG_UINT_FIELD(w, v, p, "stage_state_kb", 1, 4194304, r->stage_state_kb) < 0 ||
 	    CFG_UINT_FIELD(w, v, p, "window", 1, 1024, r->window) < 0 ||
 	    CFG_UINT_FIELD(w, v, p, "max_frags", 2, 65535, r->max_frags) < 0 ||
-	    CFG_UINT_FIELD(w, v, p, "txts_flows", 1024, 16777216, r->txts_flows) < 0)
+	    CFG_UINT_FIELD(w, v, p, "txts_flows", 1024, 16777216, r->txts_flows) < 0 ||
+	    CFG_UINT_FIELD(w, v, p, "state_base_mb", 0, 65535, r->state_base_mb) < 0 ||
+	    CFG_UINT_FIELD(w, v, p, "state_window_mb", 1, 65535, r->state_window_mb) < 0)
 		return -1;
 	if (r->standby_window < r->stages) {
 		/* rsync_primary.h: stages waiting for a cut would fill a

@@ -370,6 +370,24 @@ mgr_rx_poll(void)
 		}
 		ps->rx += n;
 		work += n;
+		/* A protected chain's consistent-cut marker goes in after the
+		 * input admitted so far, on the same rings (rsync_unit_state.c). */
+		if (unlikely(rsync_in)) {
+			struct rte_mbuf *mk = mgr_rsync_marker_due(port);
+
+			if (mk != NULL) {
+				struct onvm_pkt_meta *meta = onvm_pkt_meta(mk, mgr.dyn_off);
+				const struct onvm_pkt_info none = {0};
+				uint64_t ts = meta->ts;
+				struct mgr_dest d;
+
+				mgr_route_ingress(mgr.shm, meta, port, ONVM_PARSE_NOT_IPV4, &none, &d);
+				meta->ts = ts;
+				meta->flags |= ONVM_PKT_F_MARKER;
+				dispatch(ctx, mk, &d);
+				work++;
+			}
+		}
 	}
 	if (work > 0)
 		flush_all(ctx);

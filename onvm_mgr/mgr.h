@@ -367,6 +367,27 @@ bool mgr_rsync_sync_rx(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m
 int mgr_rsync_tx(struct mgr_dp_ctx *ctx);
 void mgr_rsync_on_exit(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m);
 void mgr_rsync_telemetry(struct rte_tel_data *d); /* adds its chains to /onvm/remote */
+/* RX unit, after each burst of a port rsync_in_port[] marks: a consistent-cut
+ * marker to send into the chain now (metadata: ts; the caller routes it), or
+ * NULL. */
+struct rte_mbuf *mgr_rsync_marker_due(uint16_t port);
+/* nf_ipc.c: where a protected chain's NF's state block goes (rsync_unit_state.c):
+ * 1 placed (*pl filled), 0 not such an NF (first-fit), <0 refused (why). */
+struct nf_state_layout;
+struct mgr_rsync_placement {
+	uint64_t off;	   /* the block, at the same offset on primary and standby */
+	uint64_t cut_off;  /* primary: the cut area after it, cut_size bytes */
+	uint64_t cut_size; /* 0: none (standby) */
+	uint64_t cut_log;  /* the cut log's bytes in that area */
+	bool parked;	   /* standby: the NF waits until the takeover */
+};
+int mgr_rsync_state_place(const struct onvm_nf_slot *s, const struct nf_state_layout *layout,
+			  struct mgr_rsync_placement *pl, char *why, size_t whylen);
+/* Whether `off` lies in a protected chain's reserved state windows. */
+bool mgr_rsync_state_window(uint64_t off);
+/* The newest marker id sent into the protected chain of `service` (0: none),
+ * an NF's nd_cut_floor at registration. */
+uint64_t mgr_rsync_marker_floor(uint16_t service);
 void mgr_rsync_fini(void); /* after the units stopped: held packets back to the pool */
 
 /* datapath.c: buffer `m` for `port` on unit `ctx` (flushed at the end of the

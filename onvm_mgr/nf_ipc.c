@@ -25,6 +25,7 @@
 #include <rte_string_fns.h>
 
 #include "onvm_cpuset.h"
+#include "onvm_cut.h"
 #include "onvm_state.h"
 
 #include "nf_ctl.h"
@@ -225,6 +226,9 @@ do_register(const struct onvm_mp_register_req *req, int *pidfd,
 	slot->lcore_id = req->lcore_id;
 	rte_strscpy(slot->name, req->name, sizeof(slot->name));
 	slot->register_ns = mgr_now_ns();
+	/* In a protected chain: the markers already sent do not cover what
+	 * this NF decides (libnf counts from here). */
+	slot->nd_cut_floor = mgr_rsync_marker_floor(req->service_id);
 	slot->generation++;
 	mgr_nf_slot_note_used(id);
 	__atomic_store_n(&slot->status, ONVM_NF_READY, __ATOMIC_RELEASE);
@@ -374,7 +378,10 @@ do_state_alloc(const struct onvm_mp_state_req *req, struct onvm_mp_state_rep *re
 	struct nf_state_request reqs[ONVM_STATE_MAX_REGIONS];
 	struct onvm_nf_state_req copy[ONVM_STATE_MAX_REGIONS];
 	struct nf_state_layout layout;
+	struct mgr_rsync_placement pl;
 	struct onvm_nf_slot *s;
+	uint64_t span;
+	bool remote;
 	int64_t off;
 	uint32_t n;
 	int ret;
@@ -403,27 +410,47 @@ do_state_alloc(const struct onvm_mp_state_req *req, struct onvm_mp_state_rep *re
 		return ret;
 	if (mgr.state_seg.base == NULL)
 		return state_fail(rep, ENOMEM, "the node has no state pool (state.pool_mb is 0)");
-	off = mgr_state_pool_alloc(&mgr.state_pool, layout.total_size);
+	/* A protected chain's NF: its window, the same on both nodes. */
+	ret = mgr_rsync_state_place(s, &layout, &pl, rep->reason, sizeof(rep->reason));
+	if (ret < 0)
+		return ret; /* the reason is written */
+	remote = ret > 0;
+	off = remote ? (int64_t)pl.off : mgr_state_pool_alloc(&mgr.state_pool, layout.total_size);
 	if (off < 0)
 		return state_fail(rep, ENOMEM,
 				  "%" PRIu64 " bytes of state do not fit the pool (%" PRIu64
 				  " of %" PRIu64 " in use; raise state.pool_mb)",
 				  layout.total_size, mgr_state_pool_in_use(&mgr.state_pool),
 				  mgr.state_pool.size);
+	span = pl.cut_size > 0 ? pl.cut_off + pl.cut_size - pl.off : layout.total_size;
 	/* The huge pages now, so that running out is this answer, not a SIGBUS
 	 * in whoever touches the block first. */
-	ret = onvm_seg_reserve(&mgr.state_seg, (uint64_t)off, layout.total_size);
+	ret = onvm_seg_reserve(&mgr.state_seg, (uint64_t)off, span);
 	if (ret < 0) {
-		mgr_state_pool_free(&mgr.state_pool, off);
+		if (!remote)
+			mgr_state_pool_free(&mgr.state_pool, off);
 		return state_fail(rep, ENOMEM, "no huge pages for %" PRIu64 " bytes of state: %s",
-				  layout.total_size, strerror(-ret));
+				  span, strerror(-ret));
 	}
 	ret = nf_state_format(mgr.state_seg.base + off, layout.total_size, &layout,
 			      rep->reason, sizeof(rep->reason));
+	if (ret == 0 && pl.cut_size > 0 &&
+	    onvm_cut_format(mgr.state_seg.base + pl.cut_off, pl.cut_size, &layout, pl.cut_log) <
+		    0) {
+		snprintf(rep->reason, sizeof(rep->reason), "cannot format the cut area");
+		ret = -EINVAL;
+	}
 	if (ret < 0) {
-		mgr_state_pool_free(&mgr.state_pool, off);
+		onvm_seg_release(&mgr.state_seg, (uint64_t)off, span);
+		if (!remote)
+			mgr_state_pool_free(&mgr.state_pool, off);
 		return ret;
 	}
+	s->cut_off = pl.cut_off;
+	s->cut_size = pl.cut_size;
+	/* On the standby node the NF waits (no packets, no ticks) while the
+	 * primary's state is written into its block, until the takeover. */
+	__atomic_store_n(&s->remote_parked, pl.parked ? 1 : 0, __ATOMIC_RELEASE);
 	/* A standby may be waiting for the block (nf_state_map()): offset and
 	 * size first, the name's first byte last -- that byte publishes it. */
 	s->state_off = off;

@@ -352,11 +352,16 @@ free_state(struct onvm_nf_slot *s)
 	if (s->state_mz[0] == '\0')
 		return;
 	/* Give the huge pages back: a later block may be elsewhere. */
-	onvm_seg_release(&mgr.state_seg, s->state_off, s->state_size + s->cut_size);
-	mgr_state_pool_free(&mgr.state_pool, s->state_off);
+	onvm_seg_release(&mgr.state_seg, s->state_off,
+			 s->cut_size > 0 ? s->cut_off + s->cut_size - s->state_off : s->state_size);
+	/* A protected chain's window stays reserved for the next NF there. */
+	if (!mgr_rsync_state_window(s->state_off))
+		mgr_state_pool_free(&mgr.state_pool, s->state_off);
 	s->state_mz[0] = '\0';
 	s->state_off = 0;
 	s->state_size = 0;
+	s->cut_off = 0;
+	s->cut_size = 0;
 	s->n_state_req = 0;
 }
 

@@ -135,26 +135,18 @@ standby_send(void *ctx, const struct rsync_msg *m)
 	return send_frame(c, (uint16_t)c->sync_port, c->peer_mac, c->src_mac_sync, m, NULL, 0);
 }
 
-/* No state regions yet (stateless chains): a transaction with state is
- * never voted. */
+/* State pieces go to the standby chain's NFs (rsync_unit_state.c): only
+ * pieces that fit a region of an NF there are voted. */
 static bool
 standby_state_ok(void *ctx, uint16_t region, uint64_t offset, uint32_t len)
 {
-	(void)ctx;
-	(void)region;
-	(void)offset;
-	(void)len;
-	return false;
+	return rsync_state_ok(ctx, region, offset, len);
 }
 
 static void
 standby_apply_state(void *ctx, uint16_t region, uint64_t offset, const void *data, uint32_t len)
 {
-	(void)ctx;
-	(void)region;
-	(void)offset;
-	(void)data;
-	(void)len;
+	rsync_state_apply(ctx, region, offset, data, len);
 }
 
 static const struct rsync_primary_ops primary_ops = {primary_send, primary_release,
@@ -257,6 +249,8 @@ mgr_rsync_init(void)
 		c->cfg = rc;
 		c->sync_port = rc->role == MGR_REMOTE_PRIMARY ? rc->standby_port : rc->primary_port;
 		rc_err = session_init(c, rsync_nchains);
+		if (rc_err == 0)
+			rc_err = rsync_state_reserve(c);
 		if (rc_err < 0)
 			return rc_err;
 		mgr.rsync_in_port[rc->predecessor_port] = (uint8_t)(rsync_nchains + 1);
@@ -433,6 +427,9 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 		c->replay_newest_ts = m->u.replay_start.newest_ts;
 		c->replay_start_ns = now;
 		c->first_out_ns = 0;
+		/* The applied cut is in the NFs' blocks: they run from now on,
+		 * before the first replayed packet reaches them. */
+		rsync_state_unpark(c);
 		/* The TxTs is final: the TX unit may read it from now on. */
 		__atomic_store_n(&c->state, RS_REPLAY, __ATOMIC_RELEASE);
 		MGR_LOG(NOTICE,

@@ -16,25 +16,6 @@
 #include "onvm_pkt_parse.h"
 #include "rsync_unit_priv.h"
 
-/* Whether an NF of the chain (any instance, active or standby set)
- * declared state regions.  NFs register after start: asked at each cut. */
-static bool
-chain_has_state(const struct rsync_chain *c)
-{
-	const struct mgr_chain_cfg *ch = &mgr.cfg.chains[c->cfg->chain];
-
-	for (uint16_t k = 0; k < ch->len; k++) {
-		const struct onvm_service *svc = &mgr.shm->services[ch->services[k]];
-
-		for (int a = 0; a < 2; a++)
-			for (uint16_t i = 0; i < svc->n[a]; i++)
-				if (__atomic_load_n(&mgr.shm->nfs[svc->inst[a][i]].n_state_req,
-						    __ATOMIC_ACQUIRE) > 0)
-					return true;
-	}
-	return false;
-}
-
 static void
 flow_of(const struct rte_mbuf *m, struct rsync_flow *f)
 {
@@ -58,6 +39,8 @@ latch(struct rsync_chain *c, struct rte_mbuf *m, uint64_t now)
 	struct rsync_flow f;
 	int rc;
 
+	if (unlikely(meta->flags & ONVM_PKT_F_MARKER))
+		return rsync_state_marker_at_exit(c, m, now) != -ENOBUFS;
 	flow_of(m, &f);
 	rc = rsync_primary_add(c->pri, m, &f, meta->ts, now);
 	if (rc == -ENOBUFS)
@@ -105,16 +88,17 @@ lazy_cut(struct rsync_chain *c, uint64_t now)
 	uint64_t base = rsync_primary_cut_base(c->pri);
 
 	c->next_cut_ns = now + (uint64_t)c->cfg->checkpoint_ms * 1000000;
+	/* A chain with state: a marker collects its NFs' consistent cut. */
+	if (!c->has_state && rsync_chain_has_state(c))
+		c->has_state = true;
+	if (c->has_state) {
+		rsync_state_request_marker(c, now);
+		return;
+	}
 	/* A chain without state: a cut is a timestamp (every packet at or
 	 * below it left the chain -- one instance per service keeps the
 	 * chain FIFO), and it lets the predecessor trim its log. */
-	if (!c->has_state && chain_has_state(c)) {
-		c->has_state = true;
-		MGR_LOG(WARNING, "remote chain %s: an NF holds state; its checkpoints need "
-				 "markers, not built yet: no more cuts, the predecessor's log will fill",
-			c->cfg->name);
-	}
-	if (c->has_state || c->newest_ts <= rsync_primary_cut_base_ts(c->pri))
+	if (c->newest_ts <= rsync_primary_cut_base_ts(c->pri))
 		return;
 	if (rsync_primary_cut_begin(c->pri, c->cut_id + 1, base, c->newest_ts, now) != 0)
 		return;
@@ -146,6 +130,8 @@ mgr_rsync_tx(struct mgr_dp_ctx *ctx)
 		}
 		if (now >= c->next_cut_ns)
 			lazy_cut(c, now);
+		else if (c->has_state && rsync_primary_nd_uncovered(c->pri) != 0)
+			rsync_state_request_marker(c, now); /* an ND decision waits for a cut */
 		if (work > 0 || now >= c->next_tick_ns)
 			c->next_tick_ns = rsync_primary_tick(c->pri, now);
 		if (c->wait_n > 0)
@@ -170,7 +156,12 @@ mgr_rsync_on_exit(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 		mgr_dp_to_port(ctx, m, port);
 		return;
 	}
-	if (meta->ts == 0) { /* ours but not stamped: it cannot be deduplicated */
+	if (unlikely(meta->flags & ONVM_PKT_F_MARKER) && c->pri == NULL) {
+		rte_pktmbuf_free(m); /* not a packet (a standby injects none) */
+		return;
+	}
+	if (meta->ts == 0 && !(meta->flags & ONVM_PKT_F_MARKER)) {
+		/* ours but not stamped: it cannot be deduplicated */
 		c->out_unstamped++;
 		rte_pktmbuf_free(m);
 		return;
@@ -178,10 +169,14 @@ mgr_rsync_on_exit(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 	if (c->pri != NULL) {
 		c->tx = ctx; /* (a standby's c->tx is the RX unit's) */
 		if (c->state != RS_PRIMARY) {
-			c->out_refused++;
+			if (!(meta->flags & ONVM_PKT_F_MARKER))
+				c->out_refused++;
 			rte_pktmbuf_free(m);
 			return;
 		}
+		/* Rule 2: the cut this output's ND decisions (any NF's) wait for. */
+		if (!(meta->flags & ONVM_PKT_F_MARKER))
+			rsync_state_nd(c);
 		meta->egress_port = (uint8_t)port;
 		now = c->poll_ns; /* no clock read per packet */
 		/* Behind packets already waiting, or the latch is full: wait

@@ -20,6 +20,8 @@
 #include <stdint.h>
 
 #include "mgr.h"
+#include "onvm_cut.h"
+#include "onvm_state.h"
 #include "plog_shim.h"
 #include "rsync_primary.h"
 #include "rsync_standby.h"
@@ -29,6 +31,17 @@
 #define RSYNC_WAIT_RING	       8192 /* packets waiting for room in the latch */
 #define CTL_PER_POLL	       64
 #define FENCE_HEARTBEAT_GAP_NS (10 * 1000 * 1000ull) /* at most one per 10 ms */
+
+/* A chain position's NF as the manager sees it (rsync_unit_state.c). */
+struct rsync_nf_ref {
+	uint16_t slot;
+	uint32_t generation;
+	bool attached;	     /* state (and cut log) handles valid */
+	bool has_cut;	     /* primary: its cut log is attached */
+	uint64_t rescan_tsc; /* not attached: look again from then on */
+	struct nf_state_set state;
+	struct onvm_cut_set cut;
+};
 
 enum rs_state {
 	RS_PRIMARY = 0, /* latching, releasing on votes */
@@ -86,6 +99,19 @@ struct rsync_chain {
 	uint64_t replay_start_ns, replay_end_ns, first_out_ns;
 	uint64_t takeover_txid, takeover_cut_ts;
 	uint64_t replay_newest_ts;
+	/* the chain's NFs' state (rsync_unit_state.c) */
+	struct rsync_nf_ref nf[MGR_CFG_MAX_CHAIN_LEN];
+	int16_t nd_slot[MGR_CFG_MAX_CHAIN_LEN]; /* primary: every NF's slot, for nd_cut */
+	uint64_t nd_rescan_tsc;
+	uint64_t nd_seen;	  /* the highest nd_cut handed to the library */
+	uint32_t marker_req;	  /* atomic: TX unit asks the RX unit for a marker */
+	uint64_t marker_base;	  /* its base (written before marker_req) */
+	uint64_t marker_id;	  /* its cut id (written before marker_req) */
+	bool marker_out;	  /* TX unit: a marker is travelling */
+	uint64_t marker_req_ns;
+	uint64_t marker_seq;	  /* RX unit: the last cut id injected */
+	uint64_t markers_injected, markers_lost, cuts_state, cuts_nf_failed;
+	uint64_t state_bytes_applied, state_apply_failed;
 };
 
 extern struct rsync_chain rsync_chains[MGR_CFG_MAX_REMOTE];
@@ -95,5 +121,17 @@ extern pthread_mutex_t rsync_fini_lock;
 
 /* rsync_unit.c: a primary's RSync frames from its ring (TX unit). */
 int rsync_unit_drain_ctl(struct rsync_chain *c, uint64_t now);
+
+/* rsync_unit_state.c: the chain's NFs' state. */
+int rsync_state_reserve(struct rsync_chain *c);		   /* start-up */
+bool rsync_chain_has_state(struct rsync_chain *c);	   /* an NF has a block */
+void rsync_state_request_marker(struct rsync_chain *c, uint64_t now); /* TX unit */
+void rsync_state_nd(struct rsync_chain *c);		   /* TX unit, per exit packet */
+/* TX unit: a marker reached the exit; 0 (taken), -ENOBUFS (keep it waiting) */
+int rsync_state_marker_at_exit(struct rsync_chain *c, struct rte_mbuf *m, uint64_t now);
+bool rsync_state_ok(struct rsync_chain *c, uint16_t region, uint64_t offset, uint32_t len);
+void rsync_state_apply(struct rsync_chain *c, uint16_t region, uint64_t offset, const void *data,
+		       uint32_t len);
+void rsync_state_unpark(struct rsync_chain *c); /* standby: at the takeover */
 
 #endif /* RSYNC_UNIT_PRIV_H */

@@ -37,6 +37,9 @@ add_primary_stats(struct rte_tel_data *o, const struct rsync_chain *c)
 	rte_tel_data_add_dict_uint(o, "aborts_cascade", s->aborts[RSYNC_ABORT_CASCADE]);
 	rte_tel_data_add_dict_uint(o, "aborts_fenced", s->aborts[RSYNC_ABORT_FENCED]);
 	rte_tel_data_add_dict_uint(o, "cuts", s->cuts);
+	rte_tel_data_add_dict_uint(o, "cuts_stale", s->cuts_stale);
+	rte_tel_data_add_dict_uint(o, "cuts_too_big", s->cuts_too_big);
+	rte_tel_data_add_dict_uint(o, "cuts_dropped", s->cuts_dropped);
 	rte_tel_data_add_dict_uint(o, "trims_sent", s->trims_sent);
 	rte_tel_data_add_dict_uint(o, "window_waits", s->window_waits);
 	rte_tel_data_add_dict_uint(o, "nd_waits", s->nd_waits);
@@ -126,6 +129,12 @@ mgr_rsync_telemetry(struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "out_waiting", c->wait_n);
 		rte_tel_data_add_dict_uint(o, "out_unstamped", c->out_unstamped);
 		rte_tel_data_add_dict_uint(o, "out_refused", c->out_refused);
+		rte_tel_data_add_dict_uint(o, "markers_injected", c->markers_injected);
+		rte_tel_data_add_dict_uint(o, "markers_lost", c->markers_lost);
+		rte_tel_data_add_dict_uint(o, "cuts_with_state", c->cuts_state);
+		rte_tel_data_add_dict_uint(o, "cuts_nf_failed", c->cuts_nf_failed);
+		rte_tel_data_add_dict_uint(o, "state_bytes_applied", c->state_bytes_applied);
+		rte_tel_data_add_dict_uint(o, "state_apply_failed", c->state_apply_failed);
 		if (c->pri != NULL)
 			add_primary_stats(o, c);
 		else

@@ -55,6 +55,30 @@ mgr_state_pool_alloc(struct mgr_state_pool *p, uint64_t len)
 }
 
 int
+mgr_state_pool_reserve(struct mgr_state_pool *p, uint64_t off, uint64_t len)
+{
+	uint32_t i;
+
+	if (len == 0 || (off & (MGR_STATE_POOL_ALIGN - 1)) != 0)
+		return -EINVAL;
+	len = align_up(len);
+	if (off > p->size || len > p->size - off)
+		return -ERANGE;
+	if (p->n >= MGR_STATE_POOL_MAX_BLOCKS)
+		return -ENOMEM;
+	for (i = 0; i < p->n && p->used[i].off < off; i++)
+		;
+	if ((i > 0 && p->used[i - 1].off + p->used[i - 1].len > off) ||
+	    (i < p->n && off + len > p->used[i].off))
+		return -EBUSY;
+	memmove(&p->used[i + 1], &p->used[i], (p->n - i) * sizeof(p->used[0]));
+	p->used[i].off = off;
+	p->used[i].len = len;
+	p->n++;
+	return 0;
+}
+
+int
 mgr_state_pool_free(struct mgr_state_pool *p, uint64_t off)
 {
 	for (uint32_t i = 0; i < p->n; i++) {

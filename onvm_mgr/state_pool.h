@@ -33,6 +33,10 @@ struct mgr_state_pool {
 void mgr_state_pool_init(struct mgr_state_pool *p, uint64_t size);
 /* Offset of a new block of `len` bytes (aligned), or -ENOMEM / -EINVAL. */
 int64_t mgr_state_pool_alloc(struct mgr_state_pool *p, uint64_t len);
+/* Take [off, off + len) (off aligned) for good, so that alloc never hands
+ * it out: 0, -EBUSY if part of it is in use, -ERANGE past the pool's end,
+ * -EINVAL, -ENOMEM (too many blocks). */
+int mgr_state_pool_reserve(struct mgr_state_pool *p, uint64_t off, uint64_t len);
 /* Free the block at `off`; -ENOENT if there is none. */
 int mgr_state_pool_free(struct mgr_state_pool *p, uint64_t off);
 uint64_t mgr_state_pool_in_use(const struct mgr_state_pool *p);

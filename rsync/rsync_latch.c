@@ -24,6 +24,7 @@ rsync_stage_reset(struct stage *s)
 	rsync_txts_clear(&s->delta);
 	s->state = ST_FREE;
 	s->started = s->nd_wait_counted = s->cut_open = s->cut_failed = s->needs_cut = false;
+	s->cut_dropped = false;
 	s->txid = s->prev_txid = 0;
 	s->cut_id = s->cut_base = s->cut_ts = 0;
 	s->nd_cut = 0;
@@ -212,7 +213,7 @@ rsync_primary_cut_begin(struct rsync_primary *p, uint64_t cut_id, uint64_t base_
 	if (s->cut_open)
 		return -EBUSY;
 	s->cut_open = true;
-	s->cut_failed = false;
+	s->cut_failed = s->cut_dropped = false;
 	s->cut_id = cut_id;
 	s->cut_base = base_id;
 	s->cut_ts = cut_ts;
@@ -272,6 +273,17 @@ too_big:
 	return -E2BIG;
 }
 
+void
+rsync_primary_cut_drop(struct rsync_primary *p)
+{
+	struct stage *s = p->used > 0 ? stage_at(p, p->used - 1) : NULL;
+
+	if (s == NULL || !s->cut_open || s->cut_failed)
+		return;
+	s->cut_failed = true;
+	s->cut_dropped = true;
+}
+
 int
 rsync_primary_cut_end(struct rsync_primary *p, uint64_t now)
 {
@@ -281,7 +293,9 @@ rsync_primary_cut_end(struct rsync_primary *p, uint64_t now)
 	if (s == NULL || !s->cut_open)
 		return -EINVAL;
 	failed = s->cut_failed;
-	if (failed)
+	if (failed && s->cut_dropped)
+		p->stats.cuts_dropped++;
+	else if (failed)
 		p->stats.cuts_too_big++;
 	if (failed && s->n == 0) {
 		/* Nothing but a dropped cut: give back the stage kept for cuts,

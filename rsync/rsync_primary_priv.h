@@ -48,6 +48,7 @@ struct stage {
 	bool needs_cut;	    /* an ND decision may have shaped it: a cut at or after it first */
 	bool cut_open;	    /* between cut_begin and cut_end */
 	bool cut_failed;    /* the cut outgrew the stage or lost its base */
+	bool cut_dropped;   /* ... or the owner dropped it (rsync_primary_cut_drop) */
 	uint64_t txid, prev_txid;
 	uint64_t cut_id, cut_base, cut_ts;
 	uint64_t nd_cut;	    /* the cut id it waits for (needs_cut), for META */

@@ -42,7 +42,7 @@ extern "C" {
 
 #define ONVM_SHM_NAME "onvm_shm"
 #define ONVM_SHM_MAGIC 0x4f4e564d52464e31ULL /* "ONVMRFN1" */
-#define ONVM_SHM_VERSION 11
+#define ONVM_SHM_VERSION 12
 #define ONVM_PKTMBUF_POOL_NAME "onvm_pktmbuf_pool"
 #define ONVM_PKT_META_DYNFIELD "onvm_dynfield_pkt_meta"
 #define ONVM_NF_RX_RING_FMT "onvm_nf%u_rx"
@@ -297,6 +297,10 @@ struct onvm_nf_slot {
 	/* ---- Manager-written, read by a sleeping NF: the futex word. ---- */
 	uint32_t wake_seq __rte_cache_aligned; /* atomic; bumped by whoever enqueues */
 	uint32_t stop;			       /* atomic; 1: leave the run loop */
+	/* atomic; 1: an NF of a protected chain on its standby node -- it waits
+	 * before its run loop (no packets, no ticks) while the manager writes
+	 * the primary's committed state into its block, until the takeover */
+	uint32_t remote_parked;
 
 	/* ---- NF-written, hot: the run loop's own line. ---- */
 	uint64_t heartbeat __rte_cache_aligned; /* atomic; bumped every loop iteration */

@@ -108,6 +108,13 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 		if (r <= 0)
 			return r; /* stopped while parked, or refused to promote */
 	}
+	/* A protected chain's NF on the standby node: nothing to do (not even
+	 * ticks: the manager writes the primary's state into the block) until
+	 * the takeover clears the flag and wakes it. */
+	while (__atomic_load_n(&nf->slot->remote_parked, __ATOMIC_ACQUIRE) && !nf_stopping(nf)) {
+		nfl_heartbeat(nf);
+		sleep_until_work(nf, (uint64_t)NF_MAX_SLEEP_MS * 1000000ULL);
+	}
 	tick_cycles = (ops->tick_ms ? ops->tick_ms : 1000) * (tsc_hz / 1000);
 	next_tick = rte_get_tsc_cycles() + tick_cycles;
 	__atomic_store_n(&nf->slot->nf_running, 1, __ATOMIC_RELEASE);

@@ -108,6 +108,7 @@ struct rsync_primary_stats {
 	uint64_t cuts;		    /* cuts attached to a stage */
 	uint64_t cuts_stale;	    /* cuts refused: their base was aborted */
 	uint64_t cuts_too_big;	    /* cuts dropped: more than stage_state_bytes */
+	uint64_t cuts_dropped;	    /* cuts dropped by the owner (an NF could not freeze) */
 	uint64_t nd_waits;	    /* releases held back by rule (2) (once per stage) */
 	uint64_t rx[RSYNC_RX_REASON_MAX]; /* messages by what became of them */
 	uint64_t commit_lat_us[RSYNC_LAT_BUCKETS]; /* close -> release */
@@ -169,6 +170,10 @@ int rsync_primary_cut_begin(struct rsync_primary *p, uint64_t cut_id, uint64_t b
  * outgrows cfg.stage_state_bytes (the cut is then dropped at cut_end). */
 int rsync_primary_cut_piece(struct rsync_primary *p, uint16_t region, uint64_t offset,
 			    const void *data, uint32_t len);
+/* The open cut cannot be whole (an NF of the chain failed to freeze it):
+ * drop it -- cut_end() then returns -E2BIG and the stage goes without it,
+ * so the owner asks for another cut. */
+void rsync_primary_cut_drop(struct rsync_primary *p);
 /* Close the cut's stage and send it.  Returns 0, or -E2BIG if the cut was
  * dropped (counted; the stage goes out without it). */
 int rsync_primary_cut_end(struct rsync_primary *p, uint64_t now_ns);

@@ -648,6 +648,33 @@ test_cut_bigger_than_a_stage_is_dropped_and_counted(void **state)
 }
 
 static void
+test_cut_dropped_by_the_owner_leaves_the_stage_without_it(void **state)
+{
+	(void)state;
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct sim *sm = sim_new(&pc, &sc, 15, NULL, 0);
+	static uint8_t piece[64];
+
+	add_n(sm, 1, 1);
+	assert_int_equal(rsync_primary_cut_begin(sm->p, 1, 0, 1, sm->now), 0);
+	assert_int_equal(rsync_primary_cut_piece(sm->p, 0, 0, piece, sizeof(piece)), 0);
+	rsync_primary_cut_drop(sm->p); /* an NF's freeze failed */
+	assert_int_equal(rsync_primary_cut_piece(sm->p, 1, 0, piece, sizeof(piece)), -E2BIG);
+	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), -E2BIG);
+	assert_int_equal(rsync_primary_stats(sm->p)->cuts_dropped, 1);
+	assert_int_equal(rsync_primary_stats(sm->p)->cuts_too_big, 0);
+	assert_int_equal(rsync_primary_cut_base(sm->p), 0); /* no cut in the chain */
+	/* the next cut names the old base again, and goes */
+	assert_int_equal(rsync_primary_cut_begin(sm->p, 2, 0, 1, sm->now), 0);
+	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+	sim_drain(sm, 100, 20 * US);
+	assert_int_equal(sm->nreleased, 1);
+	assert_int_equal(rsync_primary_cut_base(sm->p), 2);
+	sim_free(sm);
+}
+
+static void
 test_hmac_protects_every_message(void **state)
 {
 	(void)state;
@@ -902,6 +929,7 @@ main(void)
 		cmocka_unit_test(test_cut_before_any_packet_sends_no_log_trim),
 		cmocka_unit_test(test_cut_whose_base_was_aborted_is_stale),
 		cmocka_unit_test(test_cut_bigger_than_a_stage_is_dropped_and_counted),
+		cmocka_unit_test(test_cut_dropped_by_the_owner_leaves_the_stage_without_it),
 		cmocka_unit_test(test_hmac_protects_every_message),
 		cmocka_unit_test(test_random_faults_never_release_unknown_packets),
 	};

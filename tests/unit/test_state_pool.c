@@ -101,6 +101,29 @@ test_blocks_never_overlap_under_churn(void **state)
 	}
 }
 
+/* A reserved range (a remote chain's state windows) is never handed out,
+ * overlapping reservations and blocks are refused. */
+static void
+test_reserved_range_is_never_allocated(void **state)
+{
+	struct mgr_state_pool p;
+
+	(void)state;
+	mgr_state_pool_init(&p, 16 * MB);
+	assert_int_equal(mgr_state_pool_reserve(&p, 0, 4 * MB), 0);
+	assert_int_equal(mgr_state_pool_alloc(&p, 100), 4 * MB);
+	assert_int_equal(mgr_state_pool_reserve(&p, 4 * MB, MGR_STATE_POOL_ALIGN), -EBUSY);
+	assert_int_equal(mgr_state_pool_reserve(&p, 2 * MB, 4 * MB), -EBUSY);
+	assert_int_equal(mgr_state_pool_reserve(&p, 8 * MB, 8 * MB), 0);
+	assert_int_equal(mgr_state_pool_reserve(&p, 12 * MB, MB), -EBUSY);
+	assert_int_equal(mgr_state_pool_reserve(&p, 16 * MB, MB), -ERANGE);
+	assert_int_equal(mgr_state_pool_reserve(&p, 5 * MB + 1, MB), -EINVAL);
+	/* what is left: between the block at 4 MB and the range at 8 MB */
+	assert_int_equal(mgr_state_pool_alloc(&p, 3 * MB), 4 * MB + MGR_STATE_POOL_ALIGN);
+	assert_int_equal(mgr_state_pool_alloc(&p, MB), -ENOMEM);
+	assert_int_equal(mgr_state_pool_in_use(&p), 15 * MB + MGR_STATE_POOL_ALIGN);
+}
+
 int
 main(void)
 {
@@ -110,6 +133,7 @@ main(void)
 		cmocka_unit_test(test_exhaustion_and_bad_requests_are_refused),
 		cmocka_unit_test(test_block_count_is_bounded),
 		cmocka_unit_test(test_blocks_never_overlap_under_churn),
+		cmocka_unit_test(test_reserved_range_is_never_allocated),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,463 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * rsync_unit_state.c -- the state of a protected chain's NFs, on its
+ * primary and standby nodes (design: docs/design.md, "Consistent cuts" and
+ * "State at the same address on every node").
+ *
+ * Placement.  NF k of a protected chain has its state block at offset
+ * state_base_mb + k * state_window_mb of the state pool on both nodes
+ * (the pool is mapped at the same address everywhere), so pointers inside
+ * the state -- nDPI's flows, the region heap's blocks -- mean the same on
+ * the standby.  The windows are reserved at start-up: first-fit never gives
+ * them to anything else.  On the primary the NF's cut area (onvm_cut.h)
+ * follows its block in the window.  One instance per service: two instances
+ * would need the same window (and markers aligned across instances).
+ *
+ * Primary.  The TX unit asks for a marker (every checkpoint_ms, or at once
+ * when an ND decision waits for a cut); the RX unit injects it into the
+ * chain after its current burst of admitted input, carrying the next cut id
+ * and the chain's last cut as its base; each NF's libnf freezes what it
+ * changed since the base into its cut log and passes the marker on; at the
+ * exit -- after every output of the packets before it, FIFO -- the TX unit
+ * reads every NF's records of that cut into one transaction
+ * (rsync_primary_cut_*).  An NF that could not freeze drops the cut; a
+ * stale base (its stage was aborted) drops the marker; either way the next
+ * request names the chain's last cut again.  The TX unit also takes every NF's
+ * nd_cut as its outputs leave (rule 2).
+ *
+ * Standby.  The chain's NFs start parked (slot->remote_parked: no packets,
+ * no ticks); committed state pieces are written into their blocks through
+ * the state library (touch, copy, commit: canonical and replica agree, as
+ * after any batch), and the takeover unparks them.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_mbuf.h>
+
+#include "onvm_cut.h"
+#include "onvm_state.h"
+#include "rsync_unit_priv.h"
+#include "state_pool.h"
+
+#define CUT_LOG_SLACK (64u << 10) /* cut log: twice the state plus this */
+#define MARKER_LOST_NS (200 * 1000 * 1000ull) /* a marker not back by then is lost */
+#define NF_RESCAN_MS 10 /* a chain position without a state block: look again */
+
+static uint64_t
+window_bytes(const struct mgr_remote_cfg *rc)
+{
+	return (uint64_t)rc->state_window_mb << 20;
+}
+
+static uint64_t
+window_off(const struct mgr_remote_cfg *rc, int pos)
+{
+	return ((uint64_t)rc->state_base_mb << 20) + (uint64_t)pos * window_bytes(rc);
+}
+
+int
+rsync_state_reserve(struct rsync_chain *c)
+{
+	const struct mgr_remote_cfg *rc = c->cfg;
+	const struct mgr_chain_cfg *ch = &mgr.cfg.chains[rc->chain];
+	int ret;
+
+	for (int k = 0; k < ch->len; k++) {
+		int inst = 0;
+
+		for (int i = 0; i < mgr.cfg.nnfs; i++)
+			if (mgr.cfg.nfs[i].service == ch->services[k])
+				inst += mgr.cfg.nfs[i].instances;
+		if (inst > 1) {
+			MGR_LOG(ERR,
+				"remote chain %s: service %u has %d instances; a protected chain "
+				"runs one instance per service (markers are not aligned across "
+				"instances yet)",
+				rc->name, ch->services[k], inst);
+			return -ENOTSUP;
+		}
+	}
+	if (ch->len == 0)
+		return 0;
+	if (mgr.state_seg.base == NULL) {
+		MGR_LOG(ERR, "remote chain %s: the node has no state pool (state.pool_mb is 0)",
+			rc->name);
+		return -ENOMEM;
+	}
+	ret = mgr_state_pool_reserve(&mgr.state_pool, window_off(rc, 0),
+				     (uint64_t)ch->len * window_bytes(rc));
+	if (ret < 0) {
+		MGR_LOG(ERR,
+			"remote chain %s: its NFs' state windows (%u MB at %u MB of the pool) %s",
+			rc->name, ch->len * rc->state_window_mb, rc->state_base_mb,
+			ret == -ERANGE ? "pass the pool's end: raise state.pool_mb"
+				       : "overlap another chain's: set state_base_mb apart");
+		return ret;
+	}
+	return 0;
+}
+
+/* The protected chain (of rsync_chains) and position of `service`, or NULL. */
+static struct rsync_chain *
+chain_of_service(uint16_t service, int *pos)
+{
+	for (int i = 0; i < rsync_nchains; i++) {
+		const struct mgr_chain_cfg *ch = &mgr.cfg.chains[rsync_chains[i].cfg->chain];
+
+		for (int k = 0; k < ch->len; k++)
+			if (ch->services[k] == service) {
+				*pos = k;
+				return &rsync_chains[i];
+			}
+	}
+	return NULL;
+}
+
+uint64_t
+mgr_rsync_marker_floor(uint16_t service)
+{
+	int pos;
+	const struct rsync_chain *c = chain_of_service(service, &pos);
+
+	return c != NULL && c->pri != NULL ? __atomic_load_n(&c->marker_seq, __ATOMIC_RELAXED) : 0;
+}
+
+bool
+mgr_rsync_state_window(uint64_t off)
+{
+	for (int i = 0; i < rsync_nchains; i++) {
+		const struct mgr_remote_cfg *rc = rsync_chains[i].cfg;
+		uint64_t len = (uint64_t)mgr.cfg.chains[rc->chain].len * window_bytes(rc);
+
+		if (off >= window_off(rc, 0) && off < window_off(rc, 0) + len)
+			return true;
+	}
+	return false;
+}
+
+int
+mgr_rsync_state_place(const struct onvm_nf_slot *s, const struct nf_state_layout *layout,
+		      struct mgr_rsync_placement *pl, char *why, size_t whylen)
+{
+	struct rsync_chain *c;
+	uint64_t canon = 0;
+	int pos;
+
+	memset(pl, 0, sizeof(*pl));
+	c = chain_of_service(s->service_id, &pos);
+	if (c == NULL)
+		return 0;
+	pl->off = window_off(c->cfg, pos);
+	pl->parked = c->sby != NULL;
+	if (c->pri != NULL) {
+		for (uint32_t r = 0; r < layout->n_regions; r++)
+			canon += layout->regions[r].block_size;
+		pl->cut_log = 2 * canon + CUT_LOG_SLACK;
+		pl->cut_size = RTE_ALIGN_CEIL(onvm_cut_area_size(layout, pl->cut_log), 64);
+	}
+	if (RTE_ALIGN_CEIL(layout->total_size, 64) + pl->cut_size > window_bytes(c->cfg)) {
+		snprintf(why, whylen,
+			 "NF %u of remote chain %s needs %" PRIu64 " bytes of state%s, more than "
+			 "its window (state_window_mb %u)",
+			 pos, c->cfg->name, layout->total_size,
+			 pl->cut_size ? " and cut log" : "", c->cfg->state_window_mb);
+		return -E2BIG;
+	}
+	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
+		const struct onvm_nf_slot *o = &mgr.shm->nfs[id];
+
+		if (o != s && o->state_mz[0] != '\0' && o->state_off == pl->off) {
+			snprintf(why, whylen,
+				 "the state window of NF %d of remote chain %s is in use (by "
+				 "instance %u): one instance per service",
+				 pos, c->cfg->name, id);
+			return -EBUSY;
+		}
+	}
+	pl->cut_off = pl->off + RTE_ALIGN_CEIL(layout->total_size, 64);
+	return 1;
+}
+
+/* ---- the chain's NFs, as the manager sees them ---- */
+
+/* The slot of the NF at position `pos` with its state block, attached
+ * (state, and on the primary the cut log), or NULL when there is none (yet).
+ * A slot reused by another NF is attached again. */
+static struct rsync_nf_ref *
+nf_at(struct rsync_chain *c, int pos)
+{
+	const struct mgr_chain_cfg *ch = &mgr.cfg.chains[c->cfg->chain];
+	struct rsync_nf_ref *ref = &c->nf[pos];
+
+	uint64_t tsc = rte_get_tsc_cycles();
+
+	if (ref->attached) {
+		const struct onvm_nf_slot *s = &mgr.shm->nfs[ref->slot];
+
+		if (s->generation == ref->generation &&
+		    __atomic_load_n(&s->state_mz[0], __ATOMIC_ACQUIRE) != '\0')
+			return ref;
+		ref->attached = false;
+		ref->rescan_tsc = 0;
+	}
+	/* A position without a state block (yet): look again at most every
+	 * NF_RESCAN_MS, not for every packet. */
+	if (tsc < ref->rescan_tsc)
+		return NULL;
+	ref->rescan_tsc = tsc + NF_RESCAN_MS * (rte_get_tsc_hz() / 1000);
+	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
+		struct onvm_nf_slot *s = &mgr.shm->nfs[id];
+		struct nf_state_request reqs[ONVM_STATE_MAX_REGIONS];
+		struct onvm_nf_state_req copy[ONVM_STATE_MAX_REGIONS];
+		struct nf_state_layout layout;
+		uint32_t n;
+
+		if (s->service_id != ch->services[pos] ||
+		    __atomic_load_n(&s->state_mz[0], __ATOMIC_ACQUIRE) == '\0' ||
+		    s->state_off != window_off(c->cfg, pos))
+			continue;
+		n = s->n_state_req;
+		if (n == 0 || n > ONVM_STATE_MAX_REGIONS)
+			return NULL;
+		memcpy(copy, s->state_req, n * sizeof(copy[0]));
+		for (uint32_t i = 0; i < n; i++) {
+			copy[i].name[ONVM_NAME_LEN - 1] = '\0';
+			reqs[i] = (struct nf_state_request){.name = copy[i].name,
+							    .size = copy[i].size,
+							    .chunk_size = copy[i].chunk_size};
+		}
+		if (nf_state_layout_compute(&layout, reqs, n, NULL, 0) < 0 ||
+		    nf_state_attach(&ref->state, mgr.state_seg.base + s->state_off, s->state_size,
+				    &layout, NULL, 0) < 0)
+			return NULL;
+		ref->has_cut = s->cut_size > 0 &&
+			       onvm_cut_attach(&ref->cut, mgr.state_seg.base + s->cut_off,
+					       s->cut_size, &layout) == 0;
+		ref->slot = id;
+		ref->generation = s->generation;
+		ref->attached = true;
+		return ref;
+	}
+	return NULL;
+}
+
+bool
+rsync_chain_has_state(struct rsync_chain *c)
+{
+	const struct mgr_chain_cfg *ch = &mgr.cfg.chains[c->cfg->chain];
+
+	for (int k = 0; k < ch->len; k++)
+		if (nf_at(c, k) != NULL)
+			return true;
+	return false;
+}
+
+/* ---- primary: markers and cuts ---- */
+
+void
+rsync_state_request_marker(struct rsync_chain *c, uint64_t now)
+{
+	if (__atomic_load_n(&c->marker_req, __ATOMIC_ACQUIRE) ||
+	    (c->marker_out && now - c->marker_req_ns < MARKER_LOST_NS))
+		return;
+	if (c->marker_out)
+		c->markers_lost++; /* never came back: an NF died with it */
+	c->marker_base = rsync_primary_cut_base(c->pri);
+	c->marker_id = ++c->cut_id; /* cut ids: one sequence with the stateless cuts */
+	c->marker_out = true;
+	c->marker_req_ns = now;
+	__atomic_store_n(&c->marker_req, 1, __ATOMIC_RELEASE);
+}
+
+struct rte_mbuf *
+mgr_rsync_marker_due(uint16_t port)
+{
+	struct rsync_chain *c = &rsync_chains[mgr.rsync_in_port[port] - 1];
+	struct onvm_marker mk;
+	struct rte_mbuf *m;
+	struct onvm_pkt_meta *meta;
+
+	if (c->pri == NULL || !__atomic_load_n(&c->marker_req, __ATOMIC_ACQUIRE))
+		return NULL;
+	m = rte_pktmbuf_alloc(mgr.pool);
+	if (m == NULL)
+		return NULL; /* on a later burst */
+	mk.cut_id = c->marker_id;
+	__atomic_store_n(&c->marker_seq, mk.cut_id, __ATOMIC_RELAXED); /* read at registration */
+	mk.base_id = c->marker_base;
+	memcpy(rte_pktmbuf_append(m, sizeof(mk)), &mk, sizeof(mk));
+	meta = onvm_pkt_meta(m, mgr.dyn_off);
+	memset(meta, 0, sizeof(*meta));
+	meta->ts = c->last_ts;
+	c->markers_injected++;
+	__atomic_store_n(&c->marker_req, 0, __ATOMIC_RELEASE);
+	return m;
+}
+
+/* The newest cut an ND decision of the chain's NFs waits for (rule 2): every
+ * NF of the chain, with state or not.  Called for each packet leaving the
+ * chain, after it was dequeued: its NF published nd_cut (release) before it
+ * emitted it. */
+void
+rsync_state_nd(struct rsync_chain *c)
+{
+	const struct mgr_chain_cfg *ch = &mgr.cfg.chains[c->cfg->chain];
+	uint64_t nd = 0, tsc = rte_get_tsc_cycles();
+
+	if (tsc >= c->nd_rescan_tsc) {
+		c->nd_rescan_tsc = tsc + NF_RESCAN_MS * (rte_get_tsc_hz() / 1000);
+		for (int k = 0; k < ch->len; k++) {
+			c->nd_slot[k] = -1;
+			for (uint16_t id = 0; id < ONVM_MAX_NFS; id++)
+				if (mgr.shm->nfs[id].service_id == ch->services[k] &&
+				    __atomic_load_n(&mgr.shm->nfs[id].status, __ATOMIC_ACQUIRE) !=
+					    ONVM_NF_FREE)
+					c->nd_slot[k] = (int16_t)id;
+		}
+	}
+	for (int k = 0; k < ch->len; k++) {
+		uint64_t v;
+
+		if (c->nd_slot[k] < 0)
+			continue;
+		v = __atomic_load_n(&mgr.shm->nfs[c->nd_slot[k]].nd_cut, __ATOMIC_ACQUIRE);
+		if (v > nd)
+			nd = v;
+	}
+	if (nd > c->nd_seen) {
+		c->nd_seen = nd;
+		rsync_primary_nd(c->pri, nd);
+	}
+}
+
+/* Every NF's records of the cut into the open cut; false if one is missing. */
+static bool
+collect(struct rsync_chain *c, uint64_t cut_id)
+{
+	const struct mgr_chain_cfg *ch = &mgr.cfg.chains[c->cfg->chain];
+
+	for (int k = 0; k < ch->len; k++) {
+		struct rsync_nf_ref *ref = nf_at(c, k);
+
+		if (ref == NULL || !ref->has_cut)
+			continue; /* no state: nothing to freeze */
+		for (;;) {
+			struct onvm_cut_rec rec;
+			const uint8_t *data;
+			enum onvm_cut_read_result r = onvm_cut_read(&ref->cut, cut_id, &rec, &data);
+
+			if (r == ONVM_CUT_READ_DATA) {
+				(void)rsync_primary_cut_piece(
+					c->pri, (uint16_t)(k * NF_STATE_MAX_REGIONS + rec.region),
+					rec.offset, data, rec.len);
+				onvm_cut_consume(&ref->cut);
+				continue;
+			}
+			if (r == ONVM_CUT_READ_END) {
+				onvm_cut_consume(&ref->cut);
+				break;
+			}
+			if (r == ONVM_CUT_READ_FAILED)
+				onvm_cut_consume(&ref->cut);
+			/* FAILED, or nothing although the marker passed the NF */
+			return false;
+		}
+	}
+	return true;
+}
+
+int
+rsync_state_marker_at_exit(struct rsync_chain *c, struct rte_mbuf *m, uint64_t now)
+{
+	struct onvm_marker mk;
+	uint64_t ts = onvm_pkt_meta(m, mgr.dyn_off)->ts;
+	int rc;
+
+	if (rte_pktmbuf_data_len(m) < sizeof(mk)) {
+		rte_pktmbuf_free(m);
+		return 0;
+	}
+	memcpy(&mk, rte_pktmbuf_mtod(m, const void *), sizeof(mk));
+	rc = rsync_primary_cut_begin(c->pri, mk.cut_id, mk.base_id, ts, now);
+	if (rc == -ENOBUFS)
+		return -ENOBUFS; /* every stage busy: it waits, in order */
+	if (rc == 0) {
+		if (!collect(c, mk.cut_id)) {
+			rsync_primary_cut_drop(c->pri);
+			c->cuts_nf_failed++;
+		}
+		if (rsync_primary_cut_end(c->pri, now) == 0)
+			c->cuts_state++;
+	}
+	/* Whatever became of it, the next marker may go. */
+	c->marker_out = false;
+	rte_pktmbuf_free(m);
+	return 0;
+}
+
+/* ---- standby: applying committed state ---- */
+
+static struct rsync_nf_ref *
+region_ref(struct rsync_chain *c, uint16_t region, unsigned int *r)
+{
+	int pos = region / NF_STATE_MAX_REGIONS;
+	struct rsync_nf_ref *ref;
+
+	if (pos >= mgr.cfg.chains[c->cfg->chain].len)
+		return NULL;
+	ref = nf_at(c, pos);
+	*r = region % NF_STATE_MAX_REGIONS;
+	if (ref == NULL || *r >= ref->state.n_regions)
+		return NULL;
+	return ref;
+}
+
+bool
+rsync_state_ok(struct rsync_chain *c, uint16_t region, uint64_t offset, uint32_t len)
+{
+	unsigned int r;
+	struct rsync_nf_ref *ref = region_ref(c, region, &r);
+
+	return ref != NULL && offset <= nf_state_region_size(&ref->state, r) &&
+	       len <= nf_state_region_size(&ref->state, r) - offset;
+}
+
+void
+rsync_state_apply(struct rsync_chain *c, uint16_t region, uint64_t offset, const void *data,
+		  uint32_t len)
+{
+	unsigned int r;
+	struct rsync_nf_ref *ref = region_ref(c, region, &r);
+
+	if (ref == NULL || nf_state_touch(&ref->state, r, offset, len) < 0) {
+		c->state_apply_failed++; /* state_ok() said yes: the NF went away */
+		return;
+	}
+	memcpy((uint8_t *)nf_state_region_ptr(&ref->state, r) + offset, data, len);
+	nf_state_commit(&ref->state); /* the replica too */
+	c->state_bytes_applied += len;
+}
+
+void
+rsync_state_unpark(struct rsync_chain *c)
+{
+	const struct mgr_chain_cfg *ch = &mgr.cfg.chains[c->cfg->chain];
+
+	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
+		struct onvm_nf_slot *s = &mgr.shm->nfs[id];
+
+		for (int k = 0; k < ch->len; k++)
+			if (s->service_id == ch->services[k] &&
+			    __atomic_load_n(&s->remote_parked, __ATOMIC_ACQUIRE)) {
+				__atomic_store_n(&s->remote_parked, 0, __ATOMIC_RELEASE);
+				mgr_nf_wake(s);
+			}
+	}
+}
