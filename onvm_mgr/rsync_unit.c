@@ -287,6 +287,7 @@ to_ctl(struct rsync_chain *c, struct rte_mbuf *m)
 }
 
 static void control_in(struct rsync_chain *c, struct rte_mbuf *mb, uint64_t now);
+static void send_fence_heartbeat(struct rsync_chain *c, uint64_t now);
 
 bool
 mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uint64_t *ts,
@@ -329,6 +330,16 @@ mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uin
 		c->stale++;
 		rte_pktmbuf_free(m);
 		return true;
+	}
+	/* A cut-off old primary that has nothing to send is never answered
+	 * by a fencing HEARTBEAT, and a lone one may be lost: after the
+	 * takeover, send it unasked (one per 10 ms, FENCE_UNASKED of them). */
+	if (unlikely(c->sby != NULL && c->fence_hbs < FENCE_UNASKED)) {
+		uint64_t before = c->fence_hb_ns;
+
+		c->tx = ctx;
+		send_fence_heartbeat(c, mgr_now_ns());
+		c->fence_hbs += c->fence_hb_ns != before;
 	}
 	if (c->sby != NULL && sh.ts <= c->takeover_cut_ts) {
 		c->replay_covered++; /* the applied cut holds it */

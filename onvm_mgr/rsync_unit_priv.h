@@ -31,6 +31,7 @@
 #define RSYNC_WAIT_RING	       8192 /* packets waiting for room in the latch */
 #define CTL_PER_POLL	       64
 #define FENCE_HEARTBEAT_GAP_NS (10 * 1000 * 1000ull) /* at most one per 10 ms */
+#define FENCE_UNASKED	       50 /* HEARTBEATs sent unasked after a takeover */
 
 /* A chain position's NF as the manager sees it (rsync_unit_state.c). */
 struct rsync_nf_ref {
@@ -78,6 +79,7 @@ struct rsync_chain {
 	uint64_t cut_id;	 /* the last cut begun here */
 	uint64_t newest_ts;	 /* the newest timestamp latched */
 	uint64_t fence_hb_ns;	 /* the last HEARTBEAT sent to fence the old primary */
+	uint32_t fence_hbs;	 /* of those, sent unasked after the takeover */
 	/* ingress (RX unit) */
 	uint64_t last_ts;	 /* the last timestamp admitted */
 	uint64_t admitted;
