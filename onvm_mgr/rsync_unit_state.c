@@ -419,14 +419,22 @@ region_ref(struct rsync_chain *c, uint16_t region, unsigned int *r)
 	return ref;
 }
 
+/* Cuts ship whole chunks: a region's last chunk may reach past the size the
+ * NF asked for, into the padding of its block. */
+static uint64_t
+region_span(const struct nf_state_set *set, unsigned int r)
+{
+	return (uint64_t)nf_state_chunks(set, r) * nf_state_chunk_size(set, r);
+}
+
 bool
 rsync_state_ok(struct rsync_chain *c, uint16_t region, uint64_t offset, uint32_t len)
 {
 	unsigned int r;
 	struct rsync_nf_ref *ref = region_ref(c, region, &r);
 
-	return ref != NULL && offset <= nf_state_region_size(&ref->state, r) &&
-	       len <= nf_state_region_size(&ref->state, r) - offset;
+	return ref != NULL && offset <= region_span(&ref->state, r) &&
+	       len <= region_span(&ref->state, r) - offset;
 }
 
 void
@@ -435,7 +443,13 @@ rsync_state_apply(struct rsync_chain *c, uint16_t region, uint64_t offset, const
 {
 	unsigned int r;
 	struct rsync_nf_ref *ref = region_ref(c, region, &r);
+	uint64_t size = ref != NULL ? nf_state_region_size(&ref->state, r) : 0;
 
+	/* The padding past the region's size holds nothing: not written. */
+	if (ref != NULL && offset >= size)
+		return;
+	if (ref != NULL && len > size - offset)
+		len = (uint32_t)(size - offset);
 	if (ref == NULL || nf_state_touch(&ref->state, r, offset, len) < 0) {
 		c->state_apply_failed++; /* state_ok() said yes: the NF went away */
 		return;

@@ -50,6 +50,20 @@ Usage: test_remote_chain.py steady | switchover | kill | bfd | linkdown | linkdo
               input the down link refused was logged, and is replayed.
   linkdown_bfd: 3 rounds as linkdown with link_failover off: BFD's Down
               fails the chain over.
+  stateful:   5 rounds as kill, with the issue's chain on primary and
+              standby -- basic_monitor -> vlan_tagger -> load_balancer, all
+              with state, the balancer drawing each new flow's backend at
+              random (ND) -- over an input of 400 flows, paced so that the
+              kill lands mid-stream.  Checkpoints are consistent cuts
+              (markers); the standby's NFs are parked with the primary's
+              committed state written into their blocks, and promoted at the
+              takeover.  Oracle: every output is its input frame, VLAN-tagged
+              and sent to a backend, once, in order, per flow the standby after
+              the primary, each flow on one backend across both nodes; losses
+              only the dead primary's tail; the promoted basic_monitor and
+              load_balancer counted every input packet exactly once per flow
+              (the cut plus the replay after it), and the balancer's table
+              holds each flow's backend as the capture shows it.
   syncfaults: the sync link between primary and standby goes through
               faulty_link.py (this kernel has no netem), which drops,
               duplicates, reorders and delays RSync frames (seeded by
@@ -162,7 +176,31 @@ def bfd_session(name, port, local, peer):
             "desired_min_tx_us": us, "required_min_rx_us": us, "detect_mult": 3}
 
 
-def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, faults=None):
+def stateful_nfs(L, name, rnd_tag):
+    """basic_monitor -> vlan_tagger -> load_balancer, each with state (the
+    issue's chain); exports of the node `name` under its name."""
+    policy, lbconf = L.path("vlan-policy.json"), L.path("lb.json")
+    if not os.path.exists(policy):
+        with open(policy, "w") as f:
+            json.dump({"default": {"vlan": 42, "pcp": 3},
+                       "rules": [{"proto": "tcp", "dport": 25, "vlan": 25}],
+                       "idle_timeout_ms": 3600000, "flows": 4096}, f)
+        with open(lbconf, "w") as f:
+            json.dump({"backends": [{"ip": ip, "mac": mac} for ip, mac in BACKENDS],
+                       "idle_timeout_ms": 3600000, "flows": 4096}, f)
+    exp = lambda nf: L.path(f"{name}{rnd_tag}-{nf}.json")
+    return [{"name": "mon", "binary": "basic_monitor", "service": 1,
+             "args": ["-f", "4096", "-e", exp("mon"), "-p", "0"]},
+            {"name": "vlan", "binary": "vlan_tagger", "service": 2, "args": ["-c", policy]},
+            {"name": "lb", "binary": "load_balancer", "service": 3,
+             "args": ["-c", lbconf, "-e", exp("lb"), "-p", "0"]}]
+
+
+BACKENDS = [(f"198.18.1.{i}", f"02:00:00:00:01:0{i}") for i in range(1, 5)]
+
+
+def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, faults=None,
+          stateful=False):
     """The four nodes; `idle` (e.g. {"max_sleep_us": 50}) goes to every node;
     `bfd`: a BFD session on the predecessor -> primary link triggers the
     failover (BFD then bypasses that link's pacing: it must not queue behind
@@ -206,6 +244,9 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
            "1gbit", "burst", "32kb", "limit", "256mb")
         tc("filter", "add", "dev", "p_m", "parent", "1:", "protocol", "ip", "prio", "1", "u32",
            "match", "ip", "dport", "3784", "0xffff", "flowid", "1:10")
+    elif stateful:  # paced so that the kill lands mid-stream (the tail
+        # stuck in the TX ring goes to the dead primary: the replay has it)
+        tc("qdisc", "add", "dev", "p_m", "root", *pace)
 
     wait = {"startup": {"link_wait_ms": 60000}}
     if idle:
@@ -240,14 +281,17 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
                       # (its packets dropped, counted: not what this tests)
                       retrans_us=5000, max_tries=20, standby_window=16, checkpoint_ms=5)
         else:
-            rc.update(primary_port=sync_port, window=32, max_frags=64, txts_flows=4096)
+            # a cut of the stateful chain takes hundreds of fragments
+            rc.update(primary_port=sync_port, window=32, max_frags=4096 if stateful else 64,
+                      txts_flows=4096)
         return L.node(name + rnd_tag, dict(wait, **cpu(1 if role == "primary" else 0), **{
             "ports": [{"name": "from_p", "dev": af(0, pred_if, BIG)},
                       {"name": sync_port, "dev": af(1, sync_if)},
                       {"name": "out", "dev": af(2, out_if)}],
-            "nfs": [{"name": "fwd", "binary": "simple_forward", "service": 1}],
-            "chains": [{"name": "c", "services": [1], "ingress_port": "from_p",
-                        "exit_port": "out"}],
+            "nfs": (stateful_nfs(L, name, rnd_tag) if stateful else
+                    [{"name": "fwd", "binary": "simple_forward", "service": 1}]),
+            "chains": [{"name": "c", "services": [1, 2, 3] if stateful else [1],
+                        "ingress_port": "from_p", "exit_port": "out"}],
             "remote": {"chains": [rc]},
             **({"bfd": {"sessions": [bfd_session("to_p", "from_p", "198.18.3.2", "198.18.3.1")]}}
                if bfd and role == "primary" else {}),
@@ -258,7 +302,7 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
     pred = L.node("pred" + rnd_tag, dict(wait, **cpu(1), **{
         "ports": [{"name": "src", "dev": f"net_pcap0,rx_pcap={src},"
                    f"tx_pcap={L.path(f'pred-src{rnd_tag}.pcap')}"},
-                  {"name": "to_m", "dev": af(0, "p_m", qdisc=bfd)},
+                  {"name": "to_m", "dev": af(0, "p_m", qdisc=bfd or stateful)},
                   {"name": "to_s", "dev": af(1, "p_s")}],
         "chains": [{"name": "in", "services": [], "ingress_port": "src", "exit_port": "to_m"}],
         "remote": {"chains": [dict(remote_common("predecessor"), **{
@@ -320,6 +364,81 @@ def check_sink(L, frames, got_m, got_s, allow_loss=0, tail_only=True):
     return missing
 
 
+def ip4(b):
+    return ".".join(str(x) for x in b)
+
+
+def check_stateful(L, frames, got_m, got_s, allow_loss):
+    """The stateful chain's outputs: each an input frame with a VLAN tag
+    (vlan_tagger) and its destination rewritten to a backend (load_balancer),
+    once, in order, per flow the standby after the primary, every flow on one
+    backend across both nodes; losses only the dead primary's tail."""
+    sent = {tag_of(f): f for f in frames}
+    seen, backend = set(), {}
+    for where, got in (("primary", got_m), ("standby", got_s)):
+        tags = []
+        for f in got:
+            t = tag_of(f)
+            tags.append(t)
+            if not L.expect(t in sent and t not in seen, f"{where}: tag {t} unknown or twice"):
+                continue
+            seen.add(t)
+            want = sent[t]
+            L.expect(f[12:14] == b"\x81\x00", f"{where}: frame {t} has no VLAN tag")
+            inner = f[:12] + f[16:]
+            L.expect(len(inner) == len(want) and inner[6:14] == want[6:14],
+                     f"{where}: frame {t} is not its input, tagged")
+            fl = flow_of(want)
+            if fl is not None and len(inner) >= 34:
+                L.expect(inner[26:30] == want[26:30], f"{where}: frame {t}: source rewritten")
+                b = (inner[0:6], inner[30:34])
+                L.expect(backend.setdefault(fl, b) == b,
+                         f"flow {fl}: backend {b} after {backend.get(fl)} ({where}, frame {t})")
+                L.expect(ip4(b[1]) in [ip for ip, _ in BACKENDS], f"frame {t}: not a backend")
+        L.expect(tags == sorted(tags), f"{where}: frames out of order")
+    last_m = {}
+    for f in got_m:
+        last_m[flow_of(sent[tag_of(f)])] = tag_of(f)
+    for f in got_s:
+        fl = flow_of(sent.get(tag_of(f), f))
+        L.expect(tag_of(f) > last_m.get(fl, 0), f"flow {fl}: standby's {tag_of(f)} not after "
+                 f"the primary's {last_m.get(fl)}")
+    lost = sorted(set(sent) - seen)
+    if lost:
+        lm = max((tag_of(f) for f in got_m), default=0)
+        fs = min((tag_of(f) for f in got_s), default=len(frames) + 1)
+        L.expect(lost == list(range(lm + 1, fs)),
+                 f"lost frames {lost[0]}..{lost[-1]} ({len(lost)}) are not exactly those "
+                 f"between the primary's last ({lm}) and the standby's first ({fs})")
+    L.expect(len(lost) <= allow_loss, f"{len(lost)} frames lost, more than {allow_loss}")
+    return len(lost), backend
+
+
+def check_exports(L, frames, mon, lb, backend):
+    """The promoted chain's state: basic_monitor and load_balancer counted every
+    input packet exactly once (the cut plus the replay after it: none twice,
+    none missed), and the balancer's table holds each flow's backend."""
+    want = {}
+    for f in frames:
+        fl = flow_of(f)
+        if fl is not None:
+            key = (ip4(fl[0]), ip4(fl[1]), fl[2], fl[3], fl[4])
+            want[key] = want.get(key, 0) + 1
+    for name, doc in (("basic_monitor", mon), ("load_balancer", lb)):
+        got = {(e["src"], e["dst"], e["proto"], e["sport"], e["dport"]): e["packets"]
+               for e in doc["flows"]}
+        L.expect(got == want, f"{name} on the promoted standby: per-flow packets "
+                 f"{sorted(got.items())[:4]}... want {sorted(want.items())[:4]}... "
+                 f"({sum(got.values())} vs {sum(want.values())})")
+    for e in lb["flows"]:
+        key = (bytes(int(x) for x in e["src"].split(".")), bytes(int(x) for x in e["dst"].split(".")),
+               e["proto"], e["sport"], e["dport"])
+        if key in backend:
+            L.expect(e["backend_ip"] == ip4(backend[key][1]),
+                     f"load_balancer's table: flow {key} on {e['backend_ip']}, "
+                     f"the capture says {ip4(backend[key][1])}")
+
+
 def dump(nodes):
     """What every node says, for a failing run's log."""
     for node in nodes:
@@ -346,7 +465,7 @@ def run(L, scenario):
     copies = {"steady": 40, "switchover": 40, "syncfaults": 100}.get(scenario, 200)
     # syncfaults: many flows, so that a packet released without a vote is
     # usually its flow's last, which the standby's TxTs must then hold
-    frames = tagged_input(trace, copies, flows_per_copy=scenario == "syncfaults")
+    frames = tagged_input(trace, copies, flows_per_copy=scenario in ("syncfaults", "stateful"))
     if scenario == "syncfaults":
         syncfaults(L, frames)
         return
@@ -362,7 +481,8 @@ def run(L, scenario):
     print(f"{scenario}: {kills} rounds (seed {seed}), lost per round {lost}")
 
 
-FAILURES = {"kill": 20, "bfd": 5, "linkdown": 5, "linkdown_bfd": 3}  # scenario: rounds
+FAILURES = {"kill": 20, "bfd": 5, "linkdown": 5, "linkdown_bfd": 3,
+            "stateful": 5}  # scenario: rounds
 LINKDOWN = ("linkdown", "linkdown_bfd")
 
 
@@ -426,9 +546,12 @@ def syncfaults(L, frames):
 
 def one_round(L, scenario, frames, rnd, rnd_tag):
     n = len(frames)
+    remote_applied, remote_before = {}, {}
+    stateful = scenario == "stateful"
     sink, standby, primary, pred = build(L, frames, rnd_tag,
                                          bfd=scenario in ("bfd",) + LINKDOWN,
-                                         link_failover=scenario != "linkdown_bfd")
+                                         link_failover=scenario != "linkdown_bfd",
+                                         stateful=stateful)
     NODES[:] = [pred, primary, standby, sink]
     sink.start(wait=False)
     standby.start(wait=False)
@@ -436,7 +559,7 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
     for node in (sink, standby, primary):
         node.wait_ready(120)
     if scenario in FAILURES:
-        if scenario != "kill":
+        if scenario not in ("kill", "stateful"):
             pred.start(wait=False)
             pred.wait_ready(120)
             # hold the input until BFD is Up (the trace is read at once)
@@ -451,6 +574,7 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
                        f"{share:.2f} of the input released")
         time.sleep(rnd.uniform(0, 0.02))
         before = remote(primary)
+        remote_before.update(before)
         print(f"{rnd_tag}: primary before the failure: released {before['out_released']}, "
               f"aborts {before['aborts_no_vote']}+{before['aborts_cascade']}, "
               f"aborted {before['out_aborted']}")
@@ -466,7 +590,7 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
             lab.run_cmd(lab.in_netns(down_ns, ["ip", "link", "set", down_if, "down"]))
         else:
             primary.stop(sig=signal.SIGKILL)
-        if scenario == "kill":
+        if scenario in ("kill", "stateful"):
             rep = pred.query("/onvm/remote/failover,web")
             L.expect(rep.get("status") == "ok", f"failover: {rep}")
         else:  # BFD sees the primary go, or the predecessor its link
@@ -481,6 +605,7 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
         lab.wait_until(lambda: remote(standby)["state"] == "active", 60, "replay ended")
         lab.wait_until(lambda: quiet(standby, sink), 30, "the standby's output drained")
         st_p, st_s = remote(pred), remote(standby)
+        remote_applied.update(st_s)
         print(f"{rnd_tag} (kill at {share:.2f}): pred replayed {st_p['replayed']} from ts "
               f"{st_p['replay_from_ts']}, trigger {st_p['failover_trigger']}, fell behind "
               f"{st_p['behind_events']}x (resent {st_p['resent']}); standby admitted {st_s['ingress_admitted']}, gaps "
@@ -530,7 +655,7 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
                      f"every replayed packet was released already: {st_s} / {st_p}")
             L.expect(st_p["replayed"] <= n - trimmed_to, f"replayed past the trim: {st_p}")
     for node in (pred, standby, primary, sink):
-        killed = node is primary and scenario in ("kill", "bfd")
+        killed = node is primary and scenario in ("kill", "bfd", "stateful")
         rc = node.stop()
         if killed:
             node.remove_runtime()  # its hugepage files: 20 rounds would fill the pages
@@ -551,6 +676,14 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
     # before the takeover (the votes precede the fencing HEARTBEAT on the
     # sync link), and input its down link refused was logged and replayed:
     # nothing may be lost.
+    if stateful:
+        lost, backend = check_stateful(L, frames, got_m, got_s, STAGES * STAGE_PACKETS + 2 * 32)
+        check_exports(L, frames, lab.read_json(L.path(f"standby{rnd_tag}-mon.json")),
+                      lab.read_json(L.path(f"standby{rnd_tag}-lb.json")), backend)
+        print(f"stateful{rnd_tag}: {len(backend)} flows on their backends; standby "
+              f"applied {remote_applied.get('state_bytes_applied')} state bytes; primary "
+              f"cuts with state {remote_before.get('cuts_with_state')}")
+        return lost
     lost = check_sink(L, frames, got_m, got_s,
                       allow_loss=0 if scenario in LINKDOWN else STAGES * STAGE_PACKETS + 2 * 32)
     if scenario not in FAILURES:
@@ -562,7 +695,7 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in ("steady", "switchover", "kill", "bfd",
-                                                 "syncfaults") + LINKDOWN:
+                                                 "syncfaults", "stateful") + LINKDOWN:
         sys.exit(f"usage: {sys.argv[0]} steady|switchover|kill|bfd|linkdown|linkdown_bfd|"
                  "syncfaults")
     lab.run(f"remote_chain_{sys.argv[1]}", lambda L: main(L, sys.argv[1]))
