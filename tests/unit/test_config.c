@@ -1458,7 +1458,8 @@ test_remote_roles_full_and_defaults(void **state)
 		"   'standby_port': 'sync', 'epoch': 3, 'key': '00112233445566778899aabbccddeeff', 'key_id': 9,\n"
 		"   'peer_macs': {'standby': '02:00:00:00:00:0b', 'predecessor': '02:00:00:00:00:0a'},\n"
 		"   'stages': 8, 'stage_packets': 64, 'stage_close_us': 50, 'retrans_us': 500, 'max_tries': 3,\n"
-		"   'standby_window': 8, 'checkpoint_ms': 20, 'stage_state_kb': 1024}]}}",
+		"   'standby_window': 8, 'checkpoint_ms': 20, 'stage_state_kb': 1024, 'state_base_mb': 32,\n"
+		"   'state_window_mb': 4}]}}",
 		"  {'name': 'web_pred', 'id': 8, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync',\n"
 		"   'bfd': 'to_primary', 'link_failover': false, 'log_packets': 4096, 'log_mb': 8}]}}",
 		"  {'name': 'web_s', 'id': 9, 'role': 'standby', 'chain': 'web', 'predecessor_port': 'pred',\n"
@@ -1503,6 +1504,8 @@ test_remote_roles_full_and_defaults(void **state)
 	assert_int_equal(r->standby_window, 8);
 	assert_int_equal(r->checkpoint_ms, 20);
 	assert_int_equal(r->stage_state_kb, 1024);
+	assert_int_equal(r->state_base_mb, 32);
+	assert_int_equal(r->state_window_mb, 4);
 	r = &got[1];
 	assert_int_equal(r->role, MGR_REMOTE_PREDECESSOR);
 	assert_int_equal(r->bfd, 0);
@@ -1528,6 +1531,8 @@ test_remote_roles_full_and_defaults(void **state)
 	assert_int_equal(r->checkpoint_ms, 10);
 	assert_int_equal(r->log_packets, 65536);
 	assert_true(r->link_failover);
+	assert_int_equal(r->state_base_mb, 0);
+	assert_int_equal(r->state_window_mb, 16);
 }
 
 static void
@@ -1551,6 +1556,10 @@ test_remote_errors(void **state)
 	     "cfg.json:5:3: remote.chains[0]", "missing required field \"chain\" (role standby)"},
 	    {"{'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync', 'stages': 4}",
 	     "cfg.json:5:107: remote.chains[0].stages", "a field of role primary, not of predecessor"},
+	    {"{'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync', 'state_base_mb': 4}",
+	     "cfg.json:5:114: remote.chains[0].state_base_mb", "a field of role primary or standby, not of predecessor"},
+	    {"{'name': 'a', 'id': 1, 'role': 'standby', 'chain': 'web', 'primary_port': 'sync', 'predecessor_port': 'pred', 'state_window_mb': 0}",
+	     "cfg.json:5:132: remote.chains[0].state_window_mb", "out of range"},
 	    {"{'name': 'a', 'id': 1, 'role': 'primary', 'chain': 'web', 'predecessor_port': 'pred', 'standby_port': 'sync', 'primary_port': 'sink'}",
 	     "cfg.json:5:129: remote.chains[0].primary_port", "a field of role predecessor or standby, not of primary"},
 	    {"{'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'out', 'standby_port': 'sync'}",
