@@ -92,7 +92,10 @@ lazy_cut(struct rsync_chain *c, uint64_t now)
 	if (!c->has_state && rsync_chain_has_state(c))
 		c->has_state = true;
 	if (c->has_state) {
-		rsync_state_request_marker(c, now);
+		/* Nothing new left the chain since the last cut: nothing for a
+		 * lazy one to trim (an ND decision asks for its own). */
+		if (c->newest_ts > rsync_primary_cut_base_ts(c->pri))
+			rsync_state_request_marker(c, now);
 		return;
 	}
 	/* A chain without state: a cut is a timestamp (every packet at or
