@@ -11,12 +11,14 @@ sockets, and applies the faults with a seeded random generator, so a seed
 repeats a run's decisions (not its timing).
 
   faulty_link.py IF_A IF_B --seed N [--drop P] [--dup P] [--reorder P]
-                 [--delay P --delay-us D] --stats FILE
+                 [--delay P --delay-us D] [--fixed-delay-us D] --stats FILE
 
 Per frame, in each direction: dropped with probability --drop; else sent
 twice with probability --dup; else held back and sent after the next frame
 (or after 1 ms if none comes) with probability --reorder; else delayed by a
-uniform 0..D us with probability --delay (which may also reorder it).  On
+uniform 0..D us with probability --delay (which may also reorder it).
+--fixed-delay-us delays every frame by D us, in order (a longer wire: the
+benchmarks' sync-link RTT).  On
 SIGTERM it writes its counters as JSON to --stats and exits 0.
 """
 import argparse
@@ -42,6 +44,8 @@ def main():
     for f in ("drop", "dup", "reorder", "delay"):
         ap.add_argument(f"--{f}", type=float, default=0.0)
     ap.add_argument("--delay-us", type=int, default=0)
+    ap.add_argument("--fixed-delay-us", type=int, default=0,
+                    help="every frame forwarded this late, in order (a longer wire)")
     ap.add_argument("--stats", required=True)
     a = ap.parse_args()
     rnd = random.Random(a.seed)
@@ -116,7 +120,10 @@ def main():
                     st["delayed"] += 1
                     later(time.monotonic() + rnd.uniform(0, a.delay_us) / 1e6, out, frame)
                     continue
-                send(out, frame, st)
+                if a.fixed_delay_us:  # a longer wire: everything, in order
+                    later(time.monotonic() + a.fixed_delay_us / 1e6, out, frame)
+                else:
+                    send(out, frame, st)
                 if fault == "dup":
                     st["duplicated"] += 1
                     send(out, frame, st)

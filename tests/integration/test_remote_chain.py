@@ -200,11 +200,14 @@ BACKENDS = [(f"198.18.1.{i}", f"02:00:00:00:01:0{i}") for i in range(1, 5)]
 
 
 def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, faults=None,
-          stateful=False):
+          stateful=False, remote=True, nfs=None, pace=False):
     """The four nodes; `idle` (e.g. {"max_sleep_us": 50}) goes to every node;
     `bfd`: a BFD session on the predecessor -> primary link triggers the
     failover (BFD then bypasses that link's pacing: it must not queue behind
-    data)."""
+    data).  For the benchmarks: `remote=False` builds the same nodes and
+    links with no remote resiliency (the chain unprotected: the baseline);
+    `nfs` = (NF list, services) replaces the chain's NFs; `pace` paces the
+    predecessor's link to the primary."""
     src = L.path(f"input{rnd_tag}.pcap")
     lab.write_pcap(src, frames)
     empty = L.path("empty.pcap")
@@ -244,7 +247,7 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
            "1gbit", "burst", "32kb", "limit", "256mb")
         tc("filter", "add", "dev", "p_m", "parent", "1:", "protocol", "ip", "prio", "1", "u32",
            "match", "ip", "dport", "3784", "0xffff", "flowid", "1:10")
-    elif stateful:  # paced so that the kill lands mid-stream (the tail
+    elif stateful or pace:  # paced so that the kill lands mid-stream (the tail
         # stuck in the TX ring goes to the dead primary: the replay has it)
         tc("qdisc", "add", "dev", "p_m", "root", *pace)
 
@@ -288,11 +291,12 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
             "ports": [{"name": "from_p", "dev": af(0, pred_if, BIG)},
                       {"name": sync_port, "dev": af(1, sync_if)},
                       {"name": "out", "dev": af(2, out_if)}],
-            "nfs": (stateful_nfs(L, name, rnd_tag) if stateful else
+            "nfs": (nfs[0] if nfs else stateful_nfs(L, name, rnd_tag) if stateful else
                     [{"name": "fwd", "binary": "simple_forward", "service": 1}]),
-            "chains": [{"name": "c", "services": [1, 2, 3] if stateful else [1],
+            "chains": [{"name": "c",
+                        "services": nfs[1] if nfs else [1, 2, 3] if stateful else [1],
                         "ingress_port": "from_p", "exit_port": "out"}],
-            "remote": {"chains": [rc]},
+            **({"remote": {"chains": [rc]}} if remote else {}),
             **({"bfd": {"sessions": [bfd_session("to_p", "from_p", "198.18.3.2", "198.18.3.1")]}}
                if bfd and role == "primary" else {}),
         }), netns=ns[{"primary": "m", "standby": "s"}[name]])
@@ -302,17 +306,17 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
     pred = L.node("pred" + rnd_tag, dict(wait, **cpu(1), **{
         "ports": [{"name": "src", "dev": f"net_pcap0,rx_pcap={src},"
                    f"tx_pcap={L.path(f'pred-src{rnd_tag}.pcap')}"},
-                  {"name": "to_m", "dev": af(0, "p_m", qdisc=bfd or stateful)},
+                  {"name": "to_m", "dev": af(0, "p_m", qdisc=bfd or stateful or pace)},
                   {"name": "to_s", "dev": af(1, "p_s")}],
         "chains": [{"name": "in", "services": [], "ingress_port": "src", "exit_port": "to_m"}],
-        "remote": {"chains": [dict(remote_common("predecessor"), **{
+        **({"remote": {"chains": [dict(remote_common("predecessor"), **{
             "primary_port": "to_m", "standby_port": "to_s", "log_packets": 1 << 20,
             "log_mb": 256, "link_failover": link_failover},
-            **({"bfd": "to_m"} if bfd else {}))]},
+            **({"bfd": "to_m"} if bfd else {}))]}} if remote else {}),
         **({"bfd": {"sessions": [bfd_session("to_m", "to_m", "198.18.3.1", "198.18.3.2")]}}
            if bfd else {}),
     }), netns=ns["p"])
-    pred.ns, primary.ns = ns["p"], ns["m"]
+    pred.ns, primary.ns, sink.ns = ns["p"], ns["m"], ns["k"]
     pred.relay = relay
     return sink, standby, primary, pred
 
