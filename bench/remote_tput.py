@@ -93,7 +93,7 @@ def run(L, frames, tag, remote, nfs, pace=False, faults=None, sniff=False):
     """One pass of `frames` through the lab; returns (sink capture
     timestamps, sniff files or None, the primary's /onvm/remote or {})."""
     n = len(frames)
-    sink, standby, primary, pred = rc.build(L, frames, tag, remote=remote, nfs=nfs, pace=pace,
+    sink, standby, primary, pred = rc.build(L, frames, tag, remote=remote, nfs=nfs, paced=pace,
                                             faults=faults)
     rc.NODES[:] = [pred, primary, standby, sink]
     for node in (sink, standby, primary):

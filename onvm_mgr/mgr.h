@@ -196,6 +196,9 @@ struct mgr {
 	uint16_t nb_ports;
 	struct mgr_port_stats port_stats[ONVM_MAX_PORTS];
 	bool bfd_port[ONVM_MAX_PORTS]; /* has BFD sessions (set before ports start) */
+	/* NF registrations so far (atomic; the control thread bumps it): whoever
+	 * caches slots of a service lists them again when it moves. */
+	uint32_t nf_registrations;
 	/* 1 + the predecessor chain (plog_unit.c) stamping what leaves the port, 0: none */
 	uint8_t plog_port[ONVM_MAX_PORTS];
 	/* ... whose standby link this port is (the standby's echoes arrive here) */

@@ -82,31 +82,19 @@ latch_waiting(struct rsync_chain *c, uint64_t now)
 	return n;
 }
 
+/* Every checkpoint_ms a marker collects the chain's consistent cut -- for
+ * every chain: whether an NF holds state is known only once it has mapped
+ * it, and a cut taken as a bare timestamp while an NF's state was not seen
+ * yet would let the predecessor trim packets that state never held.  An NF
+ * without state just passes the marker on. */
 static void
 lazy_cut(struct rsync_chain *c, uint64_t now)
 {
-	uint64_t base = rsync_primary_cut_base(c->pri);
-
 	c->next_cut_ns = now + (uint64_t)c->cfg->checkpoint_ms * 1000000;
-	/* A chain with state: a marker collects its NFs' consistent cut. */
-	if (!c->has_state && rsync_chain_has_state(c))
-		c->has_state = true;
-	if (c->has_state) {
-		/* Nothing new left the chain since the last cut: nothing for a
-		 * lazy one to trim (an ND decision asks for its own). */
-		if (c->newest_ts > rsync_primary_cut_base_ts(c->pri))
-			rsync_state_request_marker(c, now);
-		return;
-	}
-	/* A chain without state: a cut is a timestamp (every packet at or
-	 * below it left the chain -- one instance per service keeps the
-	 * chain FIFO), and it lets the predecessor trim its log. */
-	if (c->newest_ts <= rsync_primary_cut_base_ts(c->pri))
-		return;
-	if (rsync_primary_cut_begin(c->pri, c->cut_id + 1, base, c->newest_ts, now) != 0)
-		return;
-	c->cut_id++;
-	(void)rsync_primary_cut_end(c->pri, now);
+	/* Nothing new left the chain since the last cut: nothing for a lazy
+	 * one to trim (an ND decision asks for its own). */
+	if (c->newest_ts > rsync_primary_cut_base_ts(c->pri))
+		rsync_state_request_marker(c, now);
 }
 
 int
@@ -133,7 +121,7 @@ mgr_rsync_tx(struct mgr_dp_ctx *ctx)
 		}
 		if (now >= c->next_cut_ns)
 			lazy_cut(c, now);
-		else if (c->has_state && rsync_primary_nd_uncovered(c->pri) != 0)
+		else if (rsync_primary_nd_uncovered(c->pri) != 0)
 			rsync_state_request_marker(c, now); /* an ND decision waits for a cut */
 		if (work > 0 || now >= c->next_tick_ns)
 			c->next_tick_ns = rsync_primary_tick(c->pri, now);

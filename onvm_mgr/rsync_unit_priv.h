@@ -72,7 +72,6 @@ struct rsync_chain {
 	uint8_t peer_mac[6];	 /* the other of primary/standby (else broadcast) */
 	uint8_t pred_mac[6];	 /* the predecessor (else broadcast) */
 	bool check_peer_mac;	 /* a peer MAC is configured: refuse others */
-	bool has_state;		 /* an NF of the chain declared state (seen at a cut) */
 	uint64_t next_tick_ns;
 	uint64_t poll_ns;	 /* primary: the clock at this TX poll's start */
 	uint64_t next_cut_ns;
@@ -103,7 +102,9 @@ struct rsync_chain {
 	uint64_t replay_newest_ts;
 	/* the chain's NFs' state (rsync_unit_state.c) */
 	struct rsync_nf_ref nf[MGR_CFG_MAX_CHAIN_LEN];
-	int16_t nd_slot[MGR_CFG_MAX_CHAIN_LEN]; /* primary: every NF's slot, for nd_cut */
+	int16_t nd_slot[ONVM_MAX_NFS]; /* primary: the chain's NFs' slots, for nd_cut */
+	uint16_t nd_n;
+	uint32_t nd_regs;	  /* mgr.nf_registrations when nd_slot[] was listed */
 	uint64_t nd_rescan_tsc;
 	uint64_t nd_seen;	  /* the highest nd_cut handed to the library */
 	uint32_t marker_req;	  /* atomic: TX unit asks the RX unit for a marker */
@@ -126,7 +127,6 @@ int rsync_unit_drain_ctl(struct rsync_chain *c, uint64_t now);
 
 /* rsync_unit_state.c: the chain's NFs' state. */
 int rsync_state_reserve(struct rsync_chain *c);		   /* start-up */
-bool rsync_chain_has_state(struct rsync_chain *c);	   /* an NF has a block */
 void rsync_state_request_marker(struct rsync_chain *c, uint64_t now); /* TX unit */
 void rsync_state_nd(struct rsync_chain *c);		   /* TX unit, per exit packet */
 /* TX unit: a marker reached the exit; 0 (taken), -ENOBUFS (keep it waiting) */

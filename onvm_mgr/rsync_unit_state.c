@@ -191,7 +191,7 @@ mgr_rsync_state_place(const struct onvm_nf_slot *s, const struct nf_state_layout
  * (state, and on the primary the cut log), or NULL when there is none (yet).
  * A slot reused by another NF is attached again. */
 static struct rsync_nf_ref *
-nf_at(struct rsync_chain *c, int pos)
+nf_at(struct rsync_chain *c, int pos, bool force)
 {
 	const struct mgr_chain_cfg *ch = &mgr.cfg.chains[c->cfg->chain];
 	struct rsync_nf_ref *ref = &c->nf[pos];
@@ -209,7 +209,7 @@ nf_at(struct rsync_chain *c, int pos)
 	}
 	/* A position without a state block (yet): look again at most every
 	 * NF_RESCAN_MS, not for every packet. */
-	if (tsc < ref->rescan_tsc)
+	if (tsc < ref->rescan_tsc && !force)
 		return NULL;
 	ref->rescan_tsc = tsc + NF_RESCAN_MS * (rte_get_tsc_hz() / 1000);
 	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
@@ -246,17 +246,6 @@ nf_at(struct rsync_chain *c, int pos)
 		return ref;
 	}
 	return NULL;
-}
-
-bool
-rsync_chain_has_state(struct rsync_chain *c)
-{
-	const struct mgr_chain_cfg *ch = &mgr.cfg.chains[c->cfg->chain];
-
-	for (int k = 0; k < ch->len; k++)
-		if (nf_at(c, k) != NULL)
-			return true;
-	return false;
 }
 
 /* ---- primary: markers and cuts ---- */
@@ -311,23 +300,27 @@ rsync_state_nd(struct rsync_chain *c)
 	const struct mgr_chain_cfg *ch = &mgr.cfg.chains[c->cfg->chain];
 	uint64_t nd = 0, tsc = rte_get_tsc_cycles();
 
-	if (tsc >= c->nd_rescan_tsc) {
+	uint32_t regs = __atomic_load_n(&mgr.nf_registrations, __ATOMIC_ACQUIRE);
+
+	/* Every slot of the chain's services that is not free (a starting,
+	 * dying or promoted one included: taking the highest is always safe),
+	 * listed again whenever an NF registered, and every NF_RESCAN_MS. */
+	if (regs != c->nd_regs || tsc >= c->nd_rescan_tsc) {
+		c->nd_regs = regs;
 		c->nd_rescan_tsc = tsc + NF_RESCAN_MS * (rte_get_tsc_hz() / 1000);
-		for (int k = 0; k < ch->len; k++) {
-			c->nd_slot[k] = -1;
-			for (uint16_t id = 0; id < ONVM_MAX_NFS; id++)
+		c->nd_n = 0;
+		for (uint16_t id = 0; id < ONVM_MAX_NFS; id++)
+			for (int k = 0; k < ch->len; k++)
 				if (mgr.shm->nfs[id].service_id == ch->services[k] &&
 				    __atomic_load_n(&mgr.shm->nfs[id].status, __ATOMIC_ACQUIRE) !=
-					    ONVM_NF_FREE)
-					c->nd_slot[k] = (int16_t)id;
-		}
+					    ONVM_NF_FREE) {
+					c->nd_slot[c->nd_n++] = (int16_t)id;
+					break;
+				}
 	}
-	for (int k = 0; k < ch->len; k++) {
-		uint64_t v;
+	for (uint16_t i = 0; i < c->nd_n; i++) {
+		uint64_t v = __atomic_load_n(&mgr.shm->nfs[c->nd_slot[i]].nd_cut, __ATOMIC_ACQUIRE);
 
-		if (c->nd_slot[k] < 0)
-			continue;
-		v = __atomic_load_n(&mgr.shm->nfs[c->nd_slot[k]].nd_cut, __ATOMIC_ACQUIRE);
 		if (v > nd)
 			nd = v;
 	}
@@ -337,6 +330,30 @@ rsync_state_nd(struct rsync_chain *c)
 	}
 }
 
+enum pos_kind { POS_UNKNOWN, POS_STATELESS, POS_STATE };
+
+/* What the live NF at chain position `k` is.  Read when a marker reached
+ * the exit: it passed every NF, so each had finished its start-up (a marker
+ * is handled in the run loop only) and its state declarations are final. */
+static enum pos_kind
+position_kind(const struct rsync_chain *c, int k)
+{
+	const uint16_t svc = mgr.cfg.chains[c->cfg->chain].services[k];
+	enum pos_kind kind = POS_UNKNOWN;
+
+	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
+		const struct onvm_nf_slot *s = &mgr.shm->nfs[id];
+		uint32_t st = __atomic_load_n(&s->status, __ATOMIC_ACQUIRE);
+
+		if (s->service_id != svc || (st != ONVM_NF_READY && st != ONVM_NF_RUNNING))
+			continue;
+		if (__atomic_load_n(&s->n_state_req, __ATOMIC_ACQUIRE) > 0)
+			return POS_STATE;
+		kind = POS_STATELESS;
+	}
+	return kind;
+}
+
 /* Every NF's records of the cut into the open cut; false if one is missing. */
 static bool
 collect(struct rsync_chain *c, uint64_t cut_id)
@@ -344,10 +361,19 @@ collect(struct rsync_chain *c, uint64_t cut_id)
 	const struct mgr_chain_cfg *ch = &mgr.cfg.chains[c->cfg->chain];
 
 	for (int k = 0; k < ch->len; k++) {
-		struct rsync_nf_ref *ref = nf_at(c, k);
+		struct rsync_nf_ref *ref;
 
+		switch (position_kind(c, k)) {
+		case POS_STATELESS:
+			continue; /* nothing to freeze */
+		case POS_UNKNOWN:
+			return false; /* no live NF there: who passed the marker on? */
+		default:
+			break;
+		}
+		ref = nf_at(c, k, true);
 		if (ref == NULL || !ref->has_cut)
-			continue; /* no state: nothing to freeze */
+			return false; /* state declared, but no cut log to read */
 		for (;;) {
 			struct onvm_cut_rec rec;
 			const uint8_t *data;
@@ -396,8 +422,10 @@ rsync_state_marker_at_exit(struct rsync_chain *c, struct rte_mbuf *m, uint64_t n
 		if (rsync_primary_cut_end(c->pri, now) == 0)
 			c->cuts_state++;
 	}
-	/* Whatever became of it, the next marker may go. */
-	c->marker_out = false;
+	/* The marker awaited: the next may go.  An older one (given up for
+	 * lost, then come back) changes nothing. */
+	if (mk.cut_id == c->marker_id)
+		c->marker_out = false;
 	rte_pktmbuf_free(m);
 	return 0;
 }
@@ -412,7 +440,7 @@ region_ref(struct rsync_chain *c, uint16_t region, unsigned int *r)
 
 	if (pos >= mgr.cfg.chains[c->cfg->chain].len)
 		return NULL;
-	ref = nf_at(c, pos);
+	ref = nf_at(c, pos, false);
 	*r = region % NF_STATE_MAX_REGIONS;
 	if (ref == NULL || *r >= ref->state.n_regions)
 		return NULL;
