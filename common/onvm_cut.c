@@ -232,15 +232,17 @@ onvm_cut_freeze(struct onvm_cut_set *c, const struct nf_state_set *state, uint64
 	uint64_t start = h->prod, pos = start;
 	uint64_t limit = __atomic_load_n(&h->cons, __ATOMIC_ACQUIRE) + h->log_size;
 	struct onvm_cut_rec end = {.cut_id = cut_id, .kind = ONVM_CUT_END, .offset = cut_ts};
-	bool scan;
+	bool scan, all;
 	int n = 0;
 
 	onvm_cut_note_batch(c, state);
-	if (cut_id <= h->last_marker || base_id > h->last_marker) {
+	if (cut_id <= h->last_marker) {
 		h->stats.failed_base++;
 		publish_failed(c, start, limit, cut_id, cut_ts);
 		return -EINVAL;
 	}
+	/* A base this NF never saw: everything (never-dirtied chunks too). */
+	all = base_id > h->last_marker;
 	/* The usual case: the base is the last marker seen here, and what
 	 * changed since is exactly the period list.  After lost cuts, every
 	 * chunk dirtied after the base: marks above base + 1 - 1. */
@@ -248,12 +250,18 @@ onvm_cut_freeze(struct onvm_cut_set *c, const struct nf_state_set *state, uint64
 	for (uint32_t r = 0; r < c->n_regions && !scan; r++)
 		scan = h->plist_n[r] > h->n_chunks[r]; /* a stray write: trust the marks */
 	for (uint32_t r = 0; r < c->n_regions; r++) {
-		if (scan) {
+		if (scan || all) {
 			for (uint32_t ch = 0; ch < h->n_chunks[r]; ch++) {
-				if (c->marks[r][ch] <= base_id)
+				if (!all && c->marks[r][ch] <= base_id)
 					continue;
 				if (!freeze_chunk(c, state, r, ch, cut_id, &pos, limit))
 					goto full;
+				/* Until a cut at or after this one is the chain's
+				 * base, every chunk counts as changed: should this
+				 * cut be dropped, the next (over the old base)
+				 * must still carry them all. */
+				if (all && c->marks[r][ch] < cut_id)
+					c->marks[r][ch] = cut_id;
 				n++;
 			}
 		} else {
@@ -276,7 +284,8 @@ onvm_cut_freeze(struct onvm_cut_set *c, const struct nf_state_set *state, uint64
 	__atomic_store_n(&h->prod, pos, __ATOMIC_RELEASE);
 	step("freeze: published");
 	h->stats.freezes++;
-	h->stats.freeze_scans += scan;
+	h->stats.freeze_scans += scan && !all;
+	h->stats.freeze_full += all;
 	return n;
 full:
 	h->stats.failed_full++;

@@ -70,7 +70,8 @@ struct onvm_cut_stats {
 	uint64_t chunks_frozen;
 	uint64_t bytes_frozen;
 	uint64_t failed_full;	/* freezes that did not fit the log */
-	uint64_t failed_base;	/* freezes whose base was never seen here */
+	uint64_t failed_base;	/* freezes whose cut id was not newer than the last */
+	uint64_t freeze_full;	/* freezes of everything: the base was never seen here */
 };
 
 /* Shared header at offset 0 of the area.  Private to onvm_cut.c except for
@@ -131,9 +132,12 @@ void onvm_cut_note_batch(struct onvm_cut_set *c, const struct nf_state_set *stat
  * The NF met marker `cut_id` (delta over `base_id`, timestamp `cut_ts`):
  * note the batch so far, copy every chunk changed since `base_id` from the
  * canonical regions into the log and publish it with an END record; start a
- * new period.  Returns the number of chunks frozen, or -ENOSPC (the log has
- * no room: a FAILED record is published if it fits) or -EINVAL (`base_id`
- * is newer than any marker this NF saw, or cut_id is not newer: FAILED).
+ * new period.  When this NF never saw `base_id` (a fresh area: the NF was
+ * restarted, or the chain's cuts began before it mapped its state), it
+ * cannot know what changed since: every chunk of every region is frozen (a
+ * standby's copy may hold anything).  Returns the number of chunks frozen,
+ * or -ENOSPC (the log has no room: a FAILED record is published if it fits)
+ * or -EINVAL (cut_id is not newer than the last marker seen: FAILED).
  */
 int onvm_cut_freeze(struct onvm_cut_set *c, const struct nf_state_set *state, uint64_t cut_id,
 		    uint64_t base_id, uint64_t cut_ts);

@@ -205,21 +205,55 @@ test_lost_cut_is_covered_by_a_delta_over_the_older_base(void **state)
 	fixture_free(f);
 }
 
+/* An NF that never saw the base (a fresh cut area: the NF was restarted,
+ * or state was seen late) cannot know what changed since it: it freezes
+ * everything, so a standby whose copy holds anything at all (older bytes,
+ * not zeros) ends equal to the state.  A later cut is a delta again. */
 static void
-test_base_never_seen_here_fails_the_cut(void **state)
+test_base_never_seen_here_freezes_everything(void **state)
 {
 	(void)state;
 	struct fixture *f = fixture_new(1 << 20);
-	uint32_t n;
+	uint32_t n, all = 0;
 
+	for (uint32_t r = 0; r < 2; r++)
+		all += f->nf.hdr->n_chunks[r];
+	memset(f->remote, 0x5a, sizeof(f->remote)); /* whatever the standby held */
 	nf_write(f, 0, 1, 1);
-	assert_int_equal(onvm_cut_freeze(&f->nf, &f->ts.set, 2, 1, 5), -EINVAL);
-	assert_int_equal(f->nf.hdr->stats.failed_base, 1);
-	assert_int_equal(ship(f, 2, &n), ONVM_CUT_READ_FAILED);
-	assert_int_equal(n, 0);
-	/* a cut id that is not newer than the last one fails too */
-	assert_int_equal(onvm_cut_freeze(&f->nf, &f->ts.set, 3, 0, 6), 1);
+	nf_commit(f);
+	assert_int_equal(onvm_cut_freeze(&f->nf, &f->ts.set, 2, 1, 5), (int)all);
+	assert_int_equal(f->nf.hdr->stats.freeze_full, 1);
+	assert_int_equal(ship(f, 2, &n), ONVM_CUT_READ_END);
+	assert_int_equal(n, all);
+	assert_remote_is_current(f);
+	/* then deltas over it */
+	nf_write(f, 1, 3 * CHUNK, 7);
+	nf_commit(f);
+	assert_int_equal(onvm_cut_freeze(&f->nf, &f->ts.set, 3, 2, 6), 1);
+	assert_int_equal(ship(f, 3, &n), ONVM_CUT_READ_END);
+	assert_remote_is_current(f);
+	/* a cut id that is not newer than the last one fails */
 	assert_int_equal(onvm_cut_freeze(&f->nf, &f->ts.set, 3, 3, 7), -EINVAL);
+	assert_int_equal(f->nf.hdr->stats.failed_base, 1);
+	fixture_free(f);
+
+	/* The full cut is dropped on its way (too big for a stage, its stage
+	 * aborted): the next cut names the chain's old base again, and must
+	 * still carry every chunk, not just those dirtied. */
+	f = fixture_new(1 << 20);
+	memset(f->remote, 0x5a, sizeof(f->remote));
+	nf_write(f, 0, 1, 1);
+	nf_commit(f);
+	assert_int_equal(onvm_cut_freeze(&f->nf, &f->ts.set, 5, 4, 5), (int)all);
+	while (onvm_cut_read(&f->mgr, 5, &(struct onvm_cut_rec){0}, &(const uint8_t *){0}) ==
+	       ONVM_CUT_READ_DATA)
+		onvm_cut_consume(&f->mgr); /* read, never applied */
+	onvm_cut_consume(&f->mgr);
+	nf_write(f, 1, 2 * CHUNK, 9);
+	nf_commit(f);
+	assert_int_equal(onvm_cut_freeze(&f->nf, &f->ts.set, 6, 4, 6), (int)all);
+	assert_int_equal(ship(f, 6, &n), ONVM_CUT_READ_END);
+	assert_remote_is_current(f);
 	fixture_free(f);
 }
 
@@ -547,7 +581,7 @@ main(void)
 		cmocka_unit_test(test_freeze_ships_exactly_the_chunks_changed_since_the_base),
 		cmocka_unit_test(test_frozen_bytes_are_the_state_at_the_marker_not_later),
 		cmocka_unit_test(test_lost_cut_is_covered_by_a_delta_over_the_older_base),
-		cmocka_unit_test(test_base_never_seen_here_fails_the_cut),
+		cmocka_unit_test(test_base_never_seen_here_freezes_everything),
 		cmocka_unit_test(test_full_log_drops_the_whole_cut_never_part_of_it),
 		cmocka_unit_test(test_reader_waits_for_a_cut_not_frozen_yet_and_reports_a_newer_one),
 		cmocka_unit_test(test_damaged_record_fails_the_cut_and_empties_the_log),
