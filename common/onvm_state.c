@@ -441,6 +441,22 @@ nf_state_touch(struct nf_state_set *set, unsigned int region, size_t offset, siz
 }
 
 int
+nf_state_write_both(struct nf_state_set *set, unsigned int region, size_t offset,
+		    const void *data, size_t len)
+{
+	struct nf_state_region *r;
+
+	if (region >= set->n_regions)
+		return -EINVAL;
+	r = &set->regions[region];
+	if ((uint64_t)offset > r->size || (uint64_t)len > r->size - offset)
+		return -ERANGE;
+	memcpy(r->canon + offset, data, len);
+	memcpy(r->replica + offset, data, len);
+	return 0;
+}
+
+int
 nf_state_touch_ptr(struct nf_state_set *set, const void *ptr, size_t len)
 {
 	uintptr_t p = (uintptr_t)ptr;

@@ -386,6 +386,9 @@ struct mgr_rsync_placement {
 };
 int mgr_rsync_state_place(const struct onvm_nf_slot *s, const struct nf_state_layout *layout,
 			  struct mgr_rsync_placement *pl, char *why, size_t whylen);
+/* nf_ipc.c, after setting slot->remote_parked: unpark it if the takeover
+ * came meanwhile. */
+void mgr_rsync_state_parked_check(struct onvm_nf_slot *s);
 /* Whether `off` lies in a protected chain's reserved state windows. */
 bool mgr_rsync_state_window(uint64_t off);
 /* The newest marker id sent into the protected chain of `service` (0: none),

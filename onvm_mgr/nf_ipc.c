@@ -451,7 +451,9 @@ do_state_alloc(const struct onvm_mp_state_req *req, struct onvm_mp_state_rep *re
 	s->cut_size = pl.cut_size;
 	/* On the standby node the NF waits (no packets, no ticks) while the
 	 * primary's state is written into its block, until the takeover. */
-	__atomic_store_n(&s->remote_parked, pl.parked ? 1 : 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->remote_parked, pl.parked ? 1 : 0, __ATOMIC_SEQ_CST);
+	if (pl.parked)
+		mgr_rsync_state_parked_check(s);
 	/* A standby may be waiting for the block (nf_state_map()): offset and
 	 * size first, the name's first byte last -- that byte publishes it. */
 	s->state_off = off;

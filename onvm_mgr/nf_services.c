@@ -127,7 +127,9 @@ mgr_nf_slot_reset(struct onvm_nf_slot *s)
 	__atomic_store_n(&s->nf_running, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->leaving, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->remote_parked, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->remote_park_ack, 0, __ATOMIC_RELAXED);
 	s->nd_cut = 0;
+	s->marker_seen = 0;
 	s->first_pkt_ns = 0;
 	s->standby_lcore = UINT32_MAX;
 	s->standby_failures = 0;

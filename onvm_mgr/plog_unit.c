@@ -58,6 +58,7 @@ enum plog_state {
 static const char *const state_names[] = {"primary", "starting", "replaying", "standby"};
 
 #define REPLAY_CTL_RETRANS_NS (5 * 1000 * 1000ull) /* REPLAY_START/END not echoed: again */
+#define CURSOR_BURSTS 8 /* bursts the log's cursor may send a poll */
 
 struct plog_chain {
 	const struct mgr_remote_cfg *cfg;
@@ -226,8 +227,14 @@ mgr_plog_on_send(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 	c->last_ts = ts;
 	c->stamped++;
 	if ((c->state == PL_PRIMARY || c->state == PL_STANDBY) && !c->behind) {
-		if (likely(mgr_dp_port_try(ctx, m, out_port_of(c))))
+		if (likely(mgr_dp_port_try(ctx, m, out_port_of(c)))) {
+			/* After a failover nobody trims: the new active has no
+			 * standby to fail over to, so the log only buffers what
+			 * the port has not taken yet. */
+			if (c->state == PL_STANDBY)
+				plog_log_trim(&c->log, ts);
 			return;
+		}
 		/* The port takes nothing now: send from the log, from this
 		 * entry on, when it does (mgr_plog_tx). */
 		c->behind = true;
@@ -381,7 +388,7 @@ send_from_log(struct mgr_dp_ctx *ctx, struct plog_chain *c)
 {
 	struct rte_mbuf *segs[REPLAY_SEGS];
 	uint16_t port = out_port_of(c);
-	unsigned int room = mgr_dp_port_room(ctx, port), sent = 0;
+	unsigned int room = mgr_dp_port_room(ctx, port), sent = 0, bursts = 1;
 	struct plog_entry e;
 	struct rte_mbuf *mb;
 
@@ -405,6 +412,8 @@ send_from_log(struct mgr_dp_ctx *ctx, struct plog_chain *c)
 			c->ctl_sent_ns = c->replay_end_ns;
 			c->state = PL_STANDBY;
 			c->behind = false;
+			/* Replayed: from now on the log is only a buffer. */
+			plog_log_trim(&c->log, c->last_ts);
 			sent++;
 			break;
 		}
@@ -424,10 +433,17 @@ send_from_log(struct mgr_dp_ctx *ctx, struct plog_chain *c)
 			c->replay_last_ts = e.ts;
 		} else {
 			c->resent++;
+			if (c->state == PL_STANDBY)
+				plog_log_trim(&c->log, e.ts); /* see mgr_plog_on_send */
 		}
 		mgr_dp_port_try(ctx, mb, port); /* takes it: room counted */
 		room--;
 		sent++;
+		/* Several bursts a poll while the port takes them: input is
+		 * drained from several rings a poll, and the cursor must be
+		 * able to catch up with it. */
+		if (room == 0 && bursts++ < CURSOR_BURSTS)
+			room = mgr_dp_port_room(ctx, port);
 	}
 	return sent;
 }

@@ -430,6 +430,11 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 	if (m->h.type == RSYNC_REPLAY_START) {
 		if (m->h.epoch <= epoch)
 			return RSYNC_RX_STALE_EPOCH;
+		if (c->state_lost) {
+			/* Its NFs' state is not the cut it would claim. */
+			c->takeovers_refused++;
+			return RSYNC_RX_WRONG_ROLE;
+		}
 		if (rsync_standby_takeover(c->sby, m->h.epoch, &a) != 0)
 			return RSYNC_RX_STALE_EPOCH;
 		c->takeovers++;
@@ -438,11 +443,12 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 		c->replay_newest_ts = m->u.replay_start.newest_ts;
 		c->replay_start_ns = now;
 		c->first_out_ns = 0;
-		/* The applied cut is in the NFs' blocks: they run from now on,
-		 * before the first replayed packet reaches them. */
-		rsync_state_unpark(c);
 		/* The TxTs is final: the TX unit may read it from now on. */
-		__atomic_store_n(&c->state, RS_REPLAY, __ATOMIC_RELEASE);
+		__atomic_store_n(&c->state, RS_REPLAY, __ATOMIC_SEQ_CST);
+		/* The applied cut is in the NFs' blocks: they run from now on,
+		 * before the first replayed packet reaches them.  After the
+		 * state store: an NF parking meanwhile sees one or the other. */
+		rsync_state_unpark(c);
 		MGR_LOG(NOTICE,
 			"remote chain %s: taken over at epoch %u (applied txn %lu, cut ts %lu), "
 			"replay after ts %lu",

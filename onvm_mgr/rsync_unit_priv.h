@@ -37,6 +37,7 @@
 struct rsync_nf_ref {
 	uint16_t slot;
 	uint32_t generation;
+	uint32_t applied_gen; /* standby: the generation state was written into (0: none) */
 	bool attached;	     /* state (and cut log) handles valid */
 	bool has_cut;	     /* primary: its cut log is attached */
 	uint64_t rescan_tsc; /* not attached: look again from then on */
@@ -115,6 +116,8 @@ struct rsync_chain {
 	uint64_t marker_seq;	  /* RX unit: the last cut id injected */
 	uint64_t markers_injected, markers_lost, cuts_state, cuts_nf_failed;
 	uint64_t state_bytes_applied, state_apply_failed;
+	bool state_lost;	  /* standby: its copy of the NFs' state cannot be trusted */
+	uint64_t takeovers_refused;
 };
 
 extern struct rsync_chain rsync_chains[MGR_CFG_MAX_REMOTE];

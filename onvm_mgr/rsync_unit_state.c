@@ -129,6 +129,22 @@ mgr_rsync_marker_floor(uint16_t service)
 	return c != NULL && c->pri != NULL ? __atomic_load_n(&c->marker_seq, __ATOMIC_RELAXED) : 0;
 }
 
+void
+mgr_rsync_state_parked_check(struct onvm_nf_slot *s)
+{
+	int pos;
+	struct rsync_chain *c = chain_of_service(s->service_id, &pos);
+
+	/* The takeover stores the chain's state, then unparks every NF it
+	 * finds parked; this side stored remote_parked, then reads the state:
+	 * one of the two sees the other (both sequentially consistent). */
+	if (c != NULL && __atomic_load_n(&s->remote_parked, __ATOMIC_SEQ_CST) &&
+	    __atomic_load_n(&c->state, __ATOMIC_SEQ_CST) != RS_STANDBY) {
+		__atomic_store_n(&s->remote_parked, 0, __ATOMIC_SEQ_CST);
+		mgr_nf_wake(s);
+	}
+}
+
 bool
 mgr_rsync_state_window(uint64_t off)
 {
@@ -155,7 +171,9 @@ mgr_rsync_state_place(const struct onvm_nf_slot *s, const struct nf_state_layout
 	if (c == NULL)
 		return 0;
 	pl->off = window_off(c->cfg, pos);
-	pl->parked = c->sby != NULL;
+	/* Before a takeover: the NF waits for it.  (Set in the slot, then
+	 * checked again: mgr_rsync_state_parked_check().) */
+	pl->parked = c->sby != NULL && __atomic_load_n(&c->state, __ATOMIC_SEQ_CST) == RS_STANDBY;
 	if (c->pri != NULL) {
 		for (uint32_t r = 0; r < layout->n_regions; r++)
 			canon += layout->regions[r].block_size;
@@ -455,14 +473,38 @@ region_span(const struct nf_state_set *set, unsigned int r)
 	return (uint64_t)nf_state_chunks(set, r) * nf_state_chunk_size(set, r);
 }
 
+/* The standby's copy of the chain's state can no longer be trusted: an NF
+ * that had state written into it went away (its window is formatted anew
+ * when it comes back, and cuts are deltas), or a voted piece could not be
+ * written.  Sticky: no more state is voted, and no takeover is made with
+ * it -- better a chain that stops, loudly, than one that runs on state that
+ * is not the cut it claims. */
+static void
+state_lost(struct rsync_chain *c, const char *why, int pos)
+{
+	if (!c->state_lost)
+		MGR_LOG(ERR, "remote chain %s: the standby's state of NF %d is lost (%s): no more "
+			     "state is voted and no takeover will be made; restart this node",
+			c->cfg->name, pos, why);
+	c->state_lost = true;
+}
+
 bool
 rsync_state_ok(struct rsync_chain *c, uint16_t region, uint64_t offset, uint32_t len)
 {
 	unsigned int r;
 	struct rsync_nf_ref *ref = region_ref(c, region, &r);
 
-	return ref != NULL && offset <= region_span(&ref->state, r) &&
-	       len <= region_span(&ref->state, r) - offset;
+	if (c->state_lost || ref == NULL)
+		return false;
+	if (ref->applied_gen != 0 && ref->applied_gen != ref->generation) {
+		state_lost(c, "the NF was restarted", region / NF_STATE_MAX_REGIONS);
+		return false;
+	}
+	/* Not before the NF finished its start-up (its own initial writes)
+	 * and waits: the manager is then the block's only writer. */
+	return __atomic_load_n(&mgr.shm->nfs[ref->slot].remote_park_ack, __ATOMIC_ACQUIRE) &&
+	       offset <= region_span(&ref->state, r) && len <= region_span(&ref->state, r) - offset;
 }
 
 void
@@ -478,12 +520,16 @@ rsync_state_apply(struct rsync_chain *c, uint16_t region, uint64_t offset, const
 		return;
 	if (ref != NULL && len > size - offset)
 		len = (uint32_t)(size - offset);
-	if (ref == NULL || nf_state_touch(&ref->state, r, offset, len) < 0) {
+	if (ref == NULL || (ref->applied_gen != 0 && ref->applied_gen != ref->generation) ||
+	    nf_state_write_both(&ref->state, r, offset, data, len) < 0) {
 		c->state_apply_failed++; /* state_ok() said yes: the NF went away */
+		state_lost(c, "a voted piece could not be written", region / NF_STATE_MAX_REGIONS);
 		return;
 	}
-	memcpy((uint8_t *)nf_state_region_ptr(&ref->state, r) + offset, data, len);
-	nf_state_commit(&ref->state); /* the replica too */
+	/* Canonical and replica alike, no batch and no sequence number: the
+	 * parked NF's own count of its batches stays right for its local
+	 * failovers after the takeover. */
+	ref->applied_gen = ref->generation;
 	c->state_bytes_applied += len;
 }
 
@@ -497,8 +543,8 @@ rsync_state_unpark(struct rsync_chain *c)
 
 		for (int k = 0; k < ch->len; k++)
 			if (s->service_id == ch->services[k] &&
-			    __atomic_load_n(&s->remote_parked, __ATOMIC_ACQUIRE)) {
-				__atomic_store_n(&s->remote_parked, 0, __ATOMIC_RELEASE);
+			    __atomic_load_n(&s->remote_parked, __ATOMIC_SEQ_CST)) {
+				__atomic_store_n(&s->remote_parked, 0, __ATOMIC_SEQ_CST);
 				mgr_nf_wake(s);
 			}
 	}

@@ -135,6 +135,8 @@ mgr_rsync_telemetry(struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "cuts_nf_failed", c->cuts_nf_failed);
 		rte_tel_data_add_dict_uint(o, "state_bytes_applied", c->state_bytes_applied);
 		rte_tel_data_add_dict_uint(o, "state_apply_failed", c->state_apply_failed);
+		rte_tel_data_add_dict_uint(o, "state_lost", c->state_lost);
+		rte_tel_data_add_dict_uint(o, "takeovers_refused", c->takeovers_refused);
 		if (c->pri != NULL)
 			add_primary_stats(o, c);
 		else

@@ -308,6 +308,7 @@ struct onvm_nf_slot {
 	uint32_t nf_running;	 /* atomic; set when it enters its loop */
 	uint32_t leaving;	 /* atomic; the active is in nf_fini: no promotion */
 	uint32_t standby_parked; /* atomic; the standby waits on alive_lock */
+	uint32_t remote_park_ack; /* atomic; 1 while waiting on remote_parked (start-up done) */
 	uint64_t first_pkt_ns;	 /* CLOCK_MONOTONIC of the first packet */
 
 	/* The active holds alive_lock (process-shared, robust) for as long as it
@@ -348,6 +349,9 @@ struct onvm_nf_slot {
 	 * an NF that has not yet passed a marker cannot name an old cut. */
 	uint64_t nd_cut;
 	uint64_t nd_cut_floor;
+	/* The newest marker any process of this slot passed on (atomic): a
+	 * promoted local standby counts its ND decisions' cut from here. */
+	uint64_t marker_seen;
 	uint64_t markers;	      /* consistent-cut markers passed on */
 	uint64_t cut_chunks;	      /* chunks frozen into the cut log */
 	uint64_t cut_failed;	      /* markers whose freeze failed (log full, base unknown) */

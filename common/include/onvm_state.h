@@ -193,6 +193,15 @@ int nf_state_touch_ptr(struct nf_state_set *set, const void *ptr, size_t len);
 
 /* Chunks marked so far in the current batch (all regions). */
 uint32_t nf_state_dirty_chunks(const struct nf_state_set *set);
+/*
+ * Write `len` bytes at `offset` of `region` into the canonical region and
+ * its replica alike, outside any batch: for a block whose owner runs no
+ * batch meanwhile (a remote standby's parked NF, written by the manager).
+ * Nothing is marked dirty and the sequence numbers do not move, so the
+ * owner's own count of its batches stays right.  0, -EINVAL, -ERANGE.
+ */
+int nf_state_write_both(struct nf_state_set *set, unsigned int region, size_t offset,
+			const void *data, size_t len);
 
 /* The chunk indexes marked so far in the current batch in `region`, *n of
  * them (valid until the next touch or commit); NULL, *n = 0 for no region.

@@ -122,6 +122,8 @@ handle_marker(struct nf_ctx *nf, struct rte_mbuf *m, struct onvm_pkt_meta *meta)
 	memcpy(&mk, rte_pktmbuf_mtod(m, const void *), sizeof(mk));
 	if (mk.cut_id > nf->last_marker)
 		nf->last_marker = mk.cut_id;
+	if (mk.cut_id > __atomic_load_n(&s->marker_seen, __ATOMIC_RELAXED))
+		__atomic_store_n(&s->marker_seen, mk.cut_id, __ATOMIC_RELAXED);
 	if (!nf->has_cut)
 		return; /* stateless, or not in a remote chain: nothing to freeze */
 	rc = onvm_cut_freeze(&nf->cut, &nf->state, mk.cut_id, mk.base_id, meta->ts);

@@ -111,9 +111,16 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 	/* A protected chain's NF on the standby node: nothing to do (not even
 	 * ticks: the manager writes the primary's state into the block) until
 	 * the takeover clears the flag and wakes it. */
-	while (__atomic_load_n(&nf->slot->remote_parked, __ATOMIC_ACQUIRE) && !nf_stopping(nf)) {
-		nfl_heartbeat(nf);
-		sleep_until_work(nf, (uint64_t)NF_MAX_SLEEP_MS * 1000000ULL);
+	if (__atomic_load_n(&nf->slot->remote_parked, __ATOMIC_ACQUIRE)) {
+		/* Its start-up is done (it wrote its initial state): from now
+		 * on the manager may write the block. */
+		__atomic_store_n(&nf->slot->remote_park_ack, 1, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&nf->slot->remote_parked, __ATOMIC_ACQUIRE) &&
+		       !nf_stopping(nf)) {
+			nfl_heartbeat(nf);
+			sleep_until_work(nf, (uint64_t)NF_MAX_SLEEP_MS * 1000000ULL);
+		}
+		__atomic_store_n(&nf->slot->remote_park_ack, 0, __ATOMIC_RELEASE);
 	}
 	tick_cycles = (ops->tick_ms ? ops->tick_ms : 1000) * (tsc_hz / 1000);
 	next_tick = rte_get_tsc_cycles() + tick_cycles;

@@ -134,13 +134,17 @@ void nfl_batch_run_tick(struct nf_ctx *nf, uint64_t now_ns);
 void nfl_batch_commit(struct nf_ctx *nf);
 
 /* An ND decision now: only the next marker to pass this NF covers it.  The
- * manager's floor keeps an NF that has passed no marker yet (fresh,
- * promoted) from naming a cut older than its own start. */
+ * manager's floor keeps a fresh NF that has passed no marker yet from
+ * naming a cut older than its own start; the slot's record of the markers
+ * passed does the same for a promoted local standby (its own process has
+ * passed none). */
 static inline void
 nfl_nd_wait_next_cut(struct nf_ctx *nf)
 {
 	uint64_t floor = __atomic_load_n(&nf->slot->nd_cut_floor, __ATOMIC_RELAXED);
-	uint64_t need = (nf->last_marker > floor ? nf->last_marker : floor) + 1;
+	uint64_t seen = __atomic_load_n(&nf->slot->marker_seen, __ATOMIC_RELAXED);
+	uint64_t last = nf->last_marker > seen ? nf->last_marker : seen;
+	uint64_t need = (last > floor ? last : floor) + 1;
 
 	if (need > nf->nd_cut_batch)
 		nf->nd_cut_batch = need;

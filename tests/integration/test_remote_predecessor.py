@@ -19,7 +19,11 @@ write captures.  Asserted:
     after it; LOG_TRIMs of another chain or epoch, another message type and a
     frame with a bad CRC are refused and counted by reason;
   - a second node with a log of 1024 packets and a longer trace refuses the
-    packets past the bound (counted, never sent) and keeps the first 1024.
+    packets past the bound (counted, never sent) and keeps the first 1024;
+  - a third node with a log of 1024 packets, failed over with nothing in
+    its log, then given 3000 frames live: all are stamped and sent to the
+    standby, none refused (after a failover nobody trims, so the log only
+    buffers what the port has not taken).
 """
 import struct
 
@@ -77,7 +81,19 @@ def inject(ns, ifname, frame):
     lab.run_cmd(lab.in_netns(ns, ["/usr/bin/python3", "-c", script, ifname, frame.hex()]))
 
 
-def node_config(L, tag, trace, log_packets=65536, from_primary=(), echo_iface=None):
+def inject_many(ns, ifname, pcap):
+    """Send every frame of `pcap` into `ifname` of namespace `ns`."""
+    script = ("import socket, struct, sys\n"
+              "d = open(sys.argv[2], 'rb').read(); off = 24\n"
+              "s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW); s.bind((sys.argv[1], 0))\n"
+              "while off + 16 <= len(d):\n"
+              "    n = struct.unpack_from('<I', d, off + 8)[0]\n"
+              "    s.send(d[off + 16:off + 16 + n]); off += 16 + n\n")
+    lab.run_cmd(lab.in_netns(ns, ["/usr/bin/python3", "-c", script, ifname, pcap]))
+
+
+def node_config(L, tag, trace, log_packets=65536, from_primary=(), echo_iface=None,
+                src_iface=None):
     """echo_iface: the standby link writes its capture and reads, live, what
     the test injects into the veth `echo_iface` (the standby's echoes)."""
     empty = L.path(f"{tag}-empty.pcap")
@@ -87,7 +103,9 @@ def node_config(L, tag, trace, log_packets=65536, from_primary=(), echo_iface=No
     lab.write_pcap(ctl, list(from_primary))
     return {
         "ports": [
-            {"name": "src", "dev": f"net_pcap0,rx_pcap={trace},tx_pcap={L.path(tag + '-src-out.pcap')}"},
+            {"name": "src", "dev": (f"net_pcap0,rx_iface={src_iface}" if src_iface else
+                                    f"net_pcap0,rx_pcap={trace}") +
+             f",tx_pcap={L.path(tag + '-src-out.pcap')}"},
             {"name": "to_m", "dev": f"net_pcap1,rx_pcap={ctl},tx_pcap={L.path(tag + '-to_m.pcap')}"},
             {"name": "to_s", "dev": f"net_pcap2,{to_s_rx},tx_pcap={L.path(tag + '-to_s.pcap')}"},
         ],
@@ -205,6 +223,37 @@ def test(L):
     for i in range(1024):
         ts, _, _, plain = pop_shim(out[i])
         L.expect(ts == i + 1 and plain == bframes[i], f"full log: frame {i} (ts {ts})")
+
+    # After a failover the log is only a buffer: more input than it holds
+    # goes through.
+    L.veth(ns, "in0", ns, "in1")
+    L.veth(ns, "echo2", ns, "echo3")
+    node = L.node("after", node_config(L, "after", None, log_packets=1024, echo_iface="echo2",
+                                       src_iface="in0"), netns=ns).start()
+    remote = lambda: node.query("/onvm/remote")["web"]
+    L.expect(node.query("/onvm/remote/failover,web").get("status") == "ok", "failover")
+    lab.wait_until(lambda: remote()["ctl_retrans"] >= 1, 10, "REPLAY_START sent")
+    inject(ns, "echo3", rsync_frame(8, 7, 2, struct.pack(">QQ", 0, 0)))
+    lab.wait_until(lambda: remote()["state"] == "standby", 10, "replay (of nothing) done")
+    inject(ns, "echo3", rsync_frame(9, 7, 2, struct.pack(">QQ", 0, 0)))
+    live = L.path("live.pcap")
+    small = [f for f in bframes if len(f) <= 1514]  # what the veth's MTU takes
+    many = (small * (3000 // len(small) + 1))[:3000]
+    lab.write_pcap(live, many)
+    inject_many(ns, "in1", live)
+    lab.wait_until(lambda: (lambda s: s["stamped"] + s["refused_full"] + s["refused_frame"] >=
+                            len(many))(remote()), 60, "every live frame stamped or refused")
+    st = remote()
+    L.expect(st["stamped"] == len(many) - st["refused_frame"] and st["refused_full"] == 0,
+             f"after the failover: stamped {st['stamped']}, refused {st['refused_full']} "
+             f"of {len(many)} (log of 1024)")
+    L.expect(st["log_pkts"] <= 64, f"after the failover the log still holds {st['log_pkts']}")
+    rc = node.stop()
+    L.expect(rc == 0, f"manager exit status {rc}")
+    data = [f for f in lab.read_capture_out(L.path("after-to_s.pcap"))
+            if struct.unpack_from(">H", f, 12)[0] == ETH_SHIM]
+    L.expect(len(data) == st["stamped"], f"to_s: {len(data)} stamped frames, want "
+             f"{st['stamped']}")
 
 
 if __name__ == "__main__":

@@ -64,6 +64,22 @@ test_fresh_nf_never_names_a_cut_before_the_floor(void **state)
 	assert_int_equal(nf.nd_cut_batch, 10);
 }
 
+/* A local standby promoted in the slot of an NF that had passed marker 12
+ * (the floor, set at the slot's registration, is older): its own process
+ * has passed none, yet its decisions wait for cut 13 -- the slot remembers
+ * the markers passed, not the process. */
+static void
+test_promoted_standby_waits_for_the_cut_after_its_slots_last_marker(void **state)
+{
+	(void)state;
+	__atomic_store_n(&slot.nd_cut_floor, 3, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot.marker_seen, 12, __ATOMIC_RELAXED);
+	nf.last_marker = 0; /* the promoted process */
+	nf.in_batch = true;
+	(void)nf_nd_rand(&nf);
+	assert_int_equal(nf.nd_cut_batch, 13);
+}
+
 static void
 test_requirement_only_rises_within_a_batch(void **state)
 {
@@ -82,6 +98,8 @@ main(void)
 		cmocka_unit_test_setup(test_tick_decision_after_marker_waits_for_the_next_cut, setup),
 		cmocka_unit_test_setup(test_fresh_nf_never_names_a_cut_before_the_floor, setup),
 		cmocka_unit_test_setup(test_requirement_only_rises_within_a_batch, setup),
+		cmocka_unit_test_setup(
+			test_promoted_standby_waits_for_the_cut_after_its_slots_last_marker, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1067,6 +1067,51 @@ test_promoted_standby_commits_and_survives_second_failure(void **state)
 	fx_fini(&f);
 }
 
+/* Another process writes committed state into a block whose NF is parked
+ * (remote resiliency's standby node): canonical and replica alike, and the
+ * sequence numbers do not move -- so the NF, which attached at sequence 0
+ * and runs its first batch after the takeover, still knows which of its
+ * batches committed.  Its batch dying uncommitted then rolls back to the
+ * written state (not re-emitted as committed), and one dying mid-commit
+ * recovers. */
+static void
+test_write_both_leaves_the_owners_sequence_alone(void **state)
+{
+	(void)state;
+	struct fx f;
+	struct nf_state_set mgr_view, sb, sb2;
+	struct snap applied;
+	uint8_t bytes[3000];
+	uint64_t seq = 99;
+
+	fx_init(&f, two_regions, 2); /* f.set: the parked NF, sequence 0 */
+	fx_standby(&f, &mgr_view);
+	for (size_t i = 0; i < sizeof(bytes); i++)
+		bytes[i] = (uint8_t)(i * 7 + 1);
+	assert_int_equal(nf_state_write_both(&mgr_view, 0, 100, bytes, sizeof(bytes)), 0);
+	assert_int_equal(nf_state_write_both(&mgr_view, 1, 0, bytes, 64), 0);
+	assert_int_equal(nf_state_write_both(&mgr_view, 1, nf_state_region_size(&mgr_view, 1), bytes,
+						 1),
+			 -ERANGE);
+	assert_int_equal(hdr(&f)->commit_seq, 0);
+	assert_int_equal(hdr(&f)->replica_seq, 0);
+	snap_take(&applied, &f.set);
+	assert_state(&f.set, &applied);
+	/* the NF's first batch after the takeover dies before its commit */
+	nf_write_pattern(&f.set, 0, 0, 500, 1);
+	fx_standby(&f, &sb);
+	assert_int_equal(nf_state_recover(&sb, &seq, NULL, 0), 0);
+	assert_int_equal(seq, 0); /* not committed: its outputs are not emitted */
+	assert_state(&sb, &applied);
+	/* ... and a batch that dies inside its commit recovers too */
+	nf_write_pattern(&sb, 1, 0, 300, 2);
+	assert_true(commit_crashing(&sb, 2));
+	fx_standby(&f, &sb2);
+	assert_int_equal(nf_state_recover(&sb2, &seq, NULL, 0), 0);
+	snap_free(&applied);
+	fx_fini(&f);
+}
+
 /* Absolute pointers inside a region stay valid: the standby works on the
  * same canonical memory, restored in place. */
 struct node {
@@ -1178,6 +1223,7 @@ main(void)
 	    cmocka_unit_test(test_recover_clears_stale_dirty_bits),
 	    cmocka_unit_test(test_promoted_standby_commits_and_survives_second_failure),
 	    cmocka_unit_test(test_pointer_rich_state_survives_failover),
+	    cmocka_unit_test(test_write_both_leaves_the_owners_sequence_alone),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
