@@ -231,8 +231,9 @@ do_register(const struct onvm_mp_register_req *req, int *pidfd,
 	slot->nd_cut_floor = mgr_rsync_marker_floor(req->service_id);
 	slot->generation++;
 	mgr_nf_slot_note_used(id);
-	__atomic_fetch_add(&mgr.nf_registrations, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&slot->status, ONVM_NF_READY, __ATOMIC_RELEASE);
+	/* After READY: whoever lists the service's slots again sees it. */
+	__atomic_fetch_add(&mgr.nf_registrations, 1, __ATOMIC_RELEASE);
 	if (mgr_service_add(req->service_id, id) < 0) {
 		__atomic_store_n(&slot->status, ONVM_NF_DEAD, __ATOMIC_RELEASE);
 		return refuse(rep, ENOSPC, "service %u already has %d instances",

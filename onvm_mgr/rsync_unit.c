@@ -430,13 +430,21 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 	if (m->h.type == RSYNC_REPLAY_START) {
 		if (m->h.epoch <= epoch)
 			return RSYNC_RX_STALE_EPOCH;
-		if (c->state_lost) {
+		if (!rsync_state_check_all(c)) {
 			/* Its NFs' state is not the cut it would claim. */
 			c->takeovers_refused++;
 			return RSYNC_RX_WRONG_ROLE;
 		}
 		if (rsync_standby_takeover(c->sby, m->h.epoch, &a) != 0)
 			return RSYNC_RX_STALE_EPOCH;
+		if (c->state_lost) {
+			/* A piece of the presumed commit could not be written:
+			 * the library took over, but nothing will run or leave
+			 * (the chain stays in RS_STANDBY: input and outputs are
+			 * dropped, counted), and the predecessor gets no echo. */
+			c->takeovers_refused++;
+			return RSYNC_RX_WRONG_ROLE;
+		}
 		c->takeovers++;
 		c->takeover_txid = a.txid;
 		c->takeover_cut_ts = a.cut_ts;

@@ -38,6 +38,7 @@ struct rsync_nf_ref {
 	uint16_t slot;
 	uint32_t generation;
 	uint32_t applied_gen; /* standby: the generation state was written into (0: none) */
+	uint16_t applied_slot; /* ... and its slot */
 	bool attached;	     /* state (and cut log) handles valid */
 	bool has_cut;	     /* primary: its cut log is attached */
 	uint64_t rescan_tsc; /* not attached: look again from then on */
@@ -138,5 +139,8 @@ bool rsync_state_ok(struct rsync_chain *c, uint16_t region, uint64_t offset, uin
 void rsync_state_apply(struct rsync_chain *c, uint16_t region, uint64_t offset, const void *data,
 		       uint32_t len);
 void rsync_state_unpark(struct rsync_chain *c); /* standby: at the takeover */
+/* standby: every NF state was written into is still there; false (and the
+ * state lost) if not */
+bool rsync_state_check_all(struct rsync_chain *c);
 
 #endif /* RSYNC_UNIT_PRIV_H */

@@ -174,9 +174,26 @@ mgr_rsync_state_place(const struct onvm_nf_slot *s, const struct nf_state_layout
 	/* Before a takeover: the NF waits for it.  (Set in the slot, then
 	 * checked again: mgr_rsync_state_parked_check().) */
 	pl->parked = c->sby != NULL && __atomic_load_n(&c->state, __ATOMIC_SEQ_CST) == RS_STANDBY;
+	for (uint32_t r = 0; r < layout->n_regions; r++)
+		canon += layout->regions[r].block_size;
+	/* A cut may carry all of an NF's state (after the NF restarted, every
+	 * chunk): one transaction must be able to take it, or no cut would
+	 * ever commit again. */
+	if (c->pri != NULL && canon > (uint64_t)c->cfg->stage_state_kb << 10) {
+		snprintf(why, whylen,
+			 "NF %d of remote chain %s has %" PRIu64 " bytes of state, more than one "
+			 "transaction carries (stage_state_kb %u)",
+			 pos, c->cfg->name, canon, c->cfg->stage_state_kb);
+		return -E2BIG;
+	}
+	if (c->sby != NULL && canon > (uint64_t)c->cfg->max_frags * RSYNC_MAX_PAYLOAD) {
+		snprintf(why, whylen,
+			 "NF %d of remote chain %s has %" PRIu64 " bytes of state, more than a "
+			 "transaction of max_frags %u fragments holds (%u bytes each)",
+			 pos, c->cfg->name, canon, c->cfg->max_frags, (unsigned)RSYNC_MAX_PAYLOAD);
+		return -E2BIG;
+	}
 	if (c->pri != NULL) {
-		for (uint32_t r = 0; r < layout->n_regions; r++)
-			canon += layout->regions[r].block_size;
 		pl->cut_log = 2 * canon + CUT_LOG_SLACK;
 		pl->cut_size = RTE_ALIGN_CEIL(onvm_cut_area_size(layout, pl->cut_log), 64);
 	}
@@ -476,17 +493,46 @@ region_span(const struct nf_state_set *set, unsigned int r)
 /* The standby's copy of the chain's state can no longer be trusted: an NF
  * that had state written into it went away (its window is formatted anew
  * when it comes back, and cuts are deltas), or a voted piece could not be
- * written.  Sticky: no more state is voted, and no takeover is made with
- * it -- better a chain that stops, loudly, than one that runs on state that
- * is not the cut it claims. */
+ * written.  Sticky.  The standby goes on voting -- refusing would make the
+ * healthy primary abort every stage with a cut -- but it will not take the
+ * chain over on state that is not the cut it claims: the chain is then
+ * unprotected, loudly (resynchronising needs a full cut on request, not
+ * built; restarting this node does not help either, its NFs would start
+ * from nothing and get deltas). */
 static void
 state_lost(struct rsync_chain *c, const char *why, int pos)
 {
 	if (!c->state_lost)
-		MGR_LOG(ERR, "remote chain %s: the standby's state of NF %d is lost (%s): no more "
-			     "state is voted and no takeover will be made; restart this node",
+		MGR_LOG(ERR, "remote chain %s: the standby's state of NF %d is lost (%s): this node "
+			     "will not take the chain over -- the chain is unprotected",
 			c->cfg->name, pos, why);
 	c->state_lost = true;
+}
+
+/* An NF state was written into is still the one there (same slot, same
+ * generation): checked at every piece and, for every position, at the
+ * takeover. */
+static bool
+still_written_nf(struct rsync_chain *c, int pos)
+{
+	struct rsync_nf_ref *ref = &c->nf[pos];
+
+	if (ref->applied_gen == 0)
+		return true; /* nothing written there yet */
+	ref = nf_at(c, pos, true);
+	return ref != NULL && ref->slot == c->nf[pos].applied_slot &&
+	       ref->generation == ref->applied_gen;
+}
+
+bool
+rsync_state_check_all(struct rsync_chain *c)
+{
+	const struct mgr_chain_cfg *ch = &mgr.cfg.chains[c->cfg->chain];
+
+	for (int k = 0; k < ch->len && !c->state_lost; k++)
+		if (!still_written_nf(c, k))
+			state_lost(c, "the NF is gone or was restarted", k);
+	return !c->state_lost;
 }
 
 bool
@@ -495,11 +541,13 @@ rsync_state_ok(struct rsync_chain *c, uint16_t region, uint64_t offset, uint32_t
 	unsigned int r;
 	struct rsync_nf_ref *ref = region_ref(c, region, &r);
 
-	if (c->state_lost || ref == NULL)
+	if (c->state_lost)
+		return true; /* votes go on (see state_lost); nothing is written */
+	if (ref == NULL)
 		return false;
-	if (ref->applied_gen != 0 && ref->applied_gen != ref->generation) {
+	if (!still_written_nf(c, region / NF_STATE_MAX_REGIONS)) {
 		state_lost(c, "the NF was restarted", region / NF_STATE_MAX_REGIONS);
-		return false;
+		return true;
 	}
 	/* Not before the NF finished its start-up (its own initial writes)
 	 * and waits: the manager is then the block's only writer. */
@@ -515,12 +563,15 @@ rsync_state_apply(struct rsync_chain *c, uint16_t region, uint64_t offset, const
 	struct rsync_nf_ref *ref = region_ref(c, region, &r);
 	uint64_t size = ref != NULL ? nf_state_region_size(&ref->state, r) : 0;
 
+	if (c->state_lost)
+		return; /* this node will not take over: nothing to keep */
 	/* The padding past the region's size holds nothing: not written. */
 	if (ref != NULL && offset >= size)
 		return;
 	if (ref != NULL && len > size - offset)
 		len = (uint32_t)(size - offset);
-	if (ref == NULL || (ref->applied_gen != 0 && ref->applied_gen != ref->generation) ||
+	if (ref == NULL || !still_written_nf(c, region / NF_STATE_MAX_REGIONS) ||
+	    !__atomic_load_n(&mgr.shm->nfs[ref->slot].remote_park_ack, __ATOMIC_ACQUIRE) ||
 	    nf_state_write_both(&ref->state, r, offset, data, len) < 0) {
 		c->state_apply_failed++; /* state_ok() said yes: the NF went away */
 		state_lost(c, "a voted piece could not be written", region / NF_STATE_MAX_REGIONS);
@@ -530,6 +581,7 @@ rsync_state_apply(struct rsync_chain *c, uint16_t region, uint64_t offset, const
 	 * parked NF's own count of its batches stays right for its local
 	 * failovers after the takeover. */
 	ref->applied_gen = ref->generation;
+	ref->applied_slot = ref->slot;
 	c->state_bytes_applied += len;
 }
 
