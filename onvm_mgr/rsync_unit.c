@@ -533,6 +533,8 @@ mgr_rsync_fini(void)
 		/* Held packets go back to the pool, counted as aborted. */
 		rsync_primary_free(c->pri);
 		c->pri = NULL;
+		rte_pktmbuf_free(c->marker_wait);
+		c->marker_wait = NULL;
 		rsync_standby_free(c->sby);
 		c->sby = NULL;
 		while (c->wait_n > 0) {

@@ -39,8 +39,12 @@ latch(struct rsync_chain *c, struct rte_mbuf *m, uint64_t now)
 	struct rsync_flow f;
 	int rc;
 
-	if (unlikely(meta->flags & ONVM_PKT_F_MARKER))
-		return rsync_state_marker_at_exit(c, m, now) != -ENOBUFS;
+	if (unlikely(meta->flags & ONVM_PKT_F_MARKER)) {
+		if (rsync_state_marker_at_exit(c, m, now) == -ENOBUFS)
+			return false;
+		c->markers_queued--;
+		return true;
+	}
 	flow_of(m, &f);
 	rc = rsync_primary_add(c->pri, m, &f, meta->ts, now);
 	if (rc == -ENOBUFS)
@@ -60,6 +64,48 @@ latch(struct rsync_chain *c, struct rte_mbuf *m, uint64_t now)
 	return true;
 }
 
+/*
+ * A marker normally takes its turn in the wait queue: its cut then follows
+ * every output of the packets before it, and a primary dying before they
+ * are released loses at most the stages in flight.  But when every stage
+ * waits for a cut (an ND decision), the stage kept free takes only the cut,
+ * and a marker behind packets that cannot get in would never reach it: then
+ * the marker goes ahead (taken out of the queue if it is there).  Its cut
+ * covers the packets it passes (they left the chain before it); should the
+ * primary die before their stages are released, they are lost with it --
+ * the wait queue joins the loss bound -- never doubled.
+ */
+static void
+marker_ahead(struct rsync_chain *c, struct rte_mbuf *m, uint64_t now)
+{
+	if (c->marker_wait != NULL)
+		rte_pktmbuf_free(c->marker_wait); /* superseded */
+	c->marker_wait = NULL;
+	c->markers_ahead++;
+	if (rsync_state_marker_at_exit(c, m, now) == -ENOBUFS)
+		c->marker_wait = m; /* no stage at all: the next poll */
+}
+
+/* The first marker waiting in the queue, taken out of it (order kept). */
+static struct rte_mbuf *
+marker_from_queue(struct rsync_chain *c)
+{
+	for (uint32_t i = 0; i < c->wait_n; i++) {
+		uint32_t at = (c->wait_head + i) % RSYNC_WAIT_RING;
+		struct rte_mbuf *m = c->wait[at];
+
+		if (!(onvm_pkt_meta(m, mgr.dyn_off)->flags & ONVM_PKT_F_MARKER))
+			continue;
+		for (uint32_t j = i; j + 1 < c->wait_n; j++)
+			c->wait[(c->wait_head + j) % RSYNC_WAIT_RING] =
+				c->wait[(c->wait_head + j + 1) % RSYNC_WAIT_RING];
+		c->wait_n--;
+		c->markers_queued--;
+		return m;
+	}
+	return NULL;
+}
+
 /* Packets that waited for room go first, in order.  Returns how many. */
 static int
 latch_waiting(struct rsync_chain *c, uint64_t now)
@@ -70,7 +116,10 @@ latch_waiting(struct rsync_chain *c, uint64_t now)
 		struct rte_mbuf *m = c->wait[c->wait_head];
 
 		if (c->state != RS_PRIMARY) {
-			c->out_refused++;
+			if (onvm_pkt_meta(m, mgr.dyn_off)->flags & ONVM_PKT_F_MARKER)
+				c->markers_queued--;
+			else
+				c->out_refused++;
 			rte_pktmbuf_free(m);
 		} else if (!latch(c, m, now)) {
 			break; /* stays first */
@@ -117,7 +166,24 @@ mgr_rsync_tx(struct mgr_dp_ctx *ctx)
 			/* Fenced: what waited for the latch goes back (counted). */
 			if (c->wait_n > 0)
 				work += latch_waiting(c, now);
+			rte_pktmbuf_free(c->marker_wait);
+			c->marker_wait = NULL;
 			continue;
+		}
+		if (c->marker_wait != NULL) {
+			struct rte_mbuf *mk = c->marker_wait;
+
+			c->marker_wait = NULL;
+			if (rsync_state_marker_at_exit(c, mk, now) == -ENOBUFS)
+				c->marker_wait = mk;
+		}
+		/* Every stage may be waiting for the cut of a marker stuck in
+		 * the queue: let it go ahead. */
+		if (c->markers_queued > 0 && rsync_primary_nd_uncovered(c->pri) != 0) {
+			struct rte_mbuf *mk = marker_from_queue(c);
+
+			if (mk != NULL)
+				marker_ahead(c, mk, now);
 		}
 		if (now >= c->next_cut_ns)
 			lazy_cut(c, now);
@@ -165,9 +231,24 @@ mgr_rsync_on_exit(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 			rte_pktmbuf_free(m);
 			return;
 		}
+		if (unlikely(meta->flags & ONVM_PKT_F_MARKER)) {
+			/* Its turn, behind what waits (see marker_ahead());
+			 * never dropped. */
+			if (c->wait_n == 0 &&
+			    rsync_state_marker_at_exit(c, m, c->poll_ns) != -ENOBUFS)
+				return;
+			if (c->wait_n == RSYNC_WAIT_RING ||
+			    (c->wait_n > 0 && rsync_primary_nd_uncovered(c->pri) != 0)) {
+				marker_ahead(c, m, c->poll_ns);
+				return;
+			}
+			c->wait[(c->wait_head + c->wait_n) % RSYNC_WAIT_RING] = m;
+			c->wait_n++;
+			c->markers_queued++;
+			return;
+		}
 		/* Rule 2: the cut this output's ND decisions (any NF's) wait for. */
-		if (!(meta->flags & ONVM_PKT_F_MARKER))
-			rsync_state_nd(c);
+		rsync_state_nd(c);
 		meta->egress_port = (uint8_t)port;
 		now = c->poll_ns; /* no clock read per packet */
 		/* Behind packets already waiting, or the latch is full: wait

@@ -115,6 +115,9 @@ struct rsync_chain {
 	bool marker_out;	  /* TX unit: a marker is travelling */
 	uint64_t marker_req_ns;
 	uint64_t marker_seq;	  /* RX unit: the last cut id injected */
+	struct rte_mbuf *marker_wait; /* TX unit: a marker no stage could take yet */
+	uint32_t markers_queued;  /* TX unit: markers in the wait queue */
+	uint64_t markers_ahead;	  /* markers that went ahead of waiting packets */
 	uint64_t markers_injected, markers_lost, cuts_state, cuts_nf_failed;
 	uint64_t state_bytes_applied, state_apply_failed;
 	bool state_lost;	  /* standby: its copy of the NFs' state cannot be trusted */

@@ -543,12 +543,13 @@ rsync_state_ok(struct rsync_chain *c, uint16_t region, uint64_t offset, uint32_t
 
 	if (c->state_lost)
 		return true; /* votes go on (see state_lost); nothing is written */
-	if (ref == NULL)
-		return false;
-	if (!still_written_nf(c, region / NF_STATE_MAX_REGIONS)) {
-		state_lost(c, "the NF was restarted", region / NF_STATE_MAX_REGIONS);
+	if (region / NF_STATE_MAX_REGIONS < mgr.cfg.chains[c->cfg->chain].len &&
+	    !still_written_nf(c, region / NF_STATE_MAX_REGIONS)) {
+		state_lost(c, "the NF is gone or was restarted", region / NF_STATE_MAX_REGIONS);
 		return true;
 	}
+	if (ref == NULL)
+		return false;
 	/* Not before the NF finished its start-up (its own initial writes)
 	 * and waits: the manager is then the block's only writer. */
 	return __atomic_load_n(&mgr.shm->nfs[ref->slot].remote_park_ack, __ATOMIC_ACQUIRE) &&

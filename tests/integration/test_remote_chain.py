@@ -65,6 +65,13 @@ Usage: test_remote_chain.py steady | switchover | kill | bfd | linkdown | linkdo
               load_balancer counted every input packet exactly once per flow
               (the cut plus the replay after it), and the balancer's table
               holds each flow's backend as the capture shows it.
+  standby_lost: the stateful chain; once the standby holds state, its
+              basic_monitor is SIGKILLed (not relaunched: no local
+              resiliency).  The standby's copy of the state is lost: it
+              says so, goes on voting -- the healthy primary releases every
+              frame, none aborted -- and refuses the operator's failover
+              (nothing leaves it), rather than run on state that is not
+              the cut it claims.
   syncfaults: the sync link between primary and standby goes through
               faulty_link.py (this kernel has no netem), which drops,
               duplicates, reorders and delays RSync frames (seeded by
@@ -201,14 +208,17 @@ BACKENDS = [(f"198.18.1.{i}", f"02:00:00:00:01:0{i}") for i in range(1, 5)]
 
 
 def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, faults=None,
-          stateful=False, remote=True, nfs=None, paced=False):
+          stateful=False, remote=True, nfs=None, paced=None):
     """The four nodes; `idle` (e.g. {"max_sleep_us": 50}) goes to every node;
     `bfd`: a BFD session on the predecessor -> primary link triggers the
     failover (BFD then bypasses that link's pacing: it must not queue behind
     data).  For the benchmarks: `remote=False` builds the same nodes and
     links with no remote resiliency (the chain unprotected: the baseline);
     `nfs` = (NF list, services) replaces the chain's NFs; `paced` paces the
-    predecessor's link to the primary."""
+    predecessor's link to the primary (default: for `stateful`, whose kill
+    must land mid-stream)."""
+    if paced is None:
+        paced = stateful
     src = L.path(f"input{rnd_tag}.pcap")
     lab.write_pcap(src, frames)
     empty = L.path("empty.pcap")
@@ -248,7 +258,7 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
            "1gbit", "burst", "32kb", "limit", "256mb")
         tc("filter", "add", "dev", "p_m", "parent", "1:", "protocol", "ip", "prio", "1", "u32",
            "match", "ip", "dport", "3784", "0xffff", "flowid", "1:10")
-    elif stateful or paced:  # paced so that the kill lands mid-stream (the tail
+    elif paced:  # paced so that the kill lands mid-stream (the tail
         # stuck in the TX ring goes to the dead primary: the replay has it)
         tc("qdisc", "add", "dev", "p_m", "root", *pace)
 
@@ -307,7 +317,7 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
     pred = L.node("pred" + rnd_tag, dict(wait, **cpu(1), **{
         "ports": [{"name": "src", "dev": f"net_pcap0,rx_pcap={src},"
                    f"tx_pcap={L.path(f'pred-src{rnd_tag}.pcap')}"},
-                  {"name": "to_m", "dev": af(0, "p_m", qdisc=bfd or stateful or paced)},
+                  {"name": "to_m", "dev": af(0, "p_m", qdisc=bfd or paced)},
                   {"name": "to_s", "dev": af(1, "p_s")}],
         "chains": [{"name": "in", "services": [], "ingress_port": "src", "exit_port": "to_m"}],
         **({"remote": {"chains": [dict(remote_common("predecessor"), **{
@@ -490,9 +500,13 @@ def run(L, scenario):
     copies = {"steady": 40, "switchover": 40, "syncfaults": 100}.get(scenario, 200)
     # syncfaults: many flows, so that a packet released without a vote is
     # usually its flow's last, which the standby's TxTs must then hold
-    frames = tagged_input(trace, copies, flows_per_copy=scenario in ("syncfaults", "stateful"))
+    frames = tagged_input(trace, copies,
+                          flows_per_copy=scenario in ("syncfaults", "stateful", "standby_lost"))
     if scenario == "syncfaults":
         syncfaults(L, frames)
+        return
+    if scenario == "standby_lost":
+        standby_lost(L, frames)
         return
     if scenario not in FAILURES:
         one_round(L, scenario, frames, None, "")
@@ -567,6 +581,44 @@ def syncfaults(L, frames):
                       tail_only=False)
     print(f"syncfaults: {n} frames, primary {len(got_m)}, standby {len(got_s)}, lost {lost} "
           f"(counted at the primary {counted(st_m)} + {drops})")
+
+
+def standby_lost(L, frames):
+    n = len(frames)
+    # unpaced: the primary is never killed, so a paced link's tail would stay
+    # in the predecessor's TX ring (see build())
+    sink, standby, primary, pred = build(L, frames, stateful=True, paced=False)
+    NODES[:] = [pred, primary, standby, sink]
+    for node in (sink, standby, primary):
+        node.start(wait=False)
+    for node in (sink, standby, primary):
+        node.wait_ready(120)
+    pred.start()
+    lab.wait_until(lambda: remote(standby)["state_bytes_applied"] > 0 and
+                   remote(primary)["out_released"] >= n // 4, 120, "state at the standby")
+    (mon,) = standby.nf_by(name="mon")
+    os.kill(mon["pid"], signal.SIGKILL)
+    # unpaced, the input overruns the latch's wait queue: those drops are
+    # counted (out_latch_full), and are not what this checks
+    lab.wait_until(lambda: (lambda st: st["out_released"] + st["out_latch_full"] == n)(
+        remote(primary)), 120, "every frame released by the primary, or counted")
+    st_m = remote(primary)
+    L.expect(st_m["out_aborted"] == 0 and st_m["aborts_no_vote"] == 0,
+             f"the primary lost votes to the standby's lost state: {st_m}")
+    sink.wait_port("in_m", "rx", st_m["out_released"])
+    rep = pred.query("/onvm/remote/failover,web")
+    L.expect(rep.get("status") == "ok", f"failover: {rep}")
+    lab.wait_until(lambda: remote(standby)["takeovers_refused"] >= 1, 30, "takeover refused")
+    time.sleep(0.3)
+    st_s = remote(standby)
+    L.expect(st_s["state_lost"] == 1, f"state_lost: {st_s}")
+    L.expect(st_s["takeovers"] == 0 and st_s["state"] == "standby" and
+             st_s["out_passed"] == 0 and sink.port("in_s")["rx"] == 0,
+             f"the standby took over on lost state: {st_s}")
+    print(f"standby_lost: primary released {st_m['out_released']} of {n}, aborted "
+          f"{st_m['out_aborted']}; standby refused {st_s['takeovers_refused']} takeover(s)")
+    for node in (pred, standby, primary, sink):
+        node.stop()
 
 
 def one_round(L, scenario, frames, rnd, rnd_tag):
@@ -720,7 +772,8 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in ("steady", "switchover", "kill", "bfd",
-                                                 "syncfaults", "stateful") + LINKDOWN:
+                                                 "syncfaults", "stateful",
+                                                 "standby_lost") + LINKDOWN:
         sys.exit(f"usage: {sys.argv[0]} steady|switchover|kill|bfd|linkdown|linkdown_bfd|"
                  "syncfaults")
     lab.run(f"remote_chain_{sys.argv[1]}", lambda L: main(L, sys.argv[1]))
