@@ -179,7 +179,7 @@ mgr_rsync_tx(struct mgr_dp_ctx *ctx)
 		}
 		/* Every stage may be waiting for the cut of a marker stuck in
 		 * the queue: let it go ahead. */
-		if (c->markers_queued > 0 && rsync_primary_nd_uncovered(c->pri) != 0) {
+		if (c->markers_queued > 0 && rsync_primary_needs_cut(c->pri)) {
 			struct rte_mbuf *mk = marker_from_queue(c);
 
 			if (mk != NULL)
@@ -187,7 +187,7 @@ mgr_rsync_tx(struct mgr_dp_ctx *ctx)
 		}
 		if (now >= c->next_cut_ns)
 			lazy_cut(c, now);
-		else if (rsync_primary_nd_uncovered(c->pri) != 0)
+		else if (rsync_primary_needs_cut(c->pri))
 			rsync_state_request_marker(c, now); /* an ND decision waits for a cut */
 		if (work > 0 || now >= c->next_tick_ns)
 			c->next_tick_ns = rsync_primary_tick(c->pri, now);
@@ -238,7 +238,7 @@ mgr_rsync_on_exit(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 			    rsync_state_marker_at_exit(c, m, c->poll_ns) != -ENOBUFS)
 				return;
 			if (c->wait_n == RSYNC_WAIT_RING ||
-			    (c->wait_n > 0 && rsync_primary_nd_uncovered(c->pri) != 0)) {
+			    (c->wait_n > 0 && rsync_primary_needs_cut(c->pri))) {
 				marker_ahead(c, m, c->poll_ns);
 				return;
 			}

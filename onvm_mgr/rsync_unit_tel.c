@@ -25,6 +25,16 @@ add_primary_stats(struct rte_tel_data *o, const struct rsync_chain *c)
 
 	rte_tel_data_add_dict_uint(o, "epoch", rsync_primary_epoch(c->pri));
 	rte_tel_data_add_dict_uint(o, "stages_busy", rsync_primary_stages_busy(c->pri));
+	{
+		char st[RTE_TEL_MAX_STRING_LEN];
+
+		rsync_primary_describe(c->pri, st, sizeof(st));
+		rte_tel_data_add_dict_string(o, "stages", st);
+		rte_tel_data_add_dict_uint(o, "needs_cut", rsync_primary_needs_cut(c->pri));
+		rte_tel_data_add_dict_uint(o, "marker_out", c->marker_out);
+		rte_tel_data_add_dict_uint(o, "marker_req", c->marker_req);
+		rte_tel_data_add_dict_uint(o, "markers_queued", c->markers_queued);
+	}
 	rte_tel_data_add_dict_uint(o, "pkts_latched_now", rsync_primary_pkts_latched(c->pri));
 	rte_tel_data_add_dict_uint(o, "stages_closed", s->stages_closed);
 	rte_tel_data_add_dict_uint(o, "stages_released", s->stages_released);

@@ -14,6 +14,7 @@
  * transaction is O(entries + pieces) plus a move of the cut's bytes.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "rsync_primary_priv.h"
@@ -331,4 +332,40 @@ uint64_t
 rsync_primary_nd_uncovered(const struct rsync_primary *p)
 {
 	return p->nd_cut > p->chain_cut_id ? p->nd_cut : 0;
+}
+
+int
+rsync_primary_describe(const struct rsync_primary *p, char *buf, size_t len)
+{
+	static const char st[] = "-OsSV"; /* free open sending sent voted */
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (uint32_t k = 0; k < p->used && o < len; k++) {
+		const struct stage *s = stage_at((struct rsync_primary *)(uintptr_t)p, k);
+		int w = snprintf(buf + o, len - o, "%s%c%u%s%s", k ? " " : "", st[s->state], s->n,
+				 s->cut_id ? "c" : "", s->needs_cut ? "n" : "");
+
+		if (w < 0)
+			break;
+		o += (size_t)w;
+	}
+	return (int)o;
+}
+
+bool
+rsync_primary_needs_cut(const struct rsync_primary *p)
+{
+	bool waiting = false;
+
+	/* A stage that needs a cut with none at or after it. */
+	for (uint32_t k = 0; k < p->used; k++) {
+		const struct stage *s = stage_at((struct rsync_primary *)(uintptr_t)p, k);
+
+		if (s->cut_id != 0 || s->cut_open)
+			waiting = false;
+		if (s->needs_cut && s->cut_id == 0)
+			waiting = true;
+	}
+	return waiting || rsync_primary_nd_uncovered(p) != 0;
 }

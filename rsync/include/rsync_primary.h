@@ -187,6 +187,14 @@ uint64_t rsync_primary_released_cut_ts(const struct rsync_primary *p);
  * (0: none): the owner must inject a marker when this is nonzero and none is
  * travelling. */
 uint64_t rsync_primary_nd_uncovered(const struct rsync_primary *p);
+/* Whether a cut is wanted now: an ND decision no cut covers, or a stage
+ * waiting for a cut with none at or after it (the cut that would have
+ * covered it was refused or dropped).  The owner must then get a marker
+ * travelling. */
+bool rsync_primary_needs_cut(const struct rsync_primary *p);
+/* The busy stages, head first, for operators: state (O open, s sending,
+ * S sent, V voted), packets, "c" carries a cut, "n" needs one. */
+int rsync_primary_describe(const struct rsync_primary *p, char *buf, size_t len);
 
 /* Timers: close an old open stage, resend, abort.  Returns the next time
  * (ns) it wants to be called, UINT64_MAX when nothing is pending. */

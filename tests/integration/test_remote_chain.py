@@ -296,8 +296,8 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
                       retrans_us=5000, max_tries=20, standby_window=16, checkpoint_ms=5)
         else:
             # a cut of the stateful chain takes hundreds of fragments
-            rc.update(primary_port=sync_port, window=32, max_frags=4096 if stateful else 64,
-                      txts_flows=4096)
+            rc.update(primary_port=sync_port, window=32,
+                      max_frags=4096 if stateful or nfs else 64, txts_flows=4096)
         return L.node(name + rnd_tag, dict(wait, **cpu(1 if role == "primary" else 0), **{
             "ports": [{"name": "from_p", "dev": af(0, pred_if, BIG)},
                       {"name": sync_port, "dev": af(1, sync_if)},
