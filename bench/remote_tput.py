@@ -21,8 +21,10 @@ predecessor and primary just forward) in the same run.
            the predecessor (sniffer on p_m) to the kernel's timestamp
            reaching the sink (sniffer on k_m); the sync link direct, or
            through faulty_link.py with a fixed one-way delay; its RTT is
-           measured in the same run (sniffer on the primary's sync
-           interface: PREPARE sent -> VOTE received, per transaction).
+           measured in the same run where the relay runs (sniffer on the
+           relay's interface to the primary: PREPARE in -> VOTE out, per
+           transaction; a DPDK af_packet port's own frames, qdisc bypassed,
+           reach no other packet socket).
   nd       the nondet NF (state, one ND event per interval, each marking
            its packet) under remote resiliency: throughput against the ND
            interval, as a ratio to the same chain with no ND event.
@@ -105,8 +107,12 @@ def run(L, frames, tag, remote, nfs, pace=False, faults=None, sniff=False):
         files = (L.path(f"{tag}-p_m.txt"), L.path(f"{tag}-k_m.txt"), L.path(f"{tag}-m_s.txt"))
         sn = [sniffer(L, pred.ns, "p_m", files[0], "tags"),
               sniffer(L, sink.ns, "k_m", files[1], "tags")]
-        if remote:
-            sn.append(sniffer(L, primary.ns, "m_s" if not faults else "m_s", files[2], "rsync"))
+        # The RSync frames as the relay sees them: frames a DPDK af_packet
+        # port sends with the qdisc bypassed reach no other packet socket,
+        # so the primary's own interface shows no PREPARE (no RTT without
+        # the relay).
+        if remote and faults:
+            sn.append(sniffer(L, pred.relay_ns, "f_m", files[2], "rsync"))
     pred.start()
     # Until every frame arrived, or none did for a second (the unprotected
     # lab drops what a full af_packet ring cannot take: counted below).
@@ -157,9 +163,9 @@ def latencies(files):
         with open(files[2]) as f:
             for line in f:
                 ns, d, typ, txid = line.split()
-                if d == "out" and typ == "1":
+                if typ == "1":
                     prep.setdefault(txid, int(ns))  # the first PREPARE fragment
-                elif d == "in" and typ == "2":
+                elif typ == "2":
                     vote.setdefault(txid, int(ns))
         rtt = [(vote[t] - prep[t]) / 1000.0 for t in vote if t in prep and vote[t] > prep[t]]
     return lat, rtt

@@ -329,6 +329,7 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
     }), netns=ns["p"])
     pred.ns, primary.ns, sink.ns = ns["p"], ns["m"], ns["k"]
     pred.relay = relay
+    pred.relay_ns = ns.get("f")
     return sink, standby, primary, pred
 
 
