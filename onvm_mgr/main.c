@@ -267,6 +267,7 @@ main(int argc, char **argv)
 		mgr_ctl_stop();
 	}
 	mgr_tx_poll(); /* last flush of anything the units left */
+	mgr_dp_drop_leftovers();
 	mgr_rsync_fini();
 	mgr_link_watch_fini();
 	mgr_nf_alloc_rings_drain();

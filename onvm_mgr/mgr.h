@@ -399,6 +399,9 @@ void mgr_rsync_fini(void); /* after the units stopped: held packets back to the 
 /* datapath.c: buffer `m` for `port` on unit `ctx` (flushed at the end of the
  * poll), for the units' own frames and released packets. */
 void mgr_dp_to_port(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t port);
+/* At exit, after the units stopped: what any unit still buffers (a marker
+ * kept for a full ring, a held port's packets) back to the pool, counted. */
+void mgr_dp_drop_leftovers(void);
 /* The same, but false (and `m` still the caller's) when the port's buffer is
  * full and it takes nothing now; _room: how many packets it takes now. */
 bool mgr_dp_port_try(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t port);
