@@ -396,6 +396,13 @@ bool mgr_rsync_state_window(uint64_t off);
 uint64_t mgr_rsync_marker_floor(uint16_t service);
 void mgr_rsync_fini(void); /* after the units stopped: held packets back to the pool */
 
+/* mgr_state.c: the layout of slot `s`'s state block from the regions its NF
+ * requested (copied first: the NF writes them).  0, or <0 with a sentence
+ * in err (may be NULL). */
+struct nf_state_layout;
+int mgr_nf_state_layout(const struct onvm_nf_slot *s, struct nf_state_layout *layout, char *err,
+			size_t errlen);
+
 /* datapath.c: buffer `m` for `port` on unit `ctx` (flushed at the end of the
  * poll), for the units' own frames and released packets. */
 void mgr_dp_to_port(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t port);

@@ -377,8 +377,6 @@ state_fail(struct onvm_mp_state_rep *rep, int err, const char *fmt, ...)
 static int
 do_state_alloc(const struct onvm_mp_state_req *req, struct onvm_mp_state_rep *rep)
 {
-	struct nf_state_request reqs[ONVM_STATE_MAX_REGIONS];
-	struct onvm_nf_state_req copy[ONVM_STATE_MAX_REGIONS];
 	struct nf_state_layout layout;
 	struct mgr_rsync_placement pl;
 	struct onvm_nf_slot *s;
@@ -395,21 +393,10 @@ do_state_alloc(const struct onvm_mp_state_req *req, struct onvm_mp_state_rep *re
 		return state_fail(rep, ESRCH, "not a registered NF");
 	if (s->state_mz[0] != '\0')
 		return state_fail(rep, EEXIST, "state already allocated");
-	/* The NF wrote the requests; copy them before trusting anything. */
-	n = s->n_state_req;
-	if (n == 0 || n > ONVM_STATE_MAX_REGIONS)
-		return state_fail(rep, EINVAL, "%u regions requested (1..%d)", n,
-				  ONVM_STATE_MAX_REGIONS);
-	memcpy(copy, s->state_req, n * sizeof(copy[0]));
-	for (uint32_t i = 0; i < n; i++) {
-		copy[i].name[ONVM_NAME_LEN - 1] = '\0';
-		reqs[i] = (struct nf_state_request){.name = copy[i].name,
-						    .size = copy[i].size,
-						    .chunk_size = copy[i].chunk_size};
-	}
-	ret = nf_state_layout_compute(&layout, reqs, n, rep->reason, sizeof(rep->reason));
+	ret = mgr_nf_state_layout(s, &layout, rep->reason, sizeof(rep->reason));
 	if (ret < 0)
 		return ret;
+	n = layout.n_regions;
 	if (mgr.state_seg.base == NULL)
 		return state_fail(rep, ENOMEM, "the node has no state pool (state.pool_mb is 0)");
 	/* A protected chain's NF: its window, the same on both nodes. */

@@ -248,7 +248,7 @@ mgr_rsync_on_exit(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 			return;
 		}
 		/* Rule 2: the cut this output's ND decisions (any NF's) wait for. */
-		rsync_state_nd(c);
+		rsync_state_nd(c, c->poll_ns);
 		meta->egress_port = (uint8_t)port;
 		now = c->poll_ns; /* no clock read per packet */
 		/* Behind packets already waiting, or the latch is full: wait

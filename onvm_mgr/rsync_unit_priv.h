@@ -107,7 +107,7 @@ struct rsync_chain {
 	int16_t nd_slot[ONVM_MAX_NFS]; /* primary: the chain's NFs' slots, for nd_cut */
 	uint16_t nd_n;
 	uint32_t nd_regs;	  /* mgr.nf_registrations when nd_slot[] was listed */
-	uint64_t nd_rescan_tsc;
+	uint64_t nd_rescan_ns;
 	uint64_t nd_seen;	  /* the highest nd_cut handed to the library */
 	uint32_t marker_req;	  /* atomic: TX unit asks the RX unit for a marker */
 	uint64_t marker_base;	  /* its base (written before marker_req) */
@@ -135,7 +135,7 @@ int rsync_unit_drain_ctl(struct rsync_chain *c, uint64_t now);
 /* rsync_unit_state.c: the chain's NFs' state. */
 int rsync_state_reserve(struct rsync_chain *c);		   /* start-up */
 void rsync_state_request_marker(struct rsync_chain *c, uint64_t now); /* TX unit */
-void rsync_state_nd(struct rsync_chain *c);		   /* TX unit, per exit packet */
+void rsync_state_nd(struct rsync_chain *c, uint64_t now); /* TX unit, per exit packet */
 /* TX unit: a marker reached the exit; 0 (taken), -ENOBUFS (keep it waiting) */
 int rsync_state_marker_at_exit(struct rsync_chain *c, struct rte_mbuf *m, uint64_t now);
 bool rsync_state_ok(struct rsync_chain *c, uint16_t region, uint64_t offset, uint32_t len);

@@ -249,26 +249,13 @@ nf_at(struct rsync_chain *c, int pos, bool force)
 	ref->rescan_tsc = tsc + NF_RESCAN_MS * (rte_get_tsc_hz() / 1000);
 	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
 		struct onvm_nf_slot *s = &mgr.shm->nfs[id];
-		struct nf_state_request reqs[ONVM_STATE_MAX_REGIONS];
-		struct onvm_nf_state_req copy[ONVM_STATE_MAX_REGIONS];
 		struct nf_state_layout layout;
-		uint32_t n;
 
 		if (s->service_id != ch->services[pos] ||
 		    __atomic_load_n(&s->state_mz[0], __ATOMIC_ACQUIRE) == '\0' ||
 		    s->state_off != window_off(c->cfg, pos))
 			continue;
-		n = s->n_state_req;
-		if (n == 0 || n > ONVM_STATE_MAX_REGIONS)
-			return NULL;
-		memcpy(copy, s->state_req, n * sizeof(copy[0]));
-		for (uint32_t i = 0; i < n; i++) {
-			copy[i].name[ONVM_NAME_LEN - 1] = '\0';
-			reqs[i] = (struct nf_state_request){.name = copy[i].name,
-							    .size = copy[i].size,
-							    .chunk_size = copy[i].chunk_size};
-		}
-		if (nf_state_layout_compute(&layout, reqs, n, NULL, 0) < 0 ||
+		if (mgr_nf_state_layout(s, &layout, NULL, 0) < 0 ||
 		    nf_state_attach(&ref->state, mgr.state_seg.base + s->state_off, s->state_size,
 				    &layout, NULL, 0) < 0)
 			return NULL;
@@ -328,21 +315,20 @@ mgr_rsync_marker_due(uint16_t port)
 /* The newest cut an ND decision of the chain's NFs waits for (rule 2): every
  * NF of the chain, with state or not.  Called for each packet leaving the
  * chain, after it was dequeued: its NF published nd_cut (release) before it
- * emitted it. */
+ * emitted it.  `now`: the TX poll's clock (no clock read per packet). */
 void
-rsync_state_nd(struct rsync_chain *c)
+rsync_state_nd(struct rsync_chain *c, uint64_t now)
 {
 	const struct mgr_chain_cfg *ch = &mgr.cfg.chains[c->cfg->chain];
-	uint64_t nd = 0, tsc = rte_get_tsc_cycles();
-
 	uint32_t regs = __atomic_load_n(&mgr.nf_registrations, __ATOMIC_ACQUIRE);
+	uint64_t nd = 0;
 
 	/* Every slot of the chain's services that is not free (a starting,
 	 * dying or promoted one included: taking the highest is always safe),
 	 * listed again whenever an NF registered, and every NF_RESCAN_MS. */
-	if (regs != c->nd_regs || tsc >= c->nd_rescan_tsc) {
+	if (regs != c->nd_regs || now >= c->nd_rescan_ns) {
 		c->nd_regs = regs;
-		c->nd_rescan_tsc = tsc + NF_RESCAN_MS * (rte_get_tsc_hz() / 1000);
+		c->nd_rescan_ns = now + NF_RESCAN_MS * 1000000ull;
 		c->nd_n = 0;
 		for (uint16_t id = 0; id < ONVM_MAX_NFS; id++)
 			for (int k = 0; k < ch->len; k++)

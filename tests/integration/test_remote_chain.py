@@ -526,6 +526,17 @@ FAILURES = {"kill": 20, "bfd": 5, "linkdown": 5, "linkdown_bfd": 3,
 LINKDOWN = ("linkdown", "linkdown_bfd")
 
 
+def start_all(sink, standby, primary, pred):
+    """The chain's nodes first, the predecessor (whose input flows at once)
+    last."""
+    NODES[:] = [pred, primary, standby, sink]
+    for node in (sink, standby, primary):
+        node.start(wait=False)
+    for node in (sink, standby, primary):
+        node.wait_ready(120)
+    pred.start()
+
+
 FAULTS = ["--drop", "0.15", "--dup", "0.05", "--reorder", "0.05", "--delay", "0.05",
           "--delay-us", "3000"]
 
@@ -534,12 +545,7 @@ def syncfaults(L, frames):
     n = len(frames)
     seed = int(os.environ.get("ONVM_SEED", "1"))
     sink, standby, primary, pred = build(L, frames, faults=FAULTS + ["--seed", str(seed)])
-    NODES[:] = [pred, primary, standby, sink]
-    for node in (sink, standby, primary):
-        node.start(wait=False)
-    for node in (sink, standby, primary):
-        node.wait_ready(120)
-    pred.start()
+    start_all(sink, standby, primary, pred)
     # every packet released, or dropped and counted
     counted = lambda st: st["out_aborted"] + st["out_latch_full"] + st["out_refused"]
     lab.wait_until(lambda: (lambda st: st["out_released"] + counted(st) >= n and
@@ -589,12 +595,7 @@ def standby_lost(L, frames):
     # unpaced: the primary is never killed, so a paced link's tail would stay
     # in the predecessor's TX ring (see build())
     sink, standby, primary, pred = build(L, frames, stateful=True, paced=False)
-    NODES[:] = [pred, primary, standby, sink]
-    for node in (sink, standby, primary):
-        node.start(wait=False)
-    for node in (sink, standby, primary):
-        node.wait_ready(120)
-    pred.start()
+    start_all(sink, standby, primary, pred)
     lab.wait_until(lambda: remote(standby)["state_bytes_applied"] > 0 and
                    remote(primary)["out_released"] >= n // 4, 120, "state at the standby")
     (mon,) = standby.nf_by(name="mon")
