@@ -25,11 +25,9 @@
  *     latched (rsync_primary_add) and sent out only when the library
  *     releases it, i.e. once the standby voted for its stage; aborted
  *     stages are freed and counted.  PREPARE/COMMIT/ABORT go out on the
- *     sync link, LOG_TRIM to the predecessor.  Lazy checkpoints: every
- *     checkpoint_ms, a cut at the newest timestamp latched -- for chains
- *     whose NFs hold no state only (a chain with state needs markers and
- *     its NFs' cut logs, not built yet: no cut, so no LOG_TRIM, and the
- *     predecessor's log fills and refuses input, counted there);
+ *     sync link, LOG_TRIM to the predecessor.  Checkpoints are consistent
+ *     cuts carried by markers (rsync_unit_state.c): every checkpoint_ms,
+ *     and at once when a stage waits for a cut;
  *   - standby (RX unit, which owns it: RSync frames and the stamped input
  *     both arrive there, so the takeover is done before the next frame is
  *     looked at): stages and votes (rsync_standby_rx); on REPLAY_START of
