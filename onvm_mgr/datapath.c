@@ -66,31 +66,15 @@ flush_nf(struct mgr_dp_ctx *ctx, uint16_t id)
 		sent = rte_ring_mp_enqueue_burst(slot->rx_ring, (void **)b->pkts, b->n, NULL);
 	if (unlikely(sent < b->n)) {
 		enum mgr_drop_reason r = nf_accepts(slot) ? MGR_DROP_RING_FULL : MGR_DROP_NF_GONE;
-		unsigned int keep = 0, dropped = 0;
 
-		/* A consistent-cut marker is not dropped on a full ring: it
-		 * stays first in the buffer and goes in when the ring has
-		 * room (the packets around it are overload; a lost marker
-		 * would hold every stage waiting for its cut for 200 ms). */
-		for (unsigned int i = sent; i < b->n; i++) {
-			struct rte_mbuf *m = b->pkts[i];
-
-			if (r == MGR_DROP_RING_FULL &&
-			    (onvm_pkt_meta(m, mgr.dyn_off)->flags & ONVM_PKT_F_MARKER)) {
-				b->pkts[keep++] = m;
-				continue;
-			}
-			rte_pktmbuf_free(m);
-			dropped++;
-		}
-		ctx->drops[r] += dropped;
-		ctx->nf_enq_drop[id] += dropped;
-		ctx->nf_enq[id] += sent;
-		b->n = keep;
-	} else {
-		ctx->nf_enq[id] += sent;
-		b->n = 0;
+		/* A marker among them is lost too: the TX unit asks for
+		 * another after MARKER_LOST_NS (rsync_unit_state.c). */
+		rte_pktmbuf_free_bulk(&b->pkts[sent], b->n - sent);
+		ctx->drops[r] += b->n - sent;
+		ctx->nf_enq_drop[id] += b->n - sent;
 	}
+	ctx->nf_enq[id] += sent;
+	b->n = 0;
 	if (sent > 0) {
 		/* Pairs with the barrier in libnf's sleep_until_work(). */
 		rte_smp_mb();

@@ -75,15 +75,33 @@ latch(struct rsync_chain *c, struct rte_mbuf *m, uint64_t now)
  * primary die before their stages are released, they are lost with it --
  * the wait queue joins the loss bound -- never doubled.
  */
+static uint64_t
+marker_id(const struct rte_mbuf *m)
+{
+	struct onvm_marker mk = {0};
+
+	if (rte_pktmbuf_data_len(m) >= sizeof(mk))
+		memcpy(&mk, rte_pktmbuf_mtod(m, const void *), sizeof(mk));
+	return mk.cut_id;
+}
+
 static void
 marker_ahead(struct rsync_chain *c, struct rte_mbuf *m, uint64_t now)
 {
-	if (c->marker_wait != NULL)
-		rte_pktmbuf_free(c->marker_wait); /* superseded */
-	c->marker_wait = NULL;
 	c->markers_ahead++;
+	if (c->marker_wait != NULL) {
+		/* One held at a time: the newer supersedes the older. */
+		if (marker_id(c->marker_wait) > marker_id(m)) {
+			rte_pktmbuf_free(m);
+			return;
+		}
+		rte_pktmbuf_free(c->marker_wait);
+		c->marker_wait = NULL;
+	}
+	/* No stage at all: held, ahead of every waiting packet (see
+	 * latch_waiting()), until one frees. */
 	if (rsync_state_marker_at_exit(c, m, now) == -ENOBUFS)
-		c->marker_wait = m; /* no stage at all: the next poll */
+		c->marker_wait = m;
 }
 
 /* The first marker waiting in the queue, taken out of it (order kept). */
@@ -106,12 +124,19 @@ marker_from_queue(struct rsync_chain *c)
 	return NULL;
 }
 
-/* Packets that waited for room go first, in order.  Returns how many. */
+/* Packets that waited for room go first, in order -- behind a marker held
+ * ahead of them.  Returns how many. */
 static int
 latch_waiting(struct rsync_chain *c, uint64_t now)
 {
 	int n = 0;
 
+	if (c->marker_wait != NULL && c->state == RS_PRIMARY) {
+		if (rsync_state_marker_at_exit(c, c->marker_wait, now) == -ENOBUFS)
+			return 0;
+		c->marker_wait = NULL;
+		n++;
+	}
 	while (c->wait_n > 0) {
 		struct rte_mbuf *m = c->wait[c->wait_head];
 
@@ -170,16 +195,9 @@ mgr_rsync_tx(struct mgr_dp_ctx *ctx)
 			c->marker_wait = NULL;
 			continue;
 		}
-		if (c->marker_wait != NULL) {
-			struct rte_mbuf *mk = c->marker_wait;
-
-			c->marker_wait = NULL;
-			if (rsync_state_marker_at_exit(c, mk, now) == -ENOBUFS)
-				c->marker_wait = mk;
-		}
 		/* Every stage may be waiting for the cut of a marker stuck in
 		 * the queue: let it go ahead. */
-		if (c->markers_queued > 0 && rsync_primary_needs_cut(c->pri)) {
+		if (c->markers_queued > 0 && rsync_primary_stage_waits_cut(c->pri)) {
 			struct rte_mbuf *mk = marker_from_queue(c);
 
 			if (mk != NULL)
@@ -191,7 +209,7 @@ mgr_rsync_tx(struct mgr_dp_ctx *ctx)
 			rsync_state_request_marker(c, now); /* an ND decision waits for a cut */
 		if (work > 0 || now >= c->next_tick_ns)
 			c->next_tick_ns = rsync_primary_tick(c->pri, now);
-		if (c->wait_n > 0)
+		if (c->wait_n > 0 || c->marker_wait != NULL)
 			work += latch_waiting(c, now);
 		/* Frames the timers sent and packets released count as work:
 		 * the unit flushes its port buffers only after a poll with work. */
@@ -238,7 +256,7 @@ mgr_rsync_on_exit(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 			    rsync_state_marker_at_exit(c, m, c->poll_ns) != -ENOBUFS)
 				return;
 			if (c->wait_n == RSYNC_WAIT_RING ||
-			    (c->wait_n > 0 && rsync_primary_needs_cut(c->pri))) {
+			    (c->wait_n > 0 && rsync_primary_stage_waits_cut(c->pri))) {
 				marker_ahead(c, m, c->poll_ns);
 				return;
 			}
@@ -253,9 +271,9 @@ mgr_rsync_on_exit(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 		now = c->poll_ns; /* no clock read per packet */
 		/* Behind packets already waiting, or the latch is full: wait
 		 * (in order) for a release to make room. */
-		if (c->wait_n > 0)
+		if (c->wait_n > 0 || c->marker_wait != NULL)
 			latch_waiting(c, now);
-		if (c->wait_n == 0 && latch(c, m, now))
+		if (c->wait_n == 0 && c->marker_wait == NULL && latch(c, m, now))
 			return;
 		if (c->wait_n == RSYNC_WAIT_RING) {
 			c->out_latch_full++;

@@ -354,7 +354,7 @@ rsync_primary_describe(const struct rsync_primary *p, char *buf, size_t len)
 }
 
 bool
-rsync_primary_needs_cut(const struct rsync_primary *p)
+rsync_primary_stage_waits_cut(const struct rsync_primary *p)
 {
 	bool waiting = false;
 
@@ -367,5 +367,11 @@ rsync_primary_needs_cut(const struct rsync_primary *p)
 		if (s->needs_cut && s->cut_id == 0)
 			waiting = true;
 	}
-	return waiting || rsync_primary_nd_uncovered(p) != 0;
+	return waiting;
+}
+
+bool
+rsync_primary_needs_cut(const struct rsync_primary *p)
+{
+	return rsync_primary_stage_waits_cut(p) || rsync_primary_nd_uncovered(p) != 0;
 }

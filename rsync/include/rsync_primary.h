@@ -192,6 +192,9 @@ uint64_t rsync_primary_nd_uncovered(const struct rsync_primary *p);
  * covered it was refused or dropped).  The owner must then get a marker
  * travelling. */
 bool rsync_primary_needs_cut(const struct rsync_primary *p);
+/* Only the second half: a closed stage waits for a cut none at or after it
+ * carries (a marker queued behind packets must then go ahead of them). */
+bool rsync_primary_stage_waits_cut(const struct rsync_primary *p);
 /* The busy stages, head first, for operators: state (O open, s sending,
  * S sent, V voted), packets, "c" carries a cut, "n" needs one. */
 int rsync_primary_describe(const struct rsync_primary *p, char *buf, size_t len);

@@ -458,36 +458,6 @@ test_tx_full_ring_drops_a_whole_burst_without_waiting(void **state)
 	assert_only_drops(MGR_DROP_RING_FULL, ONVM_BURST);
 }
 
-/* A consistent-cut marker is never dropped on a full NF ring: the packets
- * around it are (overload), the marker waits in the unit's buffer and goes
- * in first when the ring has room -- dropped, its cut would be asked for
- * again only after 200 ms, and every stage waiting for a cut would wait. */
-static void
-test_tx_marker_on_a_full_ring_is_kept_and_delivered_first(void **state)
-{
-	struct rte_mbuf *objs[RING_SIZE];
-	struct rte_mbuf *m;
-	unsigned int n;
-
-	(void)state;
-	fill_rx(1, RING_CAP);
-	nf_emit(0, 2, ONVM_ACTION_NEXT, 0, 0, 0);
-	m = pkt(ONVM_ACTION_NEXT, 0, 0, 0);
-	onvm_pkt_meta(m, mgr.dyn_off)->flags |= ONVM_PKT_F_MARKER;
-	assert_int_equal(rte_ring_enqueue(tx_rings[0], m), 0);
-	nf_emit(0, 1, ONVM_ACTION_NEXT, 0, 0, 0);
-	assert_int_equal(mgr_tx_poll(), 4);
-	assert_int_equal(mgr.dp[MGR_UNIT_TX].nf_enq_drop[1], 3); /* the packets only */
-	drain_and_free(rx_rings[1]);
-	nf_emit(0, 1, ONVM_ACTION_NEXT, 0, 0, 0);
-	assert_int_equal(mgr_tx_poll(), 1);
-	n = rte_ring_dequeue_burst(rx_rings[1], (void **)objs, RING_SIZE, NULL);
-	assert_int_equal(n, 2);
-	assert_ptr_equal(objs[0], m); /* the marker first, then the new packet */
-	rte_pktmbuf_free_bulk(objs, n);
-	assert_only_drops(MGR_DROP_RING_FULL, 3);
-}
-
 static void
 test_tx_holds_an_nfs_output_while_its_last_hop_is_full(void **state)
 {
@@ -747,7 +717,6 @@ main(void)
 	    T(test_tx_does_not_wake_an_nf_it_delivered_nothing_to),
 	    T(test_tx_full_nf_ring_drops_and_frees_the_excess),
 	    T(test_tx_full_ring_drops_a_whole_burst_without_waiting),
-	    T(test_tx_marker_on_a_full_ring_is_kept_and_delivered_first),
 	    T(test_tx_holds_an_nfs_output_while_its_last_hop_is_full),
 	    T(test_tx_nfs_feeding_each_other_are_not_held_for_ever),
 	    T(test_tx_drop_action_frees_and_counts_nf_action),
