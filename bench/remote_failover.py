@@ -17,15 +17,33 @@ exact:
   request -> takeover              (standby's replay_start_ns: the newest voted
                                     chain applied, TxTs final)
   request -> REPLAY_START echoed   (predecessor's start_echo_ns: the replay begins)
+  request -> first packet in      (standby's first_in_ns: the first replayed
+                                    packet its RX unit admitted into the chain)
   request -> first packet out      (standby's first_out_ns: the first output that
                                     passes its TxTs; none when the primary had
                                     released everything)
   request -> REPLAY_END sent        (predecessor's replay_end_ns)
+  request -> NF's first packet      (the standby's first NF's first_pkt_ns in
+                                    /onvm/nfs: it was parked until the takeover)
 
 Each round is also checked like the test (exactly once, in order, loss only
 the dead primary's tail) and its loss recorded.
 
-usage: bench/remote_failover.py [--rounds N] [--seed S]
+Conditions, interleaved round by round (the same kill points, the same
+machine load for each):
+  --loads    paced: the predecessor's link to the primary paced at the lab's
+             PACE (about 12 k frames/s); unpaced: the whole trace at once,
+             the chain saturated, its queues full (a marker then trails the
+             queue, and the standby re-runs more that was released).
+  --nf-sched shared: the standby's NF is an ordinary process on the two vCPUs
+             that four managers (one of them replaying at full speed) share;
+             rt: the bench moves it to SCHED_FIFO 1 (chrt) once it is parked,
+             standing in for the core of its own an NF has on a real node
+             (it still sleeps when idle).  The product does not do this.
+  --checkpoint-ms  the primary's lazy cut periods.
+
+usage: bench/remote_failover.py [--rounds N] [--seed S] [--max-sleep-us US]
+           [--loads paced,unpaced] [--nf-sched shared,rt] [--checkpoint-ms MS,...]
 Writes bench/results/remote_failover.csv, remote_failover_summary.txt and
 remote_failover.png.
 """
@@ -35,6 +53,7 @@ import os
 import random
 import signal
 import statistics
+import subprocess
 import sys
 import time
 
@@ -44,21 +63,33 @@ import lab  # noqa: E402
 import test_remote_chain as rc  # noqa: E402  (the lab's nodes and oracle)
 
 RESULTS = os.path.join(HERE, "results")
-FIELDS = ["round", "seed", "max_sleep_us", "kill_share", "replayed", "covered", "dup", "passed", "lost",
-          "req_to_start_us", "req_to_takeover_us", "req_to_echo_us", "req_to_first_out_us",
-          "req_to_end_us"]
+FIELDS = ["round", "seed", "load", "nf_sched", "checkpoint_ms", "max_sleep_us", "kill_share",
+          "replayed", "covered", "dup", "passed", "lost",
+          "req_to_start_us", "req_to_takeover_us", "req_to_echo_us", "req_to_first_in_us",
+          "req_to_nf_first_us", "req_to_first_out_us", "req_to_end_us"]
+TIMES = FIELDS[FIELDS.index("req_to_start_us"):]
+COND = ("load", "nf_sched", "checkpoint_ms")
 
 
-def one(L, frames, rnd, k, seed, idle):
+def nf_pids(node):
+    """The NFs a node's manager launched (its children)."""
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(node.pid)], capture_output=True,
+                         text=True, check=False).stdout
+    return [int(x) for x in out.split()]
+
+
+def one(L, frames, rnd, k, seed, idle, cond):
+    load, nf_sched, ckpt = cond
     n = len(frames)
-    tag = f"b{k}"
-    sink, standby, primary, pred = rc.build(L, frames, tag, idle)
-    rc.NODES[:] = [pred, primary, standby, sink]
-    for node in (sink, standby, primary):
-        node.start(wait=False)
-    for node in (sink, standby, primary):
-        node.wait_ready(120)
-    pred.start()
+    tag = f"b{k}{load[0]}{nf_sched[0]}{ckpt}"
+    sink, standby, primary, pred = rc.build(L, frames, tag, idle, checkpoint_ms=ckpt,
+                                            paced=load == "paced")
+    rc.start_all(sink, standby, primary, pred)
+    if nf_sched == "rt":
+        pids = nf_pids(standby)
+        lab.check(len(pids) == 1, f"standby's NFs: {pids}")
+        for pid in pids:
+            lab.run_cmd(["chrt", "-f", "-p", "1", str(pid)])
     share = rnd.uniform(0.05, 0.9)
     lab.wait_until(lambda: rc.remote(primary)["out_released"] >= n * share, 120,
                    "part of the input released")
@@ -71,6 +102,8 @@ def one(L, frames, rnd, k, seed, idle):
     lab.wait_until(lambda: rc.remote(standby)["state"] == "active", 60, "replay ended")
     lab.wait_until(lambda: rc.quiet(standby, sink), 30, "output drained")
     p, s = rc.remote(pred), rc.remote(standby)
+    nfs = [v for v in standby.query("/onvm/nfs").values() if isinstance(v, dict)]
+    nf_first = min((v["first_pkt_ns"] for v in nfs if v.get("first_pkt_ns")), default=0)
     for node in (pred, standby, sink):
         node.stop()
     got_m = lab.read_capture_out(L.path(f"sink-m{tag}.pcap"))
@@ -79,13 +112,16 @@ def one(L, frames, rnd, k, seed, idle):
                          allow_loss=rc.STAGES * rc.STAGE_PACKETS + 2 * 32)
     req = p["failover_req_ns"]
     us = lambda t: round((t - req) / 1000, 1) if t else ""
-    return {"round": k, "seed": seed, "max_sleep_us": idle["max_sleep_us"],
+    return {"round": k, "seed": seed, "load": load, "nf_sched": nf_sched, "checkpoint_ms": ckpt,
+            "max_sleep_us": idle["max_sleep_us"],
             "kill_share": round(share, 3), "replayed": p["replayed"],
             "covered": s["ingress_replay_covered"], "dup": s["out_dup"],
             "passed": s["out_passed"], "lost": lost,
             "req_to_start_us": us(p["replay_start_ns"]),
             "req_to_takeover_us": us(s["replay_start_ns"]),
             "req_to_echo_us": us(p["start_echo_ns"]),
+            "req_to_first_in_us": us(s["first_in_ns"]),
+            "req_to_nf_first_us": us(nf_first),
             "req_to_first_out_us": us(s["first_out_ns"]),
             "req_to_end_us": us(p["replay_end_ns"])}
 
@@ -95,9 +131,29 @@ def pct(xs, q):
     return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
 
 
+def cond_of(r):
+    return tuple(r[k] for k in COND)
+
+
+def conditions(rows):
+    return sorted({cond_of(r) for r in rows}, key=lambda c: (c[0], c[1], -c[2]))
+
+
+def cond_name(c):
+    return f"{c[0]} input, NF {c[1]}, cut {c[2]} ms"
+
+
 def summarize(rows):
     lines = []
-    for f in FIELDS[9:]:
+    for cond in conditions(rows):
+        lines.append(cond_name(cond) + ":")
+        lines += summarize_one([r for r in rows if cond_of(r) == cond])
+    return "\n".join(lines)
+
+
+def summarize_one(rows):
+    lines = []
+    for f in TIMES:
         xs = [r[f] for r in rows if r[f] != ""]
         if xs:
             lines.append(f"{f:22s} n={len(xs):3d}  p50 {pct(xs, 0.5):10.1f}  p90 "
@@ -106,7 +162,7 @@ def summarize(rows):
     lost = [r["lost"] for r in rows]
     lines.append(f"lost frames per failover: p50 {pct(lost, 0.5)}, max {max(lost)} "
                  f"(bound {rc.STAGES * rc.STAGE_PACKETS + 64}: stages x packets + 2 bursts)")
-    return "\n".join(lines)
+    return ["  " + x for x in lines]
 
 
 def plot(rows, path):
@@ -117,14 +173,22 @@ def plot(rows, path):
     except ImportError:
         print("matplotlib missing: no plot", file=sys.stderr)
         return
-    keys = ["req_to_takeover_us", "req_to_echo_us", "req_to_first_out_us"]
-    data = [[r[k] / 1000 for r in rows if r[k] != ""] for k in keys]
-    fig, ax = plt.subplots(figsize=(7, 4))
-    ax.boxplot(data, labels=["takeover", "REPLAY_START\nechoed", "first packet\nout"])
-    for i, d in enumerate(data):
-        ax.scatter([i + 1] * len(d), d, s=8, alpha=0.5)
-    ax.set_ylabel("ms after the failover request")
-    ax.set_title(f"Remote failover timeline, {len(rows)} SIGKILLed primaries")
+    keys = [("req_to_takeover_us", "takeover"), ("req_to_first_in_us", "first in"),
+            ("req_to_nf_first_us", "NF's first"), ("req_to_first_out_us", "first out")]
+    conds = conditions(rows)
+    fig, axes = plt.subplots(1, len(conds), figsize=(3.2 * len(conds), 4), sharey=True,
+                             squeeze=False)
+    for ax, cond in zip(axes[0], conds):
+        data = [[r[key] / 1000 for r in rows if r[key] != "" and cond_of(r) == cond]
+                for key, _ in keys]
+        ax.boxplot(data, labels=[name for _, name in keys])
+        for i, d in enumerate(data):
+            ax.scatter([i + 1] * len(d), d, s=8, alpha=0.5)
+        ax.tick_params(axis="x", labelsize=7)
+        ax.set_yscale("log")
+        ax.set_title(cond_name(cond), fontsize=8)
+    axes[0][0].set_ylabel("ms after the failover request")
+    fig.suptitle(f"Remote failover timeline, {len(rows)} SIGKILLed primaries", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
@@ -133,9 +197,13 @@ def main(L, args):
     frames = rc.tagged_input(lab.trace("smtp.pcap"), 400)
     idle = {"max_sleep_us": args.max_sleep_us}
     rows = []
-    for k in range(args.rounds):
-        rows.append(one(L, frames, random.Random(args.seed * 1000 + k), k, args.seed, idle))
-        print(rows[-1], flush=True)
+    conds = [(ld, sc, ck) for ld in args.loads for sc in args.nf_sched
+             for ck in args.checkpoint_ms]
+    for k in range(args.rounds):  # the conditions interleaved: same kill points
+        for cond in conds:
+            rows.append(one(L, frames, random.Random(args.seed * 1000 + k), k, args.seed,
+                            idle, cond))
+            print(rows[-1], flush=True)
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, "remote_failover.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=FIELDS)
@@ -145,7 +213,9 @@ def main(L, args):
     print(text)
     with open(os.path.join(RESULTS, "remote_failover_summary.txt"), "w") as f:
         f.write(f"# bench/remote_failover.py --rounds {args.rounds} --seed {args.seed} "
-                f"--max-sleep-us {args.max_sleep_us}; "
+                f"--max-sleep-us {args.max_sleep_us} --checkpoint-ms "
+                f"{','.join(map(str, args.checkpoint_ms))} --loads {','.join(args.loads)} "
+                f"--nf-sched {','.join(args.nf_sched)}; "
                 f"times in us after the failover request (operator command)\n{text}\n")
     plot(rows, os.path.join(RESULTS, "remote_failover.png"))
 
@@ -157,5 +227,14 @@ if __name__ == "__main__":
     ap.add_argument("--max-sleep-us", type=int, default=1000,
                     help="every node's idle.max_sleep_us (the default 1000: each "
                          "idle hop of the failover may sleep that long)")
+    ap.add_argument("--checkpoint-ms", type=lambda v: [int(x) for x in v.split(",")],
+                    default=[5],
+                    help="the primary's lazy cut periods to compare, comma-separated: "
+                         "the standby re-runs what was released since the newest "
+                         "committed cut before its first new packet")
+    ap.add_argument("--loads", type=lambda v: v.split(","), default=["paced", "unpaced"],
+                    help=f"paced (the lab's {rc.PACE}) and/or unpaced (see above)")
+    ap.add_argument("--nf-sched", type=lambda v: v.split(","), default=["shared", "rt"],
+                    help="shared and/or rt: the standby NF's scheduling (see above)")
     a = ap.parse_args()
     lab.run("remote_failover", lambda L: main(L, a))

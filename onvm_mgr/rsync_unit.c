@@ -354,6 +354,8 @@ mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uin
 	*flags = (sh.flags & PLOG_SHIM_F_REPLAY) ? ONVM_PKT_F_REPLAY : 0;
 	c->admitted++;
 	c->admitted_replay += *flags != 0;
+	if (unlikely(c->sby != NULL && c->first_in_ns == 0))
+		c->first_in_ns = mgr_now_ns();
 	return false;
 }
 
@@ -449,6 +451,7 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 		c->replay_newest_ts = m->u.replay_start.newest_ts;
 		c->replay_start_ns = now;
 		c->first_out_ns = 0;
+		c->first_in_ns = 0;
 		/* The TxTs is final: the TX unit may read it from now on. */
 		__atomic_store_n(&c->state, RS_REPLAY, __ATOMIC_SEQ_CST);
 		/* The applied cut is in the NFs' blocks: they run from now on,

@@ -100,6 +100,7 @@ struct rsync_chain {
 	uint64_t out_passed, out_dup, out_before_takeover;
 	uint64_t takeovers;
 	uint64_t replay_start_ns, replay_end_ns, first_out_ns;
+	uint64_t first_in_ns; /* the first replayed packet admitted after a takeover */
 	uint64_t takeover_txid, takeover_cut_ts;
 	uint64_t replay_newest_ts;
 	/* the chain's NFs' state (rsync_unit_state.c) */

@@ -84,6 +84,7 @@ add_standby_stats(struct rte_tel_data *o, const struct rsync_chain *c)
 	rte_tel_data_add_dict_uint(o, "takeover_txid", c->takeover_txid);
 	rte_tel_data_add_dict_uint(o, "replay_start_ns", c->replay_start_ns);
 	rte_tel_data_add_dict_uint(o, "replay_end_ns", c->replay_end_ns);
+	rte_tel_data_add_dict_uint(o, "first_in_ns", c->first_in_ns);
 	rte_tel_data_add_dict_uint(o, "first_out_ns", c->first_out_ns);
 	rte_tel_data_add_dict_uint(o, "out_passed", c->out_passed);
 	rte_tel_data_add_dict_uint(o, "out_dup", c->out_dup);

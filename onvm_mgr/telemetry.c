@@ -217,6 +217,7 @@ tel_nfs(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(c, "rx_ring_count", rte_ring_count(s->rx_ring));
 		rte_tel_data_add_dict_uint(c, "tx_ring_count", rte_ring_count(s->tx_ring));
 		rte_tel_data_add_dict_uint(c, "reclaimed", s->reclaimed);
+		rte_tel_data_add_dict_uint(c, "first_pkt_ns", s->first_pkt_ns);
 		if (s->first_pkt_ns != 0 && s->launch_ns != 0 && s->launched)
 			rte_tel_data_add_dict_uint(c, "start_to_first_pkt_us",
 						  (s->first_pkt_ns - s->launch_ns) / 1000);

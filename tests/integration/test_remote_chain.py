@@ -17,7 +17,8 @@ forwards a frame).  The input is a trace repeated, each frame tagged with a
 unique number in its source MAC (no NF here reads MACs), so duplicates and
 order can be checked at the sink.
 
-Usage: test_remote_chain.py steady | switchover | kill | bfd | linkdown | linkdown_bfd
+Usage: test_remote_chain.py steady | switchover | kill | bfd | linkdown | linkdown_bfd |
+                           syncfaults | stateful | nd_heavy | standby_lost
   steady:     no failure.  The sink gets every frame once, in order, from
               the primary; every one was latched and released on a vote;
               stateless checkpoints trimmed the predecessor's log; the
@@ -65,6 +66,12 @@ Usage: test_remote_chain.py steady | switchover | kill | bfd | linkdown | linkdo
               load_balancer counted every input packet exactly once per flow
               (the cut plus the replay after it), and the balancer's table
               holds each flow's backend as the capture shows it.
+  nd_heavy:   3 rounds as stateful, with nondet (count:1: every packet it
+              handles draws a random number, stored in its flow's entry, and
+              is marked ND) in vlan_tagger's place: every stage waits for the
+              cut of a marker after its last packet before it is released.
+              Oracle as for stateful (no VLAN tag), and the promoted nondet
+              counted every input packet once with exactly one draw each.
   standby_lost: the stateful chain; once the standby holds state, its
               basic_monitor is SIGKILLed (not relaunched: no local
               resiliency).  The standby's copy of the state is lost: it
@@ -121,15 +128,18 @@ def new_flows(f, c):
     return bytes(b)
 
 
-def tagged_input(trace, copies, flows_per_copy=False):
+def tagged_input(trace, copies, flows_per_copy=False, flows_every=0):
     """The trace `copies` times, frame k's source MAC = 02:00 + k;
-    `flows_per_copy`: each copy's flows are new ones (new_flows)."""
+    `flows_per_copy`: each copy's flows are new ones (new_flows);
+    `flows_every` N: new ones every N frames instead."""
     frames = lab.read_pcap(trace)
     out = []
     for c in range(copies):
         for f in frames:
             k = len(out) + 1
-            if flows_per_copy:
+            if flows_every:
+                f = new_flows(f, len(out) // flows_every)
+            elif flows_per_copy:
                 f = new_flows(f, c)
             out.append(f[:6] + b"\x02\x00" + struct.pack(">I", k) + f[12:])
     return out
@@ -184,9 +194,11 @@ def bfd_session(name, port, local, peer):
             "desired_min_tx_us": us, "required_min_rx_us": us, "detect_mult": 3}
 
 
-def stateful_nfs(L, name, rnd_tag):
+def stateful_nfs(L, name, rnd_tag, nd_heavy=False):
     """basic_monitor -> vlan_tagger -> load_balancer, each with state (the
-    issue's chain); exports of the node `name` under its name."""
+    issue's chain); exports of the node `name` under its name.  `nd_heavy`:
+    nondet in vlan_tagger's place, making every packet it handles ND (count:1,
+    each draw stored in the flow's entry)."""
     policy, lbconf = L.path("vlan-policy.json"), L.path("lb.json")
     if not os.path.exists(policy):
         with open(policy, "w") as f:
@@ -197,9 +209,13 @@ def stateful_nfs(L, name, rnd_tag):
             json.dump({"backends": [{"ip": ip, "mac": mac} for ip, mac in BACKENDS],
                        "idle_timeout_ms": 3600000, "flows": 4096}, f)
     exp = lambda nf: L.path(f"{name}{rnd_tag}-{nf}.json")
+    middle = ({"name": "nd", "binary": "nondet", "service": 2,
+               "args": ["-m", "count:1", "-f", "4096", "-t", "0", "-e", exp("nd")]}
+              if nd_heavy else
+              {"name": "vlan", "binary": "vlan_tagger", "service": 2, "args": ["-c", policy]})
     return [{"name": "mon", "binary": "basic_monitor", "service": 1,
              "args": ["-f", "4096", "-e", exp("mon"), "-p", "0"]},
-            {"name": "vlan", "binary": "vlan_tagger", "service": 2, "args": ["-c", policy]},
+            middle,
             {"name": "lb", "binary": "load_balancer", "service": 3,
              "args": ["-c", lbconf, "-e", exp("lb"), "-p", "0"]}]
 
@@ -208,7 +224,8 @@ BACKENDS = [(f"198.18.1.{i}", f"02:00:00:00:01:0{i}") for i in range(1, 5)]
 
 
 def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, faults=None,
-          stateful=False, remote=True, nfs=None, paced=None):
+          stateful=False, remote=True, nfs=None, paced=None, checkpoint_ms=5,
+          nd_heavy=False):
     """The four nodes; `idle` (e.g. {"max_sleep_us": 50}) goes to every node;
     `bfd`: a BFD session on the predecessor -> primary link triggers the
     failover (BFD then bypasses that link's pacing: it must not queue behind
@@ -216,7 +233,9 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
     links with no remote resiliency (the chain unprotected: the baseline);
     `nfs` = (NF list, services) replaces the chain's NFs; `paced` paces the
     predecessor's link to the primary (default: for `stateful`, whose kill
-    must land mid-stream)."""
+    must land mid-stream); `checkpoint_ms`: the primary's lazy cut period;
+    `nd_heavy`: the stateful chain with nondet in the middle (every packet
+    ND)."""
     if paced is None:
         paced = stateful
     src = L.path(f"input{rnd_tag}.pcap")
@@ -293,7 +312,8 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
                       # shared by four managers (and CI's load) can stall one
                       # for tens of ms, and 5 x 1 ms would abort the stage
                       # (its packets dropped, counted: not what this tests)
-                      retrans_us=5000, max_tries=20, standby_window=16, checkpoint_ms=5)
+                      retrans_us=5000, max_tries=20, standby_window=16,
+                      checkpoint_ms=checkpoint_ms)
         else:
             # a cut of the stateful chain takes hundreds of fragments
             rc.update(primary_port=sync_port, window=32,
@@ -302,7 +322,7 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
             "ports": [{"name": "from_p", "dev": af(0, pred_if, BIG)},
                       {"name": sync_port, "dev": af(1, sync_if)},
                       {"name": "out", "dev": af(2, out_if)}],
-            "nfs": (nfs[0] if nfs else stateful_nfs(L, name, rnd_tag) if stateful else
+            "nfs": (nfs[0] if nfs else stateful_nfs(L, name, rnd_tag, nd_heavy) if stateful else
                     [{"name": "fwd", "binary": "simple_forward", "service": 1}]),
             "chains": [{"name": "c",
                         "services": nfs[1] if nfs else [1, 2, 3] if stateful else [1],
@@ -407,11 +427,12 @@ def ip4(b):
     return ".".join(str(x) for x in b)
 
 
-def check_stateful(L, frames, got_m, got_s, allow_loss):
+def check_stateful(L, frames, got_m, got_s, allow_loss, vlan=True):
     """The stateful chain's outputs: each an input frame with a VLAN tag
-    (vlan_tagger) and its destination rewritten to a backend (load_balancer),
-    once, in order, per flow the standby after the primary, every flow on one
-    backend across both nodes; losses only the dead primary's tail."""
+    (vlan_tagger; `vlan` False: none, nondet in its place) and its destination
+    rewritten to a backend (load_balancer), once, in order, per flow the
+    standby after the primary, every flow on one backend across both nodes;
+    losses only the dead primary's tail."""
     sent = {tag_of(f): f for f in frames}
     seen, backend = set(), {}
     for where, got in (("primary", got_m), ("standby", got_s)):
@@ -423,8 +444,9 @@ def check_stateful(L, frames, got_m, got_s, allow_loss):
                 continue
             seen.add(t)
             want = sent[t]
-            L.expect(f[12:14] == b"\x81\x00", f"{where}: frame {t} has no VLAN tag")
-            inner = f[:12] + f[16:]
+            if vlan:
+                L.expect(f[12:14] == b"\x81\x00", f"{where}: frame {t} has no VLAN tag")
+            inner = f[:12] + f[16:] if vlan else bytes(f)
             L.expect(len(inner) == len(want) and inner[6:14] == want[6:14],
                      f"{where}: frame {t} is not its input, tagged")
             fl = flow_of(want)
@@ -449,22 +471,32 @@ def check_stateful(L, frames, got_m, got_s, allow_loss):
     return len(lost), backend
 
 
-def check_exports(L, frames, mon, lb, backend):
-    """The promoted chain's state: basic_monitor and load_balancer counted every
-    input packet exactly once (the cut plus the replay after it: none twice,
-    none missed), and the balancer's table holds each flow's backend."""
+def check_exports(L, frames, mon, lb, backend, nd=None):
+    """The promoted chain's state: basic_monitor and load_balancer (and nondet,
+    `nd`) counted every input packet exactly once (the cut plus the replay
+    after it: none twice, none missed), and the balancer's table holds each
+    flow's backend.  nondet (count:1) drew for every packet it handled: its
+    ND events equal its packets, per flow and in total (a draw of a packet
+    the cut already held, made again, would count twice)."""
     want = {}
     for f in frames:
         fl = flow_of(f)
         if fl is not None:
             key = (ip4(fl[0]), ip4(fl[1]), fl[2], fl[3], fl[4])
             want[key] = want.get(key, 0) + 1
-    for name, doc in (("basic_monitor", mon), ("load_balancer", lb)):
+    for name, doc in (("basic_monitor", mon), ("load_balancer", lb)) + ((("nondet", nd),) if nd
+                                                                        else ()):
         got = {(e["src"], e["dst"], e["proto"], e["sport"], e["dport"]): e["packets"]
                for e in doc["flows"]}
         L.expect(got == want, f"{name} on the promoted standby: per-flow packets "
                  f"{sorted(got.items())[:4]}... want {sorted(want.items())[:4]}... "
                  f"({sum(got.values())} vs {sum(want.values())})")
+    if nd:
+        L.expect(nd["packets"] == len(frames) and nd["nd_events"] == nd["packets"],
+                 f"nondet on the promoted standby: {nd['packets']} packets, "
+                 f"{nd['nd_events']} ND events, {len(frames)} input frames")
+        bad = [e for e in nd["flows"] if e["nd_events"] != e["packets"]]
+        L.expect(not bad, f"nondet: flows whose ND events are not their packets: {bad[:3]}")
     for e in lb["flows"]:
         key = (bytes(int(x) for x in e["src"].split(".")), bytes(int(x) for x in e["dst"].split(".")),
                e["proto"], e["sport"], e["dport"])
@@ -501,8 +533,12 @@ def run(L, scenario):
     copies = {"steady": 40, "switchover": 40, "syncfaults": 100}.get(scenario, 200)
     # syncfaults: many flows, so that a packet released without a vote is
     # usually its flow's last, which the standby's TxTs must then hold
+    # nd_heavy: new flows every 32 frames -- the balancer draws a backend
+    # for each (ND), so a draw released without its cut is soon drawn again
+    # (about 2400 flows: the NFs' tables hold 4096)
     frames = tagged_input(trace, copies,
-                          flows_per_copy=scenario in ("syncfaults", "stateful", "standby_lost"))
+                          flows_per_copy=scenario in ("syncfaults", "stateful", "standby_lost"),
+                          flows_every=32 if scenario == "nd_heavy" else 0)
     if scenario == "syncfaults":
         syncfaults(L, frames)
         return
@@ -522,7 +558,8 @@ def run(L, scenario):
 
 
 FAILURES = {"kill": 20, "bfd": 5, "linkdown": 5, "linkdown_bfd": 3,
-            "stateful": 5}  # scenario: rounds
+            "stateful": 5, "nd_heavy": 3}  # scenario: rounds
+STATEFUL = ("stateful", "nd_heavy")
 LINKDOWN = ("linkdown", "linkdown_bfd")
 
 
@@ -626,11 +663,11 @@ def standby_lost(L, frames):
 def one_round(L, scenario, frames, rnd, rnd_tag):
     n = len(frames)
     remote_applied, remote_before = {}, {}
-    stateful = scenario == "stateful"
+    stateful = scenario in STATEFUL
     sink, standby, primary, pred = build(L, frames, rnd_tag,
                                          bfd=scenario in ("bfd",) + LINKDOWN,
                                          link_failover=scenario != "linkdown_bfd",
-                                         stateful=stateful)
+                                         stateful=stateful, nd_heavy=scenario == "nd_heavy")
     NODES[:] = [pred, primary, standby, sink]
     sink.start(wait=False)
     standby.start(wait=False)
@@ -638,7 +675,7 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
     for node in (sink, standby, primary):
         node.wait_ready(120)
     if scenario in FAILURES:
-        if scenario not in ("kill", "stateful"):
+        if scenario not in ("kill",) + STATEFUL:
             pred.start(wait=False)
             pred.wait_ready(120)
             # hold the input until BFD is Up (the trace is read at once)
@@ -669,7 +706,7 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
             lab.run_cmd(lab.in_netns(down_ns, ["ip", "link", "set", down_if, "down"]))
         else:
             primary.stop(sig=signal.SIGKILL)
-        if scenario in ("kill", "stateful"):
+        if scenario in ("kill",) + STATEFUL:
             rep = pred.query("/onvm/remote/failover,web")
             L.expect(rep.get("status") == "ok", f"failover: {rep}")
         else:  # BFD sees the primary go, or the predecessor its link
@@ -734,7 +771,7 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
                      f"every replayed packet was released already: {st_s} / {st_p}")
             L.expect(st_p["replayed"] <= n - trimmed_to, f"replayed past the trim: {st_p}")
     for node in (pred, standby, primary, sink):
-        killed = node is primary and scenario in ("kill", "bfd", "stateful")
+        killed = node is primary and scenario in ("kill", "bfd") + STATEFUL
         rc = node.stop()
         if killed:
             node.remove_runtime()  # its hugepage files: 20 rounds would fill the pages
@@ -756,10 +793,16 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
     # sync link), and input its down link refused was logged and replayed:
     # nothing may be lost.
     if stateful:
-        lost, backend = check_stateful(L, frames, got_m, got_s, STAGES * STAGE_PACKETS + 2 * 32)
+        nd_heavy = scenario == "nd_heavy"
+        lost, backend = check_stateful(L, frames, got_m, got_s, STAGES * STAGE_PACKETS + 2 * 32,
+                                       vlan=not nd_heavy)
         check_exports(L, frames, lab.read_json(L.path(f"standby{rnd_tag}-mon.json")),
-                      lab.read_json(L.path(f"standby{rnd_tag}-lb.json")), backend)
-        print(f"stateful{rnd_tag}: {len(backend)} flows on their backends; standby "
+                      lab.read_json(L.path(f"standby{rnd_tag}-lb.json")), backend,
+                      lab.read_json(L.path(f"standby{rnd_tag}-nd.json")) if nd_heavy else None)
+        if nd_heavy:
+            # the ND path ran: stages waited for the cut after their ND packets
+            L.expect(remote_before["nd_waits"] > 0, f"primary: no ND waits: {remote_before}")
+        print(f"{scenario}{rnd_tag}: {len(backend)} flows on their backends; standby "
               f"applied {remote_applied.get('state_bytes_applied')} state bytes; primary "
               f"cuts with state {remote_before.get('cuts_with_state')}")
         return lost
@@ -773,9 +816,9 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or sys.argv[1] not in ("steady", "switchover", "kill", "bfd",
-                                                 "syncfaults", "stateful",
-                                                 "standby_lost") + LINKDOWN:
+    SCENARIOS = ("steady", "switchover", "kill", "bfd", "syncfaults",
+                 "standby_lost") + LINKDOWN + STATEFUL
+    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         sys.exit(f"usage: {sys.argv[0]} steady|switchover|kill|bfd|linkdown|linkdown_bfd|"
-                 "syncfaults")
+                 "syncfaults|stateful|nd_heavy|standby_lost")
     lab.run(f"remote_chain_{sys.argv[1]}", lambda L: main(L, sys.argv[1]))
