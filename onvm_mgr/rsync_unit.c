@@ -147,10 +147,16 @@ standby_apply_state(void *ctx, uint16_t region, uint64_t offset, const void *dat
 	rsync_state_apply(ctx, region, offset, data, len);
 }
 
+static bool
+standby_ready_for_full(void *ctx)
+{
+	return rsync_state_ready_for_full(ctx);
+}
+
 static const struct rsync_primary_ops primary_ops = {primary_send, primary_release,
 						     primary_drop};
 static const struct rsync_standby_ops standby_ops = {standby_send, standby_state_ok,
-						     standby_apply_state};
+						     standby_apply_state, standby_ready_for_full};
 
 /* ---- set-up ---- */
 
@@ -430,21 +436,24 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 	if (m->h.type == RSYNC_REPLAY_START) {
 		if (m->h.epoch <= epoch)
 			return RSYNC_RX_STALE_EPOCH;
-		if (!rsync_state_check_all(c)) {
-			/* Its NFs' state is not the cut it would claim. */
+		int rc;
+
+		/* An NF state was written into and that went away makes the
+		 * state not whole (the library then refuses). */
+		(void)rsync_state_check_all(c);
+		rc = rsync_standby_takeover(c->sby, m->h.epoch, &a);
+		if (rc == -ENOTRECOVERABLE) {
+			/* Its NFs' state is not a cut of the chain (it started
+			 * late or lost an NF's state, and is not in sync
+			 * again yet): it stays the standby, nothing runs or
+			 * leaves here, and the predecessor gets no echo. */
 			c->takeovers_refused++;
+			MGR_LOG(ERR, "remote chain %s: takeover refused: this standby is not in sync "
+				     "(its state is not a cut of the chain yet)", c->cfg->name);
 			return RSYNC_RX_WRONG_ROLE;
 		}
-		if (rsync_standby_takeover(c->sby, m->h.epoch, &a) != 0)
+		if (rc != 0)
 			return RSYNC_RX_STALE_EPOCH;
-		if (c->state_lost) {
-			/* A piece of the presumed commit could not be written:
-			 * the library took over, but nothing will run or leave
-			 * (the chain stays in RS_STANDBY: input and outputs are
-			 * dropped, counted), and the predecessor gets no echo. */
-			c->takeovers_refused++;
-			return RSYNC_RX_WRONG_ROLE;
-		}
 		c->takeovers++;
 		c->takeover_txid = a.txid;
 		c->takeover_cut_ts = a.cut_ts;

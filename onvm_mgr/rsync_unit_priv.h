@@ -121,7 +121,8 @@ struct rsync_chain {
 	uint64_t markers_ahead;	  /* markers that went ahead of waiting packets */
 	uint64_t markers_injected, markers_lost, cuts_state, cuts_nf_failed;
 	uint64_t state_bytes_applied, state_apply_failed;
-	bool state_lost;	  /* standby: its copy of the NFs' state cannot be trusted */
+	uint64_t state_losses;	  /* standby: an NF's state lost (resynchronised by a full cut) */
+	uint64_t full_too_big;	  /* primary: full cuts dropped for stage_state_kb */
 	uint64_t takeovers_refused;
 };
 
@@ -144,7 +145,9 @@ void rsync_state_apply(struct rsync_chain *c, uint16_t region, uint64_t offset, 
 		       uint32_t len);
 void rsync_state_unpark(struct rsync_chain *c); /* standby: at the takeover */
 /* standby: every NF state was written into is still there; false (and the
- * state lost) if not */
+ * state lost: the library resynchronises) if not */
 bool rsync_state_check_all(struct rsync_chain *c);
+/* standby: every NF of the chain is there and can take a full cut */
+bool rsync_state_ready_for_full(struct rsync_chain *c);
 
 #endif /* RSYNC_UNIT_PRIV_H */

@@ -280,7 +280,10 @@ rsync_state_request_marker(struct rsync_chain *c, uint64_t now)
 		return;
 	if (c->marker_out)
 		c->markers_lost++; /* never came back: an NF died with it */
-	c->marker_base = rsync_primary_cut_base(c->pri);
+	/* The standby asked to resynchronise: every NF freezes everything
+	 * (a base it never saw). */
+	c->marker_base = rsync_primary_full_wanted(c->pri) ? RSYNC_CUT_FULL
+							  : rsync_primary_cut_base(c->pri);
 	c->marker_id = ++c->cut_id; /* cut ids: one sequence with the stateless cuts */
 	c->marker_out = true;
 	c->marker_req_ns = now;
@@ -440,8 +443,15 @@ rsync_state_marker_at_exit(struct rsync_chain *c, struct rte_mbuf *m, uint64_t n
 			rsync_primary_cut_drop(c->pri);
 			c->cuts_nf_failed++;
 		}
-		if (rsync_primary_cut_end(c->pri, now) == 0)
+		if (rsync_primary_cut_end(c->pri, now) == 0) {
 			c->cuts_state++;
+		} else if (mk.base_id == RSYNC_CUT_FULL) {
+			if (c->full_too_big++ == 0)
+				MGR_LOG(ERR, "remote chain %s: a full cut for the standby's "
+					     "resynchronisation did not fit stage_state_kb (or an NF "
+					     "could not freeze it): the standby stays out of sync",
+					c->cfg->name);
+		}
 	}
 	/* The marker awaited: the next may go.  An older one (given up for
 	 * lost, then come back) changes nothing. */
@@ -479,20 +489,21 @@ region_span(const struct nf_state_set *set, unsigned int r)
 /* The standby's copy of the chain's state can no longer be trusted: an NF
  * that had state written into it went away (its window is formatted anew
  * when it comes back, and cuts are deltas), or a voted piece could not be
- * written.  Sticky.  The standby goes on voting -- refusing would make the
- * healthy primary abort every stage with a cut -- but it will not take the
- * chain over on state that is not the cut it claims: the chain is then
- * unprotected, loudly (resynchronising needs a full cut on request, not
- * built; restarting this node does not help either, its NFs would start
- * from nothing and get deltas). */
+ * written.  The library resynchronises (rsync_standby.h): it goes on
+ * voting -- refusing would make the healthy primary abort every stage with
+ * a cut -- writes nothing more until the full cut its votes ask for, and
+ * refuses to take the chain over until in sync again.  The position's NF
+ * (the new one, when it comes) may then be written from scratch. */
 static void
 state_lost(struct rsync_chain *c, const char *why, int pos)
 {
-	if (!c->state_lost)
-		MGR_LOG(ERR, "remote chain %s: the standby's state of NF %d is lost (%s): this node "
-			     "will not take the chain over -- the chain is unprotected",
+	if (rsync_standby_whole(c->sby))
+		MGR_LOG(ERR, "remote chain %s: the standby's state of NF %d is lost (%s): "
+			     "resynchronising with a full cut; no takeover until then",
 			c->cfg->name, pos, why);
-	c->state_lost = true;
+	c->nf[pos].applied_gen = 0;
+	c->state_losses++;
+	rsync_standby_state_lost(c->sby);
 }
 
 /* An NF state was written into is still the one there (same slot, same
@@ -514,11 +525,38 @@ bool
 rsync_state_check_all(struct rsync_chain *c)
 {
 	const struct mgr_chain_cfg *ch = &mgr.cfg.chains[c->cfg->chain];
+	bool all = true;
 
-	for (int k = 0; k < ch->len && !c->state_lost; k++)
-		if (!still_written_nf(c, k))
+	for (int k = 0; k < ch->len; k++)
+		if (!still_written_nf(c, k)) {
 			state_lost(c, "the NF is gone or was restarted", k);
-	return !c->state_lost;
+			all = false;
+		}
+	return all;
+}
+
+bool
+rsync_state_ready_for_full(struct rsync_chain *c)
+{
+	const struct mgr_chain_cfg *ch = &mgr.cfg.chains[c->cfg->chain];
+
+	for (int k = 0; k < ch->len; k++) {
+		struct rsync_nf_ref *ref;
+
+		switch (position_kind(c, k)) {
+		case POS_STATELESS:
+			continue;
+		case POS_UNKNOWN:
+			return false; /* its NF is not (back) yet */
+		default:
+			break;
+		}
+		ref = nf_at(c, k, false);
+		if (ref == NULL ||
+		    !__atomic_load_n(&mgr.shm->nfs[ref->slot].remote_park_ack, __ATOMIC_ACQUIRE))
+			return false; /* still starting up */
+	}
+	return true;
 }
 
 bool
@@ -527,8 +565,6 @@ rsync_state_ok(struct rsync_chain *c, uint16_t region, uint64_t offset, uint32_t
 	unsigned int r;
 	struct rsync_nf_ref *ref = region_ref(c, region, &r);
 
-	if (c->state_lost)
-		return true; /* votes go on (see state_lost); nothing is written */
 	if (region / NF_STATE_MAX_REGIONS < mgr.cfg.chains[c->cfg->chain].len &&
 	    !still_written_nf(c, region / NF_STATE_MAX_REGIONS)) {
 		state_lost(c, "the NF is gone or was restarted", region / NF_STATE_MAX_REGIONS);
@@ -550,8 +586,6 @@ rsync_state_apply(struct rsync_chain *c, uint16_t region, uint64_t offset, const
 	struct rsync_nf_ref *ref = region_ref(c, region, &r);
 	uint64_t size = ref != NULL ? nf_state_region_size(&ref->state, r) : 0;
 
-	if (c->state_lost)
-		return; /* this node will not take over: nothing to keep */
 	/* The padding past the region's size holds nothing: not written. */
 	if (ref != NULL && offset >= size)
 		return;

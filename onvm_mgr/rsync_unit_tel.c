@@ -53,6 +53,9 @@ add_primary_stats(struct rte_tel_data *o, const struct rsync_chain *c)
 	rte_tel_data_add_dict_uint(o, "trims_sent", s->trims_sent);
 	rte_tel_data_add_dict_uint(o, "window_waits", s->window_waits);
 	rte_tel_data_add_dict_uint(o, "nd_waits", s->nd_waits);
+	rte_tel_data_add_dict_uint(o, "resyncs_asked", s->resyncs_asked);
+	rte_tel_data_add_dict_uint(o, "full_cuts", s->full_cuts);
+	rte_tel_data_add_dict_uint(o, "full_too_big", c->full_too_big);
 	rte_tel_data_add_dict_uint(o, "released_cut_ts", rsync_primary_released_cut_ts(c->pri));
 	if (lat != NULL) {
 		rte_tel_data_start_array(lat, RTE_TEL_U64_VAL);
@@ -81,6 +84,14 @@ add_standby_stats(struct rte_tel_data *o, const struct rsync_chain *c)
 	rte_tel_data_add_dict_uint(o, "orphans", s->orphans);
 	rte_tel_data_add_dict_uint(o, "takeovers", c->takeovers);
 	rte_tel_data_add_dict_uint(o, "takeover_applied", s->takeover_applied);
+	/* joining and resynchronising (rsync_standby.h) */
+	rte_tel_data_add_dict_uint(o, "synced", rsync_standby_synced(c->sby));
+	rte_tel_data_add_dict_uint(o, "state_lost", !rsync_standby_whole(c->sby));
+	rte_tel_data_add_dict_uint(o, "joins", s->joins);
+	rte_tel_data_add_dict_uint(o, "resync_votes", s->resync_votes);
+	rte_tel_data_add_dict_uint(o, "full_applied", s->full_applied);
+	rte_tel_data_add_dict_uint(o, "state_skipped", s->state_skipped);
+	rte_tel_data_add_dict_uint(o, "takeovers_not_synced", s->takeovers_not_synced);
 	rte_tel_data_add_dict_uint(o, "takeover_txid", c->takeover_txid);
 	rte_tel_data_add_dict_uint(o, "replay_start_ns", c->replay_start_ns);
 	rte_tel_data_add_dict_uint(o, "replay_end_ns", c->replay_end_ns);
@@ -147,7 +158,7 @@ mgr_rsync_telemetry(struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "cuts_nf_failed", c->cuts_nf_failed);
 		rte_tel_data_add_dict_uint(o, "state_bytes_applied", c->state_bytes_applied);
 		rte_tel_data_add_dict_uint(o, "state_apply_failed", c->state_apply_failed);
-		rte_tel_data_add_dict_uint(o, "state_lost", c->state_lost);
+		rte_tel_data_add_dict_uint(o, "state_losses", c->state_losses);
 		rte_tel_data_add_dict_uint(o, "takeovers_refused", c->takeovers_refused);
 		if (c->pri != NULL)
 			add_primary_stats(o, c);

@@ -28,6 +28,7 @@ rsync_stage_reset(struct stage *s)
 	s->cut_dropped = false;
 	s->txid = s->prev_txid = 0;
 	s->cut_id = s->cut_base = s->cut_ts = 0;
+	s->cut_full = false;
 	s->nd_cut = 0;
 	s->opened_ns = s->closed_ns = s->deadline_ns = 0;
 	s->tries = s->tx_next = 0;
@@ -124,6 +125,7 @@ rsync_stage_close(struct rsync_primary *p, struct stage *s, uint64_t now)
 		s->state_frags = 0;
 		s->state_bytes = 0;
 		s->cut_id = s->cut_base = s->cut_ts = 0;
+		s->cut_full = false;
 	}
 	stage_build(p, s);
 	s->txid = ++p->next_txid;
@@ -201,8 +203,8 @@ rsync_primary_cut_begin(struct rsync_primary *p, uint64_t cut_id, uint64_t base_
 
 	if (p->fenced)
 		return -EPERM;
-	if (base_id != p->chain_cut_id || cut_id == 0 || cut_id <= p->chain_cut_id ||
-	    cut_ts < p->chain_cut_ts) {
+	if ((base_id != p->chain_cut_id && base_id != RSYNC_CUT_FULL) || cut_id == 0 ||
+	    cut_id <= p->chain_cut_id || cut_ts < p->chain_cut_ts) {
 		p->stats.cuts_stale++;
 		return -ESTALE;
 	}
@@ -218,6 +220,14 @@ rsync_primary_cut_begin(struct rsync_primary *p, uint64_t cut_id, uint64_t base_
 	s->cut_id = cut_id;
 	s->cut_base = base_id;
 	s->cut_ts = cut_ts;
+	s->cut_full = base_id == RSYNC_CUT_FULL;
+	if (s->cut_full) {
+		/* Asked for again only if the standby still asks after a
+		 * pause (this one may be dropped, or aborted). */
+		p->full_wanted = false;
+		p->full_holdoff_ns = now + RSYNC_FULL_HOLDOFF_RETRANS * p->cfg.retrans_ns;
+		p->stats.full_cuts++;
+	}
 	s->n_pieces = 0; /* state pieces are built from index 0 (stage_build moves them) */
 	s->body_len = 0;
 	return 0;

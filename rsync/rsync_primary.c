@@ -157,7 +157,8 @@ send_fragment(struct rsync_primary *p, struct stage *s, uint32_t f)
 	struct rsync_msg m = {0};
 
 	m.h.type = pc->type;
-	m.h.flags = s->tries > 1 ? RSYNC_F_RETRANS : 0;
+	m.h.flags = (uint8_t)((s->tries > 1 ? RSYNC_F_RETRANS : 0) |
+			      (s->cut_full ? RSYNC_F_FULL : 0));
 	m.h.txid = s->txid;
 	m.h.frag_seq = (uint16_t)f;
 	m.h.frag_count = (uint16_t)s->n_pieces;
@@ -291,6 +292,8 @@ try_release(struct rsync_primary *p, uint64_t now)
 			p->released_cut_ts = s->cut_ts;
 			new_cut = true;
 		}
+		if (s->cut_full)
+			p->full_released_txid = s->txid;
 		if (p->unacked_n < p->cfg.standby_window) {
 			p->unacked[(p->unacked_head + p->unacked_n) % p->cfg.standby_window] = s->txid;
 			p->unacked_n++;
@@ -366,7 +369,8 @@ abort_from(struct rsync_primary *p, uint32_t k, enum rsync_abort_reason why)
 	if (has_open) {
 		struct stage *o = stage_at(p, k);
 
-		if (o->cut_open && o->cut_base != p->chain_cut_id && !o->cut_failed) {
+		if (o->cut_open && o->cut_base != p->chain_cut_id && o->cut_base != RSYNC_CUT_FULL &&
+		    !o->cut_failed) {
 			o->cut_failed = true;
 			p->stats.cuts_stale++;
 		}
@@ -467,6 +471,28 @@ rsync_primary_fence(struct rsync_primary *p)
 		abort_from(p, 0, RSYNC_ABORT_FENCED);
 }
 
+/* The standby asks for a full cut.  Not while one is in flight (a busy
+ * stage carries it, or it was released and the standby has not acknowledged
+ * it: its votes for what came before still ask), nor within the hold-off
+ * after one began. */
+static void
+note_resync(struct rsync_primary *p, uint64_t now)
+{
+	if (p->full_wanted || now < p->full_holdoff_ns || p->full_released_txid > p->acked_txid)
+		return;
+	for (uint32_t k = 0; k < p->used; k++)
+		if (stage_at(p, k)->cut_full)
+			return;
+	p->full_wanted = true;
+	p->stats.resyncs_asked++;
+}
+
+bool
+rsync_primary_full_wanted(const struct rsync_primary *p)
+{
+	return p->full_wanted && !p->fenced;
+}
+
 static struct stage *
 find_txn(struct rsync_primary *p, uint64_t txid)
 {
@@ -516,6 +542,8 @@ rsync_primary_rx(struct rsync_primary *p, const struct rsync_msg *m, uint64_t no
 		}
 		s->state = ST_VOTED;
 		p->stats.votes++;
+		if (m->h.flags & RSYNC_F_RESYNC)
+			note_resync(p, now);
 		if (s->txid > p->abort_through)
 			p->abort_first = p->abort_through = 0;
 		try_release(p, now);

@@ -49,6 +49,7 @@ struct stage {
 	bool cut_open;	    /* between cut_begin and cut_end */
 	bool cut_failed;    /* the cut outgrew the stage or lost its base */
 	bool cut_dropped;   /* ... or the owner dropped it (rsync_primary_cut_drop) */
+	bool cut_full;	    /* the cut is whole (base RSYNC_CUT_FULL): RSYNC_F_FULL */
 	uint64_t txid, prev_txid;
 	uint64_t cut_id, cut_base, cut_ts;
 	uint64_t nd_cut;	    /* the cut id it waits for (needs_cut), for META */
@@ -96,6 +97,12 @@ struct rsync_primary {
 	 * are not repeated: the standby frees them when the next live META
 	 * names a predecessor below them (rsync_standby.c, in_a_known_gap). */
 	uint64_t abort_first, abort_through;
+	/* A standby's resynchronisation: it asked for a full cut (a VOTE with
+	 * RSYNC_F_RESYNC) and none is in flight; the newest full cut released,
+	 * whose ACK ends the asking; no new request before full_holdoff_ns. */
+	bool full_wanted;
+	uint64_t full_released_txid;
+	uint64_t full_holdoff_ns;
 	struct rsync_primary_stats stats;
 };
 
@@ -104,6 +111,11 @@ stage_at(struct rsync_primary *p, uint32_t k) /* k-th busy stage, 0 = head */
 {
 	return &p->stages[(p->head + k) % p->cfg.stages];
 }
+
+/* After a full cut is begun, the standby's requests are not heard for this
+ * many retransmission periods (its votes for earlier transactions still say
+ * it wants one). */
+#define RSYNC_FULL_HOLDOFF_RETRANS 16
 
 /* rsync_latch.c */
 void rsync_stage_reset(struct stage *s);

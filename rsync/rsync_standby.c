@@ -34,6 +34,7 @@ struct slot {
 	bool used;
 	bool voted;
 	bool dead;	       /* takeover: its chain cannot be completed */
+	bool full;	       /* its cut is whole (RSYNC_F_FULL on its META) */
 	uint64_t txid;
 	uint16_t frag_count;
 	uint32_t received;
@@ -55,6 +56,11 @@ struct rsync_standby {
 	uint64_t aborted_through;
 	uint64_t pending_txts; /* TxTs entries of voted, unapplied transactions */
 	struct rsync_standby_applied applied;
+	/* Joining and resynchronising (rsync_standby.h): whether the state
+	 * written so far is whole, whether this standby is in sync, whether
+	 * it ever applied anything, and the full cut it restarted from. */
+	bool whole, synced, ever_applied;
+	uint64_t full_cut_id;
 	struct rsync_txts txts;
 	struct rsync_standby_stats stats;
 };
@@ -87,6 +93,9 @@ rsync_standby_new(const struct rsync_standby_cfg *cfg, const struct rsync_standb
 	s->ops = *ops;
 	s->ctx = ctx;
 	s->epoch = cfg->epoch;
+	/* Whole until shown otherwise (a first COMMIT that reaches back past
+	 * what was staged here); in sync only once something is applied. */
+	s->whole = true;
 	s->slots = calloc(cfg->window, sizeof(*s->slots));
 	s->chain = calloc(cfg->window, sizeof(*s->chain));
 	tmem = malloc(rsync_txts_mem_size(cfg->txts_capacity, false));
@@ -133,7 +142,7 @@ slot_free(struct rsync_standby *s, struct slot *sl)
 	if (sl->voted)
 		s->pending_txts -= sl->meta.txts_entries;
 	memset(sl->have, 0, (s->cfg.max_frags + 63) / 64 * sizeof(uint64_t));
-	sl->used = sl->voted = sl->dead = false;
+	sl->used = sl->voted = sl->dead = sl->full = false;
 	sl->txid = 0;
 	sl->frag_count = 0;
 	sl->received = 0;
@@ -172,6 +181,13 @@ send_reply(struct rsync_standby *s, uint8_t type, uint64_t txid)
 {
 	struct rsync_msg m = {0};
 
+	/* A standby without whole state asks for a full cut with its votes,
+	 * once its chain can take one. */
+	if (type == RSYNC_VOTE && !s->whole &&
+	    (s->ops.ready_for_full == NULL || s->ops.ready_for_full(s->ctx))) {
+		m.h.flags = RSYNC_F_RESYNC;
+		s->stats.resync_votes++;
+	}
 	m.h.version = RSYNC_VERSION;
 	m.h.type = type;
 	m.h.chain = s->cfg.chain;
@@ -244,13 +260,30 @@ apply_slot(struct rsync_standby *s, struct slot *sl)
 			s->stats.applied_txts++;
 		}
 	}
+	/* A full cut makes the state whole again (written from its first
+	 * byte); without whole state a delta has nothing to apply to. */
+	if (sl->full && !s->whole) {
+		s->whole = true;
+		s->synced = false;
+		s->full_cut_id = mt->cut_id;
+		s->stats.full_applied++;
+	}
 	for (uint32_t f = txts_frags + 1; f < sl->frag_count; f++) {
+		if (!s->whole) {
+			s->stats.state_skipped += sl->desc[f].len;
+			continue;
+		}
 		s->ops.apply_state(s->ctx, sl->desc[f].region, sl->desc[f].offset, cell(s, sl, f),
 				   sl->desc[f].len);
 		s->stats.applied_state_bytes += sl->desc[f].len;
 	}
 	s->applied.txid = sl->txid;
+	s->ever_applied = true;
 	if (mt->cut_id != 0) {
+		/* In sync again at the first cut after the full one (its
+		 * apply_state may have found the state lost again meanwhile). */
+		if (s->whole && !s->synced && s->full_cut_id != 0 && mt->cut_id > s->full_cut_id)
+			s->synced = true;
 		s->applied.cut_id = mt->cut_id;
 		s->applied.cut_ts = mt->cut_ts;
 		s->stats.applied_cuts++;
@@ -274,6 +307,8 @@ static int
 apply_chain_to(struct rsync_standby *s, struct slot *tip)
 {
 	uint32_t n = 0;
+	bool origin = false;
+	struct slot *next;
 
 	for (struct slot *cur = tip; cur != NULL;) {
 		uint64_t prev = cur->meta.prev_txid;
@@ -281,17 +316,46 @@ apply_chain_to(struct rsync_standby *s, struct slot *tip)
 		if (!cur->voted || n == s->cfg.window)
 			return -1;
 		s->chain[n++] = cur;
-		if (prev == s->applied.txid)
+		if (prev == s->applied.txid) {
+			/* The chain's first transaction, on a standby that
+			 * never applied anything: in sync from the start. */
+			origin = prev == 0 && !s->ever_applied;
+			break;
+		}
+		/* Without whole state, a full cut starts the chain anew; so
+		 * does the oldest link staged here (the ones before it were
+		 * voted before this standby joined: no state is written until
+		 * a full cut, and their TxTs entries are all at or below the
+		 * cut that brings it in sync -- rsync_standby.h). */
+		if (!s->whole && cur->full)
 			break;
 		if (prev < s->applied.txid)
 			return -1; /* branches off before what is applied */
-		cur = slot_find(s, prev);
-		if (cur == NULL)
+		next = slot_find(s, prev);
+		if (next == NULL && !s->whole)
+			break;
+		if (next == NULL)
 			return -1;
+		cur = next;
 	}
+	if (origin && s->whole)
+		s->synced = true;
 	for (uint32_t i = n; i-- > 0;)
 		apply_slot(s, s->chain[i]);
 	return (int)n;
+}
+
+/* A COMMIT's chain reaches back past anything staged here, and nothing was
+ * ever applied: this standby started while the chain ran (the links it
+ * lacks were voted by an earlier incarnation).  Its NFs hold no cut. */
+static void
+joined_late(struct rsync_standby *s)
+{
+	if (s->ever_applied || !s->whole)
+		return;
+	s->whole = false;
+	s->synced = false;
+	s->stats.joins++;
 }
 
 /* Drop what is staged at or below `txid` (never to be applied). */
@@ -344,8 +408,11 @@ rx_fragment(struct rsync_standby *s, const struct rsync_msg *m)
 	 * must not take a staging slot. */
 	if (h->len > RSYNC_MAX_PAYLOAD)
 		return RSYNC_RX_BAD_LENGTH;
+	/* A piece is checked against the standby chain only if it can be
+	 * written there: with whole state, or in a full cut. */
 	if (h->type == RSYNC_CHECKPOINT &&
-	    (h->len == 0 || !s->ops.state_ok(s->ctx, h->region, h->offset, h->len)))
+	    (h->len == 0 || ((s->whole || (h->flags & RSYNC_F_FULL)) &&
+			     !s->ops.state_ok(s->ctx, h->region, h->offset, h->len))))
 		return RSYNC_RX_BAD_REGION;
 	if (h->frag_seq == 0 && m->u.meta.prev_txid >= h->txid)
 		return RSYNC_RX_MISMATCH; /* a transaction follows an older one */
@@ -378,9 +445,10 @@ rx_fragment(struct rsync_standby *s, const struct rsync_msg *m)
 	d->region = h->region;
 	d->len = h->len;
 	d->offset = h->offset;
-	if (h->frag_seq == 0)
+	if (h->frag_seq == 0) {
 		sl->meta = m->u.meta;
-	else
+		sl->full = (h->flags & RSYNC_F_FULL) != 0;
+	} else
 		memcpy(cell(s, sl, h->frag_seq), m->payload, h->len);
 	sl->have[h->frag_seq / 64] |= 1ull << (h->frag_seq % 64);
 	sl->received++;
@@ -433,7 +501,15 @@ rsync_standby_rx(struct rsync_standby *s, const struct rsync_msg *m, uint64_t no
 		} else {
 			struct slot *tip = slot_find(s, m->h.txid);
 
-			if (tip == NULL || apply_chain_to(s, tip) < 0)
+			int n = tip != NULL ? apply_chain_to(s, tip) : -1;
+
+			if (n < 0 && tip != NULL && !s->ever_applied) {
+				/* Its chain reaches back past what was ever
+				 * staged here: this standby started late. */
+				joined_late(s);
+				n = apply_chain_to(s, tip);
+			}
+			if (n < 0)
 				r = RSYNC_RX_MISMATCH; /* commits what it never had voted */
 			else /* what is left at or below it was aborted */
 				s->stats.orphans += discard_upto(s, 0, s->applied.txid);
@@ -487,6 +563,16 @@ rsync_standby_takeover(struct rsync_standby *s, uint32_t new_epoch,
 		}
 		tip->dead = true; /* its chain has a hole: try the next newest */
 	}
+	if (!s->synced) {
+		/* Its state is not a cut of the chain (started late, or an NF's
+		 * state lost, and not resynchronised yet).  What it applied
+		 * stays applied (voted: released, or about to be); it stays
+		 * the current epoch's standby. */
+		for (uint32_t i = 0; i < s->cfg.window; i++)
+			s->slots[i].dead = false;
+		s->stats.takeovers_not_synced++;
+		return -ENOTRECOVERABLE;
+	}
 	for (uint32_t i = 0; i < s->cfg.window; i++)
 		if (s->slots[i].used)
 			slot_free(s, &s->slots[i]);
@@ -508,6 +594,27 @@ uint32_t
 rsync_standby_txts_entries(const struct rsync_standby *s)
 {
 	return s->txts.n;
+}
+
+void
+rsync_standby_state_lost(struct rsync_standby *s)
+{
+	s->whole = false;
+	s->synced = false;
+	s->full_cut_id = 0;
+	s->stats.state_losses++;
+}
+
+bool
+rsync_standby_whole(const struct rsync_standby *s)
+{
+	return s->whole;
+}
+
+bool
+rsync_standby_synced(const struct rsync_standby *s)
+{
+	return s->synced;
 }
 
 void

@@ -285,6 +285,10 @@ check_fields(const struct rsync_hdr *h, const uint8_t *pl, struct rsync_msg *m)
 	bool frag_type = h->type == RSYNC_PREPARE || h->type == RSYNC_CHECKPOINT;
 	int flen = fixed_len(h->type);
 
+	/* FULL belongs to a transaction's fragments, RESYNC to a VOTE. */
+	if (((h->flags & RSYNC_F_FULL) && !frag_type) ||
+	    ((h->flags & RSYNC_F_RESYNC) && h->type != RSYNC_VOTE))
+		return RSYNC_RX_BAD_FLAGS;
 	if (h->frag_count == 0 || h->frag_seq >= h->frag_count)
 		return RSYNC_RX_BAD_FRAG;
 	if (!frag_type && (h->frag_seq != 0 || h->frag_count != 1))
@@ -497,7 +501,8 @@ rsync_encode(uint8_t *buf, size_t buflen, const uint8_t dst_mac[6], const uint8_
 	}
 	h.version = RSYNC_VERSION;
 	h.len = (uint16_t)plen;
-	h.flags = (uint8_t)((h.flags & RSYNC_F_RETRANS) | (auth != NULL ? RSYNC_F_HMAC : 0));
+	h.flags = (uint8_t)((h.flags & (RSYNC_F_RETRANS | RSYNC_F_FULL | RSYNC_F_RESYNC)) |
+			    (auth != NULL ? RSYNC_F_HMAC : 0));
 	h.key_id = auth != NULL ? rsync_auth_key_id(auth) : 0;
 	h.reserved = 0;
 	h.crc = 0;

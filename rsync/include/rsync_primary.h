@@ -109,6 +109,8 @@ struct rsync_primary_stats {
 	uint64_t cuts_stale;	    /* cuts refused: their base was aborted */
 	uint64_t cuts_too_big;	    /* cuts dropped: more than stage_state_bytes */
 	uint64_t cuts_dropped;	    /* cuts dropped by the owner (an NF could not freeze) */
+	uint64_t resyncs_asked;	    /* the standby asked for a full cut (RSYNC_F_RESYNC) */
+	uint64_t full_cuts;	    /* full cuts begun for it */
 	uint64_t nd_waits;	    /* releases held back by rule (2) (once per stage) */
 	uint64_t rx[RSYNC_RX_REASON_MAX]; /* messages by what became of them */
 	uint64_t commit_lat_us[RSYNC_LAT_BUCKETS]; /* close -> release */
@@ -165,6 +167,17 @@ void rsync_primary_nd(struct rsync_primary *p, uint64_t nd_cut);
  */
 int rsync_primary_cut_begin(struct rsync_primary *p, uint64_t cut_id, uint64_t base_id,
 			    uint64_t cut_ts, uint64_t now_ns);
+
+/* The base id of a full cut: every chunk of every NF's state, a delta over
+ * nothing (libnf freezes everything for a base it never saw).  Accepted by
+ * cut_begin whatever the chain's last cut; its fragments carry
+ * RSYNC_F_FULL.  Made when the standby asks to resynchronise. */
+#define RSYNC_CUT_FULL UINT64_MAX
+
+/* The standby asked for a full cut (it started late, or lost an NF's state)
+ * and none is in flight: the owner must get a marker travelling with base
+ * RSYNC_CUT_FULL. */
+bool rsync_primary_full_wanted(const struct rsync_primary *p);
 /* Bytes of the cut: `len` bytes at `offset` of chain-wide region `region`
  * (< RSYNC_REGION_MAX), copied now.  Returns 0, or -E2BIG when the cut
  * outgrows cfg.stage_state_bytes (the cut is then dropped at cut_end). */

@@ -33,6 +33,21 @@
  * epoch moves to the new one, after which every message of an older epoch
  * is refused: a falsely suspected primary can never get another vote.
  *
+ * Joining and resynchronising.  Cuts are deltas, and a transaction chain
+ * names its predecessor.  A standby that starts while the chain runs (its
+ * first COMMIT names a chain that reaches back past what it ever staged),
+ * or whose owner reports an NF's state lost (rsync_standby_state_lost), no
+ * longer holds whole state: it goes on voting -- refusing would stop the
+ * healthy primary -- but writes no state, flags its votes RSYNC_F_RESYNC
+ * (once ops->ready_for_full says its NFs can take state), and the primary
+ * answers with a full cut (RSYNC_F_FULL: every chunk).  A full transaction
+ * starts a chain anew for a standby without whole state.  It is in sync
+ * again -- may take over -- once a later cut is applied too: every packet
+ * released before the full cut's stage entered the chain before that later
+ * cut's marker, so the cut holds it and no TxTs entry it lacks can matter.
+ * A standby in sync from the chain's first transaction (prev_txid 0) is in
+ * sync from the start.  Until in sync, takeover is refused.
+ *
  * Single-threaded (the RSync unit's lcore); no allocation after _new().
  */
 #ifndef RSYNC_STANDBY_H
@@ -63,6 +78,9 @@ struct rsync_standby_ops {
 	/* Write committed state into the standby chain. */
 	void (*apply_state)(void *ctx, uint16_t region, uint64_t offset, const void *data,
 			    uint32_t len);
+	/* Optional: whether the standby chain can take a full cut now (every
+	 * NF there and ready); votes ask for one only then.  NULL: always. */
+	bool (*ready_for_full)(void *ctx);
 };
 
 struct rsync_standby_stats {
@@ -80,6 +98,12 @@ struct rsync_standby_stats {
 	uint64_t txts_no_room;	/* transactions refused: the TxTs table could not take them */
 	uint64_t takeovers;
 	uint64_t takeover_applied; /* voted, uncommitted transactions applied at takeover */
+	uint64_t takeovers_not_synced; /* refused: not in sync (see above) */
+	uint64_t joins;		   /* started while the chain ran: state not whole */
+	uint64_t state_losses;	   /* rsync_standby_state_lost() */
+	uint64_t resync_votes;	   /* votes that asked for a full cut */
+	uint64_t full_applied;	   /* full cuts applied */
+	uint64_t state_skipped;	   /* state bytes not written: the state was not whole */
 };
 
 /* What has been applied so far. */
@@ -106,13 +130,23 @@ enum rsync_rx_reason rsync_standby_rx(struct rsync_standby *s, const struct rsyn
 
 /* Take the chain over in `new_epoch`: apply the voted chain, discard the
  * rest, refuse older epochs from now on.  Returns 0 and what is applied in
- * `out`, or -ESTALE when new_epoch is not above the current epoch. */
+ * `out`; -ESTALE when new_epoch is not above the current epoch;
+ * -ENOTRECOVERABLE when, the voted chain applied, the standby is not in
+ * sync (nothing else changes: it stays a standby of the current epoch). */
 int rsync_standby_takeover(struct rsync_standby *s, uint32_t new_epoch,
 			   struct rsync_standby_applied *out);
 
 /* The flow's committed TxTs: outputs with ts <= this were released already. */
 uint64_t rsync_standby_txts(const struct rsync_standby *s, const struct rsync_flow *flow);
 uint32_t rsync_standby_txts_entries(const struct rsync_standby *s);
+
+/* The owner's copy of an NF's state can no longer be trusted (the NF was
+ * restarted, or a voted piece could not be written): resynchronise. */
+void rsync_standby_state_lost(struct rsync_standby *s);
+/* Whether the standby holds whole state (writes what it applies), and
+ * whether it is in sync (may take over). */
+bool rsync_standby_whole(const struct rsync_standby *s);
+bool rsync_standby_synced(const struct rsync_standby *s);
 
 void rsync_standby_get_applied(const struct rsync_standby *s, struct rsync_standby_applied *out);
 uint32_t rsync_standby_epoch(const struct rsync_standby *s);

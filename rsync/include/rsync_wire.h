@@ -76,7 +76,15 @@
 /* Flag bits. */
 #define RSYNC_F_HMAC	0x01 /* an HMAC-SHA256 follows the payload */
 #define RSYNC_F_RETRANS 0x02 /* a retransmission (statistics only) */
-#define RSYNC_F_KNOWN	(RSYNC_F_HMAC | RSYNC_F_RETRANS)
+/* PREPARE and CHECKPOINT: the transaction's cut is whole -- every chunk of
+ * every NF's state, a delta over nothing -- sent for a standby that asked to
+ * resynchronise.  Every fragment of the transaction carries it. */
+#define RSYNC_F_FULL	0x04
+/* VOTE: the standby's copy of the state is not whole (it started after the
+ * chain's first transaction, or one of its NFs was restarted): it asks for
+ * a full cut. */
+#define RSYNC_F_RESYNC	0x08
+#define RSYNC_F_KNOWN	(RSYNC_F_HMAC | RSYNC_F_RETRANS | RSYNC_F_FULL | RSYNC_F_RESYNC)
 
 enum rsync_msg_type {
 	RSYNC_PREPARE = 1,	/* primary -> standby: a transaction's META / TxTs fragments */

@@ -222,6 +222,155 @@ test_takeover_applies_voted_but_uncommitted_stages(void **state)
 	sim_free(sm);
 }
 
+/* A cut of `n` bytes of `fill` at offset 0 of `region`, over `base`. */
+static void
+cut_with(struct sim *sm, uint64_t id, uint64_t base, uint16_t region, uint8_t fill, uint32_t n)
+{
+	uint8_t data[SIM_REGION_SIZE];
+
+	memset(data, fill, n);
+	assert_int_equal(rsync_primary_cut_begin(sm->p, id, base, sm->npkts, sm->now), 0);
+	assert_int_equal(rsync_primary_cut_piece(sm->p, region, 0, data, n), 0);
+	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+}
+
+static bool
+region_is(const struct sim *sm, uint16_t region, uint8_t fill, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (sm->region[region][i] != fill)
+			return false;
+	return true;
+}
+
+/* The standby node restarts while the chain runs: its new incarnation has
+ * none of the state the cuts are deltas over.  It goes on voting (the
+ * primary loses nothing), writes no delta, asks for a full cut, and may
+ * take over only after a cut later than the full one. */
+static void
+test_a_standby_started_late_resynchronises_with_a_full_cut(void **state)
+{
+	(void)state;
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct sim *sm = sim_new(&pc, &sc, 31, NULL, 0);
+	struct rsync_standby_applied a;
+
+	add_n(sm, 8, 2);
+	cut_with(sm, 1, 0, 0, 0x11, 600);
+	sim_drain(sm, 100, 20 * US);
+	sim_step(sm, 200 * US);
+	assert_true(rsync_standby_synced(sm->s)); /* from the chain's first transaction */
+	assert_true(region_is(sm, 0, 0x11, 600));
+	/* the standby node restarts: a new incarnation, its NFs fresh */
+	rsync_standby_free(sm->s);
+	sm->s = rsync_standby_new(&sc, &sim_s_ops, sm, 99);
+	memset(sm->region, 0, sizeof(sm->region));
+	assert_int_equal(rsync_standby_takeover(sm->s, 2, &a), -ENOTRECOVERABLE);
+	/* a delta cut: voted and released, but not written anywhere */
+	add_n(sm, 8, 2);
+	cut_with(sm, 2, 1, 2, 0x22, 300);
+	sim_drain(sm, 200, 20 * US);
+	sim_step(sm, 200 * US);
+	assert_int_equal(sm->nreleased, 16);
+	assert_int_equal(rsync_standby_stats(sm->s)->joins, 1);
+	assert_false(rsync_standby_whole(sm->s));
+	assert_true(rsync_standby_stats(sm->s)->state_skipped >= 300);
+	assert_true(region_is(sm, 2, 0, 300));
+	/* its next vote asks for a full cut */
+	add_n(sm, 8, 2);
+	sim_drain(sm, 200, 20 * US);
+	assert_int_equal(sm->nreleased, 24);
+	assert_true(rsync_standby_stats(sm->s)->resync_votes >= 1);
+	assert_true(rsync_primary_full_wanted(sm->p));
+	assert_int_equal(rsync_primary_stats(sm->p)->resyncs_asked, 1);
+	assert_int_equal(rsync_standby_takeover(sm->s, 2, &a), -ENOTRECOVERABLE);
+	/* the full cut: every region, over nothing */
+	assert_int_equal(rsync_primary_cut_begin(sm->p, 3, RSYNC_CUT_FULL, sm->npkts, sm->now), 0);
+	assert_false(rsync_primary_full_wanted(sm->p));
+	{
+		uint8_t d[SIM_REGION_SIZE];
+
+		memset(d, 0x33, sizeof(d));
+		for (uint16_t r = 0; r < SIM_REGIONS; r++)
+			assert_int_equal(rsync_primary_cut_piece(sm->p, r, 0, d, sizeof(d)), 0);
+	}
+	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+	sim_drain(sm, 400, 20 * US);
+	sim_step(sm, 200 * US);
+	assert_int_equal(rsync_standby_stats(sm->s)->full_applied, 1);
+	assert_true(rsync_standby_whole(sm->s));
+	for (uint16_t r = 0; r < SIM_REGIONS; r++)
+		assert_true(region_is(sm, r, 0x33, SIM_REGION_SIZE));
+	/* whole, but not in sync before a later cut */
+	assert_false(rsync_standby_synced(sm->s));
+	assert_int_equal(rsync_standby_takeover(sm->s, 2, &a), -ENOTRECOVERABLE);
+	assert_int_equal(rsync_standby_stats(sm->s)->takeovers_not_synced, 3);
+	add_n(sm, 8, 2);
+	cut_with(sm, 4, 3, 1, 0x44, 100); /* a delta: written now */
+	sim_drain(sm, 200, 20 * US);
+	sim_step(sm, 200 * US);
+	assert_true(rsync_standby_synced(sm->s));
+	assert_true(region_is(sm, 1, 0x44, 100));
+	assert_int_equal(rsync_primary_stats(sm->p)->full_cuts, 1);
+	assert_int_equal(rsync_primary_stats(sm->p)->resyncs_asked, 1);
+	assert_int_equal(sm->ndropped, 0);
+	assert_int_equal(rsync_standby_takeover(sm->s, 2, &a), 0);
+	assert_int_equal(a.cut_id, 4);
+	sim_free(sm);
+}
+
+/* The owner finds an NF's state lost (its NF restarted): the same path. */
+static void
+test_a_standby_that_lost_an_nf_resynchronises(void **state)
+{
+	(void)state;
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct sim *sm = sim_new(&pc, &sc, 32, NULL, 0);
+	struct rsync_standby_applied a;
+
+	add_n(sm, 8, 2);
+	cut_with(sm, 1, 0, 0, 0x11, 600);
+	sim_drain(sm, 100, 20 * US);
+	sim_step(sm, 200 * US);
+	assert_true(rsync_standby_synced(sm->s));
+	rsync_standby_state_lost(sm->s);
+	memset(sm->region[0], 0, sizeof(sm->region[0])); /* the new NF's block */
+	add_n(sm, 8, 2);
+	cut_with(sm, 2, 1, 1, 0x22, 300); /* a delta, before the full cut: skipped */
+	sim_drain(sm, 200, 20 * US);
+	sim_step(sm, 200 * US);
+	assert_true(region_is(sm, 1, 0, 300));
+	assert_true(rsync_primary_full_wanted(sm->p));
+	assert_int_equal(rsync_standby_takeover(sm->s, 2, &a), -ENOTRECOVERABLE);
+	/* a full cut that does not fit the stage is dropped: asked for again
+	 * after the hold-off */
+	assert_int_equal(rsync_primary_cut_begin(sm->p, 3, RSYNC_CUT_FULL, sm->npkts, sm->now), 0);
+	rsync_primary_cut_drop(sm->p);
+	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), -E2BIG);
+	add_n(sm, 8, 2);
+	sim_drain(sm, 200, 20 * US);
+	assert_false(rsync_primary_full_wanted(sm->p)); /* within the hold-off */
+	for (int i = 0; i < 40 && !rsync_primary_full_wanted(sm->p); i++) {
+		add_n(sm, 8, 2);
+		sim_drain(sm, 200, 100 * US);
+	}
+	assert_true(rsync_primary_full_wanted(sm->p));
+	cut_with(sm, 4, RSYNC_CUT_FULL, 0, 0x55, SIM_REGION_SIZE);
+	add_n(sm, 8, 2);
+	cut_with(sm, 5, 4, 0, 0x66, 10);
+	sim_drain(sm, 400, 20 * US);
+	sim_step(sm, 200 * US);
+	assert_true(rsync_standby_synced(sm->s));
+	assert_true(region_is(sm, 0, 0x66, 10));
+	assert_int_equal(sm->region[0][10], 0x55);
+	assert_int_equal(rsync_standby_stats(sm->s)->state_losses, 1);
+	assert_int_equal(rsync_standby_stats(sm->s)->joins, 0);
+	assert_int_equal(rsync_standby_takeover(sm->s, 2, &a), 0);
+	sim_free(sm);
+}
+
 static void
 test_fenced_old_primary_gets_no_vote_and_releases_nothing(void **state)
 {
@@ -915,6 +1064,8 @@ main(void)
 		cmocka_unit_test(test_standby_votes_only_for_a_whole_transaction),
 		cmocka_unit_test(test_commit_applies_in_chain_order_and_is_acked),
 		cmocka_unit_test(test_takeover_applies_voted_but_uncommitted_stages),
+		cmocka_unit_test(test_a_standby_started_late_resynchronises_with_a_full_cut),
+		cmocka_unit_test(test_a_standby_that_lost_an_nf_resynchronises),
 		cmocka_unit_test(test_fenced_old_primary_gets_no_vote_and_releases_nothing),
 		cmocka_unit_test(test_newer_epoch_fences_the_primary),
 		cmocka_unit_test(test_nd_stage_waits_for_a_cut_after_it),

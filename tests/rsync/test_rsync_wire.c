@@ -730,7 +730,15 @@ static const struct reject_row rows[] = {
 	{"type 0", B_VOTE, {E(H(1), 1, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_TYPE},
 	{"type 11", B_VOTE, {E(H(1), 1, RSYNC_TYPE_MAX)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_TYPE},
 	{"type 255", B_VOTE, {E(H(1), 1, 255)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_TYPE},
-	{"flag 0x04", B_VOTE, {E(H(2), 1, 0x04)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FLAGS},
+	{"flag 0x04 (FULL) on a VOTE", B_VOTE, {E(H(2), 1, 0x04)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_FLAGS},
+	{"FULL on an ABORT", B_ABORT, {E(H(2), 1, RSYNC_F_FULL)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_FLAGS},
+	{"RESYNC on a META", B_META, {E(H(2), 1, RSYNC_F_RESYNC)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_FLAGS},
+	{"RESYNC on an ACK", B_ACK, {E(H(2), 1, RSYNC_F_RESYNC)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_FLAGS},
+	{"flag 0x10", B_VOTE, {E(H(2), 1, 0x10)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FLAGS},
 	{"flag 0x80", B_VOTE, {E(H(2), 1, 0x80)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FLAGS},
 	{"key id without HMAC", B_VOTE, {E(H(3), 1, 1)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FLAGS},
 	{"reserved", B_VOTE, {E(H(30), 2, 0x100)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_RESERVED},
@@ -1050,7 +1058,9 @@ test_encoder_derives_version_length_flags_and_key_id(void **state)
 	m.u.abort.through_txid = 9;
 	m.h.version = 9;  /* overwritten */
 	m.h.len = 500;	  /* derived from the type */
-	m.h.flags = 0xff; /* only RETRANS is the caller's */
+	m.h.flags = 0xff; /* RETRANS, FULL, RESYNC are the caller's: refused here */
+	assert_int_equal(encode(&m, NULL, 0, a, buf), -1); /* FULL, RESYNC: not an ABORT's */
+	m.h.flags = (uint8_t)(0xff & ~(RSYNC_F_FULL | RSYNC_F_RESYNC));
 	m.h.key_id = 3;	  /* the key's */
 	m.h.crc = 1;
 	m.h.reserved = 0xffff;
@@ -1066,6 +1076,37 @@ test_encoder_derives_version_length_flags_and_key_id(void **state)
 	assert_int_equal(d.h.flags, RSYNC_F_RETRANS);
 	assert_int_equal(d.h.key_id, 0);
 	rsync_auth_free(a);
+}
+
+/* FULL travels on a transaction's fragments, RESYNC on a VOTE, both ways
+ * through the codec. */
+static void
+test_full_and_resync_flags_round_trip_where_they_belong(void **state)
+{
+	(void)state;
+	uint8_t buf[RSYNC_MAX_FRAME], pl[RSYNC_MAX_PAYLOAD];
+	const enum base bases[] = {B_META, B_TXTS, B_CKPT};
+	struct rsync_msg m, d;
+	size_t len;
+
+	for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
+		m = base_msg(bases[i], pl, &len);
+		m.h.flags = RSYNC_F_FULL;
+		int n = encode(&m, pl, len, NULL, buf);
+
+		assert_true(n > 0);
+		assert_int_equal(rsync_decode(buf, (size_t)n, NULL, &d), RSYNC_RX_OK);
+		assert_int_equal(d.h.flags, RSYNC_F_FULL);
+		m.h.flags = RSYNC_F_RESYNC;
+		assert_int_equal(encode(&m, pl, len, NULL, buf), -1);
+	}
+	m = ctl(RSYNC_VOTE, 9);
+	m.h.flags = RSYNC_F_RESYNC | RSYNC_F_RETRANS;
+	assert_int_equal(encode(&m, NULL, 0, NULL, buf), P(0));
+	assert_int_equal(rsync_decode(buf, P(0), NULL, &d), RSYNC_RX_OK);
+	assert_int_equal(d.h.flags, RSYNC_F_RESYNC | RSYNC_F_RETRANS);
+	m.h.flags = RSYNC_F_FULL;
+	assert_int_equal(encode(&m, NULL, 0, NULL, buf), -1);
 }
 
 static void
@@ -1116,6 +1157,7 @@ main(void)
 	    cmocka_unit_test(test_every_rejection_has_its_reason),
 	    cmocka_unit_test(test_encoder_refuses_what_a_peer_would_refuse),
 	    cmocka_unit_test(test_encoder_derives_version_length_flags_and_key_id),
+	    cmocka_unit_test(test_full_and_resync_flags_round_trip_where_they_belong),
 	    cmocka_unit_test(test_reason_and_type_names_are_distinct),
 	};
 
