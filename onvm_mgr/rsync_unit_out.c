@@ -205,9 +205,10 @@ mgr_rsync_tx(struct mgr_dp_ctx *ctx)
 		}
 		if (now >= c->next_cut_ns)
 			lazy_cut(c, now);
-		else if (rsync_primary_needs_cut(c->pri) || rsync_primary_full_wanted(c->pri))
+		else if (rsync_primary_needs_cut(c->pri) || rsync_primary_full_wanted(c->pri) ||
+			 c->cut_after_full)
 			/* an ND decision waits for a cut, or the standby for a
-			 * full one */
+			 * full one or the one after it */
 			rsync_state_request_marker(c, now);
 		if (work > 0 || now >= c->next_tick_ns)
 			c->next_tick_ns = rsync_primary_tick(c->pri, now);

@@ -123,6 +123,7 @@ struct rsync_chain {
 	uint64_t state_bytes_applied, state_apply_failed;
 	uint64_t state_losses;	  /* standby: an NF's state lost (resynchronised by a full cut) */
 	uint64_t full_too_big;	  /* primary: full cuts dropped for stage_state_kb */
+	bool cut_after_full;	  /* primary: a full cut went out; the standby needs a later one */
 	uint64_t takeovers_refused;
 };
 

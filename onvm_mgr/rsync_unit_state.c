@@ -285,6 +285,8 @@ rsync_state_request_marker(struct rsync_chain *c, uint64_t now)
 	c->marker_base = rsync_primary_full_wanted(c->pri) ? RSYNC_CUT_FULL
 							  : rsync_primary_cut_base(c->pri);
 	c->marker_id = ++c->cut_id; /* cut ids: one sequence with the stateless cuts */
+	if (c->marker_base != RSYNC_CUT_FULL)
+		c->cut_after_full = false;
 	c->marker_out = true;
 	c->marker_req_ns = now;
 	__atomic_store_n(&c->marker_req, 1, __ATOMIC_RELEASE);
@@ -445,6 +447,10 @@ rsync_state_marker_at_exit(struct rsync_chain *c, struct rte_mbuf *m, uint64_t n
 		}
 		if (rsync_primary_cut_end(c->pri, now) == 0) {
 			c->cuts_state++;
+			/* The standby is in sync only at a cut after the full
+			 * one: ask for it now, traffic or not. */
+			if (mk.base_id == RSYNC_CUT_FULL)
+				c->cut_after_full = true;
 		} else if (mk.base_id == RSYNC_CUT_FULL) {
 			if (c->full_too_big++ == 0)
 				MGR_LOG(ERR, "remote chain %s: a full cut for the standby's "

@@ -339,7 +339,8 @@ class Node:
             argv = in_netns(self.netns, argv)  # nsenter execs it: same pid
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                                      stdout=self._log, stderr=subprocess.STDOUT, env=env)
-        self.lab.nodes.append(self)
+        if self not in self.lab.nodes:  # (a node may be started again)
+            self.lab.nodes.append(self)
         if wait:
             self.wait_ready(timeout)
         return self
@@ -367,8 +368,9 @@ class Node:
         def ready():
             text = self.log()
             self._learn_pids_from_log(text)
-            m = READY_RE.search(text)
-            return m
+            # a restarted node's log holds its earlier runs' lines too
+            mine = [m for m in READY_RE.finditer(text) if int(m.group(2)) == self.proc.pid]
+            return mine[-1] if mine else None
         m = wait_until(ready, timeout, f"node {self.name}: ONVM_MGR_READY",
                        alive=self.assert_running)
         check(m.group(1) == self.prefix, f"node {self.name}: READY names prefix {m.group(1)}, "

@@ -427,12 +427,13 @@ def ip4(b):
     return ".".join(str(x) for x in b)
 
 
-def check_stateful(L, frames, got_m, got_s, allow_loss, vlan=True):
+def check_stateful(L, frames, got_m, got_s, allow_loss, vlan=True, tail=True):
     """The stateful chain's outputs: each an input frame with a VLAN tag
     (vlan_tagger; `vlan` False: none, nondet in its place) and its destination
     rewritten to a backend (load_balancer), once, in order, per flow the
     standby after the primary, every flow on one backend across both nodes;
-    losses only the dead primary's tail."""
+    losses only the dead primary's tail (`tail` False: anywhere, counted by
+    the caller)."""
     sent = {tag_of(f): f for f in frames}
     seen, backend = set(), {}
     for where, got in (("primary", got_m), ("standby", got_s)):
@@ -465,8 +466,9 @@ def check_stateful(L, frames, got_m, got_s, allow_loss, vlan=True):
         L.expect(tag_of(f) > last_m.get(fl, 0), f"flow {fl}: standby's {tag_of(f)} not after "
                  f"the primary's {last_m.get(fl)}")
     lost = sorted(set(sent) - seen)
-    check_tail_loss(L, lambda t: flow_of(sent[t]), [tag_of(f) for f in got_m],
-                    [tag_of(f) for f in got_s], lost)
+    if tail:
+        check_tail_loss(L, lambda t: flow_of(sent[t]), [tag_of(f) for f in got_m],
+                        [tag_of(f) for f in got_s], lost)
     L.expect(len(lost) <= allow_loss, f"{len(lost)} frames lost, more than {allow_loss}")
     return len(lost), backend
 
@@ -530,20 +532,27 @@ NODES = []
 
 def run(L, scenario):
     trace = lab.trace("smtp.pcap")
-    copies = {"steady": 40, "switchover": 40, "syncfaults": 100}.get(scenario, 200)
+    # standby_restart: long enough (about 9 s paced) for a node's restart
+    # (about 4 s here) and traffic after it; 2400 flows (the tables hold 3072)
+    copies = {"steady": 40, "switchover": 40, "syncfaults": 100,
+              "standby_restart": 1200}.get(scenario, 200)
     # syncfaults: many flows, so that a packet released without a vote is
     # usually its flow's last, which the standby's TxTs must then hold
     # nd_heavy: new flows every 32 frames -- the balancer draws a backend
     # for each (ND), so a draw released without its cut is soon drawn again
     # (about 2400 flows: the NFs' tables hold 4096)
     frames = tagged_input(trace, copies,
-                          flows_per_copy=scenario in ("syncfaults", "stateful", "standby_lost"),
+                          flows_per_copy=scenario in ("syncfaults", "stateful", "standby_lost",
+                                                      "standby_restart"),
                           flows_every=32 if scenario == "nd_heavy" else 0)
     if scenario == "syncfaults":
         syncfaults(L, frames)
         return
     if scenario == "standby_lost":
         standby_lost(L, frames)
+        return
+    if scenario == "standby_restart":
+        standby_restart(L, frames)
         return
     if scenario not in FAILURES:
         one_round(L, scenario, frames, None, "")
@@ -658,6 +667,67 @@ def standby_lost(L, frames):
           f"{st_m['out_aborted']}; standby refused {st_s['takeovers_refused']} takeover(s)")
     for node in (pred, standby, primary, sink):
         node.stop()
+
+
+def standby_restart(L, frames):
+    """The standby node dies mid-stream and is started again: a new
+    incarnation, its NFs fresh, none of the state the primary's cuts are
+    deltas over.  It must rejoin -- vote on, ask for a full cut, be in sync
+    after the next cut -- and then recover the primary's death exactly."""
+    n = len(frames)
+    sink, standby, primary, pred = build(L, frames, stateful=True)
+    start_all(sink, standby, primary, pred)
+    lab.wait_until(lambda: remote(standby)["state_bytes_applied"] > 0 and
+                   remote(primary)["out_released"] >= n // 20, 120, "state at the standby")
+    t0 = time.monotonic()
+    standby.stop(sig=signal.SIGKILL)
+    standby.remove_runtime()
+    down = remote(primary)
+    standby.start(wait=False)
+    standby.wait_ready(120)
+    t1 = time.monotonic()
+    lab.wait_until(lambda: remote(standby)["synced"] == 1, 60, "the new standby in sync")
+    st_s, st_m = remote(standby), remote(primary)
+    print(f"standby_restart: down {t1 - t0:.2f} s, in sync {time.monotonic() - t1:.2f} s later")
+    print(f"standby_restart: killed at {down['out_released']} released; in sync at "
+          f"{st_m['out_released']}: joins {st_s['joins']}, resync votes {st_s['resync_votes']}, "
+          f"full cuts applied {st_s['full_applied']}, state skipped {st_s['state_skipped']} B; "
+          f"primary asked {st_m['resyncs_asked']}, full cuts {st_m['full_cuts']}, aborted "
+          f"{st_m['out_aborted']}, latch full {st_m['out_latch_full']}")
+    L.expect(st_s["joins"] == 1 and st_s["full_applied"] >= 1 and st_m["full_cuts"] >= 1,
+             f"the new standby did not rejoin by a full cut: {st_s}")
+    # more traffic through the resynchronised pair, then the primary dies
+    lab.wait_until(lambda: remote(primary)["out_released"] >= st_m["out_released"] + n // 10,
+                   120, "traffic after the rejoin")
+    before = remote(primary)
+    primary.stop(sig=signal.SIGKILL)
+    primary.remove_runtime()
+    rep = pred.query("/onvm/remote/failover,web")
+    L.expect(rep.get("status") == "ok", f"failover: {rep}")
+    lab.wait_until(lambda: remote(pred)["state"] == "standby" and
+                   remote(pred)["stamped"] == n, 180, "the replay and the input done")
+    lab.wait_until(lambda: remote(standby)["state"] == "active", 60, "replay ended")
+    lab.wait_until(lambda: quiet(standby, sink), 30, "the standby's output drained")
+    st_s = remote(standby)
+    L.expect(st_s["takeovers"] == 1 and st_s["ingress_gaps"] == 0 and
+             st_s["out_before_takeover"] == 0, f"standby: {st_s}")
+    for node in (pred, standby, sink):
+        rc = node.stop()
+        L.expect(rc == 0, f"{node.name}: manager exit status {rc}")
+    got_m = lab.read_capture_out(L.path("sink-m.pcap"))
+    got_s = lab.read_capture_out(L.path("sink-s.pcap"))
+    # Lost: what the primary dropped, counted, while it had no standby
+    # (stages aborted without a vote, the latch's overflow), and the dead
+    # primary's tail.
+    dropped = before["out_aborted"] + before["out_latch_full"]
+    lost, backend = check_stateful(L, frames, got_m, got_s,
+                                   dropped + STAGES * STAGE_PACKETS + 2 * 32, tail=False)
+    # The promoted NFs counted every input packet once: the primary's NFs
+    # processed the dropped ones too, and the full cut brought all of it.
+    check_exports(L, frames, lab.read_json(L.path("standby-mon.json")),
+                  lab.read_json(L.path("standby-lb.json")), backend)
+    print(f"standby_restart: lost {lost} (primary dropped {dropped} without a standby); "
+          f"{len(backend)} flows on their backends")
 
 
 def one_round(L, scenario, frames, rnd, rnd_tag):
@@ -817,8 +887,8 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
 
 if __name__ == "__main__":
     SCENARIOS = ("steady", "switchover", "kill", "bfd", "syncfaults",
-                 "standby_lost") + LINKDOWN + STATEFUL
+                 "standby_lost", "standby_restart") + LINKDOWN + STATEFUL
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         sys.exit(f"usage: {sys.argv[0]} steady|switchover|kill|bfd|linkdown|linkdown_bfd|"
-                 "syncfaults|stateful|nd_heavy|standby_lost")
+                 "syncfaults|stateful|nd_heavy|standby_lost|standby_restart")
     lab.run(f"remote_chain_{sys.argv[1]}", lambda L: main(L, sys.argv[1]))
