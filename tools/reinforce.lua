@@ -57,6 +57,8 @@ local rf = {
 	flags = ProtoField.uint8("reinforce_rsync.flags", "Flags", base.HEX),
 	f_hmac = ProtoField.bool("reinforce_rsync.flags.hmac", "HMAC", 8, nil, 0x01),
 	f_retrans = ProtoField.bool("reinforce_rsync.flags.retrans", "Retransmission", 8, nil, 0x02),
+	f_full = ProtoField.bool("reinforce_rsync.flags.full", "Full cut", 8, nil, 0x04),
+	f_resync = ProtoField.bool("reinforce_rsync.flags.resync", "Resync asked", 8, nil, 0x08),
 	key_id = ProtoField.uint8("reinforce_rsync.key_id", "Key id"),
 	chain = ProtoField.uint16("reinforce_rsync.chain", "Chain id"),
 	len = ProtoField.uint16("reinforce_rsync.len", "Payload length"),
@@ -151,6 +153,8 @@ function rsync.dissector(tvb, pinfo, tree)
 	local ft = t:add(rf.flags, tvb(2, 1))
 	ft:add(rf.f_hmac, tvb(2, 1))
 	ft:add(rf.f_retrans, tvb(2, 1))
+	ft:add(rf.f_full, tvb(2, 1))
+	ft:add(rf.f_resync, tvb(2, 1))
 	t:add(rf.key_id, tvb(3, 1))
 	t:add(rf.chain, tvb(4, 2))
 	t:add(rf.len, tvb(6, 2))
