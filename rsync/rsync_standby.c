@@ -35,6 +35,7 @@ struct slot {
 	bool voted;
 	bool dead;	       /* takeover: its chain cannot be completed */
 	bool full;	       /* its cut is whole (RSYNC_F_FULL on its META) */
+	bool unchecked;	       /* a state piece staged without ops->state_ok (not whole) */
 	uint64_t txid;
 	uint16_t frag_count;
 	uint32_t received;
@@ -142,7 +143,7 @@ slot_free(struct rsync_standby *s, struct slot *sl)
 	if (sl->voted)
 		s->pending_txts -= sl->meta.txts_entries;
 	memset(sl->have, 0, (s->cfg.max_frags + 63) / 64 * sizeof(uint64_t));
-	sl->used = sl->voted = sl->dead = sl->full = false;
+	sl->used = sl->voted = sl->dead = sl->full = sl->unchecked = false;
 	sl->txid = 0;
 	sl->frag_count = 0;
 	sl->received = 0;
@@ -269,6 +270,15 @@ apply_slot(struct rsync_standby *s, struct slot *sl)
 		s->stats.full_applied++;
 	}
 	for (uint32_t f = txts_frags + 1; f < sl->frag_count; f++) {
+		/* Staged while the state was not whole, and whole now (a full
+		 * cut just before it in the chain): its pieces were never
+		 * checked against the standby chain -- check them now. */
+		if (s->whole && sl->unchecked &&
+		    !s->ops.state_ok(s->ctx, sl->desc[f].region, sl->desc[f].offset,
+				     sl->desc[f].len)) {
+			rsync_standby_state_lost(s);
+			s->stats.unchecked_refused++;
+		}
 		if (!s->whole) {
 			s->stats.state_skipped += sl->desc[f].len;
 			continue;
@@ -409,7 +419,9 @@ rx_fragment(struct rsync_standby *s, const struct rsync_msg *m)
 	if (h->len > RSYNC_MAX_PAYLOAD)
 		return RSYNC_RX_BAD_LENGTH;
 	/* A piece is checked against the standby chain only if it can be
-	 * written there: with whole state, or in a full cut. */
+	 * written there: with whole state, or in a full cut.  (One staged
+	 * unchecked is checked when applied, should the state be whole by
+	 * then.) */
 	if (h->type == RSYNC_CHECKPOINT &&
 	    (h->len == 0 || ((s->whole || (h->flags & RSYNC_F_FULL)) &&
 			     !s->ops.state_ok(s->ctx, h->region, h->offset, h->len))))
@@ -440,6 +452,8 @@ rx_fragment(struct rsync_standby *s, const struct rsync_msg *m)
 		}
 		return RSYNC_RX_DUPLICATE;
 	}
+	if (h->type == RSYNC_CHECKPOINT && !s->whole && !(h->flags & RSYNC_F_FULL))
+		sl->unchecked = true;
 	d = &sl->desc[h->frag_seq];
 	d->type = h->type;
 	d->region = h->region;

@@ -104,6 +104,7 @@ struct rsync_standby_stats {
 	uint64_t resync_votes;	   /* votes that asked for a full cut */
 	uint64_t full_applied;	   /* full cuts applied */
 	uint64_t state_skipped;	   /* state bytes not written: the state was not whole */
+	uint64_t unchecked_refused; /* pieces staged unchecked that state_ok refused at apply */
 };
 
 /* What has been applied so far. */

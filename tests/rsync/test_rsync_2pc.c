@@ -371,6 +371,37 @@ test_a_standby_that_lost_an_nf_resynchronises(void **state)
 	sim_free(sm);
 }
 
+/* A delta staged while the state was not whole was never checked against
+ * the standby chain; applied right after the full cut that makes the state
+ * whole, it is checked then: a piece outside the chain is refused, and the
+ * state is not whole again (never written out of bounds). */
+static void
+test_a_delta_staged_before_the_full_cut_is_checked_when_applied(void **state)
+{
+	(void)state;
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct sim *sm = sim_new(&pc, &sc, 33, NULL, 0);
+
+	add_n(sm, 8, 2);
+	cut_with(sm, 1, 0, 0, 0x11, 600);
+	sim_drain(sm, 100, 20 * US);
+	sim_step(sm, 200 * US);
+	rsync_standby_state_lost(sm->s);
+	/* both staged before either is applied: the full cut, then a delta
+	 * with a piece in region 7, which the standby chain does not have */
+	cut_with(sm, 2, RSYNC_CUT_FULL, 0, 0x22, SIM_REGION_SIZE);
+	cut_with(sm, 3, 2, 7, 0x33, 64);
+	sim_drain(sm, 400, 20 * US);
+	sim_step(sm, 200 * US);
+	assert_int_equal(rsync_standby_stats(sm->s)->full_applied, 1);
+	assert_int_equal(rsync_standby_stats(sm->s)->unchecked_refused, 1);
+	assert_false(rsync_standby_whole(sm->s));
+	assert_false(rsync_standby_synced(sm->s));
+	assert_true(region_is(sm, 0, 0x22, SIM_REGION_SIZE));
+	sim_free(sm);
+}
+
 static void
 test_fenced_old_primary_gets_no_vote_and_releases_nothing(void **state)
 {
@@ -1066,6 +1097,7 @@ main(void)
 		cmocka_unit_test(test_takeover_applies_voted_but_uncommitted_stages),
 		cmocka_unit_test(test_a_standby_started_late_resynchronises_with_a_full_cut),
 		cmocka_unit_test(test_a_standby_that_lost_an_nf_resynchronises),
+		cmocka_unit_test(test_a_delta_staged_before_the_full_cut_is_checked_when_applied),
 		cmocka_unit_test(test_fenced_old_primary_gets_no_vote_and_releases_nothing),
 		cmocka_unit_test(test_newer_epoch_fences_the_primary),
 		cmocka_unit_test(test_nd_stage_waits_for_a_cut_after_it),
