@@ -67,8 +67,12 @@ flush_nf(struct mgr_dp_ctx *ctx, uint16_t id)
 	if (unlikely(sent < b->n)) {
 		enum mgr_drop_reason r = nf_accepts(slot) ? MGR_DROP_RING_FULL : MGR_DROP_NF_GONE;
 
-		/* A marker among them is lost too: the TX unit asks for
-		 * another after MARKER_LOST_NS (rsync_unit_state.c). */
+		/* A marker among them is lost too: say so, and the TX unit
+		 * asks for the next one at once (rsync_unit_state.c). */
+		for (unsigned int i = sent; i < b->n; i++)
+			if (unlikely(onvm_pkt_meta(b->pkts[i], mgr.dyn_off)->flags &
+				     ONVM_PKT_F_MARKER))
+				__atomic_fetch_add(&mgr.markers_dropped, 1, __ATOMIC_RELEASE);
 		rte_pktmbuf_free_bulk(&b->pkts[sent], b->n - sent);
 		ctx->drops[r] += b->n - sent;
 		ctx->nf_enq_drop[id] += b->n - sent;

@@ -209,6 +209,10 @@ struct mgr {
 	uint8_t rsync_sync_port[ONVM_MAX_PORTS];
 	/* ... whose protected chain leaves through this port */
 	uint8_t rsync_out_port[ONVM_MAX_PORTS];
+	/* Consistent-cut markers dropped on a full NF ring (RX or TX unit,
+	 * atomic): the TX unit asks for the next marker at once instead of
+	 * waiting for the lost one's time-out (rsync_unit_state.c). */
+	uint64_t markers_dropped;
 
 	struct mgr_dp_ctx dp[MGR_UNIT_MAX];
 	struct mgr_nf_priv nf_priv[ONVM_MAX_NFS];

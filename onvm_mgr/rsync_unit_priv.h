@@ -120,6 +120,7 @@ struct rsync_chain {
 	uint32_t markers_queued;  /* TX unit: markers in the wait queue */
 	uint64_t markers_ahead;	  /* markers that went ahead of waiting packets */
 	uint64_t markers_injected, markers_lost, cuts_state, cuts_nf_failed;
+	uint64_t markers_dropped_seen; /* mgr.markers_dropped when the marker out was asked for */
 	uint64_t state_bytes_applied, state_apply_failed;
 	uint64_t state_losses;	  /* standby: an NF's state lost (resynchronised by a full cut) */
 	uint64_t full_too_big;	  /* primary: full cuts dropped for stage_state_kb */

@@ -275,11 +275,19 @@ nf_at(struct rsync_chain *c, int pos, bool force)
 void
 rsync_state_request_marker(struct rsync_chain *c, uint64_t now)
 {
+	uint64_t dropped = __atomic_load_n(&mgr.markers_dropped, __ATOMIC_ACQUIRE);
+
+	/* The marker out is lost when it has not come back in MARKER_LOST_NS
+	 * (an NF died with it), or at once when a marker was dropped on a
+	 * full ring since it was asked for (any chain's: should it be
+	 * another's, this one's comes back later and changes nothing). */
 	if (__atomic_load_n(&c->marker_req, __ATOMIC_ACQUIRE) ||
-	    (c->marker_out && now - c->marker_req_ns < MARKER_LOST_NS))
+	    (c->marker_out && now - c->marker_req_ns < MARKER_LOST_NS &&
+	     dropped == c->markers_dropped_seen))
 		return;
 	if (c->marker_out)
-		c->markers_lost++; /* never came back: an NF died with it */
+		c->markers_lost++;
+	c->markers_dropped_seen = dropped;
 	/* The standby asked to resynchronise: every NF freezes everything
 	 * (a base it never saw). */
 	c->marker_base = rsync_primary_full_wanted(c->pri) ? RSYNC_CUT_FULL
