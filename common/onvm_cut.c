@@ -228,11 +228,18 @@ int
 onvm_cut_freeze(struct onvm_cut_set *c, const struct nf_state_set *state, uint64_t cut_id,
 		uint64_t base_id, uint64_t cut_ts)
 {
+	return onvm_cut_freeze_ex(c, state, cut_id, base_id, cut_ts, false);
+}
+
+int
+onvm_cut_freeze_ex(struct onvm_cut_set *c, const struct nf_state_set *state, uint64_t cut_id,
+		   uint64_t base_id, uint64_t cut_ts, bool full)
+{
 	struct onvm_cut_hdr *h = c->hdr;
 	uint64_t start = h->prod, pos = start;
 	uint64_t limit = __atomic_load_n(&h->cons, __ATOMIC_ACQUIRE) + h->log_size;
 	struct onvm_cut_rec end = {.cut_id = cut_id, .kind = ONVM_CUT_END, .offset = cut_ts};
-	bool scan, all;
+	bool scan, all, unseen;
 	int n = 0;
 
 	onvm_cut_note_batch(c, state);
@@ -241,8 +248,10 @@ onvm_cut_freeze(struct onvm_cut_set *c, const struct nf_state_set *state, uint64
 		publish_failed(c, start, limit, cut_id, cut_ts);
 		return -EINVAL;
 	}
-	/* A base this NF never saw: everything (never-dirtied chunks too). */
-	all = base_id > h->last_marker;
+	/* A base this NF never saw: everything (never-dirtied chunks too);
+	 * so for a full cut asked for (a standby resynchronising). */
+	unseen = base_id > h->last_marker;
+	all = unseen || full;
 	/* The usual case: the base is the last marker seen here, and what
 	 * changed since is exactly the period list.  After lost cuts, every
 	 * chunk dirtied after the base: marks above base + 1 - 1. */
@@ -259,8 +268,11 @@ onvm_cut_freeze(struct onvm_cut_set *c, const struct nf_state_set *state, uint64
 				/* Until a cut at or after this one is the chain's
 				 * base, every chunk counts as changed: should this
 				 * cut be dropped, the next (over the old base)
-				 * must still carry them all. */
-				if (all && c->marks[r][ch] < cut_id)
+				 * must still carry them all.  Not for a full cut
+				 * asked for by an NF that saw the base: its marks
+				 * still say what changed since, and a dropped
+				 * full cut must not make every later delta full. */
+				if (unseen && c->marks[r][ch] < cut_id)
 					c->marks[r][ch] = cut_id;
 				n++;
 			}

@@ -395,6 +395,8 @@ mgr_rx_poll(void)
 			}
 		}
 	}
+	if (unlikely(mgr.rsync_standbys))
+		work += mgr_rsync_rx_timers(ctx);
 	if (work > 0)
 		flush_all(ctx);
 	return work;

@@ -213,6 +213,7 @@ struct mgr {
 	 * atomic): the TX unit asks for the next marker at once instead of
 	 * waiting for the lost one's time-out (rsync_unit_state.c). */
 	uint64_t markers_dropped;
+	bool rsync_standbys; /* this node is the standby of a protected chain */
 
 	struct mgr_dp_ctx dp[MGR_UNIT_MAX];
 	struct mgr_nf_priv nf_priv[ONVM_MAX_NFS];
@@ -368,6 +369,9 @@ bool mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m
 /* RX unit, for frames of a port rsync_sync_port[] marks: true if it took `m`
  * (an RSync frame from the peer). */
 bool mgr_rsync_sync_rx(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m);
+/* RX unit, every poll on a node that is standby of a chain: the standby
+ * sessions' timers (a HEARTBEAT asking for a full cut).  Returns work. */
+int mgr_rsync_rx_timers(struct mgr_dp_ctx *ctx);
 /* TX unit: every poll (control frames, timers), and for every stamped or
  * unstamped packet it sends to a port rsync_out_port[] marks (the packet is
  * taken: latched, sent, or dropped and counted). */

@@ -230,6 +230,7 @@ session_init(struct rsync_chain *c, int idx)
 
 		c->sby = rsync_standby_new(&sc, &standby_ops, c, rte_rand());
 		c->state = RS_STANDBY;
+		mgr.rsync_standbys = true;
 	}
 	if (c->pri == NULL && c->sby == NULL) {
 		MGR_LOG(ERR, "remote chain %s: cannot set up RSync (%s)", rc->name,
@@ -365,6 +366,26 @@ mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uin
 	return false;
 }
 
+int
+mgr_rsync_rx_timers(struct mgr_dp_ctx *ctx)
+{
+	uint64_t now = mgr_now_ns();
+	int work = 0;
+
+	for (int i = 0; i < rsync_nchains; i++) {
+		struct rsync_chain *c = &rsync_chains[i];
+		uint64_t hbs;
+
+		if (c->sby == NULL || now < c->sby_tick_ns)
+			continue;
+		hbs = rsync_standby_stats(c->sby)->resync_hbs;
+		c->tx = ctx;
+		c->sby_tick_ns = rsync_standby_tick(c->sby, now);
+		work += rsync_standby_stats(c->sby)->resync_hbs != hbs;
+	}
+	return work;
+}
+
 bool
 mgr_rsync_sync_rx(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 {
@@ -447,9 +468,13 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 			 * late or lost an NF's state, and is not in sync
 			 * again yet): it stays the standby, nothing runs or
 			 * leaves here, and the predecessor gets no echo. */
-			c->takeovers_refused++;
-			MGR_LOG(ERR, "remote chain %s: takeover refused: this standby is not in sync "
-				     "(its state is not a cut of the chain yet)", c->cfg->name);
+			/* (REPLAY_START is repeated every few ms: logged
+			 * once per epoch asked for.) */
+			if (c->takeovers_refused++ == 0 || m->h.epoch != c->refused_epoch)
+				MGR_LOG(ERR, "remote chain %s: takeover at epoch %u refused: this "
+					     "standby is not in sync (its state is not a cut of the "
+					     "chain yet)", c->cfg->name, m->h.epoch);
+			c->refused_epoch = m->h.epoch;
 			return RSYNC_RX_WRONG_ROLE;
 		}
 		if (rc != 0)

@@ -112,6 +112,7 @@ struct rsync_chain {
 	uint64_t nd_seen;	  /* the highest nd_cut handed to the library */
 	uint32_t marker_req;	  /* atomic: TX unit asks the RX unit for a marker */
 	uint64_t marker_base;	  /* its base (written before marker_req) */
+	bool marker_full;	  /* ... and whether it is a full cut (ONVM_MARKER_F_FULL) */
 	uint64_t marker_id;	  /* its cut id (written before marker_req) */
 	bool marker_out;	  /* TX unit: a marker is travelling */
 	uint64_t marker_req_ns;
@@ -125,7 +126,9 @@ struct rsync_chain {
 	uint64_t state_losses;	  /* standby: an NF's state lost (resynchronised by a full cut) */
 	uint64_t full_too_big;	  /* primary: full cuts dropped for stage_state_kb */
 	bool cut_after_full;	  /* primary: a full cut went out; the standby needs a later one */
+	uint64_t sby_tick_ns;	  /* standby: when rsync_standby_tick() is due (RX unit) */
 	uint64_t takeovers_refused;
+	uint32_t refused_epoch;	  /* the epoch of the last refused takeover (logged once) */
 };
 
 extern struct rsync_chain rsync_chains[MGR_CFG_MAX_REMOTE];

@@ -158,12 +158,43 @@ mgr_rsync_state_window(uint64_t off)
 	return false;
 }
 
+/* The state of the chain's NFs placed so far (canonical regions), `s`
+ * counted as `canon`: a full cut -- a standby resynchronising -- carries it
+ * all in one transaction. */
+static uint64_t
+chain_state_sum(const struct rsync_chain *c, const struct onvm_nf_slot *s, uint64_t canon)
+{
+	const struct mgr_chain_cfg *ch = &mgr.cfg.chains[c->cfg->chain];
+	uint64_t sum = canon;
+
+	for (int k = 0; k < ch->len; k++) {
+		uint64_t off = window_off(c->cfg, k);
+
+		for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
+			const struct onvm_nf_slot *o = &mgr.shm->nfs[id];
+			struct nf_state_layout l;
+
+			if (o == s || o->state_mz[0] == '\0' || o->state_off != off ||
+			    mgr_nf_state_layout(o, &l, NULL, 0) < 0)
+				continue;
+			for (uint32_t r = 0; r < l.n_regions; r++)
+				sum += l.regions[r].block_size;
+			break;
+		}
+	}
+	return sum;
+}
+
+/* Fragments a full cut of `bytes` takes beyond its payload: the META, the
+ * TxTs pieces, a partial piece per region (a margin). */
+#define FULL_CUT_FRAG_MARGIN 64u
+
 int
 mgr_rsync_state_place(const struct onvm_nf_slot *s, const struct nf_state_layout *layout,
 		      struct mgr_rsync_placement *pl, char *why, size_t whylen)
 {
 	struct rsync_chain *c;
-	uint64_t canon = 0;
+	uint64_t canon = 0, sum;
 	int pos;
 
 	memset(pl, 0, sizeof(*pl));
@@ -191,6 +222,26 @@ mgr_rsync_state_place(const struct onvm_nf_slot *s, const struct nf_state_layout
 			 "NF %d of remote chain %s has %" PRIu64 " bytes of state, more than a "
 			 "transaction of max_frags %u fragments holds (%u bytes each)",
 			 pos, c->cfg->name, canon, c->cfg->max_frags, (unsigned)RSYNC_MAX_PAYLOAD);
+		return -E2BIG;
+	}
+	/* ... and so must a full cut of the whole chain's state. */
+	sum = chain_state_sum(c, s, canon);
+	if (c->pri != NULL && sum > (uint64_t)c->cfg->stage_state_kb << 10) {
+		snprintf(why, whylen,
+			 "the NFs of remote chain %s would have %" PRIu64 " bytes of state with NF "
+			 "%d: a full cut (a standby resynchronising) must fit one transaction "
+			 "(stage_state_kb %u)",
+			 c->cfg->name, sum, pos, c->cfg->stage_state_kb);
+		return -E2BIG;
+	}
+	if (c->sby != NULL &&
+	    sum > ((uint64_t)c->cfg->max_frags - RTE_MIN(c->cfg->max_frags, FULL_CUT_FRAG_MARGIN)) *
+			  RSYNC_MAX_PAYLOAD) {
+		snprintf(why, whylen,
+			 "the NFs of remote chain %s would have %" PRIu64 " bytes of state with NF "
+			 "%d: a full cut (resynchronising this standby) must fit one transaction "
+			 "(max_frags %u, less %u for its other fragments)",
+			 c->cfg->name, sum, pos, c->cfg->max_frags, FULL_CUT_FRAG_MARGIN);
 		return -E2BIG;
 	}
 	if (c->pri != NULL) {
@@ -290,11 +341,9 @@ rsync_state_request_marker(struct rsync_chain *c, uint64_t now)
 	c->markers_dropped_seen = dropped;
 	/* The standby asked to resynchronise: every NF freezes everything
 	 * (a base it never saw). */
-	c->marker_base = rsync_primary_full_wanted(c->pri) ? RSYNC_CUT_FULL
-							  : rsync_primary_cut_base(c->pri);
+	c->marker_base = rsync_primary_cut_base(c->pri);
+	c->marker_full = rsync_primary_full_wanted(c->pri);
 	c->marker_id = ++c->cut_id; /* cut ids: one sequence with the stateless cuts */
-	if (c->marker_base != RSYNC_CUT_FULL)
-		c->cut_after_full = false;
 	c->marker_out = true;
 	c->marker_req_ns = now;
 	__atomic_store_n(&c->marker_req, 1, __ATOMIC_RELEASE);
@@ -316,6 +365,7 @@ mgr_rsync_marker_due(uint16_t port)
 	mk.cut_id = c->marker_id;
 	__atomic_store_n(&c->marker_seq, mk.cut_id, __ATOMIC_RELAXED); /* read at registration */
 	mk.base_id = c->marker_base;
+	mk.flags = c->marker_full ? ONVM_MARKER_F_FULL : 0;
 	memcpy(rte_pktmbuf_append(m, sizeof(mk)), &mk, sizeof(mk));
 	meta = onvm_pkt_meta(m, mgr.dyn_off);
 	memset(meta, 0, sizeof(*meta));
@@ -438,6 +488,7 @@ rsync_state_marker_at_exit(struct rsync_chain *c, struct rte_mbuf *m, uint64_t n
 {
 	struct onvm_marker mk;
 	uint64_t ts = onvm_pkt_meta(m, mgr.dyn_off)->ts;
+	bool full;
 	int rc;
 
 	if (rte_pktmbuf_data_len(m) < sizeof(mk)) {
@@ -445,26 +496,29 @@ rsync_state_marker_at_exit(struct rsync_chain *c, struct rte_mbuf *m, uint64_t n
 		return 0;
 	}
 	memcpy(&mk, rte_pktmbuf_mtod(m, const void *), sizeof(mk));
-	rc = rsync_primary_cut_begin(c->pri, mk.cut_id, mk.base_id, ts, now);
+	full = (mk.flags & ONVM_MARKER_F_FULL) != 0;
+	rc = rsync_primary_cut_begin(c->pri, mk.cut_id, full ? RSYNC_CUT_FULL : mk.base_id, ts,
+				     now);
 	if (rc == -ENOBUFS)
 		return -ENOBUFS; /* every stage busy: it waits, in order */
 	if (rc == 0) {
-		if (!collect(c, mk.cut_id)) {
+		bool whole = collect(c, mk.cut_id);
+
+		if (!whole) {
 			rsync_primary_cut_drop(c->pri);
 			c->cuts_nf_failed++;
 		}
 		if (rsync_primary_cut_end(c->pri, now) == 0) {
 			c->cuts_state++;
 			/* The standby is in sync only at a cut after the full
-			 * one: ask for it now, traffic or not. */
-			if (mk.base_id == RSYNC_CUT_FULL)
-				c->cut_after_full = true;
-		} else if (mk.base_id == RSYNC_CUT_FULL) {
+			 * one: asked for at once, traffic or not, and again
+			 * until one goes out. */
+			c->cut_after_full = full;
+		} else if (full && whole) {
 			if (c->full_too_big++ == 0)
 				MGR_LOG(ERR, "remote chain %s: a full cut for the standby's "
-					     "resynchronisation did not fit stage_state_kb (or an NF "
-					     "could not freeze it): the standby stays out of sync",
-					c->cfg->name);
+					     "resynchronisation does not fit stage_state_kb: the "
+					     "standby stays out of sync", c->cfg->name);
 		}
 	}
 	/* The marker awaited: the next may go.  An older one (given up for
@@ -579,11 +633,12 @@ rsync_state_ok(struct rsync_chain *c, uint16_t region, uint64_t offset, uint32_t
 	unsigned int r;
 	struct rsync_nf_ref *ref = region_ref(c, region, &r);
 
+	/* An NF state was written into is gone: the state is not whole (the
+	 * library then takes an ordinary piece unchecked), and this piece --
+	 * a full cut's, maybe -- is checked against the NF there now. */
 	if (region / NF_STATE_MAX_REGIONS < mgr.cfg.chains[c->cfg->chain].len &&
-	    !still_written_nf(c, region / NF_STATE_MAX_REGIONS)) {
+	    !still_written_nf(c, region / NF_STATE_MAX_REGIONS))
 		state_lost(c, "the NF is gone or was restarted", region / NF_STATE_MAX_REGIONS);
-		return true;
-	}
 	if (ref == NULL)
 		return false;
 	/* Not before the NF finished its start-up (its own initial writes)

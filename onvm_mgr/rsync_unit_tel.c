@@ -89,6 +89,8 @@ add_standby_stats(struct rte_tel_data *o, const struct rsync_chain *c)
 	rte_tel_data_add_dict_uint(o, "state_lost", !rsync_standby_whole(c->sby));
 	rte_tel_data_add_dict_uint(o, "joins", s->joins);
 	rte_tel_data_add_dict_uint(o, "resync_votes", s->resync_votes);
+	rte_tel_data_add_dict_uint(o, "resync_heartbeats", s->resync_hbs);
+	rte_tel_data_add_dict_uint(o, "unchecked_refused", s->unchecked_refused);
 	rte_tel_data_add_dict_uint(o, "full_applied", s->full_applied);
 	rte_tel_data_add_dict_uint(o, "state_skipped", s->state_skipped);
 	rte_tel_data_add_dict_uint(o, "takeovers_not_synced", s->takeovers_not_synced);

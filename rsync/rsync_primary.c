@@ -569,6 +569,11 @@ rsync_primary_rx(struct rsync_primary *p, const struct rsync_msg *m, uint64_t no
 		rsync_primary_pump(p, now);
 		break;
 	case RSYNC_HEARTBEAT:
+		/* A standby without whole state, or a fresh one that applied
+		 * nothing: a full cut, if anything was ever released (before
+		 * that, the chain's first transaction is its origin). */
+		if ((m->h.flags & RSYNC_F_RESYNC) && p->released_txid > 0)
+			note_resync(p, now);
 		break;
 	default:
 		r = RSYNC_RX_WRONG_ROLE;

@@ -35,7 +35,8 @@ struct slot {
 	bool voted;
 	bool dead;	       /* takeover: its chain cannot be completed */
 	bool full;	       /* its cut is whole (RSYNC_F_FULL on its META) */
-	bool unchecked;	       /* a state piece staged without ops->state_ok (not whole) */
+	bool unchecked;	       /* a state piece staged without ops->state_ok (piece_checked) */
+	bool full_seen;	       /* its fragments carry RSYNC_F_FULL (all or none) */
 	uint64_t txid;
 	uint16_t frag_count;
 	uint32_t received;
@@ -62,6 +63,7 @@ struct rsync_standby {
 	 * it ever applied anything, and the full cut it restarted from. */
 	bool whole, synced, ever_applied;
 	uint64_t full_cut_id;
+	uint64_t resync_hb_ns;	/* the next HEARTBEAT asking for a full cut */
 	struct rsync_txts txts;
 	struct rsync_standby_stats stats;
 };
@@ -143,7 +145,7 @@ slot_free(struct rsync_standby *s, struct slot *sl)
 	if (sl->voted)
 		s->pending_txts -= sl->meta.txts_entries;
 	memset(sl->have, 0, (s->cfg.max_frags + 63) / 64 * sizeof(uint64_t));
-	sl->used = sl->voted = sl->dead = sl->full = sl->unchecked = false;
+	sl->used = sl->voted = sl->dead = sl->full = sl->unchecked = sl->full_seen = false;
 	sl->txid = 0;
 	sl->frag_count = 0;
 	sl->received = 0;
@@ -262,8 +264,10 @@ apply_slot(struct rsync_standby *s, struct slot *sl)
 		}
 	}
 	/* A full cut makes the state whole again (written from its first
-	 * byte); without whole state a delta has nothing to apply to. */
-	if (sl->full && !s->whole) {
+	 * byte); without whole state a delta has nothing to apply to.  Any
+	 * full cut restarts the wait for a later one: the primary may have
+	 * made a second one whose marker went in before the first came out. */
+	if (sl->full) {
 		s->whole = true;
 		s->synced = false;
 		s->full_cut_id = mt->cut_id;
@@ -292,7 +296,8 @@ apply_slot(struct rsync_standby *s, struct slot *sl)
 	if (mt->cut_id != 0) {
 		/* In sync again at the first cut after the full one (its
 		 * apply_state may have found the state lost again meanwhile). */
-		if (s->whole && !s->synced && s->full_cut_id != 0 && mt->cut_id > s->full_cut_id)
+		if (!sl->full && s->whole && !s->synced && s->full_cut_id != 0 &&
+		    mt->cut_id > s->full_cut_id)
 			s->synced = true;
 		s->applied.cut_id = mt->cut_id;
 		s->applied.cut_ts = mt->cut_ts;
@@ -304,22 +309,24 @@ apply_slot(struct rsync_standby *s, struct slot *sl)
 }
 
 /*
- * Apply the chain that ends at `tip`: from tip back along prev_txid to the
- * last applied transaction, then forward.  Walking back from a transaction
- * the primary named (COMMIT) or the newest one voted (takeover) is what
- * makes the chain unambiguous: after an abort whose ABORT was lost, the
- * aborted transaction and the one that replaced it both name the same
+ * The chain that ends at `tip`: from tip back along prev_txid to the last
+ * applied transaction, into s->chain (newest first).  Walking back from a
+ * transaction the primary named (COMMIT) or the newest one voted (takeover)
+ * is what makes the chain unambiguous: after an abort whose ABORT was lost,
+ * the aborted transaction and the one that replaced it both name the same
  * predecessor, and only the walk back from the live tip tells them apart.
- * Returns the number applied, or -1 (nothing applied) when a link is not
- * staged and voted here.  O(chain length x window).
+ * Returns the number of links, or -1 when a link is not staged and voted
+ * here; *origin: it starts at the chain's first transaction, on a standby
+ * that never applied anything (in sync from the start).  O(chain length x
+ * window).
  */
 static int
-apply_chain_to(struct rsync_standby *s, struct slot *tip)
+walk_chain(struct rsync_standby *s, struct slot *tip, bool *origin)
 {
 	uint32_t n = 0;
-	bool origin = false;
 	struct slot *next;
 
+	*origin = false;
 	for (struct slot *cur = tip; cur != NULL;) {
 		uint64_t prev = cur->meta.prev_txid;
 
@@ -327,9 +334,7 @@ apply_chain_to(struct rsync_standby *s, struct slot *tip)
 			return -1;
 		s->chain[n++] = cur;
 		if (prev == s->applied.txid) {
-			/* The chain's first transaction, on a standby that
-			 * never applied anything: in sync from the start. */
-			origin = prev == 0 && !s->ever_applied;
+			*origin = prev == 0 && !s->ever_applied;
 			break;
 		}
 		/* Without whole state, a full cut starts the chain anew; so
@@ -348,11 +353,53 @@ apply_chain_to(struct rsync_standby *s, struct slot *tip)
 			return -1;
 		cur = next;
 	}
+	return (int)n;
+}
+
+/* Apply the `n` links walk_chain() left in s->chain, oldest first. */
+static void
+apply_walked(struct rsync_standby *s, uint32_t n, bool origin)
+{
 	if (origin && s->whole)
 		s->synced = true;
 	for (uint32_t i = n; i-- > 0;)
 		apply_slot(s, s->chain[i]);
-	return (int)n;
+}
+
+static int
+apply_chain_to(struct rsync_standby *s, struct slot *tip)
+{
+	bool origin;
+	int n = walk_chain(s, tip, &origin);
+
+	if (n >= 0)
+		apply_walked(s, (uint32_t)n, origin);
+	return n;
+}
+
+/* Whether applying the walked chain would leave this standby in sync (the
+ * same rules as apply_slot, without applying anything). */
+static bool
+walked_would_sync(const struct rsync_standby *s, uint32_t n, bool origin)
+{
+	bool whole = s->whole, synced = s->synced;
+	uint64_t full_id = s->full_cut_id;
+
+	if (origin && whole)
+		synced = true;
+	for (uint32_t i = n; i-- > 0;) {
+		const struct slot *sl = s->chain[i];
+		uint64_t cut = sl->meta.cut_id;
+
+		if (sl->full) {
+			whole = true;
+			synced = false;
+			full_id = cut;
+		} else if (cut != 0 && whole && !synced && full_id != 0 && cut > full_id) {
+			synced = true;
+		}
+	}
+	return synced;
 }
 
 /* A COMMIT's chain reaches back past anything staged here, and nothing was
@@ -407,6 +454,16 @@ in_a_known_gap(const struct rsync_standby *s, uint64_t txid)
 	return false;
 }
 
+/* Whether a state piece is checked against the standby chain when staged
+ * (ops->state_ok): when it can be written there -- the state is whole, or
+ * it is part of a full cut.  Otherwise it is checked when applied, should
+ * the state be whole by then. */
+static bool
+piece_checked(const struct rsync_standby *s, const struct rsync_hdr *h)
+{
+	return s->whole || (h->flags & RSYNC_F_FULL);
+}
+
 static enum rsync_rx_reason
 rx_fragment(struct rsync_standby *s, const struct rsync_msg *m)
 {
@@ -418,13 +475,14 @@ rx_fragment(struct rsync_standby *s, const struct rsync_msg *m)
 	 * must not take a staging slot. */
 	if (h->len > RSYNC_MAX_PAYLOAD)
 		return RSYNC_RX_BAD_LENGTH;
-	/* A piece is checked against the standby chain only if it can be
-	 * written there: with whole state, or in a full cut.  (One staged
-	 * unchecked is checked when applied, should the state be whole by
-	 * then.) */
-	if (h->type == RSYNC_CHECKPOINT &&
-	    (h->len == 0 || ((s->whole || (h->flags & RSYNC_F_FULL)) &&
-			     !s->ops.state_ok(s->ctx, h->region, h->offset, h->len))))
+	if (h->type == RSYNC_CHECKPOINT && h->len == 0)
+		return RSYNC_RX_BAD_REGION;
+	/* A check that finds an NF's state lost makes the state not whole:
+	 * an ordinary piece is then taken unchecked, like any other until a
+	 * full cut. */
+	if (h->type == RSYNC_CHECKPOINT && piece_checked(s, h) &&
+	    !s->ops.state_ok(s->ctx, h->region, h->offset, h->len) &&
+	    ((h->flags & RSYNC_F_FULL) || s->whole))
 		return RSYNC_RX_BAD_REGION;
 	if (h->frag_seq == 0 && m->u.meta.prev_txid >= h->txid)
 		return RSYNC_RX_MISMATCH; /* a transaction follows an older one */
@@ -452,8 +510,12 @@ rx_fragment(struct rsync_standby *s, const struct rsync_msg *m)
 		}
 		return RSYNC_RX_DUPLICATE;
 	}
-	if (h->type == RSYNC_CHECKPOINT && !s->whole && !(h->flags & RSYNC_F_FULL))
+	if (h->type == RSYNC_CHECKPOINT && !piece_checked(s, h))
 		sl->unchecked = true;
+	/* Every fragment of a full transaction says so. */
+	if (sl->received > 0 && sl->full_seen != ((h->flags & RSYNC_F_FULL) != 0))
+		return RSYNC_RX_MISMATCH;
+	sl->full_seen = (h->flags & RSYNC_F_FULL) != 0;
 	d = &sl->desc[h->frag_seq];
 	d->type = h->type;
 	d->region = h->region;
@@ -558,9 +620,11 @@ rsync_standby_takeover(struct rsync_standby *s, uint32_t new_epoch,
 	/* The newest voted transaction whose chain is complete: every released
 	 * one is in it (a transaction's chain holds every transaction closed
 	 * before it and not aborted, and a released one was voted). */
+	int n = 0;
+	bool origin = false;
+
 	for (;;) {
 		struct slot *tip = NULL;
-		int n;
 
 		for (uint32_t i = 0; i < s->cfg.window; i++) {
 			struct slot *sl = &s->slots[i];
@@ -568,22 +632,30 @@ rsync_standby_takeover(struct rsync_standby *s, uint32_t new_epoch,
 			if (sl->used && sl->voted && !sl->dead && (tip == NULL || sl->txid > tip->txid))
 				tip = sl;
 		}
-		if (tip == NULL)
-			break;
-		n = apply_chain_to(s, tip);
-		if (n >= 0) {
-			s->stats.takeover_applied += (uint64_t)n;
+		if (tip == NULL) {
+			n = 0;
 			break;
 		}
+		n = walk_chain(s, tip, &origin);
+		if (n >= 0)
+			break;
 		tip->dead = true; /* its chain has a hole: try the next newest */
 	}
+	for (uint32_t i = 0; i < s->cfg.window; i++)
+		s->slots[i].dead = false;
+	/* Not in sync even with the voted chain (it started late, or an NF's
+	 * state was lost, and it is not resynchronised yet): its state is not
+	 * a cut of the chain.  Nothing is applied -- a voted transaction may
+	 * still be aborted by a live primary -- and it stays the current
+	 * epoch's standby. */
+	if (!walked_would_sync(s, (uint32_t)n, origin)) {
+		s->stats.takeovers_not_synced++;
+		return -ENOTRECOVERABLE;
+	}
+	apply_walked(s, (uint32_t)n, origin);
+	s->stats.takeover_applied += (uint64_t)n;
 	if (!s->synced) {
-		/* Its state is not a cut of the chain (started late, or an NF's
-		 * state lost, and not resynchronised yet).  What it applied
-		 * stays applied (voted: released, or about to be); it stays
-		 * the current epoch's standby. */
-		for (uint32_t i = 0; i < s->cfg.window; i++)
-			s->slots[i].dead = false;
+		/* A piece staged unchecked was refused as it was applied. */
 		s->stats.takeovers_not_synced++;
 		return -ENOTRECOVERABLE;
 	}
@@ -608,6 +680,31 @@ uint32_t
 rsync_standby_txts_entries(const struct rsync_standby *s)
 {
 	return s->txts.n;
+}
+
+uint64_t
+rsync_standby_tick(struct rsync_standby *s, uint64_t now)
+{
+	struct rsync_msg m = {0};
+
+	if (s->taken_over || (s->whole && s->ever_applied))
+		return now + RSYNC_RESYNC_HB_NS;
+	if (now < s->resync_hb_ns)
+		return s->resync_hb_ns;
+	s->resync_hb_ns = now + RSYNC_RESYNC_HB_NS;
+	if (s->ops.ready_for_full != NULL && !s->ops.ready_for_full(s->ctx))
+		return s->resync_hb_ns;
+	m.h.version = RSYNC_VERSION;
+	m.h.type = RSYNC_HEARTBEAT;
+	m.h.flags = RSYNC_F_RESYNC;
+	m.h.chain = s->cfg.chain;
+	m.h.epoch = s->epoch;
+	m.h.frag_count = 1;
+	m.u.heartbeat.txid = s->applied.txid;
+	m.u.heartbeat.cut_ts = s->applied.cut_ts;
+	(void)s->ops.send(s->ctx, &m);
+	s->stats.resync_hbs++;
+	return s->resync_hb_ns;
 }
 
 void

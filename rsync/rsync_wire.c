@@ -285,9 +285,10 @@ check_fields(const struct rsync_hdr *h, const uint8_t *pl, struct rsync_msg *m)
 	bool frag_type = h->type == RSYNC_PREPARE || h->type == RSYNC_CHECKPOINT;
 	int flen = fixed_len(h->type);
 
-	/* FULL belongs to a transaction's fragments, RESYNC to a VOTE. */
+	/* FULL belongs to a transaction's fragments, RESYNC to a VOTE or a
+	 * HEARTBEAT (the standby's). */
 	if (((h->flags & RSYNC_F_FULL) && !frag_type) ||
-	    ((h->flags & RSYNC_F_RESYNC) && h->type != RSYNC_VOTE))
+	    ((h->flags & RSYNC_F_RESYNC) && h->type != RSYNC_VOTE && h->type != RSYNC_HEARTBEAT))
 		return RSYNC_RX_BAD_FLAGS;
 	if (h->frag_count == 0 || h->frag_seq >= h->frag_count)
 		return RSYNC_RX_BAD_FRAG;
@@ -319,6 +320,9 @@ check_fields(const struct rsync_hdr *h, const uint8_t *pl, struct rsync_msg *m)
 			/* 1 META + TxTs pieces + state pieces = count */
 			if (mt->state_frags >= h->frag_count || mt->prev_txid >= h->txid ||
 			    (mt->cut_id == 0 && (mt->cut_ts != 0 || mt->state_frags != 0)))
+				return RSYNC_RX_BAD_FIELD;
+			/* A full transaction carries its cut. */
+			if ((h->flags & RSYNC_F_FULL) && mt->cut_id == 0)
 				return RSYNC_RX_BAD_FIELD;
 			/* Every piece carries at least one entry (one byte) and
 			 * at most RSYNC_MAX_PAYLOAD bytes; 64-bit arithmetic,

@@ -99,8 +99,11 @@ enum onvm_action {
  */
 struct onvm_marker {
 	uint64_t cut_id;
-	uint64_t base_id;
+	uint64_t base_id; /* the chain's last cut, the delta's base */
+	uint64_t flags;	  /* ONVM_MARKER_F_* */
 };
+/* Every NF freezes all of its state (a full cut: a standby resynchronises). */
+#define ONVM_MARKER_F_FULL 0x1
 
 /*
  * Per-packet metadata, kept in an rte_mbuf dynamic field registered by the

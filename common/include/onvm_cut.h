@@ -141,6 +141,11 @@ void onvm_cut_note_batch(struct onvm_cut_set *c, const struct nf_state_set *stat
  */
 int onvm_cut_freeze(struct onvm_cut_set *c, const struct nf_state_set *state, uint64_t cut_id,
 		    uint64_t base_id, uint64_t cut_ts);
+/* The same; `full`: freeze every chunk whatever the base (a full cut a
+ * resynchronising standby asked for), keeping the marks' record of what
+ * changed since `base_id` when this NF saw it. */
+int onvm_cut_freeze_ex(struct onvm_cut_set *c, const struct nf_state_set *state, uint64_t cut_id,
+		       uint64_t base_id, uint64_t cut_ts, bool full);
 
 /* ---- manager side (one thread) ---- */
 

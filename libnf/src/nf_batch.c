@@ -126,7 +126,8 @@ handle_marker(struct nf_ctx *nf, struct rte_mbuf *m, struct onvm_pkt_meta *meta)
 		__atomic_store_n(&s->marker_seen, mk.cut_id, __ATOMIC_RELAXED);
 	if (!nf->has_cut)
 		return; /* stateless, or not in a remote chain: nothing to freeze */
-	rc = onvm_cut_freeze(&nf->cut, &nf->state, mk.cut_id, mk.base_id, meta->ts);
+	rc = onvm_cut_freeze_ex(&nf->cut, &nf->state, mk.cut_id, mk.base_id, meta->ts,
+				(mk.flags & ONVM_MARKER_F_FULL) != 0);
 	if (rc < 0)
 		s->cut_failed++;
 	else

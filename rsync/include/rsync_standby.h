@@ -105,6 +105,7 @@ struct rsync_standby_stats {
 	uint64_t full_applied;	   /* full cuts applied */
 	uint64_t state_skipped;	   /* state bytes not written: the state was not whole */
 	uint64_t unchecked_refused; /* pieces staged unchecked that state_ok refused at apply */
+	uint64_t resync_hbs;	   /* HEARTBEATs that asked for a full cut */
 };
 
 /* What has been applied so far. */
@@ -140,6 +141,14 @@ int rsync_standby_takeover(struct rsync_standby *s, uint32_t new_epoch,
 /* The flow's committed TxTs: outputs with ts <= this were released already. */
 uint64_t rsync_standby_txts(const struct rsync_standby *s, const struct rsync_flow *flow);
 uint32_t rsync_standby_txts_entries(const struct rsync_standby *s);
+
+/* Timers: while the standby's state is not whole, or it has applied nothing
+ * yet (a fresh standby cannot tell whether it started late before its first
+ * COMMIT), and its chain can take a full cut, a HEARTBEAT with
+ * RSYNC_F_RESYNC every RSYNC_RESYNC_HB_NS -- so a standby restarted on an
+ * idle chain is resynchronised too.  Returns when to call again. */
+#define RSYNC_RESYNC_HB_NS (50 * 1000 * 1000ull)
+uint64_t rsync_standby_tick(struct rsync_standby *s, uint64_t now_ns);
 
 /* The owner's copy of an NF's state can no longer be trusted (the NF was
  * restarted, or a voted piece could not be written): resynchronise. */

@@ -80,9 +80,10 @@
  * every NF's state, a delta over nothing -- sent for a standby that asked to
  * resynchronise.  Every fragment of the transaction carries it. */
 #define RSYNC_F_FULL	0x04
-/* VOTE: the standby's copy of the state is not whole (it started after the
- * chain's first transaction, or one of its NFs was restarted): it asks for
- * a full cut. */
+/* VOTE or HEARTBEAT (standby -> primary): the standby's copy of the state
+ * is not whole (it started after the chain's first transaction, or one of
+ * its NFs was restarted), or it has applied nothing yet: it asks for a full
+ * cut. */
 #define RSYNC_F_RESYNC	0x08
 #define RSYNC_F_KNOWN	(RSYNC_F_HMAC | RSYNC_F_RETRANS | RSYNC_F_FULL | RSYNC_F_RESYNC)
 

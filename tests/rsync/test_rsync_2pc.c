@@ -402,6 +402,96 @@ test_a_delta_staged_before_the_full_cut_is_checked_when_applied(void **state)
 	sim_free(sm);
 }
 
+/* A standby whole but not in sync yet refuses a takeover without applying
+ * anything: its voted, uncommitted transactions may still be aborted by a
+ * live primary (a false suspicion), and applying one would break every
+ * later COMMIT. */
+static void
+test_a_refused_takeover_applies_nothing(void **state)
+{
+	(void)state;
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct sim *sm = sim_new(&pc, &sc, 34, NULL, 0);
+	struct rsync_standby_applied a, b;
+
+	add_n(sm, 8, 2);
+	cut_with(sm, 1, 0, 0, 0x11, 600);
+	sim_drain(sm, 100, 20 * US);
+	sim_step(sm, 200 * US);
+	rsync_standby_state_lost(sm->s);
+	cut_with(sm, 2, RSYNC_CUT_FULL, 0, 0x22, SIM_REGION_SIZE);
+	sim_drain(sm, 200, 20 * US);
+	sim_step(sm, 200 * US);
+	assert_true(rsync_standby_whole(sm->s));
+	assert_false(rsync_standby_synced(sm->s));
+	/* a stage voted, its COMMIT lost */
+	add_n(sm, 8, 2); /* the stage's fragments are on the link */
+	sm->f_to_s.cut = 1;
+	sim_step(sm, 1 * US);
+	rsync_standby_get_applied(sm->s, &a);
+	assert_int_equal(rsync_standby_staged(sm->s), 1);
+	assert_int_equal(sm->nreleased, 16); /* the primary released it */
+	assert_int_equal(rsync_standby_takeover(sm->s, 2, &b), -ENOTRECOVERABLE);
+	rsync_standby_get_applied(sm->s, &b);
+	assert_int_equal(b.txid, a.txid);
+	assert_int_equal(rsync_standby_stats(sm->s)->takeover_applied, 0);
+	assert_int_equal(rsync_standby_epoch(sm->s), 1);
+	/* the primary goes on; a cut after the full one brings it in sync */
+	sm->f_to_s.cut = 0;
+	cut_with(sm, 3, 2, 1, 0x33, 100);
+	sim_drain(sm, 200, 20 * US);
+	sim_step(sm, 200 * US);
+	assert_true(rsync_standby_synced(sm->s));
+	assert_int_equal(rsync_standby_takeover(sm->s, 2, &b), 0);
+	sim_free(sm);
+}
+
+/* A standby restarted on an idle chain: no transaction comes, so nothing
+ * tells it that it started late -- its HEARTBEATs ask for a full cut
+ * (rsync_standby_tick) while it has applied nothing. */
+static void
+test_a_standby_restarted_on_an_idle_chain_asks_by_heartbeat(void **state)
+{
+	(void)state;
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct sim *sm = sim_new(&pc, &sc, 35, NULL, 0);
+
+	/* a fresh chain: nothing released yet, so no full cut is asked for */
+	rsync_standby_tick(sm->s, sm->now);
+	sim_step(sm, 1 * US);
+	assert_int_equal(rsync_standby_stats(sm->s)->resync_hbs, 1);
+	assert_false(rsync_primary_full_wanted(sm->p));
+	add_n(sm, 8, 2);
+	cut_with(sm, 1, 0, 0, 0x11, 600);
+	sim_drain(sm, 100, 20 * US);
+	sim_step(sm, 200 * US);
+	/* applied something: no more heartbeats */
+	rsync_standby_tick(sm->s, sm->now + RSYNC_RESYNC_HB_NS);
+	assert_int_equal(rsync_standby_stats(sm->s)->resync_hbs, 1);
+	/* the standby node restarts; the chain is idle */
+	rsync_standby_free(sm->s);
+	sm->s = rsync_standby_new(&sc, &sim_s_ops, sm, 98);
+	memset(sm->region, 0, sizeof(sm->region));
+	sm->now += RSYNC_RESYNC_HB_NS;
+	rsync_standby_tick(sm->s, sm->now);
+	sim_step(sm, 1 * US);
+	assert_true(rsync_primary_full_wanted(sm->p));
+	cut_with(sm, 2, RSYNC_CUT_FULL, 0, 0x22, SIM_REGION_SIZE);
+	sim_drain(sm, 200, 20 * US);
+	sim_step(sm, 200 * US);
+	assert_int_equal(rsync_standby_stats(sm->s)->joins, 1);
+	assert_int_equal(rsync_standby_stats(sm->s)->full_applied, 1);
+	assert_true(region_is(sm, 0, 0x22, SIM_REGION_SIZE));
+	cut_with(sm, 3, 2, 1, 0x33, 100); /* the cut after it, no packets */
+	sim_drain(sm, 200, 20 * US);
+	sim_step(sm, 200 * US);
+	assert_true(rsync_standby_synced(sm->s));
+	assert_int_equal(sm->ndropped, 0);
+	sim_free(sm);
+}
+
 static void
 test_fenced_old_primary_gets_no_vote_and_releases_nothing(void **state)
 {
@@ -1098,6 +1188,8 @@ main(void)
 		cmocka_unit_test(test_a_standby_started_late_resynchronises_with_a_full_cut),
 		cmocka_unit_test(test_a_standby_that_lost_an_nf_resynchronises),
 		cmocka_unit_test(test_a_delta_staged_before_the_full_cut_is_checked_when_applied),
+		cmocka_unit_test(test_a_refused_takeover_applies_nothing),
+		cmocka_unit_test(test_a_standby_restarted_on_an_idle_chain_asks_by_heartbeat),
 		cmocka_unit_test(test_fenced_old_primary_gets_no_vote_and_releases_nothing),
 		cmocka_unit_test(test_newer_epoch_fences_the_primary),
 		cmocka_unit_test(test_nd_stage_waits_for_a_cut_after_it),

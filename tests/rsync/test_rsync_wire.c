@@ -1107,6 +1107,16 @@ test_full_and_resync_flags_round_trip_where_they_belong(void **state)
 	assert_int_equal(d.h.flags, RSYNC_F_RESYNC | RSYNC_F_RETRANS);
 	m.h.flags = RSYNC_F_FULL;
 	assert_int_equal(encode(&m, NULL, 0, NULL, buf), -1);
+	/* the standby's HEARTBEAT may ask too */
+	m = base_msg(B_HB, pl, &len);
+	m.h.flags = RSYNC_F_RESYNC;
+	assert_int_equal(encode(&m, NULL, 0, NULL, buf), P(16));
+	assert_int_equal(rsync_decode(buf, P(16), NULL, &d), RSYNC_RX_OK);
+	assert_int_equal(d.h.flags, RSYNC_F_RESYNC);
+	/* a full transaction without a cut is refused */
+	m = base_msg(B_META_NOCUT, pl, &len);
+	m.h.flags = RSYNC_F_FULL;
+	assert_int_equal(encode(&m, pl, len, NULL, buf), -1);
 }
 
 static void

@@ -257,6 +257,46 @@ test_base_never_seen_here_freezes_everything(void **state)
 	fixture_free(f);
 }
 
+/* A full cut asked for (a standby resynchronising) by an NF that saw the
+ * chain's base: every chunk goes, but the marks keep what changed since the
+ * base -- should the full cut be dropped, the next delta over the old base
+ * is an ordinary delta, not full again (which could never fit a stage). */
+static void
+test_full_cut_asked_for_keeps_the_deltas_small(void **state)
+{
+	(void)state;
+	struct fixture *f = fixture_new(1 << 20);
+	uint32_t n, all = 0;
+
+	for (uint32_t r = 0; r < 2; r++)
+		all += f->nf.hdr->n_chunks[r];
+	nf_write(f, 0, 10, 1);
+	nf_commit(f);
+	assert_int_equal(onvm_cut_freeze(&f->nf, &f->ts.set, 1, 0, 10), 1);
+	assert_int_equal(ship(f, 1, &n), ONVM_CUT_READ_END);
+	memset(f->remote, 0x5a, sizeof(f->remote)); /* the standby lost it all */
+	nf_write(f, 0, 3 * CHUNK, 2);
+	nf_commit(f);
+	/* full, over base 1 (seen here): every chunk */
+	assert_int_equal(onvm_cut_freeze_ex(&f->nf, &f->ts.set, 2, 1, 20, true), (int)all);
+	assert_int_equal(f->nf.hdr->stats.freeze_full, 1);
+	/* dropped on its way: read, never applied */
+	while (onvm_cut_read(&f->mgr, 2, &(struct onvm_cut_rec){0}, &(const uint8_t *){0}) ==
+	       ONVM_CUT_READ_DATA)
+		onvm_cut_consume(&f->mgr);
+	onvm_cut_consume(&f->mgr);
+	nf_write(f, 1, 2 * CHUNK, 9);
+	nf_commit(f);
+	/* the next cut, over the old base 1: what changed since 1, no more */
+	assert_int_equal(onvm_cut_freeze(&f->nf, &f->ts.set, 3, 1, 30), 2);
+	/* asked for again and shipped this time: the copy is the state */
+	assert_int_equal(onvm_cut_freeze_ex(&f->nf, &f->ts.set, 4, 3, 40, true), (int)all);
+	assert_int_equal(ship(f, 4, &n), ONVM_CUT_READ_END);
+	assert_int_equal(n, all);
+	assert_remote_is_current(f);
+	fixture_free(f);
+}
+
 static void
 test_full_log_drops_the_whole_cut_never_part_of_it(void **state)
 {
@@ -582,6 +622,7 @@ main(void)
 		cmocka_unit_test(test_frozen_bytes_are_the_state_at_the_marker_not_later),
 		cmocka_unit_test(test_lost_cut_is_covered_by_a_delta_over_the_older_base),
 		cmocka_unit_test(test_base_never_seen_here_freezes_everything),
+		cmocka_unit_test(test_full_cut_asked_for_keeps_the_deltas_small),
 		cmocka_unit_test(test_full_log_drops_the_whole_cut_never_part_of_it),
 		cmocka_unit_test(test_reader_waits_for_a_cut_not_frozen_yet_and_reports_a_newer_one),
 		cmocka_unit_test(test_damaged_record_fails_the_cut_and_empties_the_log),
