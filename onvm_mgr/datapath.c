@@ -69,10 +69,15 @@ flush_nf(struct mgr_dp_ctx *ctx, uint16_t id)
 
 		/* A marker among them is lost too: say so, and the TX unit
 		 * asks for the next one at once (rsync_unit_state.c). */
-		for (unsigned int i = sent; i < b->n; i++)
-			if (unlikely(onvm_pkt_meta(b->pkts[i], mgr.dyn_off)->flags &
-				     ONVM_PKT_F_MARKER))
-				__atomic_fetch_add(&mgr.markers_dropped, 1, __ATOMIC_RELEASE);
+		for (unsigned int i = sent; i < b->n; i++) {
+			const struct onvm_pkt_meta *mm = onvm_pkt_meta(b->pkts[i], mgr.dyn_off);
+
+			if (unlikely(mm->flags & ONVM_PKT_F_MARKER) && mm->in_port < ONVM_MAX_PORTS &&
+			    mgr.rsync_in_port[mm->in_port] != 0)
+				__atomic_fetch_add(
+					&mgr.markers_dropped[mgr.rsync_in_port[mm->in_port] - 1], 1,
+					__ATOMIC_RELEASE);
+		}
 		rte_pktmbuf_free_bulk(&b->pkts[sent], b->n - sent);
 		ctx->drops[r] += b->n - sent;
 		ctx->nf_enq_drop[id] += b->n - sent;

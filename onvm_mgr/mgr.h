@@ -210,9 +210,10 @@ struct mgr {
 	/* ... whose protected chain leaves through this port */
 	uint8_t rsync_out_port[ONVM_MAX_PORTS];
 	/* Consistent-cut markers dropped on a full NF ring (RX or TX unit,
-	 * atomic): the TX unit asks for the next marker at once instead of
+	 * atomic), per protected chain (rsync_in_port - 1 of the marker's
+	 * ingress port): the TX unit asks for the next marker soon instead of
 	 * waiting for the lost one's time-out (rsync_unit_state.c). */
-	uint64_t markers_dropped;
+	uint64_t markers_dropped[MGR_CFG_MAX_REMOTE];
 	bool rsync_standbys; /* this node is the standby of a protected chain */
 
 	struct mgr_dp_ctx dp[MGR_UNIT_MAX];

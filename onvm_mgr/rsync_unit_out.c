@@ -16,6 +16,8 @@
 #include "onvm_pkt_parse.h"
 #include "rsync_unit_priv.h"
 
+#define CUT_AFTER_FULL_NS (1000 * 1000ull) /* the cut after a full one: asked every 1 ms */
+
 static void
 flow_of(const struct rte_mbuf *m, struct rsync_flow *f)
 {
@@ -171,6 +173,20 @@ lazy_cut(struct rsync_chain *c, uint64_t now)
 		rsync_state_request_marker(c, now);
 }
 
+/* The standby is in sync only once a cut after its full one is released:
+ * one marker a millisecond until then (a cut may be aborted or dropped). */
+static bool
+cut_after_full_due(struct rsync_chain *c, uint64_t now)
+{
+	if (!c->cut_after_full)
+		return false;
+	if (rsync_primary_released_cut_id(c->pri) > c->full_cut_id) {
+		c->cut_after_full = false;
+		return false;
+	}
+	return now - c->marker_req_ns >= CUT_AFTER_FULL_NS;
+}
+
 int
 mgr_rsync_tx(struct mgr_dp_ctx *ctx)
 {
@@ -206,7 +222,7 @@ mgr_rsync_tx(struct mgr_dp_ctx *ctx)
 		if (now >= c->next_cut_ns)
 			lazy_cut(c, now);
 		else if (rsync_primary_needs_cut(c->pri) || rsync_primary_full_wanted(c->pri) ||
-			 c->cut_after_full)
+			 cut_after_full_due(c, now))
 			/* an ND decision waits for a cut, or the standby for a
 			 * full one or the one after it */
 			rsync_state_request_marker(c, now);

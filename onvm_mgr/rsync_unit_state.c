@@ -48,6 +48,7 @@
 
 #define CUT_LOG_SLACK (64u << 10) /* cut log: twice the state plus this */
 #define MARKER_LOST_NS (200 * 1000 * 1000ull) /* a marker not back by then is lost */
+#define MARKER_DROP_RETRY_NS (1000 * 1000ull)  /* ... one dropped on a full ring: asked again */
 #define NF_RESCAN_MS 10 /* a chain position without a state block: look again */
 
 static uint64_t
@@ -162,7 +163,7 @@ mgr_rsync_state_window(uint64_t off)
  * counted as `canon`: a full cut -- a standby resynchronising -- carries it
  * all in one transaction. */
 static uint64_t
-chain_state_sum(const struct rsync_chain *c, const struct onvm_nf_slot *s, uint64_t canon)
+chain_state_sum(const struct rsync_chain *c, const struct onvm_nf_slot *s, int pos, uint64_t canon)
 {
 	const struct mgr_chain_cfg *ch = &mgr.cfg.chains[c->cfg->chain];
 	uint64_t sum = canon;
@@ -170,6 +171,8 @@ chain_state_sum(const struct rsync_chain *c, const struct onvm_nf_slot *s, uint6
 	for (int k = 0; k < ch->len; k++) {
 		uint64_t off = window_off(c->cfg, k);
 
+		if (k == pos)
+			continue; /* counted as `canon` (an old slot still there is EBUSY) */
 		for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
 			const struct onvm_nf_slot *o = &mgr.shm->nfs[id];
 			struct nf_state_layout l;
@@ -225,7 +228,7 @@ mgr_rsync_state_place(const struct onvm_nf_slot *s, const struct nf_state_layout
 		return -E2BIG;
 	}
 	/* ... and so must a full cut of the whole chain's state. */
-	sum = chain_state_sum(c, s, canon);
+	sum = chain_state_sum(c, s, pos, canon);
 	if (c->pri != NULL && sum > (uint64_t)c->cfg->stage_state_kb << 10) {
 		snprintf(why, whylen,
 			 "the NFs of remote chain %s would have %" PRIu64 " bytes of state with NF "
@@ -326,15 +329,15 @@ nf_at(struct rsync_chain *c, int pos, bool force)
 void
 rsync_state_request_marker(struct rsync_chain *c, uint64_t now)
 {
-	uint64_t dropped = __atomic_load_n(&mgr.markers_dropped, __ATOMIC_ACQUIRE);
+	uint64_t dropped = __atomic_load_n(&mgr.markers_dropped[c - rsync_chains], __ATOMIC_ACQUIRE);
 
 	/* The marker out is lost when it has not come back in MARKER_LOST_NS
-	 * (an NF died with it), or at once when a marker was dropped on a
-	 * full ring since it was asked for (any chain's: should it be
-	 * another's, this one's comes back later and changes nothing). */
+	 * (an NF died with it), or soon when one of this chain's markers was
+	 * dropped on a full ring since it was asked for (not sooner than
+	 * MARKER_DROP_RETRY_NS: an NF that takes nothing would make a storm). */
 	if (__atomic_load_n(&c->marker_req, __ATOMIC_ACQUIRE) ||
 	    (c->marker_out && now - c->marker_req_ns < MARKER_LOST_NS &&
-	     dropped == c->markers_dropped_seen))
+	     (dropped == c->markers_dropped_seen || now - c->marker_req_ns < MARKER_DROP_RETRY_NS)))
 		return;
 	if (c->marker_out)
 		c->markers_lost++;
@@ -512,8 +515,11 @@ rsync_state_marker_at_exit(struct rsync_chain *c, struct rte_mbuf *m, uint64_t n
 			c->cuts_state++;
 			/* The standby is in sync only at a cut after the full
 			 * one: asked for at once, traffic or not, and again
-			 * until one goes out. */
-			c->cut_after_full = full;
+			 * until one is released (rsync_unit_out.c). */
+			if (full) {
+				c->cut_after_full = true;
+				c->full_cut_id = mk.cut_id;
+			}
 		} else if (full && whole) {
 			if (c->full_too_big++ == 0)
 				MGR_LOG(ERR, "remote chain %s: a full cut for the standby's "

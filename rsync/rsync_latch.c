@@ -225,7 +225,8 @@ rsync_primary_cut_begin(struct rsync_primary *p, uint64_t cut_id, uint64_t base_
 		/* Asked for again only if the standby still asks after a
 		 * pause (this one may be dropped, or aborted). */
 		p->full_wanted = false;
-		p->full_holdoff_ns = now + RSYNC_FULL_HOLDOFF_RETRANS * p->cfg.retrans_ns;
+		p->full_holdoff_ns = now + ((uint64_t)RSYNC_FULL_HOLDOFF_RETRANS << p->full_backoff) *
+						   p->cfg.retrans_ns;
 		p->stats.full_cuts++;
 	}
 	s->n_pieces = 0; /* state pieces are built from index 0 (stage_build moves them) */
@@ -330,6 +331,12 @@ uint64_t
 rsync_primary_cut_base_ts(const struct rsync_primary *p)
 {
 	return p->chain_cut_ts;
+}
+
+uint64_t
+rsync_primary_released_cut_id(const struct rsync_primary *p)
+{
+	return p->released_cut_id;
 }
 
 uint64_t

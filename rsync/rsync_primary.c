@@ -350,6 +350,10 @@ abort_from(struct rsync_primary *p, uint32_t k, enum rsync_abort_reason why)
 			p->ops.drop(p->ctx, s->pkts, s->n, r);
 		p->stats.pkts_dropped[r] += s->n;
 		p->stats.aborts[r]++;
+		/* A full cut the standby would not vote for (too big for it?):
+		 * ask for the next later and later. */
+		if (s->cut_full && p->full_backoff < RSYNC_FULL_BACKOFF_MAX)
+			p->full_backoff++;
 		if (s->started) {
 			if (first == 0)
 				first = s->txid;
@@ -560,6 +564,8 @@ rsync_primary_rx(struct rsync_primary *p, const struct rsync_msg *m, uint64_t no
 		}
 		p->acked_txid = m->h.txid;
 		p->stats.acks++;
+		if (p->full_released_txid != 0 && m->h.txid >= p->full_released_txid)
+			p->full_backoff = 0; /* the full cut is applied */
 		while (p->unacked_n > 0 && p->unacked[p->unacked_head] <= m->h.txid) {
 			p->unacked_head = (p->unacked_head + 1) % p->cfg.standby_window;
 			p->unacked_n--;

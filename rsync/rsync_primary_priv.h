@@ -103,6 +103,7 @@ struct rsync_primary {
 	bool full_wanted;
 	uint64_t full_released_txid;
 	uint64_t full_holdoff_ns;
+	uint32_t full_backoff;	/* full cuts aborted in a row: the hold-off doubles */
 	struct rsync_primary_stats stats;
 };
 
@@ -116,6 +117,7 @@ stage_at(struct rsync_primary *p, uint32_t k) /* k-th busy stage, 0 = head */
  * many retransmission periods (its votes for earlier transactions still say
  * it wants one). */
 #define RSYNC_FULL_HOLDOFF_RETRANS 16
+#define RSYNC_FULL_BACKOFF_MAX 6 /* the hold-off grows to 16 << 6 periods */
 
 /* rsync_latch.c */
 void rsync_stage_reset(struct stage *s);

@@ -64,6 +64,7 @@ struct rsync_standby {
 	bool whole, synced, ever_applied;
 	uint64_t full_cut_id;
 	uint64_t resync_hb_ns;	/* the next HEARTBEAT asking for a full cut */
+	uint64_t last_rx_ns;	/* the last PREPARE/CHECKPOINT/COMMIT from the primary */
 	struct rsync_txts txts;
 	struct rsync_standby_stats stats;
 };
@@ -555,7 +556,6 @@ rsync_standby_rx(struct rsync_standby *s, const struct rsync_msg *m, uint64_t no
 {
 	enum rsync_rx_reason r = RSYNC_RX_OK;
 
-	(void)now;
 	if (m->h.chain != s->cfg.chain) {
 		r = RSYNC_RX_UNKNOWN_CHAIN;
 		goto out;
@@ -566,6 +566,9 @@ rsync_standby_rx(struct rsync_standby *s, const struct rsync_msg *m, uint64_t no
 		r = RSYNC_RX_STALE_EPOCH;
 		goto out;
 	}
+	if (m->h.type == RSYNC_PREPARE || m->h.type == RSYNC_CHECKPOINT ||
+	    m->h.type == RSYNC_COMMIT)
+		s->last_rx_ns = now ? now : 1;
 	switch (m->h.type) {
 	case RSYNC_PREPARE:
 	case RSYNC_CHECKPOINT:
@@ -691,6 +694,13 @@ rsync_standby_tick(struct rsync_standby *s, uint64_t now)
 		return now + RSYNC_RESYNC_HB_NS;
 	if (now < s->resync_hb_ns)
 		return s->resync_hb_ns;
+	/* A fresh standby that hears transactions is about to learn, at its
+	 * first COMMIT, whether it started late: only a quiet one asks (an
+	 * on-time standby of a running chain must not trigger a full cut). */
+	if (s->whole && s->last_rx_ns != 0 && now - s->last_rx_ns < RSYNC_RESYNC_HB_NS) {
+		s->resync_hb_ns = s->last_rx_ns + RSYNC_RESYNC_HB_NS;
+		return s->resync_hb_ns;
+	}
 	s->resync_hb_ns = now + RSYNC_RESYNC_HB_NS;
 	if (s->ops.ready_for_full != NULL && !s->ops.ready_for_full(s->ctx))
 		return s->resync_hb_ns;

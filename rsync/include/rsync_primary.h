@@ -196,6 +196,7 @@ int rsync_primary_cut_end(struct rsync_primary *p, uint64_t now_ns);
 uint64_t rsync_primary_cut_base(const struct rsync_primary *p);
 uint64_t rsync_primary_cut_base_ts(const struct rsync_primary *p);
 uint64_t rsync_primary_released_cut_ts(const struct rsync_primary *p);
+uint64_t rsync_primary_released_cut_id(const struct rsync_primary *p);
 /* The cut id an ND decision waits for that no cut of the chain covers yet
  * (0: none): the owner must inject a marker when this is nonzero and none is
  * travelling. */

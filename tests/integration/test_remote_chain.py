@@ -72,6 +72,17 @@ Usage: test_remote_chain.py steady | switchover | kill | bfd | linkdown | linkdo
               cut of a marker after its last packet before it is released.
               Oracle as for stateful (no VLAN tag), and the promoted nondet
               counted every input packet once with exactly one draw each.
+  standby_restart: the stateful chain; the standby node is SIGKILLed
+              mid-stream and started again: it must rejoin (a full cut, then
+              the cut after it) and recover the primary's later death
+              exactly; the loss is what the primary dropped, counted, while
+              it had no standby.
+  dpi:        ONVM_REMOTE_KILLS rounds (default 2) of basic_monitor -> dpi
+              (nDPI: its detection module and flows, full of pointers, in a
+              region heap mapped at the same address on both nodes) over
+              eight traces; the primary SIGKILLed mid-stream; per flow the
+              promoted dpi names the same protocol after the same packets as
+              a run without a failure, and counts every packet once.
   standby_lost: the stateful chain; once the standby holds state, its
               basic_monitor is SIGKILLed (not relaunched: no local
               resiliency).  The standby's copy of the state is lost: it
@@ -194,11 +205,15 @@ def bfd_session(name, port, local, peer):
             "desired_min_tx_us": us, "required_min_rx_us": us, "detect_mult": 3}
 
 
-def stateful_nfs(L, name, rnd_tag, nd_heavy=False):
+DPI_ARGS = ["-p", "0", "-H", "16", "-f", "4096"]  # nDPI's whole memory in a 16 MB heap
+
+
+def stateful_nfs(L, name, rnd_tag, nd_heavy=False, dpi=False):
     """basic_monitor -> vlan_tagger -> load_balancer, each with state (the
     issue's chain); exports of the node `name` under its name.  `nd_heavy`:
     nondet in vlan_tagger's place, making every packet it handles ND (count:1,
-    each draw stored in the flow's entry)."""
+    each draw stored in the flow's entry); `dpi`: basic_monitor -> dpi (nDPI,
+    its pointer-rich state in a region heap)."""
     policy, lbconf = L.path("vlan-policy.json"), L.path("lb.json")
     if not os.path.exists(policy):
         with open(policy, "w") as f:
@@ -209,6 +224,11 @@ def stateful_nfs(L, name, rnd_tag, nd_heavy=False):
             json.dump({"backends": [{"ip": ip, "mac": mac} for ip, mac in BACKENDS],
                        "idle_timeout_ms": 3600000, "flows": 4096}, f)
     exp = lambda nf: L.path(f"{name}{rnd_tag}-{nf}.json")
+    if dpi:
+        return [{"name": "mon", "binary": "basic_monitor", "service": 1,
+                 "args": ["-f", "4096", "-e", exp("mon"), "-p", "0"]},
+                {"name": "dpi", "binary": "dpi", "service": 2,
+                 "args": DPI_ARGS + ["-e", exp("dpi")]}]
     middle = ({"name": "nd", "binary": "nondet", "service": 2,
                "args": ["-m", "count:1", "-f", "4096", "-t", "0", "-e", exp("nd")]}
               if nd_heavy else
@@ -225,7 +245,7 @@ BACKENDS = [(f"198.18.1.{i}", f"02:00:00:00:01:0{i}") for i in range(1, 5)]
 
 def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, faults=None,
           stateful=False, remote=True, nfs=None, paced=None, checkpoint_ms=5,
-          nd_heavy=False):
+          nd_heavy=False, dpi=False):
     """The four nodes; `idle` (e.g. {"max_sleep_us": 50}) goes to every node;
     `bfd`: a BFD session on the predecessor -> primary link triggers the
     failover (BFD then bypasses that link's pacing: it must not queue behind
@@ -235,7 +255,10 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
     predecessor's link to the primary (default: for `stateful`, whose kill
     must land mid-stream); `checkpoint_ms`: the primary's lazy cut period;
     `nd_heavy`: the stateful chain with nondet in the middle (every packet
-    ND)."""
+    ND); `dpi`: the stateful chain basic_monitor -> dpi, with windows and
+    transactions sized for nDPI's state (about 18 MB, all of it in the
+    first cut and in a full one), paced at 8 Mbit/s (nDPI on two shared
+    vCPUs: a faster input overflows the primary's af_packet ring)."""
     if paced is None:
         paced = stateful
     src = L.path(f"input{rnd_tag}.pcap")
@@ -264,7 +287,7 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
     # that just ends would leave its tail there, so the standby's link (no
     # BFD) is not paced: its receiving ring takes the whole replay.
     tc = lambda *argv: lab.run_cmd(lab.in_netns(ns["p"], ["tc"] + list(argv)))
-    pace = ["tbf", "rate", PACE, "burst", "32kb", "limit", "256mb"]
+    pace = ["tbf", "rate", "8mbit" if dpi else PACE, "burst", "32kb", "limit", "256mb"]
     if bfd:  # BFD (UDP 3784) in class 1:10, unpaced; the rest (1:20) paced
         tc("qdisc", "add", "dev", "p_m", "root", "handle", "1:", "htb", "default", "20",
            "r2q", "1000")
@@ -308,6 +331,7 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
         elif role == "primary":
             rc.update(standby_port=sync_port, stages=STAGES, stage_packets=STAGE_PACKETS,
                       stage_close_us=200,
+                      **({"stage_state_kb": 65536, "state_window_mb": 96} if dpi else {}),
                       # a vote may wait for a descheduled standby: two cores
                       # shared by four managers (and CI's load) can stall one
                       # for tens of ms, and 5 x 1 ms would abort the stage
@@ -318,16 +342,22 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
             # a cut of the stateful chain takes hundreds of fragments
             rc.update(primary_port=sync_port, window=32,
                       max_frags=4096 if stateful or nfs else 64, txts_flows=4096)
+            if dpi:  # the chain's whole state in one transaction: 18 MB
+                rc.update(window=8, max_frags=32768, state_window_mb=96)
         return L.node(name + rnd_tag, dict(wait, **cpu(1 if role == "primary" else 0), **{
             "ports": [{"name": "from_p", "dev": af(0, pred_if, BIG)},
                       {"name": sync_port, "dev": af(1, sync_if)},
                       {"name": "out", "dev": af(2, out_if)}],
-            "nfs": (nfs[0] if nfs else stateful_nfs(L, name, rnd_tag, nd_heavy) if stateful else
+            "nfs": (nfs[0] if nfs else stateful_nfs(L, name, rnd_tag, nd_heavy, dpi) if stateful else
                     [{"name": "fwd", "binary": "simple_forward", "service": 1}]),
             "chains": [{"name": "c",
-                        "services": nfs[1] if nfs else [1, 2, 3] if stateful else [1],
+                        "services": (nfs[1] if nfs else [1, 2] if dpi else [1, 2, 3] if stateful
+                                     else [1]),
                         "ingress_port": "from_p", "exit_port": "out"}],
             **({"remote": {"chains": [rc]}} if remote else {}),
+            # two windows of 96 MB: nDPI's regions twice (canonical and
+            # replica) and, on the primary, its cut log
+            **({"state": {"pool_mb": 256}} if dpi else {}),
             **({"bfd": {"sessions": [bfd_session("to_p", "from_p", "198.18.3.2", "198.18.3.1")]}}
                if bfd and role == "primary" else {}),
         }), netns=ns[{"primary": "m", "standby": "s"}[name]])
@@ -554,6 +584,10 @@ def run(L, scenario):
     if scenario == "standby_restart":
         standby_restart(L, frames)
         return
+    if scenario == "dpi":
+        dpi_scenario(L, dpi_input(), int(os.environ.get("ONVM_REMOTE_KILLS", "2")),
+                     int(os.environ.get("ONVM_SEED", "1")))
+        return
     if scenario not in FAILURES:
         one_round(L, scenario, frames, None, "")
         return
@@ -730,6 +764,106 @@ def standby_restart(L, frames):
           f"{len(backend)} flows on their backends")
 
 
+DPI_TRACES = ["dns.pcap", "ftp.pcap", "http-manipulated.pcap", "quic.pcap", "smtp.pcap",
+              "ssh.pcap", "webex.pcap", "wireguard.pcap"]
+
+
+def dpi_flows(doc):
+    return {(f["a"], f["b"], f["proto"], f["aport"], f["bport"]):
+            (f["protocol"], f["state"], f["detect_pkts"], f["packets"], f["bytes"])
+            for f in doc["flows"]}
+
+
+def dpi_input(copies=5):
+    """Several traces one after another, `copies` times (each copy's flows
+    new ones), each frame tagged: nDPI names DNS, FTP, HTTP, QUIC, SMTP,
+    SSH, ... flows.  Long enough, paced, for a kill mid-stream."""
+    out = []
+    for c in range(copies):
+        for name in DPI_TRACES:
+            for f in lab.read_pcap(lab.trace(name)):
+                if len(f) > 1600:
+                    continue  # (af_packet's ring slots are 2 KB: larger frames are dropped)
+                f = new_flows(f, c + 1)
+                out.append(f[:6] + b"\x02\x00" + struct.pack(">I", len(out) + 1) + f[12:])
+    return out
+
+
+FILLER_TYPE = 0x88B7  # IEEE OUI-extended EtherType: no NF here reads it
+
+
+def with_filler(frames, count=4200):
+    """`frames`, then `count` small non-IPv4 frames, tagged on: a paced
+    link's last 4096 frames wait in the sender's ring for a send that never
+    comes, so the filler is what waits there (no oracle reads it)."""
+    out = list(frames)
+    for _ in range(count):
+        out.append(b"\xff" * 6 + b"\x02\x00" + struct.pack(">IH", len(out) + 1, FILLER_TYPE) +
+                   bytes(46))
+    return out
+
+
+def dpi_scenario(L, frames, rounds, seed):
+    """nDPI's state -- its detection module, automata and per-flow structures,
+    full of pointers, in a region heap -- across nodes: the standby's dpi
+    maps its regions at the primary's addresses, gets the cuts written into
+    them, and is promoted when the primary is SIGKILLed mid-stream.  Per
+    flow it must name the same protocol, after the same number of packets,
+    as a run without a failure (the same frames through the same lab, the
+    primary stopped at the end), and count every packet once."""
+    # The run without a failure: the same lab, the primary stopped at the
+    # end (its dpi exports then).
+    n = len(frames)
+    stream = with_filler(frames)
+    real = lambda got: [f for f in got if tag_of(f) <= n]
+    sink, standby, primary, pred = build(L, stream, "r", stateful=True, dpi=True)
+    start_all(sink, standby, primary, pred)
+    lab.wait_until(lambda: remote(primary)["out_released"] >= n, 180, "the reference run")
+    L.expect(remote(primary)["ingress_gaps"] == 0, f"reference run: {remote(primary)}")
+    for node in (pred, primary, standby, sink):
+        L.expect(node.stop() == 0, f"{node.name}: manager exit status")
+    ref_json = L.path("primaryr-dpi.json")
+    want = dpi_flows(lab.read_json(ref_json))
+    names = sorted({v[0] for v in want.values()})
+    print(f"dpi: {n} frames, {len(want)} flows: {', '.join(names)}")
+    L.expect(lab.read_json(ref_json)["packets"] >= n, "the reference dpi missed packets")
+    for k in range(rounds):
+        rnd, tag = random.Random(seed * 1000 + k), f"d{k}"
+        sink, standby, primary, pred = build(L, stream, tag, stateful=True, dpi=True)
+        start_all(sink, standby, primary, pred)
+        share = rnd.uniform(0.1, 0.7)  # (a paced link's last 4096 frames wait for a send)
+        lab.wait_until(lambda: remote(primary)["out_released"] >= n * share, 120,
+                       f"{share:.2f} of the input released")
+        time.sleep(rnd.uniform(0, 0.02))
+        before = remote(primary)
+        L.expect(before["cuts_with_state"] > 0 and before["out_aborted"] == 0,
+                 f"primary before the kill: {before}")
+        primary.stop(sig=signal.SIGKILL)
+        primary.remove_runtime()
+        rep = pred.query("/onvm/remote/failover,web")
+        L.expect(rep.get("status") == "ok", f"failover: {rep}")
+        lab.wait_until(lambda: remote(pred)["state"] == "standby" and
+                       remote(pred)["stamped"] == len(stream), 180,
+                       "the replay and the input done")
+        lab.wait_until(lambda: remote(standby)["state"] == "active", 60, "replay ended")
+        lab.wait_until(lambda: quiet(standby, sink), 30, "the standby's output drained")
+        st_s = remote(standby)
+        for node in (pred, standby, sink):
+            L.expect(node.stop() == 0, f"{node.name}: manager exit status")
+        got_m = real(lab.read_capture_out(L.path(f"sink-m{tag}.pcap")))
+        got_s = real(lab.read_capture_out(L.path(f"sink-s{tag}.pcap")))
+        lost = check_sink(L, frames, got_m, got_s, allow_loss=STAGES * STAGE_PACKETS + 2 * 32)
+        got = lab.read_json(L.path(f"standby{tag}-dpi.json"))
+        diff = lab.diff_flows(dpi_flows(got), want)
+        L.expect(not diff, f"{tag}: nDPI's flows after the failover differ from a run without "
+                 "one:\n    " + "\n    ".join(diff))
+        L.expect(got["packets"] == len(stream),
+                 f"{tag}: the promoted dpi counted {got['packets']} of {len(stream)}")
+        print(f"dpi{tag} (kill at {share:.2f}): standby applied "
+              f"{st_s['state_bytes_applied']} state bytes, replayed "
+              f"{st_s['ingress_replayed']}, lost {lost}; {len(want)} flows identical")
+
+
 def one_round(L, scenario, frames, rnd, rnd_tag):
     n = len(frames)
     remote_applied, remote_before = {}, {}
@@ -887,8 +1021,8 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
 
 if __name__ == "__main__":
     SCENARIOS = ("steady", "switchover", "kill", "bfd", "syncfaults",
-                 "standby_lost", "standby_restart") + LINKDOWN + STATEFUL
+                 "standby_lost", "standby_restart", "dpi") + LINKDOWN + STATEFUL
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         sys.exit(f"usage: {sys.argv[0]} steady|switchover|kill|bfd|linkdown|linkdown_bfd|"
-                 "syncfaults|stateful|nd_heavy|standby_lost|standby_restart")
+                 "syncfaults|stateful|nd_heavy|standby_lost|standby_restart|dpi")
     lab.run(f"remote_chain_{sys.argv[1]}", lambda L: main(L, sys.argv[1]))

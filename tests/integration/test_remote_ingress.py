@@ -24,7 +24,7 @@ import struct
 import lab
 from test_remote_predecessor import rsync_frame
 
-REPLAY_START = 8
+PREPARE, COMMIT, REPLAY_START = 1, 3, 8
 
 SHIM = 0x88B5
 
@@ -38,8 +38,15 @@ def stamp(frame, ts, flags=0, version=1, inner=None):
 def test(L):
     frames = lab.read_pcap(lab.trace("smtp.pcap"))
     n = len(frames)
-    # The predecessor fails the chain over to this node (epoch 2).
-    inp, want = [rsync_frame(REPLAY_START, 7, 2, struct.pack(">QQ", 0, n + 1))], []
+    # The chain's first transaction (no packet, no cut), committed: the
+    # standby is in sync from the chain's origin -- one that never applied
+    # anything refuses a takeover (it cannot tell that it did not start
+    # late).  Then the predecessor fails the chain over to it (epoch 2).
+    meta = struct.pack(">QQQQIIQ", 0, 0, 0, 0, 0, 0, 0)
+    inp = [rsync_frame(PREPARE, 7, 1, meta, txid=1, region=0xFFFF),
+           rsync_frame(COMMIT, 7, 1, txid=1),
+           rsync_frame(REPLAY_START, 7, 2, struct.pack(">QQ", 0, n + 1))]
+    want = []
     for i, f in enumerate(frames):
         ts = i + 1
         if i == 20:  # frame 21 overtaken by frame 22: it arrives late, stale
@@ -84,7 +91,7 @@ def test(L):
     node.wait_port("sink", "tx", len(want))
     st = node.query("/onvm/remote")["web"]
     expect = {"ingress_admitted": len(want), "ingress_replayed": 1, "ingress_stale": 2,
-              "ingress_last_ts": n + 1, "ingress_unstamped": 1, "ctl_ok": 1,
+              "ingress_last_ts": n + 1, "ingress_unstamped": 1, "ctl_ok": 3, "synced": 1,
               "ctl_bad_version": 1, "takeovers": 1, "epoch": 2, "out_passed": len(want),
               "out_dup": 0, "out_before_takeover": 0,
               "ingress_shim_short": 1, "ingress_shim_bad_version": 1,
@@ -98,7 +105,7 @@ def test(L):
     lab.compare_frames(got, want, "sink capture")
 
     # The same input into a primary with no standby: the same admission,
-    # the two RSync frames refused on the predecessor link (a primary takes
+    # the four RSync frames refused on the predecessor link (a primary takes
     # nothing from there, and its session is not the RX unit's), and every
     # output held in the latch or waiting for room -- none leaves unvoted.
     cfg["ports"][1]["dev"] = f"net_pcap1,rx_pcap={empty},tx_pcap={L.path('sink-p.pcap')}"
@@ -109,7 +116,7 @@ def test(L):
     lab.wait_until(lambda: node.query("/onvm/remote")["web"]["ingress_admitted"] == len(want),
                    30, "input admitted")
     st = node.query("/onvm/remote")["web"]
-    L.expect(st["ingress_rsync_refused"] == 2 and st["ctl_ok"] == 0 and st["votes"] == 0,
+    L.expect(st["ingress_rsync_refused"] == 4 and st["ctl_ok"] == 0 and st["votes"] == 0,
              f"primary: RSync on the predecessor link: {st}")
     L.expect(st["out_released"] == 0 and st["state"] == "primary", f"primary: {st}")
     rc = node.stop()

@@ -65,10 +65,11 @@ def crc32c(data):
     return c ^ 0xFFFFFFFF
 
 
-def rsync_frame(mtype, chain, epoch, payload=b"", txid=0, bad_crc=False):
-    """An RSync message as the primary would send it (docs/wire-format.md)."""
+def rsync_frame(mtype, chain, epoch, payload=b"", txid=0, bad_crc=False, region=0):
+    """An RSync message as the primary would send it (docs/wire-format.md);
+    one fragment (a PREPARE of only its META: region 0xFFFF)."""
     hdr = struct.pack(">BBBBHHIIQHHHHQ", 1, mtype, 0, 0, chain, len(payload), epoch, 0, txid,
-                      0, 1, 0, 0, 0)
+                      0, 1, region, 0, 0)
     crc = crc32c(hdr + payload) ^ (1 if bad_crc else 0)
     hdr = hdr[:12] + struct.pack(">I", crc) + hdr[16:]
     return bytes([2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2]) + struct.pack(">H", ETH_RSYNC) + hdr + payload

@@ -492,6 +492,30 @@ test_a_standby_restarted_on_an_idle_chain_asks_by_heartbeat(void **state)
 	sim_free(sm);
 }
 
+/* A fresh standby that hears transactions does not ask for a full cut: its
+ * first COMMIT will tell whether it started late (an on-time standby of a
+ * running chain must not make the primary send one). */
+static void
+test_a_fresh_standby_hearing_transactions_does_not_ask(void **state)
+{
+	(void)state;
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct sim *sm = sim_new(&pc, &sc, 36, NULL, 0);
+
+	add_n(sm, 8, 2);
+	sm->f_to_p.cut = 1; /* its vote is lost: nothing applied yet */
+	sim_step(sm, 1 * US);
+	assert_int_equal(rsync_standby_staged(sm->s), 1);
+	rsync_standby_tick(sm->s, sm->now);
+	rsync_standby_tick(sm->s, sm->now + RSYNC_RESYNC_HB_NS / 2);
+	assert_int_equal(rsync_standby_stats(sm->s)->resync_hbs, 0);
+	/* quiet for a whole period: it asks */
+	rsync_standby_tick(sm->s, sm->now + RSYNC_RESYNC_HB_NS + 1);
+	assert_int_equal(rsync_standby_stats(sm->s)->resync_hbs, 1);
+	sim_free(sm);
+}
+
 static void
 test_fenced_old_primary_gets_no_vote_and_releases_nothing(void **state)
 {
@@ -1190,6 +1214,7 @@ main(void)
 		cmocka_unit_test(test_a_delta_staged_before_the_full_cut_is_checked_when_applied),
 		cmocka_unit_test(test_a_refused_takeover_applies_nothing),
 		cmocka_unit_test(test_a_standby_restarted_on_an_idle_chain_asks_by_heartbeat),
+		cmocka_unit_test(test_a_fresh_standby_hearing_transactions_does_not_ask),
 		cmocka_unit_test(test_fenced_old_primary_gets_no_vote_and_releases_nothing),
 		cmocka_unit_test(test_newer_epoch_fences_the_primary),
 		cmocka_unit_test(test_nd_stage_waits_for_a_cut_after_it),
