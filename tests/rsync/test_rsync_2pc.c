@@ -243,6 +243,22 @@ region_is(const struct sim *sm, uint16_t region, uint8_t fill, uint32_t n)
 	return true;
 }
 
+/* A primary and a standby in sync from the chain's first transaction: 8
+ * packets and cut 1 (600 bytes of 0x11 at the start of region 0). */
+static struct sim *
+synced_sim(uint64_t seed)
+{
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct sim *sm = sim_new(&pc, &sc, seed, NULL, 0);
+
+	add_n(sm, 8, 2);
+	cut_with(sm, 1, 0, 0, 0x11, 600);
+	sim_drain(sm, 100, 20 * US);
+	sim_step(sm, 200 * US);
+	return sm;
+}
+
 /* The standby node restarts while the chain runs: its new incarnation has
  * none of the state the cuts are deltas over.  It goes on voting (the
  * primary loses nothing), writes no delta, asks for a full cut, and may
@@ -251,15 +267,10 @@ static void
 test_a_standby_started_late_resynchronises_with_a_full_cut(void **state)
 {
 	(void)state;
-	struct rsync_primary_cfg pc = sim_default_pcfg();
 	struct rsync_standby_cfg sc = sim_default_scfg();
-	struct sim *sm = sim_new(&pc, &sc, 31, NULL, 0);
+	struct sim *sm = synced_sim(31);
 	struct rsync_standby_applied a;
 
-	add_n(sm, 8, 2);
-	cut_with(sm, 1, 0, 0, 0x11, 600);
-	sim_drain(sm, 100, 20 * US);
-	sim_step(sm, 200 * US);
 	assert_true(rsync_standby_synced(sm->s)); /* from the chain's first transaction */
 	assert_true(region_is(sm, 0, 0x11, 600));
 	/* the standby node restarts: a new incarnation, its NFs fresh */
@@ -325,15 +336,9 @@ static void
 test_a_standby_that_lost_an_nf_resynchronises(void **state)
 {
 	(void)state;
-	struct rsync_primary_cfg pc = sim_default_pcfg();
-	struct rsync_standby_cfg sc = sim_default_scfg();
-	struct sim *sm = sim_new(&pc, &sc, 32, NULL, 0);
+	struct sim *sm = synced_sim(32);
 	struct rsync_standby_applied a;
 
-	add_n(sm, 8, 2);
-	cut_with(sm, 1, 0, 0, 0x11, 600);
-	sim_drain(sm, 100, 20 * US);
-	sim_step(sm, 200 * US);
 	assert_true(rsync_standby_synced(sm->s));
 	rsync_standby_state_lost(sm->s);
 	memset(sm->region[0], 0, sizeof(sm->region[0])); /* the new NF's block */
@@ -379,14 +384,8 @@ static void
 test_a_delta_staged_before_the_full_cut_is_checked_when_applied(void **state)
 {
 	(void)state;
-	struct rsync_primary_cfg pc = sim_default_pcfg();
-	struct rsync_standby_cfg sc = sim_default_scfg();
-	struct sim *sm = sim_new(&pc, &sc, 33, NULL, 0);
+	struct sim *sm = synced_sim(33);
 
-	add_n(sm, 8, 2);
-	cut_with(sm, 1, 0, 0, 0x11, 600);
-	sim_drain(sm, 100, 20 * US);
-	sim_step(sm, 200 * US);
 	rsync_standby_state_lost(sm->s);
 	/* both staged before either is applied: the full cut, then a delta
 	 * with a piece in region 7, which the standby chain does not have */
@@ -410,15 +409,9 @@ static void
 test_a_refused_takeover_applies_nothing(void **state)
 {
 	(void)state;
-	struct rsync_primary_cfg pc = sim_default_pcfg();
-	struct rsync_standby_cfg sc = sim_default_scfg();
-	struct sim *sm = sim_new(&pc, &sc, 34, NULL, 0);
+	struct sim *sm = synced_sim(34);
 	struct rsync_standby_applied a, b;
 
-	add_n(sm, 8, 2);
-	cut_with(sm, 1, 0, 0, 0x11, 600);
-	sim_drain(sm, 100, 20 * US);
-	sim_step(sm, 200 * US);
 	rsync_standby_state_lost(sm->s);
 	cut_with(sm, 2, RSYNC_CUT_FULL, 0, 0x22, SIM_REGION_SIZE);
 	sim_drain(sm, 200, 20 * US);
