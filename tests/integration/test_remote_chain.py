@@ -959,6 +959,15 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
                  st_m["aborts_no_vote"] == 0 and st_m["out_latch_full"] == 0,
                  f"primary: {st_m}")
         lab.wait_until(lambda: remote(pred)["log_trimmed"] > 0, 30, "LOG_TRIM applied")
+        # Markers cross the NF's rings but are not packets: the NF's
+        # counters tell them apart, and add up (once none is in flight).
+        lab.wait_until(lambda: (lambda f: f["enqueued"] == f["rx"] + f["markers"])(
+            primary.nf_by(name="fwd")[0]), 10, "the NF's counters at rest")
+        (fwd,) = primary.nf_by(name="fwd")
+        L.expect(fwd["markers"] > 0 and fwd["rx"] == n and
+                 fwd["enqueued"] == fwd["rx"] + fwd["markers"] and fwd["cut_failed"] == 0,
+                 f"the primary's NF: rx {fwd['rx']}, markers {fwd['markers']}, enqueued "
+                 f"{fwd['enqueued']}, cut_failed {fwd['cut_failed']}")
         L.expect(st_s["state"] == "standby" and st_s["votes"] >= st_m["stages_released"] and
                  st_s["out_before_takeover"] == 0, f"standby: {st_s}")
         if scenario == "switchover":
