@@ -349,15 +349,24 @@ mgr_nf_alloc_rings_drain(void)
 static void
 free_state(struct onvm_nf_slot *s)
 {
+	uint64_t off = s->state_off;
+	uint64_t len = s->cut_size > 0 ? s->cut_off + s->cut_size - s->state_off : s->state_size;
+
 	if (s->state_mz[0] == '\0')
 		return;
+	/* Out of the data path's sight first: a remote chain's unit may be
+	 * reading the block's cut log or writing committed state into it (it
+	 * looks at state_mz before each use, rsync_unit_state.c nf_at).  Once
+	 * every data lcore has passed a quiescent point, none still holds it;
+	 * only then do the pages go (touching a punched hugetlbfs page
+	 * allocates a new one, or raises SIGBUS when none is left). */
+	__atomic_store_n(&s->state_mz[0], '\0', __ATOMIC_RELEASE);
+	rte_rcu_qsbr_synchronize(mgr.qsbr, RTE_QSBR_THRID_INVALID);
 	/* Give the huge pages back: a later block may be elsewhere. */
-	onvm_seg_release(&mgr.state_seg, s->state_off,
-			 s->cut_size > 0 ? s->cut_off + s->cut_size - s->state_off : s->state_size);
+	onvm_seg_release(&mgr.state_seg, off, len);
 	/* A protected chain's window stays reserved for the next NF there. */
-	if (!mgr_rsync_state_window(s->state_off))
-		mgr_state_pool_free(&mgr.state_pool, s->state_off);
-	s->state_mz[0] = '\0';
+	if (!mgr_rsync_state_window(off))
+		mgr_state_pool_free(&mgr.state_pool, off);
 	s->state_off = 0;
 	s->state_size = 0;
 	s->cut_off = 0;
