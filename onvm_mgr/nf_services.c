@@ -130,6 +130,10 @@ mgr_nf_slot_reset(struct onvm_nf_slot *s)
 	__atomic_store_n(&s->remote_park_ack, 0, __ATOMIC_RELAXED);
 	s->nd_cut = 0;
 	s->marker_seen = 0;
+	s->markers = 0;
+	s->cut_chunks = 0;
+	s->cut_failed = 0;
+	s->bad_markers = 0;
 	s->first_pkt_ns = 0;
 	s->standby_lcore = UINT32_MAX;
 	s->standby_failures = 0;

@@ -212,8 +212,8 @@ tel_nfs(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(c, "failover_dropped", s->failover_dropped);
 		rte_tel_data_add_dict_uint(c, "failover_reprocessed", s->failover_reprocessed);
 		/* Consistent-cut markers (remote chains) cross the NF's rings
-		 * like packets but are not packets: enqueued and dequeued count
-		 * them, rx and tx do not. */
+		 * like packets but are not packets: enqueued, dequeued and tx
+		 * count them, rx and the actions do not. */
 		rte_tel_data_add_dict_uint(c, "markers", __atomic_load_n(&s->markers, __ATOMIC_RELAXED));
 		rte_tel_data_add_dict_uint(c, "cut_chunks", s->cut_chunks);
 		rte_tel_data_add_dict_uint(c, "cut_failed", s->cut_failed);

@@ -961,9 +961,9 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
         lab.wait_until(lambda: remote(pred)["log_trimmed"] > 0, 30, "LOG_TRIM applied")
         # Markers cross the NF's rings but are not packets: the NF's
         # counters tell them apart, and add up (once none is in flight).
-        lab.wait_until(lambda: (lambda f: f["enqueued"] == f["rx"] + f["markers"])(
-            primary.nf_by(name="fwd")[0]), 10, "the NF's counters at rest")
-        (fwd,) = primary.nf_by(name="fwd")
+        fwd = lab.wait_until(lambda: (lambda f: f if f["enqueued"] == f["rx"] + f["markers"]
+                                      else None)(primary.nf_by(name="fwd")[0]), 10,
+                             "the NF's counters at rest")
         L.expect(fwd["markers"] > 0 and fwd["rx"] == n and
                  fwd["enqueued"] == fwd["rx"] + fwd["markers"] and fwd["cut_failed"] == 0,
                  f"the primary's NF: rx {fwd['rx']}, markers {fwd['markers']}, enqueued "
