@@ -361,7 +361,12 @@ free_state(struct onvm_nf_slot *s)
 	 * only then do the pages go (touching a punched hugetlbfs page
 	 * allocates a new one, or raises SIGBUS when none is left). */
 	__atomic_store_n(&s->state_mz[0], '\0', __ATOMIC_RELEASE);
-	rte_rcu_qsbr_synchronize(mgr.qsbr, RTE_QSBR_THRID_INVALID);
+	if (mgr_rsync_state_window(off)) { /* the units attach nothing else */
+		int self = mgr_qsbr_thread_id();
+
+		rte_rcu_qsbr_synchronize(mgr.qsbr,
+					 self < 0 ? RTE_QSBR_THRID_INVALID : (unsigned int)self);
+	}
 	/* Give the huge pages back: a later block may be elsewhere. */
 	onvm_seg_release(&mgr.state_seg, off, len);
 	/* A protected chain's window stays reserved for the next NF there. */
