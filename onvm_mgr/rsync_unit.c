@@ -468,12 +468,14 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 			 * late or lost an NF's state, and is not in sync
 			 * again yet): it stays the standby, nothing runs or
 			 * leaves here, and the predecessor gets no echo. */
-			/* (REPLAY_START is repeated every few ms: logged
-			 * once per epoch asked for.) */
-			if (c->takeovers_refused++ == 0 || m->h.epoch != c->refused_epoch)
+			/* (REPLAY_START is repeated every few ms: counted
+			 * and logged once per epoch asked for.) */
+			if (m->h.epoch != c->refused_epoch) {
+				c->takeovers_refused++;
 				MGR_LOG(ERR, "remote chain %s: takeover at epoch %u refused: this "
 					     "standby is not in sync (its state is not a cut of the "
 					     "chain yet)", c->cfg->name, m->h.epoch);
+			}
 			c->refused_epoch = m->h.epoch;
 			return RSYNC_RX_WRONG_ROLE;
 		}

@@ -378,12 +378,27 @@ apply_chain_to(struct rsync_standby *s, struct slot *tip)
 	return n;
 }
 
+/* Whether a slot's pieces staged unchecked all fit the standby chain now
+ * (apply_slot would refuse one, and make the state not whole). */
+static bool
+unchecked_pieces_fit(const struct rsync_standby *s, const struct slot *sl)
+{
+	uint32_t txts_frags = sl->frag_count - 1 - sl->meta.state_frags;
+
+	for (uint32_t f = txts_frags + 1; f < sl->frag_count; f++)
+		if (!s->ops.state_ok(s->ctx, sl->desc[f].region, sl->desc[f].offset,
+				     sl->desc[f].len))
+			return false;
+	return true;
+}
+
 /* Whether applying the walked chain would leave this standby in sync (the
- * same rules as apply_slot, without applying anything). */
+ * same rules as apply_slot, without applying anything -- pieces staged
+ * unchecked are checked, as apply_slot would). */
 static bool
 walked_would_sync(const struct rsync_standby *s, uint32_t n, bool origin)
 {
-	bool whole = s->whole, synced = s->synced;
+	bool whole = s->whole, synced = s->synced, was_whole = s->whole;
 	uint64_t full_id = s->full_cut_id;
 
 	if (origin && whole)
@@ -396,11 +411,15 @@ walked_would_sync(const struct rsync_standby *s, uint32_t n, bool origin)
 			whole = true;
 			synced = false;
 			full_id = cut;
-		} else if (cut != 0 && whole && !synced && full_id != 0 && cut > full_id) {
-			synced = true;
 		}
+		/* (The owner's check may find an NF's state lost, and say so:
+		 * the state is then not whole, whatever the chain.) */
+		if (whole && sl->unchecked && !unchecked_pieces_fit(s, sl))
+			return false;
+		if (!sl->full && cut != 0 && whole && !synced && full_id != 0 && cut > full_id)
+			synced = true;
 	}
-	return synced;
+	return synced && !(was_whole && !s->whole);
 }
 
 /* A COMMIT's chain reaches back past anything staged here, and nothing was

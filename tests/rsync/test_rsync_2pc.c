@@ -440,6 +440,34 @@ test_a_refused_takeover_applies_nothing(void **state)
 	sim_free(sm);
 }
 
+/* The takeover's dry run checks what was staged unchecked, as applying
+ * would: a voted delta that does not fit the standby chain makes the
+ * takeover refused before anything is applied (not half-applied). */
+static void
+test_a_takeover_that_would_refuse_a_piece_applies_nothing(void **state)
+{
+	(void)state;
+	struct sim *sm = synced_sim(37);
+	struct rsync_standby_applied a, b;
+
+	rsync_standby_state_lost(sm->s);
+	/* the full cut and a delta with a piece in region 7 (not in the
+	 * standby chain), both voted; their COMMIT never arrives */
+	cut_with(sm, 2, RSYNC_CUT_FULL, 0, 0x22, SIM_REGION_SIZE);
+	cut_with(sm, 3, 2, 7, 0x33, 64);
+	sm->f_to_s.cut = 1;
+	for (int i = 0; i < 5; i++)
+		sim_step(sm, 1 * US);
+	assert_int_equal(rsync_standby_staged(sm->s), 2);
+	rsync_standby_get_applied(sm->s, &a);
+	assert_int_equal(rsync_standby_takeover(sm->s, 2, &b), -ENOTRECOVERABLE);
+	rsync_standby_get_applied(sm->s, &b);
+	assert_int_equal(b.txid, a.txid);
+	assert_int_equal(rsync_standby_stats(sm->s)->full_applied, 0);
+	assert_int_equal(rsync_standby_staged(sm->s), 2);
+	sim_free(sm);
+}
+
 /* A standby restarted on an idle chain: no transaction comes, so nothing
  * tells it that it started late -- its HEARTBEATs ask for a full cut
  * (rsync_standby_tick) while it has applied nothing. */
@@ -1207,6 +1235,7 @@ main(void)
 		cmocka_unit_test(test_a_delta_staged_before_the_full_cut_is_checked_when_applied),
 		cmocka_unit_test(test_a_refused_takeover_applies_nothing),
 		cmocka_unit_test(test_a_standby_restarted_on_an_idle_chain_asks_by_heartbeat),
+		cmocka_unit_test(test_a_takeover_that_would_refuse_a_piece_applies_nothing),
 		cmocka_unit_test(test_a_fresh_standby_hearing_transactions_does_not_ask),
 		cmocka_unit_test(test_fenced_old_primary_gets_no_vote_and_releases_nothing),
 		cmocka_unit_test(test_newer_epoch_fences_the_primary),
