@@ -243,6 +243,15 @@ region_is(const struct sim *sm, uint16_t region, uint8_t fill, uint32_t n)
 	return true;
 }
 
+/* Until nothing is latched or queued, then a step more: the last COMMIT
+ * reaches the standby. */
+static void
+settle(struct sim *sm)
+{
+	sim_drain(sm, 400, 20 * US);
+	sim_step(sm, 200 * US);
+}
+
 /* A primary and a standby in sync from the chain's first transaction: 8
  * packets and cut 1 (600 bytes of 0x11 at the start of region 0). */
 static struct sim *
@@ -254,8 +263,7 @@ synced_sim(uint64_t seed)
 
 	add_n(sm, 8, 2);
 	cut_with(sm, 1, 0, 0, 0x11, 600);
-	sim_drain(sm, 100, 20 * US);
-	sim_step(sm, 200 * US);
+	settle(sm);
 	return sm;
 }
 
@@ -281,8 +289,7 @@ test_a_standby_started_late_resynchronises_with_a_full_cut(void **state)
 	/* a delta cut: voted and released, but not written anywhere */
 	add_n(sm, 8, 2);
 	cut_with(sm, 2, 1, 2, 0x22, 300);
-	sim_drain(sm, 200, 20 * US);
-	sim_step(sm, 200 * US);
+	settle(sm);
 	assert_int_equal(sm->nreleased, 16);
 	assert_int_equal(rsync_standby_stats(sm->s)->joins, 1);
 	assert_false(rsync_standby_whole(sm->s));
@@ -307,8 +314,7 @@ test_a_standby_started_late_resynchronises_with_a_full_cut(void **state)
 			assert_int_equal(rsync_primary_cut_piece(sm->p, r, 0, d, sizeof(d)), 0);
 	}
 	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
-	sim_drain(sm, 400, 20 * US);
-	sim_step(sm, 200 * US);
+	settle(sm);
 	assert_int_equal(rsync_standby_stats(sm->s)->full_applied, 1);
 	assert_true(rsync_standby_whole(sm->s));
 	for (uint16_t r = 0; r < SIM_REGIONS; r++)
@@ -319,8 +325,7 @@ test_a_standby_started_late_resynchronises_with_a_full_cut(void **state)
 	assert_int_equal(rsync_standby_stats(sm->s)->takeovers_not_synced, 3);
 	add_n(sm, 8, 2);
 	cut_with(sm, 4, 3, 1, 0x44, 100); /* a delta: written now */
-	sim_drain(sm, 200, 20 * US);
-	sim_step(sm, 200 * US);
+	settle(sm);
 	assert_true(rsync_standby_synced(sm->s));
 	assert_true(region_is(sm, 1, 0x44, 100));
 	assert_int_equal(rsync_primary_stats(sm->p)->full_cuts, 1);
@@ -344,8 +349,7 @@ test_a_standby_that_lost_an_nf_resynchronises(void **state)
 	memset(sm->region[0], 0, sizeof(sm->region[0])); /* the new NF's block */
 	add_n(sm, 8, 2);
 	cut_with(sm, 2, 1, 1, 0x22, 300); /* a delta, before the full cut: skipped */
-	sim_drain(sm, 200, 20 * US);
-	sim_step(sm, 200 * US);
+	settle(sm);
 	assert_true(region_is(sm, 1, 0, 300));
 	assert_true(rsync_primary_full_wanted(sm->p));
 	assert_int_equal(rsync_standby_takeover(sm->s, 2, &a), -ENOTRECOVERABLE);
@@ -365,8 +369,7 @@ test_a_standby_that_lost_an_nf_resynchronises(void **state)
 	cut_with(sm, 4, RSYNC_CUT_FULL, 0, 0x55, SIM_REGION_SIZE);
 	add_n(sm, 8, 2);
 	cut_with(sm, 5, 4, 0, 0x66, 10);
-	sim_drain(sm, 400, 20 * US);
-	sim_step(sm, 200 * US);
+	settle(sm);
 	assert_true(rsync_standby_synced(sm->s));
 	assert_true(region_is(sm, 0, 0x66, 10));
 	assert_int_equal(sm->region[0][10], 0x55);
@@ -391,8 +394,7 @@ test_a_delta_staged_before_the_full_cut_is_checked_when_applied(void **state)
 	 * with a piece in region 7, which the standby chain does not have */
 	cut_with(sm, 2, RSYNC_CUT_FULL, 0, 0x22, SIM_REGION_SIZE);
 	cut_with(sm, 3, 2, 7, 0x33, 64);
-	sim_drain(sm, 400, 20 * US);
-	sim_step(sm, 200 * US);
+	settle(sm);
 	assert_int_equal(rsync_standby_stats(sm->s)->full_applied, 1);
 	assert_int_equal(rsync_standby_stats(sm->s)->unchecked_refused, 1);
 	assert_false(rsync_standby_whole(sm->s));
@@ -414,8 +416,7 @@ test_a_refused_takeover_applies_nothing(void **state)
 
 	rsync_standby_state_lost(sm->s);
 	cut_with(sm, 2, RSYNC_CUT_FULL, 0, 0x22, SIM_REGION_SIZE);
-	sim_drain(sm, 200, 20 * US);
-	sim_step(sm, 200 * US);
+	settle(sm);
 	assert_true(rsync_standby_whole(sm->s));
 	assert_false(rsync_standby_synced(sm->s));
 	/* a stage voted, its COMMIT lost */
@@ -433,8 +434,7 @@ test_a_refused_takeover_applies_nothing(void **state)
 	/* the primary goes on; a cut after the full one brings it in sync */
 	sm->f_to_s.cut = 0;
 	cut_with(sm, 3, 2, 1, 0x33, 100);
-	sim_drain(sm, 200, 20 * US);
-	sim_step(sm, 200 * US);
+	settle(sm);
 	assert_true(rsync_standby_synced(sm->s));
 	assert_int_equal(rsync_standby_takeover(sm->s, 2, &b), 0);
 	sim_free(sm);
@@ -486,8 +486,7 @@ test_a_standby_restarted_on_an_idle_chain_asks_by_heartbeat(void **state)
 	assert_false(rsync_primary_full_wanted(sm->p));
 	add_n(sm, 8, 2);
 	cut_with(sm, 1, 0, 0, 0x11, 600);
-	sim_drain(sm, 100, 20 * US);
-	sim_step(sm, 200 * US);
+	settle(sm);
 	/* applied something: no more heartbeats */
 	rsync_standby_tick(sm->s, sm->now + RSYNC_RESYNC_HB_NS);
 	assert_int_equal(rsync_standby_stats(sm->s)->resync_hbs, 1);
@@ -500,14 +499,12 @@ test_a_standby_restarted_on_an_idle_chain_asks_by_heartbeat(void **state)
 	sim_step(sm, 1 * US);
 	assert_true(rsync_primary_full_wanted(sm->p));
 	cut_with(sm, 2, RSYNC_CUT_FULL, 0, 0x22, SIM_REGION_SIZE);
-	sim_drain(sm, 200, 20 * US);
-	sim_step(sm, 200 * US);
+	settle(sm);
 	assert_int_equal(rsync_standby_stats(sm->s)->joins, 1);
 	assert_int_equal(rsync_standby_stats(sm->s)->full_applied, 1);
 	assert_true(region_is(sm, 0, 0x22, SIM_REGION_SIZE));
 	cut_with(sm, 3, 2, 1, 0x33, 100); /* the cut after it, no packets */
-	sim_drain(sm, 200, 20 * US);
-	sim_step(sm, 200 * US);
+	settle(sm);
 	assert_true(rsync_standby_synced(sm->s));
 	assert_int_equal(sm->ndropped, 0);
 	sim_free(sm);

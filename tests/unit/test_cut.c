@@ -105,6 +105,22 @@ ship(struct fixture *f, uint64_t id, uint32_t *n)
 	return r;
 }
 
+/* The manager reads cut `id` and never applies it (its stage dropped). */
+static void
+drop_cut(struct fixture *f, uint64_t id)
+{
+	while (onvm_cut_read(&f->mgr, id, &(struct onvm_cut_rec){0}, &(const uint8_t *){0}) ==
+	       ONVM_CUT_READ_DATA)
+		onvm_cut_consume(&f->mgr);
+	onvm_cut_consume(&f->mgr);
+}
+
+static uint32_t
+all_chunks(const struct fixture *f)
+{
+	return f->nf.hdr->n_chunks[0] + f->nf.hdr->n_chunks[1];
+}
+
 static void
 assert_remote_equals(struct fixture *f, const uint8_t snap0[R0_SIZE], const uint8_t snap1[R1_SIZE]);
 
@@ -214,10 +230,8 @@ test_base_never_seen_here_freezes_everything(void **state)
 {
 	(void)state;
 	struct fixture *f = fixture_new(1 << 20);
-	uint32_t n, all = 0;
+	uint32_t n, all = all_chunks(f);
 
-	for (uint32_t r = 0; r < 2; r++)
-		all += f->nf.hdr->n_chunks[r];
 	memset(f->remote, 0x5a, sizeof(f->remote)); /* whatever the standby held */
 	nf_write(f, 0, 1, 1);
 	nf_commit(f);
@@ -245,10 +259,7 @@ test_base_never_seen_here_freezes_everything(void **state)
 	nf_write(f, 0, 1, 1);
 	nf_commit(f);
 	assert_int_equal(onvm_cut_freeze(&f->nf, &f->ts.set, 5, 4, 5), (int)all);
-	while (onvm_cut_read(&f->mgr, 5, &(struct onvm_cut_rec){0}, &(const uint8_t *){0}) ==
-	       ONVM_CUT_READ_DATA)
-		onvm_cut_consume(&f->mgr); /* read, never applied */
-	onvm_cut_consume(&f->mgr);
+	drop_cut(f, 5); /* read, never applied */
 	nf_write(f, 1, 2 * CHUNK, 9);
 	nf_commit(f);
 	assert_int_equal(onvm_cut_freeze(&f->nf, &f->ts.set, 6, 4, 6), (int)all);
@@ -266,10 +277,8 @@ test_full_cut_asked_for_keeps_the_deltas_small(void **state)
 {
 	(void)state;
 	struct fixture *f = fixture_new(1 << 20);
-	uint32_t n, all = 0;
+	uint32_t n, all = all_chunks(f);
 
-	for (uint32_t r = 0; r < 2; r++)
-		all += f->nf.hdr->n_chunks[r];
 	nf_write(f, 0, 10, 1);
 	nf_commit(f);
 	assert_int_equal(onvm_cut_freeze(&f->nf, &f->ts.set, 1, 0, 10), 1);
@@ -281,10 +290,7 @@ test_full_cut_asked_for_keeps_the_deltas_small(void **state)
 	assert_int_equal(onvm_cut_freeze_ex(&f->nf, &f->ts.set, 2, 1, 20, true), (int)all);
 	assert_int_equal(f->nf.hdr->stats.freeze_full, 1);
 	/* dropped on its way: read, never applied */
-	while (onvm_cut_read(&f->mgr, 2, &(struct onvm_cut_rec){0}, &(const uint8_t *){0}) ==
-	       ONVM_CUT_READ_DATA)
-		onvm_cut_consume(&f->mgr);
-	onvm_cut_consume(&f->mgr);
+	drop_cut(f, 2);
 	nf_write(f, 1, 2 * CHUNK, 9);
 	nf_commit(f);
 	/* the next cut, over the old base 1: what changed since 1, no more */
