@@ -461,7 +461,7 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 
 		/* An NF state was written into and that went away makes the
 		 * state not whole (the library then refuses). */
-		(void)rsync_state_check_all(c);
+		rsync_state_check_all(c);
 		rc = rsync_standby_takeover(c->sby, m->h.epoch, &a);
 		if (rc == -ENOTRECOVERABLE) {
 			/* Its NFs' state is not a cut of the chain (it started

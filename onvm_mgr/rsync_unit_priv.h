@@ -150,9 +150,9 @@ bool rsync_state_ok(struct rsync_chain *c, uint16_t region, uint64_t offset, uin
 void rsync_state_apply(struct rsync_chain *c, uint16_t region, uint64_t offset, const void *data,
 		       uint32_t len);
 void rsync_state_unpark(struct rsync_chain *c); /* standby: at the takeover */
-/* standby: every NF state was written into is still there; false (and the
- * state lost: the library resynchronises) if not */
-bool rsync_state_check_all(struct rsync_chain *c);
+/* standby: every NF state was written into is still there; if not, the
+ * state is lost (the library resynchronises) */
+void rsync_state_check_all(struct rsync_chain *c);
 /* standby: every NF of the chain is there and can take a full cut */
 bool rsync_state_ready_for_full(struct rsync_chain *c);
 

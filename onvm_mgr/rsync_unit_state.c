@@ -210,24 +210,10 @@ mgr_rsync_state_place(const struct onvm_nf_slot *s, const struct nf_state_layout
 	pl->parked = c->sby != NULL && __atomic_load_n(&c->state, __ATOMIC_SEQ_CST) == RS_STANDBY;
 	for (uint32_t r = 0; r < layout->n_regions; r++)
 		canon += layout->regions[r].block_size;
-	/* A cut may carry all of an NF's state (after the NF restarted, every
-	 * chunk): one transaction must be able to take it, or no cut would
-	 * ever commit again. */
-	if (c->pri != NULL && canon > (uint64_t)c->cfg->stage_state_kb << 10) {
-		snprintf(why, whylen,
-			 "NF %d of remote chain %s has %" PRIu64 " bytes of state, more than one "
-			 "transaction carries (stage_state_kb %u)",
-			 pos, c->cfg->name, canon, c->cfg->stage_state_kb);
-		return -E2BIG;
-	}
-	if (c->sby != NULL && canon > (uint64_t)c->cfg->max_frags * RSYNC_MAX_PAYLOAD) {
-		snprintf(why, whylen,
-			 "NF %d of remote chain %s has %" PRIu64 " bytes of state, more than a "
-			 "transaction of max_frags %u fragments holds (%u bytes each)",
-			 pos, c->cfg->name, canon, c->cfg->max_frags, (unsigned)RSYNC_MAX_PAYLOAD);
-		return -E2BIG;
-	}
-	/* ... and so must a full cut of the whole chain's state. */
+	/* A cut may carry all of the chain's state (a full cut for a standby
+	 * resynchronising; an NF restarted on the primary freezes all of its
+	 * own): one transaction must be able to take it, or no cut would ever
+	 * commit again. */
 	sum = chain_state_sum(c, s, pos, canon);
 	if (c->pri != NULL && sum > (uint64_t)c->cfg->stage_state_kb << 10) {
 		snprintf(why, whylen,
@@ -595,18 +581,14 @@ still_written_nf(struct rsync_chain *c, int pos)
 	       ref->generation == ref->applied_gen;
 }
 
-bool
+void
 rsync_state_check_all(struct rsync_chain *c)
 {
 	const struct mgr_chain_cfg *ch = &mgr.cfg.chains[c->cfg->chain];
-	bool all = true;
 
 	for (int k = 0; k < ch->len; k++)
-		if (!still_written_nf(c, k)) {
+		if (!still_written_nf(c, k))
 			state_lost(c, "the NF is gone or was restarted", k);
-			all = false;
-		}
-	return all;
 }
 
 bool

@@ -123,6 +123,37 @@ def test(L):
     L.expect(rc == 0, f"manager exit status {rc}")
     L.expect(not lab.read_capture_out(L.path("sink-p.pcap")),
              "the primary let packets out without a vote")
+    placement(L, cfg, empty)
+
+
+def placement(L, cfg, empty):
+    """A full cut (a standby resynchronising) carries the whole chain's state
+    in one transaction: an NF that would make the chain's state exceed
+    stage_state_kb is refused its state, with the reason, although it would
+    fit alone.  Two basic_monitors of equal state; first their size."""
+    mons = [{"name": f"mon{k}", "binary": "basic_monitor", "service": k, "args": ["-p", "0"]}
+            for k in (1, 2)]
+    cfg = dict(cfg, nfs=mons)
+    cfg["ports"][0]["dev"] = f"net_pcap0,rx_pcap={empty},tx_pcap={L.path('p2-out.pcap')}"
+    cfg["chains"] = [dict(cfg["chains"][0], services=[1, 2])]
+    node = L.node("sizes", cfg).start()
+    size = lab.wait_until(lambda: (lambda n: n[0]["state_bytes"] if n and n[0]["state_bytes"]
+                                   else None)(node.nf_by(name="mon1")), 30, "mon1's state")
+    L.expect(node.stop() == 0, "sizes: exit status")
+    # Each block holds the canonical regions and their replica: a limit of
+    # three quarters of a block takes one NF's state, not two.
+    limit_kb = size * 3 // 4 // 1024
+    cfg["remote"] = {"chains": [dict(cfg["remote"]["chains"][0], stage_state_kb=limit_kb)]}
+    node = L.node("small", cfg).start()
+    line = lab.wait_until(lambda: next((ln for ln in node.log().splitlines()
+                                        if "state for instance" in ln and "refused" in ln),
+                                       None), 30, "a refused state")
+    L.expect("a full cut" in line and f"stage_state_kb {limit_kb}" in line,
+             f"the reason: {line}")
+    got = [n for n in node.query("/onvm/nfs").values() if isinstance(n, dict) and n["state_bytes"]]
+    L.expect(len(got) == 1, f"exactly one NF got its state: {got}")
+    node.stop()
+    print(f"placement: blocks of {size} B, stage_state_kb {limit_kb}: {line.strip()}")
 
 
 if __name__ == "__main__":
