@@ -41,8 +41,16 @@
 
 /* nf_services.c -- ctl_lock held. */
 void mgr_nf_slot_note_used(uint16_t id);
-bool mgr_nf_slot_live(const struct onvm_nf_slot *s);
 void mgr_nf_slot_reset(struct onvm_nf_slot *s);
+
+/* A slot whose NF is neither free nor dead (any thread: one atomic read). */
+static inline bool
+mgr_nf_slot_live(const struct onvm_nf_slot *s)
+{
+	uint32_t st = __atomic_load_n(&s->status, __ATOMIC_ACQUIRE);
+
+	return st != ONVM_NF_FREE && st != ONVM_NF_DEAD;
+}
 
 /* nf_ipc.c: registers the rte_mp actions.  Returns 0 or -rte_errno. */
 int mgr_nf_ipc_init(void);

@@ -108,14 +108,6 @@ mgr_nf_alive_lock_init(struct onvm_nf_slot *s)
 	pthread_mutexattr_destroy(&attr);
 }
 
-bool
-mgr_nf_slot_live(const struct onvm_nf_slot *s)
-{
-	uint32_t st = __atomic_load_n(&s->status, __ATOMIC_ACQUIRE);
-
-	return st != ONVM_NF_FREE && st != ONVM_NF_DEAD;
-}
-
 void
 mgr_nf_slot_reset(struct onvm_nf_slot *s)
 {

@@ -17,6 +17,7 @@
 #include "rsync_unit_priv.h"
 
 #define CUT_AFTER_FULL_NS (1000 * 1000ull) /* the cut after a full one: asked every 1 ms */
+#define CUT_AFTER_FULL_MAX_NS (1000 * 1000 * 1000ull) /* ... for 1 s at most */
 
 static void
 flow_of(const struct rte_mbuf *m, struct rsync_flow *f)
@@ -174,13 +175,15 @@ lazy_cut(struct rsync_chain *c, uint64_t now)
 }
 
 /* The standby is in sync only once a cut after its full one is released:
- * one marker a millisecond until then (a cut may be aborted or dropped). */
+ * one marker a millisecond until then (a cut may be aborted or dropped),
+ * for a second at most (a standby gone meanwhile asks again when back). */
 static bool
 cut_after_full_due(struct rsync_chain *c, uint64_t now)
 {
 	if (!c->cut_after_full)
 		return false;
-	if (rsync_primary_released_cut_id(c->pri) > c->full_cut_id) {
+	if (rsync_primary_released_cut_id(c->pri) > c->full_cut_id ||
+	    now - c->full_cut_ns > CUT_AFTER_FULL_MAX_NS) {
 		c->cut_after_full = false;
 		return false;
 	}

@@ -127,6 +127,7 @@ struct rsync_chain {
 	uint64_t full_too_big;	  /* primary: full cuts dropped for stage_state_kb */
 	bool cut_after_full;	  /* primary: a full cut went out; the standby needs a later one */
 	uint64_t full_cut_id;	  /* primary: ... that full cut's id */
+	uint64_t full_cut_ns;	  /* ... and when it went out */
 	uint64_t sby_tick_ns;	  /* standby: when rsync_standby_tick() is due (RX unit) */
 	uint64_t takeovers_refused;
 	uint32_t refused_epoch;	  /* the epoch of the last refused takeover (logged once) */

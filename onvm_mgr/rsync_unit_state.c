@@ -43,6 +43,7 @@
 
 #include "onvm_cut.h"
 #include "onvm_state.h"
+#include "nf_ctl.h"
 #include "rsync_unit_priv.h"
 #include "state_pool.h"
 
@@ -276,7 +277,9 @@ nf_at(struct rsync_chain *c, int pos, bool force)
 	if (ref->attached) {
 		const struct onvm_nf_slot *s = &mgr.shm->nfs[ref->slot];
 
-		if (s->generation == ref->generation &&
+		/* (A dead NF's block may still be mapped until it is reaped:
+		 * nothing written there would survive.) */
+		if (s->generation == ref->generation && mgr_nf_slot_live(s) &&
 		    __atomic_load_n(&s->state_mz[0], __ATOMIC_ACQUIRE) != '\0')
 			return ref;
 		ref->attached = false;
@@ -291,7 +294,7 @@ nf_at(struct rsync_chain *c, int pos, bool force)
 		struct onvm_nf_slot *s = &mgr.shm->nfs[id];
 		struct nf_state_layout layout;
 
-		if (s->service_id != ch->services[pos] ||
+		if (s->service_id != ch->services[pos] || !mgr_nf_slot_live(s) ||
 		    __atomic_load_n(&s->state_mz[0], __ATOMIC_ACQUIRE) == '\0' ||
 		    s->state_off != window_off(c->cfg, pos))
 			continue;
@@ -405,9 +408,10 @@ rsync_state_nd(struct rsync_chain *c, uint64_t now)
 
 enum pos_kind { POS_UNKNOWN, POS_STATELESS, POS_STATE };
 
-/* What the live NF at chain position `k` is.  Read when a marker reached
- * the exit: it passed every NF, so each had finished its start-up (a marker
- * is handled in the run loop only) and its state declarations are final. */
+/* What the live NF at chain position `k` is: read when a marker reached the
+ * exit (primary), or to see whether the chain can take a full cut
+ * (standby).  Unknown while its NF neither runs nor parks: until then its
+ * state declarations are not final. */
 static enum pos_kind
 position_kind(const struct rsync_chain *c, int k)
 {
@@ -420,6 +424,11 @@ position_kind(const struct rsync_chain *c, int k)
 
 		if (s->service_id != svc || (st != ONVM_NF_READY && st != ONVM_NF_RUNNING))
 			continue;
+		/* Its state declarations are final once it runs, or parks
+		 * (a standby node's NF) -- not while it starts up. */
+		if (!__atomic_load_n(&s->nf_running, __ATOMIC_ACQUIRE) &&
+		    !__atomic_load_n(&s->remote_park_ack, __ATOMIC_ACQUIRE))
+			return POS_UNKNOWN;
 		if (__atomic_load_n(&s->n_state_req, __ATOMIC_ACQUIRE) > 0)
 			return POS_STATE;
 		kind = POS_STATELESS;
@@ -505,6 +514,7 @@ rsync_state_marker_at_exit(struct rsync_chain *c, struct rte_mbuf *m, uint64_t n
 			if (full) {
 				c->cut_after_full = true;
 				c->full_cut_id = mk.cut_id;
+				c->full_cut_ns = now;
 			}
 		} else if (full && whole) {
 			if (c->full_too_big++ == 0)

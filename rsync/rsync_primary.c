@@ -564,8 +564,10 @@ rsync_primary_rx(struct rsync_primary *p, const struct rsync_msg *m, uint64_t no
 		}
 		p->acked_txid = m->h.txid;
 		p->stats.acks++;
-		if (p->full_released_txid != 0 && m->h.txid >= p->full_released_txid)
+		if (p->full_released_txid != 0 && m->h.txid >= p->full_released_txid) {
 			p->full_backoff = 0; /* the full cut is applied */
+			p->full_released_txid = 0;
+		}
 		while (p->unacked_n > 0 && p->unacked[p->unacked_head] <= m->h.txid) {
 			p->unacked_head = (p->unacked_head + 1) % p->cfg.standby_window;
 			p->unacked_n--;
@@ -576,9 +578,9 @@ rsync_primary_rx(struct rsync_primary *p, const struct rsync_msg *m, uint64_t no
 		break;
 	case RSYNC_HEARTBEAT:
 		/* A standby without whole state, or a fresh one that applied
-		 * nothing: a full cut, if anything was ever released (before
-		 * that, the chain's first transaction is its origin). */
-		if ((m->h.flags & RSYNC_F_RESYNC) && p->released_txid > 0)
+		 * nothing (quiet: no transaction comes): a full cut, which
+		 * also lets an idle chain's standby be in sync. */
+		if (m->h.flags & RSYNC_F_RESYNC)
 			note_resync(p, now);
 		break;
 	default:

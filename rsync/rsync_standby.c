@@ -339,8 +339,8 @@ rsync_standby_rx(struct rsync_standby *s, const struct rsync_msg *m, uint64_t no
 		r = RSYNC_RX_STALE_EPOCH;
 		goto out;
 	}
-	if (m->h.type == RSYNC_PREPARE || m->h.type == RSYNC_CHECKPOINT ||
-	    m->h.type == RSYNC_COMMIT)
+	/* (Not COMMITs: a primary repeats one it has no ACK for, forever.) */
+	if (m->h.type == RSYNC_PREPARE || m->h.type == RSYNC_CHECKPOINT)
 		s->last_rx_ns = now ? now : 1;
 	switch (m->h.type) {
 	case RSYNC_PREPARE:
@@ -353,7 +353,7 @@ rsync_standby_rx(struct rsync_standby *s, const struct rsync_msg *m, uint64_t no
 		} else {
 			struct slot *tip = rsync_sby_slot_find(s, m->h.txid);
 
-			int n = tip != NULL ? rsync_sby_commit(s, tip) : -1;
+			int n = rsync_sby_commit(s, tip);
 
 			if (n < 0)
 				r = RSYNC_RX_MISMATCH; /* commits what it never had voted */

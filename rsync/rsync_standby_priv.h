@@ -69,9 +69,9 @@ cell(const struct rsync_standby *s, const struct slot *sl, uint32_t seq)
 struct slot *rsync_sby_slot_find(struct rsync_standby *s, uint64_t txid);
 void rsync_sby_slot_free(struct rsync_standby *s, struct slot *sl);
 
-/* rsync_standby_sync.c: COMMIT of the chain that ends at `tip` (a standby
- * that started late is found out here).  Returns the transactions applied,
- * or -1 (nothing applied). */
+/* rsync_standby_sync.c: COMMIT of the chain that ends at `tip` (NULL: not
+ * staged here; a standby that started late is found out here).  Returns the
+ * transactions applied, or -1 (nothing applied). */
 int rsync_sby_commit(struct rsync_standby *s, struct slot *tip);
 
 #endif /* RSYNC_STANDBY_PRIV_H */

@@ -324,8 +324,15 @@ rsync_standby_synced(const struct rsync_standby *s)
 int
 rsync_sby_commit(struct rsync_standby *s, struct slot *tip)
 {
-	int n = apply_chain_to(s, tip);
+	int n = tip != NULL ? apply_chain_to(s, tip) : -1;
 
+	/* A COMMIT of what was never staged here, or whose chain reaches back
+	 * past it, before anything was applied: this standby started late. */
+	if (tip == NULL) {
+		if (!s->ever_applied)
+			joined_late(s);
+		return -1;
+	}
 	if (n < 0 && !s->ever_applied) {
 		/* Its chain reaches back past what was ever staged here: this
 		 * standby started late. */

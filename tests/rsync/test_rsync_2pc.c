@@ -479,14 +479,18 @@ test_a_standby_restarted_on_an_idle_chain_asks_by_heartbeat(void **state)
 	struct rsync_standby_cfg sc = sim_default_scfg();
 	struct sim *sm = sim_new(&pc, &sc, 35, NULL, 0);
 
-	/* a fresh chain: nothing released yet, so no full cut is asked for */
+	/* a fresh, idle chain: the standby asks too, and the full cut and the
+	 * cut after it put it in sync without any traffic */
 	rsync_standby_tick(sm->s, sm->now);
 	sim_step(sm, 1 * US);
 	assert_int_equal(rsync_standby_stats(sm->s)->resync_hbs, 1);
-	assert_false(rsync_primary_full_wanted(sm->p));
-	add_n(sm, 8, 2);
-	cut_with(sm, 1, 0, 0, 0x11, 600);
+	assert_true(rsync_primary_full_wanted(sm->p));
+	cut_with(sm, 1, RSYNC_CUT_FULL, 0, 0x11, 600);
 	settle(sm);
+	assert_false(rsync_standby_synced(sm->s));
+	cut_with(sm, 2, 1, 0, 0x12, 10);
+	settle(sm);
+	assert_true(rsync_standby_synced(sm->s));
 	/* applied something: no more heartbeats */
 	rsync_standby_tick(sm->s, sm->now + RSYNC_RESYNC_HB_NS);
 	assert_int_equal(rsync_standby_stats(sm->s)->resync_hbs, 1);
@@ -498,12 +502,12 @@ test_a_standby_restarted_on_an_idle_chain_asks_by_heartbeat(void **state)
 	rsync_standby_tick(sm->s, sm->now);
 	sim_step(sm, 1 * US);
 	assert_true(rsync_primary_full_wanted(sm->p));
-	cut_with(sm, 2, RSYNC_CUT_FULL, 0, 0x22, SIM_REGION_SIZE);
+	cut_with(sm, 3, RSYNC_CUT_FULL, 0, 0x22, SIM_REGION_SIZE);
 	settle(sm);
 	assert_int_equal(rsync_standby_stats(sm->s)->joins, 1);
 	assert_int_equal(rsync_standby_stats(sm->s)->full_applied, 1);
 	assert_true(region_is(sm, 0, 0x22, SIM_REGION_SIZE));
-	cut_with(sm, 3, 2, 1, 0x33, 100); /* the cut after it, no packets */
+	cut_with(sm, 4, 3, 1, 0x33, 100); /* the cut after it, no packets */
 	settle(sm);
 	assert_true(rsync_standby_synced(sm->s));
 	assert_int_equal(sm->ndropped, 0);
