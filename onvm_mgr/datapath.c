@@ -72,11 +72,8 @@ flush_nf(struct mgr_dp_ctx *ctx, uint16_t id)
 		for (unsigned int i = sent; i < b->n; i++) {
 			const struct onvm_pkt_meta *mm = onvm_pkt_meta(b->pkts[i], mgr.dyn_off);
 
-			if (unlikely(mm->flags & ONVM_PKT_F_MARKER) && mm->in_port < ONVM_MAX_PORTS &&
-			    mgr.rsync_in_port[mm->in_port] != 0)
-				__atomic_fetch_add(
-					&mgr.markers_dropped[mgr.rsync_in_port[mm->in_port] - 1], 1,
-					__ATOMIC_RELEASE);
+			if (unlikely(mm->flags & ONVM_PKT_F_MARKER))
+				mgr_marker_lost(mm);
 		}
 		rte_pktmbuf_free_bulk(&b->pkts[sent], b->n - sent);
 		ctx->drops[r] += b->n - sent;
@@ -234,6 +231,12 @@ dispatch(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, const struct mgr_dest *d)
 }
 
 void
+mgr_dp_dispatch(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, const struct mgr_dest *d)
+{
+	dispatch(ctx, m, d);
+}
+
+void
 mgr_dp_to_port(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t port)
 {
 	dispatch_port(ctx, m, port);
@@ -294,7 +297,8 @@ entry_full(struct mgr_dp_ctx *ctx, uint16_t port)
 	if (svc->n[a] == 0)
 		return false;
 	for (uint16_t i = 0; i < svc->n[a]; i++)
-		if (rte_ring_free_count(mgr.shm->nfs[svc->inst[a][i]].rx_ring) >= ONVM_BURST)
+		if (svc->inst[a][i] != ONVM_INST_NONE &&
+		    rte_ring_free_count(mgr.shm->nfs[svc->inst[a][i]].rx_ring) >= ONVM_BURST)
 			goto room;
 	now = rte_get_tsc_cycles();
 	if (ctx->port_rx_hold_since[port] == 0) {
@@ -395,7 +399,12 @@ mgr_rx_poll(void)
 				mgr_route_ingress(mgr.shm, meta, port, ONVM_PARSE_NOT_IPV4, &none, &d);
 				meta->ts = ts;
 				meta->flags |= ONVM_PKT_F_MARKER;
-				dispatch(ctx, mk, &d);
+				/* To every instance of the first service (or as routed:
+				 * a chain without NFs, a drop). */
+				if (d.kind == MGR_DEST_NF)
+					mgr_marker_fanout(ctx, mk, 0);
+				else
+					dispatch(ctx, mk, &d);
 				work++;
 			}
 		}
@@ -504,13 +513,19 @@ mgr_tx_poll(void)
 		work += n;
 	}
 
+	/* Outputs held for a marker alignment: passed on, or given up. */
+	if (unlikely(ctx->align_n_held > 0))
+		mgr_align_poll(ctx);
 	for (uint16_t id = 0; id < used; id++) {
 		struct onvm_nf_slot *slot = &mgr.shm->nfs[id];
 		int16_t next = ctx->last_hop[id], lastp = -1;
 		unsigned int n;
 
-		if (__atomic_load_n(&slot->status, __ATOMIC_RELAXED) == ONVM_NF_FREE)
+		if (__atomic_load_n(&slot->status, __ATOMIC_RELAXED) == ONVM_NF_FREE) {
+			if (unlikely(ctx->stash[id].n > 0 || ctx->align_held[id] != 0))
+				mgr_align_forget(ctx, id);
 			continue;
+		}
 		if (unlikely(__atomic_load_n(&slot->gen_enabled, __ATOMIC_ACQUIRE)))
 			alloc_ring_top_up(ctx, slot);
 		if (next >= 0 && next != id && hold_output(ctx, id, next))
@@ -521,13 +536,39 @@ mgr_tx_poll(void)
 			ctx->backpressure++;
 			continue;
 		}
-		n = rte_ring_sc_dequeue_burst(slot->tx_ring, (void **)pkts, ONVM_BURST, NULL);
+		/* Held: its marker waits for its siblings' (marker_align.c). */
+		if (unlikely(ctx->align_held[id] != 0)) {
+			ctx->align_waits++;
+			continue;
+		}
+		if (unlikely(ctx->stash[id].n > 0)) {
+			/* What followed its marker in that burst goes first. */
+			n = ctx->stash[id].n;
+			memcpy(pkts, ctx->stash[id].pkts, n * sizeof(pkts[0]));
+			ctx->stash[id].n = 0;
+		} else {
+			n = rte_ring_sc_dequeue_burst(slot->tx_ring, (void **)pkts, ONVM_BURST,
+						      NULL);
+			ctx->nf_deq[id] += n;
+		}
 		for (unsigned int i = 0; i < n; i++)
 			rte_prefetch0(onvm_pkt_meta(pkts[i], mgr.dyn_off));
 		for (unsigned int i = 0; i < n; i++) {
 			struct onvm_pkt_meta *meta = onvm_pkt_meta(pkts[i], mgr.dyn_off);
 			struct mgr_dest d;
 
+			if (unlikely(meta->flags & ONVM_PKT_F_MARKER)) {
+				/* A consistent-cut marker: aligned with the other
+				 * instances' before it goes on; while held, the
+				 * rest of this burst waits with the NF's ring. */
+				if (mgr_marker_from_nf(ctx, id, pkts[i])) {
+					ctx->stash[id].n = (uint16_t)(n - i - 1);
+					memcpy(ctx->stash[id].pkts, &pkts[i + 1],
+					       (n - i - 1) * sizeof(pkts[0]));
+					break;
+				}
+				continue;
+			}
 			mgr_route_action(mgr.shm, meta, &d);
 			if (d.kind == MGR_DEST_PORT && (meta->flags & ONVM_PKT_F_ND))
 				mgr.port_stats[d.id].tx_nd++;
@@ -538,7 +579,6 @@ mgr_tx_poll(void)
 		ctx->last_hop[id] = next;
 		if (n > 0)
 			ctx->last_port[id] = lastp;
-		ctx->nf_deq[id] += n;
 		work += n;
 	}
 	for (uint16_t port = 0; port < mgr.nb_ports; port++) {
@@ -582,7 +622,19 @@ mgr_dp_drop_leftovers(void)
 		for (uint16_t p = 0; p < mgr.nb_ports; p++)
 			if (ctx->port_buf[p].n > 0)
 				drop_port_buf(ctx, &ctx->port_buf[p], p);
+		for (int i = 0; i < ONVM_MAX_NFS; i++) {
+			struct mgr_dp_buf *st = &ctx->stash[i];
+
+			if (st->n > 0) {
+				ctx->drops[MGR_DROP_NF_GONE] += st->n;
+				rte_pktmbuf_free_bulk(st->pkts, st->n);
+				st->n = 0;
+			}
+			ctx->align_held[i] = 0;
+		}
+		ctx->align_n_held = 0;
 	}
+	mgr_align_reset(); /* the markers kept for alignments */
 }
 
 void

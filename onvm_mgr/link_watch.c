@@ -160,7 +160,7 @@ mgr_link_watch_event(void)
 
 	while ((n = recv(nl_fd, buf, sizeof(buf), 0)) > 0) {
 		const struct nlmsghdr *h = (const struct nlmsghdr *)buf;
-		int len = (int)n;
+		uint32_t len = (uint32_t)n; /* (unsigned: NLMSG_OK compares it with nlmsg_len) */
 
 		for (; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
 			const struct ifinfomsg *ifi = NLMSG_DATA(h);

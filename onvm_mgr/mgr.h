@@ -126,6 +126,14 @@ struct mgr_dp_ctx {
 	int16_t last_port[ONVM_MAX_NFS]; /* port each NF fed last, -1: none */
 	uint64_t port_hold_since[ONVM_MAX_PORTS]; /* TSC a port began refusing */
 	uint64_t port_rx_hold_since[ONVM_MAX_PORTS]; /* TSC RX of a port was held */
+	/* Markers aligned across a service's instances (marker_align.c): an
+	 * NF's output held until its siblings' markers came (1 + chain step,
+	 * 0: not held), the rest of the burst its marker was in, counters. */
+	uint16_t align_held[ONVM_MAX_NFS];
+	uint16_t align_n_held;
+	struct mgr_dp_buf stash[ONVM_MAX_NFS];
+	uint64_t markers_aligned, markers_unaligned, markers_stale;
+	uint64_t align_waits; /* polls an NF's output was held for an alignment */
 	uint64_t bfd_peek_tsc[ONVM_MAX_PORTS]; /* last read of a held BFD port */
 	struct mgr_dp_buf nf_buf[ONVM_MAX_NFS];
 	struct mgr_dp_buf port_buf[ONVM_MAX_PORTS];
@@ -383,6 +391,22 @@ void mgr_rsync_telemetry(struct rte_tel_data *d); /* adds its chains to /onvm/re
  * marker to send into the chain now (metadata: ts; the caller routes it), or
  * NULL. */
 struct rte_mbuf *mgr_rsync_marker_due(uint16_t port);
+/* marker_align.c: a protected chain's markers between its NFs.  _fanout
+ * sends marker `m` (its metadata routed: chain_id) to every instance of
+ * chain step `step`, or to the exit past the last; _from_nf takes a marker
+ * NF `id` passed on and returns true when the NF's output is now held
+ * (ctx->align_held) for its siblings'; _poll, each TX poll while an output
+ * is held, passes on or gives up; _forget: NF `id`'s slot is free. */
+void mgr_marker_fanout(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t step);
+bool mgr_marker_from_nf(struct mgr_dp_ctx *ctx, uint16_t id, struct rte_mbuf *m);
+void mgr_align_poll(struct mgr_dp_ctx *ctx);
+void mgr_align_forget(struct mgr_dp_ctx *ctx, uint16_t id);
+void mgr_align_reset(void); /* tests: no alignment open */
+/* A marker of a protected chain was lost on the way: the primary asks for
+ * the next one at once. */
+void mgr_marker_lost(const struct onvm_pkt_meta *meta);
+/* datapath.c: `m` to destination `d` (buffered; counted when dropped). */
+void mgr_dp_dispatch(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, const struct mgr_dest *d);
 /* nf_ipc.c: where a protected chain's NF's state block goes (rsync_unit_state.c):
  * 1 placed (*pl filled), 0 not such an NF (first-fit), <0 refused (why). */
 struct nf_state_layout;

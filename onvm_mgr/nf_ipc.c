@@ -235,9 +235,12 @@ do_register(const struct onvm_mp_register_req *req, int *pidfd,
 	/* After READY: whoever lists the service's slots again sees it. */
 	__atomic_fetch_add(&mgr.nf_registrations, 1, __ATOMIC_RELEASE);
 	if (mgr_service_add(req->service_id, id) < 0) {
+		uint16_t fixed = mgr.shm->services[req->service_id].fixed;
+
 		__atomic_store_n(&slot->status, ONVM_NF_DEAD, __ATOMIC_RELEASE);
-		return refuse(rep, ENOSPC, "service %u already has %d instances",
-			      req->service_id, ONVM_MAX_INSTANCES);
+		return refuse(rep, ENOSPC, "service %u already has %d instances%s",
+			      req->service_id, fixed ? fixed : ONVM_MAX_INSTANCES,
+			      fixed ? " (as configured for its protected chain)" : "");
 	}
 	rep->instance_id = id;
 	NFCTL_LOG(INFO, "NF '%s' pid %d registered: service %u instance %u lcore %u", slot->name,

@@ -49,6 +49,24 @@ service_update(uint16_t service, uint16_t instance, bool add)
 	uint32_t a = svc->active & 1, b = a ^ 1;
 	uint16_t n = 0;
 
+	if (svc->fixed > 0) {
+		int free_rank = -1;
+
+		/* Ranks stay put: a new instance takes the lowest free one. */
+		for (uint16_t r = 0; r < svc->fixed; r++) {
+			svc->inst[b][r] = svc->inst[a][r] == instance ? ONVM_INST_NONE
+								      : svc->inst[a][r];
+			if (svc->inst[b][r] == ONVM_INST_NONE && free_rank < 0)
+				free_rank = r;
+		}
+		if (add) {
+			if (free_rank < 0)
+				return -ENOSPC;
+			svc->inst[b][free_rank] = instance;
+		}
+		n = svc->fixed;
+		goto publish;
+	}
 	for (uint16_t i = 0; i < svc->n[a]; i++)
 		if (svc->inst[a][i] != instance)
 			svc->inst[b][n++] = svc->inst[a][i];
@@ -66,6 +84,7 @@ service_update(uint16_t service, uint16_t instance, bool add)
 		svc->inst[b][pos] = instance;
 		n++;
 	}
+publish:
 	svc->n[b] = n;
 	__atomic_store_n(&svc->active, b, __ATOMIC_RELEASE);
 	int self = mgr_qsbr_thread_id();

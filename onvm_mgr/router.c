@@ -66,7 +66,7 @@ mgr_service_pick(const struct onvm_shm *shm, uint16_t service_id, uint32_t hash)
 {
 	const struct onvm_service *svc;
 	uint32_t a;
-	uint16_t n;
+	uint16_t n, inst;
 
 	if (service_id == 0 || service_id >= ONVM_MAX_SERVICES)
 		return -1;
@@ -75,7 +75,54 @@ mgr_service_pick(const struct onvm_shm *shm, uint16_t service_id, uint32_t hash)
 	n = svc->n[a];
 	if (n == 0)
 		return -1;
-	return svc->inst[a][hash % n];
+	inst = svc->inst[a][hash % n];
+	return inst == ONVM_INST_NONE ? -1 : inst;
+}
+
+void
+mgr_service_fix(struct onvm_shm *shm, uint16_t service, uint16_t ranks)
+{
+	struct onvm_service *svc = &shm->services[service];
+
+	/* At start-up, before any NF registers and before the units run. */
+	svc->fixed = ranks;
+	for (int c = 0; c < 2; c++) {
+		svc->n[c] = ranks;
+		for (uint16_t r = 0; r < ranks; r++)
+			svc->inst[c][r] = ONVM_INST_NONE;
+	}
+}
+
+int
+mgr_service_rank(const struct onvm_shm *shm, uint16_t service_id, uint16_t id)
+{
+	const struct onvm_service *svc;
+	uint32_t a;
+
+	if (service_id == 0 || service_id >= ONVM_MAX_SERVICES)
+		return -1;
+	svc = &shm->services[service_id];
+	a = __atomic_load_n(&svc->active, __ATOMIC_ACQUIRE) & 1;
+	for (uint16_t r = 0; r < svc->n[a]; r++)
+		if (svc->inst[a][r] == id)
+			return r;
+	return -1;
+}
+
+uint32_t
+mgr_service_ranks(const struct onvm_shm *shm, uint16_t service_id)
+{
+	const struct onvm_service *svc;
+	uint32_t a, mask = 0;
+
+	if (service_id == 0 || service_id >= ONVM_MAX_SERVICES)
+		return 0;
+	svc = &shm->services[service_id];
+	a = __atomic_load_n(&svc->active, __ATOMIC_ACQUIRE) & 1;
+	for (uint16_t r = 0; r < svc->n[a]; r++)
+		if (svc->inst[a][r] != ONVM_INST_NONE)
+			mask |= 1u << r;
+	return mask;
 }
 
 static void
@@ -108,8 +155,8 @@ dest_port(const struct onvm_shm *shm, uint16_t port, struct mgr_dest *d)
 }
 
 /* The step `meta->chain_index` of the packet's chain, or the chain's exit. */
-static void
-dest_chain_step(const struct onvm_shm *shm, struct onvm_pkt_meta *meta, struct mgr_dest *d)
+void
+mgr_route_step(const struct onvm_shm *shm, struct onvm_pkt_meta *meta, struct mgr_dest *d)
 {
 	const struct onvm_chain *c;
 
@@ -191,7 +238,7 @@ mgr_route_ingress(struct onvm_shm *shm, struct onvm_pkt_meta *meta, uint16_t in_
 		return;
 	}
 	meta->chain_id = chain;
-	dest_chain_step(shm, meta, dest);
+	mgr_route_step(shm, meta, dest);
 }
 
 void
@@ -205,7 +252,7 @@ mgr_route_action(const struct onvm_shm *shm, struct onvm_pkt_meta *meta, struct 
 	case ONVM_ACTION_NEXT:
 		if (meta->chain_index < ONVM_MAX_CHAIN_LEN)
 			meta->chain_index++;
-		dest_chain_step(shm, meta, dest);
+		mgr_route_step(shm, meta, dest);
 		return;
 	case ONVM_ACTION_TONF: {
 		/* Continue the chain from the named service if it is part of it. */

@@ -69,6 +69,20 @@ void mgr_chain_set(struct onvm_chain *c, const char *name, const uint16_t *servi
 /* Instance of `service_id` serving flow `hash`; -1 if none is live. */
 int mgr_service_pick(const struct onvm_shm *shm, uint16_t service_id, uint32_t hash);
 
+/* Give `service` `ranks` fixed ranks, none held (a protected chain's
+ * service: struct onvm_service), at start-up. */
+void mgr_service_fix(struct onvm_shm *shm, uint16_t service, uint16_t ranks);
+
+/* The rank of instance `id` in the service's list (the entry flows hash
+ * to), or -1; and a mask of the ranks an instance holds. */
+int mgr_service_rank(const struct onvm_shm *shm, uint16_t service_id, uint16_t id);
+uint32_t mgr_service_ranks(const struct onvm_shm *shm, uint16_t service_id);
+
+/* Where a packet at step `meta->chain_index` of its chain goes: the step's
+ * service, or the chain's exit. */
+void mgr_route_step(const struct onvm_shm *shm, struct onvm_pkt_meta *meta,
+		    struct mgr_dest *dest);
+
 /* Index of the first flow rule matching, or -1. */
 int mgr_flow_rule_match(const struct onvm_shm *shm, uint16_t in_port,
 			const struct onvm_pkt_info *pi);

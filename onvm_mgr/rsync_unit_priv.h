@@ -33,7 +33,11 @@
 #define FENCE_HEARTBEAT_GAP_NS (10 * 1000 * 1000ull) /* at most one per 10 ms */
 #define FENCE_UNASKED	       50 /* HEARTBEATs sent unasked after a takeover */
 
-/* A chain position's NF as the manager sees it (rsync_unit_state.c). */
+/* A chain's state windows: one per rank of each position (a service with
+ * several instances has several), at most this many. */
+#define RSYNC_MAX_WINDOWS 32
+
+/* The NF of a state window as the manager sees it (rsync_unit_state.c). */
 struct rsync_nf_ref {
 	uint16_t slot;
 	uint32_t generation;
@@ -104,7 +108,11 @@ struct rsync_chain {
 	uint64_t takeover_txid, takeover_cut_ts;
 	uint64_t replay_newest_ts;
 	/* the chain's NFs' state (rsync_unit_state.c) */
-	struct rsync_nf_ref nf[MGR_CFG_MAX_CHAIN_LEN];
+	struct rsync_nf_ref nf[RSYNC_MAX_WINDOWS]; /* by window */
+	uint16_t nwin;				  /* windows: the ranks of all positions */
+	uint8_t win_pos[RSYNC_MAX_WINDOWS];	  /* a window's chain position */
+	uint8_t win_rank[RSYNC_MAX_WINDOWS];	  /* ... and rank in its service */
+	uint8_t win_first[MGR_CFG_MAX_CHAIN_LEN]; /* a position's first window */
 	int16_t nd_slot[ONVM_MAX_NFS]; /* primary: the chain's NFs' slots, for nd_cut */
 	uint16_t nd_n;
 	uint32_t nd_regs;	  /* mgr.nf_registrations when nd_slot[] was listed */

@@ -7,20 +7,25 @@
  * primary and standby nodes (design: docs/design.md, "Consistent cuts" and
  * "State at the same address on every node").
  *
- * Placement.  NF k of a protected chain has its state block at offset
- * state_base_mb + k * state_window_mb of the state pool on both nodes
- * (the pool is mapped at the same address everywhere), so pointers inside
- * the state -- nDPI's flows, the region heap's blocks -- mean the same on
- * the standby.  The windows are reserved at start-up: first-fit never gives
- * them to anything else.  On the primary the NF's cut area (onvm_cut.h)
- * follows its block in the window.  One instance per service: two instances
- * would need the same window (and markers aligned across instances).
+ * Placement.  Every instance of a protected chain's services has a rank
+ * (struct onvm_service: the entry of the service's list flows hash to, the
+ * same on every node), and every rank of every position a state window:
+ * window w (the ranks of position 0 first, then position 1's, ...) is at
+ * state_base_mb + w * state_window_mb of the state pool on both nodes (the
+ * pool is mapped at the same address everywhere), so pointers inside the
+ * state -- nDPI's flows, the region heap's blocks -- mean the same on the
+ * standby, and a rank's state goes to the same rank there.  The windows
+ * are reserved at start-up: first-fit never gives them to anything else.
+ * On the primary the NF's cut area (onvm_cut.h) follows its block in the
+ * window.  State regions on the wire are numbered by window
+ * (w * NF_STATE_MAX_REGIONS + the NF's region).
  *
  * Primary.  The TX unit asks for a marker (every checkpoint_ms, or at once
  * when an ND decision waits for a cut); the RX unit injects it into the
  * chain after its current burst of admitted input, carrying the next cut id
  * and the chain's last cut as its base; each NF's libnf freezes what it
- * changed since the base into its cut log and passes the marker on; at the
+ * changed since the base into its cut log and passes the marker on (to
+ * every instance of the next service, aligned: marker_align.c); at the
  * exit -- after every output of the packets before it, FIFO -- the TX unit
  * reads every NF's records of that cut into one transaction
  * (rsync_primary_cut_*).  An NF that could not freeze drops the cut; a
@@ -59,46 +64,67 @@ window_bytes(const struct mgr_remote_cfg *rc)
 }
 
 static uint64_t
-window_off(const struct mgr_remote_cfg *rc, int pos)
+window_off(const struct mgr_remote_cfg *rc, int win)
 {
-	return ((uint64_t)rc->state_base_mb << 20) + (uint64_t)pos * window_bytes(rc);
+	return ((uint64_t)rc->state_base_mb << 20) + (uint64_t)win * window_bytes(rc);
+}
+
+/* The service ranks of each position (an instance each, as configured; one
+ * for a service no configured NF gives, started by hand), and their
+ * windows. */
+static int
+plan_windows(struct rsync_chain *c)
+{
+	const struct mgr_remote_cfg *rc = c->cfg;
+	const struct mgr_chain_cfg *ch = &mgr.cfg.chains[rc->chain];
+
+	c->nwin = 0;
+	for (int k = 0; k < ch->len; k++) {
+		int ranks = 0;
+
+		for (int i = 0; i < mgr.cfg.nnfs; i++)
+			if (mgr.cfg.nfs[i].service == ch->services[k])
+				ranks += mgr.cfg.nfs[i].instances;
+		if (ranks == 0)
+			ranks = 1;
+		if (ranks > ONVM_MAX_INSTANCES || c->nwin + ranks > RSYNC_MAX_WINDOWS) {
+			MGR_LOG(ERR,
+				"remote chain %s: service %u has %d instances; a protected chain "
+				"has at most %d per service and %d in all",
+				rc->name, ch->services[k], ranks, ONVM_MAX_INSTANCES,
+				RSYNC_MAX_WINDOWS);
+			return -ENOTSUP;
+		}
+		c->win_first[k] = (uint8_t)c->nwin;
+		for (int r = 0; r < ranks; r++) {
+			c->win_pos[c->nwin] = (uint8_t)k;
+			c->win_rank[c->nwin] = (uint8_t)r;
+			c->nwin++;
+		}
+		mgr_service_fix(mgr.shm, ch->services[k], (uint16_t)ranks);
+	}
+	return 0;
 }
 
 int
 rsync_state_reserve(struct rsync_chain *c)
 {
 	const struct mgr_remote_cfg *rc = c->cfg;
-	const struct mgr_chain_cfg *ch = &mgr.cfg.chains[rc->chain];
-	int ret;
+	int ret = plan_windows(c);
 
-	for (int k = 0; k < ch->len; k++) {
-		int inst = 0;
-
-		for (int i = 0; i < mgr.cfg.nnfs; i++)
-			if (mgr.cfg.nfs[i].service == ch->services[k])
-				inst += mgr.cfg.nfs[i].instances;
-		if (inst > 1) {
-			MGR_LOG(ERR,
-				"remote chain %s: service %u has %d instances; a protected chain "
-				"runs one instance per service (markers are not aligned across "
-				"instances yet)",
-				rc->name, ch->services[k], inst);
-			return -ENOTSUP;
-		}
-	}
-	if (ch->len == 0)
-		return 0;
+	if (ret < 0 || c->nwin == 0)
+		return ret;
 	if (mgr.state_seg.base == NULL) {
 		MGR_LOG(ERR, "remote chain %s: the node has no state pool (state.pool_mb is 0)",
 			rc->name);
 		return -ENOMEM;
 	}
 	ret = mgr_state_pool_reserve(&mgr.state_pool, window_off(rc, 0),
-				     (uint64_t)ch->len * window_bytes(rc));
+				     (uint64_t)c->nwin * window_bytes(rc));
 	if (ret < 0) {
 		MGR_LOG(ERR,
 			"remote chain %s: its NFs' state windows (%u MB at %u MB of the pool) %s",
-			rc->name, ch->len * rc->state_window_mb, rc->state_base_mb,
+			rc->name, c->nwin * rc->state_window_mb, rc->state_base_mb,
 			ret == -ERANGE ? "pass the pool's end: raise state.pool_mb"
 				       : "overlap another chain's: set state_base_mb apart");
 		return ret;
@@ -152,7 +178,7 @@ mgr_rsync_state_window(uint64_t off)
 {
 	for (int i = 0; i < rsync_nchains; i++) {
 		const struct mgr_remote_cfg *rc = rsync_chains[i].cfg;
-		uint64_t len = (uint64_t)mgr.cfg.chains[rc->chain].len * window_bytes(rc);
+		uint64_t len = (uint64_t)rsync_chains[i].nwin * window_bytes(rc);
 
 		if (off >= window_off(rc, 0) && off < window_off(rc, 0) + len)
 			return true;
@@ -164,15 +190,14 @@ mgr_rsync_state_window(uint64_t off)
  * counted as `canon`: a full cut -- a standby resynchronising -- carries it
  * all in one transaction. */
 static uint64_t
-chain_state_sum(const struct rsync_chain *c, const struct onvm_nf_slot *s, int pos, uint64_t canon)
+chain_state_sum(const struct rsync_chain *c, const struct onvm_nf_slot *s, int win, uint64_t canon)
 {
-	const struct mgr_chain_cfg *ch = &mgr.cfg.chains[c->cfg->chain];
 	uint64_t sum = canon;
 
-	for (int k = 0; k < ch->len; k++) {
-		uint64_t off = window_off(c->cfg, k);
+	for (int w = 0; w < c->nwin; w++) {
+		uint64_t off = window_off(c->cfg, w);
 
-		if (k == pos)
+		if (w == win)
 			continue; /* counted as `canon` (an old slot still there is EBUSY) */
 		for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
 			const struct onvm_nf_slot *o = &mgr.shm->nfs[id];
@@ -199,13 +224,22 @@ mgr_rsync_state_place(const struct onvm_nf_slot *s, const struct nf_state_layout
 {
 	struct rsync_chain *c;
 	uint64_t canon = 0, sum;
-	int pos;
+	int pos, rank, win;
 
 	memset(pl, 0, sizeof(*pl));
 	c = chain_of_service(s->service_id, &pos);
 	if (c == NULL)
 		return 0;
-	pl->off = window_off(c->cfg, pos);
+	/* Its rank was given at registration (struct onvm_service). */
+	rank = mgr_service_rank(mgr.shm, s->service_id, s->instance_id);
+	if (rank < 0 || c->win_first[pos] + rank >= c->nwin ||
+	    c->win_pos[c->win_first[pos] + rank] != pos) {
+		snprintf(why, whylen, "NF %u of remote chain %s holds no rank of its service",
+			 pos, c->cfg->name);
+		return -EBUSY;
+	}
+	win = c->win_first[pos] + rank;
+	pl->off = window_off(c->cfg, win);
 	/* Before a takeover: the NF waits for it.  (Set in the slot, then
 	 * checked again: mgr_rsync_state_parked_check().) */
 	pl->parked = c->sby != NULL && __atomic_load_n(&c->state, __ATOMIC_SEQ_CST) == RS_STANDBY;
@@ -215,7 +249,7 @@ mgr_rsync_state_place(const struct onvm_nf_slot *s, const struct nf_state_layout
 	 * resynchronising; an NF restarted on the primary freezes all of its
 	 * own): one transaction must be able to take it, or no cut would ever
 	 * commit again. */
-	sum = chain_state_sum(c, s, pos, canon);
+	sum = chain_state_sum(c, s, win, canon);
 	if (c->pri != NULL && sum > (uint64_t)c->cfg->stage_state_kb << 10) {
 		snprintf(why, whylen,
 			 "the NFs of remote chain %s would have %" PRIu64 " bytes of state with NF "
@@ -251,9 +285,9 @@ mgr_rsync_state_place(const struct onvm_nf_slot *s, const struct nf_state_layout
 
 		if (o != s && o->state_mz[0] != '\0' && o->state_off == pl->off) {
 			snprintf(why, whylen,
-				 "the state window of NF %d of remote chain %s is in use (by "
-				 "instance %u): one instance per service",
-				 pos, c->cfg->name, id);
+				 "the state window of NF %d (rank %d) of remote chain %s is in "
+				 "use (by instance %u)",
+				 pos, rank, c->cfg->name, id);
 			return -EBUSY;
 		}
 	}
@@ -263,14 +297,14 @@ mgr_rsync_state_place(const struct onvm_nf_slot *s, const struct nf_state_layout
 
 /* ---- the chain's NFs, as the manager sees them ---- */
 
-/* The slot of the NF at position `pos` with its state block, attached
+/* The slot of the NF with its state block in window `win`, attached
  * (state, and on the primary the cut log), or NULL when there is none (yet).
  * A slot reused by another NF is attached again. */
 static struct rsync_nf_ref *
-nf_at(struct rsync_chain *c, int pos, bool force)
+nf_at(struct rsync_chain *c, int win, bool force)
 {
 	const struct mgr_chain_cfg *ch = &mgr.cfg.chains[c->cfg->chain];
-	struct rsync_nf_ref *ref = &c->nf[pos];
+	struct rsync_nf_ref *ref = &c->nf[win];
 
 	uint64_t tsc = rte_get_tsc_cycles();
 
@@ -294,9 +328,9 @@ nf_at(struct rsync_chain *c, int pos, bool force)
 		struct onvm_nf_slot *s = &mgr.shm->nfs[id];
 		struct nf_state_layout layout;
 
-		if (s->service_id != ch->services[pos] || !mgr_nf_slot_live(s) ||
+		if (s->service_id != ch->services[c->win_pos[win]] || !mgr_nf_slot_live(s) ||
 		    __atomic_load_n(&s->state_mz[0], __ATOMIC_ACQUIRE) == '\0' ||
-		    s->state_off != window_off(c->cfg, pos))
+		    s->state_off != window_off(c->cfg, win))
 			continue;
 		if (mgr_nf_state_layout(s, &layout, NULL, 0) < 0 ||
 		    nf_state_attach(&ref->state, mgr.state_seg.base + s->state_off, s->state_size,
@@ -408,44 +442,46 @@ rsync_state_nd(struct rsync_chain *c, uint64_t now)
 
 enum pos_kind { POS_UNKNOWN, POS_STATELESS, POS_STATE };
 
-/* What the live NF at chain position `k` is: read when a marker reached the
- * exit (primary), or to see whether the chain can take a full cut
- * (standby).  Unknown while its NF neither runs nor parks: until then its
- * state declarations are not final. */
+/* What the live NF of window `win` (its position's service, its rank) is:
+ * read when a marker reached the exit (primary), or to see whether the
+ * chain can take a full cut (standby).  Unknown while no NF holds the rank,
+ * or its NF neither runs nor parks: until then its state declarations are
+ * not final. */
 static enum pos_kind
-position_kind(const struct rsync_chain *c, int k)
+window_kind(const struct rsync_chain *c, int win)
 {
-	const uint16_t svc = mgr.cfg.chains[c->cfg->chain].services[k];
-	enum pos_kind kind = POS_UNKNOWN;
+	const uint16_t svc_id = mgr.cfg.chains[c->cfg->chain].services[c->win_pos[win]];
+	const struct onvm_service *svc = &mgr.shm->services[svc_id];
+	uint32_t a = __atomic_load_n(&svc->active, __ATOMIC_ACQUIRE) & 1;
+	const struct onvm_nf_slot *s;
+	uint16_t id;
+	uint32_t st;
 
-	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
-		const struct onvm_nf_slot *s = &mgr.shm->nfs[id];
-		uint32_t st = __atomic_load_n(&s->status, __ATOMIC_ACQUIRE);
-
-		if (s->service_id != svc || (st != ONVM_NF_READY && st != ONVM_NF_RUNNING))
-			continue;
-		/* Its state declarations are final once it runs, or parks
-		 * (a standby node's NF) -- not while it starts up. */
-		if (!__atomic_load_n(&s->nf_running, __ATOMIC_ACQUIRE) &&
-		    !__atomic_load_n(&s->remote_park_ack, __ATOMIC_ACQUIRE))
-			return POS_UNKNOWN;
-		if (__atomic_load_n(&s->n_state_req, __ATOMIC_ACQUIRE) > 0)
-			return POS_STATE;
-		kind = POS_STATELESS;
-	}
-	return kind;
+	if (c->win_rank[win] >= svc->n[a])
+		return POS_UNKNOWN;
+	id = svc->inst[a][c->win_rank[win]];
+	if (id >= ONVM_MAX_NFS)
+		return POS_UNKNOWN; /* (ONVM_INST_NONE) */
+	s = &mgr.shm->nfs[id];
+	st = __atomic_load_n(&s->status, __ATOMIC_ACQUIRE);
+	if (st != ONVM_NF_READY && st != ONVM_NF_RUNNING)
+		return POS_UNKNOWN;
+	/* Its state declarations are final once it runs, or parks (a
+	 * standby node's NF) -- not while it starts up. */
+	if (!__atomic_load_n(&s->nf_running, __ATOMIC_ACQUIRE) &&
+	    !__atomic_load_n(&s->remote_park_ack, __ATOMIC_ACQUIRE))
+		return POS_UNKNOWN;
+	return __atomic_load_n(&s->n_state_req, __ATOMIC_ACQUIRE) > 0 ? POS_STATE : POS_STATELESS;
 }
 
 /* Every NF's records of the cut into the open cut; false if one is missing. */
 static bool
 collect(struct rsync_chain *c, uint64_t cut_id)
 {
-	const struct mgr_chain_cfg *ch = &mgr.cfg.chains[c->cfg->chain];
-
-	for (int k = 0; k < ch->len; k++) {
+	for (int w = 0; w < c->nwin; w++) {
 		struct rsync_nf_ref *ref;
 
-		switch (position_kind(c, k)) {
+		switch (window_kind(c, w)) {
 		case POS_STATELESS:
 			continue; /* nothing to freeze */
 		case POS_UNKNOWN:
@@ -453,7 +489,7 @@ collect(struct rsync_chain *c, uint64_t cut_id)
 		default:
 			break;
 		}
-		ref = nf_at(c, k, true);
+		ref = nf_at(c, w, true);
 		if (ref == NULL || !ref->has_cut)
 			return false; /* state declared, but no cut log to read */
 		for (;;) {
@@ -463,7 +499,7 @@ collect(struct rsync_chain *c, uint64_t cut_id)
 
 			if (r == ONVM_CUT_READ_DATA) {
 				(void)rsync_primary_cut_piece(
-					c->pri, (uint16_t)(k * NF_STATE_MAX_REGIONS + rec.region),
+					c->pri, (uint16_t)(w * NF_STATE_MAX_REGIONS + rec.region),
 					rec.offset, data, rec.len);
 				onvm_cut_consume(&ref->cut);
 				continue;
@@ -536,12 +572,12 @@ rsync_state_marker_at_exit(struct rsync_chain *c, struct rte_mbuf *m, uint64_t n
 static struct rsync_nf_ref *
 region_ref(struct rsync_chain *c, uint16_t region, unsigned int *r)
 {
-	int pos = region / NF_STATE_MAX_REGIONS;
+	int win = region / NF_STATE_MAX_REGIONS;
 	struct rsync_nf_ref *ref;
 
-	if (pos >= mgr.cfg.chains[c->cfg->chain].len)
+	if (win >= c->nwin)
 		return NULL;
-	ref = nf_at(c, pos, false);
+	ref = nf_at(c, win, false);
 	*r = region % NF_STATE_MAX_REGIONS;
 	if (ref == NULL || *r >= ref->state.n_regions)
 		return NULL;
@@ -565,13 +601,13 @@ region_span(const struct nf_state_set *set, unsigned int r)
  * refuses to take the chain over until in sync again.  The position's NF
  * (the new one, when it comes) may then be written from scratch. */
 static void
-state_lost(struct rsync_chain *c, const char *why, int pos)
+state_lost(struct rsync_chain *c, const char *why, int win)
 {
 	if (rsync_standby_whole(c->sby))
-		MGR_LOG(ERR, "remote chain %s: the standby's state of NF %d is lost (%s): "
-			     "resynchronising with a full cut; no takeover until then",
-			c->cfg->name, pos, why);
-	c->nf[pos].applied_gen = 0;
+		MGR_LOG(ERR, "remote chain %s: the standby's state of NF %d (rank %d) is lost "
+			     "(%s): resynchronising with a full cut; no takeover until then",
+			c->cfg->name, c->win_pos[win], c->win_rank[win], why);
+	c->nf[win].applied_gen = 0;
 	c->state_losses++;
 	rsync_standby_state_lost(c->sby);
 }
@@ -580,36 +616,32 @@ state_lost(struct rsync_chain *c, const char *why, int pos)
  * generation): checked at every piece and, for every position, at the
  * takeover. */
 static bool
-still_written_nf(struct rsync_chain *c, int pos)
+still_written_nf(struct rsync_chain *c, int win)
 {
-	struct rsync_nf_ref *ref = &c->nf[pos];
+	struct rsync_nf_ref *ref = &c->nf[win];
 
 	if (ref->applied_gen == 0)
 		return true; /* nothing written there yet */
-	ref = nf_at(c, pos, true);
-	return ref != NULL && ref->slot == c->nf[pos].applied_slot &&
+	ref = nf_at(c, win, true);
+	return ref != NULL && ref->slot == c->nf[win].applied_slot &&
 	       ref->generation == ref->applied_gen;
 }
 
 void
 rsync_state_check_all(struct rsync_chain *c)
 {
-	const struct mgr_chain_cfg *ch = &mgr.cfg.chains[c->cfg->chain];
-
-	for (int k = 0; k < ch->len; k++)
-		if (!still_written_nf(c, k))
-			state_lost(c, "the NF is gone or was restarted", k);
+	for (int w = 0; w < c->nwin; w++)
+		if (!still_written_nf(c, w))
+			state_lost(c, "the NF is gone or was restarted", w);
 }
 
 bool
 rsync_state_ready_for_full(struct rsync_chain *c)
 {
-	const struct mgr_chain_cfg *ch = &mgr.cfg.chains[c->cfg->chain];
-
-	for (int k = 0; k < ch->len; k++) {
+	for (int w = 0; w < c->nwin; w++) {
 		struct rsync_nf_ref *ref;
 
-		switch (position_kind(c, k)) {
+		switch (window_kind(c, w)) {
 		case POS_STATELESS:
 			continue;
 		case POS_UNKNOWN:
@@ -617,7 +649,7 @@ rsync_state_ready_for_full(struct rsync_chain *c)
 		default:
 			break;
 		}
-		ref = nf_at(c, k, false);
+		ref = nf_at(c, w, false);
 		if (ref == NULL ||
 		    !__atomic_load_n(&mgr.shm->nfs[ref->slot].remote_park_ack, __ATOMIC_ACQUIRE))
 			return false; /* still starting up */
@@ -634,7 +666,7 @@ rsync_state_ok(struct rsync_chain *c, uint16_t region, uint64_t offset, uint32_t
 	/* An NF state was written into is gone: the state is not whole (the
 	 * library then takes an ordinary piece unchecked), and this piece --
 	 * a full cut's, maybe -- is checked against the NF there now. */
-	if (region / NF_STATE_MAX_REGIONS < mgr.cfg.chains[c->cfg->chain].len &&
+	if (region / NF_STATE_MAX_REGIONS < c->nwin &&
 	    !still_written_nf(c, region / NF_STATE_MAX_REGIONS))
 		state_lost(c, "the NF is gone or was restarted", region / NF_STATE_MAX_REGIONS);
 	if (ref == NULL)

@@ -48,6 +48,11 @@ tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_uint(d, "nf_alloc_refill_failures", UNITS_SUM(alloc_fail));
 	rte_tel_data_add_dict_uint(d, "backpressure_holds", UNITS_SUM(backpressure));
 	rte_tel_data_add_dict_uint(d, "holds_released_early", UNITS_SUM(hold_expired));
+	/* Markers of protected chains between several instances (marker_align.c). */
+	rte_tel_data_add_dict_uint(d, "markers_aligned", UNITS_SUM(markers_aligned));
+	rte_tel_data_add_dict_uint(d, "markers_unaligned", UNITS_SUM(markers_unaligned));
+	rte_tel_data_add_dict_uint(d, "markers_stale", UNITS_SUM(markers_stale));
+	rte_tel_data_add_dict_uint(d, "align_waits", UNITS_SUM(align_waits));
 	rte_tel_data_add_dict_uint(d, "nf_reclaimed_mbufs", mgr.nf_reclaimed_mbufs);
 	return 0;
 }

@@ -42,7 +42,7 @@ extern "C" {
 
 #define ONVM_SHM_NAME "onvm_shm"
 #define ONVM_SHM_MAGIC 0x4f4e564d52464e31ULL /* "ONVMRFN1" */
-#define ONVM_SHM_VERSION 12
+#define ONVM_SHM_VERSION 13
 #define ONVM_PKTMBUF_POOL_NAME "onvm_pktmbuf_pool"
 #define ONVM_PKT_META_DYNFIELD "onvm_dynfield_pkt_meta"
 #define ONVM_NF_RX_RING_FMT "onvm_nf%u_rx"
@@ -385,11 +385,19 @@ onvm_nf_failover_ns(const struct onvm_nf_slot *s)
  * Instances of a service.  Readers (data-path units) read `active` (atomic,
  * acquire) and the array it selects; the control side writes the other copy,
  * then flips `active`, and waits for a grace period before touching it again.
+ *
+ * A service of a protected chain (remote resiliency) has a fixed number of
+ * instances, `fixed`: its list always has that many entries, a missing
+ * instance being ONVM_INST_NONE, so a flow maps to the same entry -- the
+ * same rank -- on every node, whichever instances have started, and a
+ * rank's state has a place of its own (rsync_unit_state.c).
  */
+#define ONVM_INST_NONE 0xffff
 struct onvm_service {
 	uint32_t active;
 	uint16_t n[2];
 	uint16_t inst[2][ONVM_MAX_INSTANCES];
+	uint16_t fixed; /* 0, or the ranks of a protected chain's service */
 };
 
 struct onvm_chain {

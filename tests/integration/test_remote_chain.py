@@ -18,7 +18,7 @@ unique number in its source MAC (no NF here reads MACs), so duplicates and
 order can be checked at the sink.
 
 Usage: test_remote_chain.py steady | switchover | kill | bfd | linkdown | linkdown_bfd |
-                           syncfaults | stateful | nd_heavy | standby_lost
+                           syncfaults | stateful | nd_heavy | multi | standby_lost
   steady:     no failure.  The sink gets every frame once, in order, from
               the primary; every one was latched and released on a vote;
               stateless checkpoints trimmed the predecessor's log; the
@@ -72,6 +72,12 @@ Usage: test_remote_chain.py steady | switchover | kill | bfd | linkdown | linkdo
               cut of a marker after its last packet before it is released.
               Oracle as for stateful (no VLAN tag), and the promoted nondet
               counted every input packet once with exactly one draw each.
+  multi:      3 rounds as stateful, with two instances of basic_monitor
+              and of load_balancer on both nodes: a flow hashes to the same
+              rank on both, every rank has a state window of its own, and
+              markers are aligned across the instances (marker_align.c).
+              Oracle as for stateful, and every flow's state in exactly one
+              instance of each service.
   standby_restart: the stateful chain; the standby node is SIGKILLed
               mid-stream and started again: it must rejoin (a full cut, then
               the cut after it) and recover the primary's later death
@@ -208,12 +214,14 @@ def bfd_session(name, port, local, peer):
 DPI_ARGS = ["-p", "0", "-H", "16", "-f", "4096"]  # nDPI's whole memory in a 16 MB heap
 
 
-def stateful_nfs(L, name, rnd_tag, nd_heavy=False, dpi=False):
+def stateful_nfs(L, name, rnd_tag, nd_heavy=False, dpi=False, multi=False):
     """basic_monitor -> vlan_tagger -> load_balancer, each with state (the
     issue's chain); exports of the node `name` under its name.  `nd_heavy`:
     nondet in vlan_tagger's place, making every packet it handles ND (count:1,
     each draw stored in the flow's entry); `dpi`: basic_monitor -> dpi (nDPI,
-    its pointer-rich state in a region heap)."""
+    its pointer-rich state in a region heap); `multi`: two instances of
+    basic_monitor and of load_balancer (exports mon0/mon1, lb0/lb1), their
+    markers aligned."""
     policy, lbconf = L.path("vlan-policy.json"), L.path("lb.json")
     if not os.path.exists(policy):
         with open(policy, "w") as f:
@@ -233,6 +241,12 @@ def stateful_nfs(L, name, rnd_tag, nd_heavy=False, dpi=False):
                "args": ["-m", "count:1", "-f", "4096", "-t", "0", "-e", exp("nd")]}
               if nd_heavy else
               {"name": "vlan", "binary": "vlan_tagger", "service": 2, "args": ["-c", policy]})
+    mons = [{"name": f"mon{i}", "binary": "basic_monitor", "service": 1,
+             "args": ["-f", "4096", "-e", exp(f"mon{i}"), "-p", "0"]} for i in range(2)]
+    lbs = [{"name": f"lb{i}", "binary": "load_balancer", "service": 3,
+            "args": ["-c", lbconf, "-e", exp(f"lb{i}"), "-p", "0"]} for i in range(2)]
+    if multi:
+        return mons + [middle] + lbs
     return [{"name": "mon", "binary": "basic_monitor", "service": 1,
              "args": ["-f", "4096", "-e", exp("mon"), "-p", "0"]},
             middle,
@@ -245,7 +259,7 @@ BACKENDS = [(f"198.18.1.{i}", f"02:00:00:00:01:0{i}") for i in range(1, 5)]
 
 def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, faults=None,
           stateful=False, remote=True, nfs=None, paced=None, checkpoint_ms=5,
-          nd_heavy=False, dpi=False):
+          nd_heavy=False, dpi=False, multi=False):
     """The four nodes; `idle` (e.g. {"max_sleep_us": 50}) goes to every node;
     `bfd`: a BFD session on the predecessor -> primary link triggers the
     failover (BFD then bypasses that link's pacing: it must not queue behind
@@ -258,7 +272,8 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
     ND); `dpi`: the stateful chain basic_monitor -> dpi, with windows and
     transactions sized for nDPI's state (about 18 MB, all of it in the
     first cut and in a full one), paced at 8 Mbit/s (nDPI on two shared
-    vCPUs: a faster input overflows the primary's af_packet ring)."""
+    vCPUs: a faster input overflows the primary's af_packet ring); `multi`:
+    the stateful chain with two instances of its first and last services."""
     if paced is None:
         paced = stateful
     src = L.path(f"input{rnd_tag}.pcap")
@@ -348,7 +363,7 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
             "ports": [{"name": "from_p", "dev": af(0, pred_if, BIG)},
                       {"name": sync_port, "dev": af(1, sync_if)},
                       {"name": "out", "dev": af(2, out_if)}],
-            "nfs": (nfs[0] if nfs else stateful_nfs(L, name, rnd_tag, nd_heavy, dpi) if stateful else
+            "nfs": (nfs[0] if nfs else stateful_nfs(L, name, rnd_tag, nd_heavy, dpi, multi) if stateful else
                     [{"name": "fwd", "binary": "simple_forward", "service": 1}]),
             "chains": [{"name": "c",
                         "services": (nfs[1] if nfs else [1, 2] if dpi else [1, 2, 3] if stateful
@@ -357,7 +372,8 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
             **({"remote": {"chains": [rc]}} if remote else {}),
             # two windows of 96 MB: nDPI's regions twice (canonical and
             # replica) and, on the primary, its cut log
-            **({"state": {"pool_mb": 256}} if dpi else {}),
+            **({"state": {"pool_mb": 256}} if dpi else
+               {"state": {"pool_mb": 128}} if multi else {}),  # five 16 MB windows
             **({"bfd": {"sessions": [bfd_session("to_p", "from_p", "198.18.3.2", "198.18.3.1")]}}
                if bfd and role == "primary" else {}),
         }), netns=ns[{"primary": "m", "standby": "s"}[name]])
@@ -394,18 +410,20 @@ def remote(node):
     return node.query("/onvm/remote")["web"]
 
 
-def check_tail_loss(L, flow_of_tag, tags_m, tags_s, lost):
+def check_tail_loss(L, flow_of_tag, tags_m, tags_s, lost, per_flow=False):
     """What a dead primary may lose: only its tail -- stages the standby
     voted for (presumed commit: their flows' TxTs say released) but it did
     not release, and its port buffers.  So every lost frame comes after the
     primary's last, and per flow the lost frames sit between the primary's
     and the standby's (the standby suppresses, per flow, what the TxTs
     covers: with several flows its first output may precede a lost frame of
-    another flow)."""
+    another flow).  `per_flow`: flows interleave (several instances of a
+    service), so only per flow."""
     if not lost:
         return
     last_m = max(tags_m, default=0)
-    L.expect(min(lost) > last_m, f"frame {min(lost)} lost before the primary's last ({last_m})")
+    L.expect(per_flow or min(lost) > last_m,
+             f"frame {min(lost)} lost before the primary's last ({last_m})")
     per = {}
     for where, tags in (("m", tags_m), ("s", tags_s), ("lost", lost)):
         for t in tags:
@@ -457,13 +475,14 @@ def ip4(b):
     return ".".join(str(x) for x in b)
 
 
-def check_stateful(L, frames, got_m, got_s, allow_loss, vlan=True, tail=True):
+def check_stateful(L, frames, got_m, got_s, allow_loss, vlan=True, tail=True, per_flow=False):
     """The stateful chain's outputs: each an input frame with a VLAN tag
     (vlan_tagger; `vlan` False: none, nondet in its place) and its destination
-    rewritten to a backend (load_balancer), once, in order, per flow the
-    standby after the primary, every flow on one backend across both nodes;
-    losses only the dead primary's tail (`tail` False: anywhere, counted by
-    the caller)."""
+    rewritten to a backend (load_balancer), once, in order (`per_flow`: in
+    order per flow -- several instances of a service interleave flows), per
+    flow the standby after the primary, every flow on one backend across both
+    nodes; losses only the dead primary's tail (`tail` False: anywhere,
+    counted by the caller)."""
     sent = {tag_of(f): f for f in frames}
     seen, backend = set(), {}
     for where, got in (("primary", got_m), ("standby", got_s)):
@@ -487,7 +506,15 @@ def check_stateful(L, frames, got_m, got_s, allow_loss, vlan=True, tail=True):
                 L.expect(backend.setdefault(fl, b) == b,
                          f"flow {fl}: backend {b} after {backend.get(fl)} ({where}, frame {t})")
                 L.expect(ip4(b[1]) in [ip for ip, _ in BACKENDS], f"frame {t}: not a backend")
-        L.expect(tags == sorted(tags), f"{where}: frames out of order")
+        if per_flow:
+            by_flow = {}
+            for t in tags:
+                if t in sent:
+                    by_flow.setdefault(flow_of(sent[t]), []).append(t)
+            bad = [fl for fl, ts in by_flow.items() if ts != sorted(ts)]
+            L.expect(not bad, f"{where}: {len(bad)} flows out of order, e.g. {bad[:2]}")
+        else:
+            L.expect(tags == sorted(tags), f"{where}: frames out of order")
     last_m = {}
     for f in got_m:
         last_m[flow_of(sent[tag_of(f)])] = tag_of(f)
@@ -498,7 +525,7 @@ def check_stateful(L, frames, got_m, got_s, allow_loss, vlan=True, tail=True):
     lost = sorted(set(sent) - seen)
     if tail:
         check_tail_loss(L, lambda t: flow_of(sent[t]), [tag_of(f) for f in got_m],
-                        [tag_of(f) for f in got_s], lost)
+                        [tag_of(f) for f in got_s], lost, per_flow)
     L.expect(len(lost) <= allow_loss, f"{len(lost)} frames lost, more than {allow_loss}")
     return len(lost), backend
 
@@ -538,6 +565,21 @@ def check_exports(L, frames, mon, lb, backend, nd=None):
                      f"the capture says {ip4(backend[key][1])}")
 
 
+def instances_merged(L, docs, nf):
+    """The exports of a service's instances as one: every flow in exactly
+    one of them (a flow hashes to the same rank on both nodes, so its state
+    is in one instance's cut and restored to the same rank), each instance
+    with some."""
+    owner = {}
+    for i, d in enumerate(docs):
+        L.expect(d["flows"], f"{nf}{i} on the promoted standby handled no flow")
+        for e in d["flows"]:
+            key = (e["src"], e["dst"], e["proto"], e["sport"], e["dport"])
+            L.expect(owner.setdefault(key, i) == i,
+                     f"flow {key} in both {nf}{owner[key]} and {nf}{i} on the promoted standby")
+    return {"flows": [e for d in docs for e in d["flows"]]}
+
+
 def dump(nodes):
     """What every node says, for a failing run's log."""
     for node in nodes:
@@ -572,8 +614,8 @@ def run(L, scenario):
     # for each (ND), so a draw released without its cut is soon drawn again
     # (about 2400 flows: the NFs' tables hold 4096)
     frames = tagged_input(trace, copies,
-                          flows_per_copy=scenario in ("syncfaults", "stateful", "standby_lost",
-                                                      "standby_restart"),
+                          flows_per_copy=scenario in ("syncfaults", "stateful", "multi",
+                                                      "standby_lost", "standby_restart"),
                           flows_every=32 if scenario == "nd_heavy" else 0)
     if scenario == "syncfaults":
         syncfaults(L, frames)
@@ -601,8 +643,8 @@ def run(L, scenario):
 
 
 FAILURES = {"kill": 20, "bfd": 5, "linkdown": 5, "linkdown_bfd": 3,
-            "stateful": 5, "nd_heavy": 3}  # scenario: rounds
-STATEFUL = ("stateful", "nd_heavy")
+            "stateful": 5, "nd_heavy": 3, "multi": 3}  # scenario: rounds
+STATEFUL = ("stateful", "nd_heavy", "multi")
 LINKDOWN = ("linkdown", "linkdown_bfd")
 
 
@@ -871,7 +913,8 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
     sink, standby, primary, pred = build(L, frames, rnd_tag,
                                          bfd=scenario in ("bfd",) + LINKDOWN,
                                          link_failover=scenario != "linkdown_bfd",
-                                         stateful=stateful, nd_heavy=scenario == "nd_heavy")
+                                         stateful=stateful, nd_heavy=scenario == "nd_heavy",
+                                         multi=scenario == "multi")
     NODES[:] = [pred, primary, standby, sink]
     sink.start(wait=False)
     standby.start(wait=False)
@@ -1008,10 +1051,14 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
     if stateful:
         nd_heavy = scenario == "nd_heavy"
         lost, backend = check_stateful(L, frames, got_m, got_s, STAGES * STAGE_PACKETS + 2 * 32,
-                                       vlan=not nd_heavy)
-        check_exports(L, frames, lab.read_json(L.path(f"standby{rnd_tag}-mon.json")),
-                      lab.read_json(L.path(f"standby{rnd_tag}-lb.json")), backend,
-                      lab.read_json(L.path(f"standby{rnd_tag}-nd.json")) if nd_heavy else None)
+                                       vlan=not nd_heavy, per_flow=scenario == "multi")
+        doc = lambda nf: lab.read_json(L.path(f"standby{rnd_tag}-{nf}.json"))
+        if scenario == "multi":
+            mon, lb = (instances_merged(L, [doc(f"{nf}{i}") for i in range(2)], nf)
+                       for nf in ("mon", "lb"))
+        else:
+            mon, lb = doc("mon"), doc("lb")
+        check_exports(L, frames, mon, lb, backend, doc("nd") if nd_heavy else None)
         if nd_heavy:
             # the ND path ran: stages waited for the cut after their ND packets
             L.expect(remote_before["nd_waits"] > 0, f"primary: no ND waits: {remote_before}")
@@ -1033,5 +1080,5 @@ if __name__ == "__main__":
                  "standby_lost", "standby_restart", "dpi") + LINKDOWN + STATEFUL
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         sys.exit(f"usage: {sys.argv[0]} steady|switchover|kill|bfd|linkdown|linkdown_bfd|"
-                 "syncfaults|stateful|nd_heavy|standby_lost|standby_restart|dpi")
+                 "syncfaults|stateful|nd_heavy|multi|standby_lost|standby_restart|dpi")
     lab.run(f"remote_chain_{sys.argv[1]}", lambda L: main(L, sys.argv[1]))

@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * test_marker_align.c -- a protected chain's markers through the TX unit
+ * (marker_align.c) when a service runs two instances: the next step gets
+ * exactly one marker per cut, after every packet either instance sent
+ * before its marker and before every packet sent after; a marker entering
+ * a step goes to each of its instances; an alignment is given up after its
+ * bound or for a newer cut, and nothing leaks.
+ *
+ * Fixture (dp_fixture.h) plus: service 1 has two fixed ranks, NF slot 0
+ * (rank 0) and SPARE_SLOT (rank 1); chain 0 = 1 -> 2.  Each packet carries
+ * a tag in its first byte; markers carry struct onvm_marker.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "dp_fixture.h"
+
+#define MARKER_TAG 0xff
+
+static void
+two_instances_of(uint16_t service)
+{
+	struct onvm_service *sv = &mgr.shm->services[service];
+	uint32_t a;
+
+	mgr.shm->nfs[SPARE_SLOT].service_id = service;
+	mgr.shm->nfs[SPARE_SLOT].status = ONVM_NF_RUNNING;
+	mgr_service_fix(mgr.shm, service, 2);
+	a = sv->active & 1;
+	sv->inst[a][0] = service - 1; /* the fixture's slot of the service */
+	sv->inst[a][1] = SPARE_SLOT;
+}
+
+static int
+setup_two(void **state)
+{
+	int rc = setup(state);
+
+	two_instances_of(1);
+	return rc;
+}
+
+/* NF `slot` (at step `step` of chain 0) emits a packet tagged `tag`. */
+static void
+emit(uint16_t slot, uint8_t step, uint8_t tag)
+{
+	struct rte_mbuf *m = pkt(ONVM_ACTION_NEXT, 0, 0, step);
+
+	*rte_pktmbuf_mtod(m, uint8_t *) = tag;
+	assert_int_equal(rte_ring_enqueue(tx_rings[slot], m), 0);
+}
+
+/* ... or passes on the marker of `cut`. */
+static void
+emit_marker(uint16_t slot, uint8_t step, uint64_t cut)
+{
+	struct rte_mbuf *m = pkt(ONVM_ACTION_NEXT, 0, 0, step);
+	struct onvm_marker mk = {.cut_id = cut, .base_id = cut - 1, .flags = 0};
+
+	onvm_pkt_meta(m, mgr.dyn_off)->flags |= ONVM_PKT_F_MARKER;
+	memcpy(rte_pktmbuf_mtod(m, void *), &mk, sizeof(mk));
+	assert_int_equal(rte_ring_enqueue(tx_rings[slot], m), 0);
+}
+
+/* What NF `slot` was given, in order: tags, MARKER_TAG for a marker (its
+ * cut in *cut); freed.  Returns the count. */
+static unsigned int
+received(uint16_t slot, uint8_t *tags, uint64_t *cut)
+{
+	void *objs[RING_SIZE];
+	unsigned int n = rte_ring_dequeue_burst(rx_rings[slot], objs, RING_SIZE, NULL);
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct rte_mbuf *m = objs[i];
+
+		if (onvm_pkt_meta(m, mgr.dyn_off)->flags & ONVM_PKT_F_MARKER) {
+			struct onvm_marker mk;
+
+			memcpy(&mk, rte_pktmbuf_mtod(m, void *), sizeof(mk));
+			tags[i] = MARKER_TAG;
+			if (cut != NULL)
+				*cut = mk.cut_id;
+			assert_int_equal(onvm_pkt_meta(m, mgr.dyn_off)->chain_index, 1);
+		} else {
+			tags[i] = *rte_pktmbuf_mtod(m, uint8_t *);
+		}
+	}
+	rte_pktmbuf_free_bulk((struct rte_mbuf **)objs, n);
+	return n;
+}
+
+static void
+assert_tags(const uint8_t *got, unsigned int n, const uint8_t *want, unsigned int wn)
+{
+	assert_int_equal(n, wn);
+	assert_memory_equal(got, want, wn);
+}
+
+static void
+poll_n(int n)
+{
+	for (int i = 0; i < n; i++)
+		mgr_tx_poll();
+}
+
+static void
+test_the_next_step_sees_one_marker_after_everything_sent_before_it(void **state)
+{
+	const uint8_t want[] = {1, 3, 4, MARKER_TAG, 5, 2};
+	uint8_t got[RING_SIZE];
+	uint64_t cut = 0;
+
+	(void)state;
+	emit(0, 0, 1);
+	emit_marker(0, 0, 7);
+	emit(0, 0, 2);
+	emit(SPARE_SLOT, 0, 3);
+	emit(SPARE_SLOT, 0, 4);
+	emit_marker(SPARE_SLOT, 0, 7);
+	emit(SPARE_SLOT, 0, 5);
+	poll_n(3);
+	/* 2 followed rank 0's marker, so it comes after the one marker even
+	 * though rank 0's ring is drained first */
+	assert_tags(got, received(1, got, &cut), want, sizeof(want));
+	assert_int_equal(cut, 7);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].markers_aligned, 1);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].markers_unaligned, 0);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].align_n_held, 0);
+	assert_no_drops_and_pool_full();
+}
+
+static void
+test_a_held_instances_output_waits_for_its_siblings_marker(void **state)
+{
+	const uint8_t want[] = {9, MARKER_TAG, 1, 2, 3};
+	uint8_t got[RING_SIZE];
+
+	(void)state;
+	emit_marker(0, 0, 4);
+	emit(0, 0, 1);
+	emit(0, 0, 2);
+	poll_n(2);
+	emit(0, 0, 3); /* still on its ring */
+	poll_n(2);
+	assert_int_equal(rte_ring_count(rx_rings[1]), 0);
+	assert_int_equal(rte_ring_count(tx_rings[0]), 1);
+	assert_true(mgr.dp[MGR_UNIT_TX].align_waits > 0);
+	emit(SPARE_SLOT, 0, 9);
+	emit_marker(SPARE_SLOT, 0, 4);
+	poll_n(3);
+	assert_tags(got, received(1, got, NULL), want, sizeof(want));
+	assert_no_drops_and_pool_full();
+}
+
+static void
+test_an_alignment_is_given_up_after_its_bound(void **state)
+{
+	const uint8_t want[] = {1, 2};
+	uint8_t got[RING_SIZE];
+
+	(void)state;
+	emit_marker(0, 0, 2);
+	emit(0, 0, 1);
+	emit(0, 0, 2);
+	poll_n(1);
+	assert_int_equal(rte_ring_count(rx_rings[1]), 0);
+	usleep(25 * 1000); /* past ALIGN_MAX_US: rank 1 never sends its marker */
+	poll_n(3);
+	assert_tags(got, received(1, got, NULL), want, sizeof(want));
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].markers_unaligned, 1);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].align_n_held, 0);
+	/* rank 1's marker of the given-up cut comes late: dropped, not held */
+	emit_marker(SPARE_SLOT, 0, 2);
+	emit(SPARE_SLOT, 0, 3);
+	poll_n(2);
+	assert_int_equal(received(1, got, NULL), 1);
+	assert_int_equal(got[0], 3);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].markers_stale, 1);
+	assert_no_drops_and_pool_full();
+}
+
+static void
+test_a_newer_cut_gives_up_the_open_one(void **state)
+{
+	const uint8_t want[] = {1, MARKER_TAG, 2};
+	uint8_t got[RING_SIZE];
+	uint64_t cut = 0;
+
+	(void)state;
+	/* rank 1 lost cut 5 on the way: its 6 comes while 5 is open */
+	emit_marker(0, 0, 5);
+	emit(0, 0, 1);
+	emit_marker(SPARE_SLOT, 0, 6);
+	emit(SPARE_SLOT, 0, 2);
+	poll_n(2);
+	emit_marker(0, 0, 6);
+	poll_n(3);
+	assert_tags(got, received(1, got, &cut), want, sizeof(want));
+	assert_int_equal(cut, 6);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].markers_unaligned, 1);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].markers_aligned, 1);
+	assert_no_drops_and_pool_full();
+}
+
+static void
+test_a_marker_into_a_step_goes_to_each_of_its_instances(void **state)
+{
+	const uint8_t want[] = {1, MARKER_TAG, 2};
+	uint8_t got[RING_SIZE];
+	uint64_t cut = 0;
+
+	(void)state;
+	/* step 1's service (2) has two ranks: NF slot 1 and SPARE_SLOT;
+	 * step 0's (1), one: NF slot 0 */
+	two_instances_of(2);
+	mgr_service_fix(mgr.shm, 1, 1);
+	mgr.shm->services[1].inst[mgr.shm->services[1].active & 1][0] = 0;
+	emit(0, 0, 1);
+	emit_marker(0, 0, 3);
+	emit(0, 0, 2);
+	poll_n(2);
+	/* the packets (flow hash 0) go to rank 0; the marker to both */
+	assert_tags(got, received(1, got, NULL), want, sizeof(want));
+	assert_int_equal(received(SPARE_SLOT, got, &cut), 1);
+	assert_int_equal(got[0], MARKER_TAG);
+	assert_int_equal(cut, 3);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].markers_aligned, 1);
+	assert_no_drops_and_pool_full();
+}
+
+static void
+test_a_dead_instance_is_not_waited_for(void **state)
+{
+	const uint8_t want[] = {MARKER_TAG, 1};
+	uint8_t got[RING_SIZE];
+	struct onvm_service *sv = &mgr.shm->services[1];
+
+	(void)state;
+	emit_marker(0, 0, 8);
+	emit(0, 0, 1);
+	poll_n(1);
+	/* rank 1's NF died and was taken out of the list (nf_reap.c) */
+	sv->inst[sv->active & 1][1] = ONVM_INST_NONE;
+	mgr.shm->nfs[SPARE_SLOT].status = ONVM_NF_FREE;
+	poll_n(3);
+	assert_tags(got, received(1, got, NULL), want, sizeof(want));
+	assert_no_drops_and_pool_full();
+}
+
+static void
+test_a_marker_not_of_the_nfs_step_is_dropped(void **state)
+{
+	uint8_t got[RING_SIZE];
+
+	(void)state;
+	emit_marker(0, 1, 3); /* slot 0 is step 0's service, not step 1's */
+	emit(0, 0, 1);
+	poll_n(2);
+	assert_int_equal(received(1, got, NULL), 1);
+	assert_int_equal(got[0], 1);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].markers_unaligned, 1);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].align_n_held, 0);
+	assert_no_drops_and_pool_full();
+}
+
+static void
+test_held_output_and_kept_markers_are_freed_at_exit(void **state)
+{
+	(void)state;
+	emit_marker(0, 0, 2);
+	emit(0, 0, 1);
+	poll_n(1);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].align_n_held, 1);
+	mgr_dp_drop_leftovers();
+	assert_int_equal(in_use(), 0);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup_two, teardown)
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    T(test_the_next_step_sees_one_marker_after_everything_sent_before_it),
+	    T(test_a_held_instances_output_waits_for_its_siblings_marker),
+	    T(test_an_alignment_is_given_up_after_its_bound),
+	    T(test_a_newer_cut_gives_up_the_open_one),
+	    T(test_a_marker_into_a_step_goes_to_each_of_its_instances),
+	    T(test_a_dead_instance_is_not_waited_for),
+	    T(test_a_marker_not_of_the_nfs_step_is_dropped),
+	    T(test_held_output_and_kept_markers_are_freed_at_exit),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
