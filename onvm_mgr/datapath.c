@@ -284,6 +284,7 @@ entry_full(struct mgr_dp_ctx *ctx, uint16_t port)
 	const struct onvm_port_info *pi = &mgr.shm->ports[port];
 	const struct onvm_chain *c;
 	const struct onvm_service *svc;
+	uint16_t live;
 	uint64_t now;
 	uint32_t a;
 
@@ -294,12 +295,16 @@ entry_full(struct mgr_dp_ctx *ctx, uint16_t port)
 		return false;
 	svc = &mgr.shm->services[c->services[0]];
 	a = __atomic_load_n(&svc->active, __ATOMIC_ACQUIRE) & 1;
-	if (svc->n[a] == 0)
-		return false;
-	for (uint16_t i = 0; i < svc->n[a]; i++)
-		if (svc->inst[a][i] != ONVM_INST_NONE &&
-		    rte_ring_free_count(mgr.shm->nfs[svc->inst[a][i]].rx_ring) >= ONVM_BURST)
+	live = 0;
+	for (uint16_t i = 0; i < svc->n[a]; i++) {
+		if (svc->inst[a][i] == ONVM_INST_NONE)
+			continue; /* a protected chain's rank no instance holds */
+		live++;
+		if (rte_ring_free_count(mgr.shm->nfs[svc->inst[a][i]].rx_ring) >= ONVM_BURST)
 			goto room;
+	}
+	if (live == 0)
+		return false; /* no instance: its packets are dropped, counted */
 	now = rte_get_tsc_cycles();
 	if (ctx->port_rx_hold_since[port] == 0) {
 		ctx->port_rx_hold_since[port] = now;
@@ -400,8 +405,9 @@ mgr_rx_poll(void)
 				meta->ts = ts;
 				meta->flags |= ONVM_PKT_F_MARKER;
 				/* To every instance of the first service (or as routed:
-				 * a chain without NFs, a drop). */
-				if (d.kind == MGR_DEST_NF)
+				 * a chain without NFs, no chain). */
+				if (d.kind == MGR_DEST_NF ||
+				    (d.kind == MGR_DEST_DROP && d.reason == MGR_DROP_NO_INSTANCE))
 					mgr_marker_fanout(ctx, mk, 0);
 				else
 					dispatch(ctx, mk, &d);
@@ -515,31 +521,40 @@ mgr_tx_poll(void)
 
 	/* Outputs held for a marker alignment: passed on, or given up. */
 	if (unlikely(ctx->align_n_held > 0))
-		mgr_align_poll(ctx);
+		work += mgr_align_poll(ctx);
 	for (uint16_t id = 0; id < used; id++) {
 		struct onvm_nf_slot *slot = &mgr.shm->nfs[id];
 		int16_t next = ctx->last_hop[id], lastp = -1;
+		bool gone = __atomic_load_n(&slot->status, __ATOMIC_RELAXED) == ONVM_NF_FREE;
 		unsigned int n;
 
-		if (__atomic_load_n(&slot->status, __ATOMIC_RELAXED) == ONVM_NF_FREE) {
-			if (unlikely(ctx->stash[id].n > 0 || ctx->align_held[id] != 0))
-				mgr_align_forget(ctx, id);
-			continue;
-		}
-		if (unlikely(__atomic_load_n(&slot->gen_enabled, __ATOMIC_ACQUIRE)))
-			alloc_ring_top_up(ctx, slot);
-		if (next >= 0 && next != id && hold_output(ctx, id, next))
-			continue;
-		ctx->hold_since[id] = 0;
-		if (ctx->last_port[id] >= 0 && ctx->port_hold_since[ctx->last_port[id]] != 0 &&
-		    !mgr.plog_port[ctx->last_port[id]]) {
-			ctx->backpressure++;
-			continue;
-		}
-		/* Held: its marker waits for its siblings' (marker_align.c). */
-		if (unlikely(ctx->align_held[id] != 0)) {
-			ctx->align_waits++;
-			continue;
+		/* A marker alignment's hold or stash of an NF that is gone, or
+		 * whose slot another NF took since (marker_align.c). */
+		if (unlikely(ctx->align_held[id] != 0 || ctx->stash[id].n > 0) &&
+		    (gone || ctx->align_gen[id] != slot->generation))
+			work += mgr_align_forget(ctx, id);
+		if (gone) {
+			/* What a dead NF sent after its marker is routed on, as
+			 * the rest of its output was. */
+			if (likely(ctx->stash[id].n == 0))
+				continue;
+		} else {
+			if (unlikely(__atomic_load_n(&slot->gen_enabled, __ATOMIC_ACQUIRE)))
+				alloc_ring_top_up(ctx, slot);
+			if (next >= 0 && next != id && hold_output(ctx, id, next))
+				continue;
+			ctx->hold_since[id] = 0;
+			if (ctx->last_port[id] >= 0 &&
+			    ctx->port_hold_since[ctx->last_port[id]] != 0 &&
+			    !mgr.plog_port[ctx->last_port[id]]) {
+				ctx->backpressure++;
+				continue;
+			}
+			/* Held: its marker waits for its siblings'. */
+			if (unlikely(ctx->align_held[id] != 0)) {
+				ctx->align_waits++;
+				continue;
+			}
 		}
 		if (unlikely(ctx->stash[id].n > 0)) {
 			/* What followed its marker in that burst goes first. */
@@ -562,6 +577,7 @@ mgr_tx_poll(void)
 				 * instances' before it goes on; while held, the
 				 * rest of this burst waits with the NF's ring. */
 				if (mgr_marker_from_nf(ctx, id, pkts[i])) {
+					ctx->align_gen[id] = slot->generation;
 					ctx->stash[id].n = (uint16_t)(n - i - 1);
 					memcpy(ctx->stash[id].pkts, &pkts[i + 1],
 					       (n - i - 1) * sizeof(pkts[0]));

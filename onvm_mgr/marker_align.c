@@ -25,7 +25,10 @@
 #include "mgr.h"
 #include "rsync_align.h"
 
-#define ALIGN_MAX_US 20000 /* an alignment is given up after this long (a dead instance) */
+/* An alignment is given up after this long: an instance hung holding it.
+ * As long as the primary waits for a marker (MARKER_LOST_NS): skew between
+ * instances (an elephant flow, a shared CPU) is not a reason. */
+#define ALIGN_MAX_US 200000
 
 struct align_pos {
 	struct rsync_align a;
@@ -48,6 +51,17 @@ mgr_marker_lost(const struct onvm_pkt_meta *meta)
 	if (meta->in_port < ONVM_MAX_PORTS && mgr.rsync_in_port[meta->in_port] != 0)
 		__atomic_fetch_add(&mgr.markers_dropped[mgr.rsync_in_port[meta->in_port] - 1], 1,
 				   __ATOMIC_RELEASE);
+}
+
+static uint64_t
+marker_cut(const struct rte_mbuf *m)
+{
+	struct onvm_marker mk;
+
+	if (rte_pktmbuf_data_len(m) < sizeof(mk))
+		return 0;
+	memcpy(&mk, rte_pktmbuf_mtod(m, const void *), sizeof(mk));
+	return mk.cut_id;
 }
 
 static struct rte_mbuf *
@@ -81,6 +95,11 @@ mgr_marker_fanout(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t step)
 	unsigned int n = 0;
 	uint32_t a;
 
+	/* Into the chain (RX unit): the newest marker an NF may pass on. */
+	if (step == 0 && marker_cut(m) > __atomic_load_n(&mgr.marker_newest[meta->chain_id],
+							  __ATOMIC_RELAXED))
+		__atomic_store_n(&mgr.marker_newest[meta->chain_id], marker_cut(m),
+				 __ATOMIC_RELEASE);
 	meta->chain_index = step;
 	meta->action = ONVM_ACTION_NEXT;
 	if (step >= ch->len || ch->services[step] == 0 || ch->services[step] >= ONVM_MAX_SERVICES) {
@@ -93,23 +112,24 @@ mgr_marker_fanout(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t step)
 	for (uint16_t r = 0; r < svc->n[a] && r < ONVM_MAX_INSTANCES; r++)
 		if (svc->inst[a][r] != ONVM_INST_NONE)
 			to[n++] = svc->inst[a][r];
-	/* All or none: an instance without the marker would hold the next
-	 * step's alignment until it gives up. */
+	if (n == 0) {
+		ctx->drops[MGR_DROP_NO_INSTANCE]++;
+		ctx->markers_refused++;
+		mgr_marker_lost(meta);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	/* All or none: an instance without the marker would make the next
+	 * step's alignment give the cut up. */
 	out[0] = m;
 	for (unsigned int i = 1; i < n; i++) {
 		out[i] = marker_copy(m);
 		if (out[i] == NULL) {
 			rte_pktmbuf_free_bulk(out, i);
-			ctx->markers_unaligned++;
+			ctx->markers_refused++;
 			mgr_marker_lost(meta);
 			return;
 		}
-	}
-	if (n == 0) {
-		ctx->drops[MGR_DROP_NO_INSTANCE]++;
-		mgr_marker_lost(meta);
-		rte_pktmbuf_free(m);
-		return;
 	}
 	for (unsigned int i = 0; i < n; i++) {
 		d.kind = MGR_DEST_NF;
@@ -124,6 +144,7 @@ hold(struct mgr_dp_ctx *ctx, uint16_t id, uint16_t tag)
 	if (ctx->align_held[id] == 0)
 		ctx->align_n_held++;
 	ctx->align_held[id] = tag;
+	ctx->align_gen[id] = mgr.shm->nfs[id].generation;
 }
 
 static inline void
@@ -143,7 +164,9 @@ release(struct mgr_dp_ctx *ctx, uint16_t tag)
 			unhold(ctx, id);
 }
 
-static void
+/* The alignment closed (passed on, or given up): returns 1 if a marker went
+ * on (work for the poll: it waits in a buffer until flushed). */
+static int
 close_pos(struct mgr_dp_ctx *ctx, uint16_t chain, uint16_t step, enum rsync_align_verdict v)
 {
 	struct align_pos *p = &align_at[chain][step];
@@ -152,15 +175,35 @@ close_pos(struct mgr_dp_ctx *ctx, uint16_t chain, uint16_t step, enum rsync_alig
 	p->mk = NULL;
 	release(ctx, pos_tag(chain, step));
 	if (mk == NULL)
-		return;
+		return 0;
 	if (v == RSYNC_ALIGN_PASS) {
 		ctx->markers_aligned++;
 		mgr_marker_fanout(ctx, mk, step + 1);
-		return;
+		return 1;
 	}
-	ctx->markers_unaligned++;
-	mgr_marker_lost(onvm_pkt_meta(mk, mgr.dyn_off));
+	/* Given up: the primary sees the marker lost after its own time-out,
+	 * or asks for the next already (a newer one came; a copy dropped on
+	 * a full ring was reported). */
+	ctx->align_given_up++;
 	rte_pktmbuf_free(mk);
+	return 0;
+}
+
+/* A marker NF `id` may pass on: its chain's step, in the order of the
+ * chain (NEXT, not rolled back by a local failover: a dead NF's uncommitted
+ * batch -- its freeze of the cut included -- is dropped), of a cut sent
+ * into the chain (the metadata and payload are NF-writable: an invented
+ * cut id would make every real marker look stale). */
+static bool
+marker_ok(const struct onvm_nf_slot *s, const struct onvm_pkt_meta *meta, uint64_t cut)
+{
+	uint16_t chain = meta->chain_id, step = meta->chain_index;
+
+	return chain < ONVM_MAX_CHAINS && mgr.shm->chains[chain].used &&
+	       step < mgr.shm->chains[chain].len &&
+	       mgr.shm->chains[chain].services[step] == s->service_id &&
+	       meta->action == ONVM_ACTION_NEXT && !(meta->flags & ONVM_PKT_F_FAILOVER_DROP) &&
+	       cut != 0 && cut <= __atomic_load_n(&mgr.marker_newest[chain], __ATOMIC_ACQUIRE);
 }
 
 bool
@@ -168,45 +211,39 @@ mgr_marker_from_nf(struct mgr_dp_ctx *ctx, uint16_t id, struct rte_mbuf *m)
 {
 	struct onvm_pkt_meta *meta = onvm_pkt_meta(m, mgr.dyn_off);
 	const struct onvm_nf_slot *s = &mgr.shm->nfs[id];
-	struct onvm_marker mk;
+	uint64_t cut = marker_cut(m);
 	struct align_pos *p;
-	uint16_t chain = meta->chain_id, step = meta->chain_index;
 	enum rsync_align_verdict v;
-	bool superseded;
+	bool given_up;
 	int rank;
 
-	/* The metadata is NF-writable: the marker must be this NF's step. */
-	if (chain >= ONVM_MAX_CHAINS || !mgr.shm->chains[chain].used ||
-	    step >= mgr.shm->chains[chain].len ||
-	    mgr.shm->chains[chain].services[step] != s->service_id ||
-	    rte_pktmbuf_data_len(m) < sizeof(mk) ||
+	if (!marker_ok(s, meta, cut) ||
 	    (rank = mgr_service_rank(mgr.shm, s->service_id, id)) < 0) {
-		ctx->markers_unaligned++;
+		ctx->markers_refused++;
 		mgr_marker_lost(meta);
 		rte_pktmbuf_free(m);
 		return false;
 	}
-	memcpy(&mk, rte_pktmbuf_mtod(m, const void *), sizeof(mk));
-	p = &align_at[chain][step];
-	v = rsync_align_arrive(&p->a, (unsigned int)rank, mk.cut_id,
+	p = &align_at[meta->chain_id][meta->chain_index];
+	v = rsync_align_arrive(&p->a, (unsigned int)rank, cut,
 			       mgr_service_ranks(mgr.shm, s->service_id), rte_get_tsc_cycles(),
-			       &superseded);
-	if (superseded)
-		close_pos(ctx, chain, step, RSYNC_ALIGN_GIVE_UP);
+			       &given_up);
+	if (given_up)
+		close_pos(ctx, meta->chain_id, meta->chain_index, RSYNC_ALIGN_GIVE_UP);
 	switch (v) {
 	case RSYNC_ALIGN_HOLD:
 		if (p->mk == NULL)
 			p->mk = m;
 		else
 			rte_pktmbuf_free(m);
-		hold(ctx, id, pos_tag(chain, step));
+		hold(ctx, id, pos_tag(meta->chain_id, meta->chain_index));
 		return true;
 	case RSYNC_ALIGN_PASS:
 		if (p->mk == NULL)
 			p->mk = m;
 		else
 			rte_pktmbuf_free(m);
-		close_pos(ctx, chain, step, RSYNC_ALIGN_PASS);
+		close_pos(ctx, meta->chain_id, meta->chain_index, RSYNC_ALIGN_PASS);
 		return false;
 	default: /* a cut passed on or given up */
 		ctx->markers_stale++;
@@ -215,48 +252,53 @@ mgr_marker_from_nf(struct mgr_dp_ctx *ctx, uint16_t id, struct rte_mbuf *m)
 	}
 }
 
-/* The alignment `id`'s output is held on: passed on when the instances
- * still awaited left, given up after ALIGN_MAX_US. */
-static void
+/* The alignment of `tag`: given up when the instances changed or after
+ * ALIGN_MAX_US, or when no output is held for it any more. */
+static int
 check_pos(struct mgr_dp_ctx *ctx, uint16_t tag, uint64_t now)
 {
 	uint16_t chain = (uint16_t)((tag - 1) / ONVM_MAX_CHAIN_LEN);
 	uint16_t step = (uint16_t)((tag - 1) % ONVM_MAX_CHAIN_LEN);
 	struct align_pos *p = &align_at[chain][step];
 	enum rsync_align_verdict v;
+	bool held = false;
 
+	for (uint16_t id = 0; id < ONVM_MAX_NFS && !held; id++)
+		held = ctx->align_held[id] == tag;
+	if (!held) {
+		rsync_align_give_up(&p->a);
+		return close_pos(ctx, chain, step, RSYNC_ALIGN_GIVE_UP);
+	}
 	v = rsync_align_check(&p->a, mgr_service_ranks(mgr.shm, mgr.shm->chains[chain].services[step]),
 			      now, ALIGN_MAX_US * (rte_get_tsc_hz() / 1000000));
 	if (v == RSYNC_ALIGN_PASS || v == RSYNC_ALIGN_GIVE_UP)
-		close_pos(ctx, chain, step, v);
-	else if (!rsync_align_open(&p->a))
+		return close_pos(ctx, chain, step, v);
+	if (!rsync_align_open(&p->a))
 		release(ctx, tag); /* (nothing open: nothing to hold for) */
+	return 0;
 }
 
-void
+int
 mgr_align_poll(struct mgr_dp_ctx *ctx)
 {
 	uint64_t now = rte_get_tsc_cycles();
+	int work = 0;
 
 	for (uint16_t id = 0; id < ONVM_MAX_NFS && ctx->align_n_held > 0; id++)
 		if (ctx->align_held[id] != 0)
-			check_pos(ctx, ctx->align_held[id], now);
+			work += check_pos(ctx, ctx->align_held[id], now);
+	return work;
 }
 
-void
+int
 mgr_align_forget(struct mgr_dp_ctx *ctx, uint16_t id)
 {
-	struct mgr_dp_buf *st = &ctx->stash[id];
 	uint16_t tag = ctx->align_held[id];
 
-	if (st->n > 0) {
-		ctx->drops[MGR_DROP_NF_GONE] += st->n;
-		rte_pktmbuf_free_bulk(st->pkts, st->n);
-		st->n = 0;
-	}
+	/* Its stash stays: routed on like any output of the NF it was. */
+	ctx->align_gen[id] = mgr.shm->nfs[id].generation;
 	unhold(ctx, id);
-	if (tag != 0)
-		check_pos(ctx, tag, rte_get_tsc_cycles());
+	return tag != 0 ? check_pos(ctx, tag, rte_get_tsc_cycles()) : 0;
 }
 
 void

@@ -132,7 +132,11 @@ struct mgr_dp_ctx {
 	uint16_t align_held[ONVM_MAX_NFS];
 	uint16_t align_n_held;
 	struct mgr_dp_buf stash[ONVM_MAX_NFS];
-	uint64_t markers_aligned, markers_unaligned, markers_stale;
+	uint32_t align_gen[ONVM_MAX_NFS]; /* the slot's generation the hold or stash is of */
+	uint64_t markers_aligned;  /* passed on, every instance's in */
+	uint64_t align_given_up;   /* cuts given up (a newer one, instances changed, time-out) */
+	uint64_t markers_stale;	   /* of a cut passed on or given up already: dropped */
+	uint64_t markers_refused;  /* not the NF's step, rolled back, unknown cut, no copy */
 	uint64_t align_waits; /* polls an NF's output was held for an alignment */
 	uint64_t bfd_peek_tsc[ONVM_MAX_PORTS]; /* last read of a held BFD port */
 	struct mgr_dp_buf nf_buf[ONVM_MAX_NFS];
@@ -222,6 +226,9 @@ struct mgr {
 	 * ingress port): the TX unit asks for the next marker soon instead of
 	 * waiting for the lost one's time-out (rsync_unit_state.c). */
 	uint64_t markers_dropped[MGR_CFG_MAX_REMOTE];
+	/* The newest marker sent into each chain of the table (RX unit writes,
+	 * TX unit reads: a marker an NF passes on names no newer cut). */
+	uint64_t marker_newest[ONVM_MAX_CHAINS];
 	bool rsync_standbys; /* this node is the standby of a protected chain */
 
 	struct mgr_dp_ctx dp[MGR_UNIT_MAX];
@@ -396,11 +403,13 @@ struct rte_mbuf *mgr_rsync_marker_due(uint16_t port);
  * chain step `step`, or to the exit past the last; _from_nf takes a marker
  * NF `id` passed on and returns true when the NF's output is now held
  * (ctx->align_held) for its siblings'; _poll, each TX poll while an output
- * is held, passes on or gives up; _forget: NF `id`'s slot is free. */
+ * is held, passes on or gives up; _forget: NF `id` is gone, or its slot was
+ * taken since it was held (its stash stays, to be routed on).  _poll and
+ * _forget return work done (a marker passed on). */
 void mgr_marker_fanout(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t step);
 bool mgr_marker_from_nf(struct mgr_dp_ctx *ctx, uint16_t id, struct rte_mbuf *m);
-void mgr_align_poll(struct mgr_dp_ctx *ctx);
-void mgr_align_forget(struct mgr_dp_ctx *ctx, uint16_t id);
+int mgr_align_poll(struct mgr_dp_ctx *ctx);
+int mgr_align_forget(struct mgr_dp_ctx *ctx, uint16_t id);
 void mgr_align_reset(void); /* tests: no alignment open */
 /* A marker of a protected chain was lost on the way: the primary asks for
  * the next one at once. */

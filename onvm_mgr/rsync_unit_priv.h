@@ -36,6 +36,9 @@
 /* A chain's state windows: one per rank of each position (a service with
  * several instances has several), at most this many. */
 #define RSYNC_MAX_WINDOWS 32
+/* A cut's first piece: the layout of the windows (rsync_unit_state.c), a
+ * region number past every window's. */
+#define RSYNC_LAYOUT_REGION (RSYNC_MAX_WINDOWS * NF_STATE_MAX_REGIONS)
 
 /* The NF of a state window as the manager sees it (rsync_unit_state.c). */
 struct rsync_nf_ref {
@@ -129,6 +132,8 @@ struct rsync_chain {
 	uint32_t markers_queued;  /* TX unit: markers in the wait queue */
 	uint64_t markers_ahead;	  /* markers that went ahead of waiting packets */
 	uint64_t markers_injected, markers_lost, cuts_state, cuts_nf_failed;
+	uint64_t cuts_nf_missing; /* of those failed: a window without a live NF */
+	uint64_t layout_mismatch; /* standby: cuts whose window layout differs from ours */
 	uint64_t markers_dropped_seen; /* mgr.markers_dropped when the marker out was asked for */
 	uint64_t state_bytes_applied, state_apply_failed;
 	uint64_t state_losses;	  /* standby: an NF's state lost (resynchronised by a full cut) */

@@ -474,10 +474,33 @@ window_kind(const struct rsync_chain *c, int win)
 	return __atomic_load_n(&s->n_state_req, __ATOMIC_ACQUIRE) > 0 ? POS_STATE : POS_STATELESS;
 }
 
+/*
+ * The layout of the chain's state windows -- ranks per step, window size and
+ * base -- packed in 63 bits.  Both nodes must agree on it, or a piece of one
+ * NF's state would be written into another NF (window numbers follow the
+ * ranks of every step before) and pointers would point elsewhere: every cut
+ * carries it first, as the offset of a piece of region RSYNC_LAYOUT_REGION,
+ * and the standby refuses the cut when it differs from its own.
+ */
+static uint64_t
+layout_tag(const struct rsync_chain *c)
+{
+	uint64_t tag = 0;
+
+	for (int w = 0; w < c->nwin; w++)
+		tag += 1ull << (4 * c->win_pos[w]); /* ranks of step k: bits 4k..4k+3 */
+	tag |= (uint64_t)(c->cfg->state_window_mb & 0xffff) << 32;
+	tag |= (uint64_t)(c->cfg->state_base_mb & 0x7fff) << 48;
+	return tag;
+}
+
 /* Every NF's records of the cut into the open cut; false if one is missing. */
 static bool
 collect(struct rsync_chain *c, uint64_t cut_id)
 {
+	uint64_t tag = layout_tag(c);
+
+	(void)rsync_primary_cut_piece(c->pri, RSYNC_LAYOUT_REGION, tag, &tag, sizeof(tag));
 	for (int w = 0; w < c->nwin; w++) {
 		struct rsync_nf_ref *ref;
 
@@ -485,7 +508,10 @@ collect(struct rsync_chain *c, uint64_t cut_id)
 		case POS_STATELESS:
 			continue; /* nothing to freeze */
 		case POS_UNKNOWN:
-			return false; /* no live NF there: who passed the marker on? */
+			/* No live NF there (a rank no instance holds, one
+			 * starting): who passed the marker on? */
+			c->cuts_nf_missing++;
+			return false;
 		default:
 			break;
 		}
@@ -661,8 +687,21 @@ bool
 rsync_state_ok(struct rsync_chain *c, uint16_t region, uint64_t offset, uint32_t len)
 {
 	unsigned int r;
-	struct rsync_nf_ref *ref = region_ref(c, region, &r);
+	struct rsync_nf_ref *ref;
 
+	if (region == RSYNC_LAYOUT_REGION) {
+		if (offset == layout_tag(c) && len == sizeof(uint64_t))
+			return true;
+		if (c->layout_mismatch++ == 0)
+			MGR_LOG(ERR,
+				"remote chain %s: the primary's state windows differ from this "
+				"node's (layout %#" PRIx64 ", here %#" PRIx64 ": the instances "
+				"of each service, state_window_mb and state_base_mb must be the "
+				"same on both): its cuts are refused",
+				c->cfg->name, offset, layout_tag(c));
+		return false;
+	}
+	ref = region_ref(c, region, &r);
 	/* An NF state was written into is gone: the state is not whole (the
 	 * library then takes an ordinary piece unchecked), and this piece --
 	 * a full cut's, maybe -- is checked against the NF there now. */
@@ -682,9 +721,13 @@ rsync_state_apply(struct rsync_chain *c, uint16_t region, uint64_t offset, const
 		  uint32_t len)
 {
 	unsigned int r;
-	struct rsync_nf_ref *ref = region_ref(c, region, &r);
-	uint64_t size = ref != NULL ? nf_state_region_size(&ref->state, r) : 0;
+	struct rsync_nf_ref *ref;
+	uint64_t size;
 
+	if (region == RSYNC_LAYOUT_REGION)
+		return; /* checked (rsync_state_ok), nothing to write */
+	ref = region_ref(c, region, &r);
+	size = ref != NULL ? nf_state_region_size(&ref->state, r) : 0;
 	/* The padding past the region's size holds nothing: not written. */
 	if (ref != NULL && offset >= size)
 		return;

@@ -160,8 +160,10 @@ mgr_rsync_telemetry(struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "markers_ahead", c->markers_ahead);
 		rte_tel_data_add_dict_uint(o, "cuts_with_state", c->cuts_state);
 		rte_tel_data_add_dict_uint(o, "cuts_nf_failed", c->cuts_nf_failed);
+		rte_tel_data_add_dict_uint(o, "cuts_nf_missing", c->cuts_nf_missing);
 		rte_tel_data_add_dict_uint(o, "state_bytes_applied", c->state_bytes_applied);
 		rte_tel_data_add_dict_uint(o, "state_apply_failed", c->state_apply_failed);
+		rte_tel_data_add_dict_uint(o, "layout_mismatch", c->layout_mismatch);
 		rte_tel_data_add_dict_uint(o, "state_losses", c->state_losses);
 		rte_tel_data_add_dict_uint(o, "takeovers_refused", c->takeovers_refused);
 		if (c->pri != NULL)

@@ -50,8 +50,9 @@ tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_uint(d, "holds_released_early", UNITS_SUM(hold_expired));
 	/* Markers of protected chains between several instances (marker_align.c). */
 	rte_tel_data_add_dict_uint(d, "markers_aligned", UNITS_SUM(markers_aligned));
-	rte_tel_data_add_dict_uint(d, "markers_unaligned", UNITS_SUM(markers_unaligned));
+	rte_tel_data_add_dict_uint(d, "align_given_up", UNITS_SUM(align_given_up));
 	rte_tel_data_add_dict_uint(d, "markers_stale", UNITS_SUM(markers_stale));
+	rte_tel_data_add_dict_uint(d, "markers_refused", UNITS_SUM(markers_refused));
 	rte_tel_data_add_dict_uint(d, "align_waits", UNITS_SUM(align_waits));
 	rte_tel_data_add_dict_uint(d, "nf_reclaimed_mbufs", mgr.nf_reclaimed_mbufs);
 	return 0;

@@ -19,13 +19,15 @@
  *
  * A cut is given up -- its markers dropped, every rank released -- when a
  * rank's marker of a newer cut comes first (the older one was lost on the
- * way: a full ring) or when the wait passes a bound (an instance died
- * holding it).  The primary's cut then fails at the exit and the next
- * marker names the last committed cut as its base again.
+ * way: a full ring), when the ranks expected change under it (an instance
+ * that left may still have output before its marker queued; one that came
+ * never got the marker), or when the wait passes a bound (an instance hung
+ * holding it).  The marker then never reaches the exit: the primary counts
+ * it lost and the next marker names the last committed cut as its base
+ * again.
  *
  * No I/O, no clock: the caller passes the time (any unit) and the ranks
- * expected (those an instance holds now, re-read at every check, so a rank
- * whose instance left is no longer waited for).
+ * expected (those an instance holds now, re-read at every check).
  */
 #ifndef RSYNC_ALIGN_H
 #define RSYNC_ALIGN_H
@@ -39,6 +41,7 @@ struct rsync_align {
 	uint64_t cut;	   /* the cut being aligned, 0: none */
 	uint64_t done;	   /* the newest cut passed on or given up */
 	uint32_t arrived;  /* ranks whose marker of `cut` came (held) */
+	uint32_t want;	   /* the ranks expected when its first marker came */
 	uint64_t since;	   /* when its first marker came */
 };
 
@@ -52,18 +55,22 @@ enum rsync_align_verdict {
 
 /*
  * The marker of `cut` came out of `rank` (< RSYNC_ALIGN_MAX_RANKS).  When
- * it is newer than the cut being aligned, that one is given up first:
- * *superseded is set, and the caller releases every rank it held and drops
- * the marker it kept, before acting on the verdict.
+ * it is newer than the cut being aligned, or the ranks expected changed,
+ * the open cut is given up first: *given_up is set, and the caller releases
+ * every rank it held and drops the marker it kept, before acting on the
+ * verdict.
  */
 enum rsync_align_verdict rsync_align_arrive(struct rsync_align *a, unsigned int rank,
 					    uint64_t cut, uint32_t expected, uint64_t now,
-					    bool *superseded);
+					    bool *given_up);
 
-/* An open cut: PASS once every rank expected is in (an instance left),
- * GIVE_UP after `max_wait` since its first marker, else WAIT. */
+/* An open cut: GIVE_UP when the ranks expected changed or `max_wait` passed
+ * since its first marker, else WAIT (PASS only if every rank is in). */
 enum rsync_align_verdict rsync_align_check(struct rsync_align *a, uint32_t expected,
 					   uint64_t now, uint64_t max_wait);
+
+/* Give the open cut up (no rank is held for it any more). */
+void rsync_align_give_up(struct rsync_align *a);
 
 static inline bool
 rsync_align_open(const struct rsync_align *a)

@@ -221,7 +221,7 @@ def stateful_nfs(L, name, rnd_tag, nd_heavy=False, dpi=False, multi=False):
     each draw stored in the flow's entry); `dpi`: basic_monitor -> dpi (nDPI,
     its pointer-rich state in a region heap); `multi`: two instances of
     basic_monitor and of load_balancer (exports mon0/mon1, lb0/lb1), their
-    markers aligned."""
+    markers aligned -- or (monitors, balancers), how many of each."""
     policy, lbconf = L.path("vlan-policy.json"), L.path("lb.json")
     if not os.path.exists(policy):
         with open(policy, "w") as f:
@@ -241,10 +241,11 @@ def stateful_nfs(L, name, rnd_tag, nd_heavy=False, dpi=False, multi=False):
                "args": ["-m", "count:1", "-f", "4096", "-t", "0", "-e", exp("nd")]}
               if nd_heavy else
               {"name": "vlan", "binary": "vlan_tagger", "service": 2, "args": ["-c", policy]})
+    n_mon, n_lb = multi if isinstance(multi, tuple) else (2, 2)
     mons = [{"name": f"mon{i}", "binary": "basic_monitor", "service": 1,
-             "args": ["-f", "4096", "-e", exp(f"mon{i}"), "-p", "0"]} for i in range(2)]
+             "args": ["-f", "4096", "-e", exp(f"mon{i}"), "-p", "0"]} for i in range(n_mon)]
     lbs = [{"name": f"lb{i}", "binary": "load_balancer", "service": 3,
-            "args": ["-c", lbconf, "-e", exp(f"lb{i}"), "-p", "0"]} for i in range(2)]
+            "args": ["-c", lbconf, "-e", exp(f"lb{i}"), "-p", "0"]} for i in range(n_lb)]
     if multi:
         return mons + [middle] + lbs
     return [{"name": "mon", "binary": "basic_monitor", "service": 1,
@@ -259,7 +260,7 @@ BACKENDS = [(f"198.18.1.{i}", f"02:00:00:00:01:0{i}") for i in range(1, 5)]
 
 def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, faults=None,
           stateful=False, remote=True, nfs=None, paced=None, checkpoint_ms=5,
-          nd_heavy=False, dpi=False, multi=False):
+          nd_heavy=False, dpi=False, multi=False, standby_multi=None):
     """The four nodes; `idle` (e.g. {"max_sleep_us": 50}) goes to every node;
     `bfd`: a BFD session on the predecessor -> primary link triggers the
     failover (BFD then bypasses that link's pacing: it must not queue behind
@@ -273,7 +274,8 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
     transactions sized for nDPI's state (about 18 MB, all of it in the
     first cut and in a full one), paced at 8 Mbit/s (nDPI on two shared
     vCPUs: a faster input overflows the primary's af_packet ring); `multi`:
-    the stateful chain with two instances of its first and last services."""
+    the stateful chain with two instances of its first and last services
+    (`standby_multi`, if not None, overrides it for the standby)."""
     if paced is None:
         paced = stateful
     src = L.path(f"input{rnd_tag}.pcap")
@@ -363,7 +365,10 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
             "ports": [{"name": "from_p", "dev": af(0, pred_if, BIG)},
                       {"name": sync_port, "dev": af(1, sync_if)},
                       {"name": "out", "dev": af(2, out_if)}],
-            "nfs": (nfs[0] if nfs else stateful_nfs(L, name, rnd_tag, nd_heavy, dpi, multi) if stateful else
+            "nfs": (nfs[0] if nfs else
+                    stateful_nfs(L, name, rnd_tag, nd_heavy, dpi,
+                                 multi if role == "primary" or standby_multi is None
+                                 else standby_multi) if stateful else
                     [{"name": "fwd", "binary": "simple_forward", "service": 1}]),
             "chains": [{"name": "c",
                         "services": (nfs[1] if nfs else [1, 2] if dpi else [1, 2, 3] if stateful
@@ -630,6 +635,8 @@ def run(L, scenario):
         dpi_scenario(L, dpi_input(), int(os.environ.get("ONVM_REMOTE_KILLS", "2")),
                      int(os.environ.get("ONVM_SEED", "1")))
         return
+    if scenario == "multi":
+        layout_mismatch(L, frames)
     if scenario not in FAILURES:
         one_round(L, scenario, frames, None, "")
         return
@@ -646,6 +653,28 @@ FAILURES = {"kill": 20, "bfd": 5, "linkdown": 5, "linkdown_bfd": 3,
             "stateful": 5, "nd_heavy": 3, "multi": 3}  # scenario: rounds
 STATEFUL = ("stateful", "nd_heavy", "multi")
 LINKDOWN = ("linkdown", "linkdown_bfd")
+
+
+def layout_mismatch(L, frames):
+    """A primary with two basic_monitors and one load_balancer, a standby
+    with one and two: as many state windows, laid out otherwise (the
+    standby's second is vlan_tagger's, the primary's a basic_monitor's), so
+    the standby refuses every cut (layout_mismatch) and applies no state --
+    never a piece of one NF's state in another NF -- and the primary,
+    without votes for its cuts, releases nothing with a cut."""
+    sink, standby, primary, pred = build(L, frames, "-mismatch", stateful=True, multi=(2, 1),
+                                         standby_multi=(1, 2))
+    start_all(sink, standby, primary, pred)
+    lab.wait_until(lambda: remote(standby)["layout_mismatch"] > 0 and
+                   remote(primary)["aborts_no_vote"] > 0, 60, "the standby refusing cuts")
+    st_s, st_m = remote(standby), remote(primary)
+    print(f"layout mismatch: standby refused {st_s['layout_mismatch']} cuts, applied "
+          f"{st_s['state_bytes_applied']} state bytes; primary aborted {st_m['out_aborted']}, "
+          f"released {st_m['out_released']}")
+    L.expect(st_s["state_bytes_applied"] == 0 and st_s["applied_cut_ts"] == 0,
+             f"a standby laid out otherwise applied state: {st_s}")
+    for node in (pred, standby, primary, sink):
+        node.stop()
 
 
 def start_all(sink, standby, primary, pred):
@@ -944,6 +973,13 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
         L.expect(before["out_aborted"] == 0,
                  f"the primary aborted stages before the failure (no vote in time: a "
                  f"stalled standby?): {before}")
+        if scenario == "multi":  # the cuts were aligned across both instances
+            info = primary.query("/onvm/info")
+            print(f"{rnd_tag}: markers aligned {info['markers_aligned']}, given up "
+                  f"{info['align_given_up']}, stale {info['markers_stale']}, refused "
+                  f"{info['markers_refused']}, cuts with state {before['cuts_with_state']}")
+            L.expect(info["markers_aligned"] > 0 and info["markers_refused"] == 0 and
+                     before["cuts_with_state"] > 0, f"primary: {info} / {before}")
         if scenario in LINKDOWN:
             # The primary lives on, cut off from the predecessor only: the
             # predecessor's end set down, or the primary's (the

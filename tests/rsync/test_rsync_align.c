@@ -3,9 +3,8 @@
  */
 
 /* Markers aligned across a position's instances (rsync_align.h): held until
- * every rank expected is in, passed once; superseded by a newer cut, given
- * up after the bound, stale markers dropped; ranks that leave are not waited
- * for.  Table-driven: each row is an event and the verdict it must give. */
+ * every rank expected is in, passed once; given up for a newer cut, when
+ * the ranks expected change, after the bound; stale markers dropped.  Table-driven: each row is an event and the verdict it must give. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,7 +22,7 @@ struct ev {
 	uint32_t expected;
 	uint64_t now;
 	enum rsync_align_verdict want;
-	bool superseded; /* ARRIVE: the open cut was given up first */
+	bool given_up; /* ARRIVE: the open cut was given up first */
 };
 
 #define MAX_WAIT 100
@@ -36,15 +35,15 @@ run(const struct ev *evs, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		const struct ev *e = &evs[i];
 		enum rsync_align_verdict v;
-		bool sup = !e->superseded;
+		bool gave = !e->given_up;
 
 		if (e->kind == ARRIVE)
-			v = rsync_align_arrive(&a, e->rank, e->cut, e->expected, e->now, &sup);
+			v = rsync_align_arrive(&a, e->rank, e->cut, e->expected, e->now, &gave);
 		else
 			v = rsync_align_check(&a, e->expected, e->now, MAX_WAIT);
-		if (v != e->want || (e->kind == ARRIVE && sup != e->superseded))
-			fail_msg("event %zu: verdict %d (want %d), superseded %d (want %d)", i, v,
-				 e->want, sup, e->superseded);
+		if (v != e->want || (e->kind == ARRIVE && gave != e->given_up))
+			fail_msg("event %zu: verdict %d (want %d), given up %d (want %d)", i, v,
+				 e->want, gave, e->given_up);
 	}
 }
 
@@ -120,17 +119,38 @@ test_given_up_after_the_bound_then_the_next_cut_aligns(void **state)
 }
 
 static void
-test_a_rank_that_left_is_not_waited_for(void **state)
+test_the_ranks_changing_gives_the_open_cut_up(void **state)
 {
 	(void)state;
-	/* rank 1's instance died holding cut 6: once it is out of the list,
-	 * the check passes the cut on */
+	/* rank 1's instance left holding cut 6 (its output before the
+	 * marker may still be queued): given up, not passed */
 	RUN({ARRIVE, 0, 6, 0x3, 0, RSYNC_ALIGN_HOLD, false},
 	    {CHECK, 0, 0, 0x3, 1, RSYNC_ALIGN_WAIT, false},
-	    {CHECK, 0, 0, 0x1, 2, RSYNC_ALIGN_PASS, false},
+	    {CHECK, 0, 0, 0x1, 2, RSYNC_ALIGN_GIVE_UP, false},
+	    {ARRIVE, 1, 6, 0x1, 3, RSYNC_ALIGN_STALE, false},
+	    {ARRIVE, 0, 7, 0x1, 4, RSYNC_ALIGN_PASS, false},
+	    /* an instance came while cut 8 was open: seen at the next arrival */
+	    {ARRIVE, 0, 8, 0x1 | 0x2, 5, RSYNC_ALIGN_HOLD, false},
+	    {ARRIVE, 1, 8, 0x1 | 0x2 | 0x4, 6, RSYNC_ALIGN_STALE, true},
+	    {CHECK, 0, 0, 0x7, 7, RSYNC_ALIGN_WAIT, false},
 	    /* a rank not expected still counts when it comes */
-	    {ARRIVE, 3, 7, 0x1, 3, RSYNC_ALIGN_HOLD, false},
-	    {ARRIVE, 0, 7, 0x1, 4, RSYNC_ALIGN_PASS, false});
+	    {ARRIVE, 3, 9, 0x1, 8, RSYNC_ALIGN_HOLD, false},
+	    {ARRIVE, 0, 9, 0x1, 9, RSYNC_ALIGN_PASS, false});
+}
+
+static void
+test_a_cut_with_no_rank_held_is_given_up(void **state)
+{
+	struct rsync_align a = {0};
+	bool gave;
+
+	(void)state;
+	assert_int_equal(rsync_align_arrive(&a, 0, 4, 0x3, 0, &gave), RSYNC_ALIGN_HOLD);
+	rsync_align_give_up(&a);
+	assert_false(rsync_align_open(&a));
+	assert_int_equal(rsync_align_arrive(&a, 1, 4, 0x3, 1, &gave), RSYNC_ALIGN_STALE);
+	rsync_align_give_up(&a); /* nothing open: nothing changes */
+	assert_int_equal(rsync_align_arrive(&a, 1, 5, 0x3, 2, &gave), RSYNC_ALIGN_HOLD);
 }
 
 static void
@@ -161,7 +181,8 @@ main(void)
 		cmocka_unit_test(test_a_newer_cut_supersedes_the_open_one),
 		cmocka_unit_test(test_an_older_cut_than_the_open_one_is_stale),
 		cmocka_unit_test(test_given_up_after_the_bound_then_the_next_cut_aligns),
-		cmocka_unit_test(test_a_rank_that_left_is_not_waited_for),
+		cmocka_unit_test(test_the_ranks_changing_gives_the_open_cut_up),
+		cmocka_unit_test(test_a_cut_with_no_rank_held_is_given_up),
 		cmocka_unit_test(test_bad_ranks_and_cut_zero_are_stale),
 		cmocka_unit_test(test_the_clock_may_wrap),
 	};

@@ -49,7 +49,20 @@ setup_two(void **state)
 	int rc = setup(state);
 
 	two_instances_of(1);
+	/* chain 0 is protected (its input port 0) and has had markers up to
+	 * cut 100 sent into it */
+	memset(mgr.markers_dropped, 0, sizeof(mgr.markers_dropped));
+	memset(mgr.marker_newest, 0, sizeof(mgr.marker_newest));
+	mgr.marker_newest[0] = 100;
+	mgr.rsync_in_port[0] = 1;
 	return rc;
+}
+
+/* Markers the primary was told were lost (it asks for the next at once). */
+static uint64_t
+reported_lost(void)
+{
+	return mgr.markers_dropped[0];
 }
 
 /* NF `slot` (at step `step` of chain 0) emits a packet tagged `tag`. */
@@ -92,7 +105,9 @@ received(uint16_t slot, uint8_t *tags, uint64_t *cut)
 			tags[i] = MARKER_TAG;
 			if (cut != NULL)
 				*cut = mk.cut_id;
-			assert_int_equal(onvm_pkt_meta(m, mgr.dyn_off)->chain_index, 1);
+			/* routed to the receiver's step of chain 0 (1 -> 2) */
+			assert_int_equal(onvm_pkt_meta(m, mgr.dyn_off)->chain_index,
+					 mgr.shm->nfs[slot].service_id - 1);
 		} else {
 			tags[i] = *rte_pktmbuf_mtod(m, uint8_t *);
 		}
@@ -136,7 +151,7 @@ test_the_next_step_sees_one_marker_after_everything_sent_before_it(void **state)
 	assert_tags(got, received(1, got, &cut), want, sizeof(want));
 	assert_int_equal(cut, 7);
 	assert_int_equal(mgr.dp[MGR_UNIT_TX].markers_aligned, 1);
-	assert_int_equal(mgr.dp[MGR_UNIT_TX].markers_unaligned, 0);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].align_given_up, 0);
 	assert_int_equal(mgr.dp[MGR_UNIT_TX].align_n_held, 0);
 	assert_no_drops_and_pool_full();
 }
@@ -176,11 +191,13 @@ test_an_alignment_is_given_up_after_its_bound(void **state)
 	emit(0, 0, 2);
 	poll_n(1);
 	assert_int_equal(rte_ring_count(rx_rings[1]), 0);
-	usleep(25 * 1000); /* past ALIGN_MAX_US: rank 1 never sends its marker */
+	usleep(210 * 1000); /* past ALIGN_MAX_US: rank 1 never sends its marker */
 	poll_n(3);
 	assert_tags(got, received(1, got, NULL), want, sizeof(want));
-	assert_int_equal(mgr.dp[MGR_UNIT_TX].markers_unaligned, 1);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].align_given_up, 1);
 	assert_int_equal(mgr.dp[MGR_UNIT_TX].align_n_held, 0);
+	/* the primary's own time-out says it is lost: not reported twice */
+	assert_int_equal(reported_lost(), 0);
 	/* rank 1's marker of the given-up cut comes late: dropped, not held */
 	emit_marker(SPARE_SLOT, 0, 2);
 	emit(SPARE_SLOT, 0, 3);
@@ -209,8 +226,9 @@ test_a_newer_cut_gives_up_the_open_one(void **state)
 	poll_n(3);
 	assert_tags(got, received(1, got, &cut), want, sizeof(want));
 	assert_int_equal(cut, 6);
-	assert_int_equal(mgr.dp[MGR_UNIT_TX].markers_unaligned, 1);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].align_given_up, 1);
 	assert_int_equal(mgr.dp[MGR_UNIT_TX].markers_aligned, 1);
+	assert_int_equal(reported_lost(), 0);
 	assert_no_drops_and_pool_full();
 }
 
@@ -241,9 +259,9 @@ test_a_marker_into_a_step_goes_to_each_of_its_instances(void **state)
 }
 
 static void
-test_a_dead_instance_is_not_waited_for(void **state)
+test_an_instance_leaving_gives_the_cut_up(void **state)
 {
-	const uint8_t want[] = {MARKER_TAG, 1};
+	const uint8_t want[] = {1, 2};
 	uint8_t got[RING_SIZE];
 	struct onvm_service *sv = &mgr.shm->services[1];
 
@@ -251,11 +269,92 @@ test_a_dead_instance_is_not_waited_for(void **state)
 	emit_marker(0, 0, 8);
 	emit(0, 0, 1);
 	poll_n(1);
-	/* rank 1's NF died and was taken out of the list (nf_reap.c) */
+	/* rank 1's NF died and was taken out of the list (nf_reap.c); what it
+	 * sent before its marker might still be queued, so the cut cannot
+	 * pass without it: given up, rank 0 released */
 	sv->inst[sv->active & 1][1] = ONVM_INST_NONE;
 	mgr.shm->nfs[SPARE_SLOT].status = ONVM_NF_FREE;
-	poll_n(3);
+	poll_n(2);
+	emit(0, 0, 2);
+	poll_n(2);
 	assert_tags(got, received(1, got, NULL), want, sizeof(want));
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].align_given_up, 1);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].align_n_held, 0);
+	assert_no_drops_and_pool_full();
+}
+
+static void
+test_a_rolled_back_or_unknown_marker_is_not_passed_on(void **state)
+{
+	struct rte_mbuf *m = pkt(ONVM_ACTION_DROP, 0, 0, 0);
+	struct onvm_marker mk = {.cut_id = 9, .base_id = 8};
+	uint8_t got[RING_SIZE];
+
+	(void)state;
+	/* A local failover's new active drops its dead predecessor's
+	 * uncommitted batch, the marker (and the freeze) in it too. */
+	onvm_pkt_meta(m, mgr.dyn_off)->flags |= ONVM_PKT_F_MARKER | ONVM_PKT_F_FAILOVER_DROP;
+	memcpy(rte_pktmbuf_mtod(m, void *), &mk, sizeof(mk));
+	assert_int_equal(rte_ring_enqueue(tx_rings[0], m), 0);
+	emit_marker(0, 0, 101); /* never sent into the chain (newest 100) */
+	emit_marker(0, 0, 0);
+	emit(0, 0, 1);
+	poll_n(2);
+	assert_int_equal(received(1, got, NULL), 1);
+	assert_int_equal(got[0], 1);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].markers_refused, 3);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].align_n_held, 0);
+	assert_int_equal(reported_lost(), 3);
+	assert_no_drops_and_pool_full();
+}
+
+static void
+test_a_hold_does_not_outlive_its_nf(void **state)
+{
+	const uint8_t want[] = {1};
+	uint8_t got[RING_SIZE];
+
+	(void)state;
+	emit_marker(0, 0, 5);
+	emit(0, 0, 1);
+	poll_n(1);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].align_n_held, 1);
+	/* its slot went to another NF before the TX unit saw it free */
+	mgr.shm->nfs[0].generation++;
+	emit(0, 0, 2);
+	poll_n(1);
+	/* no NF held for the cut: given up; the old NF's stash routed on */
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].align_n_held, 0);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].align_given_up, 1);
+	assert_tags(got, received(1, got, NULL), want, sizeof(want));
+	poll_n(1);
+	assert_int_equal(received(1, got, NULL), 1);
+	assert_int_equal(got[0], 2);
+	assert_no_drops_and_pool_full();
+}
+
+static void
+test_a_marker_into_the_chain_skips_an_empty_rank(void **state)
+{
+	struct onvm_service *sv = &mgr.shm->services[1];
+	struct rte_mbuf *m = pkt(ONVM_ACTION_NEXT, 0, 0, 0);
+	struct onvm_marker mk = {.cut_id = 120, .base_id = 119};
+	uint8_t got[RING_SIZE];
+	uint64_t cut = 0;
+
+	(void)state;
+	onvm_pkt_meta(m, mgr.dyn_off)->flags |= ONVM_PKT_F_MARKER;
+	memcpy(rte_pktmbuf_mtod(m, void *), &mk, sizeof(mk));
+	sv->inst[sv->active & 1][0] = ONVM_INST_NONE; /* rank 0 not started */
+	mgr_marker_fanout(&mgr.dp[MGR_UNIT_TX], m, 0);
+	nf_emit(2, 1, ONVM_ACTION_NEXT, 0, 1, 0); /* work, so the poll flushes */
+	poll_n(1);
+	assert_int_equal(received(SPARE_SLOT, got, &cut), 1);
+	assert_int_equal(got[0], MARKER_TAG);
+	assert_int_equal(cut, 120);
+	assert_int_equal(rte_ring_count(rx_rings[0]), 0);
+	/* an NF may now pass it on */
+	assert_int_equal(mgr.marker_newest[0], 120);
 	assert_no_drops_and_pool_full();
 }
 
@@ -270,7 +369,8 @@ test_a_marker_not_of_the_nfs_step_is_dropped(void **state)
 	poll_n(2);
 	assert_int_equal(received(1, got, NULL), 1);
 	assert_int_equal(got[0], 1);
-	assert_int_equal(mgr.dp[MGR_UNIT_TX].markers_unaligned, 1);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].markers_refused, 1);
+	assert_int_equal(reported_lost(), 1);
 	assert_int_equal(mgr.dp[MGR_UNIT_TX].align_n_held, 0);
 	assert_no_drops_and_pool_full();
 }
@@ -298,7 +398,10 @@ main(void)
 	    T(test_an_alignment_is_given_up_after_its_bound),
 	    T(test_a_newer_cut_gives_up_the_open_one),
 	    T(test_a_marker_into_a_step_goes_to_each_of_its_instances),
-	    T(test_a_dead_instance_is_not_waited_for),
+	    T(test_an_instance_leaving_gives_the_cut_up),
+	    T(test_a_rolled_back_or_unknown_marker_is_not_passed_on),
+	    T(test_a_hold_does_not_outlive_its_nf),
+	    T(test_a_marker_into_the_chain_skips_an_empty_rank),
 	    T(test_a_marker_not_of_the_nfs_step_is_dropped),
 	    T(test_held_output_and_kept_markers_are_freed_at_exit),
 	};
