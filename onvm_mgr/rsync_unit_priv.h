@@ -11,6 +11,8 @@
  *                     and its wait queue, lazy cuts, timers; the standby's TxTs
  *                     filter
  *   rsync_unit_tel.c  /onvm/remote for these roles
+ *   rsync_unit_state.c the chain's NFs' state: placement, markers and cuts
+ *   rsync_unit_apply.c the standby writing committed state into its NFs
  */
 #ifndef RSYNC_UNIT_PRIV_H
 #define RSYNC_UNIT_PRIV_H
@@ -164,6 +166,13 @@ bool rsync_state_ok(struct rsync_chain *c, uint16_t region, uint64_t offset, uin
 void rsync_state_apply(struct rsync_chain *c, uint16_t region, uint64_t offset, const void *data,
 		       uint32_t len);
 void rsync_state_unpark(struct rsync_chain *c); /* standby: at the takeover */
+/* Shared by rsync_unit_state.c and rsync_unit_apply.c: the NF of window
+ * `win` attached (NULL: none yet; looked for again at most every 10 ms
+ * unless `force`), what it is, and the windows' layout tag. */
+enum pos_kind { POS_UNKNOWN, POS_STATELESS, POS_STATE };
+struct rsync_nf_ref *rsync_nf_at(struct rsync_chain *c, int win, bool force);
+enum pos_kind rsync_window_kind(const struct rsync_chain *c, int win);
+uint64_t rsync_layout_tag(const struct rsync_chain *c);
 /* standby: every NF state was written into is still there; if not, the
  * state is lost (the library resynchronises) */
 void rsync_state_check_all(struct rsync_chain *c);

@@ -75,16 +75,24 @@ emit(uint16_t slot, uint8_t step, uint8_t tag)
 	assert_int_equal(rte_ring_enqueue(tx_rings[slot], m), 0);
 }
 
+/* A marker of `cut` at `step` of chain 0, with `action` and `flags`. */
+static struct rte_mbuf *
+marker(uint8_t action, uint8_t step, uint64_t cut, uint8_t flags)
+{
+	struct rte_mbuf *m = pkt(action, 0, 0, step);
+	struct onvm_marker mk = {.cut_id = cut, .base_id = cut - 1, .flags = 0};
+
+	onvm_pkt_meta(m, mgr.dyn_off)->flags |= ONVM_PKT_F_MARKER | flags;
+	memcpy(rte_pktmbuf_mtod(m, void *), &mk, sizeof(mk));
+	return m;
+}
+
 /* ... or passes on the marker of `cut`. */
 static void
 emit_marker(uint16_t slot, uint8_t step, uint64_t cut)
 {
-	struct rte_mbuf *m = pkt(ONVM_ACTION_NEXT, 0, 0, step);
-	struct onvm_marker mk = {.cut_id = cut, .base_id = cut - 1, .flags = 0};
-
-	onvm_pkt_meta(m, mgr.dyn_off)->flags |= ONVM_PKT_F_MARKER;
-	memcpy(rte_pktmbuf_mtod(m, void *), &mk, sizeof(mk));
-	assert_int_equal(rte_ring_enqueue(tx_rings[slot], m), 0);
+	assert_int_equal(rte_ring_enqueue(tx_rings[slot], marker(ONVM_ACTION_NEXT, step, cut, 0)),
+			 0);
 }
 
 /* What NF `slot` was given, in order: tags, MARKER_TAG for a marker (its
@@ -286,16 +294,14 @@ test_an_instance_leaving_gives_the_cut_up(void **state)
 static void
 test_a_rolled_back_or_unknown_marker_is_not_passed_on(void **state)
 {
-	struct rte_mbuf *m = pkt(ONVM_ACTION_DROP, 0, 0, 0);
-	struct onvm_marker mk = {.cut_id = 9, .base_id = 8};
 	uint8_t got[RING_SIZE];
 
 	(void)state;
 	/* A local failover's new active drops its dead predecessor's
 	 * uncommitted batch, the marker (and the freeze) in it too. */
-	onvm_pkt_meta(m, mgr.dyn_off)->flags |= ONVM_PKT_F_MARKER | ONVM_PKT_F_FAILOVER_DROP;
-	memcpy(rte_pktmbuf_mtod(m, void *), &mk, sizeof(mk));
-	assert_int_equal(rte_ring_enqueue(tx_rings[0], m), 0);
+	assert_int_equal(rte_ring_enqueue(tx_rings[0], marker(ONVM_ACTION_DROP, 0, 9,
+							       ONVM_PKT_F_FAILOVER_DROP)),
+			 0);
 	emit_marker(0, 0, 101); /* never sent into the chain (newest 100) */
 	emit_marker(0, 0, 0);
 	emit(0, 0, 1);
@@ -337,16 +343,12 @@ static void
 test_a_marker_into_the_chain_skips_an_empty_rank(void **state)
 {
 	struct onvm_service *sv = &mgr.shm->services[1];
-	struct rte_mbuf *m = pkt(ONVM_ACTION_NEXT, 0, 0, 0);
-	struct onvm_marker mk = {.cut_id = 120, .base_id = 119};
 	uint8_t got[RING_SIZE];
 	uint64_t cut = 0;
 
 	(void)state;
-	onvm_pkt_meta(m, mgr.dyn_off)->flags |= ONVM_PKT_F_MARKER;
-	memcpy(rte_pktmbuf_mtod(m, void *), &mk, sizeof(mk));
 	sv->inst[sv->active & 1][0] = ONVM_INST_NONE; /* rank 0 not started */
-	mgr_marker_fanout(&mgr.dp[MGR_UNIT_TX], m, 0);
+	mgr_marker_fanout(&mgr.dp[MGR_UNIT_TX], marker(ONVM_ACTION_NEXT, 0, 120, 0), 0);
 	nf_emit(2, 1, ONVM_ACTION_NEXT, 0, 1, 0); /* work, so the poll flushes */
 	poll_n(1);
 	assert_int_equal(received(SPARE_SLOT, got, &cut), 1);
