@@ -431,6 +431,9 @@ int mgr_rsync_state_place(const struct onvm_nf_slot *s, const struct nf_state_la
 /* nf_ipc.c, after setting slot->remote_parked: unpark it if the takeover
  * came meanwhile. */
 void mgr_rsync_state_parked_check(struct onvm_nf_slot *s);
+/* Whether an NF of `service` registering now is a protected chain's NF on
+ * its standby node, before the takeover: it starts parked. */
+bool mgr_rsync_parks(uint16_t service);
 /* Whether `off` lies in a protected chain's reserved state windows. */
 bool mgr_rsync_state_window(uint64_t off);
 /* The newest marker id sent into the protected chain of `service` (0: none),

@@ -229,11 +229,19 @@ do_register(const struct onvm_mp_register_req *req, int *pidfd,
 	/* In a protected chain: the markers already sent do not cover what
 	 * this NF decides (libnf counts from here). */
 	slot->nd_cut_floor = mgr_rsync_marker_floor(req->service_id);
+	/* A protected chain's NF on its standby node waits for the takeover,
+	 * stateless or not (libnf parks it: woken by the takeover, it runs at
+	 * once).  Checked again once it is READY: the takeover may come in
+	 * between (mgr_rsync_state_parked_check()). */
+	if (mgr_rsync_parks(req->service_id))
+		__atomic_store_n(&slot->remote_parked, 1, __ATOMIC_SEQ_CST);
 	slot->generation++;
 	mgr_nf_slot_note_used(id);
 	__atomic_store_n(&slot->status, ONVM_NF_READY, __ATOMIC_RELEASE);
 	/* After READY: whoever lists the service's slots again sees it. */
 	__atomic_fetch_add(&mgr.nf_registrations, 1, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&slot->remote_parked, __ATOMIC_SEQ_CST))
+		mgr_rsync_state_parked_check(slot);
 	if (mgr_service_add(req->service_id, id) < 0) {
 		uint16_t fixed = mgr.shm->services[req->service_id].fixed;
 

@@ -174,6 +174,16 @@ mgr_rsync_state_parked_check(struct onvm_nf_slot *s)
 }
 
 bool
+mgr_rsync_parks(uint16_t service)
+{
+	int pos;
+	const struct rsync_chain *c = chain_of_service(service, &pos);
+
+	return c != NULL && c->sby != NULL &&
+	       __atomic_load_n(&c->state, __ATOMIC_SEQ_CST) == RS_STANDBY;
+}
+
+bool
 mgr_rsync_state_window(uint64_t off)
 {
 	for (int i = 0; i < rsync_nchains; i++) {

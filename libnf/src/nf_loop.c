@@ -24,6 +24,9 @@
 #include "nf_private.h"
 
 #define NF_MAX_SLEEP_MS 100 /* upper bound on one futex wait (ticks, stop) */
+/* A remote standby's real-time priority after its takeover, at most: the
+ * replay's first packet comes within a millisecond or two. */
+#define NF_TAKEOVER_FIFO_MAX_NS (20 * 1000 * 1000ULL)
 
 uint64_t
 nf_clock_ns(void)
@@ -73,14 +76,17 @@ futex_wait(uint32_t *addr, uint32_t val, uint64_t timeout_ns)
 	return syscall(SYS_futex, addr, FUTEX_WAIT, val, &ts, NULL, 0);
 }
 
-/* Block until the manager enqueues, a tick is due, or we are told to stop. */
+/* Block until the manager enqueues (or wakes it), a tick is due, or we are
+ * told to stop.  A blocked thread holds no CPU: `keep_rt` keeps real-time
+ * priority across the sleep (a remote standby parked for its takeover). */
 static void
-sleep_until_work(struct nf_ctx *nf, uint64_t wait_ns)
+sleep_for_work(struct nf_ctx *nf, uint64_t wait_ns, bool keep_rt)
 {
 	struct onvm_nf_slot *slot = nf->slot;
 	uint32_t seq = __atomic_load_n(&slot->wake_seq, __ATOMIC_ACQUIRE);
 
-	nfl_rt_leave(nf);
+	if (!keep_rt)
+		nfl_rt_leave(nf);
 	__atomic_store_n(&slot->sleeping, 1, __ATOMIC_RELAXED);
 	rte_smp_mb();
 	if (rte_ring_empty(nf->rx) && !nf_stopping(nf)) {
@@ -88,6 +94,12 @@ sleep_until_work(struct nf_ctx *nf, uint64_t wait_ns)
 		slot->stats.wakeups++;
 	}
 	__atomic_store_n(&slot->sleeping, 0, __ATOMIC_RELAXED);
+}
+
+static inline void
+sleep_until_work(struct nf_ctx *nf, uint64_t wait_ns)
+{
+	sleep_for_work(nf, wait_ns, false);
 }
 
 int
@@ -112,15 +124,25 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 	 * ticks: the manager writes the primary's state into the block) until
 	 * the takeover clears the flag and wakes it. */
 	if (__atomic_load_n(&nf->slot->remote_parked, __ATOMIC_ACQUIRE)) {
+		/* Woken by a takeover, it must run at once, not after the slice
+		 * of a busy poller on its CPU: like a local standby
+		 * (nf_standby.c) it parks at real-time priority -- asleep, it
+		 * uses no CPU -- and keeps it for its first packets, until its
+		 * first wait after its first packet (an empty ring, a full TX
+		 * ring) or NF_TAKEOVER_FIFO_MAX_NS, the kernel's cap as a
+		 * backstop.
+		 * Without CAP_SYS_NICE, normal priority. */
+		nfl_rt_enter(&nf->rt, NF_TAKEOVER_FIFO_MAX_NS / 1000);
 		/* Its start-up is done (it wrote its initial state): from now
 		 * on the manager may write the block. */
 		__atomic_store_n(&nf->slot->remote_park_ack, 1, __ATOMIC_RELEASE);
 		while (__atomic_load_n(&nf->slot->remote_parked, __ATOMIC_ACQUIRE) &&
 		       !nf_stopping(nf)) {
 			nfl_heartbeat(nf);
-			sleep_until_work(nf, (uint64_t)NF_MAX_SLEEP_MS * 1000000ULL);
+			sleep_for_work(nf, (uint64_t)NF_MAX_SLEEP_MS * 1000000ULL, true);
 		}
 		__atomic_store_n(&nf->slot->remote_park_ack, 0, __ATOMIC_RELEASE);
+		nf->fifo_until_ns = nfl_mono_ns() + NF_TAKEOVER_FIFO_MAX_NS;
 	}
 	tick_cycles = (ops->tick_ms ? ops->tick_ms : 1000) * (tsc_hz / 1000);
 	next_tick = rte_get_tsc_cycles() + tick_cycles;
@@ -137,6 +159,20 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 		got = nfl_loop_poll_once(nf);
 		if (unlikely(nf->promotion_unfinished))
 			nfl_standby_finish(nf);
+		else if (unlikely(nf->rt.on)) {
+			uint64_t t = nfl_mono_ns();
+
+			/* A remote takeover (above): until its first packet the NF
+			 * waits at real-time priority, asleep -- the manager's
+			 * enqueue wakes it and it runs at once -- then any wait
+			 * leaves the priority, as does the time bound. */
+			if (t > nf->fifo_until_ns) {
+				nfl_rt_leave(nf);
+			} else if (got == 0 && nf->slot->first_pkt_ns == 0) {
+				sleep_for_work(nf, nf->fifo_until_ns - t, true);
+				continue;
+			}
+		}
 		/* Ticks are due under load too (expiry, stats): checked once
 		 * per burst, between batches. */
 		now = rte_get_tsc_cycles();
