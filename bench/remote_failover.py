@@ -36,16 +36,17 @@ machine load for each):
            the chain saturated, its queues full (a marker then trails the
            queue, and the standby re-runs more that was released).
   --checkpoint-ms  the primary's lazy cut periods.
-The standby's NF is an ordinary process on the two vCPUs that four
-managers (one of them replaying at full speed) share: once unparked it
-waits for a CPU, and that wait is most of "first in -> NF's first" here.
-(Made SCHED_FIFO, as a core of its own would allow, its first packet out
-came about 1 ms after the request in a trial -- but on two vCPUs it then
-starves a manager and the replay overflows af_packet rings, so the lab
-cannot measure that condition honestly.)
+  --nf-cpus  the standby's nf_defaults.cpus: 'all' (its NFs may run on the
+           standby manager's CPU 0: they wait for the takeover at normal
+           priority, and once woken wait for a CPU two busy managers share)
+           or '1' (off CPU 0: they wait at real-time priority and run at
+           once -- docs/design.md; CPU 1 is the primary's and the
+           predecessor's, so not a core of their own either).
+Each round also fails if replayed frames were lost on the link into the
+standby (its RX lcore starved: af_packet has no flow control).
 
 usage: bench/remote_failover.py [--rounds N] [--seed S] [--max-sleep-us US]
-           [--loads paced,unpaced] [--checkpoint-ms MS,...]
+           [--loads paced,unpaced] [--checkpoint-ms MS,...] [--nf-cpus 'all;1']
 Writes bench/results/remote_failover.csv, remote_failover_summary.txt and
 remote_failover.png.
 """
@@ -64,20 +65,21 @@ import lab  # noqa: E402
 import test_remote_chain as rc  # noqa: E402  (the lab's nodes and oracle)
 
 RESULTS = os.path.join(HERE, "results")
-FIELDS = ["round", "seed", "load", "checkpoint_ms", "max_sleep_us", "kill_share",
+FIELDS = ["round", "seed", "load", "checkpoint_ms", "nf_cpus", "max_sleep_us", "kill_share",
           "replayed", "covered", "dup", "passed", "lost",
           "req_to_start_us", "req_to_takeover_us", "req_to_echo_us", "req_to_first_in_us",
           "req_to_nf_first_us", "req_to_first_out_us", "req_to_end_us"]
 TIMES = FIELDS[FIELDS.index("req_to_start_us"):]
-COND = ("load", "checkpoint_ms")
+COND = ("load", "checkpoint_ms", "nf_cpus")
 
 
 def one(L, frames, rnd, k, seed, idle, cond):
-    load, ckpt = cond
+    load, ckpt, nf_cpus = cond
     n = len(frames)
-    tag = f"b{k}{load[0]}{ckpt}"
+    tag = f"b{k}{load[0]}{ckpt}{nf_cpus}"
     sink, standby, primary, pred = rc.build(L, frames, tag, idle, checkpoint_ms=ckpt,
-                                            paced=load == "paced")
+                                            paced=load == "paced",
+                                            standby_nf_cpus=None if nf_cpus == "all" else nf_cpus)
     rc.start_all(sink, standby, primary, pred)
     share = rnd.uniform(0.05, 0.9)
     lab.wait_until(lambda: rc.remote(primary)["out_released"] >= n * share, 120,
@@ -91,6 +93,9 @@ def one(L, frames, rnd, k, seed, idle, cond):
     lab.wait_until(lambda: rc.remote(standby)["state"] == "active", 60, "replay ended")
     lab.wait_until(lambda: rc.quiet(standby, sink), 30, "output drained")
     p, s = rc.remote(pred), rc.remote(standby)
+    # frames of the replay lost on the link into the standby (its RX lcore
+    # starved: the lab's af_packet rings have no flow control)
+    gaps = s["ingress_gaps"]
     nfs = [v for v in standby.query("/onvm/nfs").values() if isinstance(v, dict)]
     nf_first = min((v["first_pkt_ns"] for v in nfs if v.get("first_pkt_ns")), default=0)
     for node in (pred, standby, sink):
@@ -101,8 +106,9 @@ def one(L, frames, rnd, k, seed, idle, cond):
                          allow_loss=rc.STAGES * rc.STAGE_PACKETS + 2 * 32)
     req = p["failover_req_ns"]
     us = lambda t: round((t - req) / 1000, 1) if t else ""
+    L.expect(gaps == 0, f"round {k} ({cond}): {gaps} replayed frames lost on the link")
     return {"round": k, "seed": seed, "load": load, "checkpoint_ms": ckpt,
-            "max_sleep_us": idle["max_sleep_us"],
+            "nf_cpus": nf_cpus, "max_sleep_us": idle["max_sleep_us"],
             "kill_share": round(share, 3), "replayed": p["replayed"],
             "covered": s["ingress_replay_covered"], "dup": s["out_dup"],
             "passed": s["out_passed"], "lost": lost,
@@ -125,11 +131,11 @@ def cond_of(r):
 
 
 def conditions(rows):
-    return sorted({cond_of(r) for r in rows}, key=lambda c: (c[0], -c[1]))
+    return sorted({cond_of(r) for r in rows}, key=lambda c: (c[0], -c[1], c[2]))
 
 
 def cond_name(c):
-    return f"{c[0]} input, cut {c[1]} ms"
+    return f"{c[0]} input, cut {c[1]} ms, standby NFs on CPUs {c[2]}"
 
 
 def summarize(rows):
@@ -186,7 +192,8 @@ def main(L, args):
     frames = rc.tagged_input(lab.trace("smtp.pcap"), 400)
     idle = {"max_sleep_us": args.max_sleep_us}
     rows = []
-    conds = [(ld, ck) for ld in args.loads for ck in args.checkpoint_ms]
+    conds = [(ld, ck, nc) for ld in args.loads for ck in args.checkpoint_ms
+             for nc in args.nf_cpus]
     for k in range(args.rounds):  # the conditions interleaved: same kill points
         for cond in conds:
             rows.append(one(L, frames, random.Random(args.seed * 1000 + k), k, args.seed,
@@ -203,6 +210,7 @@ def main(L, args):
         f.write(f"# bench/remote_failover.py --rounds {args.rounds} --seed {args.seed} "
                 f"--max-sleep-us {args.max_sleep_us} --checkpoint-ms "
                 f"{','.join(map(str, args.checkpoint_ms))} --loads {','.join(args.loads)} "
+                f"--nf-cpus {';'.join(args.nf_cpus)} "
                 "; "
                 f"times in us after the failover request (operator command)\n{text}\n")
     plot(rows, os.path.join(RESULTS, "remote_failover.png"))
@@ -220,6 +228,11 @@ if __name__ == "__main__":
                     help="the primary's lazy cut periods to compare, comma-separated: "
                          "the standby re-runs what was released since the newest "
                          "committed cut before its first new packet")
+    ap.add_argument("--nf-cpus", type=lambda v: v.split(";"), default=["all", "1"],
+                    help="the standby's nf_defaults.cpus to compare, ';'-separated "
+                         "('all': every CPU, the manager's lcore's included -- its NFs "
+                         "then park at normal priority; '1': off the standby manager's "
+                         "CPU 0 -- they park at real-time priority)")
     ap.add_argument("--loads", type=lambda v: v.split(","), default=["paced", "unpaced"],
                     help=f"paced (the lab's {rc.PACE}) and/or unpaced (see above)")
     a = ap.parse_args()

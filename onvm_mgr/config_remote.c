@@ -228,7 +228,7 @@ parse_entry(struct cfg_walk *w, const json_t *v, const char *p, struct mgr_confi
 	    CFG_UINT_FIELD(w, v, p, "max_frags", 2, 65535, r->max_frags) < 0 ||
 	    CFG_UINT_FIELD(w, v, p, "txts_flows", 1024, 16777216, r->txts_flows) < 0 ||
 	    CFG_UINT_FIELD(w, v, p, "state_base_mb", 0, 65535, r->state_base_mb) < 0 ||
-	    CFG_UINT_FIELD(w, v, p, "state_window_mb", 1, 65535, r->state_window_mb) < 0)
+	    CFG_UINT_FIELD(w, v, p, "state_window_mb", 1, 32767, r->state_window_mb) < 0)
 		return -1;
 	if (r->standby_window < r->stages) {
 		/* rsync_primary.h: stages waiting for a cut would fill a

@@ -167,7 +167,11 @@ scan_slots(void)
 		}
 		if (mgr.cfg.nf_heartbeat_ms != 0 && !p->awaiting_promotion)
 			check_heartbeat(id, now_ns);
-		if (s->status == ONVM_NF_READY && s->nf_running)
+		/* Running -- or parked for a remote takeover: settled too (its
+		 * start-up is over; a local standby may start for it, and the
+		 * node's start-up need not wait for the takeover). */
+		if (s->status == ONVM_NF_READY &&
+		    (s->nf_running || __atomic_load_n(&s->remote_park_ack, __ATOMIC_ACQUIRE)))
 			s->status = ONVM_NF_RUNNING;
 		if (s->status == ONVM_NF_STARTING && !p->exited && !p->killed &&
 		    now_ns - s->launch_ns > mgr.cfg.nf_start_timeout_ms * 1000000ULL) {

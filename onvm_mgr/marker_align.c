@@ -93,7 +93,8 @@ mgr_marker_fanout(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t step)
 	const struct onvm_service *svc;
 	struct mgr_dest d;
 	unsigned int n = 0;
-	uint32_t a;
+	uint32_t a, mask = 0;
+	uint64_t cut = marker_cut(m);
 
 	/* Into the chain (RX unit): the newest marker an NF may pass on. */
 	if (step == 0 && marker_cut(m) > __atomic_load_n(&mgr.marker_newest[meta->chain_id],
@@ -110,8 +111,10 @@ mgr_marker_fanout(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t step)
 	svc = &mgr.shm->services[ch->services[step]];
 	a = __atomic_load_n(&svc->active, __ATOMIC_ACQUIRE) & 1;
 	for (uint16_t r = 0; r < svc->n[a] && r < ONVM_MAX_INSTANCES; r++)
-		if (svc->inst[a][r] != ONVM_INST_NONE)
+		if (svc->inst[a][r] != ONVM_INST_NONE) {
 			to[n++] = svc->inst[a][r];
+			mask |= 1u << r;
+		}
 	if (n == 0) {
 		ctx->drops[MGR_DROP_NO_INSTANCE]++;
 		ctx->markers_refused++;
@@ -131,6 +134,9 @@ mgr_marker_fanout(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t step)
 			return;
 		}
 	}
+	/* The ranks it went to: what the step's alignment waits for. */
+	__atomic_store_n(&mgr.marker_fanned[meta->chain_id][step][cut % MGR_FANNED],
+			 (cut << 8) | mask, __ATOMIC_RELEASE);
 	for (unsigned int i = 0; i < n; i++) {
 		d.kind = MGR_DEST_NF;
 		d.id = to[i];
@@ -165,9 +171,14 @@ release(struct mgr_dp_ctx *ctx, uint16_t tag)
 }
 
 /* The alignment closed (passed on, or given up): returns 1 if a marker went
- * on (work for the poll: it waits in a buffer until flushed). */
+ * on (work for the poll: it waits in a buffer until flushed).  A cut given
+ * up for a reason the primary cannot see (`report`: the instances changed,
+ * one is not running, none is held any more) is reported lost, so that the
+ * next marker goes out at once; on a time-out or a newer cut the primary
+ * knows already (its own time-out, or the loss of a copy was reported). */
 static int
-close_pos(struct mgr_dp_ctx *ctx, uint16_t chain, uint16_t step, enum rsync_align_verdict v)
+close_pos(struct mgr_dp_ctx *ctx, uint16_t chain, uint16_t step, enum rsync_align_verdict v,
+	  bool report)
 {
 	struct align_pos *p = &align_at[chain][step];
 	struct rte_mbuf *mk = p->mk;
@@ -181,12 +192,40 @@ close_pos(struct mgr_dp_ctx *ctx, uint16_t chain, uint16_t step, enum rsync_alig
 		mgr_marker_fanout(ctx, mk, step + 1);
 		return 1;
 	}
-	/* Given up: the primary sees the marker lost after its own time-out,
-	 * or asks for the next already (a newer one came; a copy dropped on
-	 * a full ring was reported). */
 	ctx->align_given_up++;
+	if (report)
+		mgr_marker_lost(onvm_pkt_meta(mk, mgr.dyn_off));
 	rte_pktmbuf_free(mk);
 	return 0;
+}
+
+/* The ranks of `service` whose NF runs (not one still starting: it holds
+ * the marker unprocessed, and a cut it is in fails at the exit anyway). */
+static uint32_t
+ranks_running(uint16_t service)
+{
+	const struct onvm_service *svc = &mgr.shm->services[service];
+	uint32_t a = __atomic_load_n(&svc->active, __ATOMIC_ACQUIRE) & 1, mask = 0;
+
+	for (uint16_t r = 0; r < svc->n[a] && r < ONVM_MAX_INSTANCES; r++) {
+		uint16_t id = svc->inst[a][r];
+
+		if (id < ONVM_MAX_NFS && __atomic_load_n(&mgr.shm->nfs[id].nf_running, __ATOMIC_ACQUIRE))
+			mask |= 1u << r;
+	}
+	return mask;
+}
+
+/* A cut can be aligned at a step only over the ranks its marker was sent to,
+ * all of them still there and running (an instance that came since never got
+ * it; one that left may still have output from before it queued). */
+static bool
+fanout_intact(uint16_t chain, uint16_t step, uint64_t cut, uint32_t live, uint16_t service)
+{
+	uint64_t f = __atomic_load_n(&mgr.marker_fanned[chain][step][cut % MGR_FANNED],
+				     __ATOMIC_ACQUIRE);
+
+	return (f >> 8) == cut && (uint32_t)(f & 0xff) == live && (live & ~ranks_running(service)) == 0;
 }
 
 /* A marker NF `id` may pass on: its chain's step, in the order of the
@@ -206,6 +245,14 @@ marker_ok(const struct onvm_nf_slot *s, const struct onvm_pkt_meta *meta, uint64
 	       cut != 0 && cut <= __atomic_load_n(&mgr.marker_newest[chain], __ATOMIC_ACQUIRE);
 }
 
+static void
+refuse(struct rte_mbuf *m, uint64_t *counter)
+{
+	(*counter)++;
+	mgr_marker_lost(onvm_pkt_meta(m, mgr.dyn_off));
+	rte_pktmbuf_free(m);
+}
+
 bool
 mgr_marker_from_nf(struct mgr_dp_ctx *ctx, uint16_t id, struct rte_mbuf *m)
 {
@@ -214,22 +261,28 @@ mgr_marker_from_nf(struct mgr_dp_ctx *ctx, uint16_t id, struct rte_mbuf *m)
 	uint64_t cut = marker_cut(m);
 	struct align_pos *p;
 	enum rsync_align_verdict v;
-	bool given_up;
+	bool given_up, changed;
+	uint32_t live;
 	int rank;
 
 	if (!marker_ok(s, meta, cut) ||
 	    (rank = mgr_service_rank(mgr.shm, s->service_id, id)) < 0) {
-		ctx->markers_refused++;
-		mgr_marker_lost(meta);
-		rte_pktmbuf_free(m);
+		refuse(m, &ctx->markers_refused);
 		return false;
 	}
 	p = &align_at[meta->chain_id][meta->chain_index];
-	v = rsync_align_arrive(&p->a, (unsigned int)rank, cut,
-			       mgr_service_ranks(mgr.shm, s->service_id), rte_get_tsc_cycles(),
+	live = mgr_service_ranks(mgr.shm, s->service_id);
+	/* The first of its cut here: the ranks must be those it was sent to. */
+	if (cut > p->a.done && !(rsync_align_open(&p->a) && cut <= p->a.cut) &&
+	    !fanout_intact(meta->chain_id, meta->chain_index, cut, live, s->service_id)) {
+		refuse(m, &ctx->align_given_up);
+		return false;
+	}
+	changed = rsync_align_open(&p->a) && p->a.want != live;
+	v = rsync_align_arrive(&p->a, (unsigned int)rank, cut, live, rte_get_tsc_cycles(),
 			       &given_up);
 	if (given_up)
-		close_pos(ctx, meta->chain_id, meta->chain_index, RSYNC_ALIGN_GIVE_UP);
+		close_pos(ctx, meta->chain_id, meta->chain_index, RSYNC_ALIGN_GIVE_UP, changed);
 	switch (v) {
 	case RSYNC_ALIGN_HOLD:
 		if (p->mk == NULL)
@@ -243,7 +296,7 @@ mgr_marker_from_nf(struct mgr_dp_ctx *ctx, uint16_t id, struct rte_mbuf *m)
 			p->mk = m;
 		else
 			rte_pktmbuf_free(m);
-		close_pos(ctx, meta->chain_id, meta->chain_index, RSYNC_ALIGN_PASS);
+		close_pos(ctx, meta->chain_id, meta->chain_index, RSYNC_ALIGN_PASS, false);
 		return false;
 	default: /* a cut passed on or given up */
 		ctx->markers_stale++;
@@ -252,27 +305,29 @@ mgr_marker_from_nf(struct mgr_dp_ctx *ctx, uint16_t id, struct rte_mbuf *m)
 	}
 }
 
-/* The alignment of `tag`: given up when the instances changed or after
- * ALIGN_MAX_US, or when no output is held for it any more. */
+/* The alignment of `tag`: given up when the instances changed or one stopped
+ * running, when no output is held for it any more, or after ALIGN_MAX_US. */
 static int
 check_pos(struct mgr_dp_ctx *ctx, uint16_t tag, uint64_t now)
 {
 	uint16_t chain = (uint16_t)((tag - 1) / ONVM_MAX_CHAIN_LEN);
 	uint16_t step = (uint16_t)((tag - 1) % ONVM_MAX_CHAIN_LEN);
+	uint16_t service = mgr.shm->chains[chain].services[step];
 	struct align_pos *p = &align_at[chain][step];
+	uint32_t live = mgr_service_ranks(mgr.shm, service);
 	enum rsync_align_verdict v;
 	bool held = false;
 
 	for (uint16_t id = 0; id < ONVM_MAX_NFS && !held; id++)
 		held = ctx->align_held[id] == tag;
-	if (!held) {
+	if (!held || (rsync_align_open(&p->a) &&
+		      (p->a.want != live || (live & ~ranks_running(service)) != 0))) {
 		rsync_align_give_up(&p->a);
-		return close_pos(ctx, chain, step, RSYNC_ALIGN_GIVE_UP);
+		return close_pos(ctx, chain, step, RSYNC_ALIGN_GIVE_UP, true);
 	}
-	v = rsync_align_check(&p->a, mgr_service_ranks(mgr.shm, mgr.shm->chains[chain].services[step]),
-			      now, ALIGN_MAX_US * (rte_get_tsc_hz() / 1000000));
+	v = rsync_align_check(&p->a, live, now, ALIGN_MAX_US * (rte_get_tsc_hz() / 1000000));
 	if (v == RSYNC_ALIGN_PASS || v == RSYNC_ALIGN_GIVE_UP)
-		return close_pos(ctx, chain, step, v);
+		return close_pos(ctx, chain, step, v, false);
 	if (!rsync_align_open(&p->a))
 		release(ctx, tag); /* (nothing open: nothing to hold for) */
 	return 0;

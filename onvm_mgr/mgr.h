@@ -229,6 +229,11 @@ struct mgr {
 	/* The newest marker sent into each chain of the table (RX unit writes,
 	 * TX unit reads: a marker an NF passes on names no newer cut). */
 	uint64_t marker_newest[ONVM_MAX_CHAINS];
+	/* The instances (ranks) each marker was sent to, by chain, step and
+	 * cut id % MGR_FANNED: (cut << 8) | mask, atomic.  Step 0's are the RX
+	 * unit's, the others the TX unit's; the TX unit aligns on them. */
+#define MGR_FANNED 4
+	uint64_t marker_fanned[ONVM_MAX_CHAINS][ONVM_MAX_CHAIN_LEN][MGR_FANNED];
 	bool rsync_standbys; /* this node is the standby of a protected chain */
 
 	struct mgr_dp_ctx dp[MGR_UNIT_MAX];

@@ -135,7 +135,7 @@ struct rsync_chain {
 	uint64_t markers_ahead;	  /* markers that went ahead of waiting packets */
 	uint64_t markers_injected, markers_lost, cuts_state, cuts_nf_failed;
 	uint64_t cuts_nf_missing; /* of those failed: a window without a live NF */
-	uint64_t layout_mismatch; /* standby: cuts whose window layout differs from ours */
+	uint64_t layout_mismatch; /* standby: checks of a window layout unlike ours (per fragment) */
 	uint64_t markers_dropped_seen; /* mgr.markers_dropped when the marker out was asked for */
 	uint64_t state_bytes_applied, state_apply_failed;
 	uint64_t state_losses;	  /* standby: an NF's state lost (resynchronised by a full cut) */

@@ -225,7 +225,7 @@ chain_state_sum(const struct rsync_chain *c, const struct onvm_nf_slot *s, int w
 }
 
 /* Fragments a full cut of `bytes` takes beyond its payload: the META, the
- * TxTs pieces, a partial piece per region (a margin). */
+ * TxTs pieces, the window layout, a partial piece per region (a margin). */
 #define FULL_CUT_FRAG_MARGIN 64u
 
 int
@@ -259,7 +259,8 @@ mgr_rsync_state_place(const struct onvm_nf_slot *s, const struct nf_state_layout
 	 * resynchronising; an NF restarted on the primary freezes all of its
 	 * own): one transaction must be able to take it, or no cut would ever
 	 * commit again. */
-	sum = chain_state_sum(c, s, win, canon);
+	/* (and the cut's first piece, the window layout: 8 bytes) */
+	sum = chain_state_sum(c, s, win, canon) + sizeof(uint64_t);
 	if (c->pri != NULL && sum > (uint64_t)c->cfg->stage_state_kb << 10) {
 		snprintf(why, whylen,
 			 "the NFs of remote chain %s would have %" PRIu64 " bytes of state with NF "
@@ -483,8 +484,8 @@ rsync_window_kind(const struct rsync_chain *c, int win)
 }
 
 /*
- * The layout of the chain's state windows -- ranks per step, window size and
- * base -- packed in 63 bits.  Both nodes must agree on it, or a piece of one
+ * The layout of the chain's state windows -- ranks per step (4 bits each),
+ * window size (15 bits) and base (16 bits) -- packed in 63 bits.  Both nodes must agree on it, or a piece of one
  * NF's state would be written into another NF (window numbers follow the
  * ranks of every step before) and pointers would point elsewhere: every cut
  * carries it first, as the offset of a piece of region RSYNC_LAYOUT_REGION,
@@ -497,8 +498,8 @@ rsync_layout_tag(const struct rsync_chain *c)
 
 	for (int w = 0; w < c->nwin; w++)
 		tag += 1ull << (4 * c->win_pos[w]); /* ranks of step k: bits 4k..4k+3 */
-	tag |= (uint64_t)(c->cfg->state_window_mb & 0xffff) << 32;
-	tag |= (uint64_t)(c->cfg->state_base_mb & 0x7fff) << 48;
+	tag |= (uint64_t)(c->cfg->state_window_mb & 0x7fff) << 32; /* <= 32767 (config) */
+	tag |= (uint64_t)(c->cfg->state_base_mb & 0xffff) << 47;
 	return tag;
 }
 

@@ -196,6 +196,9 @@ tel_nfs(const char *cmd, const char *params, struct rte_tel_data *d)
 					  __atomic_load_n(&s->standby_pid, __ATOMIC_RELAXED));
 		rte_tel_data_add_dict_int(c, "standby_parked",
 					  __atomic_load_n(&s->standby_parked, __ATOMIC_RELAXED));
+		/* a protected chain's NF on its standby node, waiting for the takeover */
+		rte_tel_data_add_dict_int(c, "remote_parked",
+					  __atomic_load_n(&s->remote_park_ack, __ATOMIC_RELAXED));
 		rte_tel_data_add_dict_int(c, "standby_lcore",
 					  s->standby_lcore == UINT32_MAX ? -1 : (int)s->standby_lcore);
 		rte_tel_data_add_dict_uint(c, "standby_failures", s->standby_failures);

@@ -155,6 +155,9 @@ nfl_nd_wait_next_cut(struct nf_ctx *nf)
  * manager's data lcore starves the very lcore it waits for (finding 1 of the
  * hardening review).  Cheap when not at real-time priority. */
 void nfl_rt_leave(struct nf_ctx *nf);
+/* Whether `cpus` (NULL: this thread's) include a manager data lcore's CPU:
+ * no real-time priority there -- it would starve the lcore feeding us. */
+bool nfl_on_mgr_cpus(struct nf_ctx *nf, const cpu_set_t *cpus);
 
 /* One slot-local heartbeat: proof of progress for the manager's hung-NF check. */
 static inline void

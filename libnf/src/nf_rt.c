@@ -67,7 +67,8 @@ nfl_rt_enter(struct nfl_rt *rt, uint64_t cap_us)
 	struct sigaction sa = {.sa_handler = on_sigxcpu};
 	struct rlimit cap;
 
-	rt->on = false;
+	if (rt->on)
+		return true; /* entered already (a local standby promoted into a remote park) */
 	/* The kernel's view of this thread (glibc's pthread_getschedparam()
 	 * answers from a cache that sched_setscheduler() does not update). */
 	rt->saved_policy = (int)syscall(SYS_sched_getscheduler, 0);

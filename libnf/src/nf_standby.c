@@ -31,7 +31,10 @@
  * cap is the kernel's too (RLIMIT_RTTIME, nf_rt.c), not only ours.
  *
  * Real-time priority buys the promotion its CPU, never a wait: every wait
- * (a full TX ring, an idle spin, a sleep) leaves it first (nfl_rt_leave()),
+ * (a full TX ring, an idle spin, a sleep) leaves it first (nfl_rt_leave()) --
+ * but for a blocking sleep that ends with the work it waits for (a remote
+ * standby's park and its wait for the takeover's first packet, nf_loop.c:
+ * blocked, it holds no CPU; spinning or yielding at real-time priority never),
  * promotion itself only does bounded work and emits what the TX ring takes
  * without waiting (the run loop finishes the rest at normal priority), and
  * a promoted NF whose CPUs include one of the manager's data lcores leaves
@@ -89,8 +92,8 @@ restore_priority(struct nf_ctx *nf)
 
 /* Do the CPUs this thread may run on include one of the manager's data
  * lcores' (the shared tables' mgr_cpus)? */
-static bool
-on_mgr_cpus(struct nf_ctx *nf, const cpu_set_t *cpus)
+bool
+nfl_on_mgr_cpus(struct nf_ctx *nf, const cpu_set_t *cpus)
 {
 	cpu_set_t mine, shared;
 
@@ -121,7 +124,7 @@ promoted_placement(struct nf_ctx *nf, pid_t dead_pid)
 		nf->dead_pidfd = (int)syscall(SYS_pidfd_open, dead_pid, 0);
 	/* No CPUs recorded (an active that died before it wrote them): we stay
 	 * where we are, so the same rule for these. */
-	if (on_mgr_cpus(nf, CPU_COUNT(cpus) > 0 ? cpus : NULL))
+	if (nfl_on_mgr_cpus(nf, CPU_COUNT(cpus) > 0 ? cpus : NULL))
 		nfl_rt_leave(nf);
 	if (CPU_COUNT(cpus) > 0) {
 		int r;
@@ -256,7 +259,7 @@ promote(struct nf_ctx *nf)
 	if (own.unprocessed) {
 		/* The NF's handlers are not ours to bound: never at real-time
 		 * priority on a CPU the manager's data lcores use. */
-		if (on_mgr_cpus(nf, NULL))
+		if (nfl_on_mgr_cpus(nf, NULL))
 			nfl_rt_leave(nf);
 		nfl_batch_open(nf, own.last);
 		slot->failover_reprocessed += own.last;

@@ -260,7 +260,7 @@ BACKENDS = [(f"198.18.1.{i}", f"02:00:00:00:01:0{i}") for i in range(1, 5)]
 
 def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, faults=None,
           stateful=False, remote=True, nfs=None, paced=None, checkpoint_ms=5,
-          nd_heavy=False, dpi=False, multi=False, standby_multi=None):
+          nd_heavy=False, dpi=False, multi=False, standby_multi=None, standby_nf_cpus=None):
     """The four nodes; `idle` (e.g. {"max_sleep_us": 50}) goes to every node;
     `bfd`: a BFD session on the predecessor -> primary link triggers the
     failover (BFD then bypasses that link's pacing: it must not queue behind
@@ -275,7 +275,8 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
     first cut and in a full one), paced at 8 Mbit/s (nDPI on two shared
     vCPUs: a faster input overflows the primary's af_packet ring); `multi`:
     the stateful chain with two instances of its first and last services
-    (`standby_multi`, if not None, overrides it for the standby)."""
+    (`standby_multi`, if not None, overrides it for the standby);
+    `standby_nf_cpus`: the standby's nf_defaults.cpus (default: all)."""
     if paced is None:
         paced = stateful
     src = L.path(f"input{rnd_tag}.pcap")
@@ -379,6 +380,8 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
             # replica) and, on the primary, its cut log
             **({"state": {"pool_mb": 256}} if dpi else
                {"state": {"pool_mb": 128}} if multi else {}),  # five 16 MB windows
+            **({"nf_defaults": {"cpus": standby_nf_cpus}}
+               if standby_nf_cpus and role == "standby" else {}),
             **({"bfd": {"sessions": [bfd_session("to_p", "from_p", "198.18.3.2", "198.18.3.1")]}}
                if bfd and role == "primary" else {}),
         }), netns=ns[{"primary": "m", "standby": "s"}[name]])

@@ -53,9 +53,24 @@ setup_two(void **state)
 	 * cut 100 sent into it */
 	memset(mgr.markers_dropped, 0, sizeof(mgr.markers_dropped));
 	memset(mgr.marker_newest, 0, sizeof(mgr.marker_newest));
+	memset(mgr.marker_fanned, 0, sizeof(mgr.marker_fanned));
 	mgr.marker_newest[0] = 100;
 	mgr.rsync_in_port[0] = 1;
+	for (int i = 0; i < NB_SLOTS; i++)
+		mgr.shm->nfs[i].nf_running = 1;
 	return rc;
+}
+
+/* The marker of `cut` went to every instance of `step` of chain 0 now (as
+ * the RX or TX unit records it), unless it did already. */
+static void
+fanned_out(uint8_t step, uint64_t cut)
+{
+	uint64_t *f = &mgr.marker_fanned[0][step][cut % MGR_FANNED];
+
+	if (*f >> 8 != cut)
+		*f = (cut << 8) |
+		     mgr_service_ranks(mgr.shm, mgr.shm->chains[0].services[step]);
 }
 
 /* Markers the primary was told were lost (it asks for the next at once). */
@@ -91,6 +106,7 @@ marker(uint8_t action, uint8_t step, uint64_t cut, uint8_t flags)
 static void
 emit_marker(uint16_t slot, uint8_t step, uint64_t cut)
 {
+	fanned_out(step, cut);
 	assert_int_equal(rte_ring_enqueue(tx_rings[slot], marker(ONVM_ACTION_NEXT, step, cut, 0)),
 			 0);
 }
@@ -292,6 +308,85 @@ test_an_instance_leaving_gives_the_cut_up(void **state)
 }
 
 static void
+test_an_instance_that_came_after_the_fanout_gives_the_cut_up(void **state)
+{
+	struct onvm_service *sv = &mgr.shm->services[1];
+	const uint8_t want[] = {1, 2};
+	uint8_t got[RING_SIZE];
+
+	(void)state;
+	/* cut 9 went to rank 0 only (rank 1 empty then); rank 1's instance
+	 * registered before rank 0 passed it on: it never got the marker, so
+	 * nothing is held for it -- the cut is given up at once, reported */
+	sv->inst[sv->active & 1][1] = ONVM_INST_NONE;
+	emit_marker(0, 0, 9);
+	sv->inst[sv->active & 1][1] = SPARE_SLOT;
+	emit(0, 0, 1);
+	emit(SPARE_SLOT, 0, 2);
+	poll_n(2);
+	assert_tags(got, received(1, got, NULL), want, sizeof(want));
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].align_n_held, 0);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].align_given_up, 1);
+	assert_int_equal(reported_lost(), 1);
+	assert_no_drops_and_pool_full();
+}
+
+static void
+test_an_instance_that_left_before_the_first_marker_gives_the_cut_up(void **state)
+{
+	struct onvm_service *sv = &mgr.shm->services[1];
+	const uint8_t want[] = {1};
+	uint8_t got[RING_SIZE];
+
+	(void)state;
+	/* cut 6 went to both ranks; rank 1's NF left before either passed it
+	 * on: its output from before the marker may still be queued, so the
+	 * cut cannot pass with rank 0's marker alone */
+	emit_marker(0, 0, 6);
+	emit(0, 0, 1);
+	sv->inst[sv->active & 1][1] = ONVM_INST_NONE;
+	mgr.shm->nfs[SPARE_SLOT].status = ONVM_NF_FREE;
+	poll_n(2);
+	assert_tags(got, received(1, got, NULL), want, sizeof(want));
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].markers_aligned, 0);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].align_given_up, 1);
+	assert_int_equal(reported_lost(), 1);
+	assert_no_drops_and_pool_full();
+}
+
+static void
+test_an_instance_not_running_gives_the_cut_up(void **state)
+{
+	const uint8_t want[] = {1};
+	uint8_t got[RING_SIZE];
+
+	(void)state;
+	/* rank 1's NF registered but is still starting: it holds the marker
+	 * unprocessed (and the cut fails at the exit anyway) */
+	mgr.shm->nfs[SPARE_SLOT].nf_running = 0;
+	emit_marker(0, 0, 3);
+	emit(0, 0, 1);
+	poll_n(2);
+	assert_tags(got, received(1, got, NULL), want, sizeof(want));
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].align_n_held, 0);
+	assert_int_equal(reported_lost(), 1);
+	/* ... and while one is held, a sibling that stops running gives it up */
+	mgr.shm->nfs[SPARE_SLOT].nf_running = 1;
+	emit_marker(0, 0, 4);
+	emit(0, 0, 2);
+	poll_n(1);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].align_n_held, 1);
+	mgr.shm->nfs[SPARE_SLOT].nf_running = 0;
+	poll_n(2);
+	assert_int_equal(received(1, got, NULL), 1);
+	assert_int_equal(got[0], 2);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].align_n_held, 0);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].align_given_up, 2);
+	assert_int_equal(reported_lost(), 2);
+	assert_no_drops_and_pool_full();
+}
+
+static void
 test_a_rolled_back_or_unknown_marker_is_not_passed_on(void **state)
 {
 	uint8_t got[RING_SIZE];
@@ -401,6 +496,9 @@ main(void)
 	    T(test_a_newer_cut_gives_up_the_open_one),
 	    T(test_a_marker_into_a_step_goes_to_each_of_its_instances),
 	    T(test_an_instance_leaving_gives_the_cut_up),
+	    T(test_an_instance_that_came_after_the_fanout_gives_the_cut_up),
+	    T(test_an_instance_that_left_before_the_first_marker_gives_the_cut_up),
+	    T(test_an_instance_not_running_gives_the_cut_up),
 	    T(test_a_rolled_back_or_unknown_marker_is_not_passed_on),
 	    T(test_a_hold_does_not_outlive_its_nf),
 	    T(test_a_marker_into_the_chain_skips_an_empty_rank),

@@ -49,7 +49,7 @@ skip_without_rt(void)
 static void
 test_spinning_thread_is_cut_back_by_the_kernel(void **state)
 {
-	struct nfl_rt rt;
+	struct nfl_rt rt = {0};
 	uint64_t t0;
 
 	(void)state;
@@ -73,7 +73,7 @@ test_leave_restores_policy_limit_and_signal(void **state)
 {
 	struct sigaction before, after;
 	struct rlimit lim_before, lim_after;
-	struct nfl_rt rt;
+	struct nfl_rt rt = {0};
 
 	(void)state;
 	skip_without_rt();
@@ -90,6 +90,28 @@ test_leave_restores_policy_limit_and_signal(void **state)
 	assert_int_equal(lim_after.rlim_max, lim_before.rlim_max);
 }
 
+/* Entered twice (a local standby that promoted, then parks for a remote
+ * takeover): still on, and one exit restores everything -- the second enter
+ * must not take the real-time policy for the thread's own. */
+static void
+test_entering_twice_is_one_entry(void **state)
+{
+	struct rlimit lim_before, lim_after;
+	struct nfl_rt rt = {0};
+
+	(void)state;
+	skip_without_rt();
+	getrlimit(RLIMIT_RTTIME, &lim_before);
+	assert_true(nfl_rt_enter(&rt, CAP_US));
+	assert_true(nfl_rt_enter(&rt, CAP_US));
+	assert_true(rt.on);
+	nfl_rt_exit(&rt);
+	assert_false(rt.on);
+	assert_int_equal(sched_getscheduler(0), SCHED_OTHER);
+	getrlimit(RLIMIT_RTTIME, &lim_after);
+	assert_int_equal(lim_after.rlim_cur, lim_before.rlim_cur);
+}
+
 /* A hard limit at or below the cap would make the kernel SIGKILL: refused,
  * nothing changed. */
 static void
@@ -97,7 +119,7 @@ test_hard_limit_too_low_is_refused(void **state)
 {
 	struct rlimit low = {.rlim_cur = CAP_US, .rlim_max = CAP_US}, now;
 	struct sigaction act;
-	struct nfl_rt rt;
+	struct nfl_rt rt = {0};
 	pid_t pid;
 	int status;
 
@@ -123,7 +145,7 @@ static void
 test_already_real_time_is_left_alone(void **state)
 {
 	struct sched_param rr = {.sched_priority = 2}, other = {.sched_priority = 0};
-	struct nfl_rt rt;
+	struct nfl_rt rt = {0};
 
 	(void)state;
 	skip_without_rt();
@@ -141,6 +163,7 @@ main(void)
 	    cmocka_unit_test(test_leave_restores_policy_limit_and_signal),
 	    cmocka_unit_test(test_hard_limit_too_low_is_refused),
 	    cmocka_unit_test(test_already_real_time_is_left_alone),
+	    cmocka_unit_test(test_entering_twice_is_one_entry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
