@@ -73,7 +73,7 @@ flush_nf(struct mgr_dp_ctx *ctx, uint16_t id)
 			const struct onvm_pkt_meta *mm = onvm_pkt_meta(b->pkts[i], mgr.dyn_off);
 
 			if (unlikely(mm->flags & ONVM_PKT_F_MARKER))
-				mgr_marker_lost(mm);
+				mgr_marker_lost(b->pkts[i]);
 		}
 		rte_pktmbuf_free_bulk(&b->pkts[sent], b->n - sent);
 		ctx->drops[r] += b->n - sent;
@@ -452,8 +452,10 @@ hold_output(struct mgr_dp_ctx *ctx, uint16_t id, int16_t next)
 	const struct onvm_nf_slot *dst = &mgr.shm->nfs[next];
 	uint64_t now;
 
+	/* (a remote standby's parked NF drains nothing until a takeover) */
 	if (__atomic_load_n(&dst->status, __ATOMIC_RELAXED) != ONVM_NF_RUNNING ||
-	    rte_ring_free_count(dst->rx_ring) >= ONVM_BURST)
+	    rte_ring_free_count(dst->rx_ring) >= ONVM_BURST ||
+	    __atomic_load_n(&dst->remote_park_ack, __ATOMIC_RELAXED))
 		return false;
 	if (hold_closes_cycle(ctx, id, next)) {
 		ctx->hold_expired++;

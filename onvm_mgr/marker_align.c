@@ -44,15 +44,6 @@ pos_tag(uint16_t chain, uint16_t step)
 	return (uint16_t)(1 + chain * ONVM_MAX_CHAIN_LEN + step);
 }
 
-void
-mgr_marker_lost(const struct onvm_pkt_meta *meta)
-{
-	/* The primary asks for the next marker at once (rsync_unit_state.c). */
-	if (meta->in_port < ONVM_MAX_PORTS && mgr.rsync_in_port[meta->in_port] != 0)
-		__atomic_fetch_add(&mgr.markers_dropped[mgr.rsync_in_port[meta->in_port] - 1], 1,
-				   __ATOMIC_RELEASE);
-}
-
 static uint64_t
 marker_cut(const struct rte_mbuf *m)
 {
@@ -62,6 +53,21 @@ marker_cut(const struct rte_mbuf *m)
 		return 0;
 	memcpy(&mk, rte_pktmbuf_mtod(m, const void *), sizeof(mk));
 	return mk.cut_id;
+}
+
+void
+mgr_marker_lost(const struct rte_mbuf *m)
+{
+	const struct onvm_pkt_meta *meta = onvm_pkt_meta((struct rte_mbuf *)(uintptr_t)m,
+							 mgr.dyn_off);
+
+	if (meta->chain_id >= ONVM_MAX_CHAINS ||
+	    marker_cut(m) < __atomic_load_n(&mgr.marker_newest[meta->chain_id], __ATOMIC_ACQUIRE))
+		return;
+	/* The primary asks for the next marker at once (rsync_unit_state.c). */
+	if (meta->in_port < ONVM_MAX_PORTS && mgr.rsync_in_port[meta->in_port] != 0)
+		__atomic_fetch_add(&mgr.markers_dropped[mgr.rsync_in_port[meta->in_port] - 1], 1,
+				   __ATOMIC_RELEASE);
 }
 
 static struct rte_mbuf *
@@ -118,7 +124,7 @@ mgr_marker_fanout(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t step)
 	if (n == 0) {
 		ctx->drops[MGR_DROP_NO_INSTANCE]++;
 		ctx->markers_refused++;
-		mgr_marker_lost(meta);
+		mgr_marker_lost(m);
 		rte_pktmbuf_free(m);
 		return;
 	}
@@ -130,7 +136,7 @@ mgr_marker_fanout(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t step)
 		if (out[i] == NULL) {
 			rte_pktmbuf_free_bulk(out, i);
 			ctx->markers_refused++;
-			mgr_marker_lost(meta);
+			mgr_marker_lost(m);
 			return;
 		}
 	}
@@ -194,7 +200,7 @@ close_pos(struct mgr_dp_ctx *ctx, uint16_t chain, uint16_t step, enum rsync_alig
 	}
 	ctx->align_given_up++;
 	if (report)
-		mgr_marker_lost(onvm_pkt_meta(mk, mgr.dyn_off));
+		mgr_marker_lost(mk);
 	rte_pktmbuf_free(mk);
 	return 0;
 }
@@ -249,7 +255,7 @@ static void
 refuse(struct rte_mbuf *m, uint64_t *counter)
 {
 	(*counter)++;
-	mgr_marker_lost(onvm_pkt_meta(m, mgr.dyn_off));
+	mgr_marker_lost(m);
 	rte_pktmbuf_free(m);
 }
 
@@ -275,6 +281,12 @@ mgr_marker_from_nf(struct mgr_dp_ctx *ctx, uint16_t id, struct rte_mbuf *m)
 	/* The first of its cut here: the ranks must be those it was sent to. */
 	if (cut > p->a.done && !(rsync_align_open(&p->a) && cut <= p->a.cut) &&
 	    !fanout_intact(meta->chain_id, meta->chain_index, cut, live, s->service_id)) {
+		/* Reported once: its other markers are stale from now on. */
+		if (rsync_align_open(&p->a)) {
+			rsync_align_give_up(&p->a);
+			close_pos(ctx, meta->chain_id, meta->chain_index, RSYNC_ALIGN_GIVE_UP, false);
+		}
+		rsync_align_skip(&p->a, cut);
 		refuse(m, &ctx->align_given_up);
 		return false;
 	}

@@ -232,7 +232,7 @@ struct mgr {
 	/* The instances (ranks) each marker was sent to, by chain, step and
 	 * cut id % MGR_FANNED: (cut << 8) | mask, atomic.  Step 0's are the RX
 	 * unit's, the others the TX unit's; the TX unit aligns on them. */
-#define MGR_FANNED 4
+#define MGR_FANNED 16
 	uint64_t marker_fanned[ONVM_MAX_CHAINS][ONVM_MAX_CHAIN_LEN][MGR_FANNED];
 	bool rsync_standbys; /* this node is the standby of a protected chain */
 
@@ -417,8 +417,9 @@ int mgr_align_poll(struct mgr_dp_ctx *ctx);
 int mgr_align_forget(struct mgr_dp_ctx *ctx, uint16_t id);
 void mgr_align_reset(void); /* tests: no alignment open */
 /* A marker of a protected chain was lost on the way: the primary asks for
- * the next one at once. */
-void mgr_marker_lost(const struct onvm_pkt_meta *meta);
+ * the next one at once -- if it is the newest sent into the chain (an older
+ * one's loss says nothing of the marker out now). */
+void mgr_marker_lost(const struct rte_mbuf *m);
 /* datapath.c: `m` to destination `d` (buffered; counted when dropped). */
 void mgr_dp_dispatch(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, const struct mgr_dest *d);
 /* nf_ipc.c: where a protected chain's NF's state block goes (rsync_unit_state.c):

@@ -70,3 +70,12 @@ rsync_align_give_up(struct rsync_align *a)
 	if (a->cut != 0)
 		close_cut(a, RSYNC_ALIGN_GIVE_UP);
 }
+
+void
+rsync_align_skip(struct rsync_align *a, uint64_t cut)
+{
+	if (a->cut != 0 && a->cut <= cut)
+		close_cut(a, RSYNC_ALIGN_GIVE_UP);
+	if (cut > a->done)
+		a->done = cut;
+}

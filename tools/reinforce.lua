@@ -50,7 +50,7 @@ local types = {
 	[6] = "CHECKPOINT", [7] = "LOG_TRIM", [8] = "REPLAY_START", [9] = "REPLAY_END",
 	[10] = "HEARTBEAT",
 }
-local regions = { [0xFFFF] = "META", [0xFFFE] = "TxTs" }
+local regions = { [0xFFFF] = "META", [0xFFFE] = "TxTs", [512] = "window layout" }
 local rf = {
 	version = ProtoField.uint8("reinforce_rsync.version", "Version"),
 	type = ProtoField.uint8("reinforce_rsync.type", "Type", base.DEC, types),

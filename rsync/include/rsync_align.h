@@ -72,6 +72,11 @@ enum rsync_align_verdict rsync_align_check(struct rsync_align *a, uint32_t expec
 /* Give the open cut up (no rank is held for it any more). */
 void rsync_align_give_up(struct rsync_align *a);
 
+/* Cut `cut` cannot be aligned here (its first marker showed the ranks are
+ * not those it was sent to): given up with any older one open; its other
+ * markers are then stale. */
+void rsync_align_skip(struct rsync_align *a, uint64_t cut);
+
 static inline bool
 rsync_align_open(const struct rsync_align *a)
 {

@@ -151,6 +151,12 @@ test_a_cut_with_no_rank_held_is_given_up(void **state)
 	assert_int_equal(rsync_align_arrive(&a, 1, 4, 0x3, 1, &gave), RSYNC_ALIGN_STALE);
 	rsync_align_give_up(&a); /* nothing open: nothing changes */
 	assert_int_equal(rsync_align_arrive(&a, 1, 5, 0x3, 2, &gave), RSYNC_ALIGN_HOLD);
+	/* cut 7 cannot be aligned: the open 5 goes with it, 6 and 7 are stale */
+	rsync_align_skip(&a, 7);
+	assert_false(rsync_align_open(&a));
+	assert_int_equal(rsync_align_arrive(&a, 0, 6, 0x3, 3, &gave), RSYNC_ALIGN_STALE);
+	assert_int_equal(rsync_align_arrive(&a, 0, 7, 0x3, 4, &gave), RSYNC_ALIGN_STALE);
+	assert_int_equal(rsync_align_arrive(&a, 0, 8, 0x3, 5, &gave), RSYNC_ALIGN_HOLD);
 }
 
 static void
