@@ -7,10 +7,19 @@ Set-ups (all 64-byte packets, every process started with --no-pci):
                      lcore (CPU 1): the physical-limit reference for the node.
                      Packets forwarded per second, both directions summed.
   null_testpmd_copy  the same with net_null copy=1 (the PMD touches packet data).
+  null_csmp          the peer: DPDK's own multi-process client/server example
+                     (examples/multi_process/client_server_mp from the dpdk-doc
+                     package, built here at the project's -O level), the design
+                     OpenNetVM descends from.  mp_server polls net_null0 and
+                     net_null1 on CPU 0 (its display lcore sleeps on CPU 1),
+                     one mp_client on CPU 1 forwards each port's packets to the
+                     other and transmits itself.  Packets forwarded per second,
+                     both directions summed (its ports' tx).
   null_chain k       onvm_mgr (all units on CPU 0) polls net_null0 "gen" (which
                      generates packets as fast as it is polled), k simple_forward
                      NFs share CPU 1, the chain exits on net_null1 "sink" (which
                      frees them).  Throughput = delta of sink tx over the window.
+                     Its ratio to null_csmp of the same round: ratio_vs_peer.
   memif_testpmd      closed loop over two memif links: testpmd "A" (client,
                      io mode, seeded with `start tx_first N`) <-> testpmd "B"
                      (server, io mode) forwarding a->b and b->a.
@@ -26,7 +35,7 @@ the median over the repeats is reported.
 usage: bench/chain_tput.py [--build DIR] [--window S] [--repeats N]
                            [--warmup S] [--out DIR] [--chains 1,2,3]
                            [--memif-chains 1,2,3] [--memif-nf-cpus C]
-                           [--tx-first N] [--no-memif] [--no-plot]
+                           [--tx-first N] [--no-memif] [--no-peer] [--no-plot]
                            [--quiet-wait S] [--quiet-wait-each S]
 
 Writes OUT/chain_tput.csv (one row per measurement plus median rows),
@@ -40,6 +49,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNTIME = "/var/run/dpdk"
 HUGE = "/dev/hugepages"
 TESTPMD = shutil.which("dpdk-testpmd") or "/usr/bin/dpdk-testpmd"
+CSMP_SRC = "/usr/share/dpdk/examples/multi_process/client_server_mp"
 DROP_REASONS = ["nf_action", "no_chain", "no_instance", "bad_service", "bad_port", "bad_action",
                 "chain_end", "ring_full", "port_tx_full", "nf_gone"]
 
@@ -420,6 +430,84 @@ def run_null_testpmd(lab, a, copy):
         lab.cleanup_one(tp.p, prefix)
 
 
+def build_csmp(a):
+    """client_server_mp's mp_server and mp_client, built from dpdk-doc's sources into
+    BUILD/bench-csmp at the optimisation level of the project's build."""
+    if not os.path.isdir(CSMP_SRC):
+        raise SystemExit(f"no {CSMP_SRC}: apt-get install dpdk-doc (or --no-peer)")
+    opt = "2"
+    try:
+        opts = json.loads(subprocess.run(["meson", "introspect", a.build, "--buildoptions"],
+                                         capture_output=True, text=True, check=True).stdout)
+        opt = next(o["value"] for o in opts if o["name"] == "optimization")
+    except (OSError, subprocess.CalledProcessError, StopIteration, ValueError):
+        log(f"cannot read the build's optimization level: -O{opt}")
+    out = os.path.join(a.build, "bench-csmp")
+    shutil.copytree(CSMP_SRC, out, dirs_exist_ok=True)
+    dpdk = subprocess.run(["pkg-config", "--cflags", "libdpdk"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    cflags = f"-O{opt} -I../shared {dpdk} -DALLOW_EXPERIMENTAL_API"
+    for app in ("mp_server", "mp_client"):
+        r = subprocess.run(["make", "-s", "-C", os.path.join(out, app), f"CFLAGS={cflags}"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise SystemExit(f"building {app} failed:\n{r.stdout}{r.stderr}")
+    a.csmp = {app: os.path.join(out, app, "build", app) for app in ("mp_server", "mp_client")}
+    log(f"client_server_mp built at -O{opt} in {out}")
+
+
+def run_null_csmp(lab, a):
+    prefix = lab.prefix()
+    log_path = os.path.join(lab.workdir, f"{prefix}.log")
+    out = open(log_path, "w")
+    srv = lab.popen([a.csmp["mp_server"], "-l", "0,1", f"--file-prefix={prefix}", "--no-pci",
+                     "--vdev", "net_null0,size=64", "--vdev", "net_null1,size=64",
+                     "--", "-p", "0x3", "-n", "1"],
+                    stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    cli = None
+    tel = Telemetry(prefix)
+    try:
+        deadline = time.monotonic() + 30
+        while True:  # its ports are up once its telemetry answers for them
+            try:
+                tel.query("/ethdev/stats,1")
+                break
+            except (OSError, ValueError):
+                tel.close()
+                if srv.poll() is not None or time.monotonic() > deadline:
+                    raise BenchError(f"mp_server {prefix} did not start:\n"
+                                     + open(log_path).read()[-2000:])
+                time.sleep(0.1)
+        cli = lab.popen(["taskset", "-c", "1", a.csmp["mp_client"], "-l", "1",
+                         "--proc-type=secondary", f"--file-prefix={prefix}", "--no-pci",
+                         "--", "-n", "0"],
+                        stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+        def tx():
+            t = time.monotonic()
+            n = 0
+            for port in (0, 1):
+                d = tel.query(f"/ethdev/stats,{port}")
+                n += next(iter(d.values()))["opackets"]
+            return n, (t + time.monotonic()) / 2
+
+        time.sleep(a.warmup)
+        if cli.poll() is not None:
+            raise BenchError(f"mp_client {prefix} exited:\n" + open(log_path).read()[-2000:])
+        n0, t0 = tx()
+        lab.window(a.window)
+        n1, t1 = tx()
+        if n1 == n0:
+            raise BenchError(f"client_server_mp {prefix} forwarded nothing")
+        return (n1 - n0) / (t1 - t0) / 1e6, None
+    finally:
+        tel.close()
+        if cli is not None:
+            lab.stop(cli)
+        lab.cleanup_one(srv, prefix)
+        out.close()
+
+
 def null_cfg(prefix, k):
     return {"node": {"name": "tput", "file_prefix": prefix, "lcores": "0@0"},
             "pool": {"mbufs": 32767}, "nf_defaults": {"cpus": "1"},
@@ -599,7 +687,7 @@ def machine_txt(a, busy, others):
 
 # ---- output -------------------------------------------------------------------------------
 
-REFS = {"null_testpmd": None, "null_testpmd_copy": "null_testpmd",
+REFS = {"null_testpmd": None, "null_testpmd_copy": "null_testpmd", "null_csmp": "null_testpmd",
         "null_chain": "null_testpmd", "memif_testpmd": None, "memif_chain": "memif_testpmd"}
 
 
@@ -618,20 +706,26 @@ def write_outputs(a, results, details, noise, elapsed):
             ratio = mpps / rmpps if rmpps else None
             copy = results.get(("null_testpmd_copy", 0), {}).get(rep)
             rc = mpps / copy if setup == "null_chain" and copy else None
+            peer = results.get(("null_csmp", 0), {}).get(rep)
+            rp = mpps / peer if setup == "null_chain" and peer else None
             if ratio is not None:
                 ratios.append(ratio)
             rows.append((setup, k, rep, mpps, ref or "", rmpps, ratio, rc)
-                        + noise.get((setup, k, rep), (None, None)))
+                        + noise.get((setup, k, rep), (None, None)) + (rp,))
         vals = list(reps.values())
         mref = statistics.median(results[(ref, 0)].values()) if ref and (ref, 0) in results \
             else None
         mcopy = results.get(("null_testpmd_copy", 0))
         mrc = (statistics.median([reps[r] / mcopy[r] for r in reps if r in mcopy])
                if setup == "null_chain" and mcopy else None)
+        mpeer = results.get(("null_csmp", 0))
+        mrp = (statistics.median([reps[r] / mpeer[r] for r in reps if r in mpeer])
+               if setup == "null_chain" and mpeer and any(r in mpeer for r in reps) else None)
         m = (setup, k, "median", statistics.median(vals), ref or "", mref,
              statistics.median(ratios) if ratios else None, mrc,
              max((noise.get((setup, k, r), (0.0, 0.0))[0] for r in reps), default=None),
-             max((noise.get((setup, k, r), (0.0, 0.0))[1] for r in reps), default=None))
+             max((noise.get((setup, k, r), (0.0, 0.0))[1] for r in reps), default=None),
+             mrp)
         med[(setup, k)] = (m, min(vals), max(vals))
         rows.append(m)
 
@@ -640,10 +734,10 @@ def write_outputs(a, results, details, noise, elapsed):
 
     with open(os.path.join(a.out, "chain_tput.csv"), "w") as fh:
         fh.write("setup,chain_len,repeat,mpps,reference,reference_mpps,ratio,ratio_vs_copy_ref,"
-                 "other_cpu_pct,steal_pct\n")
+                 "other_cpu_pct,steal_pct,ratio_vs_peer\n")
         for r in rows:
             fh.write(",".join([r[0], str(r[1]), str(r[2]), f(r[3]), r[4], f(r[5]), f(r[6], 4),
-                               f(r[7], 4), f(r[8], 1), f(r[9], 1)]) + "\n")
+                               f(r[7], 4), f(r[8], 1), f(r[9], 1), f(r[10], 4)]) + "\n")
     if details:
         cols = list(details[0].keys())
         with open(os.path.join(a.out, "chain_tput_detail.csv"), "w") as fh:
@@ -655,6 +749,7 @@ def write_outputs(a, results, details, noise, elapsed):
         summary.append(f"{setup:<19}{k:<3}{m[3]:>10.3f}  ({lo:.3f}..{hi:.3f})"
                        f"{'':>6}{'' if m[6] is None else f'{m[6]:.4f}'}"
                        f"{'' if m[7] is None else f'  (vs copy=1 ref {m[7]:.4f})'}"
+                       f"{'' if m[10] is None else f'  (vs client_server_mp {m[10]:.4f})'}"
                        f"   [others' CPU up to {m[8]:.0f}%, steal up to {m[9]:.0f}%]")
     summary.append(f"total run time {elapsed:.0f}s")
     with open(os.path.join(a.out, "chain_tput_summary.txt"), "w") as fh:
@@ -673,6 +768,7 @@ def plot(a, med):
     groups = [("net_null: node is its own generator and sink",
                [("null_testpmd", 0, "testpmd io\n(reference)"),
                 ("null_testpmd_copy", 0, "testpmd io\ncopy=1"),
+                ("null_csmp", 0, "client_server\n_mp (peer)"),
                 ("null_chain", 1, "chain\n1 NF"), ("null_chain", 2, "chain\n2 NFs"),
                 ("null_chain", 3, "chain\n3 NFs")]),
               ("memif loop: testpmd generator <-> node",
@@ -688,7 +784,8 @@ def plot(a, med):
         meds = [med[(s, k)][0][3] for s, k, _ in bars]
         los = [m - med[(s, k)][1] for (s, k, _), m in zip(bars, meds)]
         his = [med[(s, k)][2] - m for (s, k, _), m in zip(bars, meds)]
-        colors = ["#7f7f7f" if "testpmd" in s else "#1f77b4" for s, _, _ in bars]
+        colors = ["#7f7f7f" if "testpmd" in s else "#ff7f0e" if s == "null_csmp" else "#1f77b4"
+                  for s, _, _ in bars]
         ax.bar(xs, meds, yerr=[los, his], capsize=4, color=colors)
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
@@ -715,6 +812,8 @@ def measure(lab, a, setup, k, rep):
         return run_null_testpmd(lab, a, copy=False)
     if setup == "null_testpmd_copy":
         return run_null_testpmd(lab, a, copy=True)
+    if setup == "null_csmp":
+        return run_null_csmp(lab, a)
     if setup == "null_chain":
         return run_null_chain(lab, a, k, rep)
     if setup == "memif_testpmd":
@@ -738,6 +837,8 @@ def main():
     ap.add_argument("--tx-first", type=int, default=16,
                     help="bursts of 32 packets per port seeding the memif loop")
     ap.add_argument("--no-memif", action="store_true")
+    ap.add_argument("--no-peer", action="store_true",
+                    help="leave out client_server_mp (needs the dpdk-doc package)")
     ap.add_argument("--no-plot", action="store_true")
     ap.add_argument("--quiet-wait", type=float, default=60,
                     help="seconds to wait for an idle machine before starting")
@@ -760,7 +861,10 @@ def main():
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGHUP, on_signal)
 
-    plan = [("null_testpmd", 0), ("null_testpmd_copy", 0)] + [("null_chain", k) for k in a.chains]
+    if not a.no_peer:
+        build_csmp(a)
+    plan = ([("null_testpmd", 0), ("null_testpmd_copy", 0)]
+            + ([] if a.no_peer else [("null_csmp", 0)]) + [("null_chain", k) for k in a.chains])
     if a.memif_chains:
         plan += [("memif_testpmd", 0)] + [("memif_chain", k) for k in a.memif_chains]
     results = {s: {} for s in plan}
