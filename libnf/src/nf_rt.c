@@ -67,8 +67,9 @@ nfl_rt_enter(struct nfl_rt *rt, uint64_t cap_us)
 	struct sigaction sa = {.sa_handler = on_sigxcpu};
 	struct rlimit cap;
 
-	if (rt->on)
+	if (rt->on && !nfl_rt_revoked())
 		return true; /* entered already (a local standby promoted into a remote park) */
+	nfl_rt_exit(rt); /* (the kernel's cap took it back: restore, then enter anew) */
 	/* The kernel's view of this thread (glibc's pthread_getschedparam()
 	 * answers from a cache that sched_setscheduler() does not update). */
 	rt->saved_policy = (int)syscall(SYS_sched_getscheduler, 0);
