@@ -532,13 +532,17 @@ mgr_tx_poll(void)
 
 		/* A marker alignment's hold or stash of an NF that is gone, or
 		 * whose slot another NF took since (marker_align.c). */
-		if (unlikely(ctx->align_held[id] != 0 || ctx->stash[id].n > 0) &&
-		    (gone || ctx->align_gen[id] != slot->generation))
+		bool aligning = unlikely(ctx->align_n_held + ctx->stash_pending > 0) &&
+				(ctx->align_held[id] != 0 || ctx->stash[id].n > 0);
+
+		/* (The stashes are read only while some are in use: they are
+		 * 64 cache lines a poll otherwise.) */
+		if (unlikely(aligning) && (gone || ctx->align_gen[id] != slot->generation))
 			work += mgr_align_forget(ctx, id);
 		if (gone) {
 			/* What a dead NF sent after its marker is routed on, as
 			 * the rest of its output was. */
-			if (likely(ctx->stash[id].n == 0))
+			if (likely(!aligning))
 				continue;
 		} else {
 			if (unlikely(__atomic_load_n(&slot->gen_enabled, __ATOMIC_ACQUIRE)))
@@ -558,11 +562,14 @@ mgr_tx_poll(void)
 				continue;
 			}
 		}
-		if (unlikely(ctx->stash[id].n > 0)) {
+		if (unlikely(aligning) && ctx->stash[id].n > 0) {
 			/* What followed its marker in that burst goes first. */
 			n = ctx->stash[id].n;
 			memcpy(pkts, ctx->stash[id].pkts, n * sizeof(pkts[0]));
 			ctx->stash[id].n = 0;
+			ctx->stash_pending--;
+		} else if (gone) {
+			continue;
 		} else {
 			n = rte_ring_sc_dequeue_burst(slot->tx_ring, (void **)pkts, ONVM_BURST,
 						      NULL);
@@ -579,8 +586,8 @@ mgr_tx_poll(void)
 				 * instances' before it goes on; while held, the
 				 * rest of this burst waits with the NF's ring. */
 				if (mgr_marker_from_nf(ctx, id, pkts[i])) {
-					ctx->align_gen[id] = slot->generation;
 					ctx->stash[id].n = (uint16_t)(n - i - 1);
+					ctx->stash_pending += ctx->stash[id].n > 0;
 					memcpy(ctx->stash[id].pkts, &pkts[i + 1],
 					       (n - i - 1) * sizeof(pkts[0]));
 					break;
@@ -651,6 +658,7 @@ mgr_dp_drop_leftovers(void)
 			ctx->align_held[i] = 0;
 		}
 		ctx->align_n_held = 0;
+		ctx->stash_pending = 0;
 	}
 	mgr_align_reset(); /* the markers kept for alignments */
 }

@@ -44,8 +44,8 @@ pos_tag(uint16_t chain, uint16_t step)
 	return (uint16_t)(1 + chain * ONVM_MAX_CHAIN_LEN + step);
 }
 
-static uint64_t
-marker_cut(const struct rte_mbuf *m)
+uint64_t
+mgr_marker_cut(const struct rte_mbuf *m)
 {
 	struct onvm_marker mk;
 
@@ -62,7 +62,7 @@ mgr_marker_lost(const struct rte_mbuf *m)
 							 mgr.dyn_off);
 
 	if (meta->chain_id >= ONVM_MAX_CHAINS ||
-	    marker_cut(m) < __atomic_load_n(&mgr.marker_newest[meta->chain_id], __ATOMIC_ACQUIRE))
+	    mgr_marker_cut(m) < __atomic_load_n(&mgr.marker_newest[meta->chain_id], __ATOMIC_ACQUIRE))
 		return;
 	/* The primary asks for the next marker at once (rsync_unit_state.c). */
 	if (meta->in_port < ONVM_MAX_PORTS && mgr.rsync_in_port[meta->in_port] != 0)
@@ -100,13 +100,11 @@ mgr_marker_fanout(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t step)
 	struct mgr_dest d;
 	unsigned int n = 0;
 	uint32_t a, mask = 0;
-	uint64_t cut = marker_cut(m);
+	uint64_t cut = mgr_marker_cut(m);
 
 	/* Into the chain (RX unit): the newest marker an NF may pass on. */
-	if (step == 0 && marker_cut(m) > __atomic_load_n(&mgr.marker_newest[meta->chain_id],
-							  __ATOMIC_RELAXED))
-		__atomic_store_n(&mgr.marker_newest[meta->chain_id], marker_cut(m),
-				 __ATOMIC_RELEASE);
+	if (step == 0 && cut > __atomic_load_n(&mgr.marker_newest[meta->chain_id], __ATOMIC_RELAXED))
+		__atomic_store_n(&mgr.marker_newest[meta->chain_id], cut, __ATOMIC_RELEASE);
 	meta->chain_index = step;
 	meta->action = ONVM_ACTION_NEXT;
 	if (step >= ch->len || ch->services[step] == 0 || ch->services[step] >= ONVM_MAX_SERVICES) {
@@ -205,23 +203,6 @@ close_pos(struct mgr_dp_ctx *ctx, uint16_t chain, uint16_t step, enum rsync_alig
 	return 0;
 }
 
-/* The ranks of `service` whose NF runs (not one still starting: it holds
- * the marker unprocessed, and a cut it is in fails at the exit anyway). */
-static uint32_t
-ranks_running(uint16_t service)
-{
-	const struct onvm_service *svc = &mgr.shm->services[service];
-	uint32_t a = __atomic_load_n(&svc->active, __ATOMIC_ACQUIRE) & 1, mask = 0;
-
-	for (uint16_t r = 0; r < svc->n[a] && r < ONVM_MAX_INSTANCES; r++) {
-		uint16_t id = svc->inst[a][r];
-
-		if (id < ONVM_MAX_NFS && __atomic_load_n(&mgr.shm->nfs[id].nf_running, __ATOMIC_ACQUIRE))
-			mask |= 1u << r;
-	}
-	return mask;
-}
-
 /* A cut can be aligned at a step only over the ranks its marker was sent to,
  * all of them still there and running (an instance that came since never got
  * it; one that left may still have output from before it queued). */
@@ -231,7 +212,7 @@ fanout_intact(uint16_t chain, uint16_t step, uint64_t cut, uint32_t live, uint16
 	uint64_t f = __atomic_load_n(&mgr.marker_fanned[chain][step][cut % MGR_FANNED],
 				     __ATOMIC_ACQUIRE);
 
-	return (f >> 8) == cut && (uint32_t)(f & 0xff) == live && (live & ~ranks_running(service)) == 0;
+	return (f >> 8) == cut && (uint32_t)(f & 0xff) == live && (live & ~mgr_service_ranks(mgr.shm, service, true)) == 0;
 }
 
 /* A marker NF `id` may pass on: its chain's step, in the order of the
@@ -264,7 +245,7 @@ mgr_marker_from_nf(struct mgr_dp_ctx *ctx, uint16_t id, struct rte_mbuf *m)
 {
 	struct onvm_pkt_meta *meta = onvm_pkt_meta(m, mgr.dyn_off);
 	const struct onvm_nf_slot *s = &mgr.shm->nfs[id];
-	uint64_t cut = marker_cut(m);
+	uint64_t cut = mgr_marker_cut(m);
 	struct align_pos *p;
 	enum rsync_align_verdict v;
 	bool given_up, changed;
@@ -277,7 +258,7 @@ mgr_marker_from_nf(struct mgr_dp_ctx *ctx, uint16_t id, struct rte_mbuf *m)
 		return false;
 	}
 	p = &align_at[meta->chain_id][meta->chain_index];
-	live = mgr_service_ranks(mgr.shm, s->service_id);
+	live = mgr_service_ranks(mgr.shm, s->service_id, false);
 	/* The first of its cut here: the ranks must be those it was sent to. */
 	if (cut > p->a.done && !(rsync_align_open(&p->a) && cut <= p->a.cut) &&
 	    !fanout_intact(meta->chain_id, meta->chain_index, cut, live, s->service_id)) {
@@ -326,14 +307,14 @@ check_pos(struct mgr_dp_ctx *ctx, uint16_t tag, uint64_t now)
 	uint16_t step = (uint16_t)((tag - 1) % ONVM_MAX_CHAIN_LEN);
 	uint16_t service = mgr.shm->chains[chain].services[step];
 	struct align_pos *p = &align_at[chain][step];
-	uint32_t live = mgr_service_ranks(mgr.shm, service);
+	uint32_t live = mgr_service_ranks(mgr.shm, service, false);
 	enum rsync_align_verdict v;
 	bool held = false;
 
 	for (uint16_t id = 0; id < ONVM_MAX_NFS && !held; id++)
 		held = ctx->align_held[id] == tag;
 	if (!held || (rsync_align_open(&p->a) &&
-		      (p->a.want != live || (live & ~ranks_running(service)) != 0))) {
+		      (p->a.want != live || (live & ~mgr_service_ranks(mgr.shm, service, true)) != 0))) {
 		rsync_align_give_up(&p->a);
 		return close_pos(ctx, chain, step, RSYNC_ALIGN_GIVE_UP, true);
 	}

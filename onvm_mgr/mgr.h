@@ -131,6 +131,7 @@ struct mgr_dp_ctx {
 	 * 0: not held), the rest of the burst its marker was in, counters. */
 	uint16_t align_held[ONVM_MAX_NFS];
 	uint16_t align_n_held;
+	uint16_t stash_pending; /* stashes holding packets */
 	struct mgr_dp_buf stash[ONVM_MAX_NFS];
 	uint32_t align_gen[ONVM_MAX_NFS]; /* the slot's generation the hold or stash is of */
 	uint64_t markers_aligned;  /* passed on, every instance's in */
@@ -416,6 +417,8 @@ bool mgr_marker_from_nf(struct mgr_dp_ctx *ctx, uint16_t id, struct rte_mbuf *m)
 int mgr_align_poll(struct mgr_dp_ctx *ctx);
 int mgr_align_forget(struct mgr_dp_ctx *ctx, uint16_t id);
 void mgr_align_reset(void); /* tests: no alignment open */
+/* The cut id a marker carries (0: too short to hold struct onvm_marker). */
+uint64_t mgr_marker_cut(const struct rte_mbuf *m);
 /* A marker of a protected chain was lost on the way: the primary asks for
  * the next one at once -- if it is the newest sent into the chain (an older
  * one's loss says nothing of the marker out now). */

@@ -110,7 +110,7 @@ mgr_service_rank(const struct onvm_shm *shm, uint16_t service_id, uint16_t id)
 }
 
 uint32_t
-mgr_service_ranks(const struct onvm_shm *shm, uint16_t service_id)
+mgr_service_ranks(const struct onvm_shm *shm, uint16_t service_id, bool running)
 {
 	const struct onvm_service *svc;
 	uint32_t a, mask = 0;
@@ -119,9 +119,13 @@ mgr_service_ranks(const struct onvm_shm *shm, uint16_t service_id)
 		return 0;
 	svc = &shm->services[service_id];
 	a = __atomic_load_n(&svc->active, __ATOMIC_ACQUIRE) & 1;
-	for (uint16_t r = 0; r < svc->n[a]; r++)
-		if (svc->inst[a][r] != ONVM_INST_NONE)
+	for (uint16_t r = 0; r < svc->n[a]; r++) {
+		uint16_t id = svc->inst[a][r];
+
+		if (id < ONVM_MAX_NFS &&
+		    (!running || __atomic_load_n(&shm->nfs[id].nf_running, __ATOMIC_ACQUIRE)))
 			mask |= 1u << r;
+	}
 	return mask;
 }
 

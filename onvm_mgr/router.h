@@ -74,9 +74,10 @@ int mgr_service_pick(const struct onvm_shm *shm, uint16_t service_id, uint32_t h
 void mgr_service_fix(struct onvm_shm *shm, uint16_t service, uint16_t ranks);
 
 /* The rank of instance `id` in the service's list (the entry flows hash
- * to), or -1; and a mask of the ranks an instance holds. */
+ * to), or -1; and a mask of the ranks an instance holds (`running`: one
+ * whose NF runs, not one still starting). */
 int mgr_service_rank(const struct onvm_shm *shm, uint16_t service_id, uint16_t id);
-uint32_t mgr_service_ranks(const struct onvm_shm *shm, uint16_t service_id);
+uint32_t mgr_service_ranks(const struct onvm_shm *shm, uint16_t service_id, bool running);
 
 /* Where a packet at step `meta->chain_index` of its chain goes: the step's
  * service, or the chain's exit. */

@@ -78,23 +78,13 @@ latch(struct rsync_chain *c, struct rte_mbuf *m, uint64_t now)
  * primary die before their stages are released, they are lost with it --
  * the wait queue joins the loss bound -- never doubled.
  */
-static uint64_t
-marker_id(const struct rte_mbuf *m)
-{
-	struct onvm_marker mk = {0};
-
-	if (rte_pktmbuf_data_len(m) >= sizeof(mk))
-		memcpy(&mk, rte_pktmbuf_mtod(m, const void *), sizeof(mk));
-	return mk.cut_id;
-}
-
 static void
 marker_ahead(struct rsync_chain *c, struct rte_mbuf *m, uint64_t now)
 {
 	c->markers_ahead++;
 	if (c->marker_wait != NULL) {
 		/* One held at a time: the newer supersedes the older. */
-		if (marker_id(c->marker_wait) > marker_id(m)) {
+		if (mgr_marker_cut(c->marker_wait) > mgr_marker_cut(m)) {
 			rte_pktmbuf_free(m);
 			return;
 		}

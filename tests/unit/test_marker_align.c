@@ -72,7 +72,7 @@ fanned_out(uint8_t step, uint64_t cut)
 		mgr.marker_newest[0] = cut;
 	if (*f >> 8 != cut)
 		*f = (cut << 8) |
-		     mgr_service_ranks(mgr.shm, mgr.shm->chains[0].services[step]);
+		     mgr_service_ranks(mgr.shm, mgr.shm->chains[0].services[step], false);
 }
 
 /* Markers the primary was told were lost (it asks for the next at once). */
