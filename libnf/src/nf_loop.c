@@ -76,49 +76,39 @@ futex_wait(uint32_t *addr, uint32_t val, uint64_t timeout_ns)
 	return syscall(SYS_futex, addr, FUTEX_WAIT, val, &ts, NULL, 0);
 }
 
+enum sleep_kind {
+	SLEEP_IDLE,	    /* for packets, at the NF's own priority */
+	SLEEP_TAKEOVER,	    /* for a remote takeover's first packets, keeping real-time priority */
+	SLEEP_PARKED,	    /* for the takeover itself, whatever the RX ring holds (a parked
+			     * NF dequeues nothing: a packet there must not make it spin) */
+};
+
 /* Block until the manager enqueues (or wakes it), a tick is due, or we are
- * told to stop.  A blocked thread holds no CPU: `keep_rt` keeps real-time
- * priority across the sleep (a remote standby parked for its takeover). */
+ * told to stop -- for a parked NF, until the takeover clears remote_parked.
+ * A blocked thread holds no CPU: only these sleeps keep real-time priority
+ * (a remote standby's park and its wait for its first packets). */
 static void
-sleep_for_work(struct nf_ctx *nf, uint64_t wait_ns, bool keep_rt)
+sleep_for_work(struct nf_ctx *nf, uint64_t wait_ns, enum sleep_kind kind)
 {
 	struct onvm_nf_slot *slot = nf->slot;
 	uint32_t seq = __atomic_load_n(&slot->wake_seq, __ATOMIC_ACQUIRE);
+	bool wait;
 
-	if (!keep_rt)
+	if (kind == SLEEP_IDLE)
 		nfl_rt_leave(nf);
 	__atomic_store_n(&slot->sleeping, 1, __ATOMIC_RELAXED);
 	rte_smp_mb();
-	if (rte_ring_empty(nf->rx) && !nf_stopping(nf)) {
+	/* (checked after reading wake_seq: an enqueue or a takeover in between
+	 * changes it, and the futex does not wait) */
+	wait = kind == SLEEP_PARKED ? __atomic_load_n(&slot->remote_parked, __ATOMIC_ACQUIRE) != 0
+				    : rte_ring_empty(nf->rx) != 0;
+	if (wait && !nf_stopping(nf)) {
 		futex_wait(&slot->wake_seq, seq, wait_ns);
 		slot->stats.wakeups++;
 	}
 	__atomic_store_n(&slot->sleeping, 0, __ATOMIC_RELAXED);
 }
 
-static inline void
-sleep_until_work(struct nf_ctx *nf, uint64_t wait_ns)
-{
-	sleep_for_work(nf, wait_ns, false);
-}
-
-/* A remote standby's park (nf_run): asleep until the takeover clears
- * remote_parked and wakes it, or a stop -- whatever its RX ring holds (a
- * parked NF dequeues nothing: a packet there must not make it spin, at
- * real-time priority least of all).  At most `wait_ns` at a time. */
-static void
-park_sleep(struct nf_ctx *nf, uint64_t wait_ns)
-{
-	struct onvm_nf_slot *slot = nf->slot;
-	uint32_t seq = __atomic_load_n(&slot->wake_seq, __ATOMIC_ACQUIRE);
-
-	__atomic_store_n(&slot->sleeping, 1, __ATOMIC_RELAXED);
-	rte_smp_mb();
-	/* (checked after reading wake_seq: a takeover in between wakes it) */
-	if (__atomic_load_n(&slot->remote_parked, __ATOMIC_ACQUIRE) && !nf_stopping(nf))
-		futex_wait(&slot->wake_seq, seq, wait_ns);
-	__atomic_store_n(&slot->sleeping, 0, __ATOMIC_RELAXED);
-}
 
 int
 nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
@@ -159,7 +149,7 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 		while (__atomic_load_n(&nf->slot->remote_parked, __ATOMIC_ACQUIRE) &&
 		       !nf_stopping(nf)) {
 			nfl_heartbeat(nf);
-			park_sleep(nf, (uint64_t)NF_MAX_SLEEP_MS * 1000000ULL);
+			sleep_for_work(nf, (uint64_t)NF_MAX_SLEEP_MS * 1000000ULL, SLEEP_PARKED);
 		}
 		__atomic_store_n(&nf->slot->remote_park_ack, 0, __ATOMIC_RELEASE);
 		nf->fifo_until_ns = nfl_mono_ns() + NF_TAKEOVER_FIFO_MAX_NS;
@@ -189,7 +179,7 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 			 * at real-time priority it would keep its CPU from the
 			 * managers that feed and drain it (their rings overflow). */
 			if (got == 0 && nf->slot->first_pkt_ns == 0 && t < nf->fifo_until_ns) {
-				sleep_for_work(nf, nf->fifo_until_ns - t, true);
+				sleep_for_work(nf, nf->fifo_until_ns - t, SLEEP_TAKEOVER);
 				continue;
 			}
 			nfl_rt_leave(nf);
@@ -216,7 +206,7 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 				wait_ns = RTE_MIN(wait_ns, until * 1000000000ULL / tsc_hz);
 			}
 			if (wait_ns > 0)
-				sleep_until_work(nf, wait_ns);
+				sleep_for_work(nf, wait_ns, SLEEP_IDLE);
 		} else {
 			nfl_rt_leave(nf); /* an idle spin is a wait too */
 			rte_pause();
