@@ -73,7 +73,7 @@ flush_nf(struct mgr_dp_ctx *ctx, uint16_t id)
 			const struct onvm_pkt_meta *mm = onvm_pkt_meta(b->pkts[i], mgr.dyn_off);
 
 			if (unlikely(mm->flags & ONVM_PKT_F_MARKER))
-				mgr_marker_lost(b->pkts[i]);
+				mgr_marker_copy_dropped(b->pkts[i], id);
 		}
 		rte_pktmbuf_free_bulk(&b->pkts[sent], b->n - sent);
 		ctx->drops[r] += b->n - sent;

@@ -44,6 +44,28 @@ pos_tag(uint16_t chain, uint16_t step)
 	return (uint16_t)(1 + chain * ONVM_MAX_CHAIN_LEN + step);
 }
 
+void
+mgr_marker_copy_dropped(const struct rte_mbuf *m, uint16_t id)
+{
+	const struct onvm_pkt_meta *meta = onvm_pkt_meta((struct rte_mbuf *)(uintptr_t)m,
+							 mgr.dyn_off);
+	uint64_t cut = mgr_marker_cut(m), *f;
+	int rank;
+
+	mgr_marker_lost(m);
+	if (meta->chain_id >= ONVM_MAX_CHAINS || meta->chain_index >= ONVM_MAX_CHAIN_LEN)
+		return;
+	/* The step's alignment must not wait for a copy that never got there:
+	 * its record of the fan-out no longer names this rank, so the cut is
+	 * given up at its first marker (fanout_intact()).  The unit that
+	 * fanned it out is the one that flushes it: one writer. */
+	f = &mgr.marker_fanned[meta->chain_id][meta->chain_index][cut % MGR_FANNED];
+	rank = mgr_service_rank(mgr.shm, mgr.shm->nfs[id].service_id, id);
+	if (rank >= 0 && (__atomic_load_n(f, __ATOMIC_RELAXED) >> 8) == cut)
+		__atomic_store_n(f, __atomic_load_n(f, __ATOMIC_RELAXED) & ~(1ull << rank),
+				 __ATOMIC_RELEASE);
+}
+
 uint64_t
 mgr_marker_cut(const struct rte_mbuf *m)
 {

@@ -417,6 +417,9 @@ bool mgr_marker_from_nf(struct mgr_dp_ctx *ctx, uint16_t id, struct rte_mbuf *m)
 int mgr_align_poll(struct mgr_dp_ctx *ctx);
 int mgr_align_forget(struct mgr_dp_ctx *ctx, uint16_t id);
 void mgr_align_reset(void); /* tests: no alignment open */
+/* datapath.c: a copy of a marker for NF `id` was dropped on its full ring:
+ * reported lost, and taken out of its step's record of the fan-out. */
+void mgr_marker_copy_dropped(const struct rte_mbuf *m, uint16_t id);
 /* The cut id a marker carries (0: too short to hold struct onvm_marker). */
 uint64_t mgr_marker_cut(const struct rte_mbuf *m);
 /* A marker of a protected chain was lost on the way: the primary asks for

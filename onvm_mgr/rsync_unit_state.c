@@ -72,6 +72,8 @@ window_off(const struct mgr_remote_cfg *rc, int win)
 /* The service ranks of each position (an instance each, as configured; one
  * for a service no configured NF gives, started by hand), and their
  * windows. */
+static struct rsync_chain *chain_of_service(uint16_t service, int *pos);
+
 static int
 plan_windows(struct rsync_chain *c)
 {
@@ -80,7 +82,22 @@ plan_windows(struct rsync_chain *c)
 
 	c->nwin = 0;
 	for (int k = 0; k < ch->len; k++) {
-		int ranks = 0;
+		int ranks = 0, pos;
+
+		/* A service has one place in the protected chains: its windows,
+		 * ranks and marker alignment are by position. */
+		if (chain_of_service(ch->services[k], &pos) != NULL) {
+			MGR_LOG(ERR, "remote chain %s: service %u is in another protected chain",
+				rc->name, ch->services[k]);
+			return -ENOTSUP;
+		}
+		for (int j = 0; j < k; j++)
+			if (ch->services[j] == ch->services[k]) {
+				MGR_LOG(ERR, "remote chain %s: service %u is in it twice: a "
+					     "protected chain's services have one place each",
+					rc->name, ch->services[k]);
+				return -ENOTSUP;
+			}
 
 		for (int i = 0; i < mgr.cfg.nnfs; i++)
 			if (mgr.cfg.nfs[i].service == ch->services[k])

@@ -473,6 +473,31 @@ test_a_marker_into_the_chain_skips_an_empty_rank(void **state)
 }
 
 static void
+test_a_copy_dropped_on_a_full_ring_is_not_waited_for(void **state)
+{
+	(void)state;
+	/* rank 1's ring is full when cut 130 goes in: its copy is dropped
+	 * (reported), so rank 0's marker must not hold rank 0 for it */
+	fill_rx(SPARE_SLOT, RING_CAP);
+	mgr_marker_fanout(&mgr.dp[MGR_UNIT_TX], marker(ONVM_ACTION_NEXT, 0, 130, 0), 0);
+	nf_emit(2, 1, ONVM_ACTION_NEXT, 0, 1, 0); /* work, so the poll flushes */
+	poll_n(1);
+	assert_int_equal(drops(MGR_DROP_RING_FULL), 1);
+	assert_int_equal(reported_lost(), 1);
+	drain_and_free(rx_rings[SPARE_SLOT]);
+	assert_int_equal(rte_ring_count(rx_rings[0]), 1); /* rank 0 got its copy */
+	drain_and_free(rx_rings[0]);
+	assert_int_equal(rte_ring_enqueue(tx_rings[0], marker(ONVM_ACTION_NEXT, 0, 130, 0)), 0);
+	emit(0, 0, 1);
+	poll_n(2);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].align_n_held, 0);
+	assert_int_equal(mgr.dp[MGR_UNIT_TX].align_given_up, 1);
+	assert_int_equal(rte_ring_count(rx_rings[1]), 1); /* packet 1, no marker */
+	drain_and_free(rx_rings[1]);
+	assert_int_equal(in_use(), 0);
+}
+
+static void
 test_a_marker_not_of_the_nfs_step_is_dropped(void **state)
 {
 	uint8_t got[RING_SIZE];
@@ -519,6 +544,7 @@ main(void)
 	    T(test_a_rolled_back_or_unknown_marker_is_not_passed_on),
 	    T(test_a_hold_does_not_outlive_its_nf),
 	    T(test_a_marker_into_the_chain_skips_an_empty_rank),
+	    T(test_a_copy_dropped_on_a_full_ring_is_not_waited_for),
 	    T(test_a_marker_not_of_the_nfs_step_is_dropped),
 	    T(test_held_output_and_kept_markers_are_freed_at_exit),
 	};
