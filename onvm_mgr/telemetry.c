@@ -220,6 +220,11 @@ tel_nfs(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(c, "failover_reemitted", s->failover_reemitted);
 		rte_tel_data_add_dict_uint(c, "failover_dropped", s->failover_dropped);
 		rte_tel_data_add_dict_uint(c, "failover_reprocessed", s->failover_reprocessed);
+		rte_tel_data_add_dict_uint(c, "crash_handoffs", s->crash_handoffs);
+		rte_tel_data_add_dict_uint(c, "crash_handoff_ns", s->crash_handoff_ns);
+		rte_tel_data_add_dict_uint(c, "crash_signal", s->crash_signal);
+		rte_tel_data_add_dict_uint(c, "crash_armed",
+					  __atomic_load_n(&s->crash_armed, __ATOMIC_RELAXED));
 		/* Consistent-cut markers (remote chains) cross the NF's rings
 		 * like packets but are not packets: enqueued, dequeued and tx
 		 * count them, rx and the actions do not. */

@@ -42,7 +42,7 @@ extern "C" {
 
 #define ONVM_SHM_NAME "onvm_shm"
 #define ONVM_SHM_MAGIC 0x4f4e564d52464e31ULL /* "ONVMRFN1" */
-#define ONVM_SHM_VERSION 13
+#define ONVM_SHM_VERSION 14
 #define ONVM_PKTMBUF_POOL_NAME "onvm_pktmbuf_pool"
 #define ONVM_PKT_META_DYNFIELD "onvm_dynfield_pkt_meta"
 #define ONVM_NF_RX_RING_FMT "onvm_nf%u_rx"
@@ -330,6 +330,12 @@ struct onvm_nf_slot {
 	uint64_t failover_dropped;	 /* held packets of uncommitted batches dropped */
 	uint64_t failover_reprocessed;	 /* dequeued-but-unprocessed packets redone */
 	uint64_t failover_refused;	 /* standbys that would not promote (state) */
+	/* Crash-signal hand-overs (libnf's nf_crash.c): written by the dying
+	 * active's signal handler just before it wakes the standby. */
+	uint64_t crash_handoffs;
+	uint64_t crash_handoff_ns;	 /* CLOCK_MONOTONIC of the last one */
+	uint32_t crash_signal;		 /* its signal */
+	uint32_t crash_armed;		 /* atomic; 1u << signal, for those the active handles */
 	cpu_set_t active_cpus;		 /* the active's CPU affinity */
 	uint32_t n_state_req;
 	struct onvm_nf_state_req state_req[ONVM_STATE_MAX_REGIONS];

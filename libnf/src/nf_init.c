@@ -312,6 +312,7 @@ nf_register(struct nf_ctx *nf)
 			NF_LOG(WARNING, "liveness lock: %s (no standby can protect this NF)",
 			       strerror(r));
 		nf->holds_alive_lock = (r == 0 || r == EOWNERDEAD);
+		nfl_crash_arm(nf); /* a crash of ours now wakes the standby at once */
 		/* Where the slot's active runs: a promoted standby moves there. */
 		{
 			cpu_set_t cpus;
@@ -491,6 +492,7 @@ nf_fini(struct nf_ctx *nf)
 		       nf->slot->stats.rx, nf->slot->stats.tx, nf->slot->stats.act_drop);
 		nfl_fault_point(nf, NF_FAULT_FINI);
 		/* Last: a parked standby gets the lock, sees `leaving`, and exits. */
+		nfl_crash_disarm();
 		if (nf->holds_alive_lock)
 			pthread_mutex_unlock(&nf->slot->alive_lock);
 	}

@@ -18,6 +18,8 @@
  *   nf_rt.c        real-time priority with a cap the kernel enforces
  *   nf_state.c     state regions: declare, map, touch (glue to onvm_state.c)
  *   nf_fault.c     failure injection at the batch's fault points (tests)
+ *   nf_crash.c     a crash signal on the packet thread hands over to the
+ *                  standby at once (a futex wake), then the process dies
  *   nf_nd.c        non-determinism helpers (nf_nd_rand, nf_nd_time_ns)
  *   nf_app_stats.c NF-published counters (/onvm/nf/app,ID)
  *   pkt_helper.c, flow_table.c, region_heap.c, nf_json.c, nf_output.c:
@@ -185,6 +187,11 @@ nfl_fault_point(struct nf_ctx *nf, enum nf_fault_point point)
  * promoted itself and nf_run goes on as the active) or stops (returns 0);
  * nfl_standby_finish() completes a promotion from the run loop. */
 int nfl_standby_run(struct nf_ctx *nf);
+/* nf_crash.c: the calling thread holds the slot's liveness lock (the active,
+ * or a promoted standby): from now on its crash signals hand over at once.
+ * Disarmed before the lock is let go in order (nf_fini). */
+void nfl_crash_arm(struct nf_ctx *nf);
+void nfl_crash_disarm(void);
 void nfl_standby_finish(struct nf_ctx *nf);
 
 #endif /* NF_PRIVATE_H */

@@ -238,6 +238,8 @@ promote(struct nf_ctx *nf)
 			return -EIO;
 		}
 	}
+	/* Its crash hand-over was the dead one's: ours is armed once promoted. */
+	__atomic_store_n(&slot->crash_armed, 0, __ATOMIC_RELAXED);
 	/* The dead active may have been asleep: we are not (the manager would
 	 * futex-wake us after every burst and never check our heartbeat). */
 	__atomic_store_n(&slot->sleeping, 0, __ATOMIC_RELAXED);
@@ -355,6 +357,7 @@ nfl_standby_run(struct nf_ctx *nf)
 		restore_priority(nf);
 		return -EIO;
 	}
+	nfl_crash_arm(nf); /* its own successor, once parked, is woken as fast */
 	promoted_placement(nf, dead);
 	return 1;
 }

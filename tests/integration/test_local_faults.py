@@ -17,20 +17,32 @@ Asserted per point:
     batch when its state had not committed (processed), none otherwise (its
     outputs are re-emitted: mid_commit, committed, mid_emit);
   - the pool returns to its idle level; the manager exits 0.
-A fifth run hangs the NF instead (test_nf -H 200: an endless handler): the
+Each point is run twice: SIGKILLed (the kernel wakes the standby once the
+process is gone) and crashing of its own bug, a write through NULL (libnf's
+signal handler fences the process and wakes the standby at once, then the
+process dies of SIGSEGV; the slot counts one crash hand-over).  Three more
+runs crash with abort(), a bus error and a division by zero at one point each.
+With a sanitizer build the sanitizer's own SEGV/BUS/FPE handlers stay and
+those crashes take the kernel's path: the hand-over is then not expected.
+A last run hangs the NF instead (test_nf -H 200: an endless handler): the
 manager's heartbeat check (nf_defaults.heartbeat_ms) kills it, and the same
 holds as for "processed" (the hung batch never committed), plus one hung kill
 counted.
 """
+import os
+
 import lab
 
 POINTS = ["processed", "mid_commit", "committed", "mid_emit"]
+SIGNALS = {"segv": 11, "bus": 7, "fpe": 8, "abort": 6}
+# A sanitizer installs its own handlers for these (ASan: SEGV, BUS, FPE).
+SANITIZED = os.environ.get("ONVM_SANITIZE", "none") not in ("", "none")
 
 
-def run_point(L, point, path, frames):
-    out, tot = L.path(f"{point}-out.pcap"), L.path(f"{point}-totals.json")
-    fault = ["-H", "200"] if point == "hung" else ["-F", f"{point}:200"]
-    node = L.node(f"fault-{point}", {
+def run_point(L, point, path, frames, death="kill"):
+    out, tot = L.path(f"{point}-{death}-out.pcap"), L.path(f"{point}-{death}-totals.json")
+    fault = ["-H", "200"] if point == "hung" else ["-F", f"{point}:200", "-K", death]
+    node = L.node(f"fault-{point}-{death}", {
         "nf_defaults": {"heartbeat_ms": 300},
         "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={path},tx_pcap={out}"}],
         "nfs": [{"binary": lab.TEST_NF, "service": 1, "resiliency": "local",
@@ -43,7 +55,18 @@ def run_point(L, point, path, frames):
     nf = node.nf_by(service=1)[0]
     port = node.port("in")
     hung = node.info()["nf_hung"]
-    L.expect(hung == (1 if point == "hung" else 0) and nf["hung_kills"] == hung,
+    sig = SIGNALS.get(death, 0)
+    fast = sig != 0 and (not SANITIZED or death == "abort")
+    L.expect(nf["crash_handoffs"] == (1 if fast else 0) and
+             (not fast or nf["crash_signal"] == sig),
+             f"{point}/{death}: crash hand-overs {nf['crash_handoffs']} (signal "
+             f"{nf['crash_signal']}), expected {1 if fast else 0}")
+    L.expect(not fast or nf["crash_armed"] & (1 << sig),
+             f"{point}/{death}: the promoted NF has not armed its crash hand-over "
+             f"({nf['crash_armed']:#x})")
+    point_name = point
+    point = f"{point}/{death}"
+    L.expect(hung == (1 if point_name == "hung" else 0) and nf["hung_kills"] == hung,
              f"{point}: nf_hung {hung}, slot hung_kills {nf['hung_kills']}")
     rc = node.stop()
     L.expect(rc == 0, f"{point}: manager exit status {rc}")
@@ -56,7 +79,7 @@ def run_point(L, point, path, frames):
     dropped, reemitted = nf["failover_dropped"], nf["failover_reemitted"]
     L.expect(len(frames) - len(got) == dropped,
              f"{point}: {len(frames) - len(got)} frames missing, promotion dropped {dropped}")
-    if point in ("processed", "hung"):
+    if point_name in ("processed", "hung"):
         L.expect(dropped > 0 and reemitted == 0, f"{point}: dropped {dropped}, re-emitted {reemitted}")
     else:
         L.expect(dropped == 0 and reemitted > 0, f"{point}: dropped {dropped}, re-emitted {reemitted}")
@@ -68,8 +91,12 @@ def run_point(L, point, path, frames):
 def test(L):
     path = lab.trace("quic.pcap")
     frames = lab.read_pcap(path)
-    for point in POINTS + ["hung"]:
-        run_point(L, point, path, frames)
+    for point in POINTS:
+        for death in ("kill", "segv"):
+            run_point(L, point, path, frames, death)
+    for point, death in (("mid_emit", "abort"), ("processed", "bus"), ("committed", "fpe")):
+        run_point(L, point, path, frames, death)
+    run_point(L, "hung", path, frames)
 
 
 if __name__ == "__main__":

@@ -30,12 +30,17 @@
  *                               send it (libnf must drop it, not leak it)
  *   -x FILE                     as a standby: exit with status 3 before parking if FILE
  *                               exists (a standby that fails to start)
+ *   -K kill|segv|bus|fpe|abort  with -F: how it dies -- SIGKILL (default), or the NF's own
+ *                               bug: a write through NULL, a bus error, an integer division
+ *                               by zero, abort() (libnf's crash hand-over; no core file)
  *   -D FILE                     with -F: write the CLOCK_MONOTONIC ns of the crash to FILE
  *                               just before it (the benchmark's time of death)
  *   -e FILE                     write {"packets": P, "bytes": B} (state) on exit; %i: instance
  */
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +76,7 @@ struct test_conf {
 	uint16_t gen_port;
 	bool gen_unsent;    /* -u */
 	int death_fd; /* -D */
+	int death;    /* -K: 0 for SIGKILL, else the signal the crash raises */
 	const char *export_path;
 };
 
@@ -82,6 +88,36 @@ on_usr1(int sig)
 {
 	(void)sig;
 	usr1_seen = 1;
+}
+
+/* Die as -K says: like a real bug, from the faulting instruction itself. */
+static void
+crash(int how)
+{
+	static volatile int zero, seven = 7;
+	static volatile int *volatile null_ptr;
+
+	switch (how) {
+	case SIGSEGV:
+		*null_ptr = 1;
+		break;
+	case SIGBUS: {
+		/* A page of a file past its end. */
+		FILE *f = tmpfile();
+		volatile char *p = f == NULL ? NULL
+				: mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fileno(f), 0);
+
+		if (p != NULL && p != MAP_FAILED)
+			p[0] = 1;
+		break;
+	}
+	case SIGFPE:
+		zero = seven / zero; /* (1 / x needs no division: gcc does without) */
+		break;
+	case SIGABRT:
+		abort();
+	}
+	kill(getpid(), SIGKILL);
 }
 
 static void
@@ -109,7 +145,7 @@ test_fault(struct nf_ctx *nf, enum nf_fault_point point)
 
 			__atomic_store_n(&h->commit_seq, h->replica_seq + 7, __ATOMIC_RELEASE);
 		}
-		kill(getpid(), SIGKILL);
+		crash(conf.death);
 	}
 }
 
@@ -229,7 +265,7 @@ main(int argc, char **argv)
 		return 1;
 	argc -= n;
 	argv += n;
-	while ((opt = getopt(argc, argv, "a:d:bN:SF:Ce:D:H:h:g:ux:")) != -1) {
+	while ((opt = getopt(argc, argv, "a:d:bN:SF:Ce:D:H:h:g:ux:K:")) != -1) {
 		switch (opt) {
 		case 'a':
 			if (parse_action(optarg, &conf) < 0)
@@ -289,6 +325,23 @@ main(int argc, char **argv)
 		case 'x':
 			fail_file = optarg;
 			break;
+		case 'K': {
+			static const struct {
+				const char *name;
+				int sig;
+			} how[] = {{"kill", 0}, {"segv", SIGSEGV}, {"bus", SIGBUS},
+				   {"fpe", SIGFPE}, {"abort", SIGABRT}};
+			const struct rlimit no_core = {0, 0};
+
+			conf.death = -1;
+			for (size_t i = 0; i < RTE_DIM(how); i++)
+				if (strcmp(optarg, how[i].name) == 0)
+					conf.death = how[i].sig;
+			if (conf.death < 0)
+				goto bad;
+			setrlimit(RLIMIT_CORE, &no_core); /* tests crash it on purpose */
+			break;
+		}
 		case 'D':
 			conf.death_fd = open(optarg, O_WRONLY | O_CREAT, 0644); /* every incarnation */
 			if (conf.death_fd < 0) {

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * nf_crash.c -- a crash of the NF's own making hands over to its standby at
+ * once, instead of after the kernel has torn the process down.
+ *
+ * The standby waits on the active's robust liveness lock (nf_standby.c); the
+ * kernel marks it "owner died" only when the dead thread exits, after the
+ * whole thread group has been stopped: ~300 us here under load.  But the
+ * commonest failure is not SIGKILL, it is the NF's own bug -- SIGSEGV,
+ * SIGBUS, SIGFPE, SIGILL, abort() -- delivered to the thread that runs the
+ * packets and holds the lock.  Its handler:
+ *
+ *   1. fences the process: the handler never returns to the code it
+ *      interrupted, so from the faulting instruction on this thread touches
+ *      no ring, batch record or state again -- exactly the situation of a
+ *      SIGKILL at that instruction, which promotion already handles (rings
+ *      repaired, batch rolled forward or back);
+ *   2. records the hand-over in the slot (before the release below: after
+ *      it, the slot is the standby's);
+ *   3. does to the lock word what the kernel's robust-list walk would do on
+ *      the thread's exit (its TID replaced by FUTEX_OWNER_DIED, the waiters
+ *      bit kept, one waiter woken), so the parked standby returns from its
+ *      wait with EOWNERDEAD now -- a futex wake, no teardown;
+ *   4. dies of the same signal with its default action (re-raised, pending
+ *      until the handler returns, so no instruction of the NF runs in
+ *      between): the exit status and core dumps stay what the NF's developer
+ *      expects.
+ * The kernel's own walk at exit then finds the word no longer names this
+ * thread and leaves it alone.
+ *
+ * Only the lock's owner hands over: a signal on another thread (an EAL
+ * thread, a thread of the NF's own) would leave the packet thread running
+ * next to its successor, so it takes the default path (the whole process
+ * dies, and the kernel's robust-list walk wakes the standby).  SIGKILL and
+ * the OOM killer cannot be caught: they keep that path too.  A signal whose
+ * handler someone else installed first (the NF itself, a sanitizer) is left
+ * to it.  ONVM_NF_CRASH_HANDOFF=0 turns the whole thing off.
+ *
+ * Everything the handler calls is async-signal-safe: atomics on the lock
+ * word, futex(2), clock_gettime(2), sigaction(2), raise(3).  The lock word
+ * is glibc's (pthread_mutex_t.__data.__lock, the futex of a robust mutex);
+ * other C libraries keep the default path.
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "nf_private.h"
+
+static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+
+/* What the handler needs, written before it is armed.  One per process:
+ * the process has one slot it is the active of. */
+static struct {
+	uint32_t *lock_word;		/* the futex word of the slot's alive_lock */
+	struct onvm_nf_slot *slot;
+	uint32_t armed_mask;		/* 1u << signal, for the signals we handle */
+	volatile sig_atomic_t enabled;	/* 0 once fenced, or in nf_fini */
+} crash;
+
+/*
+ * The owner-died transition the kernel makes in handle_futex_death(), done
+ * by the owner itself: true if the word named this thread (it no longer
+ * does, and a waiter was woken if there was one).
+ */
+static bool
+release_as_dead(uint32_t *word, uint32_t tid)
+{
+	uint32_t old = __atomic_load_n(word, __ATOMIC_RELAXED);
+
+	while ((old & FUTEX_TID_MASK) == tid) {
+		uint32_t dead = (old & FUTEX_WAITERS) | FUTEX_OWNER_DIED;
+
+		/* Release: every write the thread made before the fault (its
+		 * ring operations, its batch record) is visible to the
+		 * standby that acquires the lock. */
+		if (__atomic_compare_exchange_n(word, &old, dead, false, __ATOMIC_SEQ_CST,
+						__ATOMIC_RELAXED)) {
+			/* Robust mutexes use shared futexes (glibc's
+			 * PTHREAD_ROBUST_MUTEX_PSHARED): no FUTEX_PRIVATE_FLAG. */
+			if (old & FUTEX_WAITERS)
+				syscall(SYS_futex, word, FUTEX_WAKE, 1, NULL, NULL, 0);
+			return true;
+		}
+	}
+	return false;
+}
+
+static void
+crash_handler(int sig, siginfo_t *si, void *uc)
+{
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	int saved_errno = errno;
+	uint32_t tid = (uint32_t)syscall(SYS_gettid);
+
+	(void)si;
+	(void)uc;
+	if (crash.enabled && crash.lock_word != NULL &&
+	    (__atomic_load_n(crash.lock_word, __ATOMIC_RELAXED) & FUTEX_TID_MASK) == tid) {
+		struct onvm_nf_slot *s = crash.slot;
+		struct timespec ts;
+
+		crash.enabled = 0; /* the fence: we never go back */
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		s->crash_signal = (uint32_t)sig;
+		s->crash_handoff_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+		__atomic_fetch_add(&s->crash_handoffs, 1, __ATOMIC_RELAXED);
+		release_as_dead(crash.lock_word, tid);
+	}
+	/* Die of it, as without us.  The signal is blocked while its handler
+	 * runs: the raised one is delivered when the handler returns, before
+	 * the interrupted instruction could run again. */
+	sigaction(sig, &dfl, NULL);
+	raise(sig);
+	errno = saved_errno;
+}
+
+/* A stack for the handler: a stack overflow is a SIGSEGV too. */
+static int
+alt_stack(void)
+{
+	size_t sz = 64 * 1024;
+	long min = sysconf(_SC_SIGSTKSZ);
+	stack_t st = {0}, cur;
+	void *p;
+
+	if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE))
+		return 0; /* the thread has one already */
+	if (min > 0 && (size_t)min * 4 > sz)
+		sz = (size_t)min * 4;
+	p = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1,
+		 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	st.ss_sp = p;
+	st.ss_size = sz;
+	if (sigaltstack(&st, NULL) != 0) {
+		int e = errno;
+
+		munmap(p, sz);
+		return -e;
+	}
+	return 0; /* kept for the life of the process */
+}
+
+void
+nfl_crash_arm(struct nf_ctx *nf)
+{
+	const char *env = getenv("ONVM_NF_CRASH_HANDOFF");
+
+	if (!nf->holds_alive_lock || (env != NULL && strcmp(env, "0") == 0))
+		return;
+#ifndef __GLIBC__
+	return; /* the lock word's layout is glibc's */
+#else
+	if (crash.armed_mask == 0) {
+		struct sigaction sa = {.sa_sigaction = crash_handler,
+				       .sa_flags = SA_SIGINFO | SA_ONSTACK};
+		int r = alt_stack();
+
+		if (r < 0)
+			NF_LOG(WARNING, "crash hand-over: no alternate signal stack (%s): a stack "
+					"overflow takes the slow path",
+			       strerror(-r));
+		sigfillset(&sa.sa_mask);
+		for (size_t i = 0; i < sizeof(crash_signals) / sizeof(crash_signals[0]); i++) {
+			int sig = crash_signals[i];
+			struct sigaction old;
+
+			/* Someone else's handler (the NF's, a sanitizer's) stays. */
+			if (sigaction(sig, NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
+			    old.sa_handler != SIG_DFL)
+				continue;
+			if (sigaction(sig, &sa, NULL) == 0)
+				crash.armed_mask |= 1u << sig;
+		}
+	}
+	crash.slot = nf->slot;
+	crash.lock_word = (uint32_t *)&nf->slot->alive_lock.__data.__lock;
+	__atomic_store_n(&nf->slot->crash_armed, crash.armed_mask, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the fields above before `enabled` */
+	crash.enabled = crash.armed_mask != 0;
+#endif
+}
+
+void
+nfl_crash_disarm(void)
+{
+	crash.enabled = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
