@@ -97,6 +97,7 @@ PACKAGES=(
 	frr ethtool  # the BFD interop tests: FRR's bfdd as the peer, veth offloads
 	libndpi-dev  # the dpi NF
 	libssl-dev   # RSync: HMAC-SHA256 (libcrypto)
+	lua5.1 lua-check  # examples/moongen: luac5.1 -p and luacheck on the MoonGen scripts
 )
 
 # For the fuzz step.  clang alone does not bring the libFuzzer/ASan/UBSan
