@@ -411,9 +411,9 @@ def foreign_dpdk(lab):
         return []
 
 
-def run_null_testpmd(lab, a, copy):
+def run_null_testpmd(lab, a, copy, size=64):
     prefix = lab.prefix()
-    dev = "size=64" + (",copy=1" if copy else "")
+    dev = f"size={size}" + (",copy=1" if copy else "")
     tp = Testpmd(lab, prefix, "0-1", [f"net_null0,{dev}", f"net_null1,{dev}"],
                  args=["--forward-mode=io"])
     tp.nports = 2
@@ -664,7 +664,8 @@ def sh(cmd):
         return f"? ({e})"
 
 
-def machine_txt(a, busy, others):
+def machine_txt(a, busy, others, params=None):
+    """params: the run's parameters line (default: this script's)."""
     model = sh("lscpu | sed -n 's/^Model name: *//p'")
     hyp = sh("lscpu | sed -n 's/^Hypervisor vendor: *//p'")
     lines = [f"date: {time.strftime('%Y-%m-%d %H:%M:%S %z')}",
@@ -678,7 +679,7 @@ def machine_txt(a, busy, others):
              f"repo commit: {sh(f'git -C {REPO} rev-parse --short HEAD')}"
              f"{' (+ uncommitted changes)' if sh(f'git -C {REPO} status --porcelain') else ''}",
              f"build dir: {a.build}",
-             f"window {a.window}s, warm-up {a.warmup}s, repeats {a.repeats}, "
+             params or f"window {a.window}s, warm-up {a.warmup}s, repeats {a.repeats}, "
              f"memif tx_first {a.tx_first}, memif NF cpus {a.memif_nf_cpus}",
              f"CPU busy before the run: {100 * busy:.0f}%, other DPDK runtime dirs: "
              f"{' '.join(others) or 'none'}"]
