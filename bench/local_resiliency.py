@@ -15,10 +15,13 @@ counter region for every packet, so every batch commits one chunk.
    between processing and emitting; libnf times each commit (TSC) and the
    NF's telemetry gives mean and max.
 2. Failover: with "local" and traffic flowing, crash the active N times, at
-   random moments once a fresh standby is parked: on SIGUSR1 the test NF
-   SIGKILLs itself mid-batch and records the time just before (test_nf -F
-   processed:usr1 -D FILE).  For each crash: the standby's wake-up and its
-   first packet after promotion minus the time of death, all CLOCK_MONOTONIC.
+   random moments once a fresh standby is parked, alternating two deaths: on
+   SIGUSR1 the test NF SIGKILLs itself mid-batch (the kernel wakes the standby
+   once the process is gone), on SIGUSR2 it writes through NULL there (a bug:
+   libnf's SIGSEGV handler fences the process and wakes the standby at once);
+   either way it records the time just before (test_nf -F processed:usr1 -D
+   FILE).  For each crash: the standby's wake-up and its first packet after
+   promotion minus the time of death, all CLOCK_MONOTONIC.
 3. Standby CPU: /proc accounting of the parked standby over a window while
    the active runs at full load.
 3b. Standby relaunch: the parked standby is SIGKILLed and the manager starts
@@ -44,6 +47,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
 import lab  # noqa: E402  (the integration harness: nodes, telemetry, clean-up)
+
+
+# How the active dies, alternately: SIGKILL (the kernel's robust-list walk at
+# exit wakes the standby) and its own bug, SIGSEGV (libnf's handler does).
+DEATHS = ("sigkill", "sigsegv")
 
 
 def node_cfg(mode, extra_args=()):
@@ -87,46 +95,75 @@ def run(L, a):
                 commit.append((nf["state_commit_mean_ns"], nf["state_commit_max_ns"]))
             print(f"round {r} {mode}: {v:.3f} Mpps", flush=True)
 
-    death_file = L.path("death_ns")
-    node = L.node("failover", node_cfg("local", ["-F", "processed:usr1", "-D", death_file])).start()
+    kills, standby_cpu, info = [], None, {}
+    per = -(-a.kills // len(a.placements))  # the kills, split over the placements
+    for placement in a.placements:
+        rows, cpu, info = failovers(L, a, placement, per, standby_cpu is None)
+        kills += rows
+        standby_cpu = cpu if standby_cpu is None else standby_cpu
+    relaunch = relaunch_gaps(L, a)
+    floor = kernel_floor(a)
+    return tput, commit, standby_cpu, kills, info, floor, relaunch
+
+
+def failovers(L, a, placement, n, measure_standby_cpu):
+    """n crashes of the active (alternating DEATHS) with its standby parked on
+    `placement` ("": the default standby_cpus, the CPUs the actives do not
+    use; else a CPU list, e.g. the active's own)."""
+    # On tmpfs: test_nf stores the time of death into the file mapped, and a
+    # store into an ext4 page that writeback has cleaned takes a
+    # write-protect fault into the file system (~30 us), counted as failover.
+    death_file = f"/dev/shm/onvm-bench-death-{os.getpid()}"
+    L.extra_paths.append(death_file)  # removed at clean-up
+    cfg = node_cfg("local", ["-F", "processed:usr1", "-D", death_file])
+    if placement:
+        cfg["nf_defaults"]["standby_cpus"] = placement
+    node = L.node(f"failover-sb{placement or 'default'}", cfg).start()
+    where = placement or "default"
 
     def nf():
         return node.nf_by(service=1)[0]
 
     time.sleep(1)
-    sb = nf()["standby_pid"]
-    c0 = proc_cpu_s(sb)
-    t0 = time.monotonic()
-    time.sleep(a.window)
-    standby_cpu = 100.0 * (proc_cpu_s(sb) - c0) / (time.monotonic() - t0)
-    print(f"parked standby: {standby_cpu:.2f} % of a core while the active runs", flush=True)
+    standby_cpu = None
+    if measure_standby_cpu:
+        sb = nf()["standby_pid"]
+        c0 = proc_cpu_s(sb)
+        t0 = time.monotonic()
+        time.sleep(a.window)
+        standby_cpu = 100.0 * (proc_cpu_s(sb) - c0) / (time.monotonic() - t0)
+        print(f"parked standby: {standby_cpu:.2f} % of a core while the active runs",
+              flush=True)
 
     kills = []
     rng = random.Random(a.seed)
-    for k in range(a.kills):
+    for k in range(n):
+        death = DEATHS[k % len(DEATHS)]
         cur = lab.wait_until(lambda: (lambda v: v if v["standby_parked"] and
                                       v["failovers"] == k else None)(nf()),
                              60, f"standby parked before kill {k + 1}")
         # At a random moment of the traffic, not right after the standby
         # parked (a fresh standby's start-up still loads the machine).
         time.sleep(rng.uniform(0.05, 0.3))
-        # The active crashes itself (SIGKILL) in the middle of its next batch
-        # and writes the time just before: the time of death on the NF's own
+        # The active crashes itself in the middle of its next batch and
+        # stores the time just before: the time of death on the NF's own
         # CPU, as for a real crash.  A kill() from here would add however
         # long the victim waits to be scheduled to receive it.
-        os.kill(cur["pid"], signal.SIGUSR1)
+        os.kill(cur["pid"], signal.SIGUSR1 if death == "sigkill" else signal.SIGUSR2)
         after = lab.wait_until(lambda: (lambda v: v if v["failovers"] == k + 1 and
                                         v["failover_first_pkt_ns"] > v["failover_wake_ns"]
                                         else None)(nf()),
                                30, f"failover {k + 1}")
         t_death = int(open(death_file).read())
-        kills.append((k + 1, (after["failover_wake_ns"] - t_death) / 1000,
-                      (after["failover_first_pkt_ns"] - t_death) / 1000))
+        handed = after["crash_handoffs"] - cur["crash_handoffs"]
+        if handed != (1 if death == "sigsegv" else 0):
+            raise RuntimeError(f"kill {k + 1} ({death}): {handed} crash hand-overs")
+        kills.append((k + 1, death, (after["failover_wake_ns"] - t_death) / 1000,
+                      (after["failover_first_pkt_ns"] - t_death) / 1000,
+                      (after["crash_handoff_ns"] - t_death) / 1000 if handed else 0.0, where))
     info = node.info()
     node.stop()
-    relaunch = relaunch_gaps(L, a)
-    floor = kernel_floor(a)
-    return tput, commit, standby_cpu, kills, info, floor, relaunch
+    return kills, standby_cpu, info
 
 
 def relaunch_gaps(L, a):
@@ -180,16 +217,28 @@ def relaunch_gaps(L, a):
 RELAUNCH_WINDOW_S = 0.05
 
 
+def standby_cpu_of(placement):
+    """The CPU a standby parks on: the default standby_cpus on this 2-CPU
+    bench are the CPUs the actives (CPU 1) do not use."""
+    return int(placement.split(",")[0].split("-")[0]) if placement else 0
+
+
 def kernel_floor(a):
-    """The kernel's own floor on this host, same run: robust_wake (no DPDK)
-    kills a plain holder on CPU 1 with a blocked waiter on CPU 0, as the
-    bench places the active and its standby; with and without hugetlbfs."""
+    """The kernel's own floor on this host, same run, robust_wake (no DPDK,
+    a plain holder on CPU 1, see bench/robust_wake.c), keyed (mode, waiter
+    CPU, hugetlbfs MB): "kill" -- this process SIGKILLs a sleeping holder, a
+    waiter on CPU 0, with and without hugetlbfs; "self-kill" and "crash" --
+    libnf's two paths, a busy holder killing itself or faulting into a
+    handler that wakes the waiter (at SCHED_FIFO), for each standby CPU."""
     tool = os.path.join(os.environ["ONVM_BUILD"], "bench", "robust_wake")
+    runs = [("kill", 0, 0), ("kill", 0, 256)]
+    for w in sorted({standby_cpu_of(p) for p in a.placements}):
+        runs += [("self-kill", w, 0), ("crash", w, 0)]
     rows = {}
-    for mb in (0, 256):
-        out = subprocess.run([tool, str(a.kills), str(mb), "1", "0"], check=True,
+    for mode, w, mb in runs:
+        out = subprocess.run([tool, str(a.kills), str(mb), "1", str(w), mode], check=True,
                              capture_output=True, text=True).stdout.splitlines()[1:]
-        rows[mb] = [tuple(map(float, line.split(",")[1:])) for line in out]
+        rows[(mode, w, mb)] = [tuple(map(float, line.split(",")[1:])) for line in out]
     return rows
 
 
@@ -210,7 +259,12 @@ def pct(values, p):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(HERE, "..", "build"))
-    ap.add_argument("--kills", type=int, default=100)
+    ap.add_argument("--kills", type=int, default=100,
+                    help="crashes in all, split over the placements")
+    ap.add_argument("--placements", default=";1",
+                    help="standby_cpus of the failover runs, comma-separated in a list "
+                         "split by ';' ('' = the default: CPUs the actives do not use); "
+                         "default ';1': the default, then the active's own CPU")
     ap.add_argument("--window", type=float, default=5.0)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1, help="kill-time randomness")
@@ -220,6 +274,7 @@ def main():
     ap.add_argument("--tag", default="", help="suffix of local_relaunch<TAG>.csv (e.g. -before)")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     a = ap.parse_args()
+    a.placements = a.placements.split(";")
     os.environ["ONVM_BUILD"] = os.path.abspath(a.build)
     result = {}
 
@@ -243,40 +298,59 @@ def main():
         for r, (c, m) in enumerate(commit):
             f.write(f"{r},{c},{m}\n")
     with open(os.path.join(a.out, "local_floor.csv"), "w") as f:
-        f.write("hugetlbfs_mb,kill,mutex_wake_us,pidfd_us\n")
-        for mb, r in floor.items():
+        f.write("mode,waiter_cpu,hugetlbfs_mb,kill,mutex_wake_us,pidfd_us\n")
+        for (mode, wcpu, mb), r in floor.items():
             for k, (w, q) in enumerate(r):
-                f.write(f"{mb},{k + 1},{w:.1f},{q:.1f}\n")
+                f.write(f"{mode},{wcpu},{mb},{k + 1},{w:.1f},{q:.1f}\n")
     with open(os.path.join(a.out, f"local_relaunch{a.tag}.csv"), "w") as f:
         f.write("relaunch,lcore_pass_without_us,lcore_pass_with_us,sink_gap_without_us,"
                 "sink_gap_with_us\n")
         for row in relaunch:
             f.write(",".join(map(str, row)) + "\n")
     with open(os.path.join(a.out, "local_failover.csv"), "w") as f:
-        f.write("kill,wake_us,first_packet_us\n")
-        for k, w, p in kills:
-            f.write(f"{k},{w:.1f},{p:.1f}\n")
+        f.write("kill,death,standby_cpus,wake_us,first_packet_us,handoff_us\n")
+        for k, d, w, p, h, where in kills:
+            f.write(f"{k},{d},{where},{w:.1f},{p:.1f},{h:.1f}\n")
     none = [v for m, _, v in tput if m == "none"]
     local = [v for m, _, v in tput if m == "local"]
     ratios = [l / n for (m1, r1, n), (m2, r2, l) in zip(tput[0::2], tput[1::2]) if n > 0]
-    wake = [w for _, w, _ in kills]
-    first = [p for _, _, p in kills]
+    floor_p50 = {key: pct([w for w, _ in r], 50) for key, r in floor.items()}
+
+    def failover_lines(death, where):
+        rows = [k for k in kills if k[1] == death and k[5] == where]
+        if not rows:
+            return []
+        wake, first = [k[2] for k in rows], [k[3] for k in rows]
+        how = ("SIGKILL: the kernel wakes the standby at exit" if death == "sigkill" else
+               "SIGSEGV in the NF: libnf's handler wakes the standby")
+        mode = "self-kill" if death == "sigkill" else "crash"
+        fl = floor_p50[(mode, standby_cpu_of("" if where == "default" else where), 0)]
+        return [
+            f"failover, standby on CPU {standby_cpu_of('' if where == 'default' else where)} "
+            f"(standby_cpus {where}), {len(rows)} crashes by {how} (death -> ...): "
+            f"wake p50 {pct(wake, 50):.1f} us, p99 {pct(wake, 99):.1f} us, "
+            f"max {max(wake):.1f} us",
+            f"  first packet processed by the promoted NF: p50 {pct(first, 50):.1f} us, "
+            f"p99 {pct(first, 99):.1f} us, max {max(first):.1f} us, mean "
+            f"{statistics.mean(first):.1f} us; / floor ({mode}, same CPUs) p50 {fl:.1f} us: "
+            f"{pct(first, 50) / fl:.2f}x",
+        ]
+
     summary = [
         f"throughput (64 B, Mpps, median of {a.rounds}): none {statistics.median(none):.3f}, "
         f"local {statistics.median(local):.3f}, ratio local/none (median of per-round) "
         f"{statistics.median(ratios):.4f}",
-        f"failover over {len(kills)} crashes (death -> ...): wake p50 {pct(wake, 50):.1f} us, "
-        f"p99 {pct(wake, 99):.1f} us, max {max(wake):.1f} us, mean {statistics.mean(wake):.1f} us",
-        f"  first packet processed by the promoted NF: p50 {pct(first, 50):.1f} us, "
-        f"p99 {pct(first, 99):.1f} us, max {max(first):.1f} us, mean {statistics.mean(first):.1f} us",
+        *[line for where in dict.fromkeys(k[5] for k in kills) for d in DEATHS
+          for line in failover_lines(d, where)],
         f"added latency of local mode (each packet waits for its batch's state commit): "
         f"mean {statistics.median(c for c, _ in commit):.0f} ns (median of rounds), "
         f"max {max(m for _, m in commit) / 1000:.1f} us",
         f"parked standby CPU while the active runs at full load: {standby_cpu:.2f} % of a core",
-        *[f"kernel floor, plain process with {mb} MB hugetlbfs (robust_wake, {len(r)} kills): "
-          f"robust-mutex wake p50 {pct([w for w, _ in r], 50):.1f} us, p99 "
-          f"{pct([w for w, _ in r], 99):.1f} us; pidfd p50 {pct([q for _, q in r], 50):.1f} us"
-          for mb, r in floor.items()],
+        *[f"kernel floor, plain process, {mode}, waiter on CPU {w}, {mb} MB hugetlbfs "
+          f"(robust_wake, {len(r)} kills): robust-mutex wake p50 "
+          f"{pct([x for x, _ in r], 50):.1f} us, p99 {pct([x for x, _ in r], 99):.1f} us; "
+          f"pidfd p50 {pct([q for _, q in r], 50):.1f} us"
+          for (mode, w, mb), r in floor.items()],
         f"node counters: nf_deaths {info['nf_deaths']}, nf_failovers {info['nf_failovers']}",
         relaunch_line(relaunch),
     ]
@@ -288,14 +362,19 @@ def main():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
-        for vals, label in ((wake, "standby woke"), (first, "first packet processed")):
-            s = sorted(vals)
-            ax1.plot(s, [(i + 1) / len(s) for i in range(len(s))], label=label)
-        s = sorted(w for w, _ in floor[0])
-        ax1.plot(s, [(i + 1) / len(s) for i in range(len(s))], ":", color="black",
-                 label="kernel floor (plain process, robust_wake)")
+        for where in dict.fromkeys(k[5] for k in kills):
+            for death, style in zip(DEATHS, ("-", "--")):
+                s = sorted(k[3] for k in kills if k[1] == death and k[5] == where)
+                if s:
+                    ax1.plot(s, [(i + 1) / len(s) for i in range(len(s))], style,
+                             label=f"{death}, standby_cpus {where}: first packet")
+        for (mode, w, mb), r in floor.items():
+            if mode != "kill" and mb == 0:
+                s = sorted(x for x, _ in r)
+                ax1.plot(s, [(i + 1) / len(s) for i in range(len(s))], ":",
+                         label=f"floor: plain process, {mode}, waiter on CPU {w}")
         ax1.set_xscale("log")
-        ax1.set_xlabel("µs after the NF died (SIGKILL mid-batch)")
+        ax1.set_xlabel("µs after the NF died (mid-batch: SIGKILL, or SIGSEGV of its own)")
         ax1.set_ylabel("fraction of failovers")
         ax1.set_title(f"local failover, {len(kills)} kills under load")
         ax1.axvline(56, color="grey", ls=":", label="REINFORCE mean 56 µs")

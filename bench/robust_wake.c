@@ -7,15 +7,29 @@
  * after SIGKILL a process blocked on a robust mutex held by the killed one
  * gets EOWNERDEAD, and how soon a pidfd of the killed one becomes readable.
  * No DPDK: a plain holder (optionally with hugetlbfs memory mapped) and a
- * plain waiter, each on its own CPU.
+ * plain waiter.
  *
- *   robust_wake ITERATIONS HUGE_MB [HOLDER_CPU WAITER_CPU]
+ *   robust_wake ITERATIONS HUGE_MB [HOLDER_CPU WAITER_CPU [MODE]]
+ *
+ * MODE "kill" (default): the holder sleeps, this process SIGKILLs it.
+ * The other two are libnf's two failover paths, the holder busy-polling for
+ * 20 ms before (as an NF does: the kernel's paths are cold then, which on
+ * this host costs ~25 us more per signal delivery than a warm one) and the
+ * waiter blocked at SCHED_FIFO (as a standby parks):
+ *   "self-kill": the holder stores the time and SIGKILLs itself;
+ *   "crash":     the holder stores the time and writes through NULL; its
+ *                SIGSEGV handler marks the mutex owner-died and wakes the
+ *                waiter, as libnf's nf_crash.c does, then dies of it.
+ * The times count from the kill (kill) or from the holder's stored time.
  *
  * Prints one CSV line per kill: iteration,mutex_wake_us,pidfd_us
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
+#include <string.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -32,7 +46,12 @@ struct shared {
 	volatile int held;
 	volatile int waiting;
 	volatile unsigned long long woke_ns;
+	volatile unsigned long long death_ns; /* self-kill, crash: the holder's time */
 };
+
+enum mode { MODE_KILL, MODE_SELF_KILL, MODE_CRASH };
+
+static struct shared *crash_shared;
 
 static unsigned long long
 now_ns(void)
@@ -55,8 +74,27 @@ pin(int cpu)
 	sched_setaffinity(0, sizeof(set), &set);
 }
 
+/* The owner-died transition the kernel makes at exit, made by the owner in
+ * its SIGSEGV handler (the floor of libnf's crash hand-over). */
 static void
-holder(struct shared *s, long huge_mb, int cpu)
+crash_handler(int sig)
+{
+	unsigned int *word = (unsigned int *)&crash_shared->lock.__data.__lock;
+	unsigned int tid = (unsigned int)syscall(SYS_gettid), old = *word;
+
+	while ((old & FUTEX_TID_MASK) == tid)
+		if (__atomic_compare_exchange_n(word, &old, (old & FUTEX_WAITERS) | FUTEX_OWNER_DIED,
+						false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+			if (old & FUTEX_WAITERS)
+				syscall(SYS_futex, word, FUTEX_WAKE, 1, NULL, NULL, 0);
+			break;
+		}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void
+holder(struct shared *s, long huge_mb, int cpu, enum mode mode)
 {
 	pin(cpu);
 	if (huge_mb > 0) {
@@ -75,16 +113,44 @@ holder(struct shared *s, long huge_mb, int cpu)
 	}
 	pthread_mutex_lock(&s->lock);
 	s->held = 1;
+	if (mode == MODE_KILL)
+		for (;;)
+			pause();
+	while (!s->waiting)
+		;
+	{
+		/* Busy, like an NF, while the waiter goes to sleep. */
+		unsigned long long until = now_ns() + 20000000ULL;
+		static volatile int *volatile null_ptr;
+		stack_t st = {.ss_size = 65536};
+
+		st.ss_sp = mmap(NULL, st.ss_size, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		sigaltstack(&st, NULL);
+		crash_shared = s;
+		sigaction(SIGSEGV,
+			  &(struct sigaction){.sa_handler = crash_handler, .sa_flags = SA_ONSTACK},
+			  NULL);
+		while (now_ns() < until)
+			;
+		s->death_ns = now_ns();
+		if (mode == MODE_CRASH)
+			*null_ptr = 1;
+		kill(getpid(), SIGKILL);
+	}
 	for (;;)
 		pause();
 }
 
 static void
-waiter(struct shared *s, int cpu)
+waiter(struct shared *s, int cpu, enum mode mode)
 {
+	struct sched_param sp = {.sched_priority = 1};
 	int r;
 
 	pin(cpu);
+	if (mode != MODE_KILL && sched_setscheduler(0, SCHED_FIFO, &sp) != 0)
+		perror("robust_wake: SCHED_FIFO (the waiter stays at normal priority)");
 	s->waiting = 1;
 	r = pthread_mutex_lock(&s->lock);
 	s->woke_ns = now_ns();
@@ -96,12 +162,18 @@ main(int argc, char **argv)
 {
 	struct shared *s;
 	int iters, hcpu = -1, wcpu = -1;
+	enum mode mode = MODE_KILL;
 	long huge_mb;
 
-	if (argc != 3 && argc != 5) {
-		fprintf(stderr, "usage: robust_wake ITERATIONS HUGE_MB [HOLDER_CPU WAITER_CPU]\n");
+	if (argc < 3 || argc == 4 || argc > 6) {
+		fprintf(stderr, "usage: robust_wake ITERATIONS HUGE_MB [HOLDER_CPU WAITER_CPU "
+				"[kill|self-kill|crash]]\n");
 		return 2;
 	}
+	if (argc == 6)
+		mode = strcmp(argv[5], "crash") == 0	   ? MODE_CRASH
+		       : strcmp(argv[5], "self-kill") == 0 ? MODE_SELF_KILL
+							   : MODE_KILL;
 	iters = atoi(argv[1]);
 	huge_mb = atol(argv[2]);
 	if (argc == 5) {
@@ -124,22 +196,26 @@ main(int argc, char **argv)
 		pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
 		pthread_mutex_init(&s->lock, &a);
 		s->held = s->waiting = 0;
-		s->woke_ns = 0;
+		s->woke_ns = s->death_ns = 0;
 		h = fork();
 		if (h == 0)
-			holder(s, huge_mb, hcpu);
+			holder(s, huge_mb, hcpu, mode);
 		while (!s->held)
 			usleep(100);
 		w = fork();
 		if (w == 0)
-			waiter(s, wcpu);
+			waiter(s, wcpu, mode);
 		while (!s->waiting)
 			usleep(100);
-		usleep(20000); /* the waiter is asleep in the kernel by now */
 		p.fd = (int)syscall(SYS_pidfd_open, h, 0);
-		t0 = now_ns();
-		kill(h, SIGKILL);
+		if (mode == MODE_KILL) {
+			usleep(20000); /* the waiter is asleep in the kernel by now */
+			t0 = now_ns();
+			kill(h, SIGKILL);
+		}
 		poll(&p, 1, -1);
+		if (mode != MODE_KILL)
+			t0 = s->death_ns;
 		t_pidfd = now_ns();
 		waitpid(h, NULL, 0);
 		waitpid(w, &st, 0);

@@ -153,6 +153,7 @@ mgr_nf_slot_reset(struct onvm_nf_slot *s)
 	s->crash_handoff_ns = 0;
 	s->crash_signal = 0;
 	s->crash_armed = 0;
+	s->crash_wait = 0;
 	CPU_ZERO(&s->active_cpus);
 	memset(&s->batch, 0, sizeof(s->batch));
 	/* The rings are empty (reclamation drained them); align the batch

@@ -336,6 +336,9 @@ struct onvm_nf_slot {
 	uint64_t crash_handoff_ns;	 /* CLOCK_MONOTONIC of the last one */
 	uint32_t crash_signal;		 /* its signal */
 	uint32_t crash_armed;		 /* atomic; 1u << signal, for those the active handles */
+	/* atomic, a futex word: 1 while the dying active, woken out of the
+	 * way, waits for its standby to run on its CPUs (nf_crash.c). */
+	uint32_t crash_wait;
 	cpu_set_t active_cpus;		 /* the active's CPU affinity */
 	uint32_t n_state_req;
 	struct onvm_nf_state_req state_req[ONVM_STATE_MAX_REGIONS];

@@ -24,7 +24,12 @@
  *      the thread's exit (its TID replaced by FUTEX_OWNER_DIED, the waiters
  *      bit kept, one waiter woken), so the parked standby returns from its
  *      wait with EOWNERDEAD now -- a futex wake, no teardown;
- *   4. dies of the same signal with its default action (re-raised, pending
+ *   4. if it woke a standby, waits (asleep, at most CRASH_WAIT_NS) until the
+ *      standby runs on the CPUs it ran on: the standby moves there as it
+ *      promotes, and a CPU busy in a dying process's exit (the address space
+ *      of a DPDK process takes milliseconds to tear down, with few
+ *      preemption points) kept it waiting 70-180 us to get there;
+ *   5. dies of the same signal with its default action (re-raised, pending
  *      until the handler returns, so no instruction of the NF runs in
  *      between): the exit status and core dumps stay what the NF's developer
  *      expects.
@@ -40,7 +45,8 @@
  * to it.  ONVM_NF_CRASH_HANDOFF=0 turns the whole thing off.
  *
  * Everything the handler calls is async-signal-safe: atomics on the lock
- * word, futex(2), clock_gettime(2), sigaction(2), raise(3).  The lock word
+ * word, futex(2), clock_gettime(2), sigaction(2), raise(3).  crash_wait is
+ * a shared futex word like the lock's (no FUTEX_PRIVATE_FLAG).  The lock word
  * is glibc's (pthread_mutex_t.__data.__lock, the futex of a robust mutex);
  * other C libraries keep the default path.
  */
@@ -57,6 +63,9 @@
 
 static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 
+/* How long a dying active waits for its standby to arrive on its CPUs. */
+#define CRASH_WAIT_NS (2 * 1000 * 1000L)
+
 /* What the handler needs, written before it is armed.  One per process:
  * the process has one slot it is the active of. */
 static struct {
@@ -66,12 +75,13 @@ static struct {
 	volatile sig_atomic_t enabled;	/* 0 once fenced, or in nf_fini */
 } crash;
 
+enum release { NOT_OURS, RELEASED, RELEASED_WOKE };
+
 /*
  * The owner-died transition the kernel makes in handle_futex_death(), done
- * by the owner itself: true if the word named this thread (it no longer
- * does, and a waiter was woken if there was one).
+ * by the owner itself, if the word names this thread (it no longer does).
  */
-static bool
+static enum release
 release_as_dead(uint32_t *word, uint32_t tid)
 {
 	uint32_t old = __atomic_load_n(word, __ATOMIC_RELAXED);
@@ -86,12 +96,13 @@ release_as_dead(uint32_t *word, uint32_t tid)
 						__ATOMIC_RELAXED)) {
 			/* Robust mutexes use shared futexes (glibc's
 			 * PTHREAD_ROBUST_MUTEX_PSHARED): no FUTEX_PRIVATE_FLAG. */
-			if (old & FUTEX_WAITERS)
-				syscall(SYS_futex, word, FUTEX_WAKE, 1, NULL, NULL, 0);
-			return true;
+			if (!(old & FUTEX_WAITERS))
+				return RELEASED;
+			syscall(SYS_futex, word, FUTEX_WAKE, 1, NULL, NULL, 0);
+			return RELEASED_WOKE;
 		}
 	}
-	return false;
+	return NOT_OURS;
 }
 
 static void
@@ -113,7 +124,15 @@ crash_handler(int sig, siginfo_t *si, void *uc)
 		s->crash_signal = (uint32_t)sig;
 		s->crash_handoff_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 		__atomic_fetch_add(&s->crash_handoffs, 1, __ATOMIC_RELAXED);
-		release_as_dead(crash.lock_word, tid);
+		__atomic_store_n(&s->crash_wait, 1, __ATOMIC_RELAXED);
+		if (release_as_dead(crash.lock_word, tid) == RELEASED_WOKE) {
+			/* Out of the way until the standby runs here (it clears
+			 * crash_wait and wakes us).  Reading the slot is all we
+			 * do: it is the standby's now. */
+			struct timespec wait = {.tv_nsec = CRASH_WAIT_NS};
+
+			syscall(SYS_futex, &s->crash_wait, FUTEX_WAIT, 1, &wait, NULL, 0);
+		}
 	}
 	/* Die of it, as without us.  The signal is blocked while its handler
 	 * runs: the raised one is delivered when the handler returns, before
@@ -136,8 +155,10 @@ alt_stack(void)
 		return 0; /* the thread has one already */
 	if (min > 0 && (size_t)min * 4 > sz)
 		sz = (size_t)min * 4;
-	p = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1,
-		 0);
+	/* Populated: the signal frame (with the AVX state) is written there
+	 * at the worst moment, and a fresh page costs a fault. */
+	p = mmap(NULL, sz, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_POPULATE, -1, 0);
 	if (p == MAP_FAILED)
 		return -errno;
 	st.ss_sp = p;
@@ -151,16 +172,19 @@ alt_stack(void)
 	return 0; /* kept for the life of the process */
 }
 
+/*
+ * Install the handlers and the thread's alternate stack: ~20 us of system
+ * calls, done at registration -- by a standby before it parks, not in its
+ * promotion.  The handlers do nothing until nfl_crash_arm().
+ */
 void
-nfl_crash_arm(struct nf_ctx *nf)
+nfl_crash_prepare(void)
 {
 	const char *env = getenv("ONVM_NF_CRASH_HANDOFF");
 
-	if (!nf->holds_alive_lock || (env != NULL && strcmp(env, "0") == 0))
+	if (env != NULL && strcmp(env, "0") == 0)
 		return;
-#ifndef __GLIBC__
-	return; /* the lock word's layout is glibc's */
-#else
+#ifdef __GLIBC__ /* the lock word's layout is glibc's */
 	if (crash.armed_mask == 0) {
 		struct sigaction sa = {.sa_sigaction = crash_handler,
 				       .sa_flags = SA_SIGINFO | SA_ONSTACK};
@@ -183,12 +207,32 @@ nfl_crash_arm(struct nf_ctx *nf)
 				crash.armed_mask |= 1u << sig;
 		}
 	}
+#endif
+}
+
+void
+nfl_crash_arm(struct nf_ctx *nf)
+{
+	if (!nf->holds_alive_lock || crash.armed_mask == 0)
+		return;
+#ifdef __GLIBC__
 	crash.slot = nf->slot;
 	crash.lock_word = (uint32_t *)&nf->slot->alive_lock.__data.__lock;
 	__atomic_store_n(&nf->slot->crash_armed, crash.armed_mask, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the fields above before `enabled` */
 	crash.enabled = crash.armed_mask != 0;
 #endif
+}
+
+/* Promoted after a crash hand-over, and now on the dead active's CPUs: let
+ * it go and die.  True if the death was a hand-over. */
+bool
+nfl_crash_arrived(struct onvm_nf_slot *slot)
+{
+	if (__atomic_exchange_n(&slot->crash_wait, 0, __ATOMIC_ACQ_REL) == 0)
+		return false;
+	syscall(SYS_futex, &slot->crash_wait, FUTEX_WAKE, 1, NULL, NULL, 0);
+	return true;
 }
 
 void

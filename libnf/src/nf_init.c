@@ -299,6 +299,7 @@ nf_register(struct nf_ctx *nf)
 	nf->tx = nf->slot->tx_ring;
 	nf->alloc = nf->slot->alloc_ring;
 	nf->registered = true;
+	nfl_crash_prepare(); /* a standby's too: not in its promotion */
 	if (!nf->standby) {
 		int r;
 

@@ -97,6 +97,8 @@ struct nf_ctx {
 	bool failover_pending; /* promoted, first packet not yet handled */
 	bool promotion_unfinished; /* finish_promotion() is still due */
 	int dead_pidfd;		   /* the active we replace, until it is gone */
+	pid_t watched_pid;	   /* ... whose pid is this (as the manager sees it) */
+	bool crash_takeover;	   /* it handed over from its crash handler */
 	uint64_t fifo_until_ns;	   /* latest end of the promotion's priority */
 	uint64_t promoted_seq;	 /* state batch the promotion recovered to */
 	struct nfl_rt rt;      /* real-time priority while parked and promoting */
@@ -187,11 +189,16 @@ nfl_fault_point(struct nf_ctx *nf, enum nf_fault_point point)
  * promoted itself and nf_run goes on as the active) or stops (returns 0);
  * nfl_standby_finish() completes a promotion from the run loop. */
 int nfl_standby_run(struct nf_ctx *nf);
-/* nf_crash.c: the calling thread holds the slot's liveness lock (the active,
- * or a promoted standby): from now on its crash signals hand over at once.
- * Disarmed before the lock is let go in order (nf_fini). */
+/* nf_crash.c: prepare on the thread that will run the packets, before it
+ * takes the liveness lock or parks (the system calls); arm once it holds the
+ * lock (the active, or a promoted standby): from then on its crash signals
+ * hand over at once.  Disarmed before the lock is let go in order (nf_fini). */
+void nfl_crash_prepare(void);
 void nfl_crash_arm(struct nf_ctx *nf);
 void nfl_crash_disarm(void);
+/* A promoted standby on the dead active's CPUs: releases the dying process
+ * waiting for it; true if the death was a crash hand-over. */
+bool nfl_crash_arrived(struct onvm_nf_slot *slot);
 void nfl_standby_finish(struct nf_ctx *nf);
 
 #endif /* NF_PRIVATE_H */

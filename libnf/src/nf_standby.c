@@ -67,10 +67,28 @@
 
 enum park_result { PARK_EXIT, PARK_PROMOTE };
 
+/* A pidfd of the process the slot names as its active, unless that is
+ * us, or in a pid namespace of our own we cannot open the manager's pids
+ * (then the active counts as gone: the real-time window ends with the
+ * failover's own work, never later). */
+static void
+watch_active(struct nf_ctx *nf, pid_t pid)
+{
+	if (nf->dead_pidfd >= 0)
+		close(nf->dead_pidfd);
+	nf->dead_pidfd = -1;
+	nf->watched_pid = pid;
+	if (pid > 0 && pid != nf->mgr_view_pid && nf->mgr_view_pid == getpid())
+		nf->dead_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+/* Before parking, whatever can be done ahead of a failover: the real-time
+ * priority, and the pidfd of the active (~15 us here at promotion). */
 static void
 park_priority(struct nf_ctx *nf)
 {
 	nf->dead_pidfd = -1;
+	watch_active(nf, __atomic_load_n(&nf->slot->pid, __ATOMIC_ACQUIRE));
 	nfl_rt_enter(&nf->rt, PROMOTION_FIFO_MAX_NS / 1000);
 }
 
@@ -112,21 +130,26 @@ static void
 promoted_placement(struct nf_ctx *nf, pid_t dead_pid)
 {
 	const cpu_set_t *cpus = &nf->slot->active_cpus;
+	cpu_set_t here;
 
 	nf->fifo_until_ns = nfl_mono_ns() + PROMOTION_FIFO_MAX_NS;
-	/* After a hand-over to a standby that registered late, the slot
-	 * already names us: there is no dead process left to watch.  The slot
-	 * holds pids as the manager sees them: in a pid namespace of our own
-	 * we cannot open one, and count it as gone (the real-time window then
-	 * ends with the failover's own work, never later). */
-	if (nf->rt.on && dead_pid > 0 && dead_pid != nf->mgr_view_pid &&
-	    nf->mgr_view_pid == getpid())
-		nf->dead_pidfd = (int)syscall(SYS_pidfd_open, dead_pid, 0);
+	/* Normally the pid watched since parking.  After a hand-over to a
+	 * standby that registered late, the slot already names us: there is
+	 * no dead process left to watch. */
+	if (dead_pid != nf->watched_pid)
+		watch_active(nf, dead_pid);
+	if (!nf->rt.on && nf->dead_pidfd >= 0) {
+		close(nf->dead_pidfd);
+		nf->dead_pidfd = -1;
+	}
 	/* No CPUs recorded (an active that died before it wrote them): we stay
 	 * where we are, so the same rule for these. */
 	if (nfl_on_mgr_cpus(nf, CPU_COUNT(cpus) > 0 ? cpus : NULL))
 		nfl_rt_leave(nf);
-	if (CPU_COUNT(cpus) > 0) {
+	/* Parked where the active ran (standby_cpus): nothing to move. */
+	if (CPU_COUNT(cpus) > 0 &&
+	    (pthread_getaffinity_np(pthread_self(), sizeof(here), &here) != 0 ||
+	     !CPU_EQUAL(&here, cpus))) {
 		int r;
 
 		r = pthread_setaffinity_np(pthread_self(), sizeof(*cpus), cpus);
@@ -312,8 +335,11 @@ nfl_standby_finish(struct nf_ctx *nf)
 	DIR *d;
 
 	/* Normally after the first batch, once the dead process is gone; with
-	 * no traffic, when the priority's time is up anyway. */
-	if ((nf->failover_pending || !dead_active_gone(nf)) && nfl_mono_ns() <= nf->fifo_until_ns)
+	 * no traffic, when the priority's time is up anyway.  After a crash
+	 * hand-over, the dead process waits for this CPU to die (at our
+	 * priority it would not get it): the first batch is enough. */
+	if ((nf->failover_pending || (!nf->crash_takeover && !dead_active_gone(nf))) &&
+	    nfl_mono_ns() <= nf->fifo_until_ns)
 		return;
 	nf->promotion_unfinished = false;
 	restore_priority(nf);
@@ -359,5 +385,6 @@ nfl_standby_run(struct nf_ctx *nf)
 	}
 	nfl_crash_arm(nf); /* its own successor, once parked, is woken as fast */
 	promoted_placement(nf, dead);
+	nf->crash_takeover = nfl_crash_arrived(nf->slot);
 	return 1;
 }
