@@ -43,7 +43,10 @@ OUT/chain_tput_detail.csv (manager counters: where packets were dropped),
 OUT/chain_tput_summary.txt, OUT/chain_tput.png and OUT/machine.txt.
 """
 import argparse, glob, json, os, re, shutil, signal, socket, statistics, subprocess, sys
-import threading, time
+import threading, time, types
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nf_suite  # noqa: E402  (the cross-CPU probe)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNTIME = "/var/run/dpdk"
@@ -508,8 +511,12 @@ def run_null_csmp(lab, a):
         out.close()
 
 
-def null_cfg(prefix, k):
-    return {"node": {"name": "tput", "file_prefix": prefix, "lcores": "0@0"},
+def null_cfg(prefix, k, split=False):
+    """split: the TX unit on an lcore of its own on the NFs' CPU 1 (it and
+    the NFs yield to each other while idle, units.c), the RX unit on CPU 0 --
+    the placement of client_server_mp, whose client transmits itself."""
+    cfg = {"node": {"name": "tput", "file_prefix": prefix,
+                    "lcores": "0@0,1@1" if split else "0@0"},
             "pool": {"mbufs": 32767}, "nf_defaults": {"cpus": "1"},
             "ports": [{"name": "gen", "dev": "net_null0,size=64"},
                       {"name": "sink", "dev": "net_null1,size=64", "rx": False}],
@@ -517,18 +524,22 @@ def null_cfg(prefix, k):
             "chains": [{"name": "c", "services": list(range(1, k + 1)), "ingress_port": "gen",
                         "exit_port": "sink"}],
             "stats": {"interval_ms": 0}}
+    if split:
+        cfg["units"] = {"rx": 0, "tx": 1}
+    return cfg
 
 
-def run_null_chain(lab, a, k, rep):
+def run_null_chain(lab, a, k, rep, split=False):
     prefix = lab.prefix()
-    m = Manager(lab, a.build, prefix, null_cfg(prefix, k))
+    m = Manager(lab, a.build, prefix, null_cfg(prefix, k, split))
     try:
         m.wait_ready(60)
         time.sleep(a.warmup)
         s0 = m.snapshot()
         lab.window(a.window)
         s1 = m.snapshot()
-        det = manager_detail("null_chain", k, rep, s0, s1, "gen", "sink")
+        det = manager_detail("null_chain_split" if split else "null_chain", k, rep, s0, s1,
+                             "gen", "sink")
         return det["out_tx_mpps"], det
     finally:
         m.close()
@@ -689,11 +700,19 @@ def machine_txt(a, busy, others, params=None):
 # ---- output -------------------------------------------------------------------------------
 
 REFS = {"null_testpmd": None, "null_testpmd_copy": "null_testpmd", "null_csmp": "null_testpmd",
-        "null_chain": "null_testpmd", "memif_testpmd": None, "memif_chain": "memif_testpmd"}
+        "null_chain": "null_testpmd", "null_chain_split": "null_testpmd", "memif_testpmd": None,
+        "memif_chain": "memif_testpmd"}
+CHAINS = ("null_chain", "null_chain_split")  # compared with the peer
 
 
-def write_outputs(a, results, details, noise, elapsed):
-    """results: {(setup, k): {rep: mpps}}"""
+NEAR_NS = 150  # cross-CPU round trip below this: the host's near placement
+
+
+def write_outputs(a, results, details, noise, elapsed, probe_rows=None):
+    """results: {(setup, k): {rep: mpps}}; probe_rows: {(setup, k, rep): (cross-CPU
+    round trip before, after, whether the round's probes all agreed)}.  Ratios to
+    the peer count the steady rounds only (all of them if none was)."""
+    probe_rows = probe_rows or {}
     os.makedirs(a.out, exist_ok=True)
     results = {key: reps for key, reps in results.items() if reps}
     rows = []
@@ -706,27 +725,30 @@ def write_outputs(a, results, details, noise, elapsed):
             rmpps = results.get((ref, 0), {}).get(rep) if ref else None
             ratio = mpps / rmpps if rmpps else None
             copy = results.get(("null_testpmd_copy", 0), {}).get(rep)
-            rc = mpps / copy if setup == "null_chain" and copy else None
+            rc = mpps / copy if setup in CHAINS and copy else None
             peer = results.get(("null_csmp", 0), {}).get(rep)
-            rp = mpps / peer if setup == "null_chain" and peer else None
+            rp = mpps / peer if setup in CHAINS and peer else None
             if ratio is not None:
                 ratios.append(ratio)
             rows.append((setup, k, rep, mpps, ref or "", rmpps, ratio, rc)
-                        + noise.get((setup, k, rep), (None, None)) + (rp,))
+                        + noise.get((setup, k, rep), (None, None)) + (rp,)
+                        + probe_rows.get((setup, k, rep), (None, None, None)))
         vals = list(reps.values())
         mref = statistics.median(results[(ref, 0)].values()) if ref and (ref, 0) in results \
             else None
         mcopy = results.get(("null_testpmd_copy", 0))
         mrc = (statistics.median([reps[r] / mcopy[r] for r in reps if r in mcopy])
-               if setup == "null_chain" and mcopy else None)
+               if setup in CHAINS and mcopy else None)
         mpeer = results.get(("null_csmp", 0))
-        mrp = (statistics.median([reps[r] / mpeer[r] for r in reps if r in mpeer])
-               if setup == "null_chain" and mpeer and any(r in mpeer for r in reps) else None)
+        paired = [r for r in reps if mpeer and r in mpeer]
+        steady = [r for r in paired if probe_rows.get((setup, k, r), (0, 0, False))[2]]
+        mrp = (statistics.median([reps[r] / mpeer[r] for r in (steady or paired)])
+               if setup in CHAINS and paired else None)
         m = (setup, k, "median", statistics.median(vals), ref or "", mref,
              statistics.median(ratios) if ratios else None, mrc,
              max((noise.get((setup, k, r), (0.0, 0.0))[0] for r in reps), default=None),
              max((noise.get((setup, k, r), (0.0, 0.0))[1] for r in reps), default=None),
-             mrp)
+             mrp, len(steady) if setup in CHAINS and paired else None)
         med[(setup, k)] = (m, min(vals), max(vals))
         rows.append(m)
 
@@ -735,10 +757,14 @@ def write_outputs(a, results, details, noise, elapsed):
 
     with open(os.path.join(a.out, "chain_tput.csv"), "w") as fh:
         fh.write("setup,chain_len,repeat,mpps,reference,reference_mpps,ratio,ratio_vs_copy_ref,"
-                 "other_cpu_pct,steal_pct,ratio_vs_peer\n")
+                 "other_cpu_pct,steal_pct,ratio_vs_peer,xcore_before_ns,xcore_after_ns,"
+                 "round_steady\n")
         for r in rows:
+            extra = r[11:] if len(r) > 12 and r[2] != "median" else (None, None, None)
             fh.write(",".join([r[0], str(r[1]), str(r[2]), f(r[3]), r[4], f(r[5]), f(r[6], 4),
-                               f(r[7], 4), f(r[8], 1), f(r[9], 1), f(r[10], 4)]) + "\n")
+                               f(r[7], 4), f(r[8], 1), f(r[9], 1), f(r[10], 4),
+                               f(extra[0], 0), f(extra[1], 0),
+                               "" if extra[2] is None else str(int(extra[2]))]) + "\n")
     if details:
         cols = list(details[0].keys())
         with open(os.path.join(a.out, "chain_tput_detail.csv"), "w") as fh:
@@ -750,8 +776,14 @@ def write_outputs(a, results, details, noise, elapsed):
         summary.append(f"{setup:<19}{k:<3}{m[3]:>10.3f}  ({lo:.3f}..{hi:.3f})"
                        f"{'':>6}{'' if m[6] is None else f'{m[6]:.4f}'}"
                        f"{'' if m[7] is None else f'  (vs copy=1 ref {m[7]:.4f})'}"
-                       f"{'' if m[10] is None else f'  (vs client_server_mp {m[10]:.4f})'}"
+                       f"{'' if m[10] is None else f'  (vs client_server_mp {m[10]:.4f}, {m[11]} steady rounds)'}"
                        f"   [others' CPU up to {m[8]:.0f}%, steal up to {m[9]:.0f}%]")
+    rounds = sorted({(r[2], r[11], r[12], r[13]) for r in rows if r[2] != "median" and len(r) > 13
+                     and r[0] == "null_csmp"}, key=lambda x: x[0])
+    if rounds:
+        summary.append("rounds (cross-CPU round trip before the peer's window, steady): " + ", ".join(
+            f"{rep}: {'near' if (p0 or 1e9) < NEAR_NS else 'far'} {f(p0, 0)} ns"
+            f"{'' if st else ' (moved)'}" for rep, p0, _, st in rounds))
     summary.append(f"total run time {elapsed:.0f}s")
     with open(os.path.join(a.out, "chain_tput_summary.txt"), "w") as fh:
         fh.write("\n".join(summary) + "\n")
@@ -771,7 +803,9 @@ def plot(a, med):
                 ("null_testpmd_copy", 0, "testpmd io\ncopy=1"),
                 ("null_csmp", 0, "client_server\n_mp (peer)"),
                 ("null_chain", 1, "chain\n1 NF"), ("null_chain", 2, "chain\n2 NFs"),
-                ("null_chain", 3, "chain\n3 NFs")]),
+                ("null_chain", 3, "chain\n3 NFs")] +
+               [("null_chain_split", k, f"chain {k} NF{'s' if k > 1 else ''},\nTX unit\non CPU 1")
+                for k in a.split_chains]),
               ("memif loop: testpmd generator <-> node",
                [("memif_testpmd", 0, "testpmd\n<-> testpmd\n(reference)")] +
                [("memif_chain", k, f"testpmd\n<-> chain\n{k} NF{'s' if k > 1 else ''}")
@@ -817,6 +851,8 @@ def measure(lab, a, setup, k, rep):
         return run_null_csmp(lab, a)
     if setup == "null_chain":
         return run_null_chain(lab, a, k, rep)
+    if setup == "null_chain_split":
+        return run_null_chain(lab, a, k, rep, split=True)
     if setup == "memif_testpmd":
         return run_memif_testpmd(lab, a)
     return run_memif_chain(lab, a, k, rep)
@@ -833,6 +869,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(REPO, "bench", "results"))
     ap.add_argument("--chains", default="1,2,3", help="net_null chain lengths")
     ap.add_argument("--memif-chains", default="1,2,3", help="memif chain lengths")
+    ap.add_argument("--split-chains", default="1,2,3",
+                    help="net_null chain lengths with the TX unit on the NFs' CPU")
     ap.add_argument("--memif-nf-cpus", default="0",
                     help="nf_defaults.cpus in the memif set-up (testpmd polls CPU 1)")
     ap.add_argument("--tx-first", type=int, default=16,
@@ -841,6 +879,9 @@ def main():
     ap.add_argument("--no-peer", action="store_true",
                     help="leave out client_server_mp (needs the dpdk-doc package)")
     ap.add_argument("--no-plot", action="store_true")
+    ap.add_argument("--retries", type=int, default=3,
+                    help="times a round is measured again when the cross-CPU probes between "
+                         "its windows disagree (the host moved our vCPUs)")
     ap.add_argument("--quiet-wait", type=float, default=60,
                     help="seconds to wait for an idle machine before starting")
     ap.add_argument("--quiet-wait-each", type=float, default=0,
@@ -849,6 +890,7 @@ def main():
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)
     a.chains = [int(x) for x in a.chains.split(",") if x]
+    a.split_chains = [int(x) for x in a.split_chains.split(",") if x]
     a.memif_chains = [] if a.no_memif else [int(x) for x in a.memif_chains.split(",") if x]
     if not os.access(os.path.join(a.build, "onvm_mgr", "onvm_mgr"), os.X_OK):
         raise SystemExit(f"no onvm_mgr in {a.build}; build with ninja -C {a.build}")
@@ -865,10 +907,12 @@ def main():
     if not a.no_peer:
         build_csmp(a)
     plan = ([("null_testpmd", 0), ("null_testpmd_copy", 0)]
-            + ([] if a.no_peer else [("null_csmp", 0)]) + [("null_chain", k) for k in a.chains])
+            + ([] if a.no_peer else [("null_csmp", 0)]) + [("null_chain", k) for k in a.chains]
+            + [("null_chain_split", k) for k in a.split_chains])
     if a.memif_chains:
         plan += [("memif_testpmd", 0)] + [("memif_chain", k) for k in a.memif_chains]
     results = {s: {} for s in plan}
+    probe_rows = {}  # (setup, k, rep): (probe before, after, round steady)
     details = []
     noise = {}
     t_start = time.monotonic()
@@ -878,32 +922,57 @@ def main():
         os.makedirs(a.out, exist_ok=True)
         with open(os.path.join(a.out, "machine.txt"), "w") as fh:
             fh.write(machine_txt(a, busy, others))
+        probe = nf_suite.XCoreProbe(types.SimpleNamespace(
+            path=lambda name: os.path.join(workdir, name)))
         for rep in range(1, a.repeats + 1):
-            for setup, k in plan:
-                if a.quiet_wait_each > 0:
-                    wait_quiet(lab, a.quiet_wait_each, sample=0.5, say=False)
-                others = foreign_dpdk(lab)
-                t0 = time.monotonic()
-                try:
-                    mpps, det = measure(lab, a, setup, k, rep)
-                except BenchError as e:
-                    log(f"round {rep} {setup} k={k} FAILED: {e}")
-                    continue
-                results[(setup, k)][rep] = mpps
-                noise[(setup, k, rep)] = (lab.last_foreign_cpu, lab.last_steal)
-                if det is not None:
-                    det["other_dpdk"] = " ".join(others)
-                    details.append(det)
-                log(f"round {rep} {setup} k={k}: {mpps:.3f} Mpps ({time.monotonic() - t0:.1f}s, "
-                    f"steal {lab.last_steal:.0f}%, "
-                    f"other processes used {lab.last_foreign_cpu:.0f}% of a core meanwhile"
-                    + (f": {lab.last_foreign_top})" if lab.last_foreign_top else ")")
-                    + (f"  [other DPDK runtime dirs: {' '.join(others)}]" if others else ""))
+            for attempt in range(a.retries + 1):
+                # The host moves our vCPUs between placements whose cross-CPU
+                # latency differs ~5x, and every set-up here is bound by it: a
+                # round counts only if the probes between its windows agree.
+                probes = [probe()]
+                got = {}
+                for setup, k in plan:
+                    if a.quiet_wait_each > 0:
+                        wait_quiet(lab, a.quiet_wait_each, sample=0.5, say=False)
+                    others = foreign_dpdk(lab)
+                    t0 = time.monotonic()
+                    try:
+                        mpps, det = measure(lab, a, setup, k, rep)
+                    except BenchError as e:
+                        log(f"round {rep} {setup} k={k} FAILED: {e}")
+                        probes.append(probe())
+                        continue
+                    probes.append(probe())
+                    got[(setup, k)] = (mpps, det, probes[-2], probes[-1])
+                    noise[(setup, k, rep)] = (lab.last_foreign_cpu, lab.last_steal)
+                    if det is not None:
+                        det["other_dpdk"] = " ".join(others)
+                    log(f"round {rep} {setup} k={k}: {mpps:.3f} Mpps ({time.monotonic() - t0:.1f}s, "
+                        f"steal {lab.last_steal:.0f}%, "
+                        f"other processes used {lab.last_foreign_cpu:.0f}% of a core meanwhile"
+                        + (f": {lab.last_foreign_top})" if lab.last_foreign_top else ")")
+                        + (f"  [other DPDK runtime dirs: {' '.join(others)}]" if others else "")
+                        + f"  [cross-CPU round trip {nf_suite.fmt(probes[-2], 0)} -> "
+                          f"{nf_suite.fmt(probes[-1], 0)} ns]")
+                stdy = nf_suite.steady(probes)
+                if stdy or attempt == a.retries:
+                    for (setup, k), (mpps, det, p0, p1) in got.items():
+                        results[(setup, k)][rep] = mpps
+                        probe_rows[(setup, k, rep)] = (p0, p1, stdy)
+                        if det is not None:
+                            details.append(det)
+                        if det is not None:
+                            details.append(det)
+                    if not stdy:
+                        log(f"round {rep}: the placement moved in every attempt; kept, flagged")
+                    break
+                log(f"round {rep}: the placement moved (probes "
+                    f"{'/'.join(nf_suite.fmt(p, 0) for p in probes)} ns): measured again")
         ok = True
     finally:
         lab.cleanup_all()
         shutil.rmtree(workdir, ignore_errors=True) if ok else log(f"logs kept in {workdir}")
-    write_outputs(a, results, details, noise, time.monotonic() - t_start)
+    write_outputs(a, results, details, noise, time.monotonic() - t_start, probe_rows)
 
 
 if __name__ == "__main__":

@@ -337,7 +337,12 @@ mgr_rx_poll(void)
 		const bool plog = mgr.plog_port[port] != 0 || mgr.plog_sb_port[port] != 0;
 		const bool rsync_in = mgr.rsync_in_port[port] != 0;
 		const bool rsync_sync = mgr.rsync_sync_port[port] != 0;
-		uint16_t n;
+		/* Routed first, dispatched after: the routing lookups of a
+		 * burst's packets are independent and overlap, where each
+		 * packet's dispatch waits on the previous one's buffer. */
+		struct rte_mbuf *out[ONVM_BURST];
+		struct mgr_dest dest[ONVM_BURST];
+		uint16_t n, nout = 0;
 
 		if (mgr.shm->ports[port].no_rx ||
 		    (entry_full(ctx, port) && !mgr_bfd_peek_due(port, &ctx->bfd_peek_tsc[port])))
@@ -354,8 +359,6 @@ mgr_rx_poll(void)
 			struct onvm_pkt_meta *meta = onvm_pkt_meta(m, mgr.dyn_off);
 			struct onvm_pkt_info pi;
 			enum onvm_parse_reason pr;
-			struct mgr_dest d;
-
 			uint64_t ts = 0;
 			uint8_t rflags = 0;
 
@@ -381,13 +384,15 @@ mgr_rx_poll(void)
 				continue;
 			pr = onvm_pkt_parse(m, &pi);
 			ps->parse[pr]++;
-			mgr_route_ingress(mgr.shm, meta, port, pr, &pi, &d);
+			mgr_route_ingress(mgr.shm, meta, port, pr, &pi, &dest[nout]);
 			if (ts != 0) {
 				meta->ts = ts;
 				meta->flags |= rflags;
 			}
-			dispatch(ctx, m, &d);
+			out[nout++] = m;
 		}
+		for (uint16_t i = 0; i < nout; i++)
+			dispatch(ctx, out[i], &dest[i]);
 		ps->rx += n;
 		work += n;
 		/* A protected chain's consistent-cut marker goes in after the
@@ -527,6 +532,7 @@ mgr_tx_poll(void)
 	for (uint16_t id = 0; id < used; id++) {
 		struct onvm_nf_slot *slot = &mgr.shm->nfs[id];
 		int16_t next = ctx->last_hop[id], lastp = -1;
+		struct mgr_dest dest[ONVM_BURST];
 		bool gone = __atomic_load_n(&slot->status, __ATOMIC_RELAXED) == ONVM_NF_FREE;
 		unsigned int n;
 
@@ -577,11 +583,28 @@ mgr_tx_poll(void)
 		}
 		for (unsigned int i = 0; i < n; i++)
 			rte_prefetch0(onvm_pkt_meta(pkts[i], mgr.dyn_off));
-		for (unsigned int i = 0; i < n; i++) {
-			struct onvm_pkt_meta *meta = onvm_pkt_meta(pkts[i], mgr.dyn_off);
-			struct mgr_dest d;
+		for (unsigned int i = 0, routed = 0; i <= n; i++) {
+			struct onvm_pkt_meta *meta =
+				i < n ? onvm_pkt_meta(pkts[i], mgr.dyn_off) : NULL;
 
+			/* Routed first, dispatched in order at the burst's end or
+			 * before a marker (as in mgr_rx_poll: the lookups overlap). */
+			if (i == n || unlikely(meta->flags & ONVM_PKT_F_MARKER)) {
+				for (; routed < i; routed++) {
+					const struct mgr_dest *d = &dest[routed];
+
+					if (!mgr_dest_routed(d))
+						continue; /* a marker, handled where it stood */
+					dispatch(ctx, pkts[routed], d);
+					next = d->kind == MGR_DEST_NF ? (int16_t)d->id : -1;
+					lastp = d->kind == MGR_DEST_PORT ? (int16_t)d->id : -1;
+				}
+			}
+			if (i == n)
+				break;
 			if (unlikely(meta->flags & ONVM_PKT_F_MARKER)) {
+				dest[i].kind = MGR_DEST_NONE;
+				routed = i + 1;
 				/* A consistent-cut marker: aligned with the other
 				 * instances' before it goes on; while held, the
 				 * rest of this burst waits with the NF's ring. */
@@ -594,12 +617,9 @@ mgr_tx_poll(void)
 				}
 				continue;
 			}
-			mgr_route_action(mgr.shm, meta, &d);
-			if (d.kind == MGR_DEST_PORT && (meta->flags & ONVM_PKT_F_ND))
-				mgr.port_stats[d.id].tx_nd++;
-			dispatch(ctx, pkts[i], &d);
-			next = d.kind == MGR_DEST_NF ? (int16_t)d.id : -1;
-			lastp = d.kind == MGR_DEST_PORT ? (int16_t)d.id : -1;
+			mgr_route_action(mgr.shm, meta, &dest[i]);
+			if (dest[i].kind == MGR_DEST_PORT && (meta->flags & ONVM_PKT_F_ND))
+				mgr.port_stats[dest[i].id].tx_nd++;
 		}
 		ctx->last_hop[id] = next;
 		if (n > 0)

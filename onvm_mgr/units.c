@@ -10,8 +10,16 @@
  * unit's next deadline).  Sleeping lcores are RCU-offline, so a
  * control-plane grace period never waits for them.  The main lcore also runs
  * the housekeeping (main.c) between polls.
+ *
+ * An lcore on a CPU that NFs may run on (nf_defaults.cpus) shares it with
+ * them: while it finds no work it yields the CPU (sched_yield) instead of
+ * spinning, so an NF that has packets for it runs at once, and it runs as
+ * soon as the NF waits (libnf yields too, for room in its TX ring).  At
+ * full load the two then take turns a ring-full at a time instead of a
+ * scheduler time slice at a time.
  */
 #include <errno.h>
+#include <sched.h>
 #include <time.h>
 
 #include <rte_cycles.h>
@@ -119,8 +127,12 @@ mgr_units_loop(void *arg)
 	struct mgr_lcore_stats *ls = &mgr.lcore_stats[lcore];
 	uint64_t idle_since = 0, next_hk = 0, last = rte_get_tsc_cycles();
 	uint32_t nap_us = 1;
+	rte_cpuset_t cpus = rte_lcore_cpuset(lcore);
+	bool shares_cpu;
 
 	(void)arg;
+	CPU_AND(&cpus, &cpus, &mgr.nf_active_cpus);
+	shares_cpu = CPU_COUNT(&cpus) > 0;
 	for (int u = 0; u < MGR_UNIT_MAX; u++)
 		if (mgr.units[u].poll != NULL && mgr.units[u].lcore == (int)lcore) {
 			mine[nunits++] = &mgr.units[u];
@@ -128,6 +140,8 @@ mgr_units_loop(void *arg)
 		}
 	if (nunits == 0 && !is_main)
 		return 0;
+	if (shares_cpu)
+		MGR_LOG(INFO, "lcore %u shares its CPU with NFs: it yields while idle", lcore);
 	if (lcore_in_qsbr[lcore])
 		rte_rcu_qsbr_thread_online(mgr.qsbr, lcore);
 
@@ -163,7 +177,10 @@ mgr_units_loop(void *arg)
 			continue;
 		}
 		if (now - idle_since < spin) {
-			rte_pause();
+			if (shares_cpu)
+				sched_yield(); /* an NF on this CPU may have work for us */
+			else
+				rte_pause();
 			continue;
 		}
 		if (lcore_in_qsbr[lcore])

@@ -14,6 +14,7 @@
  * barrier and then reads `sleeping`.
  */
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -115,6 +116,7 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 {
 	const uint64_t tsc_hz = rte_get_tsc_hz();
 	uint64_t tick_cycles, next_tick, idle_since = 0;
+	bool shares_mgr_cpu;
 
 	if (ops == NULL || (ops->pkt == NULL && ops->batch == NULL)) {
 		NF_LOG(ERR, "nf_run: a packet or batch handler is required");
@@ -154,6 +156,8 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 		__atomic_store_n(&nf->slot->remote_park_ack, 0, __ATOMIC_RELEASE);
 		nf->fifo_until_ns = nfl_mono_ns() + NF_TAKEOVER_FIFO_MAX_NS;
 	}
+	/* (after a promotion: on the active's CPUs by now) */
+	shares_mgr_cpu = nfl_on_mgr_cpus(nf, NULL);
 	tick_cycles = (ops->tick_ms ? ops->tick_ms : 1000) * (tsc_hz / 1000);
 	next_tick = rte_get_tsc_cycles() + tick_cycles;
 	__atomic_store_n(&nf->slot->nf_running, 1, __ATOMIC_RELEASE);
@@ -209,7 +213,12 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 				sleep_for_work(nf, wait_ns, SLEEP_IDLE);
 		} else {
 			nfl_rt_leave(nf); /* an idle spin is a wait too */
-			rte_pause();
+			/* On a CPU of the manager's data lcores, the lcore may
+			 * have work for us: let it run (units.c does the same). */
+			if (shares_mgr_cpu)
+				sched_yield();
+			else
+				rte_pause();
 		}
 	}
 	nfl_rt_leave(nf); /* stopped at real-time priority (parked, a takeover's wait) */

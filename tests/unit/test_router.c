@@ -512,7 +512,7 @@ test_next_walks_the_chain_in_order(void **state)
 	struct onvm_pkt_info pi = tcp_pkt();
 	struct onvm_pkt_meta m;
 
-	assert_nf(ingress(s, &m, 0, &pi), 10 + hash_of(&pi) % 3);
+	assert_nf(ingress(s, &m, 0, &pi), 10 + (uint32_t)(((uint64_t)hash_of(&pi) * 3) >> 32));
 	assert_nf(action(s, &m, ONVM_ACTION_NEXT, 0), 20);
 	assert_int_equal(m.chain_index, 1);
 }
@@ -793,8 +793,9 @@ test_service_pick_spreads_flows_over_all_instances(void **state)
 	struct onvm_shm *s = *state;
 	int seen[3] = {0};
 
+	/* Flow hashes are CRCs: spread over all 32 bits. */
 	for (uint32_t h = 0; h < 30; h++)
-		seen[mgr_service_pick(s, 1, h) - 10]++;
+		seen[mgr_service_pick(s, 1, h * 2654435761u) - 10]++;
 	assert_true(seen[0] > 0 && seen[1] > 0 && seen[2] > 0);
 }
 
