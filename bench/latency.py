@@ -86,8 +86,10 @@ NEAR_NS = 150  # cross-CPU round trip below this: the near placement (50-85 ns h
 PROBE_ROUND_TRIPS = 20000  # 1-8 ms with the system stopped
 
 REPO = os.path.dirname(HERE)
-ALL_SETUPS = ["chain1", "chain2", "chain3", "stateful_none", "stateful_local", "csmp",
+ALL_SETUPS = ["chain1", "split1", "chain2", "chain3", "stateful_none", "stateful_local", "csmp",
               "testpmd"]
+# split1: chain1 with the manager's TX unit on an lcore of its own on the NF's CPU 1
+# (chain_tput.py's null_chain_split: client_server_mp's placement, whose client transmits)
 GEN_PORT, SINK_PORT = 0, 1
 log = ct.log
 
@@ -297,6 +299,7 @@ class NodeSystem:
         self.lab, self.prefix = lab, lab.prefix()
         self.local = setup == "stateful_local"
         cfg = (ct.null_cfg(self.prefix, int(setup[5:])) if setup.startswith("chain")
+               else ct.null_cfg(self.prefix, 1, split=True) if setup == "split1"
                else stateful_cfg(a, self.prefix, setup.split("_")[1]))
         lab.env = shim_env(a, hist, "start")
         try:
@@ -451,8 +454,9 @@ def window_row(lab, lf, seconds, setup, rnd, load, basis, offered_pps, max_pps, 
     count = sum(node)
     rx, tx = d["rx"], d["tx"]
     mode = setup.split("_")[1] if setup.startswith("stateful") else "none" if \
-        setup.startswith("chain") else "-"
-    k = int(setup[5:]) if setup.startswith("chain") else 1 if setup.startswith("stateful") else 0
+        setup.startswith("chain") or setup == "split1" else "-"
+    k = int(setup[5:]) if setup.startswith("chain") else 1 if setup.startswith("stateful") \
+        or setup == "split1" else 0
     row = {"setup": setup, "k": k, "mode": mode, "load_pct": load, "rate_basis": basis,
            "round": rnd, "rate_mpps": offered_pps / 1e6 if offered_pps else None,
            "max_mpps": max_pps / 1e6 if max_pps else None,
@@ -676,6 +680,11 @@ def summarize(a, rows, elapsed, header):
             out.append(f"{pl}: chain1 p99 / csmp p99 at 50 % of each one's maximum: "
                        f"{r[1]:.2f} / {r[2]:.2f} us = {r[0]:.2f}; acceptance <= 2: "
                        f"{'met' if r[0] <= 2 else 'NOT met'}")
+        r = ratio(("split1", "50"), ("csmp", "50"), "p99_us")
+        if r:
+            out.append(f"{pl}: split1 (TX unit on the NF's CPU) p99 / csmp p99 at 50 % of each "
+                       f"one's maximum: {r[1]:.2f} / {r[2]:.2f} us = {r[0]:.2f}; acceptance <= 2: "
+                       f"{'met' if r[0] <= 2 else 'NOT met'}")
         r = ratio(("chain1", "50"), ("csmp", "50@chain1_max"), "p99_us")
         if r:
             out.append(f"{pl}: chain1 p99 / csmp p99 at the same offered rate (chain1's 50 %): "
@@ -740,7 +749,7 @@ def plot(out, hj):
     places = [pl for pl in PLACEMENTS if any(k.endswith("|" + pl) for k in hj["series"])]
     fig, axes = plt.subplots(2 * len(places), len(loads),
                              figsize=(5.2 * len(loads), 3.6 * 2 * len(places)), squeeze=False)
-    styles = {"chain1": ("tab:blue", "-"), "chain2": ("tab:cyan", "-"),
+    styles = {"chain1": ("tab:blue", "-"), "split1": ("tab:red", "-"), "chain2": ("tab:cyan", "-"),
               "chain3": ("tab:purple", "-"), "stateful_none": ("tab:green", "-"),
               "stateful_local": ("tab:olive", "--"), "csmp": ("tab:orange", "-"),
               "testpmd": ("grey", ":")}

@@ -128,6 +128,8 @@ mgr_units_loop(void *arg)
 	uint64_t idle_since = 0, next_hk = 0, last = rte_get_tsc_cycles();
 	uint32_t nap_us = 1;
 	rte_cpuset_t cpus = rte_lcore_cpuset(lcore);
+	/* A sched_yield() this long means another thread had the CPU. */
+	const uint64_t yield_ran_other = 5 * hz / 1000000;
 	bool shares_cpu;
 
 	(void)arg;
@@ -177,10 +179,17 @@ mgr_units_loop(void *arg)
 			continue;
 		}
 		if (now - idle_since < spin) {
-			if (shares_cpu)
-				sched_yield(); /* an NF on this CPU may have work for us */
-			else
+			if (!shares_cpu) {
 				rte_pause();
+				continue;
+			}
+			/* An NF on this CPU may have work for us.  If it ran in
+			 * the meantime, the time was its, not our idleness: a
+			 * nap now would leave its output on its ring for up to
+			 * idle.max_sleep_us (p99 of 600 us measured). */
+			sched_yield();
+			if (rte_get_tsc_cycles() - now > yield_ran_other)
+				idle_since = rte_get_tsc_cycles();
 			continue;
 		}
 		if (lcore_in_qsbr[lcore])
