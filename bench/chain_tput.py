@@ -710,9 +710,14 @@ NEAR_NS = 150  # cross-CPU round trip below this: the host's near placement
 
 def write_outputs(a, results, details, noise, elapsed, probe_rows=None):
     """results: {(setup, k): {rep: mpps}}; probe_rows: {(setup, k, rep): (cross-CPU
-    round trip before, after, whether the round's probes all agreed)}.  Ratios to
-    the peer count the steady rounds only (all of them if none was)."""
+    round trip before the window, after)}.  A chain's ratio to the peer of the same
+    round counts only if the four probes around the two windows agree (steady: one
+    placement of our vCPUs for both); all pairs if none was steady."""
     probe_rows = probe_rows or {}
+
+    def steady_pair(setup, k, rep):
+        pr, pp = probe_rows.get((setup, k, rep)), probe_rows.get(("null_csmp", 0, rep))
+        return bool(pr and pp and nf_suite.steady(list(pr) + list(pp)))
     os.makedirs(a.out, exist_ok=True)
     results = {key: reps for key, reps in results.items() if reps}
     rows = []
@@ -732,7 +737,8 @@ def write_outputs(a, results, details, noise, elapsed, probe_rows=None):
                 ratios.append(ratio)
             rows.append((setup, k, rep, mpps, ref or "", rmpps, ratio, rc)
                         + noise.get((setup, k, rep), (None, None)) + (rp,)
-                        + probe_rows.get((setup, k, rep), (None, None, None)))
+                        + probe_rows.get((setup, k, rep), (None, None))
+                        + (steady_pair(setup, k, rep) if setup in CHAINS else None,))
         vals = list(reps.values())
         mref = statistics.median(results[(ref, 0)].values()) if ref and (ref, 0) in results \
             else None
@@ -741,7 +747,7 @@ def write_outputs(a, results, details, noise, elapsed, probe_rows=None):
                if setup in CHAINS and mcopy else None)
         mpeer = results.get(("null_csmp", 0))
         paired = [r for r in reps if mpeer and r in mpeer]
-        steady = [r for r in paired if probe_rows.get((setup, k, r), (0, 0, False))[2]]
+        steady = [r for r in paired if steady_pair(setup, k, r)]
         mrp = (statistics.median([reps[r] / mpeer[r] for r in (steady or paired)])
                if setup in CHAINS and paired else None)
         m = (setup, k, "median", statistics.median(vals), ref or "", mref,
@@ -758,7 +764,7 @@ def write_outputs(a, results, details, noise, elapsed, probe_rows=None):
     with open(os.path.join(a.out, "chain_tput.csv"), "w") as fh:
         fh.write("setup,chain_len,repeat,mpps,reference,reference_mpps,ratio,ratio_vs_copy_ref,"
                  "other_cpu_pct,steal_pct,ratio_vs_peer,xcore_before_ns,xcore_after_ns,"
-                 "round_steady\n")
+                 "steady_vs_peer\n")
         for r in rows:
             extra = r[11:] if len(r) > 12 and r[2] != "median" else (None, None, None)
             fh.write(",".join([r[0], str(r[1]), str(r[2]), f(r[3]), r[4], f(r[5]), f(r[6], 4),
@@ -776,14 +782,14 @@ def write_outputs(a, results, details, noise, elapsed, probe_rows=None):
         summary.append(f"{setup:<19}{k:<3}{m[3]:>10.3f}  ({lo:.3f}..{hi:.3f})"
                        f"{'':>6}{'' if m[6] is None else f'{m[6]:.4f}'}"
                        f"{'' if m[7] is None else f'  (vs copy=1 ref {m[7]:.4f})'}"
-                       f"{'' if m[10] is None else f'  (vs client_server_mp {m[10]:.4f}, {m[11]} steady rounds)'}"
+                       f"{'' if m[10] is None else f'  (vs client_server_mp {m[10]:.4f}, {m[11]} steady pairs)'}"
                        f"   [others' CPU up to {m[8]:.0f}%, steal up to {m[9]:.0f}%]")
-    rounds = sorted({(r[2], r[11], r[12], r[13]) for r in rows if r[2] != "median" and len(r) > 13
+    rounds = sorted({(r[2], r[11], r[12]) for r in rows if r[2] != "median" and len(r) > 12
                      and r[0] == "null_csmp"}, key=lambda x: x[0])
     if rounds:
-        summary.append("rounds (cross-CPU round trip before the peer's window, steady): " + ", ".join(
-            f"{rep}: {'near' if (p0 or 1e9) < NEAR_NS else 'far'} {f(p0, 0)} ns"
-            f"{'' if st else ' (moved)'}" for rep, p0, _, st in rounds))
+        summary.append("the peer's windows (cross-CPU round trip before -> after): " + ", ".join(
+            f"round {rep}: {'near' if (p0 or 1e9) < NEAR_NS else 'far'} {f(p0, 0)} -> {f(p1, 0)} ns"
+            for rep, p0, p1 in rounds))
     summary.append(f"total run time {elapsed:.0f}s")
     with open(os.path.join(a.out, "chain_tput_summary.txt"), "w") as fh:
         fh.write("\n".join(summary) + "\n")
@@ -879,9 +885,6 @@ def main():
     ap.add_argument("--no-peer", action="store_true",
                     help="leave out client_server_mp (needs the dpdk-doc package)")
     ap.add_argument("--no-plot", action="store_true")
-    ap.add_argument("--retries", type=int, default=3,
-                    help="times a round is measured again when the cross-CPU probes between "
-                         "its windows disagree (the host moved our vCPUs)")
     ap.add_argument("--quiet-wait", type=float, default=60,
                     help="seconds to wait for an idle machine before starting")
     ap.add_argument("--quiet-wait-each", type=float, default=0,
@@ -912,7 +915,7 @@ def main():
     if a.memif_chains:
         plan += [("memif_testpmd", 0)] + [("memif_chain", k) for k in a.memif_chains]
     results = {s: {} for s in plan}
-    probe_rows = {}  # (setup, k, rep): (probe before, after, round steady)
+    probe_rows = {}  # (setup, k, rep): (cross-CPU round trip before the window, after)
     details = []
     noise = {}
     t_start = time.monotonic()
@@ -925,49 +928,37 @@ def main():
         probe = nf_suite.XCoreProbe(types.SimpleNamespace(
             path=lambda name: os.path.join(workdir, name)))
         for rep in range(1, a.repeats + 1):
-            for attempt in range(a.retries + 1):
-                # The host moves our vCPUs between placements whose cross-CPU
-                # latency differs ~5x, and every set-up here is bound by it: a
-                # round counts only if the probes between its windows agree.
-                probes = [probe()]
-                got = {}
-                for setup, k in plan:
-                    if a.quiet_wait_each > 0:
-                        wait_quiet(lab, a.quiet_wait_each, sample=0.5, say=False)
-                    others = foreign_dpdk(lab)
-                    t0 = time.monotonic()
-                    try:
-                        mpps, det = measure(lab, a, setup, k, rep)
-                    except BenchError as e:
-                        log(f"round {rep} {setup} k={k} FAILED: {e}")
-                        probes.append(probe())
-                        continue
+            # The host moves our vCPUs between placements whose cross-CPU
+            # latency differs ~5x, and every set-up here is bound by it: a
+            # probe between windows tells which one each window had, and a
+            # chain's ratio to the peer counts only if the probes around both
+            # windows agree (write_outputs).
+            probes = [probe()]
+            for setup, k in plan:
+                if a.quiet_wait_each > 0:
+                    wait_quiet(lab, a.quiet_wait_each, sample=0.5, say=False)
+                others = foreign_dpdk(lab)
+                t0 = time.monotonic()
+                try:
+                    mpps, det = measure(lab, a, setup, k, rep)
+                except BenchError as e:
+                    log(f"round {rep} {setup} k={k} FAILED: {e}")
                     probes.append(probe())
-                    got[(setup, k)] = (mpps, det, probes[-2], probes[-1])
-                    noise[(setup, k, rep)] = (lab.last_foreign_cpu, lab.last_steal)
-                    if det is not None:
-                        det["other_dpdk"] = " ".join(others)
-                    log(f"round {rep} {setup} k={k}: {mpps:.3f} Mpps ({time.monotonic() - t0:.1f}s, "
-                        f"steal {lab.last_steal:.0f}%, "
-                        f"other processes used {lab.last_foreign_cpu:.0f}% of a core meanwhile"
-                        + (f": {lab.last_foreign_top})" if lab.last_foreign_top else ")")
-                        + (f"  [other DPDK runtime dirs: {' '.join(others)}]" if others else "")
-                        + f"  [cross-CPU round trip {nf_suite.fmt(probes[-2], 0)} -> "
-                          f"{nf_suite.fmt(probes[-1], 0)} ns]")
-                stdy = nf_suite.steady(probes)
-                if stdy or attempt == a.retries:
-                    for (setup, k), (mpps, det, p0, p1) in got.items():
-                        results[(setup, k)][rep] = mpps
-                        probe_rows[(setup, k, rep)] = (p0, p1, stdy)
-                        if det is not None:
-                            details.append(det)
-                        if det is not None:
-                            details.append(det)
-                    if not stdy:
-                        log(f"round {rep}: the placement moved in every attempt; kept, flagged")
-                    break
-                log(f"round {rep}: the placement moved (probes "
-                    f"{'/'.join(nf_suite.fmt(p, 0) for p in probes)} ns): measured again")
+                    continue
+                probes.append(probe())
+                results[(setup, k)][rep] = mpps
+                probe_rows[(setup, k, rep)] = (probes[-2], probes[-1])
+                noise[(setup, k, rep)] = (lab.last_foreign_cpu, lab.last_steal)
+                if det is not None:
+                    det["other_dpdk"] = " ".join(others)
+                    details.append(det)
+                log(f"round {rep} {setup} k={k}: {mpps:.3f} Mpps ({time.monotonic() - t0:.1f}s, "
+                    f"steal {lab.last_steal:.0f}%, "
+                    f"other processes used {lab.last_foreign_cpu:.0f}% of a core meanwhile"
+                    + (f": {lab.last_foreign_top})" if lab.last_foreign_top else ")")
+                    + (f"  [other DPDK runtime dirs: {' '.join(others)}]" if others else "")
+                    + f"  [cross-CPU round trip {nf_suite.fmt(probes[-2], 0)} -> "
+                      f"{nf_suite.fmt(probes[-1], 0)} ns]")
         ok = True
     finally:
         lab.cleanup_all()

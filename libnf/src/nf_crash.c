@@ -20,7 +20,11 @@
  *      repaired, batch rolled forward or back);
  *   2. records the hand-over in the slot (before the release below: after
  *      it, the slot is the standby's);
- *   3. does to the lock word what the kernel's robust-list walk would do on
+ *   3. takes the lock out of its thread's robust list (as glibc's unlock
+ *      does: once the standby holds it, glibc links it into the standby's
+ *      list through the mutex itself, and the kernel's walk of ours at exit
+ *      would follow those links and miss every robust mutex after it), then
+ *      does to the lock word what the kernel's robust-list walk would do on
  *      the thread's exit (its TID replaced by FUTEX_OWNER_DIED, the waiters
  *      bit kept, one waiter woken), so the parked standby returns from its
  *      wait with EOWNERDEAD now -- a futex wake, no teardown;
@@ -29,10 +33,10 @@
  *      promotes, and a CPU busy in a dying process's exit (the address space
  *      of a DPDK process takes milliseconds to tear down, with few
  *      preemption points) kept it waiting 70-180 us to get there;
- *   5. dies of the same signal with its default action (re-raised, pending
- *      until the handler returns, so no instruction of the NF runs in
- *      between): the exit status and core dumps stay what the NF's developer
- *      expects.
+ *   5. dies of the same signal with its default action (queued again to the
+ *      thread with its own siginfo, pending until the handler returns, so no
+ *      instruction of the NF runs in between): the exit status and core
+ *      dumps (fault address included) stay what the NF's developer expects.
  * The kernel's own walk at exit then finds the word no longer names this
  * thread and leaves it alone.
  *
@@ -77,6 +81,33 @@ static struct {
 
 enum release { NOT_OURS, RELEASED, RELEASED_WOKE };
 
+/* Unlink robust-list entry `entry` (a mutex's __data.__list.__next, which is
+ * what glibc links) from the calling thread's list, by the links the kernel
+ * walks.  The dying thread never unlocks again, so glibc's back links are
+ * left as they are. */
+static void
+robust_unlink(void *entry)
+{
+	struct robust_list_head *head;
+	struct robust_list **link;
+	size_t len;
+
+	if (syscall(SYS_get_robust_list, 0, &head, &len) != 0 || head == NULL)
+		return;
+	link = &head->list.next;
+	for (int i = 0; i < 2048 && *link != &head->list; i++) { /* the kernel's bound */
+		struct robust_list *e = (struct robust_list *)((uintptr_t)*link & ~1UL);
+
+		if (e == NULL)
+			return;
+		if (e == entry) {
+			*link = e->next;
+			return;
+		}
+		link = &e->next;
+	}
+}
+
 /*
  * The owner-died transition the kernel makes in handle_futex_death(), done
  * by the owner itself, if the word names this thread (it no longer does).
@@ -112,7 +143,6 @@ crash_handler(int sig, siginfo_t *si, void *uc)
 	int saved_errno = errno;
 	uint32_t tid = (uint32_t)syscall(SYS_gettid);
 
-	(void)si;
 	(void)uc;
 	if (crash.enabled && crash.lock_word != NULL &&
 	    (__atomic_load_n(crash.lock_word, __ATOMIC_RELAXED) & FUTEX_TID_MASK) == tid) {
@@ -125,6 +155,7 @@ crash_handler(int sig, siginfo_t *si, void *uc)
 		s->crash_handoff_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 		__atomic_fetch_add(&s->crash_handoffs, 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->crash_wait, 1, __ATOMIC_RELAXED);
+		robust_unlink(&s->alive_lock.__data.__list.__next);
 		if (release_as_dead(crash.lock_word, tid) == RELEASED_WOKE) {
 			/* Out of the way until the standby runs here (it clears
 			 * crash_wait and wakes us).  Reading the slot is all we
@@ -135,10 +166,12 @@ crash_handler(int sig, siginfo_t *si, void *uc)
 		}
 	}
 	/* Die of it, as without us.  The signal is blocked while its handler
-	 * runs: the raised one is delivered when the handler returns, before
-	 * the interrupted instruction could run again. */
+	 * runs: the one queued here is delivered when the handler returns,
+	 * before the interrupted instruction could run again -- with the
+	 * fault's own siginfo (a core dump shows the address), or raised. */
 	sigaction(sig, &dfl, NULL);
-	raise(sig);
+	if (si == NULL || syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, sig, si) != 0)
+		raise(sig);
 	errno = saved_errno;
 }
 
@@ -233,6 +266,42 @@ nfl_crash_arrived(struct onvm_nf_slot *slot)
 		return false;
 	syscall(SYS_futex, &slot->crash_wait, FUTEX_WAKE, 1, NULL, NULL, 0);
 	return true;
+}
+
+/*
+ * At nf_run(): the hand-over holds only if this thread is the one that holds
+ * the lock (else the packet thread would run on next to its successor), and
+ * only for the signals whose handler is still ours (an NF may install its
+ * own after nf_init()).  The slot's crash_armed says which.
+ */
+void
+nfl_crash_check(struct nf_ctx *nf)
+{
+	uint32_t tid = (uint32_t)syscall(SYS_gettid), mask = 0;
+
+	if (!crash.enabled || crash.slot != nf->slot)
+		return;
+	if ((__atomic_load_n(crash.lock_word, __ATOMIC_RELAXED) & FUTEX_TID_MASK) != tid) {
+		NF_LOG(WARNING, "%s: nf_run() on another thread than nf_init(): no crash hand-over "
+				"(a crash takes the kernel's path)",
+		       nf->name);
+		mask = 0;
+	} else {
+		for (size_t i = 0; i < sizeof(crash_signals) / sizeof(crash_signals[0]); i++) {
+			int sig = crash_signals[i];
+			struct sigaction cur;
+
+			if ((crash.armed_mask & (1u << sig)) && sigaction(sig, NULL, &cur) == 0 &&
+			    (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == crash_handler)
+				mask |= 1u << sig;
+		}
+		if (mask != crash.armed_mask)
+			NF_LOG(INFO, "%s: the NF handles some crash signals itself (mask %#x of %#x): "
+				     "no hand-over from those",
+			       nf->name, mask, crash.armed_mask);
+	}
+	crash.enabled = mask != 0;
+	__atomic_store_n(&nf->slot->crash_armed, mask, __ATOMIC_RELAXED);
 }
 
 void

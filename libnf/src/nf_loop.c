@@ -156,6 +156,7 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 		__atomic_store_n(&nf->slot->remote_park_ack, 0, __ATOMIC_RELEASE);
 		nf->fifo_until_ns = nfl_mono_ns() + NF_TAKEOVER_FIFO_MAX_NS;
 	}
+	nfl_crash_check(nf); /* the thread that holds the lock, our handlers */
 	/* (after a promotion: on the active's CPUs by now) */
 	shares_mgr_cpu = nfl_on_mgr_cpus(nf, NULL);
 	tick_cycles = (ops->tick_ms ? ops->tick_ms : 1000) * (tsc_hz / 1000);

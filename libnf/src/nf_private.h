@@ -195,6 +195,7 @@ int nfl_standby_run(struct nf_ctx *nf);
  * hand over at once.  Disarmed before the lock is let go in order (nf_fini). */
 void nfl_crash_prepare(void);
 void nfl_crash_arm(struct nf_ctx *nf);
+void nfl_crash_check(struct nf_ctx *nf);
 void nfl_crash_disarm(void);
 /* A promoted standby on the dead active's CPUs: releases the dying process
  * waiting for it; true if the death was a crash hand-over. */

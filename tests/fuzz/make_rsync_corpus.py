@@ -12,6 +12,7 @@ import os
 import struct
 import sys
 
+RSYNC_VERSION = 2  # rsync/include/rsync_wire.h
 FUZZ_KEY, FUZZ_KEY_ID = b"fuzz key", 1
 
 def crc32c(data):
@@ -25,7 +26,8 @@ def crc32c(data):
 def frame(mtype, txid=0, payload=b"", seq=0, count=1, region=0, offset=0, epoch=1, chain=1,
           key=False, pad=0):
     flags, key_id = (1, FUZZ_KEY_ID) if key else (0, 0)
-    hdr = struct.pack(">BBBBHHIIQHHHHQ", 1, mtype, flags, key_id, chain, len(payload), epoch, 0,
+    hdr = struct.pack(">BBBBHHIIQHHHHQ", RSYNC_VERSION, mtype, flags, key_id, chain,
+                      len(payload), epoch, 0,
                       txid, seq, count, region, 0, offset)
     crc = crc32c(hdr + payload)
     hdr = hdr[:12] + struct.pack(">I", crc) + hdr[16:]

@@ -61,6 +61,12 @@ def run_point(L, point, path, frames, death="kill"):
              (not fast or nf["crash_signal"] == sig),
              f"{point}/{death}: crash hand-overs {nf['crash_handoffs']} (signal "
              f"{nf['crash_signal']}), expected {1 if fast else 0}")
+    # Woken by the handler, not by its park's 100 ms time-out (which would
+    # promote it all the same, but late).
+    L.expect(not fast or 0 <= nf["failover_wake_ns"] - nf["crash_handoff_ns"] < 20_000_000,
+             f"{point}/{death}: the standby woke "
+             f"{(nf['failover_wake_ns'] - nf['crash_handoff_ns']) / 1e6:.1f} ms after the "
+             f"hand-over")
     L.expect(not fast or nf["crash_armed"] & (1 << sig),
              f"{point}/{death}: the promoted NF has not armed its crash hand-over "
              f"({nf['crash_armed']:#x})")

@@ -52,7 +52,7 @@ def rsync_msg(frame):
     (etype,) = struct.unpack_from(">H", frame, 12)
     lab.check(etype == ETH_RSYNC, f"EtherType 0x{etype:04x}, want 0x88b6")
     ver, mtype, flags, key, chain, plen, epoch = struct.unpack_from(">BBBBHHI", frame, 14)
-    lab.check(ver == 1, f"RSync version {ver}")
+    lab.check(ver == 2, f"RSync version {ver}")  # rsync_wire.h RSYNC_VERSION
     return mtype, epoch, frame[54:54 + plen]
 
 

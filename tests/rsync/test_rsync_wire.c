@@ -284,7 +284,7 @@ test_golden_vote_frame(void **state)
 	 * seq count | region reserved | offset */
 	/* clang-format off */
 	size_t n = unhex("02000000000b" "02000000000a" "88b6"
-			 "01020000" "00070000" "00000003" "269dae4d" "0102030405060708"
+			 "02020000" "00070000" "00000003" "4531e7c1" "0102030405060708"
 			 "00000001" "00000000" "0000000000000000",
 			 want);
 	/* clang-format on */
@@ -296,7 +296,7 @@ test_golden_vote_frame(void **state)
 	assert_int_equal(d.h.type, RSYNC_VOTE);
 	assert_int_equal(d.h.chain, 7);
 	assert_int_equal(d.h.epoch, 3);
-	assert_int_equal(d.h.crc, 0x269dae4du);
+	assert_int_equal(d.h.crc, 0x4531e7c1u);
 	assert_int_equal(d.h.txid, 0x0102030405060708ull);
 	assert_int_equal(d.h.frag_count, 1);
 	assert_memory_equal(d.dst_mac, dst, 6);
@@ -314,10 +314,10 @@ test_golden_abort_frame_with_hmac(void **state)
 	 * HMAC-SHA256 of header (CRC filled in) and payload */
 	/* clang-format off */
 	size_t n = unhex("02000000000b" "02000000000a" "88b6"
-			 "01050105" "00070008" "00000003" "e19e96f5" "0000000000000009"
+			 "02050105" "00070008" "00000003" "c5e5b1f9" "0000000000000009"
 			 "00000001" "00000000" "0000000000000000"
 			 "000000000000000c"
-			 "32c7cd31c99fdc5c5a3e6e3760e02cd017e14fd2dca284414f0522d96a84ccad",
+			 "88a915ac2987fbba42b05821dfeb892f7eae8f66cfdc517583b45d24507f1369",
 			 want);
 	/* clang-format on */
 
@@ -726,7 +726,9 @@ static const struct reject_row rows[] = {
 	{"ethertype of the shim", B_VOTE, {E(12, 2, 0x88B5)}, 0, 0, K_NONE, 0, RSYNC_RX_NOT_RSYNC},
 	{"header cut by one byte", B_VOTE, {{0}}, 0, 1, K_NONE, 0, RSYNC_RX_SHORT},
 	{"version 0", B_VOTE, {E(H(0), 1, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_VERSION},
-	{"version 2", B_VOTE, {E(H(0), 1, 2)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_VERSION},
+	{"version 1 (hash % n ranks)", B_VOTE, {E(H(0), 1, 1)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_VERSION},
+	{"version 3", B_VOTE, {E(H(0), 1, 3)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_VERSION},
 	{"type 0", B_VOTE, {E(H(1), 1, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_TYPE},
 	{"type 11", B_VOTE, {E(H(1), 1, RSYNC_TYPE_MAX)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_TYPE},
 	{"type 255", B_VOTE, {E(H(1), 1, 255)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_TYPE},
