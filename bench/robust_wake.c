@@ -26,7 +26,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <string.h>
 #include <poll.h>
 #include <stdbool.h>
@@ -40,6 +39,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "onvm_robust.h"
 
 struct shared {
 	pthread_mutex_t lock;
@@ -79,16 +80,7 @@ pin(int cpu)
 static void
 crash_handler(int sig)
 {
-	unsigned int *word = (unsigned int *)&crash_shared->lock.__data.__lock;
-	unsigned int tid = (unsigned int)syscall(SYS_gettid), old = *word;
-
-	while ((old & FUTEX_TID_MASK) == tid)
-		if (__atomic_compare_exchange_n(word, &old, (old & FUTEX_WAITERS) | FUTEX_OWNER_DIED,
-						false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
-			if (old & FUTEX_WAITERS)
-				syscall(SYS_futex, word, FUTEX_WAKE, 1, NULL, NULL, 0);
-			break;
-		}
+	onvm_robust_release_dead(&crash_shared->lock, (uint32_t)syscall(SYS_gettid));
 	signal(sig, SIG_DFL);
 	raise(sig);
 }

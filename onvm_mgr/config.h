@@ -172,6 +172,10 @@ struct mgr_config {
 	uint32_t stats_interval_ms;   /* 0: no console stats */
 	uint32_t idle_spin_us;
 	uint32_t idle_sleep_max_us;
+	/* An lcore on NF CPUs yields to the NFs while idle (units.c); off by
+	 * default: many such lcores on a busy host yield to each other
+	 * instead of napping. */
+	bool idle_share_nf_cpus;
 	uint32_t nf_start_timeout_ms;
 	uint32_t nf_heartbeat_ms;     /* hung NF: no loop progress for this long; 0 off */
 	char nf_cpus[ONVM_CPULIST_MAX];	/* CPU list NFs may run on ("": all) */

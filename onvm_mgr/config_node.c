@@ -59,7 +59,7 @@ cfg_parse_tunables(struct cfg_walk *w, const json_t *root, struct mgr_config *cf
 	static const char *const pool_keys[] = {"mbufs", "cache", NULL};
 	static const char *const ring_keys[] = {"nf_size", "port_size", "rx_desc", "tx_desc", NULL};
 	static const char *const stats_keys[] = {"interval_ms", NULL};
-	static const char *const idle_keys[] = {"spin_us", "max_sleep_us", NULL};
+	static const char *const idle_keys[] = {"spin_us", "max_sleep_us", "share_nf_cpus", NULL};
 	static const char *const nfs_keys[] = {"start_timeout_ms", "heartbeat_ms", "cpus",
 					       "standby_cpus", NULL};
 	static const char *const startup_keys[] = {"link_wait_ms", NULL};
@@ -93,7 +93,8 @@ cfg_parse_tunables(struct cfg_walk *w, const json_t *root, struct mgr_config *cf
 		return -1;
 	if (o != NULL &&
 	    (CFG_UINT_FIELD(w, o, "idle", "spin_us", 0, 1000000, cfg->idle_spin_us) < 0 ||
-	     CFG_UINT_FIELD(w, o, "idle", "max_sleep_us", 1, 100000, cfg->idle_sleep_max_us) < 0))
+	     CFG_UINT_FIELD(w, o, "idle", "max_sleep_us", 1, 100000, cfg->idle_sleep_max_us) < 0 ||
+	     cfg_get_bool(w, o, "idle", "share_nf_cpus", &cfg->idle_share_nf_cpus) < 0))
 		return -1;
 	if (cfg_get_section(w, root, "nf_defaults", nfs_keys, &o) < 0)
 		return -1;

@@ -11,12 +11,15 @@
  * control-plane grace period never waits for them.  The main lcore also runs
  * the housekeeping (main.c) between polls.
  *
- * An lcore on a CPU that NFs may run on (nf_defaults.cpus) shares it with
- * them: while it finds no work it yields the CPU (sched_yield) instead of
- * spinning, so an NF that has packets for it runs at once, and it runs as
- * soon as the NF waits (libnf yields too, for room in its TX ring).  At
- * full load the two then take turns a ring-full at a time instead of a
- * scheduler time slice at a time.
+ * With idle.share_nf_cpus, an lcore on a CPU that NFs may run on
+ * (nf_defaults.cpus) shares it with them: while it finds no work it yields
+ * the CPU (sched_yield) instead of spinning, so an NF that has packets for it
+ * runs at once, and it runs as soon as the NF waits (libnf yields too, for
+ * room in its TX ring).  At full load the two then take turns a ring-full at
+ * a time instead of a scheduler time slice at a time.  Off by default: on a
+ * host where several managers' lcores share CPUs with busy NFs, lcores that
+ * never nap (the NFs' time is not their idleness) took the CPU from the data
+ * path (remote_chain_kill lost frames).
  */
 #include <errno.h>
 #include <sched.h>
@@ -134,7 +137,7 @@ mgr_units_loop(void *arg)
 
 	(void)arg;
 	CPU_AND(&cpus, &cpus, &mgr.nf_active_cpus);
-	shares_cpu = CPU_COUNT(&cpus) > 0;
+	shares_cpu = mgr.cfg.idle_share_nf_cpus && CPU_COUNT(&cpus) > 0;
 	for (int u = 0; u < MGR_UNIT_MAX; u++)
 		if (mgr.units[u].poll != NULL && mgr.units[u].lcore == (int)lcore) {
 			mine[nunits++] = &mgr.units[u];

@@ -64,6 +64,7 @@
 #include <unistd.h>
 
 #include "nf_private.h"
+#include "onvm_robust.h"
 
 static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 
@@ -73,68 +74,11 @@ static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 /* What the handler needs, written before it is armed.  One per process:
  * the process has one slot it is the active of. */
 static struct {
-	uint32_t *lock_word;		/* the futex word of the slot's alive_lock */
+	pthread_mutex_t *lock;		/* the slot's alive_lock */
 	struct onvm_nf_slot *slot;
 	uint32_t armed_mask;		/* 1u << signal, for the signals we handle */
 	volatile sig_atomic_t enabled;	/* 0 once fenced, or in nf_fini */
 } crash;
-
-enum release { NOT_OURS, RELEASED, RELEASED_WOKE };
-
-/* Unlink robust-list entry `entry` (a mutex's __data.__list.__next, which is
- * what glibc links) from the calling thread's list, by the links the kernel
- * walks.  The dying thread never unlocks again, so glibc's back links are
- * left as they are. */
-static void
-robust_unlink(void *entry)
-{
-	struct robust_list_head *head;
-	struct robust_list **link;
-	size_t len;
-
-	if (syscall(SYS_get_robust_list, 0, &head, &len) != 0 || head == NULL)
-		return;
-	link = &head->list.next;
-	for (int i = 0; i < 2048 && *link != &head->list; i++) { /* the kernel's bound */
-		struct robust_list *e = (struct robust_list *)((uintptr_t)*link & ~1UL);
-
-		if (e == NULL)
-			return;
-		if (e == entry) {
-			*link = e->next;
-			return;
-		}
-		link = &e->next;
-	}
-}
-
-/*
- * The owner-died transition the kernel makes in handle_futex_death(), done
- * by the owner itself, if the word names this thread (it no longer does).
- */
-static enum release
-release_as_dead(uint32_t *word, uint32_t tid)
-{
-	uint32_t old = __atomic_load_n(word, __ATOMIC_RELAXED);
-
-	while ((old & FUTEX_TID_MASK) == tid) {
-		uint32_t dead = (old & FUTEX_WAITERS) | FUTEX_OWNER_DIED;
-
-		/* Release: every write the thread made before the fault (its
-		 * ring operations, its batch record) is visible to the
-		 * standby that acquires the lock. */
-		if (__atomic_compare_exchange_n(word, &old, dead, false, __ATOMIC_SEQ_CST,
-						__ATOMIC_RELAXED)) {
-			/* Robust mutexes use shared futexes (glibc's
-			 * PTHREAD_ROBUST_MUTEX_PSHARED): no FUTEX_PRIVATE_FLAG. */
-			if (!(old & FUTEX_WAITERS))
-				return RELEASED;
-			syscall(SYS_futex, word, FUTEX_WAKE, 1, NULL, NULL, 0);
-			return RELEASED_WOKE;
-		}
-	}
-	return NOT_OURS;
-}
 
 static void
 crash_handler(int sig, siginfo_t *si, void *uc)
@@ -144,8 +88,7 @@ crash_handler(int sig, siginfo_t *si, void *uc)
 	uint32_t tid = (uint32_t)syscall(SYS_gettid);
 
 	(void)uc;
-	if (crash.enabled && crash.lock_word != NULL &&
-	    (__atomic_load_n(crash.lock_word, __ATOMIC_RELAXED) & FUTEX_TID_MASK) == tid) {
+	if (crash.enabled && crash.lock != NULL && onvm_robust_owner(crash.lock) == tid) {
 		struct onvm_nf_slot *s = crash.slot;
 		struct timespec ts;
 
@@ -155,8 +98,7 @@ crash_handler(int sig, siginfo_t *si, void *uc)
 		s->crash_handoff_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 		__atomic_fetch_add(&s->crash_handoffs, 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->crash_wait, 1, __ATOMIC_RELAXED);
-		robust_unlink(&s->alive_lock.__data.__list.__next);
-		if (release_as_dead(crash.lock_word, tid) == RELEASED_WOKE) {
+		if (onvm_robust_release_dead(crash.lock, tid) == ONVM_ROBUST_RELEASED_WOKE) {
 			/* Out of the way until the standby runs here (it clears
 			 * crash_wait and wakes us).  Reading the slot is all we
 			 * do: it is the standby's now. */
@@ -250,7 +192,7 @@ nfl_crash_arm(struct nf_ctx *nf)
 		return;
 #ifdef __GLIBC__
 	crash.slot = nf->slot;
-	crash.lock_word = (uint32_t *)&nf->slot->alive_lock.__data.__lock;
+	crash.lock = &nf->slot->alive_lock;
 	__atomic_store_n(&nf->slot->crash_armed, crash.armed_mask, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the fields above before `enabled` */
 	crash.enabled = crash.armed_mask != 0;
@@ -281,7 +223,7 @@ nfl_crash_check(struct nf_ctx *nf)
 
 	if (!crash.enabled || crash.slot != nf->slot)
 		return;
-	if ((__atomic_load_n(crash.lock_word, __ATOMIC_RELAXED) & FUTEX_TID_MASK) != tid) {
+	if (onvm_robust_owner(crash.lock) != tid) {
 		NF_LOG(WARNING, "%s: nf_run() on another thread than nf_init(): no crash hand-over "
 				"(a crash takes the kernel's path)",
 		       nf->name);

@@ -31,6 +31,7 @@ import lab
 
 ETH_SHIM = 0x88B5
 ETH_RSYNC = 0x88B6
+RSYNC_VERSION = 2  # rsync/include/rsync_wire.h
 
 
 def pop_shim(frame):
@@ -52,7 +53,7 @@ def rsync_msg(frame):
     (etype,) = struct.unpack_from(">H", frame, 12)
     lab.check(etype == ETH_RSYNC, f"EtherType 0x{etype:04x}, want 0x88b6")
     ver, mtype, flags, key, chain, plen, epoch = struct.unpack_from(">BBBBHHI", frame, 14)
-    lab.check(ver == 2, f"RSync version {ver}")  # rsync_wire.h RSYNC_VERSION
+    lab.check(ver == RSYNC_VERSION, f"RSync version {ver}")
     return mtype, epoch, frame[54:54 + plen]
 
 
@@ -68,7 +69,7 @@ def crc32c(data):
 def rsync_frame(mtype, chain, epoch, payload=b"", txid=0, bad_crc=False, region=0):
     """An RSync message as the primary would send it (docs/wire-format.md);
     one fragment (a PREPARE of only its META: region 0xFFFF)."""
-    hdr = struct.pack(">BBBBHHIIQHHHHQ", 1, mtype, 0, 0, chain, len(payload), epoch, 0, txid,
+    hdr = struct.pack(">BBBBHHIIQHHHHQ", RSYNC_VERSION, mtype, 0, 0, chain, len(payload), epoch, 0, txid,
                       0, 1, region, 0, 0)
     crc = crc32c(hdr + payload) ^ (1 if bad_crc else 0)
     hdr = hdr[:12] + struct.pack(">I", crc) + hdr[16:]

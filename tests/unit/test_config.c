@@ -146,7 +146,7 @@ static const char full[] =
     "  'rings': {'nf_size': 512, 'port_size': 256, 'rx_desc': 512, 'tx_desc': 2048},\n"
     "  'units': {'rx': 1, 'tx': 2, 'ctrl': null},\n"
     "  'stats': {'interval_ms': 0},\n"
-    "  'idle': {'spin_us': 50, 'max_sleep_us': 2000},\n"
+    "  'idle': {'spin_us': 50, 'max_sleep_us': 2000, 'share_nf_cpus': true},\n"
     "  'nf_defaults': {'start_timeout_ms': 3000, 'cpus': '0-1,3'},\n"
     "  'startup': {'link_wait_ms': 0},\n"
     "  'ports': [\n"
@@ -196,6 +196,7 @@ test_full_config_sets_node_and_tunables(void **state)
 	assert_int_equal(c->stats_interval_ms, 0);
 	assert_int_equal(c->idle_spin_us, 50);
 	assert_int_equal(c->idle_sleep_max_us, 2000);
+	assert_true(c->idle_share_nf_cpus);
 	assert_int_equal(c->nf_start_timeout_ms, 3000);
 	assert_string_equal(c->nf_cpus, "0-1,3");
 	assert_int_equal(c->link_wait_ms, 0);
@@ -337,6 +338,7 @@ test_defaults_describe_a_node_without_ports_nfs_or_chains(void **state)
 	assert_int_equal(c->stats_interval_ms, 1000);
 	assert_int_equal(c->idle_spin_us, 100);
 	assert_int_equal(c->idle_sleep_max_us, 1000);
+	assert_false(c->idle_share_nf_cpus);
 	assert_int_equal(c->nf_start_timeout_ms, 10000);
 	assert_int_equal(c->nf_heartbeat_ms, 2000);
 	assert_string_equal(c->nf_standby_cpus, "");

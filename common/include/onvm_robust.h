@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * onvm_robust.h -- a thread that holds a process-shared robust mutex (glibc)
+ * hands it over as if it had died, without dying first: what the kernel's
+ * robust-list walk does at a thread's exit, done by the thread itself (from
+ * a signal handler: only atomics and system calls).  libnf's crash hand-over
+ * (nf_crash.c) and the benchmark's floor (bench/robust_wake.c) use it.
+ */
+#ifndef ONVM_ROBUST_H
+#define ONVM_ROBUST_H
+
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+enum onvm_robust_release {
+	ONVM_ROBUST_NOT_OURS,	   /* the word does not name the thread */
+	ONVM_ROBUST_RELEASED,	   /* owner-died, nobody waited */
+	ONVM_ROBUST_RELEASED_WOKE, /* owner-died, one waiter woken */
+};
+
+#ifdef __GLIBC__
+/*
+ * Take `m` out of the calling thread's robust list, by the links the kernel
+ * walks (glibc links `&m->__data.__list.__next`).  Needed before the next
+ * owner takes it: glibc then links it into that owner's list through the
+ * mutex itself, and the kernel's walk of ours at exit would follow those
+ * links and miss every robust mutex after it.  The caller never unlocks
+ * again, so glibc's back links are left alone.
+ */
+static inline void
+onvm_robust_unlink(pthread_mutex_t *m)
+{
+	void *entry = &m->__data.__list.__next;
+	struct robust_list_head *head;
+	struct robust_list **link;
+	size_t len;
+
+	if (syscall(SYS_get_robust_list, 0, &head, &len) != 0 || head == NULL)
+		return;
+	link = &head->list.next;
+	for (int i = 0; i < 2048 && *link != &head->list; i++) { /* the kernel's bound */
+		struct robust_list *e = (struct robust_list *)((uintptr_t)*link & ~1UL);
+
+		if (e == NULL)
+			return;
+		if ((void *)e == entry) {
+			*link = e->next;
+			return;
+		}
+		link = &e->next;
+	}
+}
+
+/*
+ * Unlink `m`, then the kernel's handle_futex_death() on its word: the TID
+ * replaced by FUTEX_OWNER_DIED, the waiters bit kept, one waiter woken
+ * (robust mutexes use shared futexes: no FUTEX_PRIVATE_FLAG), so a waiter
+ * returns with EOWNERDEAD now.  The release orders every write the thread
+ * made before it for the waiter that acquires the lock.
+ */
+static inline enum onvm_robust_release
+onvm_robust_release_dead(pthread_mutex_t *m, uint32_t tid)
+{
+	uint32_t *word = (uint32_t *)&m->__data.__lock;
+	uint32_t old = __atomic_load_n(word, __ATOMIC_RELAXED);
+
+	if ((old & FUTEX_TID_MASK) != tid)
+		return ONVM_ROBUST_NOT_OURS;
+	onvm_robust_unlink(m);
+	while ((old & FUTEX_TID_MASK) == tid) {
+		uint32_t dead = (old & FUTEX_WAITERS) | FUTEX_OWNER_DIED;
+
+		if (__atomic_compare_exchange_n(word, &old, dead, false, __ATOMIC_SEQ_CST,
+						__ATOMIC_RELAXED)) {
+			if (!(old & FUTEX_WAITERS))
+				return ONVM_ROBUST_RELEASED;
+			syscall(SYS_futex, word, FUTEX_WAKE, 1, NULL, NULL, 0);
+			return ONVM_ROBUST_RELEASED_WOKE;
+		}
+	}
+	return ONVM_ROBUST_NOT_OURS;
+}
+
+/* The TID the mutex's word names (0: unlocked). */
+static inline uint32_t
+onvm_robust_owner(const pthread_mutex_t *m)
+{
+	return __atomic_load_n((const uint32_t *)&m->__data.__lock, __ATOMIC_RELAXED) &
+	       FUTEX_TID_MASK;
+}
+#endif /* __GLIBC__ */
+
+#endif /* ONVM_ROBUST_H */
