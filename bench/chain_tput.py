@@ -526,6 +526,7 @@ def null_cfg(prefix, k, split=False):
             "stats": {"interval_ms": 0}}
     if split:
         cfg["units"] = {"rx": 0, "tx": 1}
+        cfg["idle"] = {"share_nf_cpus": True}
     return cfg
 
 
@@ -866,6 +867,19 @@ def measure(lab, a, setup, k, rep):
 
 # ---- main -----------------------------------------------------------------------------------
 
+def start_lab(name, lab_class=None):
+    """(workdir, lab): a Lab working in /tmp/NAME.PID; SIGTERM and SIGHUP end the
+    run as Ctrl-C does (everything started is stopped and cleaned up)."""
+    workdir = os.path.join("/tmp", f"{name}.{os.getpid()}")
+    os.makedirs(workdir, exist_ok=True)
+
+    def on_signal(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+    return workdir, (lab_class or Lab)(workdir)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(REPO, "build"))
@@ -898,15 +912,7 @@ def main():
     if not os.access(os.path.join(a.build, "onvm_mgr", "onvm_mgr"), os.X_OK):
         raise SystemExit(f"no onvm_mgr in {a.build}; build with ninja -C {a.build}")
 
-    workdir = os.path.join("/tmp", f"chain_tput.{os.getpid()}")
-    os.makedirs(workdir, exist_ok=True)
-    lab = Lab(workdir)
-
-    def on_signal(signum, frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGHUP, on_signal)
-
+    workdir, lab = start_lab("chain_tput")
     if not a.no_peer:
         build_csmp(a)
     plan = ([("null_testpmd", 0), ("null_testpmd_copy", 0)]

@@ -859,14 +859,7 @@ def main():
     if "csmp" in a.setups:
         ct.build_csmp(a)
 
-    workdir = os.path.join("/tmp", f"latency.{os.getpid()}")
-    os.makedirs(workdir, exist_ok=True)
-    lab = Lab(workdir)
-
-    def on_signal(signum, frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGHUP, on_signal)
+    workdir, lab = ct.start_lab("latency", Lab)
 
     rows, pooled, edges, maxes = [], {}, None, {}
     probe_exe = None if a.no_probe else nf_suite.XCoreProbe(types.SimpleNamespace(
