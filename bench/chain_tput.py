@@ -87,7 +87,11 @@ class Lab:
         ours used meanwhile (percent of one core): the noise indicator of that run."""
         st0, t0, s0 = self.steal_ticks(), time.monotonic(), self.foreign_ticks()
         time.sleep(seconds)
-        st1, t1, s1 = self.steal_ticks(), time.monotonic(), self.foreign_ticks()
+        self.note_noise(st0, t0, s0, self.steal_ticks(), time.monotonic(), self.foreign_ticks())
+
+    def note_noise(self, st0, t0, s0, st1, t1, s1):
+        """From steal and others' CPU ticks at both ends of a window: last_steal,
+        last_foreign_cpu (percent of one core) and last_foreign_top."""
         hz = os.sysconf("SC_CLK_TCK")
         self.last_steal = 100.0 * (st1 - st0) / hz / (t1 - t0)
         used = {p: 100.0 * (v[0] - s0.get(p, (0, ""))[0]) / hz / (t1 - t0) for p, v in s1.items()}

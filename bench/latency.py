@@ -237,12 +237,7 @@ class Lab(ct.Lab):
         st1, t1, s1 = self.steal_ticks(), time.monotonic(), self.foreign_ticks()
         self.last_runq_ms = (q1[0] - q0[0]) / 1e6 / (t1 - t0)
         self.last_preempts = (q1[1] - q0[1]) / (t1 - t0)
-        hz = os.sysconf("SC_CLK_TCK")
-        self.last_steal = 100.0 * (st1 - st0) / hz / (t1 - t0)
-        used = {p: 100.0 * (v[0] - s0.get(p, (0, ""))[0]) / hz / (t1 - t0) for p, v in s1.items()}
-        self.last_foreign_cpu = sum(used.values())
-        top = sorted(((u, s1[p][1]) for p, u in used.items() if u >= 5), reverse=True)[:3]
-        self.last_foreign_top = ", ".join(f"{n} {u:.0f}%" for u, n in top)
+        self.note_noise(st0, t0, s0, st1, t1, s1)
         return a, b
 
 
