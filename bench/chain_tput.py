@@ -976,9 +976,14 @@ def main():
     write_outputs(a, results, details, noise, time.monotonic() - t_start, probe_rows)
 
 
-if __name__ == "__main__":
+def run_main(main):
+    """Run a benchmark's main; Ctrl-C, SIGTERM or SIGHUP (start_lab) end it cleanly."""
     try:
         main()
     except KeyboardInterrupt as e:
         log(f"interrupted ({e or 'SIGINT'}); everything started was stopped and cleaned up")
         sys.exit(130)
+
+
+if __name__ == "__main__":
+    run_main(main)

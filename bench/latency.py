@@ -903,8 +903,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except KeyboardInterrupt as e:
-        log(f"interrupted ({e or 'SIGINT'}); everything started was stopped and cleaned up")
-        sys.exit(130)
+    ct.run_main(main)

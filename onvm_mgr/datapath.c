@@ -583,43 +583,36 @@ mgr_tx_poll(void)
 		}
 		for (unsigned int i = 0; i < n; i++)
 			rte_prefetch0(onvm_pkt_meta(pkts[i], mgr.dyn_off));
+		/* Routed first, dispatched in order at the burst's end or before
+		 * a marker (as in mgr_rx_poll: the lookups overlap). */
 		for (unsigned int i = 0, routed = 0; i <= n; i++) {
 			struct onvm_pkt_meta *meta =
 				i < n ? onvm_pkt_meta(pkts[i], mgr.dyn_off) : NULL;
 
-			/* Routed first, dispatched in order at the burst's end or
-			 * before a marker (as in mgr_rx_poll: the lookups overlap). */
-			if (i == n || unlikely(meta->flags & ONVM_PKT_F_MARKER)) {
-				for (; routed < i; routed++) {
-					const struct mgr_dest *d = &dest[routed];
-
-					if (!mgr_dest_routed(d))
-						continue; /* a marker, handled where it stood */
-					dispatch(ctx, pkts[routed], d);
-					next = d->kind == MGR_DEST_NF ? (int16_t)d->id : -1;
-					lastp = d->kind == MGR_DEST_PORT ? (int16_t)d->id : -1;
-				}
+			if (i < n && likely(!(meta->flags & ONVM_PKT_F_MARKER))) {
+				mgr_route_action(mgr.shm, meta, &dest[i]);
+				if (dest[i].kind == MGR_DEST_PORT && (meta->flags & ONVM_PKT_F_ND))
+					mgr.port_stats[dest[i].id].tx_nd++;
+				continue;
+			}
+			for (; routed < i; routed++) {
+				dispatch(ctx, pkts[routed], &dest[routed]);
+				next = dest[routed].kind == MGR_DEST_NF ? (int16_t)dest[routed].id : -1;
+				lastp = dest[routed].kind == MGR_DEST_PORT ? (int16_t)dest[routed].id
+									   : -1;
 			}
 			if (i == n)
 				break;
-			if (unlikely(meta->flags & ONVM_PKT_F_MARKER)) {
-				dest[i].kind = MGR_DEST_NONE;
-				routed = i + 1;
-				/* A consistent-cut marker: aligned with the other
-				 * instances' before it goes on; while held, the
-				 * rest of this burst waits with the NF's ring. */
-				if (mgr_marker_from_nf(ctx, id, pkts[i])) {
-					ctx->stash[id].n = (uint16_t)(n - i - 1);
-					ctx->stash_pending += ctx->stash[id].n > 0;
-					memcpy(ctx->stash[id].pkts, &pkts[i + 1],
-					       (n - i - 1) * sizeof(pkts[0]));
-					break;
-				}
-				continue;
+			routed = i + 1;
+			/* A consistent-cut marker: aligned with the other instances'
+			 * before it goes on; while held, the rest of this burst
+			 * waits with the NF's ring. */
+			if (mgr_marker_from_nf(ctx, id, pkts[i])) {
+				ctx->stash[id].n = (uint16_t)(n - i - 1);
+				ctx->stash_pending += ctx->stash[id].n > 0;
+				memcpy(ctx->stash[id].pkts, &pkts[i + 1], (n - i - 1) * sizeof(pkts[0]));
+				break;
 			}
-			mgr_route_action(mgr.shm, meta, &dest[i]);
-			if (dest[i].kind == MGR_DEST_PORT && (meta->flags & ONVM_PKT_F_ND))
-				mgr.port_stats[dest[i].id].tx_nd++;
 		}
 		ctx->last_hop[id] = next;
 		if (n > 0)

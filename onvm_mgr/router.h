@@ -23,7 +23,6 @@ enum mgr_dest_kind {
 	MGR_DEST_DROP = 0,
 	MGR_DEST_NF,   /* id: NF slot (instance id) */
 	MGR_DEST_PORT, /* id: port id */
-	MGR_DEST_NONE, /* not routed here (a marker the TX unit handles itself) */
 };
 
 /* Why a packet was dropped; each has a counter. */
@@ -49,12 +48,6 @@ struct mgr_dest {
 };
 
 const char *mgr_drop_reason_str(enum mgr_drop_reason r);
-
-static inline bool
-mgr_dest_routed(const struct mgr_dest *d)
-{
-	return d->kind != MGR_DEST_NONE;
-}
 
 /*
  * A packet arrived on `in_port`: pick its chain and first destination and

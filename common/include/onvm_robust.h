@@ -7,7 +7,8 @@
  * hands it over as if it had died, without dying first: what the kernel's
  * robust-list walk does at a thread's exit, done by the thread itself (from
  * a signal handler: only atomics and system calls).  libnf's crash hand-over
- * (nf_crash.c) and the benchmark's floor (bench/robust_wake.c) use it.
+ * (nf_crash.c) and the benchmark's floor (bench/robust_wake.c) use it.  The
+ * mutex layout (__data.__lock, __data.__list) is glibc's.
  */
 #ifndef ONVM_ROBUST_H
 #define ONVM_ROBUST_H
@@ -26,7 +27,10 @@ enum onvm_robust_release {
 	ONVM_ROBUST_RELEASED_WOKE, /* owner-died, one waiter woken */
 };
 
-#ifdef __GLIBC__
+#ifndef __GLIBC__
+#error "onvm_robust.h reads glibc's pthread_mutex_t layout"
+#endif
+
 /*
  * Take `m` out of the calling thread's robust list, by the links the kernel
  * walks (glibc links `&m->__data.__list.__next`).  Needed before the next
@@ -96,6 +100,5 @@ onvm_robust_owner(const pthread_mutex_t *m)
 	return __atomic_load_n((const uint32_t *)&m->__data.__lock, __ATOMIC_RELAXED) &
 	       FUTEX_TID_MASK;
 }
-#endif /* __GLIBC__ */
 
 #endif /* ONVM_ROBUST_H */

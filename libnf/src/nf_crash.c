@@ -49,7 +49,8 @@
  * to it.  ONVM_NF_CRASH_HANDOFF=0 turns the whole thing off.
  *
  * Everything the handler calls is async-signal-safe: atomics on the lock
- * word, futex(2), clock_gettime(2), sigaction(2), raise(3).  crash_wait is
+ * word, get_robust_list(2), futex(2), clock_gettime(2), sigaction(2),
+ * rt_tgsigqueueinfo(2), raise(3).  crash_wait is
  * a shared futex word like the lock's (no FUTEX_PRIVATE_FLAG).  The lock word
  * is glibc's (pthread_mutex_t.__data.__lock, the futex of a robust mutex);
  * other C libraries keep the default path.
@@ -159,7 +160,6 @@ nfl_crash_prepare(void)
 
 	if (env != NULL && strcmp(env, "0") == 0)
 		return;
-#ifdef __GLIBC__ /* the lock word's layout is glibc's */
 	if (crash.armed_mask == 0) {
 		struct sigaction sa = {.sa_sigaction = crash_handler,
 				       .sa_flags = SA_SIGINFO | SA_ONSTACK};
@@ -182,7 +182,6 @@ nfl_crash_prepare(void)
 				crash.armed_mask |= 1u << sig;
 		}
 	}
-#endif
 }
 
 void
@@ -190,13 +189,11 @@ nfl_crash_arm(struct nf_ctx *nf)
 {
 	if (!nf->holds_alive_lock || crash.armed_mask == 0)
 		return;
-#ifdef __GLIBC__
 	crash.slot = nf->slot;
 	crash.lock = &nf->slot->alive_lock;
 	__atomic_store_n(&nf->slot->crash_armed, crash.armed_mask, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the fields above before `enabled` */
-	crash.enabled = crash.armed_mask != 0;
-#endif
+	crash.enabled = 1;
 }
 
 /* Promoted after a crash hand-over, and now on the dead active's CPUs: let
@@ -227,7 +224,6 @@ nfl_crash_check(struct nf_ctx *nf)
 		NF_LOG(WARNING, "%s: nf_run() on another thread than nf_init(): no crash hand-over "
 				"(a crash takes the kernel's path)",
 		       nf->name);
-		mask = 0;
 	} else {
 		for (size_t i = 0; i < sizeof(crash_signals) / sizeof(crash_signals[0]); i++) {
 			int sig = crash_signals[i];

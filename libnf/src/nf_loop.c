@@ -215,7 +215,8 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 		} else {
 			nfl_rt_leave(nf); /* an idle spin is a wait too */
 			/* On a CPU of the manager's data lcores, the lcore may
-			 * have work for us: let it run (units.c does the same). */
+			 * have work for us: let it run (units.c does the same
+			 * with idle.share_nf_cpus). */
 			if (shares_mgr_cpu)
 				sched_yield();
 			else

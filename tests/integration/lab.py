@@ -289,6 +289,17 @@ def pid_cmdline(pid):
         return []
 
 
+def remove_runtime(prefix):
+    """The runtime directory and hugepage files of DPDK file prefix `prefix`."""
+    shutil.rmtree(os.path.join(RUNTIME_ROOT, prefix), ignore_errors=True)
+    for d in hugetlbfs_mounts():
+        for p in glob.glob(os.path.join(d, glob.escape(prefix) + "map_*")):
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+
+
 def hugetlbfs_mounts():
     dirs = []
     try:
@@ -454,13 +465,7 @@ class Node:
         return left
 
     def remove_runtime(self):
-        shutil.rmtree(os.path.join(RUNTIME_ROOT, self.prefix), ignore_errors=True)
-        for d in hugetlbfs_mounts():
-            for p in glob.glob(os.path.join(d, glob.escape(self.prefix) + "map_*")):
-                try:
-                    os.unlink(p)
-                except OSError:
-                    pass
+        remove_runtime(self.prefix)
 
     # -- telemetry
     def query(self, cmd):
@@ -649,6 +654,7 @@ class Lab:
         self.tmp = tempfile.mkdtemp(prefix=f"onvm-it-{name}-")
         self.nodes = []
         self.procs = []  # (name, Popen, log path) of hand-started processes
+        self.prefixes = []  # their own DPDK file prefixes
         self.extra_paths = []
         self.failures = []
         self.namespaces = []
@@ -709,13 +715,18 @@ class Lab:
             print(f"MISMATCH: {msg}", file=sys.stderr)
         return cond
 
-    def spawn(self, name, argv, env=None):
-        """Start a helper process (a hand-started NF); its output goes to a log."""
+    def spawn(self, name, argv, env=None, stdin=subprocess.DEVNULL, prefix=None):
+        """Start a helper process (a hand-started NF, a testpmd); its output goes to
+        a log.  `prefix`: its own DPDK file prefix, whose runtime files go at
+        clean-up once it is stopped."""
         log_path = self.path(f"{name}.log")
         logf = open(log_path, "ab")
-        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,
+        p = subprocess.Popen(argv, stdin=stdin, stdout=logf, stderr=subprocess.STDOUT,
                              env=dict(os.environ, **(env or {})))
+        logf.close()  # (the child has its own copy)
         self.procs.append((name, p, log_path))
+        if prefix is not None:
+            self.prefixes.append(prefix)
         return p
 
     def proc_log(self, p):
@@ -788,6 +799,8 @@ class Lab:
                     p.wait()
         for n in self.nodes:
             n.remove_runtime()
+        for prefix in self.prefixes:
+            remove_runtime(prefix)
         for ns in self.namespaces:  # its veth ends go with it
             subprocess.run(["ip", "netns", "del", ns], stdin=subprocess.DEVNULL,
                            capture_output=True)

@@ -21,7 +21,6 @@ to 50 kpps:
 """
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -77,18 +76,16 @@ def main(L):
     lab.check(os.path.exists(shim), f"{shim} is not built")
     prefix = L.new_prefix()
     hist = L.path("lat.hist")
-    env = dict(os.environ, LD_PRELOAD=shim, LAT_HIST=hist, LAT_GEN_PORT="0", LAT_SINK_PORT="1",
+    env = dict(LD_PRELOAD=shim, LAT_HIST=hist, LAT_GEN_PORT="0", LAT_SINK_PORT="1",
                LAT_MUTE_PORT="1", LAT_RATE_PPS="200000", LAT_TX_IN="start")
-    log_path = L.path("testpmd.log")
-    logf = open(log_path, "ab")
-    # Non-interactive testpmd forwards until a line arrives on its stdin.
-    p = subprocess.Popen([TESTPMD, "-l", "0,1", "--no-pci", "--file-prefix", prefix,
-                          "--vdev", "net_null0,size=64", "--vdev", "net_null1,size=64",
-                          "--", "--forward-mode=io"],
-                         stdin=subprocess.PIPE, stdout=logf, stderr=subprocess.STDOUT, env=env)
-    L.procs.append(("testpmd", p, log_path))
+    # Non-interactive testpmd forwards until a line arrives on its stdin; if
+    # the test fails first, the lab stops it and removes its runtime files.
+    p = L.spawn("testpmd", [TESTPMD, "-l", "0,1", "--no-pci", "--file-prefix", prefix,
+                            "--vdev", "net_null0,size=64", "--vdev", "net_null1,size=64",
+                            "--", "--forward-mode=io"],
+                env=env, stdin=subprocess.PIPE, prefix=prefix)
+    lf = latency.LatFile(hist)
     try:
-        lf = latency.LatFile(hist)
         lab.wait_until(lambda: lf.try_open() and lf.measured() > 0, 30,
                        "stamped packets at the sink", alive=lambda: lab.check(
                            p.poll() is None, f"testpmd exited ({p.returncode})"))
@@ -97,7 +94,6 @@ def main(L):
         lf.set_rate(50000)
         time.sleep(0.1)
         check_window(L, lf, window(lf, 1.0), 50000, "50 kpps (set through the file)")
-        lf.close()
         p.stdin.write(b"\n")
         p.stdin.flush()
         try:
@@ -105,18 +101,7 @@ def main(L):
         except subprocess.TimeoutExpired:
             L.expect(False, "testpmd did not quit on its newline")
     finally:
-        if p.poll() is None:
-            p.send_signal(signal.SIGINT)
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-        logf.close()
-        shutil.rmtree(os.path.join(lab.RUNTIME_ROOT, prefix), ignore_errors=True)
-        for f in os.listdir("/dev/hugepages") if os.path.isdir("/dev/hugepages") else []:
-            if f.startswith(f"{prefix}map_"):
-                os.unlink(os.path.join("/dev/hugepages", f))
+        lf.close()
 
 
 if __name__ == "__main__":

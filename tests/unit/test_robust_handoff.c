@@ -110,21 +110,30 @@ start_holder(struct shared *s, int take_x)
 	return p;
 }
 
+/* The holder (with x taken first if asked) hands m over to a waiter blocked
+ * on it and exits once the waiter has m, or after 5 s; then the waiter goes
+ * too (one never woken would sleep for ever).  What each saw is in `s`. */
+static void
+hand_over(struct shared *s, int take_x)
+{
+	pid_t h = start_holder(s, take_x), w;
+	int st;
+
+	while (!s->holder_ready)
+		usleep(1000);
+	w = start_waiter(s);
+	waitpid(h, &st, 0);
+	kill(w, SIGKILL);
+	waitpid(w, &st, 0);
+}
+
 static void
 test_handoff_gives_the_waiter_eownerdead_at_once(void **state)
 {
 	struct shared *s = new_shared();
-	pid_t w, h;
-	int st;
 
 	(void)state;
-	h = start_holder(s, 0);
-	while (!s->holder_ready)
-		usleep(1000);
-	w = start_waiter(s);
-	assert_int_equal(waitpid(h, &st, 0), h);
-	kill(w, SIGKILL); /* (a waiter never woken would sleep for ever) */
-	waitpid(w, &st, 0);
+	hand_over(s, 0);
 	assert_int_equal(s->release_result, ONVM_ROBUST_RELEASED_WOKE);
 	/* Woken by the hand-over, while the holder still lived (it waits for
 	 * waiter_has_m before it exits). */
@@ -142,18 +151,10 @@ test_other_robust_mutexes_of_the_holder_still_die_with_it(void **state)
 {
 	struct shared *s = new_shared();
 	struct timespec ts;
-	pid_t w, h;
-	int st, r;
+	int r;
 
 	(void)state;
-	h = start_holder(s, 1);
-	while (!s->holder_ready)
-		usleep(1000);
-	w = start_waiter(s);
-	assert_int_equal(waitpid(h, &st, 0), h);
-	while (!s->waiter_has_m && kill(w, 0) == 0 && waitpid(w, &st, WNOHANG) == 0 &&
-	       s->waiter_result == -1)
-		usleep(1000);
+	hand_over(s, 1);
 	assert_int_equal(s->waiter_result, EOWNERDEAD);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += 2;
@@ -161,8 +162,6 @@ test_other_robust_mutexes_of_the_holder_still_die_with_it(void **state)
 	assert_int_equal(r, EOWNERDEAD);
 	pthread_mutex_consistent(&s->x);
 	pthread_mutex_unlock(&s->x);
-	kill(w, SIGKILL);
-	waitpid(w, &st, 0);
 	munmap(s, sizeof(*s));
 }
 
