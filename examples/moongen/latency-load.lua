@@ -41,21 +41,19 @@
 ---        MoonGen examples/moongen/latency-load.lua 0 1 --max-mpps 9.1 --loads 10,50,90
 
 local mg        = require "moongen"
-local memory    = require "memory"
 local device    = require "device"
 local ts        = require "timestamping"
 local histogram = require "histogram"
 local stats     = require "stats"
 local timer     = require "timer"
 local log       = require "log"
+local flowsLib  = require "onvm_flows" -- this directory's shared frames and load loop
 
-local SRC_IP        = "10.0.0.1"
-local DST_IP        = "10.1.0.1"
-local SRC_PORT_BASE = 1024
+local SRC_PORT_BASE = flowsLib.SRC_PORT_BASE
 local LOAD_DST_PORT = 5001
 local PTP_PORT      = 319 -- the probes' destination port, where the NICs look for PTP
 
-local CRC            = 4
+local CRC            = flowsLib.CRC
 local PROBE_MIN      = 84    -- bytes without CRC, as in MoonGen's l3-load-latency.lua
 local PROBE_INTERVAL = 0.001 -- seconds between probes: about 1000 probes a second
 
@@ -115,38 +113,10 @@ local function parseRates(args)
 	return rates, pcts
 end
 
-local function fillUdp(buf, queue, dstMac, len, srcPort, dstPort)
-	buf:getUdpPacket():fill{
-		ethSrc = queue,
-		ethDst = dstMac,
-		ip4Src = SRC_IP,
-		ip4Dst = DST_IP,
-		udpSrc = srcPort,
-		udpDst = dstPort,
-		pktLength = len,
-	}
-end
 
 -- The load: frames of `size` bytes (with CRC) at the queue's rate until the TSC time `stopAt`.
 function loadTask(queue, size, flows, dstMac, stopAt)
-	local pktLen = size - CRC
-	local mem = memory.createMemPool(function(buf)
-		fillUdp(buf, queue, dstMac, pktLen, SRC_PORT_BASE, LOAD_DST_PORT)
-	end)
-	local bufs = mem:bufArray()
-	local flow = 0
-	while mg.running() and mg.getTime() < stopAt do
-		bufs:alloc(pktLen)
-		for _, buf in ipairs(bufs) do
-			buf:getUdpPacket().udp:setSrcPort(SRC_PORT_BASE + flow)
-			flow = flow + 1
-			if flow == flows then
-				flow = 0
-			end
-		end
-		bufs:offloadUdpChecksums()
-		queue:send(bufs)
-	end
+	flowsLib.sendFlows(queue, size, flows, dstMac, LOAD_DST_PORT, stopAt)
 end
 
 -- The probes: one at a time, each timestamped by both NICs, from `startAt` to `stopAt`.
@@ -161,7 +131,7 @@ function timerTask(txQueue, rxQueue, size, flows, dstMac, startAt, stopAt, histF
 	end
 	while mg.running() and mg.getTime() < stopAt do
 		local lat = timestamper:measureLatency(size, function(buf)
-			fillUdp(buf, txQueue, dstMac, size, SRC_PORT_BASE + flow, PTP_PORT)
+			flowsLib.fillUdp(buf, txQueue, dstMac, size, SRC_PORT_BASE + flow, PTP_PORT)
 		end)
 		if lat then
 			hist:update(lat)

@@ -35,23 +35,19 @@
 ---   e.g. MoonGen examples/moongen/tput-pkt-size.lua 0 1 --sizes 64,512,1518 --time 10
 
 local mg     = require "moongen"
-local memory = require "memory"
 local device = require "device"
 local stats  = require "stats"
 local log    = require "log"
+local flowsLib = require "onvm_flows" -- this directory's shared frames and load loop
 
 -- Addresses: the node forwards whatever its chain's ingress port receives, so these only need
 -- to match the node's flow_rules, if it has any.
-local SRC_IP        = "10.0.0.1"
-local DST_IP        = "10.1.0.1"
-local SRC_PORT_BASE = 1024
+local SRC_PORT_BASE = flowsLib.SRC_PORT_BASE
 local DST_PORT      = 5001
 
 local DEFAULT_SIZES = "64,128,256,512,1024,1518"
 
--- Ethernet: 4 B of CRC in every frame, and 20 B of preamble, SFD and inter-frame gap on the wire.
-local CRC  = 4
-local WIRE = 20
+local WIRE = flowsLib.WIRE
 
 function configure(parser)
 	parser:description("Throughput of a REINFORCE-NFV node by packet size (UDP, hardware counters).")
@@ -86,32 +82,7 @@ end
 
 -- Sends frames of `size` bytes (with CRC) until the TSC time `stopAt` (mg.getTime()).
 function loadTask(queue, size, flows, dstMac, stopAt)
-	local pktLen = size - CRC
-	local mem = memory.createMemPool(function(buf)
-		buf:getUdpPacket():fill{
-			ethSrc = queue,
-			ethDst = dstMac,
-			ip4Src = SRC_IP,
-			ip4Dst = DST_IP,
-			udpSrc = SRC_PORT_BASE,
-			udpDst = DST_PORT,
-			pktLength = pktLen,
-		}
-	end)
-	local bufs = mem:bufArray()
-	local flow = 0
-	while mg.running() and mg.getTime() < stopAt do
-		bufs:alloc(pktLen)
-		for _, buf in ipairs(bufs) do
-			buf:getUdpPacket().udp:setSrcPort(SRC_PORT_BASE + flow)
-			flow = flow + 1
-			if flow == flows then
-				flow = 0
-			end
-		end
-		bufs:offloadUdpChecksums()
-		queue:send(bufs)
-	end
+	flowsLib.sendFlows(queue, size, flows, dstMac, DST_PORT, stopAt)
 end
 
 -- The master's wait until the TSC time t: it only reads the NIC counters (one line a second per
