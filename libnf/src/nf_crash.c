@@ -52,11 +52,12 @@
  * word, get_robust_list(2), futex(2), clock_gettime(2), sigaction(2),
  * rt_tgsigqueueinfo(2), raise(3).  crash_wait is
  * a shared futex word like the lock's (no FUTEX_PRIVATE_FLAG).  The lock word
- * is glibc's (pthread_mutex_t.__data.__lock, the futex of a robust mutex);
- * other C libraries keep the default path.
+ * is glibc's (pthread_mutex_t.__data.__lock, the futex of a robust mutex;
+ * onvm_robust.h, which refuses to build elsewhere).
  */
 #include <errno.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,14 @@ crash_handler(int sig, siginfo_t *si, void *uc)
 
 			syscall(SYS_futex, &s->crash_wait, FUTEX_WAIT, 1, &wait, NULL, 0);
 		}
+		/* Dying at real-time priority (a promoted standby's first
+		 * batch) would make its teardown preempt its successor. */
+		syscall(SYS_sched_setscheduler, 0, SCHED_OTHER, &(struct sched_param){0});
+		/* The init of a pid namespace (an NF container without an
+		 * init) ignores a signal queued by itself: the fence must not
+		 * depend on it. */
+		if (getpid() == 1)
+			syscall(SYS_exit_group, 128 + sig);
 	}
 	/* Die of it, as without us.  The signal is blocked while its handler
 	 * runs: the one queued here is delivered when the handler returns,

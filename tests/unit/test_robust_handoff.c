@@ -81,10 +81,16 @@ start_waiter(struct shared *s)
 	return p;
 }
 
+enum holder_mode {
+	HAND_OVER,	   /* the whole hand-over, then wait for the waiter, exit */
+	HAND_OVER_X,	   /* the same, holding x (taken before m) too */
+	DIE_AFTER_DETACH,  /* detached m, killed before the owner-died store */
+};
+
 /* Holds x (if asked) then m; once the waiter sleeps on m, hands m over as
- * dead and exits still holding x. */
+ * dead (or dies half-way) and exits still holding x. */
 static pid_t
-start_holder(struct shared *s, int take_x)
+start_holder(struct shared *s, enum holder_mode mode)
 {
 	pid_t p = fork();
 
@@ -92,13 +98,17 @@ start_holder(struct shared *s, int take_x)
 		uint32_t tid = (uint32_t)syscall(SYS_gettid);
 		struct timespec t0, t;
 
-		if (take_x)
+		if (mode == HAND_OVER_X)
 			pthread_mutex_lock(&s->x);
 		pthread_mutex_lock(&s->m);
 		s->holder_ready = 1;
 		while (!s->waiter_parked)
 			usleep(1000);
 		usleep(50 * 1000); /* asleep in the kernel by now */
+		if (mode == DIE_AFTER_DETACH) {
+			onvm_robust_detach(&s->m);
+			syscall(SYS_exit_group, 9); /* as a SIGKILL there would */
+		}
 		s->release_result = onvm_robust_release_dead(&s->m, tid);
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		do {
@@ -110,19 +120,22 @@ start_holder(struct shared *s, int take_x)
 	return p;
 }
 
-/* The holder (with x taken first if asked) hands m over to a waiter blocked
- * on it and exits once the waiter has m, or after 5 s; then the waiter goes
- * too (one never woken would sleep for ever).  What each saw is in `s`. */
+/* The holder hands m over (as `mode` says) to a waiter blocked on it and
+ * exits once the waiter has m, or after 5 s; the waiter gets up to 2 s more,
+ * then goes too (one never woken would sleep for ever).  What each saw is
+ * in `s`. */
 static void
-hand_over(struct shared *s, int take_x)
+hand_over(struct shared *s, enum holder_mode mode)
 {
-	pid_t h = start_holder(s, take_x), w;
+	pid_t h = start_holder(s, mode), w;
 	int st;
 
 	while (!s->holder_ready)
 		usleep(1000);
 	w = start_waiter(s);
 	waitpid(h, &st, 0);
+	for (int i = 0; i < 2000 && !s->waiter_has_m; i++)
+		usleep(1000);
 	kill(w, SIGKILL);
 	waitpid(w, &st, 0);
 }
@@ -133,7 +146,7 @@ test_handoff_gives_the_waiter_eownerdead_at_once(void **state)
 	struct shared *s = new_shared();
 
 	(void)state;
-	hand_over(s, 0);
+	hand_over(s, HAND_OVER);
 	assert_int_equal(s->release_result, ONVM_ROBUST_RELEASED_WOKE);
 	/* Woken by the hand-over, while the holder still lived (it waits for
 	 * waiter_has_m before it exits). */
@@ -154,7 +167,7 @@ test_other_robust_mutexes_of_the_holder_still_die_with_it(void **state)
 	int r;
 
 	(void)state;
-	hand_over(s, 1);
+	hand_over(s, HAND_OVER_X);
 	assert_int_equal(s->waiter_result, EOWNERDEAD);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += 2;
@@ -162,6 +175,21 @@ test_other_robust_mutexes_of_the_holder_still_die_with_it(void **state)
 	assert_int_equal(r, EOWNERDEAD);
 	pthread_mutex_consistent(&s->x);
 	pthread_mutex_unlock(&s->x);
+	munmap(s, sizeof(*s));
+}
+
+/* Killed between the two steps (a sibling thread's crash, a SIGKILL): the
+ * kernel still releases m through list_op_pending (without it, m was in no
+ * list the kernel walks, and its word named a dead thread for ever). */
+static void
+test_a_holder_killed_half_way_still_releases_the_mutex(void **state)
+{
+	struct shared *s = new_shared();
+
+	(void)state;
+	hand_over(s, DIE_AFTER_DETACH);
+	assert_int_equal(s->waiter_has_m, 1);
+	assert_int_equal(s->waiter_result, EOWNERDEAD);
 	munmap(s, sizeof(*s));
 }
 
@@ -191,6 +219,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_handoff_gives_the_waiter_eownerdead_at_once),
 		cmocka_unit_test(test_other_robust_mutexes_of_the_holder_still_die_with_it),
+		cmocka_unit_test(test_a_holder_killed_half_way_still_releases_the_mutex),
 		cmocka_unit_test(test_a_mutex_not_held_is_left_alone),
 	};
 
