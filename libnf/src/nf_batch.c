@@ -173,18 +173,22 @@ nfl_batch_run_handlers(struct nf_ctx *nf, uint32_t n)
 	uint32_t markers = 0;
 	bool nd_seen = false;
 
-	/* The metadata was last written by the manager on another core. */
-	for (uint32_t i = 0; i < n; i++)
-		rte_prefetch0(nf_pkt_meta(b->held[i]));
+	/* Both cache lines the loop reads (pkt_len, the metadata) were last
+	 * written by the manager on another core. */
 	for (uint32_t i = 0; i < n; i++) {
-		const struct onvm_pkt_meta *meta = nf_pkt_meta(b->held[i]);
-
-		/* Generated packets and tick-time ND decisions take the
-		 * timestamp of the newest packet handled. */
-		if (meta->ts > nf->last_ts && !(meta->flags & ONVM_PKT_F_MARKER))
-			nf->last_ts = meta->ts;
+		rte_prefetch0(b->held[i]);
+		rte_prefetch0(nf_pkt_meta(b->held[i]));
 	}
 	if (nf->ops->batch != NULL) {
+		for (uint32_t i = 0; i < n; i++) {
+			const struct onvm_pkt_meta *meta = nf_pkt_meta(b->held[i]);
+
+			/* Packets the batch handler generates, and tick-time ND
+			 * decisions, take the timestamp of the newest packet
+			 * handled. */
+			if (meta->ts > nf->last_ts && !(meta->flags & ONVM_PKT_F_MARKER))
+				nf->last_ts = meta->ts;
+		}
 		for (uint32_t i = 0; i < n; i++) {
 			nf_pkt_meta(b->held[i])->action = ONVM_ACTION_NEXT;
 			bytes += rte_pktmbuf_pkt_len(b->held[i]);
@@ -205,16 +209,21 @@ nfl_batch_run_handlers(struct nf_ctx *nf, uint32_t n)
 			struct rte_mbuf *m = b->held[i];
 			struct onvm_pkt_meta *meta = nf_pkt_meta(m);
 
+			nd_seen |= (meta->flags & ONVM_PKT_F_ND) != 0; /* from upstream */
 			if (unlikely(meta->flags & ONVM_PKT_F_MARKER)) {
 				handle_marker(nf, m, meta);
 				markers++;
 				continue;
 			}
+			/* (what the handler generates takes cur_pkt's) */
+			if (meta->ts > nf->last_ts)
+				nf->last_ts = meta->ts;
 			meta->action = ONVM_ACTION_NEXT;
 			bytes += rte_pktmbuf_pkt_len(m);
 			nf->cur_pkt = m;
 			nf->ops->pkt(m, meta, nf);
 			count_action(&c, meta);
+			nd_seen |= (meta->flags & ONVM_PKT_F_ND) != 0; /* or by its handler */
 		}
 		nf->cur_pkt = NULL;
 	}
@@ -226,8 +235,9 @@ nfl_batch_run_handlers(struct nf_ctx *nf, uint32_t n)
 	/* Packets flagged ND by hand (nf_mark_nd()) wait for the next cut too;
 	 * published at commit before any output leaves (remote chains release
 	 * nothing it may have shaped early).  After a marker in the batch this
-	 * names one cut later than needed for the packets before it: safe. */
-	for (uint32_t i = 0; i < b->held_n && !nd_seen; i++)
+	 * names one cut later than needed for the packets before it: safe.
+	 * (The packet handler's loop above saw its received packets.) */
+	for (uint32_t i = nf->ops->batch != NULL ? 0 : n; i < b->held_n && !nd_seen; i++)
 		nd_seen = (nf_pkt_meta(b->held[i])->flags & ONVM_PKT_F_ND) != 0;
 	if (nd_seen)
 		nfl_nd_wait_next_cut(nf);
