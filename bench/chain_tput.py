@@ -141,15 +141,15 @@ class Lab:
         return p
 
     @staticmethod
-    def stop(p, timeout=15):
-        """SIGINT by pid, then SIGKILL if it does not exit."""
+    def stop(p, timeout=15, sig=signal.SIGINT):
+        """SIG by pid, then SIGKILL if it does not exit."""
         if p.poll() is not None:
             return p.returncode
         try:
-            p.send_signal(signal.SIGINT)
+            p.send_signal(sig)
             return p.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            log(f"pid {p.pid} ignored SIGINT for {timeout}s, killing it")
+            log(f"pid {p.pid} ignored {signal.Signals(sig).name} for {timeout}s, killing it")
             p.kill()
             return p.wait(timeout=10)
 
@@ -161,8 +161,8 @@ class Lab:
         except ProcessLookupError:
             return False
 
-    def cleanup_one(self, p, prefix, paths=(), manager=False):
-        self.stop(p)
+    def cleanup_one(self, p, prefix, paths=(), manager=False, sig=signal.SIGINT):
+        self.stop(p, sig=sig)
         if manager:
             self.reap_extra()
         self.remove_files(prefix, paths)
@@ -511,7 +511,9 @@ def run_null_csmp(lab, a):
         tel.close()
         if cli is not None:
             lab.stop(cli)
-        lab.cleanup_one(srv, prefix)
+        # SIGTERM: mp_server's SIGINT handler calls exit() from the signal
+        # handler and now and then hangs in it (then 15 s to the SIGKILL).
+        lab.cleanup_one(srv, prefix, sig=signal.SIGTERM)
         out.close()
 
 

@@ -403,7 +403,7 @@ class CsmpSystem:
     def stop(self):
         if self.cli is not None:
             self.lab.stop(self.cli)
-        self.lab.cleanup_one(self.srv, self.prefix)
+        self.lab.cleanup_one(self.srv, self.prefix, sig=signal.SIGTERM)  # as chain_tput's
         self.out.close()
 
 
