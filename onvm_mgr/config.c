@@ -46,6 +46,7 @@ mgr_config_defaults(struct mgr_config *cfg)
 	cfg->link_wait_ms = 5000;
 	cfg->state_pool_mb = 64;
 	cfg->default_chain = -1;
+	snprintf(cfg->containers.command, sizeof(cfg->containers.command), "podman");
 }
 
 int
@@ -54,7 +55,8 @@ mgr_config_load_string(const char *text, size_t len, const char *name, struct mg
 {
 	static const char *const keys[] = {"node", "pool", "rings", "units", "stats", "idle",
 					   "nf_defaults", "startup", "state", "ports", "nfs", "chains",
-					   "flow_rules", "default_chain", "bfd", "remote", NULL};
+					   "flow_rules", "default_chain", "bfd", "remote",
+					   "containers", NULL};
 	struct cfg_walk w = {
 		.name = name, .text = text, .len = len, .err = err, .errlen = errlen, .cfg = cfg,
 	};
@@ -87,7 +89,8 @@ mgr_config_load_string(const char *text, size_t len, const char *name, struct mg
 	}
 	if (cfg_check_keys(&w, root, "", keys) < 0 || cfg_parse_node(&w, root, cfg) < 0 ||
 	    cfg_parse_tunables(&w, root, cfg) < 0 || cfg_parse_units(&w, root, cfg) < 0 ||
-	    cfg_parse_ports(&w, root, cfg) < 0 || cfg_parse_nfs(&w, root, cfg) < 0 ||
+	    cfg_parse_ports(&w, root, cfg) < 0 || cfg_parse_containers(&w, root, cfg) < 0 ||
+	    cfg_parse_nfs(&w, root, cfg) < 0 ||
 	    cfg_parse_chains(&w, root, cfg) < 0 || cfg_parse_rules(&w, root, cfg) < 0 ||
 	    cfg_parse_bfd(&w, root, cfg) < 0 || cfg_parse_remote(&w, root, cfg) < 0)
 		goto out;
@@ -162,10 +165,24 @@ mgr_config_free(struct mgr_config *cfg)
 		free(cfg->eal_args[i]);
 	cfg->n_eal = 0;
 	for (int i = 0; i < cfg->nnfs; i++) {
+		struct mgr_nf_container_cfg *ctr = &cfg->nfs[i].ctr;
+
 		for (int a = 0; a < cfg->nfs[i].nargs; a++)
 			free(cfg->nfs[i].args[a]);
 		cfg->nfs[i].nargs = 0;
+		for (int a = 0; a < ctr->nvolumes; a++)
+			free(ctr->volumes[a]);
+		ctr->nvolumes = 0;
+		for (int a = 0; a < ctr->nargs; a++)
+			free(ctr->args[a]);
+		ctr->nargs = 0;
 	}
+	for (int a = 0; a < cfg->containers.nulimits; a++)
+		free(cfg->containers.ulimits[a]);
+	cfg->containers.nulimits = 0;
+	for (int a = 0; a < cfg->containers.nargs; a++)
+		free(cfg->containers.args[a]);
+	cfg->containers.nargs = 0;
 }
 
 int

@@ -64,6 +64,20 @@ struct mgr_port_cfg {
 	bool no_rx;		   /* output-only: the RX unit never polls it */
 };
 
+#define MGR_CFG_IMAGE_LEN 256
+
+/* An NF entry's "container": the NF (and its standby) run in containers of
+ * `image` (nf_launch.c). */
+struct mgr_nf_container_cfg {
+	bool enabled;
+	char image[MGR_CFG_IMAGE_LEN];
+	char path[PATH_MAX]; /* the NF binary inside the image */
+	int nvolumes;
+	char *volumes[MGR_CFG_MAX_ARGS]; /* "HOST:CONTAINER[:OPTIONS]" */
+	int nargs;
+	char *args[MGR_CFG_MAX_ARGS]; /* more arguments of the runtime's `run` */
+};
+
 struct mgr_nf_cfg {
 	char name[MGR_CFG_NAME_LEN];
 	char binary[PATH_MAX];
@@ -72,6 +86,17 @@ struct mgr_nf_cfg {
 	bool local;		/* "resiliency": "local": keep a hot standby */
 	int nargs;
 	char *args[MGR_CFG_MAX_ARGS];
+	struct mgr_nf_container_cfg ctr;
+};
+
+/* "containers": how the node runs container NFs. */
+struct mgr_containers_cfg {
+	char command[PATH_MAX]; /* the runtime's CLI, Docker-compatible: "podman" */
+	char runtime[64];	/* its --runtime ("": the CLI's default) */
+	int nulimits;
+	char *ulimits[MGR_CFG_MAX_ARGS]; /* each a --ulimit: "nofile=1024:1024" */
+	int nargs;
+	char *args[MGR_CFG_MAX_ARGS]; /* more `run` arguments, every container NF */
 };
 
 struct mgr_chain_cfg {
@@ -189,6 +214,7 @@ struct mgr_config {
 	struct mgr_port_cfg ports[MGR_CFG_MAX_PORTS];
 	int nnfs;
 	struct mgr_nf_cfg nfs[MGR_CFG_MAX_NFS];
+	struct mgr_containers_cfg containers;
 	int nchains;
 	struct mgr_chain_cfg chains[MGR_CFG_MAX_CHAINS];
 	int nrules;

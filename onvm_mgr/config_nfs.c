@@ -11,6 +11,7 @@
  * tables will have to hold (instances per service, NF slots in all) is
  * checked here, at load time, after every entry has parsed.
  */
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +37,126 @@ parse_resiliency(struct cfg_walk *w, const json_t *v, const char *p, struct mgr_
 		return 0;
 	cfg_join_key(rp, p, "resiliency");
 	return cfg_fail(w, rp, "\"%s\" is not a resiliency mode (none, local)", mode);
+}
+
+/* A word the runtime's command line takes as a value, never as an option. */
+static int
+check_word(struct cfg_walk *w, const char *path, const char *s, const char *what)
+{
+	if (s[0] == '-')
+		return cfg_fail(w, path, "%s \"%s\" must not start with '-'", what, s);
+	for (const char *c = s; *c != '\0'; c++)
+		if (isspace((unsigned char)*c) || iscntrl((unsigned char)*c))
+			return cfg_fail(w, path, "%s \"%s\" has a space or control character",
+					what, s);
+	return 0;
+}
+
+/* "volumes" of a container NF: "HOST:CONTAINER[:OPTIONS]", both absolute. */
+static int
+check_volumes(struct cfg_walk *w, const char *cp, const struct mgr_nf_container_cfg *ctr)
+{
+	char vp[CFG_PATH_LEN], ep[CFG_PATH_LEN];
+
+	cfg_join_key(vp, cp, "volumes");
+	for (int i = 0; i < ctr->nvolumes; i++) {
+		const char *v = ctr->volumes[i], *colon = strchr(v, ':');
+
+		cfg_join_index(ep, vp, i);
+		if (v[0] != '/' || colon == NULL || colon[1] != '/')
+			return cfg_fail(w, ep, "\"%s\" is not HOST:CONTAINER[:OPTIONS] with absolute "
+					       "paths",
+					v);
+		if (check_word(w, ep, v, "a volume") < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * "container": {"image": ..., "path": ..., "volumes": [...], "args": [...]}:
+ * the NF runs in a container of `image`, its binary at `path` there
+ * (default /nf/bin/BINARY, where scripts/nf-image.sh puts it).  Called once
+ * the entry is counted, so mgr_config_free() frees the lists.
+ */
+static int
+parse_container(struct cfg_walk *w, const json_t *v, const char *p, struct mgr_nf_cfg *nc)
+{
+	static const char *const keys[] = {"image", "path", "volumes", "args", NULL};
+	struct mgr_nf_container_cfg *ctr = &nc->ctr;
+	const json_t *c = json_object_get(v, "container");
+	char cp[CFG_PATH_LEN], fp[CFG_PATH_LEN];
+
+	if (c == NULL || json_is_null(c))
+		return 0;
+	cfg_join_key(cp, p, "container");
+	if (cfg_check_object(w, c, cp, "a container object", keys) < 0 ||
+	    cfg_get_string(w, c, cp, "image", ctr->image, sizeof(ctr->image), true, true) < 0 ||
+	    cfg_get_string(w, c, cp, "path", ctr->path, sizeof(ctr->path), false, true) < 0)
+		return -1;
+	cfg_join_key(fp, cp, "image");
+	if (check_word(w, fp, ctr->image, "an image") < 0)
+		return -1;
+	cfg_join_key(fp, cp, "path");
+	if (ctr->path[0] == '\0') {
+		const char *base = strrchr(nc->binary, '/');
+
+		if (snprintf(ctr->path, sizeof(ctr->path), "/nf/bin/%s",
+			     base ? base + 1 : nc->binary) >= (int)sizeof(ctr->path))
+			return cfg_fail(w, fp, "the default path is too long");
+	} else if (ctr->path[0] != '/') {
+		return cfg_fail(w, fp, "\"%s\" is not an absolute path in the image", ctr->path);
+	} else if (check_word(w, fp, ctr->path, "a path") < 0) {
+		return -1;
+	}
+	ctr->enabled = true;
+	if (cfg_get_string_list(w, c, cp, "volumes", ctr->volumes, &ctr->nvolumes) < 0 ||
+	    cfg_get_string_list(w, c, cp, "args", ctr->args, &ctr->nargs) < 0)
+		return -1;
+	return check_volumes(w, cp, ctr);
+}
+
+/*
+ * The "containers" section: how container NFs are run -- the runtime's CLI
+ * (Docker-compatible `run`; podman by default), its OCI runtime, --ulimit
+ * values and further `run` arguments.  Real servers differ (cgroup layout,
+ * limits the runtime may raise), so none of it is hard-coded.
+ */
+int
+cfg_parse_containers(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
+{
+	static const char *const keys[] = {"command", "runtime", "ulimits", "args", NULL};
+	struct mgr_containers_cfg *cc = &cfg->containers;
+	char fp[CFG_PATH_LEN], ep[CFG_PATH_LEN];
+	json_t *sec;
+
+	if (cfg_get_section(w, root, "containers", keys, &sec) < 0)
+		return -1;
+	if (sec == NULL)
+		return 0;
+	if (cfg_get_string(w, sec, "containers", "command", cc->command, sizeof(cc->command),
+			   false, true) < 0 ||
+	    cfg_get_string(w, sec, "containers", "runtime", cc->runtime, sizeof(cc->runtime),
+			   false, true) < 0)
+		return -1;
+	if (check_word(w, "containers.command", cc->command, "a command") < 0 ||
+	    (cc->runtime[0] != '\0' &&
+	     check_word(w, "containers.runtime", cc->runtime, "a runtime") < 0))
+		return -1;
+	if (cfg_get_string_list(w, sec, "containers", "ulimits", cc->ulimits, &cc->nulimits) < 0 ||
+	    cfg_get_string_list(w, sec, "containers", "args", cc->args, &cc->nargs) < 0)
+		return -1;
+	cfg_join_key(fp, "containers", "ulimits");
+	for (int i = 0; i < cc->nulimits; i++) {
+		const char *u = cc->ulimits[i], *eq = strchr(u, '=');
+
+		cfg_join_index(ep, fp, i);
+		if (check_word(w, ep, u, "a ulimit") < 0)
+			return -1;
+		if (eq == NULL || eq == u || !isdigit((unsigned char)eq[1]))
+			return cfg_fail(w, ep, "\"%s\" is not NAME=SOFT[:HARD]", u);
+	}
+	return 0;
 }
 
 /*
@@ -70,8 +191,8 @@ check_totals(struct cfg_walk *w, const json_t *arr, const struct mgr_config *cfg
 int
 cfg_parse_nfs(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 {
-	static const char *const keys[] = {"name", "binary",	 "service", "instances",
-					   "args", "resiliency", NULL};
+	static const char *const keys[] = {"name", "binary",	 "service",   "instances",
+					   "args", "resiliency", "container", NULL};
 	char p[CFG_PATH_LEN];
 	json_t *arr, *v;
 	size_t i;
@@ -105,7 +226,8 @@ cfg_parse_nfs(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 			snprintf(nc->name, sizeof(nc->name), "%s", base ? base + 1 : nc->binary);
 		}
 		cfg->nnfs++; /* count first so mgr_config_free() sees its args */
-		if (cfg_get_string_list(w, v, p, "args", nc->args, &nc->nargs) < 0)
+		if (cfg_get_string_list(w, v, p, "args", nc->args, &nc->nargs) < 0 ||
+		    parse_container(w, v, p, nc) < 0)
 			return -1;
 	}
 	return check_totals(w, arr, cfg);

@@ -273,6 +273,7 @@ int cfg_parse_tunables(struct cfg_walk *w, const json_t *root, struct mgr_config
 int cfg_parse_units(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg);
 int cfg_parse_ports(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg);
 int cfg_parse_nfs(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg);
+int cfg_parse_containers(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg);
 int cfg_parse_chains(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg);
 int cfg_parse_rules(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg);
 int cfg_parse_bfd(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg);

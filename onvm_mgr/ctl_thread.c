@@ -118,14 +118,20 @@ kill_launched(void)
 	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
 		struct onvm_nf_slot *s = &mgr.shm->nfs[id];
 
-		if (s->status != ONVM_NF_FREE && s->launched && !mgr.nf_priv[id].exited &&
-		    s->pid > 0) {
+		struct mgr_nf_priv *p = &mgr.nf_priv[id];
+
+		if (s->status != ONVM_NF_FREE && s->launched && !p->exited && s->pid > 0) {
 			NFCTL_LOG(WARNING, "NF '%s' pid %d did not stop: SIGKILL", s->name, s->pid);
 			kill(s->pid, SIGKILL);
-			mgr.nf_priv[id].killed = true;
+			if (p->launcher_watched) /* a container that never registered */
+				mgr_ctr_remove(p->ctr_name);
+			p->killed = true;
 		}
-		if (mgr.nf_priv[id].sb_pid > 0 && !mgr.nf_priv[id].sb_exited)
-			kill(mgr.nf_priv[id].sb_pid, SIGKILL);
+		if (p->sb_pid > 0 && !p->sb_exited) {
+			kill(p->sb_pid, SIGKILL);
+			if (p->sb_launcher_watched)
+				mgr_ctr_remove(p->sb_ctr_name);
+		}
 	}
 }
 
@@ -178,6 +184,8 @@ scan_slots(void)
 			NFCTL_LOG(ERR, "NF '%s' pid %d did not register in %u ms: killing it",
 				  s->name, s->pid, mgr.cfg.nf_start_timeout_ms);
 			kill(s->pid, SIGKILL);
+			if (p->launcher_watched) /* the CLI's death leaves the container */
+				mgr_ctr_remove(p->ctr_name);
 			p->killed = true;
 		}
 		if (p->sb_exited && p->sb_pid != 0)
@@ -285,11 +293,8 @@ mgr_nf_ctl_init(void)
 
 	pthread_mutexattr_init(&attr);
 	pthread_mutex_init(&mgr.ctl_lock, &attr);
-	for (int i = 0; i < ONVM_MAX_NFS; i++) {
-		mgr.nf_priv[i].pidfd = -1;
-		mgr.nf_priv[i].sb_pidfd = -1;
-		mgr.nf_priv[i].cfg_index = -1;
-	}
+	for (int i = 0; i < ONVM_MAX_NFS; i++)
+		mgr.nf_priv[i] = MGR_NF_PRIV_INIT;
 	mgr.epfd = epoll_create1(EPOLL_CLOEXEC);
 	mgr.ctl_evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (mgr.epfd < 0 || mgr.ctl_evfd < 0 ||

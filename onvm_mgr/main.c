@@ -232,6 +232,8 @@ main(int argc, char **argv)
 
 	MGR_LOG(INFO, "node '%s' (file prefix %s): %u ports, %d NFs to launch",
 		mgr.cfg.node_name, mgr.file_prefix, mgr.nb_ports, mgr.cfg.nnfs);
+	/* Container NFs of a manager of this file prefix that was killed. */
+	mgr_ctr_remove_node(CTR_REMOVE_WAIT_MS, "start-up");
 	if (mgr_nf_launch_all() < 0 || mgr_nf_wait_ready(mgr.cfg.nf_start_timeout_ms) < 0 ||
 	    mgr_ports_start() < 0) {
 		ret = EXIT_FAILURE;
@@ -265,6 +267,9 @@ main(int argc, char **argv)
 			if ((int)lc != mgr.cfg.unit_lcore[MGR_UNIT_CTRL])
 				rte_eal_wait_lcore(lc);
 		mgr_ctl_stop();
+		/* Stopping the node removes its containers (their NFs have
+		 * stopped; a runtime CLI may still be cleaning up). */
+		mgr_ctr_remove_node(CTR_REMOVE_WAIT_MS, "shutdown");
 	}
 	mgr_tx_poll(); /* last flush of anything the units left */
 	mgr_dp_drop_leftovers();

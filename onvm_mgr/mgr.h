@@ -175,10 +175,29 @@ struct mgr_nf_priv {
 	/* Hung-NF check: last heartbeat seen and when it last moved. */
 	uint64_t hb_seen;
 	uint64_t hb_moved_ns;
+	/* A container NF (nf_container.c).  Until it registers, pidfd/pid
+	 * above are the runtime CLI's (launcher_watched): its exit is the
+	 * start's failure.  From then on they are the NF's, and the CLI's
+	 * pidfd (launcher_pidfd, tagged LAUNCHER_TAG) is only reaped.  The
+	 * same for the standby with the sb_ fields. */
+	bool container;
+	bool launcher_watched;
+	int launcher_pidfd;
+	char ctr_name[64];
+	pid_t ctr_ns_pid; /* its pid in its container (nf_pidns.c), 0: none */
+	bool sb_launcher_watched;
+	int sb_launcher_pidfd;
+	char sb_ctr_name[64];
+	pid_t sb_ctr_ns_pid;
 };
 
 /* epoll data of a standby's pidfd: slot id | STANDBY_TAG. */
 #define STANDBY_TAG 0x10000u
+/* ... of a container runtime CLI's pidfd once its NF registered: | LAUNCHER_TAG. */
+#define LAUNCHER_TAG 0x20000u
+#define MGR_NF_PRIV_INIT                                                                     \
+	((struct mgr_nf_priv){.pidfd = -1, .sb_pidfd = -1, .cfg_index = -1,                  \
+			      .launcher_pidfd = -1, .sb_launcher_pidfd = -1})
 
 /* Per lcore: the longest pass over its units (a loop iteration, naps
  * excluded, housekeeping included), in TSC cycles, since the last reset. */
@@ -270,6 +289,10 @@ struct mgr {
 	uint64_t nf_failovers;	/* deaths a standby took over */
 	uint64_t nf_hung;	/* NFs killed for making no progress */
 	uint64_t nf_start_failures; /* launched NFs that exited before registering */
+	/* Container NFs that did not start (runtime missing or failing, no
+	 * image, no binary in it): each with its reason in the log; the node
+	 * goes on serving its other chains. */
+	uint64_t nf_container_failures;
 	uint64_t nf_standby_failures; /* standbys that failed before parking */
 	uint64_t nf_registrations_refused; /* each with its reason in the log and reply */
 	uint64_t nf_reclaimed_mbufs;
@@ -287,6 +310,12 @@ extern struct mgr mgr;
 			t_ += mgr.dp[u_].field;                                              \
 		t_;                                                                          \
 	})
+
+/* nf_container.c -- main thread, before NFs launch and after the control
+ * thread stopped: remove every container of this node (a no-op without
+ * container NFs), waiting at most `timeout_ms`; `when` is for the log. */
+#define CTR_REMOVE_WAIT_MS 15000
+void mgr_ctr_remove_node(unsigned int timeout_ms, const char *when);
 
 /* init.c -- main thread, before the lcores run.  Each returns 0 or -errno
  * (mgr_init_eal_argv: the argument count, -E2BIG) and logs what failed. */

@@ -76,6 +76,26 @@ void mgr_nf_give_back(struct rte_mbuf **m, unsigned int n);
 void mgr_nf_cache_give_back(uint32_t lcore_id, const char *name, uint16_t id);
 /* Advance one slot whose process is gone; returns 1 while it made progress. */
 int mgr_nf_handle_exit(uint16_t id);
+/* Stop watching a container runtime CLI's pidfd `*fd` (if >= 0) and let the
+ * reaper thread wait for it; *fd = -1. */
+void mgr_nf_launcher_retire(int *fd);
+/* Move `*from` (a CLI's pidfd, or -1) to `*to`, retagged `tag`; a CLI pidfd
+ * already in `*to` is retired. */
+void mgr_nf_launcher_move(int *from, int *to, uint32_t tag);
+
+/* nf_container.c -- the control thread, ctl_lock held. */
+#define MGR_CTR_MAX_STRS (2 * MGR_CFG_MAX_ARGS + 16)
+struct mgr_ctr_argbuf {
+	char command[PATH_MAX];
+	char s[MGR_CTR_MAX_STRS][PATH_MAX];
+};
+struct mgr_nf_cfg;
+int mgr_ctr_resolve_command(const char *cmd, char *out, size_t len);
+int mgr_ctr_run_argv(const struct mgr_nf_cfg *nc, uint16_t id, bool standby, const char *cpus,
+		     struct mgr_ctr_argbuf *buf, char **argv, int max, char *name,
+		     size_t name_len, pid_t *ns_pid);
+const char *mgr_ctr_exit_reason(int status);
+void mgr_ctr_remove(const char *name);
 
 /* nf_reaper.c: reap and close the pidfd of an exited process, off the
  * control thread (the kernel may take long: see there).  Takes the fd. */

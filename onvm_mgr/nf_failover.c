@@ -45,6 +45,13 @@ mgr_nf_hand_over(uint16_t id)
 	p->sb_pidfd = -1;
 	if (p->pidfd >= 0)
 		epoll_ctl(mgr.epfd, EPOLL_CTL_MOD, p->pidfd, &ev);
+	/* A container standby's runtime CLI is the active's now (the dead
+	 * one's, if still there, is retired). */
+	mgr_nf_launcher_move(&p->sb_launcher_pidfd, &p->launcher_pidfd, id | LAUNCHER_TAG);
+	memcpy(p->ctr_name, p->sb_ctr_name, sizeof(p->ctr_name));
+	p->sb_ctr_name[0] = '\0';
+	p->ctr_ns_pid = p->sb_ctr_ns_pid;
+	p->sb_ctr_ns_pid = 0;
 	__atomic_store_n(&s->pid, p->sb_pid, __ATOMIC_RELEASE);
 	if (s->standby_lcore != UINT32_MAX)
 		s->lcore_id = s->standby_lcore;
@@ -115,6 +122,12 @@ mgr_nf_standby_exited(uint16_t id, uint64_t now_ns)
 	p->sb_exited = false;
 	p->sb_exit_failed = false;
 	p->sb_has_parked = false;
+	/* Its container's CLI: reaped apart (it may outlive its NF a while). */
+	mgr_nf_launcher_retire(&p->sb_launcher_pidfd);
+	if (p->sb_launcher_watched) /* it never registered: its container may remain */
+		mgr_ctr_remove(p->sb_ctr_name);
+	p->sb_launcher_watched = false;
+	p->sb_ctr_ns_pid = 0;
 }
 
 /* A standby parked: the slot is protected; forget past failures. */

@@ -148,7 +148,15 @@ register_standby(const struct onvm_mp_register_req *req, int *pidfd,
 	if (req->lcore_id != s->lcore_id &&
 	    check_lcore(req->lcore_id, (uint16_t)req->instance_id, req->pid, rep) < 0)
 		return rep->result;
-	if (p->sb_pid != req->pid) { /* started by hand */
+	/* A container standby: from now on its own pidfd is watched, not
+	 * its runtime CLI's (nf_container.c). */
+	if (p->sb_launcher_watched) {
+		mgr_nf_launcher_move(&p->sb_pidfd, &p->sb_launcher_pidfd,
+				     (uint32_t)req->instance_id | STANDBY_TAG | LAUNCHER_TAG);
+		p->sb_launcher_watched = false;
+		p->sb_pid = 0;
+	}
+	if (p->sb_pid != req->pid) { /* started by hand, or in a container */
 		int fd = *pidfd;
 
 		*pidfd = -1;
@@ -192,8 +200,12 @@ do_register(const struct onvm_mp_register_req *req, int *pidfd,
 			return refuse(rep, EINVAL, "instance id %d out of range",
 				      req->instance_id);
 		slot = &mgr.shm->nfs[req->instance_id];
+		/* Launched: its pid -- or, in a container, the instance id
+		 * the manager gave it (its pid was the runtime CLI's). */
 		if (!(slot->status == ONVM_NF_FREE ||
-		      (slot->status == ONVM_NF_STARTING && slot->pid == req->pid)))
+		      (slot->status == ONVM_NF_STARTING &&
+		       (slot->pid == req->pid ||
+			mgr.nf_priv[req->instance_id].launcher_watched))))
 			return refuse(rep, EBUSY, "instance %d is taken (%s)", req->instance_id,
 				      mgr_nf_status_str(slot->status));
 	} else {
@@ -208,7 +220,13 @@ do_register(const struct onvm_mp_register_req *req, int *pidfd,
 	id = slot->instance_id;
 	if (check_lcore(req->lcore_id, id, req->pid, rep) < 0)
 		return rep->result;
-	/* Started by hand: its death must be seen before it may be routed to. */
+	if (mgr.nf_priv[id].launcher_watched && slot->status == ONVM_NF_STARTING) {
+		mgr_nf_launcher_move(&mgr.nf_priv[id].pidfd, &mgr.nf_priv[id].launcher_pidfd,
+				     id | LAUNCHER_TAG);
+		mgr.nf_priv[id].launcher_watched = false;
+	}
+	/* Started by hand, or in a container: its death must be seen before it
+	 * may be routed to. */
 	if (mgr.nf_priv[id].pidfd < 0) {
 		int fd = *pidfd;
 

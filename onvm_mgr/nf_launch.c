@@ -58,7 +58,9 @@ resolve_binary(const char *bin, char *out, size_t len)
 }
 
 /*
- * fork/exec NF `cfg_index` for slot `id`, as its active or its standby.
+ * fork/exec NF `cfg_index` for slot `id`, as its active or its standby; a
+ * container NF through its runtime's CLI (nf_container.c), whose container
+ * gets the name in `ctr_name`.
  *
  * CPUs (mgr.nf_active_cpus / nf_standby_cpus, from onvm_nf_cpus()): the whole
  * NF process runs on them, not only its lcore -- EAL puts its control threads
@@ -73,18 +75,21 @@ resolve_binary(const char *bin, char *out, size_t len)
  * held.  Returns the child's pid or -errno.
  */
 static pid_t
-spawn_nf(int cfg_index, uint16_t id, bool standby)
+spawn_nf(int cfg_index, uint16_t id, bool standby, char *ctr_name, size_t ctr_name_len,
+	 pid_t *ns_pid)
 {
 	static char cpus[ONVM_CPULIST_MAX], lcores[ONVM_CPULIST_MAX + 32];
 	static const char exec_failed[] = "onvm_mgr: exec of an NF binary failed\n";
+	static struct mgr_ctr_argbuf ctr_buf;
+	static char *argv[MGR_CTR_MAX_STRS + 2 * MGR_CFG_MAX_ARGS + 48];
 	const struct mgr_nf_cfg *nc = &mgr.cfg.nfs[cfg_index];
 	const cpu_set_t *cpu_set = standby ? &mgr.nf_standby_cpus : &mgr.nf_active_cpus;
 	char path[PATH_MAX], prefix[96], svc[8], inst[8];
-	char *argv[MGR_CFG_MAX_ARGS + 24];
+	const char *exe = path;
 	int a = 0, max_fd;
 	pid_t pid;
 
-	if (resolve_binary(nc->binary, path, sizeof(path)) < 0) {
+	if (!nc->ctr.enabled && resolve_binary(nc->binary, path, sizeof(path)) < 0) {
 		MGR_LOG(ERR, "NF '%s': binary '%s' not found or not executable", nc->name,
 			nc->binary);
 		return -ENOENT;
@@ -104,7 +109,25 @@ spawn_nf(int cfg_index, uint16_t id, bool standby)
 	snprintf(prefix, sizeof(prefix), "--file-prefix=%s", mgr.file_prefix);
 	snprintf(svc, sizeof(svc), "%u", nc->service);
 	snprintf(inst, sizeof(inst), "%u", id);
-	argv[a++] = path;
+	if (nc->ctr.enabled) {
+		/* The container may use the CPUs of either role: a standby
+		 * moves to its active's when it promotes. */
+		static char ctr_cpus[ONVM_CPULIST_MAX];
+		cpu_set_t both;
+
+		CPU_OR(&both, &mgr.nf_active_cpus, &mgr.nf_standby_cpus);
+		if (onvm_cpulist_format(&both, ctr_cpus, sizeof(ctr_cpus)) < 0)
+			return -E2BIG;
+		a = mgr_ctr_run_argv(nc, id, standby, ctr_cpus, &ctr_buf, argv,
+				     (int)RTE_DIM(argv) - 2 * MGR_CFG_MAX_ARGS, ctr_name,
+				     ctr_name_len, ns_pid);
+		if (a < 0)
+			return a;
+		exe = ctr_buf.command;
+		snprintf(path, sizeof(path), "%s in %s", nc->ctr.path, ctr_name);
+	} else {
+		argv[a++] = path;
+	}
 	argv[a++] = "--proc-type=secondary";
 	argv[a++] = prefix;
 	argv[a++] = lcores;
@@ -144,7 +167,7 @@ spawn_nf(int cfg_index, uint16_t id, bool standby)
 		sched_setaffinity(0, sizeof(*cpu_set), cpu_set);
 		if (getppid() != mgr.shm->mgr_pid)
 			_exit(127);
-		execv(path, argv);
+		execv(exe, argv);
 		if (write(STDERR_FILENO, exec_failed, sizeof(exec_failed) - 1) < 0)
 			_exit(127);
 		_exit(127);
@@ -183,11 +206,15 @@ mgr_nf_launch_one(int cfg_index, uint16_t id)
 	mgr.nf_priv[id].exited = false;
 	mgr.nf_priv[id].held_reclaimed = false;
 	mgr.nf_priv[id].killed = false;
-	pid = spawn_nf(cfg_index, id, false);
+	pid = spawn_nf(cfg_index, id, false, mgr.nf_priv[id].ctr_name,
+		       sizeof(mgr.nf_priv[id].ctr_name), &mgr.nf_priv[id].ctr_ns_pid);
 	if (pid < 0) {
 		slot->status = ONVM_NF_FREE;
 		return pid;
 	}
+	/* Until it registers, the pid watched is its runtime CLI's. */
+	mgr.nf_priv[id].container = nc->ctr.enabled;
+	mgr.nf_priv[id].launcher_watched = nc->ctr.enabled;
 	ret = mgr_nf_watch_pid(id, pid, -1);
 	if (ret < 0) {
 		unwatched_child_kill(pid);
@@ -202,17 +229,30 @@ mgr_nf_launch_one(int cfg_index, uint16_t id)
 void
 mgr_nf_launch_standby(uint16_t id)
 {
-	pid_t pid = spawn_nf(mgr.nf_priv[id].cfg_index, id, true);
+	struct mgr_nf_priv *p = &mgr.nf_priv[id];
+	bool container = mgr.cfg.nfs[p->cfg_index].ctr.enabled;
+	pid_t pid = spawn_nf(p->cfg_index, id, true, p->sb_ctr_name, sizeof(p->sb_ctr_name),
+			     &p->sb_ctr_ns_pid);
 
 	if (pid < 0) {
-		mgr_nf_standby_failed(id, "could not be started", mgr_now_ns());
+		mgr_nf_standby_failed(id, container ? "its container could not be started"
+						    : "could not be started",
+				      mgr_now_ns());
 		return;
 	}
 	if (mgr_nf_watch_standby(id, pid, -1) < 0) {
 		unwatched_child_kill(pid);
+		if (container)
+			mgr_ctr_remove(p->sb_ctr_name);
 		mgr_nf_standby_failed(id, "could not be watched", mgr_now_ns());
 		return;
 	}
+	/* A container standby is published when it registers, under the pid
+	 * the manager sees it as (nf_ipc.c): until then a death of the active
+	 * takes the ordinary path. */
+	p->sb_launcher_watched = container;
+	if (container)
+		return;
 	mgr.shm->nfs[id].standby_lcore = mgr.nf_lcore[id];
 	__atomic_store_n(&mgr.shm->nfs[id].standby_pid, pid, __ATOMIC_RELEASE);
 }
@@ -235,6 +275,13 @@ mgr_nf_launch_all(void)
 				goto out;
 			}
 			ret = mgr_nf_launch_one(i, next);
+			/* A container NF that cannot start is logged and counted;
+			 * the node serves its other chains. */
+			if (ret < 0 && mgr.cfg.nfs[i].ctr.enabled) {
+				mgr.nf_container_failures++;
+				ret = 0;
+				continue;
+			}
 			if (ret < 0)
 				goto out;
 		}

@@ -168,6 +168,46 @@ mgr_nf_watch_standby(uint16_t id, pid_t pid, int pidfd)
 	return 0;
 }
 
+void
+mgr_nf_launcher_retire(int *fd)
+{
+	if (*fd < 0)
+		return;
+	epoll_ctl(mgr.epfd, EPOLL_CTL_DEL, *fd, NULL);
+	mgr_nf_reap(*fd);
+	*fd = -1;
+}
+
+void
+mgr_nf_launcher_move(int *from, int *to, uint32_t tag)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = tag};
+
+	if (from == to)
+		return;
+	mgr_nf_launcher_retire(to);
+	*to = *from;
+	*from = -1;
+	if (*to >= 0)
+		epoll_ctl(mgr.epfd, EPOLL_CTL_MOD, *to, &ev);
+}
+
+/* A container runtime CLI whose NF had registered has exited (the container
+ * is gone, or the CLI alone was killed: the NF's own pidfd tells). */
+static void
+launcher_exited(uint16_t id, bool standby)
+{
+	struct mgr_nf_priv *p = &mgr.nf_priv[id];
+	int *fd = standby ? &p->sb_launcher_pidfd : &p->launcher_pidfd;
+	siginfo_t si;
+
+	if (*fd >= 0 && exit_status(*fd, &si) && (si.si_code != CLD_EXITED || si.si_status != 0))
+		NFCTL_LOG(INFO, "container %s of NF '%s' (instance %u): runtime exited with %s %d",
+			  standby ? p->sb_ctr_name : p->ctr_name, mgr.shm->nfs[id].name, id,
+			  si.si_code == CLD_EXITED ? "status" : "signal", si.si_status);
+	mgr_nf_launcher_retire(fd);
+}
+
 /* Events the control thread's epoll_wait returned: pidfds of exited NFs
  * and standbys, and the registration eventfd.  ctl_lock held. */
 void
@@ -176,6 +216,11 @@ mgr_nf_handle_events(const struct epoll_event *evs, int n)
 	for (int i = 0; i < n; i++) {
 		uint32_t id = evs[i].data.u32;
 
+		if (id != CTL_EV_LINK && id != CTL_EV_REGISTRATION && (id & LAUNCHER_TAG) &&
+		    (id & 0xffffu) < ONVM_MAX_NFS) {
+			launcher_exited(id & 0xffffu, (id & STANDBY_TAG) != 0);
+			continue;
+		}
 		if (id == CTL_EV_LINK) {
 			mgr_link_watch_event();
 			continue;
@@ -388,9 +433,20 @@ mgr_nf_handle_exit(uint16_t id)
 
 	switch (s->status) {
 	case ONVM_NF_STARTING:
-		NFCTL_LOG(ERR, "NF '%s' (pid %d) exited with status %d before it registered",
-			  s->name, s->pid, p->exit_status);
-		mgr.nf_start_failures++; /* start-up fails on it (mgr_nf_wait_ready) */
+		if (p->launcher_watched) {
+			/* Not the node's failure: it serves its other chains. */
+			NFCTL_LOG(ERR, "NF '%s': container %s exited with status %d before the NF "
+				       "registered: %s",
+				  s->name, p->ctr_name, p->exit_status,
+				  mgr_ctr_exit_reason(p->exit_status));
+			mgr.nf_container_failures++;
+			mgr_ctr_remove(p->ctr_name); /* if only its CLI died */
+		} else {
+			NFCTL_LOG(ERR, "NF '%s' (pid %d) exited with status %d before it "
+				       "registered",
+				  s->name, s->pid, p->exit_status);
+			mgr.nf_start_failures++; /* start-up fails on it (mgr_nf_wait_ready) */
+		}
 		s->status = ONVM_NF_DEAD;
 		return 1;
 	case ONVM_NF_READY:
@@ -432,7 +488,9 @@ mgr_nf_handle_exit(uint16_t id)
 		s->status = ONVM_NF_FREE;
 		s->pid = 0;
 		s->launched = 0;
-		*p = (struct mgr_nf_priv){.pidfd = -1, .sb_pidfd = -1, .cfg_index = -1};
+		mgr_nf_launcher_retire(&p->launcher_pidfd);
+		mgr_nf_launcher_retire(&p->sb_launcher_pidfd);
+		*p = MGR_NF_PRIV_INIT;
 		return 1;
 	default:
 		return 0;

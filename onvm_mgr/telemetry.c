@@ -42,6 +42,7 @@ tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_uint(d, "nf_failovers", mgr.nf_failovers);
 	rte_tel_data_add_dict_uint(d, "nf_hung", mgr.nf_hung);
 	rte_tel_data_add_dict_uint(d, "nf_start_failures", mgr.nf_start_failures);
+	rte_tel_data_add_dict_uint(d, "nf_container_failures", mgr.nf_container_failures);
 	rte_tel_data_add_dict_uint(d, "nf_standby_failures", mgr.nf_standby_failures);
 	rte_tel_data_add_dict_uint(d, "nf_registrations_refused",
 				   __atomic_load_n(&mgr.nf_registrations_refused, __ATOMIC_RELAXED));
@@ -194,6 +195,13 @@ tel_nfs(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(c, "bad_touches", s->stats.bad_touches);
 		rte_tel_data_add_dict_int(c, "standby_pid",
 					  __atomic_load_n(&s->standby_pid, __ATOMIC_RELAXED));
+		/* (names written by the control thread at launch, as
+		 * sb_last_failure below: read without its lock) */
+		if (mgr.nf_priv[id].container) {
+			rte_tel_data_add_dict_string(c, "container", mgr.nf_priv[id].ctr_name);
+			rte_tel_data_add_dict_string(c, "standby_container",
+						     mgr.nf_priv[id].sb_ctr_name);
+		}
 		rte_tel_data_add_dict_int(c, "standby_parked",
 					  __atomic_load_n(&s->standby_parked, __ATOMIC_RELAXED));
 		/* a protected chain's NF on its standby node, waiting for the takeover */

@@ -335,6 +335,7 @@ nf_init(int argc, char **argv, const char *default_name, struct nf_ctx **out)
 	int first_sep = argc, second_sep = argc, eal_argc, ret, consumed;
 	struct nf_ctx *nf;
 
+	nfl_pidns_init();
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0) {
 			if (first_sep == argc) {

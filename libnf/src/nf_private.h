@@ -194,6 +194,10 @@ int nfl_standby_run(struct nf_ctx *nf);
  * lock (the active, or a promoted standby): from then on its crash signals
  * hand over at once.  Disarmed before the lock is let go in order (nf_fini). */
 void nfl_crash_prepare(void);
+/* nf_pidns.c: as the init of a container's pid namespace with ONVM_NF_NS_PID
+ * set, become that pid (the caller returns as the NF there; pid 1 stays an
+ * init that never returns).  Before anything else of nf_init(). */
+void nfl_pidns_init(void);
 void nfl_crash_arm(struct nf_ctx *nf);
 void nfl_crash_check(struct nf_ctx *nf);
 void nfl_crash_disarm(void);

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * nf_pidns.c -- an NF started as the init of a container's pid namespace.
+ *
+ * DPDK names a secondary process's private copies of the memseg arrays after
+ * its pid (RUNTIME_DIR/fbarray_memseg-..._PID, locked while it lives).  Two
+ * NFs in containers of their own are both pid 1 in their namespaces and
+ * share the node's runtime directory: the second could not start.  So the
+ * manager gives each container NF a pid to take in its namespace
+ * (ONVM_NF_NS_PID, distinct among the node's live NFs, nf_container.c).
+ * libnf, started as pid 1, forks short-lived children until the kernel hands
+ * out that pid (pids in a namespace are given in order), runs the NF there,
+ * and stays as a minimal init: it passes the signals the runtime sends on to
+ * the NF, reaps, and exits as the NF did (128 + signal if it was killed).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "nf_private.h"
+
+#define NS_PID_MAX 32768 /* forks to get there: bounded */
+
+static int
+exit_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+/* pid 1 from here on: pass signals on to `nf`, exit when it does. */
+static void __attribute__((noreturn))
+run_init(pid_t nf, const sigset_t *all)
+{
+	prctl(PR_SET_NAME, "onvm-nf-init");
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(all, &si), status;
+		pid_t w;
+
+		if (sig < 0)
+			continue; /* EINTR */
+		if (sig != SIGCHLD) {
+			kill(nf, sig);
+			continue;
+		}
+		while ((w = waitpid(-1, &status, WNOHANG)) > 0)
+			if (w == nf)
+				_exit(exit_code(status));
+	}
+}
+
+void
+nfl_pidns_init(void)
+{
+	const char *want = getenv("ONVM_NF_NS_PID");
+	sigset_t all, old;
+	char *end;
+	long target;
+
+	if (want == NULL || getpid() != 1)
+		return;
+	target = strtol(want, &end, 10);
+	if (*want == '\0' || *end != '\0' || target < 2 || target > NS_PID_MAX) {
+		fprintf(stderr, "libnf: ONVM_NF_NS_PID=%s is not a pid in 2..%d: staying pid 1\n",
+			want, NS_PID_MAX);
+		return;
+	}
+	/* Blocked before the first fork: no signal is lost between the NF's
+	 * fork and the init's sigwaitinfo(); the NF restores its mask. */
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	for (;;) {
+		pid_t child = fork();
+
+		if (child < 0) {
+			fprintf(stderr, "libnf: fork toward pid %ld: %s; staying pid 1\n", target,
+				strerror(errno));
+			sigprocmask(SIG_SETMASK, &old, NULL);
+			return;
+		}
+		if (child == 0) {
+			if (getpid() < target)
+				_exit(0);
+			sigprocmask(SIG_SETMASK, &old, NULL);
+			return; /* the NF, at pid `target` (or past it: never below) */
+		}
+		if (child >= target)
+			run_init(child, &all);
+		while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+}
