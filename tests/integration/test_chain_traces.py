@@ -19,6 +19,8 @@ capture) and the three-NF chain from the port back to itself.  Asserted:
 The traces cover TCP, UDP, QinQ + PPPoE (dns), jumbo frames (webex), pcapng
 input (ssh, dns) and LLC/STP frames (tor).
 """
+import os
+
 import lab
 
 TRACES = ["smtp.pcap", "ssh.pcap", "webex.pcap", "dns.pcap", "quic.pcap", "tor.pcap"]
@@ -26,7 +28,10 @@ PARSE_ERRORS = ["truncated_l2", "truncated_l3", "bad_ip_version", "bad_ihl",
                 "bad_ip_total_length", "truncated_l4", "bad_l4_length"]
 
 
-def run_trace(L, name):
+def run_trace(L, name, image=None):
+    """One trace through the chain; with `image`, every NF runs in a container
+    of it (test_container_chain.py), the monitor's export directory its only
+    volume."""
     path = lab.trace(name)
     frames = lab.read_pcap(path)
     n_frames, want_flows, want_non_ip = lab.tshark_flows(path)
@@ -34,8 +39,13 @@ def run_trace(L, name):
              f"{name}: tshark sees {n_frames} frames, the pcap reader {len(frames)}")
     stem = name.rsplit(".", 1)[0]
     out = L.path(f"{stem}-out.pcap")
-    mon = L.path(f"{stem}-monitor.json")
-    node = L.node(f"chain-{stem}", lab.three_nf_chain(path, out, mon)).start()
+    export_dir = L.path(f"{stem}-export")
+    os.makedirs(export_dir, exist_ok=True)
+    mon = os.path.join(export_dir, "monitor.json")
+    cfg = lab.three_nf_chain(path, out, mon)
+    if image is not None:
+        cfg = lab.containerize(cfg, image, volumes={1: [f"{export_dir}:{export_dir}"]})
+    node = L.node(f"chain-{stem}", cfg).start()
 
     port = node.wait_port("in", "tx", len(frames))
     L.expect(port["rx"] == len(frames), f"{name}: port rx {port['rx']}, want {len(frames)}")
@@ -52,6 +62,12 @@ def run_trace(L, name):
     drops = {k: v for k, v in node.drops().items() if v}
     L.expect(not drops, f"{name}: drops {drops}")
     nfs = node.nfs()
+    if image is not None:
+        running = lab.node_containers(node.prefix)
+        for nf in nfs.values():
+            L.expect(nf.get("container") in running,
+                     f"{name}: NF {nf['name']} not in one of the node's containers "
+                     f"({nf.get('container')!r}, running {running})")
     for nf in nfs.values():
         L.expect(nf["rx"] == len(frames) and nf["tx"] == len(frames),
                  f"{name}: NF {nf['name']} rx {nf['rx']} tx {nf['tx']}, want {len(frames)}")
@@ -73,6 +89,9 @@ def run_trace(L, name):
              f"{name}: NFs still alive after the manager: {node.leftover_nfs}")
     L.expect(not node.runtime_leftovers(),
              f"{name}: runtime files left: {node.runtime_leftovers()}")
+    if image is not None:
+        left = lab.node_containers(node.prefix)
+        L.expect(not left, f"{name}: containers left after the node stopped: {left}")
 
     lab.compare_frames(lab.read_capture_out(out), frames, f"{name}: output capture")
     doc = lab.read_json(mon)
