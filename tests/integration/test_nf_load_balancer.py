@@ -153,19 +153,32 @@ def write_config(path, vip=None):
                 '],\n "idle_timeout_ms": 3600000, "flows": 16384}\n')
 
 
-def failover_run(L, tag, point, at, path, conf):
+def failover_run(L, tag, point, at, path, conf, image=None):
     """Replay `path` through test_nf -d 300 -> load_balancer (local resiliency)
     with the balancer killed at `point` of the batch holding packet `at`.
+    With `image`, both NFs (and the standby) run in containers of it
+    (test_container_failover.py): the balancer's config and export in a
+    directory that is its containers' only volume, the fault set in their
+    environment (a container does not inherit the manager's).
     Returns (slot telemetry, port counters, packets the dead one received,
     output frames, the promoted balancer's export)."""
-    out, exp = L.path(f"{tag}-out.pcap"), L.path(f"{tag}-lb.json")
-    node = L.node(f"lb-{tag}", {
+    out = L.path(f"{tag}-out.pcap")
+    lb_dir = L.path(f"{tag}-lb")
+    os.makedirs(lb_dir, exist_ok=True)
+    exp = os.path.join(lb_dir, "lb.json")
+    fault = f"load_balancer:{point}:{at}"
+    cfg = {
         "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={path},tx_pcap={out}"}],
         "nfs": [{"binary": lab.TEST_NF, "service": 1, "args": ["-d", "300"]},
                 {"binary": "load_balancer", "service": 2, "resiliency": "local",
                  "args": ["-c", conf, "-e", exp, "-p", "0"]}],
         "chains": [{"name": "c", "services": [1, 2], "ingress_port": "in", "exit_port": "in"}],
-    }, env={"ONVM_NF_FAULT": f"load_balancer:{point}:{at}"}).start()
+    }
+    if image is not None:
+        cfg = lab.containerize(cfg, image, volumes={1: [f"{lb_dir}:{lb_dir}"]})
+        cfg["nfs"][0]["container"]["path"] = "/nf/bin/test_nf"
+        cfg["nfs"][1]["container"]["args"] = [f"--env=ONVM_NF_FAULT={fault}"]
+    node = L.node(f"lb-{tag}", cfg, env=None if image else {"ONVM_NF_FAULT": fault}).start()
 
     def lb_nf():
         return node.nf_by(service=2)[0]
@@ -178,8 +191,22 @@ def failover_run(L, tag, point, at, path, conf):
     lab.check(m is not None and m.group(1) == point, f"{tag}: no 'dying at {point}' in the log")
     died_after = int(m.group(2))
     lab.wait_until(lambda: lb_nf()["standby_pid"] != 0, 30, f"{tag}: a fresh standby")
+    if image is not None:
+        # test_nf's, the promoted balancer's and the fresh standby's: the
+        # dead one's is gone (podman's --rm; its CLI may take a moment).
+        want = sorted([node.nf_by(service=1)[0]["container"], lb_nf()["container"],
+                       lb_nf()["standby_container"]])
+        lab.wait_until(lambda: lab.node_containers(node.prefix) == want, 30,
+                       f"{tag}: the node's containers to be {want}")
+        # (onvm-PREFIX-<instance><a|s>-<launch>: it was launched as the standby)
+        L.expect(lb_nf()["container"].split("-")[-2].endswith("s"),
+                 f"{tag}: the balancer now runs in {lb_nf()['container']}, not in the "
+                 f"standby's container")
     rc = node.stop()
     L.expect(rc == 0, f"{tag}: manager exit status {rc}")
+    if image is not None:
+        left = lab.node_containers(node.prefix)
+        L.expect(not left, f"{tag}: containers left after the node stopped: {left}")
     print(f"{tag}: killed at {point} after {died_after} packets (asked {at}); re-emitted "
           f"{nf['failover_reemitted']}, dropped {nf['failover_dropped']}, reprocessed "
           f"{nf['failover_reprocessed']}")
@@ -208,11 +235,12 @@ def rewritten(f, inf, g, fields):
     return g == bytes(want[:len(g)])
 
 
-def run_transparent(L, point, at, path, frames):
-    tag = f"transparent-{point}"
-    conf = L.path(f"{tag}.json")
+def run_transparent(L, point, at, path, frames, image=None):
+    tag = f"transparent-{point}" + ("-ctr" if image else "")
+    conf = L.path(f"{tag}-lb/lb.conf.json")
+    os.makedirs(os.path.dirname(conf), exist_ok=True)
     write_config(conf)
-    nf, port, died_after, got, doc = failover_run(L, tag, point, at, path, conf)
+    nf, port, died_after, got, doc = failover_run(L, tag, point, at, path, conf, image)
 
     # Frame by frame: output j is the j-th input frame the balancer forwards.
     kinds = [parse(f) for f in frames]
