@@ -100,18 +100,32 @@ find_huge_dirs(void)
 		add_dir_of(mgr.shm->state_seg_path);
 }
 
-/* A pid for a new container NF to take in its namespace (nf_pidns.c): none
- * of the node's actives and standbys has it.  DPDK names a secondary's
- * private memseg files after its pid, in the runtime directory all share. */
+/* Whether a container NF of the node has (or is to take) pid `pid` in its
+ * namespace. */
+bool
+mgr_ctr_ns_pid_taken(pid_t pid)
+{
+	for (int i = 0; i < ONVM_MAX_NFS; i++)
+		if (mgr.nf_priv[i].ctr_ns_pid == pid || mgr.nf_priv[i].sb_ctr_ns_pid == pid)
+			return true;
+	return false;
+}
+
+/* A pid for a new container NF to take in its namespace (nf_pidns.c).  DPDK
+ * names a secondary's private memseg files after its pid, in the runtime
+ * directory all the node's NFs share: none of them may have it -- neither
+ * another container NF nor an NF process, whose pid is the host's (pids
+ * wrap: pid_max is 32768 on many hosts).  The other way round, a process NF
+ * forked with a taken pid is forked again (nf_launch.c). */
 static pid_t
 free_ns_pid(void)
 {
 	for (pid_t cand = CTR_NS_PID_BASE;; cand++) {
-		bool used = false;
+		bool used = mgr_ctr_ns_pid_taken(cand);
 
 		for (int i = 0; i < ONVM_MAX_NFS && !used; i++)
-			used = mgr.nf_priv[i].ctr_ns_pid == cand ||
-			       mgr.nf_priv[i].sb_ctr_ns_pid == cand;
+			used = mgr.shm->nfs[i].pid == cand || mgr.shm->nfs[i].standby_pid == cand ||
+			       mgr.nf_priv[i].sb_pid == cand;
 		if (!used)
 			return cand;
 	}

@@ -95,6 +95,7 @@ int mgr_ctr_run_argv(const struct mgr_nf_cfg *nc, uint16_t id, bool standby, con
 		     struct mgr_ctr_argbuf *buf, char **argv, int max, char *name,
 		     size_t name_len, pid_t *ns_pid);
 const char *mgr_ctr_exit_reason(int status);
+bool mgr_ctr_ns_pid_taken(pid_t pid);
 void mgr_ctr_remove(const char *name);
 
 /* nf_reaper.c: reap and close the pidfd of an exited process, off the

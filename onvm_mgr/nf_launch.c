@@ -86,7 +86,7 @@ spawn_nf(int cfg_index, uint16_t id, bool standby, char *ctr_name, size_t ctr_na
 	const cpu_set_t *cpu_set = standby ? &mgr.nf_standby_cpus : &mgr.nf_active_cpus;
 	char path[PATH_MAX], prefix[96], svc[8], inst[8];
 	const char *exe = path;
-	int a = 0, max_fd;
+	int a = 0, max_fd, forks_for_pid = 0;
 	pid_t pid;
 
 	if (!nc->ctr.enabled && resolve_binary(nc->binary, path, sizeof(path)) < 0) {
@@ -147,6 +147,7 @@ spawn_nf(int cfg_index, uint16_t id, bool standby, char *ctr_name, size_t ctr_na
 	argv[a] = NULL;
 
 	max_fd = (int)sysconf(_SC_OPEN_MAX); /* for kernels before close_range (5.9) */
+again:
 	pid = fork();
 	if (pid < 0) {
 		MGR_LOG(ERR, "fork for NF '%s': %s", nc->name, strerror(errno));
@@ -171,6 +172,14 @@ spawn_nf(int cfg_index, uint16_t id, bool standby, char *ctr_name, size_t ctr_na
 		if (write(STDERR_FILENO, exec_failed, sizeof(exec_failed) - 1) < 0)
 			_exit(127);
 		_exit(127);
+	}
+	/* A process NF whose pid a container NF has in its namespace would
+	 * collide with it in the runtime directory (nf_container.c): another. */
+	if (!nc->ctr.enabled && mgr_ctr_ns_pid_taken(pid) && ++forks_for_pid < 8) {
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		goto again;
 	}
 	MGR_LOG(INFO, "launched %s '%s' (%s) pid %d for instance %u of service %u",
 		standby ? "standby of NF" : "NF", nc->name, path, pid, id, nc->service);
