@@ -701,6 +701,122 @@ test_nf_instances_above_8_is_out_of_range(void **state)
 		     NAME ":3:18: nfs[0].instances", "9 is out of range 1..8");
 }
 
+/* ---- container NFs ---- */
+
+static void
+test_container_nf_and_containers_section(void **state)
+{
+	struct fixture *f = *state;
+	const struct mgr_nf_container_cfg *c, *plain;
+
+	load_ok(f, "{\n"
+		   "  'containers': {'command': '/usr/bin/podman', 'runtime': 'runc',\n"
+		   "                 'ulimits': ['nofile=1024:1024', 'nproc=4096'],\n"
+		   "                 'args': ['--security-opt=label=disable']},\n"
+		   "  'nfs': [\n"
+		   "    {'binary': 'firewall', 'service': 1,\n"
+		   "     'container': {'image': 'localhost/nfs:1', 'volumes': ['/srv/fw:/srv/fw:ro'],\n"
+		   "                   'args': ['--env=A=1']}},\n"
+		   "    {'binary': 'simple_forward', 'service': 2,\n"
+		   "     'container': {'image': 'localhost/nfs:1', 'path': '/opt/fwd'}},\n"
+		   "    {'binary': 'simple_forward', 'service': 3}\n"
+		   "  ]\n"
+		   "}\n");
+	assert_string_equal(f->cfg.containers.command, "/usr/bin/podman");
+	assert_string_equal(f->cfg.containers.runtime, "runc");
+	assert_int_equal(f->cfg.containers.nulimits, 2);
+	assert_string_equal(f->cfg.containers.ulimits[1], "nproc=4096");
+	assert_int_equal(f->cfg.containers.nargs, 1);
+	c = &f->cfg.nfs[0].ctr;
+	assert_true(c->enabled);
+	assert_string_equal(c->image, "localhost/nfs:1");
+	assert_string_equal(c->path, "/nf/bin/firewall"); /* where nf-image.sh puts it */
+	assert_int_equal(c->nvolumes, 1);
+	assert_string_equal(c->volumes[0], "/srv/fw:/srv/fw:ro");
+	assert_int_equal(c->nargs, 1);
+	assert_string_equal(f->cfg.nfs[1].ctr.path, "/opt/fwd");
+	plain = &f->cfg.nfs[2].ctr;
+	assert_false(plain->enabled);
+}
+
+static void
+test_containers_command_defaults_to_podman(void **state)
+{
+	struct fixture *f = *state;
+
+	load_ok(f, "{'nfs': [{'binary': 'bridge', 'service': 1,\n"
+		   "          'container': {'image': 'img'}}]}\n");
+	assert_string_equal(f->cfg.containers.command, "podman");
+	assert_string_equal(f->cfg.containers.runtime, "");
+	assert_int_equal(f->cfg.containers.nulimits, 0);
+}
+
+static void
+test_container_without_image_is_rejected(void **state)
+{
+	expect_error(state, "{'nfs': [{'binary': 'bridge', 'service': 1, 'container': {}}]}",
+		     NAME ":1:58: nfs[0].container", "image");
+}
+
+static void
+test_container_image_that_looks_like_an_option_is_rejected(void **state)
+{
+	expect_error(state,
+		     "{'nfs': [{'binary': 'bridge', 'service': 1,\n"
+		     "          'container': {'image': '--privileged'}}]}",
+		     NAME ":2:34: nfs[0].container.image", "must not start with '-'");
+}
+
+static void
+test_container_image_with_a_space_is_rejected(void **state)
+{
+	expect_error(state,
+		     "{'nfs': [{'binary': 'bridge', 'service': 1,\n"
+		     "          'container': {'image': 'a b'}}]}",
+		     NAME ":2:34: nfs[0].container.image", "space");
+}
+
+static void
+test_container_path_must_be_absolute(void **state)
+{
+	expect_error(state,
+		     "{'nfs': [{'binary': 'bridge', 'service': 1,\n"
+		     "          'container': {'image': 'i', 'path': 'nf/bin/bridge'}}]}",
+		     NAME ":2:47: nfs[0].container.path", "absolute path");
+}
+
+static void
+test_container_volume_must_be_host_colon_container(void **state)
+{
+	expect_error(state,
+		     "{'nfs': [{'binary': 'bridge', 'service': 1,\n"
+		     "          'container': {'image': 'i', 'volumes': ['/a:/b', 'data:/d']}}]}",
+		     NAME ":2:60: nfs[0].container.volumes[1]", "HOST:CONTAINER");
+}
+
+static void
+test_container_unknown_key_is_rejected(void **state)
+{
+	expect_error(state,
+		     "{'nfs': [{'binary': 'bridge', 'service': 1,\n"
+		     "          'container': {'image': 'i', 'privileged': true}}]}",
+		     NAME ":2:53: nfs[0].container.privileged", "unknown");
+}
+
+static void
+test_containers_ulimit_must_be_name_equals_value(void **state)
+{
+	expect_error(state, "{'containers': {'ulimits': ['nofile']}}",
+		     NAME ":1:29: containers.ulimits[0]", "NAME=SOFT[:HARD]");
+}
+
+static void
+test_containers_runtime_that_looks_like_an_option_is_rejected(void **state)
+{
+	expect_error(state, "{'containers': {'runtime': '--privileged'}}",
+		     NAME ":1:28: containers.runtime", "must not start with '-'");
+}
+
 static void
 test_nf_ring_size_not_a_power_of_two_is_rejected(void **state)
 {
@@ -1676,6 +1792,16 @@ main(void)
 	    T(test_negative_number_is_out_of_range),
 	    T(test_nf_instances_above_8_is_out_of_range),
 	    T(test_nf_ring_size_not_a_power_of_two_is_rejected),
+	    T(test_container_nf_and_containers_section),
+	    T(test_containers_command_defaults_to_podman),
+	    T(test_container_without_image_is_rejected),
+	    T(test_container_image_that_looks_like_an_option_is_rejected),
+	    T(test_container_image_with_a_space_is_rejected),
+	    T(test_container_path_must_be_absolute),
+	    T(test_container_volume_must_be_host_colon_container),
+	    T(test_container_unknown_key_is_rejected),
+	    T(test_containers_ulimit_must_be_name_equals_value),
+	    T(test_containers_runtime_that_looks_like_an_option_is_rejected),
 	    T(test_port_ring_size_not_a_power_of_two_is_rejected),
 	    T(test_too_many_ports_is_rejected),
 	    T(test_more_than_8_instances_of_one_service_are_rejected),
