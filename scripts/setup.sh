@@ -98,6 +98,8 @@ PACKAGES=(
 	libndpi-dev  # the dpi NF
 	libssl-dev   # RSync: HMAC-SHA256 (libcrypto)
 	lua5.1 lua-check  # examples/moongen: luac5.1 -p and luacheck on the MoonGen scripts
+	podman runc  # container NFs (tests/integration/test_container_*.py); runc: crun
+	             # refuses some hosts' cgroup layouts
 )
 
 # For the fuzz step.  clang alone does not bring the libFuzzer/ASan/UBSan
