@@ -96,29 +96,39 @@ def run(L, a):
             print(f"round {r} {mode}: {v:.3f} Mpps", flush=True)
 
     kills, standby_cpu, info = [], None, {}
-    per = -(-a.kills // len(a.placements))  # the kills, split over the placements
+    # the kills, split over the placements and runtimes
+    per = -(-a.kills // (len(a.placements) * len(a.runtimes)))
     for placement in a.placements:
-        rows, cpu, info = failovers(L, a, placement, per, standby_cpu is None)
-        kills += rows
-        standby_cpu = cpu if standby_cpu is None else standby_cpu
+        for runtime in a.runtimes:
+            rows, cpu, info = failovers(L, a, placement, per, standby_cpu is None, runtime)
+            kills += rows
+            standby_cpu = cpu if standby_cpu is None else standby_cpu
     relaunch = relaunch_gaps(L, a)
     floor = kernel_floor(a)
     return tput, commit, standby_cpu, kills, info, floor, relaunch
 
 
-def failovers(L, a, placement, n, measure_standby_cpu):
+def failovers(L, a, placement, n, measure_standby_cpu, runtime="process"):
     """n crashes of the active (alternating DEATHS) with its standby parked on
     `placement` ("": the default standby_cpus, the CPUs the actives do not
-    use; else a CPU list, e.g. the active's own)."""
+    use; else a CPU list, e.g. the active's own); the NF and its standby as
+    processes, or (runtime "container") each in a podman container of the NF
+    image (docs/operator-guide.md, "NFs in containers")."""
     # On tmpfs: test_nf stores the time of death into the file mapped, and a
     # store into an ext4 page that writeback has cleaned takes a
     # write-protect fault into the file system (~30 us), counted as failover.
-    death_file = f"/dev/shm/onvm-bench-death-{os.getpid()}"
-    L.extra_paths.append(death_file)  # removed at clean-up
+    # In a directory: a container NF gets it as its volume.
+    death_dir = f"/dev/shm/onvm-bench-death-{os.getpid()}"
+    death_file = os.path.join(death_dir, "t")
+    os.makedirs(death_dir, exist_ok=True)
+    L.extra_dirs.append(death_dir)  # removed at clean-up
     cfg = node_cfg("local", ["-F", "processed:usr1", "-D", death_file])
     if placement:
         cfg["nf_defaults"]["standby_cpus"] = placement
-    node = L.node(f"failover-sb{placement or 'default'}", cfg).start()
+    if runtime == "container":
+        cfg = lab.containerize(cfg, lab.nf_image(), volumes={0: [f"{death_dir}:{death_dir}"]})
+        cfg["nfs"][0]["container"]["path"] = "/nf/bin/test_nf"
+    node = L.node(f"failover-{runtime}-sb{placement or 'default'}", cfg).start()
     where = placement or "default"
 
     def nf():
@@ -160,7 +170,8 @@ def failovers(L, a, placement, n, measure_standby_cpu):
             raise RuntimeError(f"kill {k + 1} ({death}): {handed} crash hand-overs")
         kills.append((k + 1, death, (after["failover_wake_ns"] - t_death) / 1000,
                       (after["failover_first_pkt_ns"] - t_death) / 1000,
-                      (after["crash_handoff_ns"] - t_death) / 1000 if handed else 0.0, where))
+                      (after["crash_handoff_ns"] - t_death) / 1000 if handed else 0.0, where,
+                      runtime))
     info = node.info()
     node.stop()
     return kills, standby_cpu, info
@@ -272,9 +283,13 @@ def main():
     ap.add_argument("--relaunch-standby-cpus", default="1",
                     help="standby CPUs in the relaunch phase (\"\": the default placement)")
     ap.add_argument("--tag", default="", help="suffix of local_relaunch<TAG>.csv (e.g. -before)")
+    ap.add_argument("--runtimes", default="process,container",
+                    help="how the failover runs' NF and standby run: process, container "
+                         "(podman, the NF image), or both (the default: same run)")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     a = ap.parse_args()
     a.placements = a.placements.split(";")
+    a.runtimes = [r for r in a.runtimes.split(",") if r]
     os.environ["ONVM_BUILD"] = os.path.abspath(a.build)
     result = {}
 
@@ -308,16 +323,16 @@ def main():
         for row in relaunch:
             f.write(",".join(map(str, row)) + "\n")
     with open(os.path.join(a.out, "local_failover.csv"), "w") as f:
-        f.write("kill,death,standby_cpus,wake_us,first_packet_us,handoff_us\n")
-        for k, d, w, p, h, where in kills:
-            f.write(f"{k},{d},{where},{w:.1f},{p:.1f},{h:.1f}\n")
+        f.write("kill,death,standby_cpus,runtime,wake_us,first_packet_us,handoff_us\n")
+        for k, d, w, p, h, where, runtime in kills:
+            f.write(f"{k},{d},{where},{runtime},{w:.1f},{p:.1f},{h:.1f}\n")
     none = [v for m, _, v in tput if m == "none"]
     local = [v for m, _, v in tput if m == "local"]
     ratios = [l / n for (m1, r1, n), (m2, r2, l) in zip(tput[0::2], tput[1::2]) if n > 0]
     floor_p50 = {key: pct([w for w, _ in r], 50) for key, r in floor.items()}
 
-    def failover_lines(death, where):
-        rows = [k for k in kills if k[1] == death and k[5] == where]
+    def failover_lines(death, where, runtime):
+        rows = [k for k in kills if k[1] == death and k[5] == where and k[6] == runtime]
         if not rows:
             return []
         wake, first = [k[2] for k in rows], [k[3] for k in rows]
@@ -326,7 +341,8 @@ def main():
         mode = "self-kill" if death == "sigkill" else "crash"
         fl = floor_p50[(mode, standby_cpu_of("" if where == "default" else where), 0)]
         return [
-            f"failover, standby on CPU {standby_cpu_of('' if where == 'default' else where)} "
+            f"failover, {'NF and standby in containers' if runtime == 'container' else 'processes'}"
+            f", standby on CPU {standby_cpu_of('' if where == 'default' else where)} "
             f"(standby_cpus {where}), {len(rows)} crashes by {how} (death -> ...): "
             f"wake p50 {pct(wake, 50):.1f} us, p99 {pct(wake, 99):.1f} us, "
             f"max {max(wake):.1f} us",
@@ -340,8 +356,8 @@ def main():
         f"throughput (64 B, Mpps, median of {a.rounds}): none {statistics.median(none):.3f}, "
         f"local {statistics.median(local):.3f}, ratio local/none (median of per-round) "
         f"{statistics.median(ratios):.4f}",
-        *[line for where in dict.fromkeys(k[5] for k in kills) for d in DEATHS
-          for line in failover_lines(d, where)],
+        *[line for where in dict.fromkeys(k[5] for k in kills) for rt in a.runtimes
+          for d in DEATHS for line in failover_lines(d, where, rt)],
         f"added latency of local mode (each packet waits for its batch's state commit): "
         f"mean {statistics.median(c for c, _ in commit):.0f} ns (median of rounds), "
         f"max {max(m for _, m in commit) / 1000:.1f} us",
@@ -363,11 +379,13 @@ def main():
         import matplotlib.pyplot as plt
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
         for where in dict.fromkeys(k[5] for k in kills):
-            for death, style in zip(DEATHS, ("-", "--")):
-                s = sorted(k[3] for k in kills if k[1] == death and k[5] == where)
-                if s:
-                    ax1.plot(s, [(i + 1) / len(s) for i in range(len(s))], style,
-                             label=f"{death}, standby_cpus {where}: first packet")
+            for rt in a.runtimes:
+                for death, style in zip(DEATHS, ("-", "--") if rt == "process" else ("-.", ":")):
+                    s = sorted(k[3] for k in kills
+                               if k[1] == death and k[5] == where and k[6] == rt)
+                    if s:
+                        ax1.plot(s, [(i + 1) / len(s) for i in range(len(s))], style,
+                                 label=f"{death}, {rt}, standby_cpus {where}: first packet")
         for (mode, w, mb), r in floor.items():
             if mode != "kill" and mb == 0:
                 s = sorted(x for x, _ in r)

@@ -2,7 +2,9 @@
 # Run the demo node: a trace read by net_pcap goes through
 # bridge -> basic_monitor -> simple_forward and is written to a pcap file,
 # with console stats.  Usage: examples/run_demo.sh [BUILD_DIR] [SECONDS]
-# Env: DEMO_TRACE (default: ../shared/traces/webex.pcap), DEMO_OUT (default /tmp/onvm-demo).
+# Env: DEMO_TRACE (default: ../shared/traces/webex.pcap), DEMO_OUT (default /tmp/onvm-demo),
+# DEMO_CONTAINERS=1: every NF in a podman container (demo/node-containers.json;
+# the image is built first with scripts/nf-image.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -15,7 +17,12 @@ export DEMO_OUT=${DEMO_OUT:-/tmp/onvm-demo}
 mkdir -p "$DEMO_OUT"
 rm -f "$DEMO_OUT/out.pcap" "$DEMO_OUT/flows.json"
 
-"$build/onvm_mgr/onvm_mgr" --config "$here/demo/node.json" &
+config="$here/demo/node.json"
+if [ "${DEMO_CONTAINERS:-0}" = 1 ]; then
+	"$repo/scripts/nf-image.sh" -b "$build"
+	config="$here/demo/node-containers.json"
+fi
+"$build/onvm_mgr/onvm_mgr" --config "$config" &
 mgr=$!
 trap 'kill -INT $mgr 2>/dev/null || true; wait $mgr 2>/dev/null || true' EXIT
 sleep "$secs"

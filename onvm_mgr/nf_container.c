@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -131,6 +132,16 @@ free_ns_pid(void)
 	}
 }
 
+/* The manager's telemetry socket in the runtime directory, if it has one. */
+static bool
+telemetry_socket(char *path, size_t len)
+{
+	struct stat st;
+
+	return (size_t)snprintf(path, len, "%s/dpdk_telemetry.v2", mgr.runtime_dir) < len &&
+	       stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
 /* `cmd` as execv() takes it: itself if it has a '/', else found in PATH. */
 int
 mgr_ctr_resolve_command(const char *cmd, char *out, size_t len)
@@ -216,6 +227,10 @@ mgr_ctr_run_argv(const struct mgr_nf_cfg *nc, uint16_t id, bool standby, const c
 	for (int i = 0; i < cc->nulimits; i++)
 		ARG_FMT("--ulimit=%s", cc->ulimits[i]);
 	ARG_FMT("--volume=%s:%s", mgr.runtime_dir, mgr.runtime_dir);
+	/* ... but not the manager's telemetry socket there: its commands
+	 * control the node (a failover, a BFD session down). */
+	if (telemetry_socket(buf->telemetry, sizeof(buf->telemetry)))
+		ARG_FMT("--volume=/dev/null:%s:ro", buf->telemetry);
 	for (int i = 0; i < n_huge_dirs; i++)
 		ARG_FMT("--volume=%s:%s", huge_dirs[i], huge_dirs[i]);
 	for (int i = 0; i < ctr->nvolumes; i++)

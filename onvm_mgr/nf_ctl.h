@@ -87,6 +87,7 @@ void mgr_nf_launcher_move(int *from, int *to, uint32_t tag);
 #define MGR_CTR_MAX_STRS (2 * MGR_CFG_MAX_ARGS + 16)
 struct mgr_ctr_argbuf {
 	char command[PATH_MAX];
+	char telemetry[PATH_MAX];
 	char s[MGR_CTR_MAX_STRS][PATH_MAX];
 };
 struct mgr_nf_cfg;

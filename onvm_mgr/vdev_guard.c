@@ -13,7 +13,8 @@
  *
  * So the manager answers that request itself, with the same wire format as
  * the vdev bus (struct below, stable since DPDK 18.x):
- *   - an NF the manager launched (known pid) gets an empty list;
+ *   - an NF the manager launched (known pid, or its pid in its container)
+ *     gets an empty list;
  *   - any other secondary (dpdk-dumpcap, dpdk-proc-info, hand-started NFs)
  *     gets every port except pcap and af_packet ones, so captures and
  *     inspection still work on null, ring and memif ports.
@@ -58,6 +59,12 @@ is_launched_nf(pid_t pid)
 
 		if (s->launched && s->status != ONVM_NF_FREE &&
 		    (s->pid == pid || s->standby_pid == pid))
+			return true;
+		/* A container NF names itself by its pid in its namespace (the
+		 * manager keeps those apart from its NFs' host pids). */
+		if (s->launched && s->status != ONVM_NF_FREE &&
+		    (__atomic_load_n(&mgr.nf_priv[id].ctr_ns_pid, __ATOMIC_RELAXED) == pid ||
+		     __atomic_load_n(&mgr.nf_priv[id].sb_ctr_ns_pid, __ATOMIC_RELAXED) == pid))
 			return true;
 	}
 	return false;

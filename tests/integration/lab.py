@@ -718,6 +718,7 @@ class Lab:
         self.procs = []  # (name, Popen, log path) of hand-started processes
         self.prefixes = []  # their own DPDK file prefixes
         self.extra_paths = []
+        self.extra_dirs = []  # removed (with what they hold) at clean-up
         self.failures = []
         self.namespaces = []
         self.bfdds = []
@@ -873,6 +874,8 @@ class Lab:
                 os.unlink(p)
             except OSError:
                 pass
+        for d in self.extra_dirs:
+            shutil.rmtree(d, ignore_errors=True)
         if os.environ.get("ONVM_IT_KEEP"):
             print(f"lab: keeping {self.tmp}", file=sys.stderr)
         else:

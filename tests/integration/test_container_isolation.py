@@ -17,10 +17,13 @@ config file in its directory).  Asserted for each:
   - pid, mount, ipc, uts namespaces of its own (not the host's, not the other
     NF's);
   - the runtime directory and the hugepage directory are there (a DPDK
-    secondary needs them: what that exposes is said in docs/operator-guide.md).
+    secondary needs them: what that exposes is said in docs/operator-guide.md),
+    but not the manager's telemetry socket in it (masked: its commands
+    control the node).
 The chain still forwards the trace (a positive check that the NFs work).
 """
 import os
+import stat
 
 import test_nf_load_balancer as lbt
 
@@ -65,6 +68,10 @@ def check_view(L, who, pid, own_dir, other_paths, node):
                                                          f"namespace")
     L.expect(os.path.exists(view(pid, f"{lab.RUNTIME_ROOT}/{node.prefix}/config")),
              f"{who}: the node's runtime directory is not visible (a secondary needs it)")
+    tel = f"{lab.RUNTIME_ROOT}/{node.prefix}/dpdk_telemetry.v2"
+    L.expect(stat.S_ISSOCK(os.stat(tel).st_mode) and
+             not stat.S_ISSOCK(os.stat(view(pid, tel)).st_mode),
+             f"{who}: reaches the manager's telemetry socket (its commands control the node)")
 
 
 def test(L):
