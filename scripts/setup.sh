@@ -86,6 +86,25 @@ T0=$SECONDS
 step() { echo "==> [$((SECONDS - T0))s] $*"; }
 
 # ---------------------------------------------------------------------------
+# Container NF tests in a chroot.  containers/storage makes / a private mount
+# before it applies an image layer; where / is no mount point (a chroot of a
+# plain directory) that fails (EINVAL) and no NF image can be built.  Then
+# the run goes on in a mount namespace of its own in which / is one: the
+# chroot's root bound onto itself (its mounts too), private, gone with the
+# namespace.
+# ---------------------------------------------------------------------------
+if [ "$MODE" = test ] && [ "$(id -u)" -eq 0 ] && [ -z "${SETUP_REROOTED:-}" ] &&
+	command -v mountpoint >/dev/null 2>&1 && ! mountpoint -q /; then
+	step "/ is not a mount point (a chroot?): on in a mount namespace where it is one"
+	export SETUP_REROOTED=1 SETUP_REPO="$REPO_ROOT"
+	# (chroot /etc/..: a path through the new mount, whose root the
+	# process's root -- the directory under it -- is not.)
+	exec unshare --mount --propagation unchanged -- /bin/sh -c \
+		'mount --rbind / / && exec chroot /etc/.. /bin/sh -c "mount --make-rprivate / && cd \"\$SETUP_REPO\" && exec bash scripts/setup.sh \"\$@\"" sh "$@"' \
+		sh "$@"
+fi
+
+# ---------------------------------------------------------------------------
 # a. Debian packages
 # ---------------------------------------------------------------------------
 PACKAGES=(
