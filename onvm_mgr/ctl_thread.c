@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -236,13 +237,25 @@ console_stats(uint64_t now_ns)
 static void
 ctl_loop(void)
 {
+	const char *fault = getenv("ONVM_MGR_FAULT");
+	unsigned int event_delay_ms = 0;
 	int timeout_ms = 0;
 
+	/* ONVM_MGR_FAULT=ctl_event_delay:MS -- a test widens the window between
+	 * epoll_wait() returning and the events being handled under ctl_lock
+	 * (registrations on the IPC thread may come in between). */
+	if (fault != NULL && sscanf(fault, "ctl_event_delay:%u", &event_delay_ms) == 1)
+		MGR_LOG(WARNING, "fault injection: NF events handled %u ms late", event_delay_ms);
 	while (!__atomic_load_n(&ctl_quit, __ATOMIC_ACQUIRE)) {
 		struct epoll_event evs[16];
 		int n = epoll_wait(mgr.epfd, evs, RTE_DIM(evs), timeout_ms);
 		uint32_t req = __atomic_exchange_n(&ctl_requests, 0, __ATOMIC_ACQ_REL);
 
+		for (int i = 0; i < n && event_delay_ms != 0; i++)
+			if ((evs[i].data.u32 & ~STANDBY_TAG) < ONVM_MAX_NFS) { /* a pidfd's */
+				usleep(event_delay_ms * 1000);
+				break;
+			}
 		pthread_mutex_lock(&mgr.ctl_lock);
 		if (n > 0)
 			mgr_nf_handle_events(evs, n);

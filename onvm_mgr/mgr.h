@@ -153,6 +153,7 @@ struct mgr_nf_priv {
 	bool killed;		/* we sent SIGKILL (start timeout, shutdown) */
 	int cfg_index;		/* index in cfg.nfs if launched, else -1 */
 	int exit_status;	/* from waitid, launched NFs only */
+	bool exit_signaled;	/* ... a signal's number, not an exit status */
 	/* The standby of this slot, if any (launched or hand-started). */
 	pid_t sb_pid;
 	int sb_pidfd;

@@ -76,6 +76,8 @@ void mgr_nf_give_back(struct rte_mbuf **m, unsigned int n);
 void mgr_nf_cache_give_back(uint32_t lcore_id, const char *name, uint16_t id);
 /* Advance one slot whose process is gone; returns 1 while it made progress. */
 int mgr_nf_handle_exit(uint16_t id);
+/* Whether pidfd `fd` (>= 0) says its process has exited. */
+bool mgr_nf_fd_fired(int fd);
 /* Stop watching a container runtime CLI's pidfd `*fd` (if >= 0) and let the
  * reaper thread wait for it; *fd = -1. */
 void mgr_nf_launcher_retire(int *fd);

@@ -110,12 +110,54 @@ check_lcore(uint32_t lc, uint16_t id, int32_t pid, struct onvm_mp_register_rep *
 }
 
 /*
+ * A container NF registers into the place (slot `id`'s active, or its
+ * standby) where the manager has watched its runtime CLI since the launch.
+ * It must be that container's NF -- the pid the manager gave it in its
+ * namespace -- and the CLI must still be there: a CLI gone (killed at the
+ * start time-out, or by anyone) is the start's failure, and its exit event
+ * may be waiting for the control thread.  Then the NF's own pidfd (taken
+ * from *pidfd) becomes the watch, set up first so that a failure leaves the
+ * CLI watched, and the CLI's is only reaped from now on.  ctl_lock held.
+ */
+static int
+take_container_watch(uint16_t id, bool standby, pid_t host_pid, pid_t ns_pid, int *pidfd,
+		     struct onvm_mp_register_rep *rep)
+{
+	struct mgr_nf_priv *p = &mgr.nf_priv[id];
+	int *watch = standby ? &p->sb_pidfd : &p->pidfd;
+	pid_t want = standby ? p->sb_ctr_ns_pid : p->ctr_ns_pid;
+	const char *name = standby ? p->sb_ctr_name : p->ctr_name;
+	int cli = *watch, fd = *pidfd, ret;
+
+	if (ns_pid != want)
+		return refuse(rep, EPERM, "container %s's NF is pid %d in its namespace, not %d",
+			      name, want, ns_pid);
+	if (cli < 0 || (!standby && p->killed) || mgr_nf_fd_fired(cli))
+		return refuse(rep, ESRCH, "the runtime of container %s is gone: its start failed",
+			      name);
+	*watch = -1;
+	*pidfd = -1;
+	ret = standby ? mgr_nf_watch_standby(id, host_pid, fd) : mgr_nf_watch_pid(id, host_pid, fd);
+	if (ret < 0) {
+		*watch = cli;
+		return refuse(rep, ESRCH, "the manager cannot watch pid %d", host_pid);
+	}
+	mgr_nf_launcher_move(&cli, standby ? &p->sb_launcher_pidfd : &p->launcher_pidfd,
+			     id | LAUNCHER_TAG | (standby ? STANDBY_TAG : 0));
+	if (standby)
+		p->sb_launcher_watched = false;
+	else
+		p->launcher_watched = false;
+	return 0;
+}
+
+/*
  * A standby attaches to a live instance: nothing about the slot changes but
  * the record of its standby, whose lcore id is reserved from now on (it may
  * be its active's, or one of its own).  ctl_lock held.
  */
 static int
-register_standby(const struct onvm_mp_register_req *req, int *pidfd,
+register_standby(const struct onvm_mp_register_req *req, pid_t ns_pid, int *pidfd,
 		 struct onvm_mp_register_rep *rep)
 {
 	struct onvm_nf_slot *s;
@@ -148,15 +190,11 @@ register_standby(const struct onvm_mp_register_req *req, int *pidfd,
 	if (req->lcore_id != s->lcore_id &&
 	    check_lcore(req->lcore_id, (uint16_t)req->instance_id, req->pid, rep) < 0)
 		return rep->result;
-	/* A container standby: from now on its own pidfd is watched, not
-	 * its runtime CLI's (nf_container.c). */
-	if (p->sb_launcher_watched) {
-		mgr_nf_launcher_move(&p->sb_pidfd, &p->sb_launcher_pidfd,
-				     (uint32_t)req->instance_id | STANDBY_TAG | LAUNCHER_TAG);
-		p->sb_launcher_watched = false;
-		p->sb_pid = 0;
-	}
-	if (p->sb_pid != req->pid) { /* started by hand, or in a container */
+	if (p->sb_launcher_watched) { /* the container standby the manager launched */
+		if (take_container_watch((uint16_t)req->instance_id, true, req->pid, ns_pid, pidfd,
+					 rep) < 0)
+			return rep->result;
+	} else if (p->sb_pid != req->pid) { /* started by hand */
 		int fd = *pidfd;
 
 		*pidfd = -1;
@@ -175,7 +213,7 @@ register_standby(const struct onvm_mp_register_req *req, int *pidfd,
  * refers to (req->pid is its pid as the manager sees it); the pidfd is taken
  * (set to -1) if it becomes the NF's watch.  ctl_lock held. */
 static int
-do_register(const struct onvm_mp_register_req *req, int *pidfd,
+do_register(const struct onvm_mp_register_req *req, pid_t ns_pid, int *pidfd,
 	    struct onvm_mp_register_rep *rep)
 {
 	struct onvm_nf_slot *slot = NULL;
@@ -194,7 +232,7 @@ do_register(const struct onvm_mp_register_req *req, int *pidfd,
 	if (poll(&(struct pollfd){.fd = *pidfd, .events = POLLIN}, 1, 0) > 0)
 		return refuse(rep, ESRCH, "pid %d has exited", req->pid);
 	if (req->standby)
-		return register_standby(req, pidfd, rep);
+		return register_standby(req, ns_pid, pidfd, rep);
 	if (req->instance_id >= 0) {
 		if (req->instance_id >= ONVM_MAX_NFS)
 			return refuse(rep, EINVAL, "instance id %d out of range",
@@ -221,13 +259,11 @@ do_register(const struct onvm_mp_register_req *req, int *pidfd,
 	if (check_lcore(req->lcore_id, id, req->pid, rep) < 0)
 		return rep->result;
 	if (mgr.nf_priv[id].launcher_watched && slot->status == ONVM_NF_STARTING) {
-		mgr_nf_launcher_move(&mgr.nf_priv[id].pidfd, &mgr.nf_priv[id].launcher_pidfd,
-				     id | LAUNCHER_TAG);
-		mgr.nf_priv[id].launcher_watched = false;
-	}
-	/* Started by hand, or in a container: its death must be seen before it
-	 * may be routed to. */
-	if (mgr.nf_priv[id].pidfd < 0) {
+		if (take_container_watch(id, false, req->pid, ns_pid, pidfd, rep) < 0)
+			return rep->result;
+	} else if (mgr.nf_priv[id].pidfd < 0) {
+		/* Started by hand: its death must be seen before it may be
+		 * routed to. */
 		int fd = *pidfd;
 
 		*pidfd = -1;
@@ -317,7 +353,7 @@ mp_register(const struct rte_mp_msg *msg, const void *peer)
 	struct onvm_mp_register_req req;
 	int pidfd = msg->num_fds > 0 ? msg->fds[0] : -1;
 	uint64_t one = 1;
-	pid_t pid;
+	pid_t pid, ns_pid;
 
 	/* DPDK receives descriptors without close-on-exec: an NF launched
 	 * meanwhile would inherit them. */
@@ -332,6 +368,7 @@ mp_register(const struct rte_mp_msg *msg, const void *peer)
 		memcpy(&req, msg->param, sizeof(req));
 		req.name[sizeof(req.name) - 1] = '\0';
 		pid = sender_pid(msg, &req, &rep);
+		ns_pid = req.pid; /* checked against the pidfd's NSpid */
 		if (pid > 0) {
 			if (pid != req.pid)
 				NFCTL_LOG(INFO, "NF '%s' is pid %d in its pid namespace, %d here",
@@ -339,7 +376,7 @@ mp_register(const struct rte_mp_msg *msg, const void *peer)
 			req.pid = pid;
 			rep.pid = pid;
 			pthread_mutex_lock(&mgr.ctl_lock);
-			do_register(&req, &pidfd, &rep);
+			do_register(&req, ns_pid, &pidfd, &rep);
 			pthread_mutex_unlock(&mgr.ctl_lock);
 		}
 		if (rep.result < 0)

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -168,6 +169,12 @@ mgr_nf_watch_standby(uint16_t id, pid_t pid, int pidfd)
 	return 0;
 }
 
+bool
+mgr_nf_fd_fired(int fd)
+{
+	return fd >= 0 && poll(&(struct pollfd){.fd = fd, .events = POLLIN}, 1, 0) > 0;
+}
+
 void
 mgr_nf_launcher_retire(int *fd)
 {
@@ -232,6 +239,15 @@ mgr_nf_handle_events(const struct epoll_event *evs, int n)
 				continue;
 			continue;
 		}
+		/* An event epoll_wait() returned before ctl_lock was taken may be
+		 * of a pidfd the IPC thread has moved since (a container NF's
+		 * CLI, replaced by the NF's own at registration): only the
+		 * descriptor watched now, fired, says a process is gone. */
+		if ((id & STANDBY_TAG) && (id & ~STANDBY_TAG) < ONVM_MAX_NFS &&
+		    !mgr_nf_fd_fired(mgr.nf_priv[id & ~STANDBY_TAG].sb_pidfd))
+			continue;
+		if (id < ONVM_MAX_NFS && !mgr_nf_fd_fired(mgr.nf_priv[id].pidfd))
+			continue;
 		if ((id & STANDBY_TAG) && (id & ~STANDBY_TAG) < ONVM_MAX_NFS) {
 			struct mgr_nf_priv *p = &mgr.nf_priv[id & ~STANDBY_TAG];
 			siginfo_t si = {0};
@@ -256,8 +272,10 @@ mgr_nf_handle_events(const struct epoll_event *evs, int n)
 			siginfo_t si = {0};
 
 			p->exited = true;
-			if (p->pidfd >= 0 && exit_status(p->pidfd, &si))
+			if (p->pidfd >= 0 && exit_status(p->pidfd, &si)) {
 				p->exit_status = si.si_status;
+				p->exit_signaled = si.si_code != CLD_EXITED;
+			}
 			unwatch(id);
 		}
 	}
@@ -435,10 +453,20 @@ mgr_nf_handle_exit(uint16_t id)
 	case ONVM_NF_STARTING:
 		if (p->launcher_watched) {
 			/* Not the node's failure: it serves its other chains. */
-			NFCTL_LOG(ERR, "NF '%s': container %s exited with status %d before the NF "
-				       "registered: %s",
-				  s->name, p->ctr_name, p->exit_status,
-				  mgr_ctr_exit_reason(p->exit_status));
+			if (p->killed)
+				NFCTL_LOG(ERR, "NF '%s': container %s: the NF did not register within "
+					       "%u ms (nf_defaults.start_timeout_ms): its runtime "
+					       "killed",
+					  s->name, p->ctr_name, mgr.cfg.nf_start_timeout_ms);
+			else if (p->exit_signaled)
+				NFCTL_LOG(ERR, "NF '%s': container %s: its runtime was killed by "
+					       "signal %d before the NF registered",
+					  s->name, p->ctr_name, p->exit_status);
+			else
+				NFCTL_LOG(ERR, "NF '%s': container %s exited with status %d before "
+					       "the NF registered: %s",
+					  s->name, p->ctr_name, p->exit_status,
+					  mgr_ctr_exit_reason(p->exit_status));
 			mgr.nf_container_failures++;
 			mgr_ctr_remove(p->ctr_name); /* if only its CLI died */
 		} else {

@@ -250,6 +250,7 @@ tel_nfs(const char *cmd, const char *params, struct rte_tel_data *d)
 		if (s->first_pkt_ns != 0 && s->launch_ns != 0 && s->launched)
 			rte_tel_data_add_dict_uint(c, "start_to_first_pkt_us",
 						  (s->first_pkt_ns - s->launch_ns) / 1000);
+		rte_tel_data_add_dict_uint(c, "register_ns", s->register_ns); /* CLOCK_MONOTONIC */
 		if (s->register_ns != 0 && s->launch_ns != 0 && s->launched)
 			rte_tel_data_add_dict_uint(c, "start_to_register_us",
 						  (s->register_ns - s->launch_ns) / 1000);
