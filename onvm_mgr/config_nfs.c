@@ -52,6 +52,35 @@ check_word(struct cfg_walk *w, const char *path, const char *s, const char *what
 	return 0;
 }
 
+/*
+ * `run` arguments the manager's scheme rests on may not be overridden: each
+ * container NF has a pid namespace of its own in which libnf is pid 1 (an
+ * --init, a shared or the host's namespace would give it another pid: see
+ * nf_pidns.c), and the manager sets name, label, network and CPUs.
+ */
+static int
+check_run_args(struct cfg_walk *w, const char *path, char *const *args, int n)
+{
+	static const char *const reserved[] = {"--init", "--pid", "--name", "--label", "--rm",
+					       "--network", "--net", "--cpuset-cpus", NULL};
+	char ep[CFG_PATH_LEN];
+
+	for (int i = 0; i < n; i++) {
+		for (int r = 0; reserved[r] != NULL; r++) {
+			size_t len = strlen(reserved[r]);
+
+			if (strncmp(args[i], reserved[r], len) == 0 &&
+			    (args[i][len] == '\0' || args[i][len] == '=')) {
+				cfg_join_index(ep, path, i);
+				return cfg_fail(w, ep, "%s is set by the manager (docs/operator-guide.md, "
+						       "\"NFs in containers\")",
+						reserved[r]);
+			}
+		}
+	}
+	return 0;
+}
+
 /* "volumes" of a container NF: "HOST:CONTAINER[:OPTIONS]", both absolute. */
 static int
 check_volumes(struct cfg_walk *w, const char *cp, const struct mgr_nf_container_cfg *ctr)
@@ -113,6 +142,9 @@ parse_container(struct cfg_walk *w, const json_t *v, const char *p, struct mgr_n
 	if (cfg_get_string_list(w, c, cp, "volumes", ctr->volumes, &ctr->nvolumes) < 0 ||
 	    cfg_get_string_list(w, c, cp, "args", ctr->args, &ctr->nargs) < 0)
 		return -1;
+	cfg_join_key(fp, cp, "args");
+	if (check_run_args(w, fp, ctr->args, ctr->nargs) < 0)
+		return -1;
 	return check_volumes(w, cp, ctr);
 }
 
@@ -144,7 +176,8 @@ cfg_parse_containers(struct cfg_walk *w, const json_t *root, struct mgr_config *
 	     check_word(w, "containers.runtime", cc->runtime, "a runtime") < 0))
 		return -1;
 	if (cfg_get_string_list(w, sec, "containers", "ulimits", cc->ulimits, &cc->nulimits) < 0 ||
-	    cfg_get_string_list(w, sec, "containers", "args", cc->args, &cc->nargs) < 0)
+	    cfg_get_string_list(w, sec, "containers", "args", cc->args, &cc->nargs) < 0 ||
+	    check_run_args(w, "containers.args", cc->args, cc->nargs) < 0)
 		return -1;
 	cfg_join_key(fp, "containers", "ulimits");
 	for (int i = 0; i < cc->nulimits; i++) {

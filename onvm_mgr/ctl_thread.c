@@ -123,13 +123,19 @@ kill_launched(void)
 
 		if (s->status != ONVM_NF_FREE && s->launched && !p->exited && s->pid > 0) {
 			NFCTL_LOG(WARNING, "NF '%s' pid %d did not stop: SIGKILL", s->name, s->pid);
-			kill(s->pid, SIGKILL);
+			/* Through its pidfd: a container NF is not our child (no
+			 * zombie holds its pid once it dies). */
+			if (p->pidfd < 0 ||
+			    syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0) < 0)
+				kill(s->pid, SIGKILL);
 			if (p->launcher_watched) /* a container that never registered */
 				mgr_ctr_remove(p->ctr_name);
 			p->killed = true;
 		}
 		if (p->sb_pid > 0 && !p->sb_exited) {
-			kill(p->sb_pid, SIGKILL);
+			if (p->sb_pidfd < 0 ||
+			    syscall(SYS_pidfd_send_signal, p->sb_pidfd, SIGKILL, NULL, 0) < 0)
+				kill(p->sb_pid, SIGKILL);
 			if (p->sb_launcher_watched)
 				mgr_ctr_remove(p->sb_ctr_name);
 		}
@@ -165,6 +171,8 @@ scan_slots(void)
 				  p->pid, s->name, id, mgr.cfg.nf_start_timeout_ms);
 			if (p->pidfd >= 0 &&
 			    syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0) == 0) {
+				if (p->launcher_watched) /* a container still starting */
+					mgr_ctr_remove(p->ctr_name);
 				p->killed = true;
 			} else {
 				NFCTL_LOG(ERR, "cannot kill standby pid %d: %s", p->pid,
@@ -194,8 +202,12 @@ scan_slots(void)
 		else if (p->sb_pid != 0 && !p->sb_has_parked &&
 			 __atomic_load_n(&s->standby_parked, __ATOMIC_ACQUIRE))
 			mgr_nf_standby_parked(id);
+		/* (a container standby still starting is not published: its
+		 * runtime CLI is what the manager watches until it registers) */
 		if (p->exited && (s->status == ONVM_NF_READY || s->status == ONVM_NF_RUNNING) &&
-		    s->standby_pid != 0 && p->sb_pid == s->standby_pid && !p->sb_exited)
+		    ((s->standby_pid != 0 && p->sb_pid == s->standby_pid) ||
+		     (p->sb_launcher_watched && p->sb_pid != 0)) &&
+		    !p->sb_exited)
 			mgr_nf_hand_over(id);
 		else
 			while (p->exited && s->status != ONVM_NF_FREE && mgr_nf_handle_exit(id))
@@ -402,6 +414,13 @@ mgr_nf_wait_ready(uint32_t timeout_ms)
 			const struct mgr_nf_priv *p = &mgr.nf_priv[id];
 
 			if (!s->launched || s->status == ONVM_NF_FREE)
+				continue;
+			/* A container that has not registered in its time is
+			 * killed and counted by the control thread; the node
+			 * starts without it (a process NF's failure fails it). */
+			if (s->status == ONVM_NF_STARTING && p->launcher_watched &&
+			    (p->killed || mgr_now_ns() - s->launch_ns >
+						  (uint64_t)mgr.cfg.nf_start_timeout_ms * 1000000ULL))
 				continue;
 			if (s->status == ONVM_NF_STARTING) {
 				pending++;

@@ -147,6 +147,21 @@ raise_fd_limit(void)
 	}
 }
 
+/* The file prefix EAL will use: its last --file-prefix, else "rte". */
+static void
+eal_file_prefix(int argc, char **argv, char *out, size_t len)
+{
+	const char *prefix = "rte";
+
+	for (int i = 0; i < argc; i++) {
+		if (strncmp(argv[i], "--file-prefix=", 14) == 0)
+			prefix = argv[i] + 14;
+		else if (strcmp(argv[i], "--file-prefix") == 0 && i + 1 < argc)
+			prefix = argv[++i];
+	}
+	snprintf(out, len, "%s", prefix);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -197,6 +212,11 @@ main(int argc, char **argv)
 		return 2;
 	}
 	raise_fd_limit();
+	/* Container NFs a killed manager of this file prefix left: removed
+	 * before EAL maps the node's memory and answers on its socket (they
+	 * hold the old mappings and would register into its slots). */
+	eal_file_prefix(eal_argc, eal_argv, mgr.file_prefix, sizeof(mgr.file_prefix));
+	mgr_ctr_remove_node(CTR_REMOVE_WAIT_MS, "start-up");
 	ret = rte_eal_init(eal_argc, eal_argv);
 	if (ret < 0)
 		rte_exit(EXIT_FAILURE, "EAL init failed: %s\n", rte_strerror(rte_errno));
@@ -232,8 +252,6 @@ main(int argc, char **argv)
 
 	MGR_LOG(INFO, "node '%s' (file prefix %s): %u ports, %d NFs to launch",
 		mgr.cfg.node_name, mgr.file_prefix, mgr.nb_ports, mgr.cfg.nnfs);
-	/* Container NFs of a manager of this file prefix that was killed. */
-	mgr_ctr_remove_node(CTR_REMOVE_WAIT_MS, "start-up");
 	if (mgr_nf_launch_all() < 0 || mgr_nf_wait_ready(mgr.cfg.nf_start_timeout_ms) < 0 ||
 	    mgr_ports_start() < 0) {
 		ret = EXIT_FAILURE;

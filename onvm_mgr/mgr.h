@@ -196,6 +196,8 @@ struct mgr_nf_priv {
 #define STANDBY_TAG 0x10000u
 /* ... of a container runtime CLI's pidfd once its NF registered: | LAUNCHER_TAG. */
 #define LAUNCHER_TAG 0x20000u
+/* ... of a process let go while still running (nf_reap.c): ORPHAN_TAG | index. */
+#define ORPHAN_TAG 0x40000u
 #define MGR_NF_PRIV_INIT                                                                     \
 	((struct mgr_nf_priv){.pidfd = -1, .sb_pidfd = -1, .cfg_index = -1,                  \
 			      .launcher_pidfd = -1, .sb_launcher_pidfd = -1})

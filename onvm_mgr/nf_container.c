@@ -176,8 +176,8 @@ mgr_ctr_resolve_command(const char *cmd, char *out, size_t len)
  */
 int
 mgr_ctr_run_argv(const struct mgr_nf_cfg *nc, uint16_t id, bool standby, const char *cpus,
-		 struct mgr_ctr_argbuf *buf, char **argv, int max, char *name, size_t name_len,
-		 pid_t *ns_pid)
+		 const char *role_cpus, struct mgr_ctr_argbuf *buf, char **argv, int max,
+		 char *name, size_t name_len, pid_t *ns_pid)
 {
 	const struct mgr_containers_cfg *cc = &mgr.cfg.containers;
 	const struct mgr_nf_container_cfg *ctr = &nc->ctr;
@@ -206,8 +206,10 @@ mgr_ctr_run_argv(const struct mgr_nf_cfg *nc, uint16_t id, bool standby, const c
 			  nc->name, cc->command);
 		return -ENOENT;
 	}
-	if ((size_t)snprintf(name, name_len, "onvm-%s-%u%c-%u", mgr.file_prefix, id,
-			     standby ? 's' : 'a', ++ctr_seq) >= name_len)
+	/* The manager's pid too: a leftover of an earlier run may still be
+	 * being removed under the same prefix. */
+	if ((size_t)snprintf(name, name_len, "onvm-%s-%u%c-%d.%u", mgr.file_prefix, id,
+			     standby ? 's' : 'a', (int)getpid(), ++ctr_seq) >= name_len)
 		goto too_long;
 	ARG(buf->command);
 	ARG("run");
@@ -221,6 +223,7 @@ mgr_ctr_run_argv(const struct mgr_nf_cfg *nc, uint16_t id, bool standby, const c
 	ARG_FMT("--cpuset-cpus=%s", cpus);
 	*ns_pid = free_ns_pid();
 	ARG_FMT("--env=ONVM_NF_NS_PID=%d", (int)*ns_pid);
+	ARG_FMT("--env=ONVM_NF_CPUS=%s", role_cpus); /* its role's, within the cpuset */
 	ARG("--cap-add=SYS_NICE");
 	if (cc->runtime[0] != '\0')
 		ARG_FMT("--runtime=%s", cc->runtime);
@@ -317,17 +320,18 @@ mgr_ctr_remove(const char *name)
 	}
 	fd = mgr_nf_pidfd_open(pid);
 	if (fd >= 0)
-		mgr_nf_reap(fd);
-	else
-		waitpid(pid, NULL, 0);
+		mgr_nf_reap_later(fd);
+	else /* out of descriptors: a zombie until it is reaped at the manager's exit */
+		NFCTL_LOG(WARNING, "cannot watch pid %d (removing container %s): %s", pid, name,
+			  strerror(errno));
 	NFCTL_LOG(INFO, "removing container %s (pid %d)", name, pid);
 }
 
 /*
  * Remove every container labelled as this node's and wait (at most
- * `timeout_ms`): at start-up, what a manager of the same file prefix left
- * when it was killed; at shutdown, anything still there.  Only when the
- * configuration has container NFs.  Main thread.
+ * `timeout_ms`): at start-up (before EAL), what a manager of the same file
+ * prefix left when it was killed; at shutdown, anything still there.  Only
+ * when the configuration has container NFs.  Main thread.
  */
 void
 mgr_ctr_remove_node(unsigned int timeout_ms, const char *when)
@@ -337,8 +341,8 @@ mgr_ctr_remove_node(unsigned int timeout_ms, const char *when)
 	struct timespec nap = {.tv_nsec = 10 * 1000 * 1000};
 	uint64_t waited_ms = 0;
 	bool any = false;
-	int status;
-	pid_t pid;
+	int status = 0;
+	pid_t pid, w;
 
 	for (int i = 0; i < mgr.cfg.nnfs; i++)
 		any |= mgr.cfg.nfs[i].ctr.enabled;
@@ -348,8 +352,9 @@ mgr_ctr_remove_node(unsigned int timeout_ms, const char *when)
 	pid = run_detached(argv);
 	if (pid < 0)
 		return;
-	while (waitpid(pid, &status, WNOHANG) == 0) {
+	while ((w = waitpid(pid, &status, WNOHANG)) == 0 || (w < 0 && errno == EINTR)) {
 		if (waited_ms >= timeout_ms) {
+			/* (a zombie until the manager exits, when it is at start-up) */
 			MGR_LOG(WARNING, "%s: '%s rm' of the node's containers still running after "
 					 "%u ms; left to finish on its own",
 				when, cmd, timeout_ms);
@@ -358,7 +363,9 @@ mgr_ctr_remove_node(unsigned int timeout_ms, const char *when)
 		nanosleep(&nap, NULL);
 		waited_ms += 10;
 	}
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+	if (w < 0)
+		MGR_LOG(WARNING, "%s: waiting for '%s rm': %s", when, cmd, strerror(errno));
+	else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		MGR_LOG(WARNING, "%s: '%s rm --filter' of the node's containers failed (status "
 				 "%d)",
 			when, cmd, WIFEXITED(status) ? WEXITSTATUS(status) : -1);

@@ -78,8 +78,11 @@ void mgr_nf_cache_give_back(uint32_t lcore_id, const char *name, uint16_t id);
 int mgr_nf_handle_exit(uint16_t id);
 /* Whether pidfd `fd` (>= 0) says its process has exited. */
 bool mgr_nf_fd_fired(int fd);
-/* Stop watching a container runtime CLI's pidfd `*fd` (if >= 0) and let the
- * reaper thread wait for it; *fd = -1. */
+/* Reap the process of pidfd `fd` (taken; -1: nothing) once it has exited,
+ * watching it until then if it still runs. */
+void mgr_nf_reap_later(int fd);
+/* Stop watching a container runtime CLI's pidfd `*fd` (if >= 0) as its NF's
+ * and reap it when it exits (mgr_nf_reap_later); *fd = -1. */
 void mgr_nf_launcher_retire(int *fd);
 /* Move `*from` (a CLI's pidfd, or -1) to `*to`, retagged `tag`; a CLI pidfd
  * already in `*to` is retired. */
@@ -95,8 +98,8 @@ struct mgr_ctr_argbuf {
 struct mgr_nf_cfg;
 int mgr_ctr_resolve_command(const char *cmd, char *out, size_t len);
 int mgr_ctr_run_argv(const struct mgr_nf_cfg *nc, uint16_t id, bool standby, const char *cpus,
-		     struct mgr_ctr_argbuf *buf, char **argv, int max, char *name,
-		     size_t name_len, pid_t *ns_pid);
+		     const char *role_cpus, struct mgr_ctr_argbuf *buf, char **argv, int max,
+		     char *name, size_t name_len, pid_t *ns_pid);
 const char *mgr_ctr_exit_reason(int status);
 bool mgr_ctr_ns_pid_taken(pid_t pid);
 void mgr_ctr_remove(const char *name);

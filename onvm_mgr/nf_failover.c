@@ -52,6 +52,11 @@ mgr_nf_hand_over(uint16_t id)
 	p->sb_ctr_name[0] = '\0';
 	p->ctr_ns_pid = p->sb_ctr_ns_pid;
 	p->sb_ctr_ns_pid = 0;
+	/* A container standby that has not registered yet: the slot's watch is
+	 * its runtime CLI until it does (nf_ipc.c: it then promotes at once,
+	 * finding the liveness lock orphaned). */
+	p->launcher_watched = p->sb_launcher_watched;
+	p->sb_launcher_watched = false;
 	__atomic_store_n(&s->pid, p->sb_pid, __ATOMIC_RELEASE);
 	if (s->standby_lcore != UINT32_MAX)
 		s->lcore_id = s->standby_lcore;
@@ -113,9 +118,12 @@ mgr_nf_standby_exited(uint16_t id, uint64_t now_ns)
 	if (p->sb_exit_failed && !mgr.shm->shutting_down) {
 		char why[64];
 
-		snprintf(why, sizeof(why), "pid %d %s %d%s", p->sb_pid,
-			 p->sb_exit_signal ? "killed by signal" : "exited with status",
-			 p->sb_exit_status, p->sb_has_parked ? "" : " before parking");
+		if (p->sb_exit_status < 0) /* a container NF: not our child */
+			snprintf(why, sizeof(why), "pid %d exited before parking", p->sb_pid);
+		else
+			snprintf(why, sizeof(why), "pid %d %s %d%s", p->sb_pid,
+				 p->sb_exit_signal ? "killed by signal" : "exited with status",
+				 p->sb_exit_status, p->sb_has_parked ? "" : " before parking");
 		mgr_nf_standby_failed(id, why, now_ns);
 	}
 	p->sb_pid = 0;

@@ -175,6 +175,17 @@ register_standby(const struct onvm_mp_register_req *req, pid_t ns_pid, int *pidf
 	if (s->service_id != req->service_id)
 		return refuse(rep, EINVAL, "instance %d serves service %u, not %u",
 			      req->instance_id, s->service_id, req->service_id);
+	if (p->awaiting_promotion && p->launcher_watched) {
+		/* Handed over while its container was starting: it promotes. */
+		if (take_container_watch((uint16_t)req->instance_id, false, req->pid, ns_pid, pidfd,
+					 rep) < 0)
+			return rep->result;
+		rep->instance_id = req->instance_id;
+		NFCTL_LOG(WARNING, "standby pid %d of NF '%s' (instance %d, container %s) "
+			  "registered after its active died: it takes over now", req->pid, s->name,
+			  req->instance_id, p->ctr_name);
+		return 0;
+	}
 	if (p->awaiting_promotion && req->pid == p->pid) {
 		/* The active died while this standby was starting; the slot is
 		 * already handed to it.  It finds the liveness lock orphaned and

@@ -86,6 +86,8 @@ spawn_nf(int cfg_index, uint16_t id, bool standby, char *ctr_name, size_t ctr_na
 	const cpu_set_t *cpu_set = standby ? &mgr.nf_standby_cpus : &mgr.nf_active_cpus;
 	char path[PATH_MAX], prefix[96], svc[8], inst[8];
 	const char *exe = path;
+	const cpu_set_t *launch_cpus = cpu_set;
+	cpu_set_t both;
 	int a = 0, max_fd, forks_for_pid = 0;
 	pid_t pid;
 
@@ -111,14 +113,16 @@ spawn_nf(int cfg_index, uint16_t id, bool standby, char *ctr_name, size_t ctr_na
 	snprintf(inst, sizeof(inst), "%u", id);
 	if (nc->ctr.enabled) {
 		/* The container may use the CPUs of either role: a standby
-		 * moves to its active's when it promotes. */
+		 * moves to its active's when it promotes; libnf puts the NF
+		 * on its role's (ONVM_NF_CPUS).  The runtime's processes run
+		 * on them too. */
 		static char ctr_cpus[ONVM_CPULIST_MAX];
-		cpu_set_t both;
 
 		CPU_OR(&both, &mgr.nf_active_cpus, &mgr.nf_standby_cpus);
+		launch_cpus = &both;
 		if (onvm_cpulist_format(&both, ctr_cpus, sizeof(ctr_cpus)) < 0)
 			return -E2BIG;
-		a = mgr_ctr_run_argv(nc, id, standby, ctr_cpus, &ctr_buf, argv,
+		a = mgr_ctr_run_argv(nc, id, standby, ctr_cpus, cpus, &ctr_buf, argv,
 				     (int)RTE_DIM(argv) - 2 * MGR_CFG_MAX_ARGS, ctr_name,
 				     ctr_name_len, ns_pid);
 		if (a < 0)
@@ -165,7 +169,7 @@ again:
 		if (syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
 			for (int fd = 3; fd < max_fd; fd++)
 				close(fd);
-		sched_setaffinity(0, sizeof(*cpu_set), cpu_set);
+		sched_setaffinity(0, sizeof(*launch_cpus), launch_cpus);
 		if (getppid() != mgr.shm->mgr_pid)
 			_exit(127);
 		execv(exe, argv);
@@ -175,11 +179,14 @@ again:
 	}
 	/* A process NF whose pid a container NF has in its namespace would
 	 * collide with it in the runtime directory (nf_container.c): another. */
-	if (!nc->ctr.enabled && mgr_ctr_ns_pid_taken(pid) && ++forks_for_pid < 8) {
+	if (!nc->ctr.enabled && mgr_ctr_ns_pid_taken(pid)) {
 		kill(pid, SIGKILL);
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
-		goto again;
+		if (++forks_for_pid < 8)
+			goto again;
+		MGR_LOG(ERR, "NF '%s': every pid forked is one a container NF has", nc->name);
+		return -EAGAIN;
 	}
 	MGR_LOG(INFO, "launched %s '%s' (%s) pid %d for instance %u of service %u",
 		standby ? "standby of NF" : "NF", nc->name, path, pid, id, nc->service);
@@ -219,6 +226,7 @@ mgr_nf_launch_one(int cfg_index, uint16_t id)
 		       sizeof(mgr.nf_priv[id].ctr_name), &mgr.nf_priv[id].ctr_ns_pid);
 	if (pid < 0) {
 		slot->status = ONVM_NF_FREE;
+		mgr.nf_priv[id] = MGR_NF_PRIV_INIT;
 		return pid;
 	}
 	/* Until it registers, the pid watched is its runtime CLI's. */
@@ -227,7 +235,10 @@ mgr_nf_launch_one(int cfg_index, uint16_t id)
 	ret = mgr_nf_watch_pid(id, pid, -1);
 	if (ret < 0) {
 		unwatched_child_kill(pid);
+		if (nc->ctr.enabled) /* its container may have been created */
+			mgr_ctr_remove(mgr.nf_priv[id].ctr_name);
 		slot->status = ONVM_NF_FREE;
+		mgr.nf_priv[id] = MGR_NF_PRIV_INIT;
 		return ret;
 	}
 	slot->pid = pid;
@@ -244,6 +255,8 @@ mgr_nf_launch_standby(uint16_t id)
 			     &p->sb_ctr_ns_pid);
 
 	if (pid < 0) {
+		p->sb_ctr_name[0] = '\0';
+		p->sb_ctr_ns_pid = 0;
 		mgr_nf_standby_failed(id, container ? "its container could not be started"
 						    : "could not be started",
 				      mgr_now_ns());
@@ -253,6 +266,8 @@ mgr_nf_launch_standby(uint16_t id)
 		unwatched_child_kill(pid);
 		if (container)
 			mgr_ctr_remove(p->sb_ctr_name);
+		p->sb_ctr_name[0] = '\0';
+		p->sb_ctr_ns_pid = 0;
 		mgr_nf_standby_failed(id, "could not be watched", mgr_now_ns());
 		return;
 	}

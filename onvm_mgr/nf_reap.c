@@ -175,13 +175,47 @@ mgr_nf_fd_fired(int fd)
 	return fd >= 0 && poll(&(struct pollfd){.fd = fd, .events = POLLIN}, 1, 0) > 0;
 }
 
+/*
+ * Processes let go while still running -- a container's runtime CLI, whose
+ * NF has registered or died, cleaning up its container; a `podman rm` --
+ * are watched here until they exit, then reaped: the reaper thread must only
+ * ever wait for a process that has exited (one CLI that hangs would stop
+ * every reap behind it).  Tagged ORPHAN_TAG | index.  ctl_lock held.
+ */
+#define ORPHAN_MAX 256
+static int orphans[ORPHAN_MAX] = {[0 ... ORPHAN_MAX - 1] = -1};
+
+void
+mgr_nf_reap_later(int fd)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+
+	if (fd < 0)
+		return;
+	if (!mgr_nf_fd_fired(fd)) {
+		for (uint32_t i = 0; i < ORPHAN_MAX; i++) {
+			if (orphans[i] >= 0)
+				continue;
+			ev.data.u32 = ORPHAN_TAG | i;
+			if (epoll_ctl(mgr.epfd, EPOLL_CTL_MOD, fd, &ev) == 0 ||
+			    (errno == ENOENT && epoll_ctl(mgr.epfd, EPOLL_CTL_ADD, fd, &ev) == 0)) {
+				orphans[i] = fd;
+				return;
+			}
+			break;
+		}
+		NFCTL_LOG(WARNING, "a process let go still runs and cannot be watched (%d are): "
+				   "the reaper thread waits for it",
+			  ORPHAN_MAX);
+	}
+	epoll_ctl(mgr.epfd, EPOLL_CTL_DEL, fd, NULL);
+	mgr_nf_reap(fd);
+}
+
 void
 mgr_nf_launcher_retire(int *fd)
 {
-	if (*fd < 0)
-		return;
-	epoll_ctl(mgr.epfd, EPOLL_CTL_DEL, *fd, NULL);
-	mgr_nf_reap(*fd);
+	mgr_nf_reap_later(*fd);
 	*fd = -1;
 }
 
@@ -223,6 +257,16 @@ mgr_nf_handle_events(const struct epoll_event *evs, int n)
 	for (int i = 0; i < n; i++) {
 		uint32_t id = evs[i].data.u32;
 
+		if (id != CTL_EV_LINK && id != CTL_EV_REGISTRATION && (id & ORPHAN_TAG)) {
+			uint32_t i = id & 0xffffu;
+
+			if (i < ORPHAN_MAX && orphans[i] >= 0) {
+				epoll_ctl(mgr.epfd, EPOLL_CTL_DEL, orphans[i], NULL);
+				mgr_nf_reap(orphans[i]); /* exited: the reaper does not wait */
+				orphans[i] = -1;
+			}
+			continue;
+		}
 		if (id != CTL_EV_LINK && id != CTL_EV_REGISTRATION && (id & LAUNCHER_TAG) &&
 		    (id & 0xffffu) < ONVM_MAX_NFS) {
 			launcher_exited(id & 0xffffu, (id & STANDBY_TAG) != 0);
@@ -259,6 +303,15 @@ mgr_nf_handle_events(const struct epoll_event *evs, int n)
 					p->sb_exit_signal = si.si_code != CLD_EXITED;
 					p->sb_exit_status = si.si_status;
 					p->sb_exit_failed = p->sb_exit_signal || si.si_status != 0;
+				} else if (p->container && !p->sb_has_parked &&
+					   !__atomic_load_n(&mgr.shm->nfs[id & ~STANDBY_TAG].stop,
+							    __ATOMIC_ACQUIRE)) {
+					/* A registered container standby (not our
+					 * child: no status) gone before it parked,
+					 * its active still running: a failure. */
+					p->sb_exit_signal = false;
+					p->sb_exit_status = -1;
+					p->sb_exit_failed = true;
 				}
 				epoll_ctl(mgr.epfd, EPOLL_CTL_DEL, p->sb_pidfd, NULL);
 				mgr_nf_reap(p->sb_pidfd);

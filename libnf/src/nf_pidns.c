@@ -15,8 +15,14 @@
  * out that pid (pids in a namespace are given in order), runs the NF there,
  * and stays as a minimal init: it passes the signals the runtime sends on to
  * the NF, reaps, and exits as the NF did (128 + signal if it was killed).
+ *
+ * The container's cpuset holds the CPUs of both roles (a standby moves to
+ * its active's when it promotes), and the runtime puts the NF on all of
+ * them: ONVM_NF_CPUS names its role's, set here before EAL starts (EAL puts
+ * its control threads on the start-up CPUs its lcores leave free).
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +30,8 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "onvm_cpuset.h"
 
 #include "nf_private.h"
 
@@ -59,6 +67,34 @@ run_init(pid_t nf, const sigset_t *all)
 	}
 }
 
+/* The kernel's largest pid + 1 (pids of a namespace wrap below it). */
+static long
+pid_max(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/pid_max", "r");
+	long v = 32768;
+
+	if (f != NULL) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = 32768;
+		fclose(f);
+	}
+	return v;
+}
+
+static void
+role_cpus(void)
+{
+	const char *list = getenv("ONVM_NF_CPUS");
+	cpu_set_t set;
+
+	if (list == NULL)
+		return;
+	if (onvm_cpulist_parse(list, &set) < 0 || sched_setaffinity(0, sizeof(set), &set) < 0)
+		fprintf(stderr, "libnf: ONVM_NF_CPUS=%s: cannot run there: %s\n", list,
+			strerror(errno));
+}
+
 void
 nfl_pidns_init(void)
 {
@@ -67,13 +103,16 @@ nfl_pidns_init(void)
 	char *end;
 	long target;
 
+	role_cpus();
 	if (want == NULL || getpid() != 1)
 		return;
 	target = strtol(want, &end, 10);
-	if (*want == '\0' || *end != '\0' || target < 2 || target > NS_PID_MAX) {
-		fprintf(stderr, "libnf: ONVM_NF_NS_PID=%s is not a pid in 2..%d: staying pid 1\n",
+	/* As pid 1 the NF would clash with other container NFs: it stops. */
+	if (*want == '\0' || *end != '\0' || target < 2 || target > NS_PID_MAX ||
+	    target >= pid_max()) {
+		fprintf(stderr, "libnf: ONVM_NF_NS_PID=%s is not a pid in 2..%d below pid_max\n",
 			want, NS_PID_MAX);
-		return;
+		exit(1);
 	}
 	/* Blocked before the first fork: no signal is lost between the NF's
 	 * fork and the init's sigwaitinfo(); the NF restores its mask. */
@@ -83,16 +122,19 @@ nfl_pidns_init(void)
 		pid_t child = fork();
 
 		if (child < 0) {
-			fprintf(stderr, "libnf: fork toward pid %ld: %s; staying pid 1\n", target,
-				strerror(errno));
-			sigprocmask(SIG_SETMASK, &old, NULL);
-			return;
+			fprintf(stderr, "libnf: fork toward pid %ld: %s\n", target, strerror(errno));
+			exit(1);
 		}
 		if (child == 0) {
 			if (getpid() < target)
 				_exit(0);
 			sigprocmask(SIG_SETMASK, &old, NULL);
-			return; /* the NF, at pid `target` (or past it: never below) */
+			/* Past it: another process took pids here; the manager
+			 * refuses a registration from any other pid. */
+			if (getpid() != target)
+				fprintf(stderr, "libnf: pid %d in this namespace, not %ld\n",
+					(int)getpid(), target);
+			return;
 		}
 		if (child >= target)
 			run_init(child, &all);

@@ -16,6 +16,8 @@ config file in its directory).  Asserted for each:
   - network: a network namespace that is not the host's, with only `lo`;
   - pid, mount, ipc, uts namespaces of its own (not the host's, not the other
     NF's);
+  - every thread on its role's CPUs (nf_defaults.cpus), though its container's
+    cpuset also holds the standbys' (a standby promotes onto its active's);
   - the runtime directory and the hugepage directory are there (a DPDK
     secondary needs them: what that exposes is said in docs/operator-guide.md),
     but not the manager's telemetry socket in it (masked: its commands
@@ -88,6 +90,7 @@ def test(L):
     for f in (a_exp, b_exp):  # there from the start: what must not be seen exists
         open(f, "w").close()
     cfg = lab.containerize({
+        "nf_defaults": {"cpus": "1", "standby_cpus": "0"},
         "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={trace},tx_pcap={out}"}],
         "nfs": [{"binary": "basic_monitor", "service": 1, "args": ["-e", a_exp, "-p", "0"]},
                 {"binary": "load_balancer", "service": 2,
@@ -104,6 +107,14 @@ def test(L):
     check_view(L, "load_balancer", b_pid, b_dir, [a_dir, a_exp], node)
     for kind in ("pid", "mnt", "net", "ipc", "uts"):
         L.expect(ns(a_pid, kind) != ns(b_pid, kind), f"the two NFs share a {kind} namespace")
+    # Their container may use the standbys' CPUs too (a standby promotes onto
+    # its active's); each NF runs, every thread, on its role's: nf_defaults.cpus.
+    for who, pid in (("basic_monitor", a_pid), ("load_balancer", b_pid)):
+        cpus = {}
+        for t in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{t}/status") as f:
+                cpus[t] = [ln.split()[1] for ln in f if ln.startswith("Cpus_allowed_list")][0]
+        L.expect(set(cpus.values()) == {"1"}, f"{who}: threads on CPUs {cpus}, want all on 1")
     rc = node.stop()
     L.expect(rc == 0, f"manager exit status {rc}")
     L.expect(not lab.node_containers(node.prefix), "containers left after the node stopped")

@@ -198,7 +198,7 @@ def failover_run(L, tag, point, at, path, conf, image=None):
                        lb_nf()["standby_container"]])
         lab.wait_until(lambda: lab.node_containers(node.prefix) == want, 30,
                        f"{tag}: the node's containers to be {want}")
-        # (onvm-PREFIX-<instance><a|s>-<launch>: it was launched as the standby)
+        # (onvm-PREFIX-<instance><a|s>-<manager pid>.<launch>: launched as the standby)
         L.expect(lb_nf()["container"].split("-")[-2].endswith("s"),
                  f"{tag}: the balancer now runs in {lb_nf()['container']}, not in the "
                  f"standby's container")

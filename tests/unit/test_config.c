@@ -811,6 +811,17 @@ test_containers_ulimit_must_be_name_equals_value(void **state)
 }
 
 static void
+test_container_args_may_not_set_the_pid_namespace(void **state)
+{
+	expect_error(state,
+		     "{'nfs': [{'binary': 'bridge', 'service': 1,\n"
+		     "          'container': {'image': 'i', 'args': ['--env=A=1', '--pid=host']}}]}",
+		     NAME ":2:61: nfs[0].container.args[1]", "--pid is set by the manager");
+	expect_error(state, "{'containers': {'args': ['--init']}}",
+		     NAME ":1:26: containers.args[0]", "--init is set by the manager");
+}
+
+static void
 test_containers_runtime_that_looks_like_an_option_is_rejected(void **state)
 {
 	expect_error(state, "{'containers': {'runtime': '--privileged'}}",
@@ -1802,6 +1813,7 @@ main(void)
 	    T(test_container_unknown_key_is_rejected),
 	    T(test_containers_ulimit_must_be_name_equals_value),
 	    T(test_containers_runtime_that_looks_like_an_option_is_rejected),
+	    T(test_container_args_may_not_set_the_pid_namespace),
 	    T(test_port_ring_size_not_a_power_of_two_is_rejected),
 	    T(test_too_many_ports_is_rejected),
 	    T(test_more_than_8_instances_of_one_service_are_rejected),
