@@ -55,27 +55,55 @@ check_word(struct cfg_walk *w, const char *path, const char *s, const char *what
 /*
  * `run` arguments the manager's scheme rests on may not be overridden: each
  * container NF has a pid namespace of its own in which libnf is pid 1 (an
- * --init, a shared or the host's namespace would give it another pid: see
- * nf_pidns.c), and the manager sets name, label, network and CPUs.
+ * --init, a pod, a shared or the host's namespace would give it another pid:
+ * nf_pidns.c), runs attached (its CLI's exit is its start's failure), runs
+ * the NF binary (no other entrypoint), and the manager sets its name, node
+ * label, network, CPUs, ONVM_NF_NS_PID and ONVM_NF_CPUS.  Other labels and
+ * variables are the operator's.
  */
 static int
 check_run_args(struct cfg_walk *w, const char *path, char *const *args, int n)
 {
-	static const char *const reserved[] = {"--init", "--pid", "--name", "--label", "--rm",
-					       "--network", "--net", "--cpuset-cpus", NULL};
+	static const char *const reserved[] = {"--init",     "--pid",	      "--pod",
+					       "--name",     "--rm",	      "--network",
+					       "--net",	     "--cpuset-cpus", "--detach",
+					       "-d",	     "--entrypoint",  "--env-file",
+					       "--init-path", NULL};
 	char ep[CFG_PATH_LEN];
 
 	for (int i = 0; i < n; i++) {
-		for (int r = 0; reserved[r] != NULL; r++) {
+		const char *a = args[i], *value = strchr(a, '=');
+		const char *why = NULL;
+
+		for (int r = 0; reserved[r] != NULL && why == NULL; r++) {
 			size_t len = strlen(reserved[r]);
 
-			if (strncmp(args[i], reserved[r], len) == 0 &&
-			    (args[i][len] == '\0' || args[i][len] == '=')) {
-				cfg_join_index(ep, path, i);
-				return cfg_fail(w, ep, "%s is set by the manager (docs/operator-guide.md, "
-						       "\"NFs in containers\")",
-						reserved[r]);
-			}
+			if (strncmp(a, reserved[r], len) == 0 && (a[len] == '\0' || a[len] == '='))
+				why = reserved[r];
+		}
+		/* -e/--env/-l/--label: their value, here or in the next argument */
+		if (why == NULL && (strncmp(a, "--env", 5) == 0 || strncmp(a, "-e", 2) == 0)) {
+			const char *v = value ? value + 1 : a[1] == 'e' && a[2] != '\0' ? a + 2 : NULL;
+
+			if (v == NULL && i + 1 < n)
+				v = args[i + 1];
+			if (v != NULL && (strncmp(v, "ONVM_NF_NS_PID", 14) == 0 ||
+					  strncmp(v, "ONVM_NF_CPUS", 12) == 0))
+				why = "ONVM_NF_NS_PID / ONVM_NF_CPUS";
+		}
+		if (why == NULL && (strncmp(a, "--label", 7) == 0 || strncmp(a, "-l", 2) == 0)) {
+			const char *v = value ? value + 1 : a[1] == 'l' && a[2] != '\0' ? a + 2 : NULL;
+
+			if (v == NULL && i + 1 < n)
+				v = args[i + 1];
+			if (v != NULL && strncmp(v, "org.reinforce-nfv.", 18) == 0)
+				why = "its node label";
+		}
+		if (why != NULL) {
+			cfg_join_index(ep, path, i);
+			return cfg_fail(w, ep, "%s is set by the manager (docs/operator-guide.md, "
+					       "\"NFs in containers\")",
+					why);
 		}
 	}
 	return 0;

@@ -125,16 +125,18 @@ kill_launched(void)
 			NFCTL_LOG(WARNING, "NF '%s' pid %d did not stop: SIGKILL", s->name, s->pid);
 			/* Through its pidfd: a container NF is not our child (no
 			 * zombie holds its pid once it dies). */
-			if (p->pidfd < 0 ||
-			    syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0) < 0)
+			if (p->pidfd >= 0)
+				syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0);
+			else if (!p->container) /* our child: a zombie keeps its pid */
 				kill(s->pid, SIGKILL);
 			if (p->launcher_watched) /* a container that never registered */
 				mgr_ctr_remove(p->ctr_name);
 			p->killed = true;
 		}
 		if (p->sb_pid > 0 && !p->sb_exited) {
-			if (p->sb_pidfd < 0 ||
-			    syscall(SYS_pidfd_send_signal, p->sb_pidfd, SIGKILL, NULL, 0) < 0)
+			if (p->sb_pidfd >= 0)
+				syscall(SYS_pidfd_send_signal, p->sb_pidfd, SIGKILL, NULL, 0);
+			else if (!p->container)
 				kill(p->sb_pid, SIGKILL);
 			if (p->sb_launcher_watched)
 				mgr_ctr_remove(p->sb_ctr_name);
@@ -197,6 +199,20 @@ scan_slots(void)
 				mgr_ctr_remove(p->ctr_name);
 			p->killed = true;
 		}
+		/* A container standby gets the NFs' start time-out to register
+		 * (a process standby is watched from its fork, and stopped by
+		 * its own failures): then its runtime is killed, the container
+		 * removed, and the exit counts as a failure (back-off). */
+		if (p->sb_launcher_watched && p->sb_pid != 0 && !p->sb_exited && !p->sb_killed &&
+		    now_ns - p->sb_launch_ns > mgr.cfg.nf_start_timeout_ms * 1000000ULL) {
+			NFCTL_LOG(ERR, "standby of NF '%s' (instance %u): container %s did not "
+				       "register in %u ms: killing it",
+				  s->name, id, p->sb_ctr_name, mgr.cfg.nf_start_timeout_ms);
+			if (p->sb_pidfd >= 0)
+				syscall(SYS_pidfd_send_signal, p->sb_pidfd, SIGKILL, NULL, 0);
+			mgr_ctr_remove(p->sb_ctr_name);
+			p->sb_killed = true;
+		}
 		if (p->sb_exited && p->sb_pid != 0)
 			mgr_nf_standby_exited(id, now_ns); /* without being promoted */
 		else if (p->sb_pid != 0 && !p->sb_has_parked &&
@@ -206,7 +222,7 @@ scan_slots(void)
 		 * runtime CLI is what the manager watches until it registers) */
 		if (p->exited && (s->status == ONVM_NF_READY || s->status == ONVM_NF_RUNNING) &&
 		    ((s->standby_pid != 0 && p->sb_pid == s->standby_pid) ||
-		     (p->sb_launcher_watched && p->sb_pid != 0)) &&
+		     (p->sb_launcher_watched && p->sb_pid != 0 && !mgr.shm->shutting_down)) &&
 		    !p->sb_exited)
 			mgr_nf_hand_over(id);
 		else
@@ -426,7 +442,13 @@ mgr_nf_wait_ready(uint32_t timeout_ms)
 				pending++;
 			} else if (p->cfg_index >= 0 && mgr.cfg.nfs[p->cfg_index].local &&
 				   !p->exited &&
-				   (s->status != ONVM_NF_RUNNING || !s->standby_parked)) {
+				   (s->status != ONVM_NF_RUNNING || !s->standby_parked) &&
+				   /* a container standby that has not parked in
+				    * the time-out: the node starts unprotected
+				    * there, the standby retried with back-off */
+				   !(p->container &&
+				     mgr_now_ns() - s->launch_ns >
+					     2 * (uint64_t)mgr.cfg.nf_start_timeout_ms * 1000000ULL)) {
 				pending++;
 			}
 		}

@@ -12,6 +12,7 @@
  * life cycle (launch, death, reclamation) runs in a control thread of its own
  * (ctl_thread.c), so the data lcores only ever do non-blocking work.
  */
+#include <fcntl.h>
 #include <libgen.h>
 #include <pthread.h>
 #include <signal.h>
@@ -147,16 +148,42 @@ raise_fd_limit(void)
 	}
 }
 
-/* The file prefix EAL will use: its last --file-prefix, else "rte". */
+/* Whether a DPDK primary of `prefix` runs: it holds a lock on its runtime
+ * directory's config file (EAL will refuse to start then; its containers
+ * are not a leftover). */
+static bool
+mgr_primary_alive(const char *prefix)
+{
+	struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	char path[PATH_MAX];
+	bool alive = false;
+	int fd;
+
+	snprintf(path, sizeof(path), "/var/run/dpdk/%s/config", prefix);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	alive = fcntl(fd, F_GETLK, &lk) == 0 && lk.l_type != F_UNLCK;
+	close(fd);
+	return alive;
+}
+
+/* The file prefix EAL will use: its last --file-prefix (getopt_long takes
+ * any unambiguous abbreviation, down to --file-p), else "rte". */
 static void
 eal_file_prefix(int argc, char **argv, char *out, size_t len)
 {
 	const char *prefix = "rte";
 
 	for (int i = 0; i < argc; i++) {
-		if (strncmp(argv[i], "--file-prefix=", 14) == 0)
-			prefix = argv[i] + 14;
-		else if (strcmp(argv[i], "--file-prefix") == 0 && i + 1 < argc)
+		const char *a = argv[i], *eq = strchr(a, '=');
+		size_t n = eq != NULL ? (size_t)(eq - a) : strlen(a);
+
+		if (n < 8 || strncmp(a, "--file-prefix", n) != 0)
+			continue;
+		if (eq != NULL)
+			prefix = eq + 1;
+		else if (i + 1 < argc)
 			prefix = argv[++i];
 	}
 	snprintf(out, len, "%s", prefix);
@@ -216,7 +243,8 @@ main(int argc, char **argv)
 	 * before EAL maps the node's memory and answers on its socket (they
 	 * hold the old mappings and would register into its slots). */
 	eal_file_prefix(eal_argc, eal_argv, mgr.file_prefix, sizeof(mgr.file_prefix));
-	mgr_ctr_remove_node(CTR_REMOVE_WAIT_MS, "start-up");
+	if (!mgr_primary_alive(mgr.file_prefix))
+		mgr_ctr_remove_node(CTR_REMOVE_WAIT_MS, "start-up");
 	ret = rte_eal_init(eal_argc, eal_argv);
 	if (ret < 0)
 		rte_exit(EXIT_FAILURE, "EAL init failed: %s\n", rte_strerror(rte_errno));

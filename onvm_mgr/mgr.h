@@ -184,11 +184,13 @@ struct mgr_nf_priv {
 	bool container;
 	bool launcher_watched;
 	int launcher_pidfd;
-	char ctr_name[64];
+	char ctr_name[128];
 	pid_t ctr_ns_pid; /* its pid in its container (nf_pidns.c), 0: none */
 	bool sb_launcher_watched;
+	bool sb_killed;		/* its container did not register in time */
+	uint64_t sb_launch_ns;
 	int sb_launcher_pidfd;
-	char sb_ctr_name[64];
+	char sb_ctr_name[128];
 	pid_t sb_ctr_ns_pid;
 };
 

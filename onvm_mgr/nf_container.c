@@ -220,6 +220,10 @@ mgr_ctr_run_argv(const struct mgr_nf_cfg *nc, uint16_t id, bool standby, const c
 	 * now, not a pull that hangs the start for minutes. */
 	ARG("--pull=never");
 	ARG("--network=none");
+	/* What containers.conf may default otherwise: libnf must be pid 1 of
+	 * a namespace of its own (nf_pidns.c). */
+	ARG("--init=false");
+	ARG("--pid=private");
 	ARG_FMT("--cpuset-cpus=%s", cpus);
 	*ns_pid = free_ns_pid();
 	ARG_FMT("--env=ONVM_NF_NS_PID=%d", (int)*ns_pid);
@@ -354,10 +358,13 @@ mgr_ctr_remove_node(unsigned int timeout_ms, const char *when)
 		return;
 	while ((w = waitpid(pid, &status, WNOHANG)) == 0 || (w < 0 && errno == EINTR)) {
 		if (waited_ms >= timeout_ms) {
-			/* (a zombie until the manager exits, when it is at start-up) */
+			/* Stopped: left running it could remove this run's
+			 * containers, labelled alike. */
 			MGR_LOG(WARNING, "%s: '%s rm' of the node's containers still running after "
-					 "%u ms; left to finish on its own",
+					 "%u ms: killed",
 				when, cmd, timeout_ms);
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
 			return;
 		}
 		nanosleep(&nap, NULL);

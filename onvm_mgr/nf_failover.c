@@ -135,7 +135,9 @@ mgr_nf_standby_exited(uint16_t id, uint64_t now_ns)
 	if (p->sb_launcher_watched) /* it never registered: its container may remain */
 		mgr_ctr_remove(p->sb_ctr_name);
 	p->sb_launcher_watched = false;
+	p->sb_killed = false;
 	p->sb_ctr_ns_pid = 0;
+	p->sb_ctr_name[0] = '\0';
 }
 
 /* A standby parked: the slot is protected; forget past failures. */

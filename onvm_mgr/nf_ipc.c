@@ -176,10 +176,19 @@ register_standby(const struct onvm_mp_register_req *req, pid_t ns_pid, int *pidf
 		return refuse(rep, EINVAL, "instance %d serves service %u, not %u",
 			      req->instance_id, s->service_id, req->service_id);
 	if (p->awaiting_promotion && p->launcher_watched) {
-		/* Handed over while its container was starting: it promotes. */
+		/* Handed over while its container was starting: it promotes
+		 * (on the slot's lcore id, which it was launched with). */
+		if (req->lcore_id != s->lcore_id)
+			return refuse(rep, EINVAL, "instance %d's lcore is %u, not %u", req->instance_id,
+				      s->lcore_id, req->lcore_id);
 		if (take_container_watch((uint16_t)req->instance_id, false, req->pid, ns_pid, pidfd,
 					 rep) < 0)
 			return rep->result;
+		/* The slot names it now (libnf's park() promotes on a free lock
+		 * only when the slot names it), and its promotion gets the
+		 * whole time-out from here. */
+		__atomic_store_n(&s->pid, req->pid, __ATOMIC_RELEASE);
+		p->handed_ns = mgr_now_ns();
 		rep->instance_id = req->instance_id;
 		NFCTL_LOG(WARNING, "standby pid %d of NF '%s' (instance %d, container %s) "
 			  "registered after its active died: it takes over now", req->pid, s->name,

@@ -86,8 +86,6 @@ spawn_nf(int cfg_index, uint16_t id, bool standby, char *ctr_name, size_t ctr_na
 	const cpu_set_t *cpu_set = standby ? &mgr.nf_standby_cpus : &mgr.nf_active_cpus;
 	char path[PATH_MAX], prefix[96], svc[8], inst[8];
 	const char *exe = path;
-	const cpu_set_t *launch_cpus = cpu_set;
-	cpu_set_t both;
 	int a = 0, max_fd, forks_for_pid = 0;
 	pid_t pid;
 
@@ -113,13 +111,14 @@ spawn_nf(int cfg_index, uint16_t id, bool standby, char *ctr_name, size_t ctr_na
 	snprintf(inst, sizeof(inst), "%u", id);
 	if (nc->ctr.enabled) {
 		/* The container may use the CPUs of either role: a standby
-		 * moves to its active's when it promotes; libnf puts the NF
-		 * on its role's (ONVM_NF_CPUS).  The runtime's processes run
-		 * on them too. */
+		 * moves to its active's when it promotes.  libnf puts the NF
+		 * on its role's (ONVM_NF_CPUS: a runtime may put it on the
+		 * whole cpuset), where the runtime's own processes (podman,
+		 * conmon) run too, as the process NFs' do. */
 		static char ctr_cpus[ONVM_CPULIST_MAX];
+		cpu_set_t both;
 
 		CPU_OR(&both, &mgr.nf_active_cpus, &mgr.nf_standby_cpus);
-		launch_cpus = &both;
 		if (onvm_cpulist_format(&both, ctr_cpus, sizeof(ctr_cpus)) < 0)
 			return -E2BIG;
 		a = mgr_ctr_run_argv(nc, id, standby, ctr_cpus, cpus, &ctr_buf, argv,
@@ -169,7 +168,7 @@ again:
 		if (syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
 			for (int fd = 3; fd < max_fd; fd++)
 				close(fd);
-		sched_setaffinity(0, sizeof(*launch_cpus), launch_cpus);
+		sched_setaffinity(0, sizeof(*cpu_set), cpu_set);
 		if (getppid() != mgr.shm->mgr_pid)
 			_exit(127);
 		execv(exe, argv);
@@ -275,6 +274,8 @@ mgr_nf_launch_standby(uint16_t id)
 	 * the manager sees it as (nf_ipc.c): until then a death of the active
 	 * takes the ordinary path. */
 	p->sb_launcher_watched = container;
+	p->sb_launch_ns = mgr_now_ns();
+	p->sb_killed = false;
 	if (container)
 		return;
 	mgr.shm->nfs[id].standby_lcore = mgr.nf_lcore[id];

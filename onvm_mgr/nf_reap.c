@@ -193,6 +193,7 @@ mgr_nf_reap_later(int fd)
 	if (fd < 0)
 		return;
 	if (!mgr_nf_fd_fired(fd)) {
+		errno = 0;
 		for (uint32_t i = 0; i < ORPHAN_MAX; i++) {
 			if (orphans[i] >= 0)
 				continue;
@@ -204,9 +205,9 @@ mgr_nf_reap_later(int fd)
 			}
 			break;
 		}
-		NFCTL_LOG(WARNING, "a process let go still runs and cannot be watched (%d are): "
-				   "the reaper thread waits for it",
-			  ORPHAN_MAX);
+		NFCTL_LOG(WARNING, "a process let go still runs and cannot be watched (%s): the "
+				   "reaper thread waits for it",
+			  errno != 0 ? strerror(errno) : "all watch places taken");
 	}
 	epoll_ctl(mgr.epfd, EPOLL_CTL_DEL, fd, NULL);
 	mgr_nf_reap(fd);
@@ -258,12 +259,12 @@ mgr_nf_handle_events(const struct epoll_event *evs, int n)
 		uint32_t id = evs[i].data.u32;
 
 		if (id != CTL_EV_LINK && id != CTL_EV_REGISTRATION && (id & ORPHAN_TAG)) {
-			uint32_t i = id & 0xffffu;
+			uint32_t k = id & 0xffffu;
 
-			if (i < ORPHAN_MAX && orphans[i] >= 0) {
-				epoll_ctl(mgr.epfd, EPOLL_CTL_DEL, orphans[i], NULL);
-				mgr_nf_reap(orphans[i]); /* exited: the reaper does not wait */
-				orphans[i] = -1;
+			if (k < ORPHAN_MAX && orphans[k] >= 0) {
+				epoll_ctl(mgr.epfd, EPOLL_CTL_DEL, orphans[k], NULL);
+				mgr_nf_reap(orphans[k]); /* exited: the reaper does not wait */
+				orphans[k] = -1;
 			}
 			continue;
 		}
@@ -304,6 +305,9 @@ mgr_nf_handle_events(const struct epoll_event *evs, int n)
 					p->sb_exit_status = si.si_status;
 					p->sb_exit_failed = p->sb_exit_signal || si.si_status != 0;
 				} else if (p->container && !p->sb_has_parked &&
+					   !__atomic_load_n(&mgr.shm->nfs[id & ~STANDBY_TAG]
+								     .standby_parked,
+							    __ATOMIC_ACQUIRE) &&
 					   !__atomic_load_n(&mgr.shm->nfs[id & ~STANDBY_TAG].stop,
 							    __ATOMIC_ACQUIRE)) {
 					/* A registered container standby (not our
@@ -506,7 +510,11 @@ mgr_nf_handle_exit(uint16_t id)
 	case ONVM_NF_STARTING:
 		if (p->launcher_watched) {
 			/* Not the node's failure: it serves its other chains. */
-			if (p->killed)
+			if (mgr.shm->shutting_down)
+				NFCTL_LOG(INFO, "NF '%s': container %s stopped before the NF registered "
+						"(the node is stopping)",
+					  s->name, p->ctr_name);
+			else if (p->killed)
 				NFCTL_LOG(ERR, "NF '%s': container %s: the NF did not register within "
 					       "%u ms (nf_defaults.start_timeout_ms): its runtime "
 					       "killed",
@@ -520,7 +528,8 @@ mgr_nf_handle_exit(uint16_t id)
 					       "the NF registered: %s",
 					  s->name, p->ctr_name, p->exit_status,
 					  mgr_ctr_exit_reason(p->exit_status));
-			mgr.nf_container_failures++;
+			if (!mgr.shm->shutting_down)
+				mgr.nf_container_failures++;
 			mgr_ctr_remove(p->ctr_name); /* if only its CLI died */
 		} else {
 			NFCTL_LOG(ERR, "NF '%s' (pid %d) exited with status %d before it "
@@ -532,12 +541,22 @@ mgr_nf_handle_exit(uint16_t id)
 		return 1;
 	case ONVM_NF_READY:
 	case ONVM_NF_RUNNING:
-		if (p->awaiting_promotion) /* its standby died or refused to promote */
+		if (p->awaiting_promotion && p->launcher_watched) {
+			/* Handed to a container standby that never registered:
+			 * its runtime failed, was killed or timed out. */
+			NFCTL_LOG(ERR, "NF '%s' (instance %u): its standby's container %s ended "
+				       "before the standby registered; the instance is gone",
+				  s->name, id, p->ctr_name);
+			mgr_ctr_remove(p->ctr_name);
+			if (!mgr.shm->shutting_down)
+				mgr.nf_container_failures++;
+		} else if (p->awaiting_promotion) { /* its standby died or refused to promote */
 			NFCTL_LOG(ERR, "NF '%s' (instance %u): standby pid %d left without taking "
 				       "over; the instance is gone",
 				  s->name, id, s->pid);
-		else
+		} else {
 			mgr.nf_deaths++;
+		}
 		NFCTL_LOG(WARNING, "NF '%s' (pid %d, instance %u) died without unregistering",
 			  s->name, s->pid, id);
 		s->status = ONVM_NF_DEAD;

@@ -103,6 +103,27 @@ if [ "$MODE" = test ] && [ "$(id -u)" -eq 0 ] && [ -z "${SETUP_REROOTED:-}" ] &&
 		'mount --rbind / / && exec chroot /etc/.. /bin/sh -c "mount --make-rprivate / && cd \"\$SETUP_REPO\" && exec bash scripts/setup.sh \"\$@\"" sh "$@"' \
 		sh "$@"
 fi
+# In that namespace: a chroot whose /sys was bound without its sub-mounts has
+# no cgroup file system, which the OCI runtime needs.  Mount the kernel's
+# hierarchies as a host has them: v1 controllers grouped by hierarchy (and
+# the unified tree beside them), or the v2 tree alone.
+if [ -n "${SETUP_REROOTED:-}" ] && [ -d /sys/fs/cgroup ] && ! mountpoint -q /sys/fs/cgroup; then
+	step "no cgroup file system in this chroot: mounting the kernel's hierarchies"
+	if awk 'NR > 1 && $2 != 0 {v1 = 1} END {exit !v1}' /proc/cgroups; then
+		mount -t tmpfs -o mode=755 cgroup /sys/fs/cgroup
+		awk 'NR > 1 && $2 != 0 && $4 == 1 {k = $2; if (k in h) h[k] = h[k] "," $1; else h[k] = $1}
+			END {for (k in h) print h[k]}' /proc/cgroups |
+			while read -r ctl; do
+				mkdir -p "/sys/fs/cgroup/$ctl"
+				mount -t cgroup -o "$ctl" cgroup "/sys/fs/cgroup/$ctl" ||
+					echo "setup.sh: cannot mount cgroup $ctl" >&2
+			done
+		mkdir -p /sys/fs/cgroup/unified
+		mount -t cgroup2 cgroup2 /sys/fs/cgroup/unified || true
+	else
+		mount -t cgroup2 cgroup2 /sys/fs/cgroup
+	fi
+fi
 
 # ---------------------------------------------------------------------------
 # a. Debian packages

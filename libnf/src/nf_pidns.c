@@ -90,7 +90,9 @@ role_cpus(void)
 
 	if (list == NULL)
 		return;
-	if (onvm_cpulist_parse(list, &set) < 0 || sched_setaffinity(0, sizeof(set), &set) < 0)
+	if (onvm_cpulist_parse(list, &set) < 0)
+		fprintf(stderr, "libnf: ONVM_NF_CPUS=%s is not a CPU list\n", list);
+	else if (sched_setaffinity(0, sizeof(set), &set) < 0)
 		fprintf(stderr, "libnf: ONVM_NF_CPUS=%s: cannot run there: %s\n", list,
 			strerror(errno));
 }
@@ -104,8 +106,16 @@ nfl_pidns_init(void)
 	long target;
 
 	role_cpus();
-	if (want == NULL || getpid() != 1)
+	if (want == NULL)
 		return;
+	if (getpid() != 1) {
+		/* an init of the runtime's, or a shared namespace: the
+		 * manager refuses a registration from another pid */
+		fprintf(stderr, "libnf: ONVM_NF_NS_PID=%s, but this is pid %d, not 1 of its "
+				"namespace\n",
+			want, (int)getpid());
+		return;
+	}
 	target = strtol(want, &end, 10);
 	/* As pid 1 the NF would clash with other container NFs: it stops. */
 	if (*want == '\0' || *end != '\0' || target < 2 || target > NS_PID_MAX ||

@@ -39,14 +39,14 @@ import test_nf_load_balancer as lbt
 import lab
 
 
-def pending_standby(L, image):
+def pending_standby(L, image, attempt):
     cfg = lab.containerize({
         "ports": [{"name": "gen", "dev": "net_null0,size=64"},
                   {"name": "sink", "dev": "net_null1,size=64", "rx": False}],
         "nfs": [{"binary": "simple_forward", "service": 1, "resiliency": "local"}],
         "chains": [{"name": "c", "services": [1], "ingress_port": "gen", "exit_port": "sink"}],
     }, image)
-    node = L.node("pending", cfg).start()
+    node = L.node(f"pending{attempt}", cfg).start()
 
     def nf():
         return node.nf_by(service=1)[0]
@@ -63,6 +63,9 @@ def pending_standby(L, image):
     os.kill(second["pid"], signal.SIGKILL)  # its standby's container is starting
     pending = standby_launches()[1]
     lab.wait_until(lambda: nf()["failovers"] == 2, 60, "the failover to the starting standby")
+    if f"(instance 0, container {pending}) registered after its active died" not in node.log():
+        node.stop()
+        return False  # it registered before the kill landed: an ordinary failover
     info = node.info()
     now = nf()
     L.expect(now["container"] == pending,
@@ -71,8 +74,6 @@ def pending_standby(L, image):
              f"pending: deaths {info['nf_deaths']}, failovers {info['nf_failovers']}")
     L.expect(info["nf_container_failures"] == 0,
              f"pending: container failures {info['nf_container_failures']}")
-    L.expect("registered after its active died: it takes over now" in node.log(),
-             "pending: the standby was not handed the slot before it registered")
     tx0 = node.port("sink")["tx"]
     lab.wait_until(lambda: node.port("sink")["tx"] > tx0 + 1000, 30, "forwarding again")
     lab.wait_until(lambda: nf()["standby_parked"] == 1, 60, "a fresh standby parked")
@@ -81,11 +82,13 @@ def pending_standby(L, image):
     L.expect("pool in use at exit: 0 (at start 0)" in node.log(), "pending: mbufs missing")
     L.expect(not lab.node_containers(node.prefix), "pending: containers left")
     print(f"pending: the active died while {pending} started; it took over")
+    return True
 
 
 def test(L):
     image = lab.nf_image()
-    pending_standby(L, image)
+    if not any(pending_standby(L, image, k) for k in range(3)):
+        raise lab.TestFailure("pending: the standby registered before the kill, 3 times")
     seed = int(os.environ.get("ONVM_TEST_SEED", random.randrange(1 << 32)))
     rng = random.Random(seed)
     frames = lbt.mix([lab.trace(t) for t in lbt.TRACES])

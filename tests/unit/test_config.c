@@ -817,8 +817,45 @@ test_container_args_may_not_set_the_pid_namespace(void **state)
 		     "{'nfs': [{'binary': 'bridge', 'service': 1,\n"
 		     "          'container': {'image': 'i', 'args': ['--env=A=1', '--pid=host']}}]}",
 		     NAME ":2:61: nfs[0].container.args[1]", "--pid is set by the manager");
+}
+
+static void
+test_containers_args_may_not_add_an_init(void **state)
+{
 	expect_error(state, "{'containers': {'args': ['--init']}}",
 		     NAME ":1:26: containers.args[0]", "--init is set by the manager");
+}
+
+static void
+test_containers_args_may_not_set_libnf_variables(void **state)
+{
+	expect_error(state, "{'containers': {'args': ['-e', 'ONVM_NF_NS_PID=2']}}",
+		     NAME ":1:26: containers.args[0]", "ONVM_NF_NS_PID / ONVM_NF_CPUS");
+}
+
+static void
+test_containers_args_may_not_detach(void **state)
+{
+	expect_error(state, "{'containers': {'args': ['--detach']}}",
+		     NAME ":1:26: containers.args[0]", "--detach is set");
+}
+
+static void
+test_containers_args_may_not_relabel_the_node(void **state)
+{
+	expect_error(state, "{'containers': {'args': ['--label=org.reinforce-nfv.node=x']}}",
+		     NAME ":1:26: containers.args[0]", "node label");
+}
+
+static void
+test_container_args_of_the_operator_are_kept(void **state)
+{
+	struct fixture *f = *state;
+
+	load_ok(f, "{'containers': {'args': ['--pids-limit=64', '--pidfile=/run/x',\n"
+		   "   '--label=team=red', '-e', 'TZ=UTC', '--env=LANG=C', '--entrypoint2x',\n"
+		   "   '--env=ONVM_NF_FAULT=x:committed:1']}}");
+	assert_int_equal(f->cfg.containers.nargs, 8);
 }
 
 static void
@@ -1814,6 +1851,11 @@ main(void)
 	    T(test_containers_ulimit_must_be_name_equals_value),
 	    T(test_containers_runtime_that_looks_like_an_option_is_rejected),
 	    T(test_container_args_may_not_set_the_pid_namespace),
+	    T(test_container_args_of_the_operator_are_kept),
+	    T(test_containers_args_may_not_add_an_init),
+	    T(test_containers_args_may_not_set_libnf_variables),
+	    T(test_containers_args_may_not_detach),
+	    T(test_containers_args_may_not_relabel_the_node),
 	    T(test_port_ring_size_not_a_power_of_two_is_rejected),
 	    T(test_too_many_ports_is_rejected),
 	    T(test_more_than_8_instances_of_one_service_are_rejected),
