@@ -142,6 +142,119 @@ tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* One NF's entry of /onvm/nfs (and all of /onvm/nf,ID) into dict `c`. */
+static void
+nf_dict(uint16_t id, struct rte_tel_data *c)
+{
+	const struct onvm_nf_slot *s = &mgr.shm->nfs[id];
+
+	rte_tel_data_start_dict(c);
+	rte_tel_data_add_dict_string(c, "name", s->name);
+	rte_tel_data_add_dict_string(c, "status",
+				     mgr_nf_status_str(__atomic_load_n(&s->status,
+								       __ATOMIC_RELAXED)));
+	rte_tel_data_add_dict_int(c, "service", s->service_id);
+	rte_tel_data_add_dict_int(c, "instance", id);
+	rte_tel_data_add_dict_int(c, "pid", s->pid);
+	rte_tel_data_add_dict_int(c, "lcore", s->lcore_id);
+	rte_tel_data_add_dict_int(c, "launched", s->launched);
+	/* launched with "resiliency": "local" (a hot standby is kept) */
+	rte_tel_data_add_dict_int(c, "local",
+				  mgr.nf_priv[id].cfg_index >= 0 &&
+					  mgr.cfg.nfs[mgr.nf_priv[id].cfg_index].local);
+	rte_tel_data_add_dict_uint(c, "rx", s->stats.rx);
+	rte_tel_data_add_dict_uint(c, "rx_bytes", s->stats.rx_bytes);
+	rte_tel_data_add_dict_uint(c, "tx", s->stats.tx);
+	rte_tel_data_add_dict_uint(c, "act_drop", s->stats.act_drop);
+	rte_tel_data_add_dict_uint(c, "act_next", s->stats.act_next);
+	rte_tel_data_add_dict_uint(c, "act_tonf", s->stats.act_tonf);
+	rte_tel_data_add_dict_uint(c, "act_out", s->stats.act_out);
+	rte_tel_data_add_dict_uint(c, "generated", s->stats.generated);
+	rte_tel_data_add_dict_uint(c, "generated_unsent", s->stats.gen_unsent);
+	rte_tel_data_add_dict_uint(c, "generate_waits", s->stats.gen_waits);
+	rte_tel_data_add_dict_uint(c, "generate_failures", s->stats.gen_fail);
+	rte_tel_data_add_dict_uint(c, "alloc_ring_count", rte_ring_count(s->alloc_ring));
+	rte_tel_data_add_dict_uint(c, "tx_wait", s->stats.tx_wait);
+	rte_tel_data_add_dict_uint(c, "wakeups", s->stats.wakeups);
+	rte_tel_data_add_dict_uint(c, "nd_events", s->stats.nd_events);
+	rte_tel_data_add_dict_uint(c, "state_bytes", s->state_size);
+	rte_tel_data_add_dict_uint(c, "state_seq", s->state_seq);
+	rte_tel_data_add_dict_uint(c, "state_chunks_committed", s->state_chunks);
+	rte_tel_data_add_dict_uint(c, "state_commits", s->state_commits);
+	rte_tel_data_add_dict_uint(c, "state_commit_mean_ns",
+				  s->state_commits ? cycles_to_ns(s->state_commit_cycles /
+								  s->state_commits) : 0);
+	rte_tel_data_add_dict_uint(c, "state_commit_max_ns",
+				  cycles_to_ns(s->state_commit_max_cycles));
+	rte_tel_data_add_dict_uint(c, "bad_touches", s->stats.bad_touches);
+	rte_tel_data_add_dict_int(c, "standby_pid",
+				  __atomic_load_n(&s->standby_pid, __ATOMIC_RELAXED));
+	/* (names written by the control thread at launch, as
+	 * sb_last_failure below: read without its lock) */
+	if (mgr.nf_priv[id].container) {
+		rte_tel_data_add_dict_string(c, "container", mgr.nf_priv[id].ctr_name);
+		rte_tel_data_add_dict_string(c, "standby_container",
+					     mgr.nf_priv[id].sb_ctr_name);
+	}
+	rte_tel_data_add_dict_int(c, "standby_parked",
+				  __atomic_load_n(&s->standby_parked, __ATOMIC_RELAXED));
+	/* a protected chain's NF on its standby node, waiting for the takeover */
+	rte_tel_data_add_dict_int(c, "remote_parked",
+				  __atomic_load_n(&s->remote_park_ack, __ATOMIC_RELAXED));
+	rte_tel_data_add_dict_int(c, "standby_lcore",
+				  s->standby_lcore == UINT32_MAX ? -1 : (int)s->standby_lcore);
+	rte_tel_data_add_dict_uint(c, "standby_failures", s->standby_failures);
+	rte_tel_data_add_dict_string(c, "standby_last_failure",
+				     mgr.nf_priv[id].sb_last_failure);
+	{
+		uint64_t now = mgr_now_ns(), retry = mgr.nf_priv[id].sb_retry_ns;
+
+		rte_tel_data_add_dict_uint(c, "standby_retry_in_ms",
+					  retry > now ? (retry - now) / 1000000 : 0);
+	}
+	rte_tel_data_add_dict_uint(c, "failover_refused", s->failover_refused);
+	rte_tel_data_add_dict_uint(c, "failovers", s->failovers);
+	rte_tel_data_add_dict_uint(c, "failover_wake_ns", s->failover_wake_ns);
+	rte_tel_data_add_dict_uint(c, "hung_kills", s->hung_kills);
+	rte_tel_data_add_dict_uint(c, "failover_first_pkt_ns", s->failover_first_pkt_ns);
+	rte_tel_data_add_dict_uint(c, "failover_wake_to_first_pkt_ns",
+				  onvm_nf_failover_ns(s));
+	rte_tel_data_add_dict_uint(c, "failover_reemitted", s->failover_reemitted);
+	rte_tel_data_add_dict_uint(c, "failover_dropped", s->failover_dropped);
+	rte_tel_data_add_dict_uint(c, "failover_reprocessed", s->failover_reprocessed);
+	rte_tel_data_add_dict_uint(c, "crash_handoffs", s->crash_handoffs);
+	rte_tel_data_add_dict_uint(c, "crash_handoff_ns", s->crash_handoff_ns);
+	rte_tel_data_add_dict_uint(c, "crash_signal", s->crash_signal);
+	rte_tel_data_add_dict_uint(c, "crash_armed",
+				  __atomic_load_n(&s->crash_armed, __ATOMIC_RELAXED));
+	/* Consistent-cut markers (remote chains) cross the NF's rings
+	 * like packets but are not packets: enqueued, dequeued and tx
+	 * count them, rx and the actions do not. */
+	rte_tel_data_add_dict_uint(c, "markers", __atomic_load_n(&s->markers, __ATOMIC_RELAXED));
+	rte_tel_data_add_dict_uint(c, "cut_chunks", s->cut_chunks);
+	rte_tel_data_add_dict_uint(c, "cut_failed", s->cut_failed);
+	rte_tel_data_add_dict_uint(c, "bad_markers", s->bad_markers);
+	rte_tel_data_add_dict_uint(c, "enqueued", UNITS_SUM(nf_enq[id]));
+	rte_tel_data_add_dict_uint(c, "enqueue_drops", UNITS_SUM(nf_enq_drop[id]));
+	rte_tel_data_add_dict_uint(c, "dequeued", UNITS_SUM(nf_deq[id]));
+	rte_tel_data_add_dict_uint(c, "rx_ring_count", rte_ring_count(s->rx_ring));
+	rte_tel_data_add_dict_uint(c, "tx_ring_count", rte_ring_count(s->tx_ring));
+	rte_tel_data_add_dict_uint(c, "reclaimed", s->reclaimed);
+	rte_tel_data_add_dict_uint(c, "first_pkt_ns", s->first_pkt_ns);
+	if (s->first_pkt_ns != 0 && s->launch_ns != 0 && s->launched)
+		rte_tel_data_add_dict_uint(c, "start_to_first_pkt_us",
+					  (s->first_pkt_ns - s->launch_ns) / 1000);
+	rte_tel_data_add_dict_uint(c, "register_ns", s->register_ns); /* CLOCK_MONOTONIC */
+	if (s->register_ns != 0 && s->launch_ns != 0 && s->launched)
+		rte_tel_data_add_dict_uint(c, "start_to_register_us",
+					  (s->register_ns - s->launch_ns) / 1000);
+}
+
+/*
+ * Every NF in one reply.  DPDK's telemetry reply is at most 16 KB (22.11:
+ * an entry that does not fit is left out): about eight NFs.  For more, the
+ * ids (/onvm/nf/ids) and one NF per command (/onvm/nf,ID): tools/onvm-exporter.
+ */
 static int
 tel_nfs(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -149,114 +262,48 @@ tel_nfs(const char *cmd, const char *params, struct rte_tel_data *d)
 	(void)params;
 	rte_tel_data_start_dict(d);
 	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
-		const struct onvm_nf_slot *s = &mgr.shm->nfs[id];
 		struct rte_tel_data *c;
 		char key[16];
 
-		if (s->status == ONVM_NF_FREE)
+		if (mgr.shm->nfs[id].status == ONVM_NF_FREE)
 			continue;
 		c = rte_tel_data_alloc();
 		if (c == NULL)
 			return -ENOMEM;
-		rte_tel_data_start_dict(c);
-		rte_tel_data_add_dict_string(c, "name", s->name);
-		rte_tel_data_add_dict_string(c, "status",
-					     mgr_nf_status_str(__atomic_load_n(&s->status,
-									       __ATOMIC_RELAXED)));
-		rte_tel_data_add_dict_int(c, "service", s->service_id);
-		rte_tel_data_add_dict_int(c, "instance", id);
-		rte_tel_data_add_dict_int(c, "pid", s->pid);
-		rte_tel_data_add_dict_int(c, "lcore", s->lcore_id);
-		rte_tel_data_add_dict_int(c, "launched", s->launched);
-		rte_tel_data_add_dict_uint(c, "rx", s->stats.rx);
-		rte_tel_data_add_dict_uint(c, "rx_bytes", s->stats.rx_bytes);
-		rte_tel_data_add_dict_uint(c, "tx", s->stats.tx);
-		rte_tel_data_add_dict_uint(c, "act_drop", s->stats.act_drop);
-		rte_tel_data_add_dict_uint(c, "act_next", s->stats.act_next);
-		rte_tel_data_add_dict_uint(c, "act_tonf", s->stats.act_tonf);
-		rte_tel_data_add_dict_uint(c, "act_out", s->stats.act_out);
-		rte_tel_data_add_dict_uint(c, "generated", s->stats.generated);
-		rte_tel_data_add_dict_uint(c, "generated_unsent", s->stats.gen_unsent);
-		rte_tel_data_add_dict_uint(c, "generate_waits", s->stats.gen_waits);
-		rte_tel_data_add_dict_uint(c, "generate_failures", s->stats.gen_fail);
-		rte_tel_data_add_dict_uint(c, "alloc_ring_count", rte_ring_count(s->alloc_ring));
-		rte_tel_data_add_dict_uint(c, "tx_wait", s->stats.tx_wait);
-		rte_tel_data_add_dict_uint(c, "wakeups", s->stats.wakeups);
-		rte_tel_data_add_dict_uint(c, "nd_events", s->stats.nd_events);
-		rte_tel_data_add_dict_uint(c, "state_bytes", s->state_size);
-		rte_tel_data_add_dict_uint(c, "state_seq", s->state_seq);
-		rte_tel_data_add_dict_uint(c, "state_chunks_committed", s->state_chunks);
-		rte_tel_data_add_dict_uint(c, "state_commits", s->state_commits);
-		rte_tel_data_add_dict_uint(c, "state_commit_mean_ns",
-					  s->state_commits ? cycles_to_ns(s->state_commit_cycles /
-									  s->state_commits) : 0);
-		rte_tel_data_add_dict_uint(c, "state_commit_max_ns",
-					  cycles_to_ns(s->state_commit_max_cycles));
-		rte_tel_data_add_dict_uint(c, "bad_touches", s->stats.bad_touches);
-		rte_tel_data_add_dict_int(c, "standby_pid",
-					  __atomic_load_n(&s->standby_pid, __ATOMIC_RELAXED));
-		/* (names written by the control thread at launch, as
-		 * sb_last_failure below: read without its lock) */
-		if (mgr.nf_priv[id].container) {
-			rte_tel_data_add_dict_string(c, "container", mgr.nf_priv[id].ctr_name);
-			rte_tel_data_add_dict_string(c, "standby_container",
-						     mgr.nf_priv[id].sb_ctr_name);
-		}
-		rte_tel_data_add_dict_int(c, "standby_parked",
-					  __atomic_load_n(&s->standby_parked, __ATOMIC_RELAXED));
-		/* a protected chain's NF on its standby node, waiting for the takeover */
-		rte_tel_data_add_dict_int(c, "remote_parked",
-					  __atomic_load_n(&s->remote_park_ack, __ATOMIC_RELAXED));
-		rte_tel_data_add_dict_int(c, "standby_lcore",
-					  s->standby_lcore == UINT32_MAX ? -1 : (int)s->standby_lcore);
-		rte_tel_data_add_dict_uint(c, "standby_failures", s->standby_failures);
-		rte_tel_data_add_dict_string(c, "standby_last_failure",
-					     mgr.nf_priv[id].sb_last_failure);
-		{
-			uint64_t now = mgr_now_ns(), retry = mgr.nf_priv[id].sb_retry_ns;
-
-			rte_tel_data_add_dict_uint(c, "standby_retry_in_ms",
-						  retry > now ? (retry - now) / 1000000 : 0);
-		}
-		rte_tel_data_add_dict_uint(c, "failover_refused", s->failover_refused);
-		rte_tel_data_add_dict_uint(c, "failovers", s->failovers);
-		rte_tel_data_add_dict_uint(c, "failover_wake_ns", s->failover_wake_ns);
-		rte_tel_data_add_dict_uint(c, "hung_kills", s->hung_kills);
-		rte_tel_data_add_dict_uint(c, "failover_first_pkt_ns", s->failover_first_pkt_ns);
-		rte_tel_data_add_dict_uint(c, "failover_wake_to_first_pkt_ns",
-					  onvm_nf_failover_ns(s));
-		rte_tel_data_add_dict_uint(c, "failover_reemitted", s->failover_reemitted);
-		rte_tel_data_add_dict_uint(c, "failover_dropped", s->failover_dropped);
-		rte_tel_data_add_dict_uint(c, "failover_reprocessed", s->failover_reprocessed);
-		rte_tel_data_add_dict_uint(c, "crash_handoffs", s->crash_handoffs);
-		rte_tel_data_add_dict_uint(c, "crash_handoff_ns", s->crash_handoff_ns);
-		rte_tel_data_add_dict_uint(c, "crash_signal", s->crash_signal);
-		rte_tel_data_add_dict_uint(c, "crash_armed",
-					  __atomic_load_n(&s->crash_armed, __ATOMIC_RELAXED));
-		/* Consistent-cut markers (remote chains) cross the NF's rings
-		 * like packets but are not packets: enqueued, dequeued and tx
-		 * count them, rx and the actions do not. */
-		rte_tel_data_add_dict_uint(c, "markers", __atomic_load_n(&s->markers, __ATOMIC_RELAXED));
-		rte_tel_data_add_dict_uint(c, "cut_chunks", s->cut_chunks);
-		rte_tel_data_add_dict_uint(c, "cut_failed", s->cut_failed);
-		rte_tel_data_add_dict_uint(c, "bad_markers", s->bad_markers);
-		rte_tel_data_add_dict_uint(c, "enqueued", UNITS_SUM(nf_enq[id]));
-		rte_tel_data_add_dict_uint(c, "enqueue_drops", UNITS_SUM(nf_enq_drop[id]));
-		rte_tel_data_add_dict_uint(c, "dequeued", UNITS_SUM(nf_deq[id]));
-		rte_tel_data_add_dict_uint(c, "rx_ring_count", rte_ring_count(s->rx_ring));
-		rte_tel_data_add_dict_uint(c, "tx_ring_count", rte_ring_count(s->tx_ring));
-		rte_tel_data_add_dict_uint(c, "reclaimed", s->reclaimed);
-		rte_tel_data_add_dict_uint(c, "first_pkt_ns", s->first_pkt_ns);
-		if (s->first_pkt_ns != 0 && s->launch_ns != 0 && s->launched)
-			rte_tel_data_add_dict_uint(c, "start_to_first_pkt_us",
-						  (s->first_pkt_ns - s->launch_ns) / 1000);
-		rte_tel_data_add_dict_uint(c, "register_ns", s->register_ns); /* CLOCK_MONOTONIC */
-		if (s->register_ns != 0 && s->launch_ns != 0 && s->launched)
-			rte_tel_data_add_dict_uint(c, "start_to_register_us",
-						  (s->register_ns - s->launch_ns) / 1000);
+		nf_dict(id, c);
 		snprintf(key, sizeof(key), "%u", id);
 		rte_tel_data_add_dict_container(d, key, c, 0);
 	}
+	return 0;
+}
+
+/* The instance ids of the slots in use. */
+static int
+tel_nf_ids(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_array(d, RTE_TEL_INT_VAL);
+	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++)
+		if (mgr.shm->nfs[id].status != ONVM_NF_FREE)
+			rte_tel_data_add_array_int(d, id);
+	return 0;
+}
+
+/* One NF: /onvm/nf,ID (its /onvm/nfs entry). */
+static int
+tel_nf(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	char *end;
+	unsigned long id;
+
+	(void)cmd;
+	if (params == NULL || *params == '\0')
+		return -EINVAL;
+	id = strtoul(params, &end, 10);
+	if (*end != '\0' || id >= ONVM_MAX_NFS || mgr.shm->nfs[id].status == ONVM_NF_FREE)
+		return -EINVAL;
+	nf_dict((uint16_t)id, d);
 	return 0;
 }
 
@@ -407,7 +454,10 @@ mgr_telemetry_init(void)
 		 "Restart every port's tx_gap_max_us and every lcore's longest pass."},
 		{"/onvm/lcores", tel_lcores,
 		 "Each data lcore's longest pass over its units in us (naps excluded)."},
-		{"/onvm/nfs", tel_nfs, "Per-NF state and counters. No parameters."},
+		{"/onvm/nfs", tel_nfs,
+		 "Per-NF state and counters (at most ~8 NFs fit a reply: see /onvm/nf)."},
+		{"/onvm/nf/ids", tel_nf_ids, "Instance ids of the NFs. No parameters."},
+		{"/onvm/nf", tel_nf, "One NF's state and counters. Parameter: instance id."},
 		{"/onvm/chains", tel_chains,
 		 "Chains: services then exit (-1-port, or -1000 for drop). No parameters."},
 		{"/onvm/rings", tel_rings, "Ring occupancy. No parameters."},

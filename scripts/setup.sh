@@ -140,6 +140,7 @@ PACKAGES=(
 	lua5.1 lua-check  # examples/moongen: luac5.1 -p and luacheck on the MoonGen scripts
 	podman runc  # container NFs (tests/integration/test_container_*.py); runc: crun
 	             # refuses some hosts' cgroup layouts
+	python3-prometheus-client prometheus  # tools/onvm-exporter, and its test
 )
 
 # For the fuzz step.  clang alone does not bring the libFuzzer/ASan/UBSan

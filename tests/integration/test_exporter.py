@@ -1,0 +1,231 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 REINFORCE-NFV authors
+"""tools/onvm-exporter with a real Prometheus (Debian's) and a real node.
+
+1. prometheus: a node with a `local` simple_forward on net_null; the
+   exporter names it and a node that is not there; Prometheus scrapes the
+   exporter every second with examples/prometheus/alerts.yml loaded
+   (evaluated every second).  Before: Prometheus's query API says
+   onvm_up 1 for the node and 0 for the missing one, onvm_nf_failovers_total
+   0 and no ONVMNFFailedOver alert.  The NF's active is SIGKILLed: the
+   standby takes over; through the query API, onvm_nf_failovers_total rose
+   by exactly one and the alert ONVMNFFailedOver fires naming that NF
+   (nf="simple_forward", its instance and service).
+2. restart: the node is stopped (the exporter reports onvm_up 0 and keeps
+   serving), started again under the same prefix (onvm_up 1 again, counters
+   from the new run), and a socket that answers garbage is counted in
+   onvm_exporter_errors_total{reason} without the exporter failing.
+"""
+import json
+import os
+import threading
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+
+import lab
+
+EXPORTER = os.path.join(lab.SRC, "tools", "onvm-exporter")
+ALERTS = os.path.join(lab.SRC, "examples", "prometheus", "alerts.yml")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def http_get(url, timeout=5):
+    with urllib.request.urlopen(url, timeout=timeout) as r:
+        return r.read().decode()
+
+
+def metrics(port):
+    """{(name, frozenset(labels)): value} of the exporter's /metrics."""
+    out = {}
+    for line in http_get(f"http://127.0.0.1:{port}/metrics").splitlines():
+        if not line or line.startswith("#"):
+            continue
+        name_labels, value = line.rsplit(" ", 1)
+        if "{" in name_labels:
+            name, rest = name_labels.split("{", 1)
+            labels = frozenset(tuple(kv.split("=", 1)) for kv in rest.rstrip("}").split(",")
+                               if kv)
+            labels = frozenset((k, v.strip('"')) for k, v in labels)
+        else:
+            name, labels = name_labels, frozenset()
+        out[(name, labels)] = float(value)
+    return out
+
+
+def metric(m, name, **labels):
+    want = set(labels.items())
+    vals = [v for (n, ls), v in m.items() if n == name and want <= set(ls)]
+    return vals[0] if len(vals) == 1 else None
+
+
+def start_exporter(L, nodes, port, tag):
+    argv = [EXPORTER, "--listen", f"127.0.0.1:{port}"]
+    for n in nodes:
+        argv += ["--node", n]
+    p = L.spawn(f"exporter-{tag}", argv)
+
+    def serving():
+        lab.check(p.poll() is None, "the exporter exited")
+        try:
+            return http_get(f"http://127.0.0.1:{port}/metrics", 2)
+        except OSError:
+            return None
+    lab.wait_until(serving, 20, "the exporter serving /metrics")
+    return p
+
+
+def prom_query(port, q):
+    url = f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": q})
+    try:
+        doc = json.loads(http_get(url))
+    except OSError:
+        return None  # not serving yet
+    lab.check(doc.get("status") == "success", f"prometheus query {q}: {doc}")
+    return doc["data"]["result"]
+
+
+def prom_value(port, q):
+    r = prom_query(port, q)
+    return float(r[0]["value"][1]) if r is not None and len(r) == 1 else None
+
+
+def local_node(L, name):
+    return L.node(name, {
+        "nf_defaults": {"cpus": "1"},
+        "ports": [{"name": "gen", "dev": "net_null0,size=64"},
+                  {"name": "sink", "dev": "net_null1,size=64", "rx": False}],
+        "nfs": [{"binary": "simple_forward", "service": 1, "resiliency": "local"}],
+        "chains": [{"name": "c", "services": [1], "ingress_port": "gen", "exit_port": "sink"}],
+    })
+
+
+def with_prometheus(L):
+    prom = shutil.which("prometheus")
+    lab.check(prom is not None, "prometheus is not installed (scripts/setup.sh installs it)")
+    node = local_node(L, "exported").start()
+    missing = f"absent{os.getpid()}"
+    eport, pport = free_port(), free_port()
+    start_exporter(L, [node.prefix, missing], eport, "prom")
+    cfg_dir = L.path("prometheus")
+    os.makedirs(cfg_dir)
+    shutil.copy(ALERTS, os.path.join(cfg_dir, "alerts.yml"))
+    with open(os.path.join(cfg_dir, "prometheus.yml"), "w") as f:
+        f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                "rule_files:\n  - alerts.yml\n"
+                "scrape_configs:\n  - job_name: onvm\n    static_configs:\n"
+                f"      - targets: ['127.0.0.1:{eport}']\n")
+    p = L.spawn("prometheus", [prom, f"--config.file={cfg_dir}/prometheus.yml",
+                               f"--storage.tsdb.path={cfg_dir}/data",
+                               f"--web.listen-address=127.0.0.1:{pport}"])
+    lab.wait_until(lambda: p.poll() is None and
+                   prom_value(pport, f'onvm_up{{node="{node.prefix}"}}') == 1.0, 60,
+                   "Prometheus: onvm_up 1 for the node")
+    L.expect(prom_value(pport, f'onvm_up{{node="{missing}"}}') == 0.0,
+             "Prometheus: the missing node is not onvm_up 0")
+    before = prom_value(pport, f'onvm_nf_failovers_total{{node="{node.prefix}"}}')
+    L.expect(before == 0.0, f"Prometheus: failovers before the kill {before}")
+    L.expect(not prom_query(pport, 'ALERTS{alertname="ONVMNFFailedOver"}'),
+             "the failover alert fired before any failover")
+    lab.wait_until(lambda: node.nf_by(service=1)[0]["standby_parked"] == 1, 30,
+                   "the standby parked")
+    victim = node.nf_by(service=1)[0]
+    os.kill(victim["pid"], signal.SIGKILL)
+    lab.wait_until(lambda: prom_value(
+        pport, f'onvm_nf_failovers_total{{node="{node.prefix}"}}') == before + 1, 30,
+        "Prometheus: the failover counter up by one")
+    alerts = lab.wait_until(lambda: prom_query(
+        pport, 'ALERTS{alertname="ONVMNFFailedOver",alertstate="firing"}') or None, 30,
+        "Prometheus: ONVMNFFailedOver firing")
+    lab.check(len(alerts) == 1, f"Prometheus: {len(alerts)} failover alerts: {alerts}")
+    labels = alerts[0]["metric"]
+    L.expect(labels.get("nf") == "simple_forward" and
+             labels.get("nf_instance") == str(victim["instance"]) and
+             labels.get("service") == str(victim["service"]) and
+             labels.get("node") == node.prefix,
+             f"the alert names {labels}, not simple_forward instance {victim['instance']}")
+    time.sleep(2)
+    L.expect(prom_value(pport, f'onvm_nf_failovers_total{{node="{node.prefix}"}}') ==
+             before + 1, "Prometheus: the failover counter rose by more than one")
+    node.stop()
+    print(f"prometheus: failovers {before:.0f} -> {before + 1:.0f}; alert names "
+          f"{labels.get('nf')} instance {labels.get('nf_instance')}")
+
+
+def restart_and_garbage(L):
+    node = local_node(L, "restarted").start()
+    bogus = f"bogus{os.getpid()}"
+    bdir = os.path.join(lab.RUNTIME_ROOT, bogus)
+    os.makedirs(bdir, exist_ok=True)
+    L.extra_dirs.append(bdir)
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    srv.bind(os.path.join(bdir, "dpdk_telemetry.v2"))
+    srv.listen(4)
+    srv.settimeout(0.2)
+    done = threading.Event()
+
+    def serve_garbage():
+        # A telemetry socket that greets as DPDK does, then answers garbage.
+        while not done.is_set():
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                continue
+            try:
+                c.settimeout(2)
+                c.send(b'{"version":"DPDK 22.11","pid":1,"max_output_len":16384}')
+                while c.recv(4096):
+                    c.send(b"not json at all")
+            except OSError:
+                pass
+            c.close()
+    server = threading.Thread(target=serve_garbage, daemon=True)
+    server.start()
+    eport = free_port()
+    exp = start_exporter(L, [node.prefix, bogus], eport, "restart")
+    m = None
+    for _ in range(3):
+        m = metrics(eport)
+    L.expect(metric(m, "onvm_up", node=node.prefix) == 1.0, "up before the restart")
+    L.expect(metric(m, "onvm_up", node=bogus) == 0.0, "the garbage node counted up")
+    bad = metric(m, "onvm_exporter_errors_total", node=bogus, reason="bad_json")
+    L.expect(bad is not None and bad >= 2, f"garbage replies counted {bad}")
+    uptime0 = metric(m, "onvm_uptime_seconds", node=node.prefix)
+    node.stop()
+    m = metrics(eport)
+    L.expect(metric(m, "onvm_up", node=node.prefix) == 0.0, "a stopped node is not up 0")
+    L.expect(metric(m, "onvm_nf_running", node=node.prefix) is None,
+             "a stopped node still has NF metrics")
+    node.start()
+    lab.wait_until(lambda: metric(metrics(eport), "onvm_up", node=node.prefix) == 1.0, 30,
+                   "up again after the restart")
+    uptime1 = metric(metrics(eport), "onvm_uptime_seconds", node=node.prefix)
+    L.expect(uptime1 is not None and uptime0 is not None and uptime1 < uptime0 + 5,
+             f"uptime {uptime0} -> {uptime1}: not the new run's")
+    L.expect(exp.poll() is None, "the exporter exited")
+    node.stop()
+    done.set()
+    server.join()
+    srv.close()
+    print("restart: up 1 -> 0 -> 1, garbage counted, exporter alive")
+
+
+def test(L):
+    restart_and_garbage(L)
+    with_prometheus(L)
+
+
+if __name__ == "__main__":
+    lab.Lab("exporter").run(test)
