@@ -23,7 +23,6 @@ import threading
 import shutil
 import signal
 import socket
-import subprocess
 import time
 import urllib.parse
 import urllib.request
