@@ -291,6 +291,7 @@ struct mgr {
 	bool rx_stopped;  /* atomic: the RX unit stops reading ports */
 	bool stop_loops;  /* atomic: the lcore loops return */
 	uint64_t nf_deaths;
+	uint64_t nf_instances_lost; /* NF instances that died and nobody took over */
 	uint64_t nf_failovers;	/* deaths a standby took over */
 	uint64_t nf_hung;	/* NFs killed for making no progress */
 	uint64_t nf_start_failures; /* launched NFs that exited before registering */

@@ -557,6 +557,9 @@ mgr_nf_handle_exit(uint16_t id)
 		} else {
 			mgr.nf_deaths++;
 		}
+		/* Whichever way: nobody takes the instance over. */
+		if (!mgr.shm->shutting_down)
+			mgr.nf_instances_lost++;
 		NFCTL_LOG(WARNING, "NF '%s' (pid %d, instance %u) died without unregistering",
 			  s->name, s->pid, id);
 		s->status = ONVM_NF_DEAD;

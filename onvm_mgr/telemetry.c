@@ -39,6 +39,7 @@ tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_uint(d, "uptime_ms", (mgr_now_ns() - mgr.start_ns) / 1000000);
 	rte_tel_data_add_dict_int(d, "ports", mgr.nb_ports);
 	rte_tel_data_add_dict_uint(d, "nf_deaths", mgr.nf_deaths);
+	rte_tel_data_add_dict_uint(d, "nf_instances_lost", mgr.nf_instances_lost);
 	rte_tel_data_add_dict_uint(d, "nf_failovers", mgr.nf_failovers);
 	rte_tel_data_add_dict_uint(d, "nf_hung", mgr.nf_hung);
 	rte_tel_data_add_dict_uint(d, "nf_start_failures", mgr.nf_start_failures);
@@ -159,9 +160,13 @@ nf_dict(uint16_t id, struct rte_tel_data *c)
 	rte_tel_data_add_dict_int(c, "lcore", s->lcore_id);
 	rte_tel_data_add_dict_int(c, "launched", s->launched);
 	/* launched with "resiliency": "local" (a hot standby is kept) */
-	rte_tel_data_add_dict_int(c, "local",
-				  mgr.nf_priv[id].cfg_index >= 0 &&
-					  mgr.cfg.nfs[mgr.nf_priv[id].cfg_index].local);
+	{
+		/* (read once: the control thread may reset the slot meanwhile) */
+		int ci = __atomic_load_n(&mgr.nf_priv[id].cfg_index, __ATOMIC_RELAXED);
+
+		rte_tel_data_add_dict_int(c, "local", ci >= 0 && ci < mgr.cfg.nnfs &&
+							     mgr.cfg.nfs[ci].local);
+	}
 	rte_tel_data_add_dict_uint(c, "rx", s->stats.rx);
 	rte_tel_data_add_dict_uint(c, "rx_bytes", s->stats.rx_bytes);
 	rte_tel_data_add_dict_uint(c, "tx", s->stats.tx);
@@ -181,6 +186,8 @@ nf_dict(uint16_t id, struct rte_tel_data *c)
 	rte_tel_data_add_dict_uint(c, "state_seq", s->state_seq);
 	rte_tel_data_add_dict_uint(c, "state_chunks_committed", s->state_chunks);
 	rte_tel_data_add_dict_uint(c, "state_commits", s->state_commits);
+	/* (the total, for a counter: mean x commits is not monotonic) */
+	rte_tel_data_add_dict_uint(c, "state_commit_total_ns", cycles_to_ns(s->state_commit_cycles));
 	rte_tel_data_add_dict_uint(c, "state_commit_mean_ns",
 				  s->state_commits ? cycles_to_ns(s->state_commit_cycles /
 								  s->state_commits) : 0);
@@ -301,8 +308,10 @@ tel_nf(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (params == NULL || *params == '\0')
 		return -EINVAL;
 	id = strtoul(params, &end, 10);
-	if (*end != '\0' || id >= ONVM_MAX_NFS || mgr.shm->nfs[id].status == ONVM_NF_FREE)
+	if (*end != '\0' || id >= ONVM_MAX_NFS)
 		return -EINVAL;
+	if (mgr.shm->nfs[id].status == ONVM_NF_FREE)
+		return -ENOENT;
 	nf_dict((uint16_t)id, d);
 	return 0;
 }

@@ -140,8 +140,13 @@ PACKAGES=(
 	lua5.1 lua-check  # examples/moongen: luac5.1 -p and luacheck on the MoonGen scripts
 	podman runc  # container NFs (tests/integration/test_container_*.py); runc: crun
 	             # refuses some hosts' cgroup layouts
-	python3-prometheus-client prometheus  # tools/onvm-exporter, and its test
+	python3-prometheus-client  # tools/onvm-exporter
 )
+
+# For the test suite only (test_exporter.py runs a Prometheus of its own):
+# without Recommends (node-exporter), and the service the package enables is
+# stopped again -- an NFV node runs no Prometheus of ours.
+TEST_PACKAGES=(prometheus)
 
 # For the fuzz step.  clang alone does not bring the libFuzzer/ASan/UBSan
 # runtimes: they are in libclang-rt-dev (-> libclang-rt-14-dev), only a
@@ -163,13 +168,18 @@ missing_of() {
 
 step "checking Debian packages"
 mapfile -t MISSING < <(missing_of "${PACKAGES[@]}")
+MISSING_TEST=()
+if [ "$MODE" = test ]; then
+	mapfile -t MISSING_TEST < <(missing_of "${TEST_PACKAGES[@]}")
+fi
 MISSING_FUZZ=()
 if [ "$RUN_FUZZ" -eq 1 ]; then
 	mapfile -t MISSING_FUZZ < <(missing_of "${FUZZ_PACKAGES[@]}")
 fi
 
-if [ "${#MISSING[@]}" -gt 0 ] || [ "${#MISSING_FUZZ[@]}" -gt 0 ]; then
-	step "installing: ${MISSING[*]} ${MISSING_FUZZ[*]}"
+if [ "${#MISSING[@]}" -gt 0 ] || [ "${#MISSING_FUZZ[@]}" -gt 0 ] ||
+	[ "${#MISSING_TEST[@]}" -gt 0 ]; then
+	step "installing: ${MISSING[*]} ${MISSING_FUZZ[*]} ${MISSING_TEST[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	APT_OPTS=(-y -q -o DPkg::Lock::Timeout=600 -o Acquire::Retries=3
 		-o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
@@ -186,6 +196,13 @@ if [ "${#MISSING[@]}" -gt 0 ] || [ "${#MISSING_FUZZ[@]}" -gt 0 ]; then
 	if [ "${#MISSING_FUZZ[@]}" -gt 0 ]; then
 		"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install "${APT_OPTS[@]}" \
 			--no-install-recommends "${MISSING_FUZZ[@]}"
+	fi
+	if [ "${#MISSING_TEST[@]}" -gt 0 ]; then
+		"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install "${APT_OPTS[@]}" \
+			--no-install-recommends "${MISSING_TEST[@]}"
+		if [ -d /run/systemd/system ]; then
+			"${SUDO[@]}" systemctl disable --now prometheus >/dev/null 2>&1 || true
+		fi
 	fi
 else
 	step "all $((${#PACKAGES[@]} + RUN_FUZZ * ${#FUZZ_PACKAGES[@]})) packages already installed"

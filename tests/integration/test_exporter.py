@@ -12,10 +12,16 @@
    standby takes over; through the query API, onvm_nf_failovers_total rose
    by exactly one and the alert ONVMNFFailedOver fires naming that NF
    (nf="simple_forward", its instance and service).
-2. restart: the node is stopped (the exporter reports onvm_up 0 and keeps
-   serving), started again under the same prefix (onvm_up 1 again, counters
-   from the new run), and a socket that answers garbage is counted in
-   onvm_exporter_errors_total{reason} without the exporter failing.
+   The histogram of wake -> first packet counts that failover once, and
+   ONVMNFInstanceLost stays silent (a standby took it over).
+2. restart: the node is stopped (the exporter reports onvm_up 0 and none of
+   its other metrics, and keeps serving), started again under the same
+   prefix (onvm_up 1 again, its uptime the new run's), and a socket that
+   answers garbage is counted in onvm_exporter_errors_total{reason} without
+   the exporter failing.
+3. odd nodes: a socket that greets and never answers, one whose id list
+   holds a null: the scrape comes back within the node budget, the good
+   node up, the odd list counted as a bad reply.
 """
 import json
 import os
@@ -158,6 +164,11 @@ def with_prometheus(L):
     time.sleep(2)
     L.expect(prom_value(pport, f'onvm_nf_failovers_total{{node="{node.prefix}"}}') ==
              before + 1, "Prometheus: the failover counter rose by more than one")
+    L.expect(not prom_query(pport, 'ALERTS{alertname="ONVMNFInstanceLost"}'),
+             "ONVMNFInstanceLost fired for a failover a standby took")
+    lab.wait_until(lambda: prom_value(
+        pport, f'onvm_nf_failover_wake_to_first_packet_seconds_count{{node="{node.prefix}"}}')
+        == 1.0, 30, "Prometheus: the failover's wake -> first packet observed once")
     node.stop()
     print(f"prometheus: failovers {before:.0f} -> {before + 1:.0f}; alert names "
           f"{labels.get('nf')} instance {labels.get('nf_instance')}")
@@ -205,13 +216,17 @@ def restart_and_garbage(L):
     node.stop()
     m = metrics(eport)
     L.expect(metric(m, "onvm_up", node=node.prefix) == 0.0, "a stopped node is not up 0")
-    L.expect(metric(m, "onvm_nf_running", node=node.prefix) is None,
-             "a stopped node still has NF metrics")
+    left = [n for (n, ls) in m if ("node", node.prefix) in ls and n not in
+            ("onvm_up", "onvm_exporter_scrape_seconds") and not n.startswith(
+                "onvm_nf_failover_wake_to_first_packet")]
+    L.expect(not left, f"a stopped node still has metrics: {sorted(set(left))[:5]}")
+    restarted = time.monotonic()
     node.start()
     lab.wait_until(lambda: metric(metrics(eport), "onvm_up", node=node.prefix) == 1.0, 30,
                    "up again after the restart")
     uptime1 = metric(metrics(eport), "onvm_uptime_seconds", node=node.prefix)
-    L.expect(uptime1 is not None and uptime0 is not None and uptime1 < uptime0 + 5,
+    L.expect(uptime1 is not None and uptime0 is not None and
+             uptime1 <= time.monotonic() - restarted + 1,
              f"uptime {uptime0} -> {uptime1}: not the new run's")
     L.expect(exp.poll() is None, "the exporter exited")
     node.stop()
@@ -221,7 +236,69 @@ def restart_and_garbage(L):
     print("restart: up 1 -> 0 -> 1, garbage counted, exporter alive")
 
 
+def odd_nodes(L):
+    """Telemetry sockets that misbehave: one greets and never answers, one
+    answers a node's replies but an id list with a null in it.  The scrape
+    still comes back, within the node budget, with the good node up."""
+    node = local_node(L, "neighbour").start()
+    socks, done = [], threading.Event()
+
+    def fake(prefix, answer):
+        d = os.path.join(lab.RUNTIME_ROOT, prefix)
+        os.makedirs(d, exist_ok=True)
+        L.extra_dirs.append(d)
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.bind(os.path.join(d, "dpdk_telemetry.v2"))
+        s.listen(4)
+        s.settimeout(0.2)
+        socks.append(s)
+
+        def serve():
+            while not done.is_set():
+                try:
+                    c, _ = s.accept()
+                except OSError:
+                    continue
+                try:
+                    c.settimeout(3)
+                    c.send(b'{"version":"DPDK 22.11","pid":1,"max_output_len":null}')
+                    while True:
+                        cmd = c.recv(4096).decode()
+                        if not cmd:
+                            break
+                        reply = answer(cmd)
+                        if reply is not None:
+                            c.send(json.dumps({cmd.split(",")[0]: reply}).encode())
+                except OSError:
+                    pass
+                c.close()
+        threading.Thread(target=serve, daemon=True).start()
+
+    silent, odd = f"silent{os.getpid()}", f"oddids{os.getpid()}"
+    fake(silent, lambda cmd: None)
+    fake(odd, lambda cmd: {"/onvm/info": {"node": "odd", "pid": 7},
+                           "/onvm/nf/ids": [None, 3]}.get(cmd.split(",")[0], {}))
+    eport = free_port()
+    exp = start_exporter(L, [node.prefix, silent, odd], eport, "odd")
+    t0 = time.monotonic()
+    m = metrics(eport)
+    took = time.monotonic() - t0
+    L.expect(took < 3.0, f"a scrape with a silent node took {took:.1f} s")
+    L.expect(metric(m, "onvm_up", node=node.prefix) == 1.0, "the good node not up")
+    L.expect(metric(m, "onvm_up", node=silent) == 0.0, "the silent node not up 0")
+    L.expect(metric(m, "onvm_up", node=odd) == 0.0, "the node with odd ids not up 0")
+    L.expect((metric(m, "onvm_exporter_errors_total", node=odd, reason="bad_reply") or 0) >= 1,
+             "the odd id list not counted as a bad reply")
+    L.expect(exp.poll() is None, "the exporter exited")
+    done.set()
+    node.stop()
+    for s in socks:
+        s.close()
+    print(f"odd nodes: scrape {took * 1e3:.0f} ms with a silent node, odd ids counted")
+
+
 def test(L):
+    odd_nodes(L)
     restart_and_garbage(L)
     with_prometheus(L)
 
