@@ -297,22 +297,36 @@ tel_nf_ids(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* A command's parameter naming an NF slot in use: 0 and *id, -EINVAL (not a
+ * slot) or -ENOENT (free). */
+static int
+instance_param(const char *params, uint16_t *id)
+{
+	char *end;
+	unsigned long v;
+
+	if (params == NULL || *params == '\0')
+		return -EINVAL;
+	v = strtoul(params, &end, 10);
+	if (*end != '\0' || v >= ONVM_MAX_NFS)
+		return -EINVAL;
+	if (mgr.shm->nfs[v].status == ONVM_NF_FREE)
+		return -ENOENT;
+	*id = (uint16_t)v;
+	return 0;
+}
+
 /* One NF: /onvm/nf,ID (its /onvm/nfs entry). */
 static int
 tel_nf(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	char *end;
-	unsigned long id;
+	uint16_t id;
+	int ret = instance_param(params, &id);
 
 	(void)cmd;
-	if (params == NULL || *params == '\0')
-		return -EINVAL;
-	id = strtoul(params, &end, 10);
-	if (*end != '\0' || id >= ONVM_MAX_NFS)
-		return -EINVAL;
-	if (mgr.shm->nfs[id].status == ONVM_NF_FREE)
-		return -ENOENT;
-	nf_dict((uint16_t)id, d);
+	if (ret < 0)
+		return ret;
+	nf_dict(id, d);
 	return 0;
 }
 
@@ -426,18 +440,13 @@ tel_nf_app(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct onvm_nf_app_stats copy;
 	const struct onvm_nf_slot *s;
-	char *end;
-	unsigned long id;
+	uint16_t id;
+	int ret = instance_param(params, &id);
 
 	(void)cmd;
-	if (params == NULL || *params == '\0')
-		return -EINVAL;
-	id = strtoul(params, &end, 10);
-	if (*end != '\0' || id >= ONVM_MAX_NFS)
-		return -EINVAL;
+	if (ret < 0)
+		return ret;
 	s = &mgr.shm->nfs[id];
-	if (s->status == ONVM_NF_FREE)
-		return -ENOENT;
 	if (onvm_seq_read(&s->app.seq, &copy, &s->app, sizeof(copy), 1000) < 0)
 		return -EBUSY;
 	rte_tel_data_start_dict(d);

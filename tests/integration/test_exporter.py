@@ -107,6 +107,42 @@ def prom_value(port, q):
     return float(r[0]["value"][1]) if r is not None and len(r) == 1 else None
 
 
+def fake_node(L, prefix, answer, done, greeting=b'{"version":"DPDK 22.11","pid":1,'
+                                                 b'"max_output_len":16384}'):
+    """A telemetry socket where node `prefix`'s would be, served until `done`
+    is set: it greets, then answers each command with answer(cmd) (bytes;
+    None: no answer).  Returns the listening socket (closed by the caller)."""
+    d = os.path.join(lab.RUNTIME_ROOT, prefix)
+    os.makedirs(d, exist_ok=True)
+    L.extra_dirs.append(d)
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    srv.bind(os.path.join(d, "dpdk_telemetry.v2"))
+    srv.listen(4)
+    srv.settimeout(0.2)
+
+    def serve():
+        while not done.is_set():
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                continue
+            try:
+                c.settimeout(3)
+                c.send(greeting)
+                while True:
+                    cmd = c.recv(4096).decode()
+                    if not cmd:
+                        break
+                    reply = answer(cmd)
+                    if reply is not None:
+                        c.send(reply)
+            except OSError:
+                pass
+            c.close()
+    threading.Thread(target=serve, daemon=True).start()
+    return srv
+
+
 def local_node(L, name):
     return L.node(name, {
         "nf_defaults": {"cpus": "1"},
@@ -177,32 +213,8 @@ def with_prometheus(L):
 def restart_and_garbage(L):
     node = local_node(L, "restarted").start()
     bogus = f"bogus{os.getpid()}"
-    bdir = os.path.join(lab.RUNTIME_ROOT, bogus)
-    os.makedirs(bdir, exist_ok=True)
-    L.extra_dirs.append(bdir)
-    srv = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    srv.bind(os.path.join(bdir, "dpdk_telemetry.v2"))
-    srv.listen(4)
-    srv.settimeout(0.2)
     done = threading.Event()
-
-    def serve_garbage():
-        # A telemetry socket that greets as DPDK does, then answers garbage.
-        while not done.is_set():
-            try:
-                c, _ = srv.accept()
-            except OSError:
-                continue
-            try:
-                c.settimeout(2)
-                c.send(b'{"version":"DPDK 22.11","pid":1,"max_output_len":16384}')
-                while c.recv(4096):
-                    c.send(b"not json at all")
-            except OSError:
-                pass
-            c.close()
-    server = threading.Thread(target=serve_garbage, daemon=True)
-    server.start()
+    srv = fake_node(L, bogus, lambda cmd: b"not json at all", done)
     eport = free_port()
     exp = start_exporter(L, [node.prefix, bogus], eport, "restart")
     m = None
@@ -231,7 +243,6 @@ def restart_and_garbage(L):
     L.expect(exp.poll() is None, "the exporter exited")
     node.stop()
     done.set()
-    server.join()
     srv.close()
     print("restart: up 1 -> 0 -> 1, garbage counted, exporter alive")
 
@@ -241,43 +252,16 @@ def odd_nodes(L):
     answers a node's replies but an id list with a null in it.  The scrape
     still comes back, within the node budget, with the good node up."""
     node = local_node(L, "neighbour").start()
-    socks, done = [], threading.Event()
+    done = threading.Event()
+    odd_greeting = b'{"version":"DPDK 22.11","pid":1,"max_output_len":null}'
 
-    def fake(prefix, answer):
-        d = os.path.join(lab.RUNTIME_ROOT, prefix)
-        os.makedirs(d, exist_ok=True)
-        L.extra_dirs.append(d)
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        s.bind(os.path.join(d, "dpdk_telemetry.v2"))
-        s.listen(4)
-        s.settimeout(0.2)
-        socks.append(s)
-
-        def serve():
-            while not done.is_set():
-                try:
-                    c, _ = s.accept()
-                except OSError:
-                    continue
-                try:
-                    c.settimeout(3)
-                    c.send(b'{"version":"DPDK 22.11","pid":1,"max_output_len":null}')
-                    while True:
-                        cmd = c.recv(4096).decode()
-                        if not cmd:
-                            break
-                        reply = answer(cmd)
-                        if reply is not None:
-                            c.send(json.dumps({cmd.split(",")[0]: reply}).encode())
-                except OSError:
-                    pass
-                c.close()
-        threading.Thread(target=serve, daemon=True).start()
-
+    def odd_answer(cmd):
+        key = cmd.split(",")[0]
+        value = {"/onvm/info": {"node": "odd", "pid": 7}, "/onvm/nf/ids": [None, 3]}.get(key, {})
+        return json.dumps({key: value}).encode()
     silent, odd = f"silent{os.getpid()}", f"oddids{os.getpid()}"
-    fake(silent, lambda cmd: None)
-    fake(odd, lambda cmd: {"/onvm/info": {"node": "odd", "pid": 7},
-                           "/onvm/nf/ids": [None, 3]}.get(cmd.split(",")[0], {}))
+    socks = [fake_node(L, silent, lambda cmd: None, done, odd_greeting),
+             fake_node(L, odd, odd_answer, done, odd_greeting)]
     eport = free_port()
     exp = start_exporter(L, [node.prefix, silent, odd], eport, "odd")
     t0 = time.monotonic()
