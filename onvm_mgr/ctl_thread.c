@@ -112,6 +112,21 @@ stop_all(void)
 	}
 }
 
+/* SIGKILL the process watch `pidfd` names -- through the pidfd: a container
+ * NF is not our child, no zombie holds its pid -- and, if that is a runtime
+ * CLI still starting a container (`ctr_name` non-NULL), the container too
+ * (the CLI's death would leave it).  0, or -errno. */
+static int
+kill_watched(int pidfd, const char *ctr_name)
+{
+	int ret = pidfd < 0 ? -EBADF
+		  : syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) == 0 ? 0 : -errno;
+
+	if (ctr_name != NULL)
+		mgr_ctr_remove(ctr_name);
+	return ret;
+}
+
 /* Shutdown back-stop: SIGKILL every NF we launched that is still there. */
 static void
 kill_launched(void)
@@ -123,24 +138,11 @@ kill_launched(void)
 
 		if (s->status != ONVM_NF_FREE && s->launched && !p->exited && s->pid > 0) {
 			NFCTL_LOG(WARNING, "NF '%s' pid %d did not stop: SIGKILL", s->name, s->pid);
-			/* Through its pidfd: a container NF is not our child (no
-			 * zombie holds its pid once it dies). */
-			if (p->pidfd >= 0)
-				syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0);
-			else if (!p->container) /* our child: a zombie keeps its pid */
-				kill(s->pid, SIGKILL);
-			if (p->launcher_watched) /* a container that never registered */
-				mgr_ctr_remove(p->ctr_name);
+			kill_watched(p->pidfd, p->launcher_watched ? p->ctr_name : NULL);
 			p->killed = true;
 		}
-		if (p->sb_pid > 0 && !p->sb_exited) {
-			if (p->sb_pidfd >= 0)
-				syscall(SYS_pidfd_send_signal, p->sb_pidfd, SIGKILL, NULL, 0);
-			else if (!p->container)
-				kill(p->sb_pid, SIGKILL);
-			if (p->sb_launcher_watched)
-				mgr_ctr_remove(p->sb_ctr_name);
-		}
+		if (p->sb_pid > 0 && !p->sb_exited)
+			kill_watched(p->sb_pidfd, p->sb_launcher_watched ? p->sb_ctr_name : NULL);
 	}
 }
 
@@ -171,14 +173,12 @@ scan_slots(void)
 			NFCTL_LOG(ERR, "standby pid %d of NF '%s' (instance %u) did not take over "
 				       "within %u ms of its active's death: killing it",
 				  p->pid, s->name, id, mgr.cfg.nf_start_timeout_ms);
-			if (p->pidfd >= 0 &&
-			    syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0) == 0) {
-				if (p->launcher_watched) /* a container still starting */
-					mgr_ctr_remove(p->ctr_name);
+			int err = kill_watched(p->pidfd, p->launcher_watched ? p->ctr_name : NULL);
+
+			if (err == 0) {
 				p->killed = true;
 			} else {
-				NFCTL_LOG(ERR, "cannot kill standby pid %d: %s", p->pid,
-					  p->pidfd < 0 ? "no pidfd" : strerror(errno));
+				NFCTL_LOG(ERR, "cannot kill standby pid %d: %s", p->pid, strerror(-err));
 				p->handed_ns = now_ns; /* again after another period */
 			}
 		}
@@ -194,9 +194,7 @@ scan_slots(void)
 		    now_ns - s->launch_ns > mgr.cfg.nf_start_timeout_ms * 1000000ULL) {
 			NFCTL_LOG(ERR, "NF '%s' pid %d did not register in %u ms: killing it",
 				  s->name, s->pid, mgr.cfg.nf_start_timeout_ms);
-			kill(s->pid, SIGKILL);
-			if (p->launcher_watched) /* the CLI's death leaves the container */
-				mgr_ctr_remove(p->ctr_name);
+			kill_watched(p->pidfd, p->launcher_watched ? p->ctr_name : NULL);
 			p->killed = true;
 		}
 		/* A container standby gets the NFs' start time-out to register
@@ -208,9 +206,7 @@ scan_slots(void)
 			NFCTL_LOG(ERR, "standby of NF '%s' (instance %u): container %s did not "
 				       "register in %u ms: killing it",
 				  s->name, id, p->sb_ctr_name, mgr.cfg.nf_start_timeout_ms);
-			if (p->sb_pidfd >= 0)
-				syscall(SYS_pidfd_send_signal, p->sb_pidfd, SIGKILL, NULL, 0);
-			mgr_ctr_remove(p->sb_ctr_name);
+			kill_watched(p->sb_pidfd, p->sb_ctr_name);
 			p->sb_killed = true;
 		}
 		if (p->sb_exited && p->sb_pid != 0)
@@ -446,7 +442,7 @@ mgr_nf_wait_ready(uint32_t timeout_ms)
 				   /* a container standby that has not parked in
 				    * the time-out: the node starts unprotected
 				    * there, the standby retried with back-off */
-				   !(p->container &&
+				   !(mgr_nf_in_container(p) &&
 				     mgr_now_ns() - s->launch_ns >
 					     2 * (uint64_t)mgr.cfg.nf_start_timeout_ms * 1000000ULL)) {
 				pending++;

@@ -181,7 +181,6 @@ struct mgr_nf_priv {
 	 * start's failure.  From then on they are the NF's, and the CLI's
 	 * pidfd (launcher_pidfd, tagged LAUNCHER_TAG) is only reaped.  The
 	 * same for the standby with the sb_ fields. */
-	bool container;
 	bool launcher_watched;
 	int launcher_pidfd;
 	char ctr_name[128];
@@ -307,6 +306,17 @@ struct mgr {
 };
 
 extern struct mgr mgr;
+
+/* Whether the NF of a slot was launched in a container (its config says;
+ * -1: started by hand, a process).  cfg_index read once: the control
+ * thread resets a freed slot's while telemetry reads. */
+static inline bool
+mgr_nf_in_container(const struct mgr_nf_priv *p)
+{
+	int ci = __atomic_load_n(&p->cfg_index, __ATOMIC_RELAXED);
+
+	return ci >= 0 && ci < mgr.cfg.nnfs && mgr.cfg.nfs[ci].ctr.enabled;
+}
 
 /* A per-unit data path counter (struct mgr_dp_ctx field) summed over the units. */
 #define UNITS_SUM(field)                                                                     \

@@ -289,9 +289,7 @@ run_detached(char *const argv[])
 
 		if (null >= 0)
 			dup2(null, STDIN_FILENO);
-		if (syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
-			for (int fd = 3; fd < max_fd; fd++)
-				close(fd);
+		mgr_child_close_fds(max_fd);
 		setpgid(0, 0);
 		execv(argv[0], argv);
 		_exit(127);

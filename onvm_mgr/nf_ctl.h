@@ -27,7 +27,9 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "mgr.h"
 
@@ -38,6 +40,18 @@
  * STANDBY_TAG, an active's the slot id. */
 #define CTL_EV_REGISTRATION UINT32_MAX
 #define CTL_EV_LINK (UINT32_MAX - 1) /* link_watch.c's rtnetlink socket */
+
+/* In a child of the manager before exec: nothing of the manager's but
+ * stdin/out/err (some of its descriptors, received ones, are not
+ * close-on-exec); `max_fd` from sysconf(_SC_OPEN_MAX), taken before the
+ * fork, for kernels before close_range (5.9).  Async-signal-safe. */
+static inline void
+mgr_child_close_fds(int max_fd)
+{
+	if (syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
+		for (int fd = 3; fd < max_fd; fd++)
+			close(fd);
+}
 
 /* nf_services.c -- ctl_lock held. */
 void mgr_nf_slot_note_used(uint16_t id);

@@ -57,6 +57,17 @@ resolve_binary(const char *bin, char *out, size_t len)
 	return -ENOENT;
 }
 
+/* Kill and reap a child of ours here: one we cannot watch (no pidfd: out of
+ * file descriptors) must not run unseen, and one forked with a taken pid
+ * must not start. */
+static void
+unwatched_child_kill(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
 /*
  * fork/exec NF `cfg_index` for slot `id`, as its active or its standby; a
  * container NF through its runtime's CLI (nf_container.c), whose container
@@ -165,9 +176,7 @@ again:
 		setpgid(0, 0);
 		/* Nothing of the manager's but stdin/out/err: some of its
 		 * descriptors (received ones) are not close-on-exec. */
-		if (syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
-			for (int fd = 3; fd < max_fd; fd++)
-				close(fd);
+		mgr_child_close_fds(max_fd);
 		sched_setaffinity(0, sizeof(*cpu_set), cpu_set);
 		if (getppid() != mgr.shm->mgr_pid)
 			_exit(127);
@@ -179,9 +188,7 @@ again:
 	/* A process NF whose pid a container NF has in its namespace would
 	 * collide with it in the runtime directory (nf_container.c): another. */
 	if (!nc->ctr.enabled && mgr_ctr_ns_pid_taken(pid)) {
-		kill(pid, SIGKILL);
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
+		unwatched_child_kill(pid);
 		if (++forks_for_pid < 8)
 			goto again;
 		MGR_LOG(ERR, "NF '%s': every pid forked is one a container NF has", nc->name);
@@ -190,16 +197,6 @@ again:
 	MGR_LOG(INFO, "launched %s '%s' (%s) pid %d for instance %u of service %u",
 		standby ? "standby of NF" : "NF", nc->name, path, pid, id, nc->service);
 	return pid;
-}
-
-/* A child we cannot watch (no pidfd: out of file descriptors) must not run
- * unseen: kill it and reap it here. */
-static void
-unwatched_child_kill(pid_t pid)
-{
-	kill(pid, SIGKILL);
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
 }
 
 int
@@ -229,7 +226,6 @@ mgr_nf_launch_one(int cfg_index, uint16_t id)
 		return pid;
 	}
 	/* Until it registers, the pid watched is its runtime CLI's. */
-	mgr.nf_priv[id].container = nc->ctr.enabled;
 	mgr.nf_priv[id].launcher_watched = nc->ctr.enabled;
 	ret = mgr_nf_watch_pid(id, pid, -1);
 	if (ret < 0) {

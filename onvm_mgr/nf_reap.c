@@ -304,7 +304,7 @@ mgr_nf_handle_events(const struct epoll_event *evs, int n)
 					p->sb_exit_signal = si.si_code != CLD_EXITED;
 					p->sb_exit_status = si.si_status;
 					p->sb_exit_failed = p->sb_exit_signal || si.si_status != 0;
-				} else if (p->container && !p->sb_has_parked &&
+				} else if (mgr_nf_in_container(p) && !p->sb_has_parked &&
 					   !__atomic_load_n(&mgr.shm->nfs[id & ~STANDBY_TAG]
 								     .standby_parked,
 							    __ATOMIC_ACQUIRE) &&

@@ -198,7 +198,7 @@ nf_dict(uint16_t id, struct rte_tel_data *c)
 				  __atomic_load_n(&s->standby_pid, __ATOMIC_RELAXED));
 	/* (names written by the control thread at launch, as
 	 * sb_last_failure below: read without its lock) */
-	if (mgr.nf_priv[id].container) {
+	if (mgr_nf_in_container(&mgr.nf_priv[id])) {
 		rte_tel_data_add_dict_string(c, "container", mgr.nf_priv[id].ctr_name);
 		rte_tel_data_add_dict_string(c, "standby_container",
 					     mgr.nf_priv[id].sb_ctr_name);
