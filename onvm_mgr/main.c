@@ -12,7 +12,6 @@
  * life cycle (launch, death, reclamation) runs in a control thread of its own
  * (ctl_thread.c), so the data lcores only ever do non-blocking work.
  */
-#include <fcntl.h>
 #include <libgen.h>
 #include <pthread.h>
 #include <signal.h>
@@ -148,24 +147,22 @@ raise_fd_limit(void)
 	}
 }
 
-/* Whether a DPDK primary of `prefix` runs: it holds a lock on its runtime
- * directory's config file (EAL will refuse to start then; its containers
- * are not a leftover). */
+/* Whether a DPDK primary of `prefix` runs (EAL will refuse to start then;
+ * its containers are not a leftover): EAL's own test on its config file,
+ * in the runtime directory EAL will use (root's, or XDG_RUNTIME_DIR/dpdk). */
 static bool
 mgr_primary_alive(const char *prefix)
 {
-	struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
 	char path[PATH_MAX];
-	bool alive = false;
-	int fd;
 
-	snprintf(path, sizeof(path), "/var/run/dpdk/%s/config", prefix);
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	alive = fcntl(fd, F_GETLK, &lk) == 0 && lk.l_type != F_UNLCK;
-	close(fd);
-	return alive;
+	if (getuid() == 0 || xdg == NULL)
+		snprintf(path, sizeof(path), "%s/dpdk/%s/config", getuid() == 0 ? "/var/run"
+											: "/tmp",
+			 prefix);
+	else
+		snprintf(path, sizeof(path), "%s/dpdk/%s/config", xdg, prefix);
+	return rte_eal_primary_proc_alive(path) != 0;
 }
 
 /* The file prefix EAL will use: its last --file-prefix (getopt_long takes

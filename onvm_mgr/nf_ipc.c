@@ -132,7 +132,7 @@ take_container_watch(uint16_t id, bool standby, pid_t host_pid, pid_t ns_pid, in
 	if (ns_pid != want)
 		return refuse(rep, EPERM, "container %s's NF is pid %d in its namespace, not %d",
 			      name, want, ns_pid);
-	if (cli < 0 || (!standby && p->killed) || mgr_nf_fd_fired(cli))
+	if (cli < 0 || (standby ? p->sb_killed : p->killed) || mgr_nf_fd_fired(cli))
 		return refuse(rep, ESRCH, "the runtime of container %s is gone: its start failed",
 			      name);
 	*watch = -1;

@@ -180,6 +180,10 @@ again:
 		sched_setaffinity(0, sizeof(*cpu_set), cpu_set);
 		if (getppid() != mgr.shm->mgr_pid)
 			_exit(127);
+		/* (a copy of the table taken under ctl_lock: the parent forks
+		 * again, this one must not start the NF) */
+		if (!nc->ctr.enabled && mgr_ctr_ns_pid_taken(getpid()))
+			_exit(127);
 		execv(exe, argv);
 		if (write(STDERR_FILENO, exec_failed, sizeof(exec_failed) - 1) < 0)
 			_exit(127);

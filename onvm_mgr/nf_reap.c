@@ -205,9 +205,12 @@ mgr_nf_reap_later(int fd)
 			}
 			break;
 		}
-		NFCTL_LOG(WARNING, "a process let go still runs and cannot be watched (%s): the "
-				   "reaper thread waits for it",
+		/* The reaper must not wait on a running process (one that
+		 * hangs would hold every reap behind it): it goes now. */
+		NFCTL_LOG(WARNING, "a process let go still runs and cannot be watched (%s): "
+				   "killed",
 			  errno != 0 ? strerror(errno) : "all watch places taken");
+		syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0);
 	}
 	epoll_ctl(mgr.epfd, EPOLL_CTL_DEL, fd, NULL);
 	mgr_nf_reap(fd);

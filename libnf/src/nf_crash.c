@@ -79,6 +79,8 @@ static struct {
 	pthread_mutex_t *lock;		/* the slot's alive_lock */
 	struct onvm_nf_slot *slot;
 	uint32_t armed_mask;		/* 1u << signal, for the signals we handle */
+	uint32_t ours_mask;		/* of those, still with our handler ... */
+	bool ours_checked;		/* ... once nfl_crash_check_handlers() ran */
 	volatile sig_atomic_t enabled;	/* 0 once fenced, or in nf_fini */
 } crash;
 
@@ -216,6 +218,26 @@ nfl_crash_arrived(struct onvm_nf_slot *slot)
 	return true;
 }
 
+/* Which armed signals still have our handler (an NF may install its own
+ * after nf_init()): five sigaction() calls, which a standby makes before it
+ * parks, not between its wake and its first packet. */
+void
+nfl_crash_check_handlers(void)
+{
+	uint32_t mask = 0;
+
+	for (size_t i = 0; i < sizeof(crash_signals) / sizeof(crash_signals[0]); i++) {
+		int sig = crash_signals[i];
+		struct sigaction cur;
+
+		if ((crash.armed_mask & (1u << sig)) && sigaction(sig, NULL, &cur) == 0 &&
+		    (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == crash_handler)
+			mask |= 1u << sig;
+	}
+	crash.ours_mask = mask;
+	crash.ours_checked = true;
+}
+
 /*
  * At nf_run(): the hand-over holds only if this thread is the one that holds
  * the lock (else the packet thread would run on next to its successor), and
@@ -234,14 +256,9 @@ nfl_crash_check(struct nf_ctx *nf)
 				"(a crash takes the kernel's path)",
 		       nf->name);
 	} else {
-		for (size_t i = 0; i < sizeof(crash_signals) / sizeof(crash_signals[0]); i++) {
-			int sig = crash_signals[i];
-			struct sigaction cur;
-
-			if ((crash.armed_mask & (1u << sig)) && sigaction(sig, NULL, &cur) == 0 &&
-			    (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == crash_handler)
-				mask |= 1u << sig;
-		}
+		if (!crash.ours_checked)
+			nfl_crash_check_handlers();
+		mask = crash.ours_mask;
 		if (mask != crash.armed_mask)
 			NF_LOG(INFO, "%s: the NF handles some crash signals itself (mask %#x of %#x): "
 				     "no hand-over from those",

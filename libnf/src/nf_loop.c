@@ -125,7 +125,10 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 	nf->ops = ops;
 	nf->user = user;
 	if (nf->standby) {
-		int r = nfl_standby_run(nf);
+		int r;
+
+		nfl_crash_check_handlers(); /* now: a promotion's time is the failover's */
+		r = nfl_standby_run(nf);
 
 		if (r <= 0)
 			return r; /* stopped while parked, or refused to promote */

@@ -200,6 +200,7 @@ void nfl_crash_prepare(void);
 void nfl_pidns_init(void);
 void nfl_crash_arm(struct nf_ctx *nf);
 void nfl_crash_check(struct nf_ctx *nf);
+void nfl_crash_check_handlers(void);
 void nfl_crash_disarm(void);
 /* A promoted standby on the dead active's CPUs: releases the dying process
  * waiting for it; true if the death was a crash hand-over. */
