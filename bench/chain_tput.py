@@ -453,7 +453,8 @@ def build_csmp(a):
     shutil.copytree(CSMP_SRC, out, dirs_exist_ok=True)
     dpdk = subprocess.run(["pkg-config", "--cflags", "libdpdk"], capture_output=True, text=True,
                           check=True).stdout.strip()
-    cflags = f"-O{opt} -I../shared {dpdk} -DALLOW_EXPERIMENTAL_API"
+    # client_server_mp's own headers sit in its shared/ folder.
+    cflags = f"-O{opt} -I{os.path.join(out, 'shared')} {dpdk} -DALLOW_EXPERIMENTAL_API"
     for app in ("mp_server", "mp_client"):
         r = subprocess.run(["make", "-s", "-C", os.path.join(out, app), f"CFLAGS={cflags}"],
                            capture_output=True, text=True)

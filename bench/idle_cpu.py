@@ -23,7 +23,7 @@ def children(pid):
     return [int(x) for x in out.stdout.split()]
 
 env = dict(os.environ)
-env.setdefault("DEMO_TRACE", os.path.join(repo, "..", "shared", "traces", "smtp.pcap"))
+env.setdefault("DEMO_TRACE", os.path.join(repo, "traces", "smtp.pcap"))
 env.setdefault("DEMO_OUT", "/tmp/onvm-idle")
 os.makedirs(env["DEMO_OUT"], exist_ok=True)
 mgr = subprocess.Popen([os.path.join(build, "onvm_mgr", "onvm_mgr"), "--config",

@@ -2,7 +2,7 @@
 # Run the demo node: a trace read by net_pcap goes through
 # bridge -> basic_monitor -> simple_forward and is written to a pcap file,
 # with console stats.  Usage: examples/run_demo.sh [BUILD_DIR] [SECONDS]
-# Env: DEMO_TRACE (default: ../shared/traces/webex.pcap), DEMO_OUT (default /tmp/onvm-demo),
+# Env: DEMO_TRACE (default: traces/webex.pcap), DEMO_OUT (default /tmp/onvm-demo),
 # DEMO_CONTAINERS=1: every NF in a podman container (demo/node-containers.json;
 # the image is built first with scripts/nf-image.sh).
 set -euo pipefail
@@ -11,7 +11,7 @@ repo=$(cd "$here/.." && pwd)
 build=${1:-build}
 [[ $build = /* ]] || build="$repo/$build"
 secs=${2:-4}
-export DEMO_TRACE=${DEMO_TRACE:-$repo/../shared/traces/webex.pcap}
+export DEMO_TRACE=${DEMO_TRACE:-$repo/traces/webex.pcap}
 export DEMO_OUT=${DEMO_OUT:-/tmp/onvm-demo}
 [ -r "$DEMO_TRACE" ] || { echo "demo: trace $DEMO_TRACE not found (set DEMO_TRACE)" >&2; exit 1; }
 mkdir -p "$DEMO_OUT"

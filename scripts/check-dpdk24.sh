@@ -15,24 +15,18 @@
 #     reused after that.  Only the packages below are installed, without
 #     Recommends; a warm run installs nothing and needs no network.
 #  2. /proc, /sys and /dev are bound into it (rslave: unmounting them there
-#     never reaches the host's), the repository at /onvm/repo, and the
-#     traces, if there are any, at /onvm/shared/traces, where the tests'
-#     ONVM_SRC_DIR/../shared/traces points.  All of them are unmounted on
-#     exit, failed runs included.
+#     never reaches the host's), and the repository (traces included) at
+#     /onvm/repo.  All of them are unmounted on exit, failed runs included.
 #  3. build-dpdk24/ (in the repository, next to build/) is configured with
 #     --werror (meson.build sets warning_level=2: -Wall -Wextra), the whole
 #     tree is built, and `meson test --suite unit` runs.
-#
-# Traces: $ONVM_TRACES if set, else ../shared/traces beside the repository.
-# Without them dpi's trace-driven tests skip themselves (cmocka skip); the
-# script says so above its summary.
 #
 # The last line printed is "dpdk24: N passed, N failed" (N: meson tests; a
 # build that fails counts as one failed test).  The exit status is non-zero if
 # the build failed, any test failed, or none ran.
 #
 # Env: DPDK24_CHROOT (chroot directory), DPDK24_MIRROR (Debian mirror, default
-# http://deb.debian.org/debian), ONVM_TRACES (trace directory).
+# http://deb.debian.org/debian).
 set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -41,7 +35,6 @@ MIRROR="${DPDK24_MIRROR:-http://deb.debian.org/debian}"
 SUITE=trixie
 BUILD_DIR=build-dpdk24 # relative to the repository
 IN_REPO=/onvm/repo
-IN_TRACES=/onvm/shared/traces
 
 # What building the tree and running its unit tests needs, and nothing more
 # (the integration tests' tshark, scapy, FRR... are not installed).
@@ -196,26 +189,15 @@ fi
 step "DPDK in the chroot: $(chroot "$CHROOT" pkg-config --modversion libdpdk), gcc $(chroot "$CHROOT" gcc -dumpfullversion)"
 
 # ---------------------------------------------------------------------------
-# 2. The source tree and the traces
+# 2. The source tree
 # ---------------------------------------------------------------------------
 bind "$REPO_ROOT" "$CHROOT$IN_REPO"
-mkdir -p "$CHROOT$IN_TRACES"
-TRACES="${ONVM_TRACES:-$REPO_ROOT/../shared/traces}"
-HAVE_TRACES=0
-if compgen -G "$TRACES/*.pcap" >/dev/null; then
-	bind "$TRACES" "$CHROOT$IN_TRACES" ro
-	HAVE_TRACES=1
-	step "traces: $TRACES"
-else
-	step "no traces in $TRACES (set ONVM_TRACES): dpi's trace tests will skip"
-fi
 
 # A clean environment inside: nothing of the host's (sanitizer options,
 # another PATH) leaks into the build or the tests.
 in_chroot() {
 	local -a envs=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 		HOME=/root LANG=C.UTF-8 TERM=dumb CI="${CI:-}")
-	[ "$HAVE_TRACES" -eq 0 ] || envs+=(ONVM_TRACES="$IN_TRACES")
 	# shellcheck disable=SC2016 # expanded by the chroot's sh
 	chroot "$CHROOT" env -i "${envs[@]}" sh -c 'cd "$0" && exec "$@"' "$IN_REPO" "$@" </dev/null
 }
@@ -289,9 +271,6 @@ print(p, f, s)
 	if [ "${skipped:-0}" -gt 0 ]; then
 		echo "check-dpdk24: $skipped meson test(s) skipped" >&2
 	fi
-fi
-if [ "$HAVE_TRACES" -eq 0 ]; then
-	echo "check-dpdk24: no traces: dpi's trace-driven tests were skipped, not run" >&2
 fi
 
 unmount_all

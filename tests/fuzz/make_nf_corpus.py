@@ -15,7 +15,7 @@ corpus_nf_packets: byte 0 selects the NF and its fixed config (the order of
 9 nat_wide),
 byte 1 the split point of run B, byte 2 the clock step (bits 0-5, x 50 ms),
 no headroom (bit 6), no derived replies (bit 7); then frames separated by
-FE ED FA CE.  The frames come from /work/shared/traces (nDPI's captures,
+FE ED FA CE.  The frames come from the tree's traces/ (nDPI's captures,
 $ONVM_TRACES overrides the directory), some rewritten to hit a config (to the
 load balancer's VIP, from a NAT's inside), plus a few made by hand (ICMP,
 fragments, QinQ, truncated).
@@ -36,7 +36,8 @@ from scapy.all import rdpcap  # pylint: disable=import-error
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_pkt_corpus import write_corpus  # noqa: E402  pylint: disable=wrong-import-position
 
-TRACES = os.environ.get("ONVM_TRACES", "/work/shared/traces")
+TRACES = os.environ.get("ONVM_TRACES") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "traces")
 SEP = b"\xfe\xed\xfa\xce"
 
 # fuzz_nf_packets.c's configs

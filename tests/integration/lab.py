@@ -67,16 +67,14 @@ def nf_binary(name):
 
 
 def traces_dir():
-    for d in (os.environ.get("ONVM_TRACES"), os.path.join(SRC, "..", "shared", "traces")):
-        if d and os.path.isdir(d):
-            return os.path.abspath(d)
-    raise TestSkip("no trace directory (set ONVM_TRACES or clone shared/ beside the repo)")
+    """The tree's traces/ (nDPI's captures, traces/README.md), or $ONVM_TRACES."""
+    return os.path.abspath(os.environ.get("ONVM_TRACES") or os.path.join(SRC, "traces"))
 
 
 def trace(name):
     path = os.path.join(traces_dir(), name)
     if not os.path.exists(path):
-        raise TestSkip(f"trace {path} is missing")
+        raise TestFailure(f"trace {path} is missing (the tree ships it in traces/)")
     return path
 
 
@@ -622,7 +620,7 @@ def run_cmd(argv):
 
 class Bfdd:
     """FRR's bfdd run standalone (no zebra) in a network namespace, with one
-    single-hop peer (../shared/SPEC.md section 7).  Its files belong to user frr."""
+    single-hop peer (docs/spec.md section 7).  Its files belong to user frr."""
 
     def __init__(self, lab, name, netns, local, peer, interval_ms=10, mult=3):
         if not (os.access(BFDD, os.X_OK) and os.access(VTYSH, os.X_OK)):

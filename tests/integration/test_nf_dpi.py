@@ -5,7 +5,7 @@
 without a local failover of the dpi NF at a random point mid-trace (the
 REINFORCE paper's failover test with nDPI traces).
 
-Every trace of ../shared/traces goes through one chain per node:
+Every trace of traces/ goes through one chain per node:
     in -> dpi_ref (service 1, no resiliency) -> dpi (service 2, "local") -> in
 Both NFs see exactly the same packets in the same order (dpi_ref passes
 everything on unchanged), so dpi_ref is the run without a failover and dpi

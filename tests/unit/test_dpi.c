@@ -56,7 +56,7 @@ load_trace(const char *name, struct trace *t)
 	if (dir != NULL)
 		snprintf(path, sizeof(path), "%s/%s", dir, name);
 	else
-		snprintf(path, sizeof(path), "%s/../shared/traces/%s", ONVM_SRC_DIR, name);
+		snprintf(path, sizeof(path), "%s/traces/%s", ONVM_SRC_DIR, name);
 	pc = pcap_open_offline(path, err);
 	if (pc == NULL)
 		return -1;
