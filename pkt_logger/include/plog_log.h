@@ -3,7 +3,7 @@
  */
 
 /*
- * The predecessor's packet log for one egress port (SPEC.md section 6), a
+ * The predecessor's packet log for one egress port (docs/spec.md section 6), a
  * library without I/O.
  *
  * Every packet the predecessor sends into a protected chain is appended here,

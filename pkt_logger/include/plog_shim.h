@@ -3,7 +3,7 @@
  */
 
 /*
- * The logical-timestamp shim of remote resiliency (SPEC.md section 6), on the
+ * The logical-timestamp shim of remote resiliency (docs/spec.md section 6), on the
  * wire between the predecessor and the primary/standby nodes, without I/O.
  *
  * The predecessor inserts it right after the two MAC addresses of every packet

@@ -3,7 +3,7 @@
  */
 
 /*
- * RSync on the primary node of a protected chain (SPEC.md section 6): the
+ * RSync on the primary node of a protected chain (docs/spec.md section 6): the
  * latch buffers and the coordinator side of the two-phase commit, without
  * I/O.  The owner (onvm_mgr's RSync unit) hands it every packet leaving the
  * chain, the consistent cuts markers bring, and the RSync messages that

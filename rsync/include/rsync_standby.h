@@ -3,7 +3,7 @@
  */
 
 /*
- * RSync on the standby node of a protected chain (SPEC.md section 6): the
+ * RSync on the standby node of a protected chain (docs/spec.md section 6): the
  * participant side of the two-phase commit and the TxTs table, without I/O.
  *
  * Staging.  PREPARE and CHECKPOINT fragments are staged per transaction

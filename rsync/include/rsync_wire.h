@@ -3,7 +3,7 @@
  */
 
 /*
- * RSync's wire format (SPEC.md section 6; docs/wire-format.md): the messages
+ * RSync's wire format (docs/spec.md section 6; docs/wire-format.md): the messages
  * the primary, the standby and the predecessor of a protected chain exchange
  * over their node-to-node links, as Ethernet frames with EtherType 0x88B6.
  * Encoding and decoding only, no I/O.
