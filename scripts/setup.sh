@@ -146,7 +146,8 @@ PACKAGES=(
 # For the test suite only (test_exporter.py runs a Prometheus of its own):
 # without Recommends (node-exporter), and the service the package enables is
 # stopped again -- an NFV node runs no Prometheus of ours.
-TEST_PACKAGES=(prometheus)
+# git: the commit-message check (scripts/check-commits.sh) reads the history.
+TEST_PACKAGES=(prometheus git)
 
 # For the fuzz step.  clang alone does not bring the libFuzzer/ASan/UBSan
 # runtimes: they are in libclang-rt-dev (-> libclang-rt-14-dev), only a
