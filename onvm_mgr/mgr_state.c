@@ -3,18 +3,14 @@
  */
 
 /*
- * mgr_state.c -- the manager's one global state object and log types, and
- * the layout of an NF's state block as its slot requests it, kept apart
- * from main() so unit tests can link the data path and router alone.
+ * mgr_state.c -- the manager's one global state object, its log types and
+ * its clock, kept apart from main() so unit tests can link the data path
+ * and router alone.
  */
-#include <errno.h>
-#include <stdio.h>
-#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "mgr.h"
-#include "onvm_state.h"
 
 RTE_LOG_REGISTER_IMPL(mgr_logtype, "onvm.mgr", INFO);
 RTE_LOG_REGISTER_IMPL(mgr_nf_logtype, "onvm.nf_ctl", INFO);
@@ -39,29 +35,4 @@ mgr_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-int
-mgr_nf_state_layout(const struct onvm_nf_slot *s, struct nf_state_layout *layout, char *err,
-		    size_t errlen)
-{
-	struct nf_state_request reqs[ONVM_STATE_MAX_REGIONS];
-	struct onvm_nf_state_req copy[ONVM_STATE_MAX_REGIONS];
-	uint32_t n = s->n_state_req;
-
-	if (n == 0 || n > ONVM_STATE_MAX_REGIONS) {
-		if (err != NULL)
-			snprintf(err, errlen, "%u regions requested (1..%d)", n,
-				 ONVM_STATE_MAX_REGIONS);
-		return -EINVAL;
-	}
-	/* The NF wrote the requests; copy them before trusting anything. */
-	memcpy(copy, s->state_req, n * sizeof(copy[0]));
-	for (uint32_t i = 0; i < n; i++) {
-		copy[i].name[ONVM_NAME_LEN - 1] = '\0';
-		reqs[i] = (struct nf_state_request){.name = copy[i].name,
-						    .size = copy[i].size,
-						    .chunk_size = copy[i].chunk_size};
-	}
-	return nf_state_layout_compute(layout, reqs, n, err, errlen);
 }

@@ -59,7 +59,7 @@
 
 #define RSYNC_ETHERTYPE 0x88B6 /* IEEE 802 local experimental EtherType 2 */
 /* 2: a flow's instance rank is picked by multiply-shift of its hash, not
- * `hash % n` (onvm_mgr/router.c): nodes that disagree would hold a flow's
+ * `hash % n` (onvm_mgr/dataplane/router.c): nodes that disagree would hold a flow's
  * replicated state in another rank than the one its packets go to. */
 #define RSYNC_VERSION 2
 #define RSYNC_ETH_LEN 14

@@ -38,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "config/config.h"
 
 #include "fuzz_check.h"
 

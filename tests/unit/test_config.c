@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "config.h"
+#include "config/config.h"
 
 #define NAME "cfg.json"
 

@@ -51,10 +51,10 @@ setup_two(void **state)
 	two_instances_of(1);
 	/* chain 0 is protected (its input port 0); the markers sent into it
 	 * are those the tests emit at step 0 (fanned_out()) */
-	memset(mgr.markers_dropped, 0, sizeof(mgr.markers_dropped));
-	memset(mgr.marker_newest, 0, sizeof(mgr.marker_newest));
-	memset(mgr.marker_fanned, 0, sizeof(mgr.marker_fanned));
-	mgr.rsync_in_port[0] = 1;
+	memset(mgr.remote.markers_dropped, 0, sizeof(mgr.remote.markers_dropped));
+	memset(mgr.remote.marker_newest, 0, sizeof(mgr.remote.marker_newest));
+	memset(mgr.remote.marker_fanned, 0, sizeof(mgr.remote.marker_fanned));
+	mgr.remote.rsync_in_port[0] = 1;
 	for (int i = 0; i < NB_SLOTS; i++)
 		mgr.shm->nfs[i].nf_running = 1;
 	return rc;
@@ -66,10 +66,10 @@ setup_two(void **state)
 static void
 fanned_out(uint8_t step, uint64_t cut)
 {
-	uint64_t *f = &mgr.marker_fanned[0][step][cut % MGR_FANNED];
+	uint64_t *f = &mgr.remote.marker_fanned[0][step][cut % MGR_FANNED];
 
-	if (step == 0 && cut > mgr.marker_newest[0])
-		mgr.marker_newest[0] = cut;
+	if (step == 0 && cut > mgr.remote.marker_newest[0])
+		mgr.remote.marker_newest[0] = cut;
 	if (*f >> 8 != cut)
 		*f = (cut << 8) |
 		     mgr_service_ranks(mgr.shm, mgr.shm->chains[0].services[step], false);
@@ -79,7 +79,7 @@ fanned_out(uint8_t step, uint64_t cut)
 static uint64_t
 reported_lost(void)
 {
-	return mgr.markers_dropped[0];
+	return mgr.remote.markers_dropped[0];
 }
 
 /* NF `slot` (at step `step` of chain 0) emits a packet tagged `tag`. */
@@ -468,7 +468,7 @@ test_a_marker_into_the_chain_skips_an_empty_rank(void **state)
 	assert_int_equal(cut, 120);
 	assert_int_equal(rte_ring_count(rx_rings[0]), 0);
 	/* an NF may now pass it on */
-	assert_int_equal(mgr.marker_newest[0], 120);
+	assert_int_equal(mgr.remote.marker_newest[0], 120);
 	assert_no_drops_and_pool_full();
 }
 

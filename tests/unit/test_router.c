@@ -25,7 +25,7 @@
 #include <cmocka.h>
 #include <netinet/in.h>
 
-#include "router.h"
+#include "dataplane/router.h"
 
 #define IP(a, b, c, d) (((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | ((c) << 8) | (d))
 

@@ -2,7 +2,7 @@
  * Copyright(c) 2026 REINFORCE-NFV authors
  */
 
-/* Unit tests of the state pool's first-fit allocator (onvm_mgr/state_pool.c). */
+/* Unit tests of the state pool's first-fit allocator (onvm_mgr/nf/state_pool.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "state_pool.h"
+#include "nf/state_pool.h"
 
 #define MB (1024 * 1024)
 

@@ -3,18 +3,8 @@
  */
 
 /*
- * nf_ctl.h -- the NF life cycle on the manager side: what its files call of
- * each other (mgr.h holds what the rest of the manager calls).
- *
- *   ctl_thread.c   the control thread: pidfd/registration events, timers,
- *                  start time-outs, hung NFs, start-up wait and shutdown
- *   nf_ipc.c       rte_mp handlers on EAL's IPC thread: register, unregister,
- *                  state allocation
- *   nf_launch.c    binaries, CPU sets, fork/exec of actives and standbys
- *   nf_reap.c      pidfd watches, exits, reclamation of a dead NF's mbufs
- *   nf_failover.c  standbys on the manager side: watch, hand-over of a slot
- *                  whose active died, re-protection
- *   nf_services.c  service instance tables (RCU), slot reset, status names
+ * nf_ctl.h -- what the files of the NF life cycle call of each other
+ * (nf.h maps the files and holds what the rest of the manager calls).
  *
  * Locking: mgr.ctl_lock serialises every writer of the NF and service
  * tables -- the IPC thread and the control thread.  The IPC thread may hold
@@ -36,11 +26,6 @@
 #define NFCTL_LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_##level, mgr_nf_logtype, "nf_ctl: " fmt "\n", ##__VA_ARGS__)
 
-/* epoll data of the registration eventfd; a standby's pidfd is slot id |
- * STANDBY_TAG, an active's the slot id. */
-#define CTL_EV_REGISTRATION UINT32_MAX
-#define CTL_EV_LINK (UINT32_MAX - 1) /* link_watch.c's rtnetlink socket */
-
 /* In a child of the manager before exec: nothing of the manager's but
  * stdin/out/err (some of its descriptors, received ones, are not
  * close-on-exec); `max_fd` from sysconf(_SC_OPEN_MAX), taken before the
@@ -56,15 +41,6 @@ mgr_child_close_fds(int max_fd)
 /* nf_services.c -- ctl_lock held. */
 void mgr_nf_slot_note_used(uint16_t id);
 void mgr_nf_slot_reset(struct onvm_nf_slot *s);
-
-/* A slot whose NF is neither free nor dead (any thread: one atomic read). */
-static inline bool
-mgr_nf_slot_live(const struct onvm_nf_slot *s)
-{
-	uint32_t st = __atomic_load_n(&s->status, __ATOMIC_ACQUIRE);
-
-	return st != ONVM_NF_FREE && st != ONVM_NF_DEAD;
-}
 
 /* nf_ipc.c: registers the rte_mp actions.  Returns 0 or -rte_errno. */
 int mgr_nf_ipc_init(void);

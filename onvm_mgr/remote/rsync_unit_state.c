@@ -48,9 +48,7 @@
 
 #include "onvm_cut.h"
 #include "onvm_state.h"
-#include "nf_ctl.h"
 #include "rsync_unit_priv.h"
-#include "state_pool.h"
 
 #define CUT_LOG_SLACK (64u << 10) /* cut log: twice the state plus this */
 #define MARKER_LOST_NS (200 * 1000 * 1000ull) /* a marker not back by then is lost */
@@ -380,7 +378,7 @@ rsync_nf_at(struct rsync_chain *c, int win, bool force)
 void
 rsync_state_request_marker(struct rsync_chain *c, uint64_t now)
 {
-	uint64_t dropped = __atomic_load_n(&mgr.markers_dropped[c - rsync_chains], __ATOMIC_ACQUIRE);
+	uint64_t dropped = __atomic_load_n(&mgr.remote.markers_dropped[c - rsync_chains], __ATOMIC_ACQUIRE);
 
 	/* The marker out is lost when it has not come back in MARKER_LOST_NS
 	 * (an NF died with it), or soon when one of this chain's markers was
@@ -406,7 +404,7 @@ rsync_state_request_marker(struct rsync_chain *c, uint64_t now)
 struct rte_mbuf *
 mgr_rsync_marker_due(uint16_t port)
 {
-	struct rsync_chain *c = &rsync_chains[mgr.rsync_in_port[port] - 1];
+	struct rsync_chain *c = &rsync_chains[mgr.remote.rsync_in_port[port] - 1];
 	struct onvm_marker mk;
 	struct rte_mbuf *m;
 	struct onvm_pkt_meta *meta;

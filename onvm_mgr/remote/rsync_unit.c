@@ -230,7 +230,7 @@ session_init(struct rsync_chain *c, int idx)
 
 		c->sby = rsync_standby_new(&sc, &standby_ops, c, rte_rand());
 		c->state = RS_STANDBY;
-		mgr.rsync_standbys = true;
+		mgr.remote.rsync_standbys = true;
 	}
 	if (c->pri == NULL && c->sby == NULL) {
 		MGR_LOG(ERR, "remote chain %s: cannot set up RSync (%s)", rc->name,
@@ -258,9 +258,9 @@ mgr_rsync_init(void)
 			rc_err = rsync_state_reserve(c);
 		if (rc_err < 0)
 			return rc_err;
-		mgr.rsync_in_port[rc->predecessor_port] = (uint8_t)(rsync_nchains + 1);
-		mgr.rsync_sync_port[c->sync_port] = (uint8_t)(rsync_nchains + 1);
-		mgr.rsync_out_port[c->exit_port] = (uint8_t)(rsync_nchains + 1);
+		mgr.remote.rsync_in_port[rc->predecessor_port] = (uint8_t)(rsync_nchains + 1);
+		mgr.remote.rsync_sync_port[c->sync_port] = (uint8_t)(rsync_nchains + 1);
+		mgr.remote.rsync_out_port[c->exit_port] = (uint8_t)(rsync_nchains + 1);
 		rsync_nchains++;
 		MGR_LOG(INFO,
 			"remote chain %s (id %u): %s, stamped input on port %d, sync link on port "
@@ -298,7 +298,7 @@ bool
 mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uint64_t *ts,
 		  uint8_t *flags)
 {
-	struct rsync_chain *c = &rsync_chains[mgr.rsync_in_port[port] - 1];
+	struct rsync_chain *c = &rsync_chains[mgr.remote.rsync_in_port[port] - 1];
 	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
 	struct plog_shim sh;
 	enum plog_shim_reason r;
@@ -389,7 +389,7 @@ mgr_rsync_rx_timers(struct mgr_dp_ctx *ctx)
 bool
 mgr_rsync_sync_rx(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 {
-	struct rsync_chain *c = &rsync_chains[mgr.rsync_sync_port[port] - 1];
+	struct rsync_chain *c = &rsync_chains[mgr.remote.rsync_sync_port[port] - 1];
 
 	if (!is_rsync(m))
 		return false;

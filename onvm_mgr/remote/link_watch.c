@@ -35,7 +35,6 @@
 #include <rte_ethdev.h>
 
 #include "mgr.h"
-#include "nf_ctl.h"
 
 #define LINK_POLL_MS 10
 #ifndef IFF_LOWER_UP /* linux/if.h has it, but clashes with net/if.h */

@@ -174,8 +174,8 @@ mgr_plog_init(void)
 				return -ENOMEM;
 			}
 		}
-		mgr.plog_port[rc->primary_port] = (uint8_t)(nchains + 1);
-		mgr.plog_sb_port[rc->standby_port] = (uint8_t)(nchains + 1);
+		mgr.remote.plog_port[rc->primary_port] = (uint8_t)(nchains + 1);
+		mgr.remote.plog_sb_port[rc->standby_port] = (uint8_t)(nchains + 1);
 		nchains++;
 		MGR_LOG(INFO, "remote chain %s (id %u): predecessor, stamping and logging on port "
 			      "%d, standby on port %d, log %u packets / %u MB",
@@ -201,7 +201,7 @@ mgr_plog_on_send(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 	/* A frame of several segments (jumbo) is logged from a gathered copy;
 	 * the TX unit is the only user of this buffer. */
 	static uint8_t gather[PLOG_LOG_MAX_FRAME];
-	struct plog_chain *c = &chains[mgr.plog_port[port] - 1];
+	struct plog_chain *c = &chains[mgr.remote.plog_port[port] - 1];
 	uint64_t ts = c->last_ts + 1;
 	struct plog_cursor at;
 	const uint8_t *frame;
@@ -248,8 +248,8 @@ mgr_plog_on_send(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 bool
 mgr_plog_rx(uint16_t port, struct rte_mbuf *m)
 {
-	struct plog_chain *c = &chains[(mgr.plog_port[port] ? mgr.plog_port[port]
-							 : mgr.plog_sb_port[port]) - 1];
+	struct plog_chain *c = &chains[(mgr.remote.plog_port[port] ? mgr.remote.plog_port[port]
+							 : mgr.remote.plog_sb_port[port]) - 1];
 	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
 
 	if (rte_pktmbuf_data_len(m) < RSYNC_ETH_LEN || p[12] != (RSYNC_ETHERTYPE >> 8) ||

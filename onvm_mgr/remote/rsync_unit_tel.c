@@ -156,7 +156,7 @@ mgr_rsync_telemetry(struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "markers_injected", c->markers_injected);
 		rte_tel_data_add_dict_uint(o, "markers_lost", c->markers_lost);
 		rte_tel_data_add_dict_uint(o, "markers_dropped",
-					  __atomic_load_n(&mgr.markers_dropped[i], __ATOMIC_RELAXED));
+					  __atomic_load_n(&mgr.remote.markers_dropped[i], __ATOMIC_RELAXED));
 		rte_tel_data_add_dict_uint(o, "markers_ahead", c->markers_ahead);
 		rte_tel_data_add_dict_uint(o, "cuts_with_state", c->cuts_state);
 		rte_tel_data_add_dict_uint(o, "cuts_nf_failed", c->cuts_nf_failed);

@@ -59,7 +59,7 @@ mgr_marker_copy_dropped(const struct rte_mbuf *m, uint16_t id)
 	 * its record of the fan-out no longer names this rank, so the cut is
 	 * given up at its first marker (fanout_intact()).  The unit that
 	 * fanned it out is the one that flushes it: one writer. */
-	f = &mgr.marker_fanned[meta->chain_id][meta->chain_index][cut % MGR_FANNED];
+	f = &mgr.remote.marker_fanned[meta->chain_id][meta->chain_index][cut % MGR_FANNED];
 	rank = mgr_service_rank(mgr.shm, mgr.shm->nfs[id].service_id, id);
 	if (rank >= 0 && (__atomic_load_n(f, __ATOMIC_RELAXED) >> 8) == cut)
 		__atomic_store_n(f, __atomic_load_n(f, __ATOMIC_RELAXED) & ~(1ull << rank),
@@ -84,11 +84,11 @@ mgr_marker_lost(const struct rte_mbuf *m)
 							 mgr.dyn_off);
 
 	if (meta->chain_id >= ONVM_MAX_CHAINS ||
-	    mgr_marker_cut(m) < __atomic_load_n(&mgr.marker_newest[meta->chain_id], __ATOMIC_ACQUIRE))
+	    mgr_marker_cut(m) < __atomic_load_n(&mgr.remote.marker_newest[meta->chain_id], __ATOMIC_ACQUIRE))
 		return;
 	/* The primary asks for the next marker at once (rsync_unit_state.c). */
-	if (meta->in_port < ONVM_MAX_PORTS && mgr.rsync_in_port[meta->in_port] != 0)
-		__atomic_fetch_add(&mgr.markers_dropped[mgr.rsync_in_port[meta->in_port] - 1], 1,
+	if (meta->in_port < ONVM_MAX_PORTS && mgr.remote.rsync_in_port[meta->in_port] != 0)
+		__atomic_fetch_add(&mgr.remote.markers_dropped[mgr.remote.rsync_in_port[meta->in_port] - 1], 1,
 				   __ATOMIC_RELEASE);
 }
 
@@ -125,8 +125,8 @@ mgr_marker_fanout(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t step)
 	uint64_t cut = mgr_marker_cut(m);
 
 	/* Into the chain (RX unit): the newest marker an NF may pass on. */
-	if (step == 0 && cut > __atomic_load_n(&mgr.marker_newest[meta->chain_id], __ATOMIC_RELAXED))
-		__atomic_store_n(&mgr.marker_newest[meta->chain_id], cut, __ATOMIC_RELEASE);
+	if (step == 0 && cut > __atomic_load_n(&mgr.remote.marker_newest[meta->chain_id], __ATOMIC_RELAXED))
+		__atomic_store_n(&mgr.remote.marker_newest[meta->chain_id], cut, __ATOMIC_RELEASE);
 	meta->chain_index = step;
 	meta->action = ONVM_ACTION_NEXT;
 	if (step >= ch->len || ch->services[step] == 0 || ch->services[step] >= ONVM_MAX_SERVICES) {
@@ -161,7 +161,7 @@ mgr_marker_fanout(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t step)
 		}
 	}
 	/* The ranks it went to: what the step's alignment waits for. */
-	__atomic_store_n(&mgr.marker_fanned[meta->chain_id][step][cut % MGR_FANNED],
+	__atomic_store_n(&mgr.remote.marker_fanned[meta->chain_id][step][cut % MGR_FANNED],
 			 (cut << 8) | mask, __ATOMIC_RELEASE);
 	for (unsigned int i = 0; i < n; i++) {
 		d.kind = MGR_DEST_NF;
@@ -231,7 +231,7 @@ close_pos(struct mgr_dp_ctx *ctx, uint16_t chain, uint16_t step, enum rsync_alig
 static bool
 fanout_intact(uint16_t chain, uint16_t step, uint64_t cut, uint32_t live, uint16_t service)
 {
-	uint64_t f = __atomic_load_n(&mgr.marker_fanned[chain][step][cut % MGR_FANNED],
+	uint64_t f = __atomic_load_n(&mgr.remote.marker_fanned[chain][step][cut % MGR_FANNED],
 				     __ATOMIC_ACQUIRE);
 
 	return (f >> 8) == cut && (uint32_t)(f & 0xff) == live && (live & ~mgr_service_ranks(mgr.shm, service, true)) == 0;
@@ -251,7 +251,7 @@ marker_ok(const struct onvm_nf_slot *s, const struct onvm_pkt_meta *meta, uint64
 	       step < mgr.shm->chains[chain].len &&
 	       mgr.shm->chains[chain].services[step] == s->service_id &&
 	       meta->action == ONVM_ACTION_NEXT && !(meta->flags & ONVM_PKT_F_FAILOVER_DROP) &&
-	       cut != 0 && cut <= __atomic_load_n(&mgr.marker_newest[chain], __ATOMIC_ACQUIRE);
+	       cut != 0 && cut <= __atomic_load_n(&mgr.remote.marker_newest[chain], __ATOMIC_ACQUIRE);
 }
 
 static void

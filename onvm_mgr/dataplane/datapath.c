@@ -208,13 +208,13 @@ dispatch(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, const struct mgr_dest *d)
 			flush_nf(ctx, d->id);
 		return;
 	case MGR_DEST_PORT:
-		if (unlikely(mgr.rsync_out_port[d->id] != 0) && ctx->direct_port_tx) {
+		if (unlikely(mgr.remote.rsync_out_port[d->id] != 0) && ctx->direct_port_tx) {
 			/* Out of a protected chain: latched until the standby
 			 * voted (primary), or filtered by TxTs (standby). */
 			mgr_rsync_on_exit(ctx, d->id, m);
 			return;
 		}
-		if (unlikely(mgr.plog_port[d->id] != 0) && ctx->direct_port_tx) {
+		if (unlikely(mgr.remote.plog_port[d->id] != 0) && ctx->direct_port_tx) {
 			/* Into a protected chain: stamped, logged and sent (or
 			 * left to the log's cursor) by the TX unit that owns the
 			 * log (plog_unit.c). */
@@ -334,9 +334,9 @@ mgr_rx_poll(void)
 		const bool bfd = mgr.bfd_port[port];
 		/* Remote resiliency: the primary link of a predecessor, or the
 		 * stamped input of a primary/standby. */
-		const bool plog = mgr.plog_port[port] != 0 || mgr.plog_sb_port[port] != 0;
-		const bool rsync_in = mgr.rsync_in_port[port] != 0;
-		const bool rsync_sync = mgr.rsync_sync_port[port] != 0;
+		const bool plog = mgr.remote.plog_port[port] != 0 || mgr.remote.plog_sb_port[port] != 0;
+		const bool rsync_in = mgr.remote.rsync_in_port[port] != 0;
+		const bool rsync_sync = mgr.remote.rsync_sync_port[port] != 0;
 		/* Routed first, dispatched after: the routing lookups of a
 		 * burst's packets are independent and overlap, where each
 		 * packet's dispatch waits on the previous one's buffer. */
@@ -420,7 +420,7 @@ mgr_rx_poll(void)
 			}
 		}
 	}
-	if (unlikely(mgr.rsync_standbys))
+	if (unlikely(mgr.remote.rsync_standbys))
 		work += mgr_rsync_rx_timers(ctx);
 	if (work > 0)
 		flush_all(ctx);
@@ -558,7 +558,7 @@ mgr_tx_poll(void)
 			ctx->hold_since[id] = 0;
 			if (ctx->last_port[id] >= 0 &&
 			    ctx->port_hold_since[ctx->last_port[id]] != 0 &&
-			    !mgr.plog_port[ctx->last_port[id]]) {
+			    !mgr.remote.plog_port[ctx->last_port[id]]) {
 				ctx->backpressure++;
 				continue;
 			}
@@ -631,7 +631,7 @@ mgr_tx_poll(void)
 			 * the log when the port takes it again (or replayed to
 			 * the standby): a held port must not make the input
 			 * overflow the ring before it is logged. */
-			if (ctx->port_buf[port].n > 0 && !mgr.plog_port[port])
+			if (ctx->port_buf[port].n > 0 && !mgr.remote.plog_port[port])
 				continue;
 		}
 		n = rte_ring_sc_dequeue_burst(r, (void **)pkts, ONVM_BURST, NULL);

@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "onvm_state.h"
-#include "nf_ctl.h"
 #include "rsync_unit_priv.h"
 
 static struct rsync_nf_ref *

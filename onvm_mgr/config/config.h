@@ -25,6 +25,8 @@
  *   config_bfd.c     "bfd": BFD sessions, timers, authentication
  *   config_remote.c  "remote": this node's role in protected chains, links,
  *                    peers, keys, the RSync and logger tunables
+ *   config_walk.h    what the section parsers share (private)
+ *   config.h         this API
  *   (CPU lists are common/onvm_cpuset.c's: onvm_cpulist_parse/format)
  */
 #ifndef MGR_CONFIG_H

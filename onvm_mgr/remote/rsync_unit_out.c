@@ -233,7 +233,7 @@ mgr_rsync_tx(struct mgr_dp_ctx *ctx)
 void
 mgr_rsync_on_exit(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 {
-	struct rsync_chain *c = &rsync_chains[mgr.rsync_out_port[port] - 1];
+	struct rsync_chain *c = &rsync_chains[mgr.remote.rsync_out_port[port] - 1];
 	struct onvm_pkt_meta *meta = onvm_pkt_meta(m, mgr.dyn_off);
 	struct rsync_flow f;
 	uint64_t now;

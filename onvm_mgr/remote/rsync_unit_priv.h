@@ -4,15 +4,8 @@
 
 /*
  * rsync_unit_priv.h -- what the files of remote resiliency's primary and
- * standby roles share (the design is in rsync_unit.c's opening comment):
- *   rsync_unit.c      set-up, the protected ingress and the sessions' control
- *                     (RX unit for a standby, TX unit's ring for a primary), exit
- *   rsync_unit_out.c  packets leaving the chain (TX unit): the primary's latch
- *                     and its wait queue, lazy cuts, timers; the standby's TxTs
- *                     filter
- *   rsync_unit_tel.c  /onvm/remote for these roles
- *   rsync_unit_state.c the chain's NFs' state: placement, markers and cuts
- *   rsync_unit_apply.c the standby writing committed state into its NFs
+ * standby roles (rsync_unit*.c; remote.h maps them) share.  The design is
+ * in rsync_unit.c's opening comment.
  */
 #ifndef RSYNC_UNIT_PRIV_H
 #define RSYNC_UNIT_PRIV_H
@@ -136,7 +129,7 @@ struct rsync_chain {
 	uint64_t markers_injected, markers_lost, cuts_state, cuts_nf_failed;
 	uint64_t cuts_nf_missing; /* of those failed: a window without a live NF */
 	uint64_t layout_mismatch; /* standby: checks of a window layout unlike ours (per fragment) */
-	uint64_t markers_dropped_seen; /* mgr.markers_dropped when the marker out was asked for */
+	uint64_t markers_dropped_seen; /* mgr.remote.markers_dropped when the marker out was asked for */
 	uint64_t state_bytes_applied, state_apply_failed;
 	uint64_t state_losses;	  /* standby: an NF's state lost (resynchronised by a full cut) */
 	uint64_t full_too_big;	  /* primary: full cuts dropped for stage_state_kb */
