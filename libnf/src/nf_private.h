@@ -8,22 +8,27 @@
  * contract with the manager is onvm_common.h.
  *
  * Files (one concern each):
- *   nf_init.c      EAL arguments, libnf options, attach, registration with the
- *                  manager, unregistration, nf_fini, the context's accessors
- *   nf_loop.c      the run loop: poll, tick, futex sleep and wake-up
- *   nf_batch.c     a batch's life: record, handlers, state commit, emission;
- *                  NF-generated packets (nf_pkt_alloc/nf_pkt_send)
- *   nf_standby.c   local resiliency's standby: parking, promotion, the
- *                  scheduling around a failover
- *   nf_rt.c        real-time priority with a cap the kernel enforces
- *   nf_state.c     state regions: declare, map, touch (glue to onvm_state.c)
- *   nf_fault.c     failure injection at the batch's fault points (tests)
- *   nf_crash.c     a crash signal on the packet thread hands over to the
- *                  standby at once (a futex wake), then the process dies
- *   nf_nd.c        non-determinism helpers (nf_nd_rand, nf_nd_time_ns)
- *   nf_app_stats.c NF-published counters (/onvm/nf/app,ID)
+ *   nf_init.c       EAL arguments, libnf options, attach, registration with
+ *                   the manager, unregistration, nf_fini, the context's
+ *                   accessors
+ *   nf_loop.c       the run loop: poll, tick, futex sleep and wake-up
+ *   nf_batch.c      a batch's life: record, handlers, state commit, emission;
+ *                   NF-generated packets (nf_pkt_alloc/nf_pkt_send)
+ *   nf_standby.c    local resiliency's standby: parking, promotion, the
+ *                   scheduling around a failover
+ *   nf_rt.c         real-time priority with a cap the kernel enforces
+ *   nf_rt.h         its interface (pure C: unit-tested alone)
+ *   nf_state.c      state regions: declare, map, touch (glue to onvm_state.c)
+ *   nf_fault.c      failure injection at the batch's fault points (tests)
+ *   nf_crash.c      a crash signal on the packet thread hands over to the
+ *                   standby at once (a futex wake), then the process dies
+ *   nf_nd.c         non-determinism helpers (nf_nd_rand, nf_nd_time_ns)
+ *   nf_app_stats.c  NF-published counters (/onvm/nf/app,ID)
+ *   nf_pidns.c      an NF in a container: taking the pid the manager gave it
+ *                   in its pid namespace, as a minimal init
  *   pkt_helper.c, flow_table.c, region_heap.c, nf_json.c, nf_output.c:
- *                  helpers with public headers of their own
+ *                   helpers with public headers of their own
+ *   nf_private.h    this header
  *
  * Naming: the public API is nf_<verb> (onvm_nflib.h); functions shared
  * between these files are nfl_<area>_<verb>; everything else is static.
