@@ -66,6 +66,55 @@ enum {
 	OFF_OFFSET = 32,
 };
 _Static_assert(OFF_OFFSET + 8 == RSYNC_HDR_LEN, "the header is 40 bytes");
+
+/* Payload offsets, per type (docs/wire-format.md draws each). */
+enum { /* PREPARE fragment 0: META */
+	META_PREV_TXID = 0,
+	META_CUT_ID = 8,
+	META_CUT_TS = 16,
+	META_ND_CUT = 24,
+	META_TXTS_ENTRIES = 32,
+	META_STATE_FRAGS = 36,
+	META_STATE_BYTES = 40,
+};
+_Static_assert(META_STATE_BYTES + 8 == RSYNC_META_WIRE_LEN, "META is 48 bytes");
+enum { /* one TxTs entry of a PREPARE's TxTs piece */
+	TXTS_SRC_IP = 0,
+	TXTS_DST_IP = 4,
+	TXTS_SPORT = 8,
+	TXTS_DPORT = 10,
+	TXTS_PROTO = 12,
+	TXTS_PAD = 13, /* 3 bytes, zero */
+	TXTS_TS = 16,
+};
+_Static_assert(TXTS_PAD + 3 == TXTS_TS && TXTS_TS + 8 == RSYNC_TXTS_WIRE_LEN,
+	       "a TxTs entry is 24 bytes, its timestamp 8-byte aligned in it");
+enum { /* ABORT */
+	ABORT_THROUGH_TXID = 0,
+};
+_Static_assert(ABORT_THROUGH_TXID + 8 == RSYNC_ABORT_WIRE_LEN, "ABORT is 8 bytes");
+enum { /* LOG_TRIM */
+	TRIM_WATERMARK = 0,
+};
+_Static_assert(TRIM_WATERMARK + 8 == RSYNC_LOG_TRIM_WIRE_LEN, "LOG_TRIM is 8 bytes");
+enum { /* REPLAY_START */
+	RSTART_AFTER_TS = 0,
+	RSTART_NEWEST_TS = 8,
+};
+_Static_assert(RSTART_NEWEST_TS + 8 == RSYNC_REPLAY_START_WIRE_LEN, "REPLAY_START is 16 bytes");
+enum { /* REPLAY_END */
+	REND_LAST_TS = 0,
+	REND_COUNT = 8,
+};
+_Static_assert(REND_COUNT + 8 == RSYNC_REPLAY_END_WIRE_LEN, "REPLAY_END is 16 bytes");
+enum { /* HEARTBEAT */
+	HB_TXID = 0,
+	HB_CUT_TS = 8,
+};
+_Static_assert(HB_CUT_TS + 8 == RSYNC_HEARTBEAT_WIRE_LEN, "HEARTBEAT is 16 bytes");
+/* Where the EtherType sits in the Ethernet header before ours. */
+enum { ETH_TYPE_OFF = 12 };
+_Static_assert(ETH_TYPE_OFF + 2 == RSYNC_ETH_LEN, "an untagged Ethernet header");
 _Static_assert(RSYNC_ETH_LEN + RSYNC_HDR_LEN + RSYNC_MAX_PAYLOAD + RSYNC_HMAC_LEN ==
 		       RSYNC_MAX_FRAME,
 	       "a full fragment with its HMAC fills an MTU");
@@ -195,13 +244,13 @@ void
 rsync_txts_encode(const struct rsync_txts_entry *e, size_t n, uint8_t *out)
 {
 	for (size_t i = 0; i < n; i++, out += RSYNC_TXTS_WIRE_LEN) {
-		onvm_put_be32(out, e[i].src_ip);
-		onvm_put_be32(out + 4, e[i].dst_ip);
-		onvm_put_be16(out + 8, e[i].sport);
-		onvm_put_be16(out + 10, e[i].dport);
-		out[12] = e[i].proto;
-		out[13] = out[14] = out[15] = 0;
-		onvm_put_be64(out + 16, e[i].ts);
+		onvm_put_be32(out + TXTS_SRC_IP, e[i].src_ip);
+		onvm_put_be32(out + TXTS_DST_IP, e[i].dst_ip);
+		onvm_put_be16(out + TXTS_SPORT, e[i].sport);
+		onvm_put_be16(out + TXTS_DPORT, e[i].dport);
+		out[TXTS_PROTO] = e[i].proto;
+		memset(out + TXTS_PAD, 0, 3);
+		onvm_put_be64(out + TXTS_TS, e[i].ts);
 	}
 }
 
@@ -211,36 +260,36 @@ rsync_txts_decode(const uint8_t *payload, size_t i, struct rsync_txts_entry *e)
 	const uint8_t *p = payload + i * RSYNC_TXTS_WIRE_LEN;
 
 	memset(e, 0, sizeof(*e));
-	e->src_ip = onvm_get_be32(p);
-	e->dst_ip = onvm_get_be32(p + 4);
-	e->sport = onvm_get_be16(p + 8);
-	e->dport = onvm_get_be16(p + 10);
-	e->proto = p[12];
-	e->ts = onvm_get_be64(p + 16);
+	e->src_ip = onvm_get_be32(p + TXTS_SRC_IP);
+	e->dst_ip = onvm_get_be32(p + TXTS_DST_IP);
+	e->sport = onvm_get_be16(p + TXTS_SPORT);
+	e->dport = onvm_get_be16(p + TXTS_DPORT);
+	e->proto = p[TXTS_PROTO];
+	e->ts = onvm_get_be64(p + TXTS_TS);
 }
 
 static void
 meta_decode(const uint8_t *p, struct rsync_meta *m)
 {
-	m->prev_txid = onvm_get_be64(p);
-	m->cut_id = onvm_get_be64(p + 8);
-	m->cut_ts = onvm_get_be64(p + 16);
-	m->nd_cut = onvm_get_be64(p + 24);
-	m->txts_entries = onvm_get_be32(p + 32);
-	m->state_frags = onvm_get_be32(p + 36);
-	m->state_bytes = onvm_get_be64(p + 40);
+	m->prev_txid = onvm_get_be64(p + META_PREV_TXID);
+	m->cut_id = onvm_get_be64(p + META_CUT_ID);
+	m->cut_ts = onvm_get_be64(p + META_CUT_TS);
+	m->nd_cut = onvm_get_be64(p + META_ND_CUT);
+	m->txts_entries = onvm_get_be32(p + META_TXTS_ENTRIES);
+	m->state_frags = onvm_get_be32(p + META_STATE_FRAGS);
+	m->state_bytes = onvm_get_be64(p + META_STATE_BYTES);
 }
 
 static void
 meta_encode(const struct rsync_meta *m, uint8_t *p)
 {
-	onvm_put_be64(p, m->prev_txid);
-	onvm_put_be64(p + 8, m->cut_id);
-	onvm_put_be64(p + 16, m->cut_ts);
-	onvm_put_be64(p + 24, m->nd_cut);
-	onvm_put_be32(p + 32, m->txts_entries);
-	onvm_put_be32(p + 36, m->state_frags);
-	onvm_put_be64(p + 40, m->state_bytes);
+	onvm_put_be64(p + META_PREV_TXID, m->prev_txid);
+	onvm_put_be64(p + META_CUT_ID, m->cut_id);
+	onvm_put_be64(p + META_CUT_TS, m->cut_ts);
+	onvm_put_be64(p + META_ND_CUT, m->nd_cut);
+	onvm_put_be32(p + META_TXTS_ENTRIES, m->txts_entries);
+	onvm_put_be32(p + META_STATE_FRAGS, m->state_frags);
+	onvm_put_be64(p + META_STATE_BYTES, m->state_bytes);
 }
 
 /* The fixed payload length of a type; -1 for the fragment types. */
@@ -345,8 +394,8 @@ check_fields(const struct rsync_hdr *h, const uint8_t *pl, struct rsync_msg *m)
 			for (uint32_t i = 0; i < h->len / RSYNC_TXTS_WIRE_LEN; i++) {
 				const uint8_t *e = pl + (size_t)i * RSYNC_TXTS_WIRE_LEN;
 
-				if (e[13] != 0 || e[14] != 0 || e[15] != 0 ||
-				    onvm_get_be64(e + 16) == 0)
+				if (e[TXTS_PAD] != 0 || e[TXTS_PAD + 1] != 0 ||
+				    e[TXTS_PAD + 2] != 0 || onvm_get_be64(e + TXTS_TS) == 0)
 					return RSYNC_RX_BAD_FIELD;
 			}
 		} else {
@@ -360,30 +409,30 @@ check_fields(const struct rsync_hdr *h, const uint8_t *pl, struct rsync_msg *m)
 			return RSYNC_RX_BAD_REGION;
 		break;
 	case RSYNC_ABORT:
-		m->u.abort.through_txid = onvm_get_be64(pl);
+		m->u.abort.through_txid = onvm_get_be64(pl + ABORT_THROUGH_TXID);
 		if (m->u.abort.through_txid < h->txid)
 			return RSYNC_RX_BAD_FIELD;
 		break;
 	case RSYNC_LOG_TRIM:
-		m->u.trim.watermark = onvm_get_be64(pl);
+		m->u.trim.watermark = onvm_get_be64(pl + TRIM_WATERMARK);
 		if (m->u.trim.watermark == 0)
 			return RSYNC_RX_BAD_FIELD;
 		break;
 	case RSYNC_REPLAY_START:
-		m->u.replay_start.after_ts = onvm_get_be64(pl);
-		m->u.replay_start.newest_ts = onvm_get_be64(pl + 8);
+		m->u.replay_start.after_ts = onvm_get_be64(pl + RSTART_AFTER_TS);
+		m->u.replay_start.newest_ts = onvm_get_be64(pl + RSTART_NEWEST_TS);
 		if (m->u.replay_start.newest_ts < m->u.replay_start.after_ts)
 			return RSYNC_RX_BAD_FIELD;
 		break;
 	case RSYNC_REPLAY_END:
-		m->u.replay_end.last_ts = onvm_get_be64(pl);
-		m->u.replay_end.count = onvm_get_be64(pl + 8);
+		m->u.replay_end.last_ts = onvm_get_be64(pl + REND_LAST_TS);
+		m->u.replay_end.count = onvm_get_be64(pl + REND_COUNT);
 		if ((m->u.replay_end.count == 0) != (m->u.replay_end.last_ts == 0))
 			return RSYNC_RX_BAD_FIELD;
 		break;
 	case RSYNC_HEARTBEAT:
-		m->u.heartbeat.txid = onvm_get_be64(pl);
-		m->u.heartbeat.cut_ts = onvm_get_be64(pl + 8);
+		m->u.heartbeat.txid = onvm_get_be64(pl + HB_TXID);
+		m->u.heartbeat.cut_ts = onvm_get_be64(pl + HB_CUT_TS);
 		break;
 	default: /* VOTE, COMMIT, ACK: nothing more */
 		break;
@@ -401,7 +450,7 @@ rsync_decode(const uint8_t *frame, size_t len, struct rsync_auth *auth, struct r
 
 	if (len < RSYNC_ETH_LEN)
 		return RSYNC_RX_SHORT;
-	if (onvm_get_be16(frame + 12) != RSYNC_ETHERTYPE)
+	if (onvm_get_be16(frame + ETH_TYPE_OFF) != RSYNC_ETHERTYPE)
 		return RSYNC_RX_NOT_RSYNC;
 	if (len < RSYNC_ETH_LEN + RSYNC_HDR_LEN)
 		return RSYNC_RX_SHORT;
@@ -470,7 +519,7 @@ rsync_encode(uint8_t *buf, size_t buflen, const uint8_t dst_mac[6], const uint8_
 		return -1;
 	memcpy(buf, dst_mac, 6);
 	memcpy(buf + 6, src_mac, 6);
-	onvm_put_be16(buf + 12, RSYNC_ETHERTYPE);
+	onvm_put_be16(buf + ETH_TYPE_OFF, RSYNC_ETHERTYPE);
 	switch (h.type) {
 	case RSYNC_PREPARE:
 		if (h.region == RSYNC_REGION_META)
@@ -483,22 +532,22 @@ rsync_encode(uint8_t *buf, size_t buflen, const uint8_t dst_mac[6], const uint8_
 			memcpy(pl, payload, plen);
 		break;
 	case RSYNC_ABORT:
-		onvm_put_be64(pl, msg->u.abort.through_txid);
+		onvm_put_be64(pl + ABORT_THROUGH_TXID, msg->u.abort.through_txid);
 		break;
 	case RSYNC_LOG_TRIM:
-		onvm_put_be64(pl, msg->u.trim.watermark);
+		onvm_put_be64(pl + TRIM_WATERMARK, msg->u.trim.watermark);
 		break;
 	case RSYNC_REPLAY_START:
-		onvm_put_be64(pl, msg->u.replay_start.after_ts);
-		onvm_put_be64(pl + 8, msg->u.replay_start.newest_ts);
+		onvm_put_be64(pl + RSTART_AFTER_TS, msg->u.replay_start.after_ts);
+		onvm_put_be64(pl + RSTART_NEWEST_TS, msg->u.replay_start.newest_ts);
 		break;
 	case RSYNC_REPLAY_END:
-		onvm_put_be64(pl, msg->u.replay_end.last_ts);
-		onvm_put_be64(pl + 8, msg->u.replay_end.count);
+		onvm_put_be64(pl + REND_LAST_TS, msg->u.replay_end.last_ts);
+		onvm_put_be64(pl + REND_COUNT, msg->u.replay_end.count);
 		break;
 	case RSYNC_HEARTBEAT:
-		onvm_put_be64(pl, msg->u.heartbeat.txid);
-		onvm_put_be64(pl + 8, msg->u.heartbeat.cut_ts);
+		onvm_put_be64(pl + HB_TXID, msg->u.heartbeat.txid);
+		onvm_put_be64(pl + HB_CUT_TS, msg->u.heartbeat.cut_ts);
 		break;
 	default:
 		break;
