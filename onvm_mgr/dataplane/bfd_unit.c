@@ -51,7 +51,11 @@ static struct {
 		uint16_t n;
 		struct rte_mbuf *m[BFD_TX_PENDING];
 	} pending[ONVM_MAX_PORTS];
-	volatile uint64_t next_ns; /* when the BFD unit must run next */
+	/* When the BFD unit must run next: written by the BFD unit and by
+	 * telemetry (both under lock), read without it by the unit's fast
+	 * check and the scheduler (mgr_bfd_next_ns); atomic, relaxed -- a
+	 * deadline, nothing is published through it. */
+	uint64_t next_ns;
 	uint64_t rx_ring_full;	   /* RX unit */
 	uint64_t tx_ring_full, tx_alloc_fail; /* BFD unit, under lock */
 	uint64_t tx_sent, tx_port_drop;	      /* TX unit */
@@ -166,7 +170,7 @@ mgr_bfd_init(void)
 		seed = now ^ ((uint64_t)getpid() << 32);
 	bfd_node_init(&bfd.node, &node_ops, NULL, seed);
 	bfd_node_subscribe(&bfd.node, log_event, NULL);
-	bfd.next_ns = UINT64_MAX;
+	__atomic_store_n(&bfd.next_ns, UINT64_MAX, __ATOMIC_RELAXED);
 	if (mgr.cfg.nbfd == 0)
 		return 0;
 
@@ -226,7 +230,7 @@ mgr_bfd_init(void)
 			c->name, c->port, c->desired_min_tx_us, c->detect_mult,
 			bfd.node.sess[i].s.local_discr);
 	}
-	bfd.next_ns = now;
+	__atomic_store_n(&bfd.next_ns, now, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -292,7 +296,7 @@ mgr_bfd_tx(void)
 uint64_t
 mgr_bfd_next_ns(void)
 {
-	return bfd.next_ns;
+	return __atomic_load_n(&bfd.next_ns, __ATOMIC_RELAXED);
 }
 
 /* ---- the BFD unit ------------------------------------------------------------ */
@@ -309,7 +313,7 @@ mgr_bfd_poll(void)
 		return 0;
 	n = rte_ring_count(bfd.rx_ring);
 	now = mgr_now_ns();
-	if (n == 0 && now < bfd.next_ns)
+	if (n == 0 && now < __atomic_load_n(&bfd.next_ns, __ATOMIC_RELAXED))
 		return 0;
 	if (pthread_mutex_trylock(&bfd.lock) != 0)
 		return 0; /* telemetry has it for a moment: next poll */
@@ -325,7 +329,7 @@ mgr_bfd_poll(void)
 	}
 	/* Packets can change the timers (a Poll answered, a state change): run
 	 * them after every batch, not only at the deadline. */
-	bfd.next_ns = bfd_node_timers(&bfd.node, now);
+	__atomic_store_n(&bfd.next_ns, bfd_node_timers(&bfd.node, now), __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&bfd.lock);
 	return (int)n;
 }
@@ -502,7 +506,8 @@ tel_bfd_admin(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (idx >= 0)
 		ret = bfd_node_set_admin_down(&bfd.node, idx, strcmp(f[1], "down") == 0,
 					      mgr_now_ns());
-	bfd.next_ns = mgr_now_ns(); /* the unit recomputes its deadline */
+	/* the unit recomputes its deadline */
+	__atomic_store_n(&bfd.next_ns, mgr_now_ns(), __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&bfd.lock);
 	return reply_status(d, ret == 0 ? "ok" : "error", ret == 0 ? NULL : "no such session");
 }
@@ -529,7 +534,7 @@ tel_bfd_timers(const char *cmd, const char *params, struct rte_tel_data *d)
 	idx = bfd_node_find(&bfd.node, f[0]);
 	if (idx >= 0)
 		ret = bfd_node_set_timers(&bfd.node, idx, tx, rx, (uint8_t)mult, mgr_now_ns());
-	bfd.next_ns = mgr_now_ns();
+	__atomic_store_n(&bfd.next_ns, mgr_now_ns(), __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&bfd.lock);
 	return reply_status(d, ret == 0 ? "ok" : "error", idx < 0 ? "no such session" : NULL);
 }
