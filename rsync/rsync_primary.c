@@ -11,8 +11,8 @@
  * stage's packets again); the cut covering every earlier ND decision means
  * that replay after a failover cannot re-decide (differently) something an
  * already released packet depended on -- including packets of other flows
- * that an NF processed after the ND packet (docs/design.md, "Remote
- * resiliency").
+ * that an NF processed after the ND packet (docs/design/remote.md, "The
+ * primary: latch stages and the release rule").
  *
  * Costs: releases are O(packets); the VOTE lookup is O(stages) (a few dozen
  * at most).

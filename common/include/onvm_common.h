@@ -91,7 +91,7 @@ enum onvm_action {
 #define ONVM_PKT_F_MARKER 0x08 /* a consistent-cut marker (struct onvm_marker), not a packet */
 
 /*
- * A consistent-cut marker (remote resiliency, docs/design.md): an mbuf the
+ * A consistent-cut marker (remote resiliency, docs/design/remote.md): an mbuf the
  * manager injects at a protected chain's ingress, flagged ONVM_PKT_F_MARKER,
  * whose metadata `ts` is the cut's timestamp (the last packet before it) and
  * whose data is this struct.  libnf never hands it to the NF: it freezes the

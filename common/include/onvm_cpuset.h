@@ -55,7 +55,7 @@ int onvm_cpus_online(cpu_set_t *out);
  * CPUs for launched NFs, from the online set and the config's lists (empty:
  * unset).  Actives: `cfg_active` ∩ online, else all online.  Standbys:
  * `cfg_standby` ∩ online, else the online CPUs the actives do not use, else
- * the actives' CPUs (docs/design.md, "Failover time", says why apart).
+ * the actives' CPUs (docs/design/local-resiliency.md, "Failover time", says why apart).
  */
 void onvm_nf_cpus(const cpu_set_t *online, const cpu_set_t *cfg_active,
 		  const cpu_set_t *cfg_standby, cpu_set_t *active, cpu_set_t *standby);

@@ -4,7 +4,7 @@
 
 /*
  * onvm_cut.h -- consistent cuts of an NF's state for remote resiliency
- * (docs/design.md, "Consistent cuts").
+ * (docs/design/remote.md, "Consistent cuts").
  *
  * A marker travels through the chain with the packets.  When an NF meets
  * marker M, its state reflects exactly the packets before M; libnf then

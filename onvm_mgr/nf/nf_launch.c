@@ -79,7 +79,7 @@ unwatched_child_kill(pid_t pid)
  * NF tears its address space down (milliseconds without preemption) on its
  * own CPU, not on the manager's.  Standbys run apart from actives: on a
  * kernel without full preemption a standby woken on the CPU where its active
- * dies waits for that teardown (docs/design.md, "Failover time").
+ * dies waits for that teardown (docs/design/local-resiliency.md, "Failover time").
  *
  * Lcore id: the slot's (mgr.nf_lcore), which a standby shares with its
  * active -- they never run together.  Control thread (or start-up), ctl_lock

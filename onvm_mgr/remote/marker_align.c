@@ -5,7 +5,7 @@
 /*
  * marker_align.c -- a protected chain's consistent-cut markers between its
  * NFs, when a service runs several instances (design: rsync_align.h and
- * docs/design.md, "Several instances of a service").
+ * docs/design/remote.md, "Several instances of a service").
  *
  * A marker going to chain step k goes to every instance of step k's
  * service, a copy each.  On the TX unit, the marker an instance passed on is

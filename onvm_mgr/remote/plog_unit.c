@@ -4,7 +4,7 @@
 
 /*
  * plog_unit.c -- the predecessor role of remote resiliency on this node
- * (library: pkt_logger/; design: docs/design.md, "The manager units").
+ * (library: pkt_logger/; design: docs/design/remote.md, "The manager units").
  *
  * The TX unit owns every log: it stamps each packet it sends out of a
  * remote chain's primary_port (a 0x88B5 shim with the next timestamp),

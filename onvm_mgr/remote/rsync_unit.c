@@ -4,7 +4,7 @@
 
 /*
  * rsync_unit.c -- remote resiliency on a chain's primary and standby nodes
- * (library: rsync/; design: docs/design.md, "The manager units").
+ * (library: rsync/; design: docs/design/remote.md, "The manager units").
  *
  * Protected ingress (RX unit).  Every frame arriving on predecessor_port was
  * stamped by the predecessor:

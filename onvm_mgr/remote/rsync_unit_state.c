@@ -4,7 +4,7 @@
 
 /*
  * rsync_unit_state.c -- the state of a protected chain's NFs, on its
- * primary and standby nodes (design: docs/design.md, "Consistent cuts" and
+ * primary and standby nodes (design: docs/design/remote.md, "Consistent cuts" and
  * "State at the same address on every node").
  *
  * Placement.  Every instance of a protected chain's services has a rank
