@@ -29,8 +29,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
-import lab  # noqa: E402  (the integration harness: nodes, netns, bfdd, clean-up)
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+from onvm import lab  # noqa: E402  (the integration harness: nodes, netns, bfdd, clean-up)
 
 RESULTS = os.path.join(HERE, "results")
 

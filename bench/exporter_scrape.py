@@ -22,8 +22,9 @@ import time
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
-import lab  # noqa: E402
+from onvm import lab  # noqa: E402
 import test_exporter  # noqa: E402  (free_port, metrics, start_exporter)
 
 

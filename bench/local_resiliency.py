@@ -45,8 +45,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
-import lab  # noqa: E402  (the integration harness: nodes, telemetry, clean-up)
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+from onvm import lab  # noqa: E402  (the integration harness: nodes, telemetry, clean-up)
 
 
 # How the active dies, alternately: SIGKILL (the kernel's robust-list walk at

@@ -57,7 +57,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
+sys.path.insert(0, os.path.join(REPO, "python"))
 sys.path.insert(0, HERE)
 
 MBUF_DATA_ROOM = 2048  # RTE_MBUF_DEFAULT_DATAROOM: the manager's pool
@@ -662,7 +662,7 @@ def main():
     a.build = os.path.abspath(a.build)
     os.environ["ONVM_BUILD"] = a.build
     global lab, OUR_PREFIX
-    import lab as lab_mod
+    from onvm import lab as lab_mod
     lab = lab_mod
     import chain_tput
 

@@ -258,12 +258,12 @@ def main():
     a = parse_args()
     if not os.access(os.path.join(a.build, "onvm_mgr", "onvm_mgr"), os.X_OK):
         raise SystemExit(f"no onvm_mgr in {a.build}; build with ninja -C {a.build}")
-    # lab.py reads ONVM_BUILD when it is imported (its MGR, TEST_NF paths)
+    # onvm.lab reads ONVM_BUILD when it is imported (its MGR, TEST_NF paths)
     os.environ["ONVM_BUILD"] = a.build
     sys.path.insert(0, HERE)
-    sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
+    sys.path.insert(0, os.path.join(REPO, "python"))
     import chain_tput as ct  # testpmd, the quiet check, machine description
-    import lab  # the integration harness: nodes, telemetry, clean-up
+    from onvm import lab  # the integration harness: nodes, telemetry, clean-up
     import local_resiliency as lr  # the node (node_cfg)
 
     def on_signal(signum, frame):

@@ -60,8 +60,9 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
-import lab  # noqa: E402
+from onvm import lab  # noqa: E402
 import test_remote_chain as rc  # noqa: E402  (the lab's nodes and oracle)
 
 RESULTS = os.path.join(HERE, "results")

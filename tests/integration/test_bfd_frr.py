@@ -31,7 +31,7 @@ Asserted, in order:
 import signal
 import time
 
-import lab
+from onvm import lab
 
 DETECT_TRIALS = 3
 MARGIN_MS = 70  # a shared 2-vCPU host: scheduling, not protocol, sets this

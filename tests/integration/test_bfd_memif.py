@@ -22,7 +22,7 @@ import os
 import signal
 import time
 
-import lab
+from onvm import lab
 
 MARGIN_MS = 70
 

@@ -21,7 +21,7 @@ input (ssh, dns) and LLC/STP frames (tor).
 """
 import os
 
-import lab
+from onvm import lab
 
 TRACES = ["smtp.pcap", "ssh.pcap", "webex.pcap", "dns.pcap", "quic.pcap", "tor.pcap"]
 PARSE_ERRORS = ["truncated_l2", "truncated_l3", "bad_ip_version", "bad_ihl",

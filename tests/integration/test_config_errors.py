@@ -23,7 +23,7 @@ import os
 import re
 import subprocess
 
-import lab
+from onvm import lab
 
 GOOD = """{
   "node": {"name": "good", "lcores": "0"},

@@ -12,7 +12,7 @@ stopped.  The monitor's export directory is the only volume of its container.
 """
 import test_chain_traces
 
-import lab
+from onvm import lab
 
 TRACES = ["smtp.pcap", "dns.pcap", "webex.pcap"]
 

@@ -13,7 +13,7 @@ node must come up, forward on its process chain (the sink's TX counter
 moves), count exactly its failures with the reason for each in its log, stop
 with status 0 and leave no container.
 """
-import lab
+from onvm import lab
 
 
 def process_chain():

@@ -36,7 +36,7 @@ import signal
 
 import test_nf_load_balancer as lbt
 
-import lab
+from onvm import lab
 
 
 def pending_standby(L, image, attempt):

@@ -29,7 +29,7 @@ import stat
 
 import test_nf_load_balancer as lbt
 
-import lab
+from onvm import lab
 
 
 def ns_pid(host_pid):

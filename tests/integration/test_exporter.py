@@ -33,7 +33,7 @@ import time
 import urllib.parse
 import urllib.request
 
-import lab
+from onvm import lab
 
 EXPORTER = os.path.join(lab.SRC, "tools", "onvm-exporter")
 ALERTS = os.path.join(lab.SRC, "examples", "prometheus", "alerts.yml")

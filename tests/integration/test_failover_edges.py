@@ -57,7 +57,7 @@ import os
 import signal
 import time
 
-import lab
+from onvm import lab
 
 
 def chain_cfg(path, out, nf_args, extra=None):

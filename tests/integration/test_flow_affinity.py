@@ -16,7 +16,7 @@ output is compared per flow.
 """
 import collections
 
-import lab
+from onvm import lab
 
 
 def conn(key):

@@ -35,7 +35,7 @@ import os
 import signal
 import time
 
-import lab
+from onvm import lab
 
 HAND_LCORE = 51
 

@@ -24,7 +24,7 @@ race it.  Asserted:
 import re
 import signal
 
-import lab
+from onvm import lab
 
 HAND_LCORE = 50
 

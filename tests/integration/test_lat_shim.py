@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 
-import lab
+from onvm import lab
 
 sys.path.insert(0, os.path.join(lab.SRC, "bench"))
 import latency  # noqa: E402  (the benchmark's parser of the shim's file)

@@ -10,7 +10,7 @@ The manager runs lcores 0 and 33 (both on CPU 0), three NFs in a chain.
 Asserted: the node starts; the NFs' lcore ids are distinct, none is 0 or 33,
 none is in the range kept for hand-started NFs; the trace goes through.
 """
-import lab
+from onvm import lab
 
 MGR_LCORES = {0, 33}
 

@@ -25,7 +25,7 @@ import signal
 import statistics
 import time
 
-import lab
+from onvm import lab
 
 KILLS = int(os.environ.get("ONVM_CHAOS_KILLS", "200"))
 P99_BOUND_MS = 50 * lab.SLOWDOWN  # x4 in an ASan/UBSan build

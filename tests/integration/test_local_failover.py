@@ -29,7 +29,7 @@ import random
 import signal
 import time
 
-import lab
+from onvm import lab
 
 
 def run(L, case, seed):

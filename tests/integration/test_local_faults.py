@@ -31,7 +31,7 @@ counted.
 """
 import os
 
-import lab
+from onvm import lab
 
 POINTS = ["processed", "mid_commit", "committed", "mid_emit"]
 SIGNALS = {"segv": 11, "bus": 7, "fpe": 8, "abort": 6}

@@ -20,7 +20,7 @@ simple_forward.  Asserted:
 """
 import struct
 
-import lab
+from onvm import lab
 
 ETH = bytes.fromhex("020000000002" "020000000001")
 A1, A2, A3, A4 = "198.18.0.1", "198.19.0.2", "198.18.7.3", "198.19.7.4"

@@ -9,7 +9,7 @@ every 10th packet) -> simple_forward.  Asserted: the NF counted 9 ND events,
 exactly 9 frames left the port with the ND flag (the flag survived the second
 NF), and every frame came out unchanged.
 """
-import lab
+from onvm import lab
 
 
 def test(L):

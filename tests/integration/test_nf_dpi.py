@@ -27,7 +27,7 @@ Asserted per trace:
 import os
 import random
 
-import lab
+from onvm import lab
 
 TRACES = ["bittorrent.pcap", "dns.pcap", "ftp.pcap", "http-manipulated.pcap", "mpeg.pcap",
           "quic.pcap", "skype-conference-call.pcap", "smtp.pcap", "ssh.pcap", "tor.pcap",

@@ -43,7 +43,7 @@ import re
 import shutil
 import subprocess
 
-import lab
+from onvm import lab
 
 PROTO = {"tcp": 6, "udp": 17, "icmp": 1}
 REASONS = ["truncated_l2", "truncated_l3", "bad_ip_version", "bad_ihl", "bad_ip_total_length",

@@ -27,7 +27,7 @@ that it never sends.  Scenarios, one node each:
 import collections
 import os
 
-import lab
+from onvm import lab
 
 EVERY = 5
 

@@ -25,7 +25,7 @@ Asserted:
 import os
 import signal
 
-import lab
+from onvm import lab
 
 HELD_MAX = 64  # ONVM_NF_HELD_MAX: the most mbufs one NF batch record can hold
 

@@ -43,7 +43,7 @@ import random
 import re
 import struct
 
-import lab
+from onvm import lab
 
 TRACES = ["bittorrent.pcap", "skype-conference-call.pcap", "webex.pcap", "tor.pcap",
           "quic.pcap", "ftp.pcap", "ssh.pcap", "smtp.pcap", "http-manipulated.pcap",

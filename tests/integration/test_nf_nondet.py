@@ -42,7 +42,7 @@ import random
 import struct
 import time
 
-import lab
+from onvm import lab
 
 N = 7
 TOL = 0.05

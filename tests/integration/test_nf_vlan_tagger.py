@@ -39,7 +39,7 @@ import os
 import random
 import struct
 
-import lab
+from onvm import lab
 
 ETH = bytes.fromhex("020000000002" "020000000001")
 

@@ -22,7 +22,7 @@ killed) must not inherit it.
 import os
 import subprocess
 
-import lab
+from onvm import lab
 
 PROBE = os.path.join(lab.BUILD, "tests", "mp_register_probe")
 CASES = {

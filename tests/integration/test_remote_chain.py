@@ -117,7 +117,7 @@ import struct
 import sys
 import time
 
-import lab
+from onvm import lab
 
 MTU = 9000  # the shim adds 12 bytes to full-size frames
 STAGES, STAGE_PACKETS = 8, 64

@@ -21,7 +21,7 @@ RSync frames on the predecessor link refused (counted), nothing released.
 """
 import struct
 
-import lab
+from onvm import lab
 from test_remote_predecessor import rsync_frame
 
 PREPARE, COMMIT, REPLAY_START = 1, 3, 8

@@ -27,7 +27,7 @@ write captures.  Asserted:
 """
 import struct
 
-import lab
+from onvm import lab
 
 ETH_SHIM = 0x88B5
 ETH_RSYNC = 0x88B6

@@ -37,7 +37,7 @@ import subprocess
 import sys
 import time
 
-import lab
+from onvm import lab
 
 SIZE = 64 << 20
 SERVER, CLIENT = "198.18.20.2", "198.18.20.1"

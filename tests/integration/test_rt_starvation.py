@@ -22,7 +22,7 @@ failover happened, the node kept forwarding.
 """
 import time
 
-import lab
+from onvm import lab
 
 # Loose bounds (a class of bug, not a benchmark): a real-time standby that
 # waits on the manager's CPU shows as the kernel's RT budget, ~950 ms.

@@ -22,7 +22,7 @@ import re
 import signal
 import time
 
-import lab
+from onvm import lab
 
 WINDOW_S = 3.5
 MAX_LAUNCHES = 7

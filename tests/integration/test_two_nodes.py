@@ -38,7 +38,7 @@ frames, tx == 0, tx_bytes == 0), with no other drops; A exits 0.
 import os
 import sys
 
-import lab
+from onvm import lab
 
 
 def main(L, scenario):

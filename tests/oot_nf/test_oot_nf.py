@@ -15,10 +15,8 @@ import glob
 import os
 import re
 import subprocess
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
-import lab  # noqa: E402
+from onvm import lab
 
 
 def build_oot_nf(L):

@@ -1,7 +1,7 @@
-#!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright(c) 2026 REINFORCE-NFV authors
-"""lab.py -- the integration tests' harness: real onvm_mgr nodes on DPDK vdevs.
+"""onvm.lab -- the harness of the integration tests and of the benchmarks
+that start nodes: real onvm_mgr nodes on DPDK vdevs.
 
 A test is a function taking a Lab; lab.run(test) runs it and turns the outcome
 into an exit status (0 pass, 1 fail, 77 skip), printing the tail of every log
@@ -32,7 +32,7 @@ import tempfile
 import time
 import traceback
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.abspath(__file__))  # python/onvm in the source tree
 SRC = os.environ.get("ONVM_SRC") or os.path.dirname(os.path.dirname(HERE))
 BUILD = os.environ.get("ONVM_BUILD") or os.path.join(SRC, "build")
 MGR = os.path.join(BUILD, "onvm_mgr", "onvm_mgr")

@@ -1,0 +1,21 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 REINFORCE-NFV authors
+"""onvm -- the Python shared by the integration tests (tests/) and the
+benchmarks (bench/): the lab that starts real nodes and cleans up after
+them, and the helpers more than one script needs.  A test or a benchmark
+imports this package, never another script or a test file
+(docs/contributing.md).
+
+Importing the package imports none of its modules: onvm.lab reads
+ONVM_BUILD when it is imported, and benchmarks with a --build option set
+that first.  Tests get the package from meson (PYTHONPATH in
+tests/integration/meson.build); a benchmark puts python/ of its own tree on
+sys.path.  Everything here runs on Debian's /usr/bin/python3 and its
+standard library (scapy and matplotlib only where a caller asks for them).
+
+Files, one concern each:
+  lab.py         the harness: nodes (onvm_mgr), hand-started processes,
+                 network namespaces, veths and FRR's bfdd, waits and checks,
+                 and the clean-up that leaves no process, runtime directory
+                 or hugepage file behind
+"""
