@@ -42,11 +42,13 @@ Writes OUT/chain_tput.csv (one row per measurement plus median rows),
 OUT/chain_tput_detail.csv (manager counters: where packets were dropped),
 OUT/chain_tput_summary.txt, OUT/chain_tput.png and OUT/machine.txt.
 """
-import argparse, glob, json, os, re, shutil, signal, socket, statistics, subprocess, sys
+import argparse, glob, json, os, re, shutil, signal, statistics, subprocess, sys
 import threading, time, types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import nf_suite  # noqa: E402  (the cross-CPU probe)
+from onvm.telemetry import Telemetry, socket_path  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNTIME = "/var/run/dpdk"
@@ -313,30 +315,6 @@ class Testpmd:
 
 # ---- the manager ------------------------------------------------------------------------
 
-class Telemetry:
-    def __init__(self, prefix):
-        self.path = os.path.join(RUNTIME, prefix, "dpdk_telemetry.v2")
-        self.s = None
-
-    def query(self, *cmds):
-        if self.s is None:
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-            s.settimeout(5)
-            s.connect(self.path)
-            json.loads(s.recv(1 << 16).decode())  # greeting
-            self.s = s
-        out = {}
-        for c in cmds:
-            self.s.send(c.encode())
-            out.update(json.loads(self.s.recv(1 << 20).decode()))
-        return out
-
-    def close(self):
-        if self.s is not None:
-            self.s.close()
-            self.s = None
-
-
 class Manager:
     def __init__(self, lab, build, prefix, cfg):
         self.prefix = prefix
@@ -348,7 +326,7 @@ class Manager:
         self.p = lab.popen([os.path.join(build, "onvm_mgr", "onvm_mgr"), "--config",
                             self.cfg_path, "--quiet"], stdout=self.out, stderr=subprocess.STDOUT,
                            stdin=subprocess.DEVNULL)
-        self.tel = Telemetry(prefix)
+        self.tel = Telemetry(socket_path(prefix))
         self.lab = lab
 
     def wait_ready(self, timeout):
@@ -357,7 +335,7 @@ class Manager:
             with open(self.out_path) as f:
                 txt = f.read()
             if "ONVM_MGR_READY" in txt:
-                nfs = self.tel.query("/onvm/nfs")["/onvm/nfs"]
+                nfs = self.tel.query("/onvm/nfs")
                 self.lab.extra_pids += [n["pid"] for n in nfs.values() if n.get("pid")]
                 return
             if self.p.poll() is not None:
@@ -381,7 +359,8 @@ class Manager:
 
     def snapshot(self):
         t = time.monotonic()
-        d = self.tel.query("/onvm/ports", "/onvm/drops", "/onvm/nfs", "/onvm/pool")
+        d = {c: self.tel.query(c) for c in ("/onvm/ports", "/onvm/drops", "/onvm/nfs",
+                                            "/onvm/pool")}
         d["t"] = (t + time.monotonic()) / 2
         return d
 
@@ -473,7 +452,7 @@ def run_null_csmp(lab, a):
                      "--", "-p", "0x3", "-n", "1"],
                     stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     cli = None
-    tel = Telemetry(prefix)
+    tel = Telemetry(socket_path(prefix))
     try:
         deadline = time.monotonic() + 30
         while True:  # its ports are up once its telemetry answers for them
@@ -495,8 +474,7 @@ def run_null_csmp(lab, a):
             t = time.monotonic()
             n = 0
             for port in (0, 1):
-                d = tel.query(f"/ethdev/stats,{port}")
-                n += next(iter(d.values()))["opackets"]
+                n += tel.query(f"/ethdev/stats,{port}")["opackets"]
             return n, (t + time.monotonic()) / 2
 
         time.sleep(a.warmup)

@@ -304,7 +304,7 @@ class NodeSystem:
 
     def wait_ready(self):
         self.m.wait_ready(60)
-        nfs = self.m.tel.query("/onvm/nfs")["/onvm/nfs"]
+        nfs = self.m.tel.query("/onvm/nfs")
         deadline = time.monotonic() + 60
         # local: the standby's start-up (an EAL init on CPU 0) must be over before
         # anything is measured
@@ -313,7 +313,7 @@ class NodeSystem:
             if time.monotonic() > deadline:
                 raise ct.BenchError(f"{self.prefix}: standby not parked after 60 s: {nfs}")
             time.sleep(0.1)
-            nfs = self.m.tel.query("/onvm/nfs")["/onvm/nfs"]
+            nfs = self.m.tel.query("/onvm/nfs")
         self.pids = [self.m.p.pid] + [n["pid"] for n in nfs.values() if n.get("pid")]
 
     def alive(self):

@@ -18,4 +18,6 @@ Files, one concern each:
                  network namespaces, veths and FRR's bfdd, waits and checks,
                  and the clean-up that leaves no process, runtime directory
                  or hugepage file behind
+  telemetry.py   the DPDK telemetry client (one; tools/onvm-exporter keeps
+                 its own, being deployed as a single file)
 """

@@ -24,7 +24,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import struct
 import subprocess
 import sys
@@ -32,12 +31,13 @@ import tempfile
 import time
 import traceback
 
+from onvm.telemetry import RUNTIME_ROOT, Telemetry, socket_path
+
 HERE = os.path.dirname(os.path.abspath(__file__))  # python/onvm in the source tree
 SRC = os.environ.get("ONVM_SRC") or os.path.dirname(os.path.dirname(HERE))
 BUILD = os.environ.get("ONVM_BUILD") or os.path.join(SRC, "build")
 MGR = os.path.join(BUILD, "onvm_mgr", "onvm_mgr")
 TEST_NF = os.path.join(BUILD, "tests", "test_nf")
-RUNTIME_ROOT = "/var/run/dpdk"
 READY_RE = re.compile(r"^ONVM_MGR_READY prefix=(\S+) pid=(\d+)", re.M)
 LAUNCHED_RE = re.compile(r"launched NF '[^']*' \(.*\) pid (\d+)")
 SKIP = 77
@@ -292,44 +292,6 @@ def compare_frames(got, want, what):
     check(len(got) == len(want), f"{what}: {len(got)} frames, want {len(want)}")
 
 
-# ---- telemetry ----------------------------------------------------------------------
-
-class Telemetry:
-    """Client of a DPDK telemetry v2 socket (SOCK_SEQPACKET, one JSON reply per command)."""
-
-    def __init__(self, path):
-        self.path = path
-        self.sock = None
-
-    def _connect(self):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        s.settimeout(5)
-        s.connect(self.path)
-        json.loads(s.recv(1 << 16).decode())  # greeting
-        self.sock = s
-
-    def query(self, cmd):
-        for attempt in (0, 1):
-            try:
-                if self.sock is None:
-                    self._connect()
-                self.sock.send(cmd.encode())
-                reply = self.sock.recv(1 << 20)
-                if not reply:
-                    raise ConnectionError("telemetry socket closed")
-                doc = json.loads(reply.decode())
-                return doc[cmd.split(",")[0]]
-            except (OSError, ValueError, ConnectionError):
-                self.close()
-                if attempt == 1:
-                    raise
-
-    def close(self):
-        if self.sock is not None:
-            self.sock.close()
-            self.sock = None
-
-
 # ---- nodes --------------------------------------------------------------------------
 
 def pid_alive(pid):
@@ -396,7 +358,7 @@ class Node:
         self.log_path = os.path.join(lab.tmp, f"{name}.log")
         self.proc = None
         self.pid = None
-        self.tel = Telemetry(os.path.join(RUNTIME_ROOT, self.prefix, "dpdk_telemetry.v2"))
+        self.tel = Telemetry(socket_path(self.prefix))
         self.nf_pids = set()
         self.exit_code = None
         self.leftover_nfs = []
