@@ -75,17 +75,17 @@ def log(msg):
 
 # ---- the traffic -------------------------------------------------------------------
 
-def build_trace(lab, names, path):
+def build_trace(names, path):
     """Concatenate the traces, leaving out frames an mbuf cannot hold whole.
     Returns facts about the result for the summary."""
     frames, skipped = [], 0
     for n in names:
-        for f in lab.read_pcap(lab.trace(n)):
+        for f in pcap.read_pcap(lab.trace(n)):
             if len(f) > MBUF_DATA_ROOM:
                 skipped += 1
             else:
                 frames.append(f)
-    lab.write_pcap(path, frames)
+    pcap.write_pcap(path, frames)
     flows, non_ip = set(), 0
     for f in frames:
         off, et = 14, struct.unpack(">H", f[12:14])[0]
@@ -661,9 +661,8 @@ def main():
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)
     os.environ["ONVM_BUILD"] = a.build
-    global lab, OUR_PREFIX
-    from onvm import lab as lab_mod
-    lab = lab_mod
+    global lab, pcap, OUR_PREFIX
+    from onvm import lab, pcap  # (they read ONVM_BUILD, set just above)
     import chain_tput
 
     if a.replot:
@@ -690,7 +689,7 @@ def main():
     t_start = time.monotonic()
     try:
         trace = L.path("replay.pcap")
-        tinfo = build_trace(lab, a.traces.split(","), trace)
+        tinfo = build_trace(a.traces.split(","), trace)
         log(f"replay set: {tinfo}")
         quiet, busy, others = wait_quiet(L, a.quiet_wait)
         quiet_line = (f"{'quiet' if quiet else 'NOT quiet'} at the start (CPU {100 * busy:.0f}% "
@@ -788,12 +787,12 @@ def replot(a):
     a.rounds = max(x["round"] for x in rows)
     nfs = list(dict.fromkeys(x["nf"] for x in rows))
     with tempfile.TemporaryDirectory() as d:
-        tinfo = build_trace(lab, a.traces.split(","), os.path.join(d, "t.pcap"))
+        tinfo = build_trace(a.traces.split(","), os.path.join(d, "t.pcap"))
     meta = {"date": re.match(r"nf_suite: (\S+ \S+)", head).group(1), "trace": tinfo}
     plot(a, summarize(rows, nfs), rows, meta)
 
 
-lab = None
+lab = pcap = None  # the onvm modules, imported by main() once ONVM_BUILD is set
 OUR_PREFIX = b"--file-prefix=it_none_"
 
 if __name__ == "__main__":

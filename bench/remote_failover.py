@@ -62,7 +62,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
-from onvm import lab  # noqa: E402
+from onvm import lab, pcap  # noqa: E402
 import test_remote_chain as rc  # noqa: E402  (the lab's nodes and oracle)
 
 RESULTS = os.path.join(HERE, "results")
@@ -101,8 +101,8 @@ def one(L, frames, rnd, k, seed, idle, cond):
     nf_first = min((v["first_pkt_ns"] for v in nfs if v.get("first_pkt_ns")), default=0)
     for node in (pred, standby, sink):
         node.stop()
-    got_m = lab.read_capture_out(L.path(f"sink-m{tag}.pcap"))
-    got_s = lab.read_capture_out(L.path(f"sink-s{tag}.pcap"))
+    got_m = pcap.read_capture_out(L.path(f"sink-m{tag}.pcap"))
+    got_s = pcap.read_capture_out(L.path(f"sink-s{tag}.pcap"))
     lost = rc.check_sink(L, frames, got_m, got_s,
                          allow_loss=rc.STAGES * rc.STAGE_PACKETS + 2 * 32)
     req = p["failover_req_ns"]

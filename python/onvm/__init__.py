@@ -18,6 +18,8 @@ Files, one concern each:
                  network namespaces, veths and FRR's bfdd, waits and checks,
                  and the clean-up that leaves no process, runtime directory
                  or hugepage file behind
+  pcap.py        capture files read and written (pcap, pcapng), what
+                 net_pcap cut (TruncatedFrame), frame lists compared
   telemetry.py   the DPDK telemetry client (one; tools/onvm-exporter keeps
                  its own, being deployed as a single file)
 """

@@ -22,14 +22,14 @@ import os
 import signal
 import time
 
-from onvm import lab
+from onvm import lab, pcap
 
 MARGIN_MS = 70
 
 
 def main(L):
     trace = lab.trace("tor.pcap")
-    frames = lab.read_pcap(trace)
+    frames = pcap.read_pcap(trace)
     sock = f"/tmp/onvm-it-bfd-{os.getpid()}.sock"
     L.extra_paths.append(sock)
     out = L.path("b-out.pcap")
@@ -76,7 +76,7 @@ def main(L):
     # BFD frame goes down B's chain.
     lab.wait_until(lambda: b.port("out")["tx"] >= len(frames), 60,
                    "the trace to cross the link", alive=b.assert_running)
-    lab.compare_frames(lab.read_capture_out(out + "1"), frames, "node B output")
+    pcap.compare_frames(pcap.read_capture_out(out + "1"), frames, "node B output")
     L.expect(b.port("link")["ctrl_rx"] > 0, "node B took no BFD/ARP frame off the link")
     print(f"both Up (discriminators {sa['local_discr']} <-> {sb['local_discr']}); "
           f"{len(frames)} trace frames crossed the link intact")

@@ -21,7 +21,7 @@ input (ssh, dns) and LLC/STP frames (tor).
 """
 import os
 
-from onvm import lab
+from onvm import lab, pcap
 
 TRACES = ["smtp.pcap", "ssh.pcap", "webex.pcap", "dns.pcap", "quic.pcap", "tor.pcap"]
 PARSE_ERRORS = ["truncated_l2", "truncated_l3", "bad_ip_version", "bad_ihl",
@@ -33,7 +33,7 @@ def run_trace(L, name, image=None):
     of it (test_container_chain.py), the monitor's export directory its only
     volume."""
     path = lab.trace(name)
-    frames = lab.read_pcap(path)
+    frames = pcap.read_pcap(path)
     n_frames, want_flows, want_non_ip = lab.tshark_flows(path)
     L.expect(n_frames == len(frames),
              f"{name}: tshark sees {n_frames} frames, the pcap reader {len(frames)}")
@@ -93,7 +93,7 @@ def run_trace(L, name, image=None):
         left = lab.node_containers(node.prefix)
         L.expect(not left, f"{name}: containers left after the node stopped: {left}")
 
-    lab.compare_frames(lab.read_capture_out(out), frames, f"{name}: output capture")
+    pcap.compare_frames(pcap.read_capture_out(out), frames, f"{name}: output capture")
     doc = lab.read_json(mon)
     L.expect(doc["packets"] == len(frames), f"{name}: monitor packets {doc['packets']}")
     L.expect(doc["bytes"] == sum(map(len, frames)), f"{name}: monitor bytes {doc['bytes']}")

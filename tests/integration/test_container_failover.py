@@ -36,7 +36,7 @@ import signal
 
 import test_nf_load_balancer as lbt
 
-from onvm import lab
+from onvm import lab, pcap
 
 
 def pending_standby(L, image, attempt):
@@ -93,7 +93,7 @@ def test(L):
     rng = random.Random(seed)
     frames = lbt.mix([lab.trace(t) for t in lbt.TRACES])
     path = L.path("mixed.pcap")
-    lab.write_pcap(path, frames)
+    pcap.write_pcap(path, frames)
     at = rng.randrange(len(frames) // 3, 2 * len(frames) // 3)
     print(f"seed {seed} (ONVM_TEST_SEED={seed} repeats): {len(frames)} frames, kill at "
           f"committed:{at}")

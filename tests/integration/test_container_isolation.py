@@ -29,7 +29,7 @@ import stat
 
 import test_nf_load_balancer as lbt
 
-from onvm import lab
+from onvm import lab, pcap
 
 
 def ns_pid(host_pid):
@@ -78,9 +78,9 @@ def check_view(L, who, pid, own_dir, other_paths, node):
 
 def test(L):
     image = lab.nf_image()
-    frames = lab.read_pcap(lab.trace("smtp.pcap"))
+    frames = pcap.read_pcap(lab.trace("smtp.pcap"))
     trace = L.path("in.pcap")
-    lab.write_pcap(trace, frames)
+    pcap.write_pcap(trace, frames)
     out = L.path("out.pcap")
     a_dir, b_dir = L.path("a-monitor"), L.path("b-balancer")
     for d in (a_dir, b_dir):

@@ -57,7 +57,7 @@ import os
 import signal
 import time
 
-from onvm import lab
+from onvm import lab, pcap
 
 
 def chain_cfg(path, out, nf_args, extra=None):
@@ -304,7 +304,7 @@ SCENARIOS = {"fini_death": fini_death, "promote_death": promote_death,
 
 def test(L):
     path = lab.trace("quic.pcap")
-    frames = lab.read_pcap(path)
+    frames = pcap.read_pcap(path)
     only = os.environ.get("ONVM_SCENARIO")
     for name, fn in SCENARIOS.items():
         if only and name != only:

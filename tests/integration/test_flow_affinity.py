@@ -16,7 +16,7 @@ output is compared per flow.
 """
 import collections
 
-from onvm import lab
+from onvm import lab, pcap
 
 
 def conn(key):
@@ -26,7 +26,7 @@ def conn(key):
 
 def test(L):
     path = lab.trace("webex.pcap")
-    frames = lab.read_pcap(path)
+    frames = pcap.read_pcap(path)
     n_frames, want_flows, _ = lab.tshark_flows(path)
     out = L.path("out.pcap")
     mon = L.path("mon-%i.json")
@@ -64,12 +64,12 @@ def test(L):
     L.expect(len(busy) > 1, f"only instances {busy} got traffic: {per_instance}")
     print(f"packets per instance: {per_instance}")
 
-    got = lab.read_capture_out(out)
+    got = pcap.read_capture_out(out)
     L.expect(len(got) == len(frames), f"{len(got)} frames out, {len(frames)} in")
     # net_pcap cuts frames longer than PCAP_TX_SNAP: key frames by their
     # length and their first PCAP_TX_SNAP bytes.
     def key(f):
-        return (getattr(f, "wire", len(f)), bytes(f[:lab.PCAP_TX_SNAP]))
+        return (getattr(f, "wire", len(f)), bytes(f[:pcap.PCAP_TX_SNAP]))
     L.expect(collections.Counter(map(key, got)) == collections.Counter(map(key, frames)),
              "the output is not the same multiset of frames as the input")
 

@@ -35,7 +35,7 @@ import os
 import signal
 import time
 
-from onvm import lab
+from onvm import lab, pcap
 
 HAND_LCORE = 51
 
@@ -61,7 +61,7 @@ def spawn_standby(L, node, name, instance, nf_args=()):
 
 def test(L):
     path = lab.trace("quic.pcap")
-    frames = lab.read_pcap(path)
+    frames = pcap.read_pcap(path)
     out, tot = L.path("out.pcap"), L.path("totals.json")
     gate_bin, gate = L.gate_nf("gate", lab.nf_binary("simple_forward"))
     node = L.node("hand_standby", {
@@ -111,7 +111,7 @@ def test(L):
         raise lab.TestFailure("the promoted hand-started NF did not stop with the node")
     L.expect(src == 0, f"the promoted hand-started NF exited with {src}")
 
-    got = lab.read_capture_out(out)
+    got = pcap.read_capture_out(out)
     lab.check(lab.is_subsequence(got, frames), "output is not an in-order subsequence of the input")
     L.expect(len(got) == port["tx"], f"capture {len(got)}, port tx {port['tx']}")
     doc = lab.read_json(tot)

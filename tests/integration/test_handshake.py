@@ -24,7 +24,7 @@ race it.  Asserted:
 import re
 import signal
 
-from onvm import lab
+from onvm import lab, pcap
 
 HAND_LCORE = 50
 
@@ -63,7 +63,7 @@ def expect_refused(L, node, name, lcore, service, reason_re):
 
 def main(L):
     trace = lab.trace("smtp.pcap")
-    frames = lab.read_pcap(trace)
+    frames = pcap.read_pcap(trace)
     out = L.path("out.pcap")
     gate_bin, gate = L.gate_nf("gate", lab.nf_binary("simple_forward"))
     node = L.node("handshake", {
@@ -137,7 +137,7 @@ def main(L):
     L.expect(rc == 0, f"manager exit status {rc}")
     L.expect(not node.leftover_nfs, f"NFs still alive after the manager: {node.leftover_nfs}")
     L.expect(not node.runtime_leftovers(), f"runtime files left: {node.runtime_leftovers()}")
-    lab.compare_frames(lab.read_capture_out(out), frames, "output capture")
+    pcap.compare_frames(pcap.read_capture_out(out), frames, "output capture")
 
 
 if __name__ == "__main__":

@@ -10,14 +10,14 @@ The manager runs lcores 0 and 33 (both on CPU 0), three NFs in a chain.
 Asserted: the node starts; the NFs' lcore ids are distinct, none is 0 or 33,
 none is in the range kept for hand-started NFs; the trace goes through.
 """
-from onvm import lab
+from onvm import lab, pcap
 
 MGR_LCORES = {0, 33}
 
 
 def test(L):
     path = lab.trace("dns.pcap")
-    frames = lab.read_pcap(path)
+    frames = pcap.read_pcap(path)
     out = L.path("out.pcap")
     node = L.node("lcore-ids", {
         "node": {"lcores": "0@0,33@0"},
@@ -33,7 +33,7 @@ def test(L):
     node.wait_port("in", "tx", len(frames))
     rc = node.stop()
     L.expect(rc == 0, f"manager exit status {rc}")
-    lab.compare_frames(lab.read_capture_out(out), frames, "output")
+    pcap.compare_frames(pcap.read_capture_out(out), frames, "output")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ import random
 import signal
 import time
 
-from onvm import lab
+from onvm import lab, pcap
 
 
 def run(L, case, seed):
@@ -41,7 +41,7 @@ def run(L, case, seed):
     parks (fault point parking), and the second kill does not wait for the
     first failover's count -- the promoted NF's pid in the slot shows it."""
     path = lab.trace("quic.pcap")
-    frames = lab.read_pcap(path)
+    frames = pcap.read_pcap(path)
     out, mon = L.path(f"{case}-out.pcap"), L.path(f"{case}-mon.json")
     slow = {"binary": lab.TEST_NF, "service": 1, "args": ["-d", "3000"]}
     monitor_nf = {"binary": "basic_monitor", "service": 2, "resiliency": "local",
@@ -99,7 +99,7 @@ def run(L, case, seed):
     rc = node.stop()
     L.expect(rc == 0, f"manager exit status {rc}")
 
-    got = lab.read_capture_out(out)
+    got = pcap.read_capture_out(out)
     lab.check(lab.is_subsequence(got, frames),
               "the output is not an in-order subsequence of the input (duplicate or reordered frame)")
     L.expect(len(got) == port["tx"], f"capture has {len(got)} frames, port sent {port['tx']}")

@@ -31,7 +31,7 @@ counted.
 """
 import os
 
-from onvm import lab
+from onvm import lab, pcap
 
 POINTS = ["processed", "mid_commit", "committed", "mid_emit"]
 SIGNALS = {"segv": 11, "bus": 7, "fpe": 8, "abort": 6}
@@ -76,7 +76,7 @@ def run_point(L, point, path, frames, death="kill"):
              f"{point}: nf_hung {hung}, slot hung_kills {nf['hung_kills']}")
     rc = node.stop()
     L.expect(rc == 0, f"{point}: manager exit status {rc}")
-    got = lab.read_capture_out(out)
+    got = pcap.read_capture_out(out)
     L.expect(lab.is_subsequence(got, frames), f"{point}: output is not an in-order subsequence")
     L.expect(len(got) == port["tx"], f"{point}: capture {len(got)}, port tx {port['tx']}")
     doc = lab.read_json(tot)
@@ -96,7 +96,7 @@ def run_point(L, point, path, frames, death="kill"):
 
 def test(L):
     path = lab.trace("quic.pcap")
-    frames = lab.read_pcap(path)
+    frames = pcap.read_pcap(path)
     for point in POINTS:
         for death in ("kill", "segv"):
             run_point(L, point, path, frames, death)

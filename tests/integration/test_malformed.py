@@ -20,7 +20,7 @@ simple_forward.  Asserted:
 """
 import struct
 
-from onvm import lab
+from onvm import lab, pcap
 
 ETH = bytes.fromhex("020000000002" "020000000001")
 A1, A2, A3, A4 = "198.18.0.1", "198.19.0.2", "198.18.7.3", "198.19.7.4"
@@ -119,7 +119,7 @@ def build():
 def main(L):
     frames = build()
     trace = L.path("malformed.pcap")
-    lab.write_pcap(trace, [f for f, _, _ in frames])
+    pcap.write_pcap(trace, [f for f, _, _ in frames])
     want = {r: sum(1 for _, reason, _ in frames if reason == r) for r in REASONS}
     want_flows = {}
     for f, _, flow in frames:
@@ -154,7 +154,7 @@ def main(L):
     L.expect(rc == 0, f"manager exit status {rc}")
     L.expect(not node.leftover_nfs, f"NFs still alive after the manager: {node.leftover_nfs}")
     L.expect(not node.runtime_leftovers(), f"runtime files left: {node.runtime_leftovers()}")
-    lab.compare_frames(lab.read_capture_out(out), [f for f, _, _ in frames], "output capture")
+    pcap.compare_frames(pcap.read_capture_out(out), [f for f, _, _ in frames], "output capture")
 
     doc = lab.read_json(mon)
     L.expect(doc["packets"] == total, f"monitor packets {doc['packets']}, want {total}")

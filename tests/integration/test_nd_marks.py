@@ -9,12 +9,12 @@ every 10th packet) -> simple_forward.  Asserted: the NF counted 9 ND events,
 exactly 9 frames left the port with the ND flag (the flag survived the second
 NF), and every frame came out unchanged.
 """
-from onvm import lab
+from onvm import lab, pcap
 
 
 def test(L):
     path = lab.trace("smtp.pcap")
-    frames = lab.read_pcap(path)
+    frames = pcap.read_pcap(path)
     out = L.path("out.pcap")
     node = L.node("nd", {
         "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={path},tx_pcap={out}"}],
@@ -29,7 +29,7 @@ def test(L):
     L.expect(port["tx_nd"] == want, f"{port['tx_nd']} frames left with the ND flag, want {want}")
     rc = node.stop()
     L.expect(rc == 0, f"manager exit status {rc}")
-    lab.compare_frames(lab.read_capture_out(out), frames, "output capture")
+    pcap.compare_frames(pcap.read_capture_out(out), frames, "output capture")
 
 
 if __name__ == "__main__":

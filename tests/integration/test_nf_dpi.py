@@ -27,7 +27,7 @@ Asserted per trace:
 import os
 import random
 
-from onvm import lab
+from onvm import lab, pcap
 
 TRACES = ["bittorrent.pcap", "dns.pcap", "ftp.pcap", "http-manipulated.pcap", "mpeg.pcap",
           "quic.pcap", "skype-conference-call.pcap", "smtp.pcap", "ssh.pcap", "tor.pcap",
@@ -46,7 +46,7 @@ def flows(doc):
 
 def run(L, name, rng):
     path = lab.trace(name)
-    frames = lab.read_pcap(path)
+    frames = pcap.read_pcap(path)
     at = rng.randrange(max(1, len(frames) // 4), max(2, 3 * len(frames) // 4))
     point = rng.choice(POINTS)
     tag = name.split(".")[0]
@@ -74,7 +74,7 @@ def run(L, name, rng):
              f"{name}: telemetry protocols add up to {by_proto} flows, classified {app['flows_classified']}")
     rc = node.stop()
     L.expect(rc == 0, f"{name}: manager exit status {rc}")
-    lab.compare_frames(lab.read_capture_out(out), frames, f"{name}: output capture")
+    pcap.compare_frames(pcap.read_capture_out(out), frames, f"{name}: output capture")
     L.expect(port["tx"] == len(frames), f"{name}: port sent {port['tx']} of {len(frames)}")
 
     ref, got = lab.read_json(ref_json), lab.read_json(got_json)

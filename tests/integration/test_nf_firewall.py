@@ -43,7 +43,7 @@ import re
 import shutil
 import subprocess
 
-from onvm import lab
+from onvm import lab, pcap
 
 PROTO = {"tcp": 6, "udp": 17, "icmp": 1}
 REASONS = ["truncated_l2", "truncated_l3", "bad_ip_version", "bad_ihl", "bad_ip_total_length",
@@ -293,7 +293,7 @@ def expectation(path, frames, rules):
 # ---- one run ---------------------------------------------------------------------------
 
 def run_case(L, tag, path, rules, fault_at=None):
-    frames = lab.read_pcap(path)
+    frames = pcap.read_pcap(path)
     want, _ = expectation(path, frames, rules)
     hits = {r["name"]: want["rules"][k][0] for k, r in enumerate(rules["rules"])}
     print(f"{tag}: {len(frames)} frames, allowed {len(want['allowed'])}; per rule {hits}, "
@@ -334,8 +334,8 @@ def run_case(L, tag, path, rules, fault_at=None):
 
     doc = lab.read_json(export)
     check_counters(L, tag, doc, rules, want)
-    got = lab.read_capture_out(out)
-    lab.compare_frames(got, [frames[i] for i in want["allowed"]], f"{tag}: output capture")
+    got = pcap.read_capture_out(out)
+    pcap.compare_frames(got, [frames[i] for i in want["allowed"]], f"{tag}: output capture")
     if fault_at:
         log = node.log()
         L.expect(f"NF 'firewall' (pid {first_pid}, instance 0) died" in log,
@@ -379,7 +379,7 @@ def test(L):
 
     frames = synthetic()
     path = L.path("synthetic.pcap")
-    lab.write_pcap(path, [f for f, _ in frames])
+    pcap.write_pcap(path, [f for f, _ in frames])
     _, kinds = expectation(path, [f for f, _ in frames], SYNTH_RULES)
     labels = [label for _, label in frames]
     bad = [(i, k, lab_) for i, (k, lab_) in enumerate(zip(kinds, labels)) if k != lab_]
@@ -388,7 +388,7 @@ def test(L):
 
     seed = int(os.environ.get("ONVM_TEST_SEED", random.randrange(1 << 32)))
     path = lab.trace("tor.pcap")
-    n = len(lab.read_pcap(path))
+    n = len(pcap.read_pcap(path))
     at = random.Random(seed).randrange(n // 3, 2 * n // 3)
     print(f"failover: seed {seed}: the active firewall dies after {at} of {n} packets")
     run_case(L, "tor-failover", path, CASES["tor.pcap"], fault_at=at)

@@ -27,7 +27,7 @@ that it never sends.  Scenarios, one node each:
 import collections
 import os
 
-from onvm import lab
+from onvm import lab, pcap
 
 EVERY = 5
 
@@ -63,7 +63,7 @@ def plain(L, path, frames):
     # A batch's generated packets leave after its received ones, so the
     # copies trail their originals by up to a batch: compare as multisets,
     # and the originals must still be in order.
-    got = lab.read_capture_out(out)
+    got = pcap.read_capture_out(out)
     want = list(frames) + [fr for i, fr in enumerate(frames, 1) if i % EVERY == 0]
     L.expect(len(got) == len(want), f"plain: {len(got)} frames out, want {len(want)}")
     L.expect(collections.Counter(map(bytes, got)) == collections.Counter(want),
@@ -98,7 +98,7 @@ def alloc_death(L, path, frames, mode):
 
 def test(L):
     path = lab.trace("quic.pcap")
-    frames = lab.read_pcap(path)
+    frames = pcap.read_pcap(path)
     only = os.environ.get("ONVM_SCENARIO")  # plain, none or local: one of them
     if only in (None, "plain"):
         plain(L, path, frames)

@@ -25,14 +25,14 @@ Asserted:
 import os
 import signal
 
-from onvm import lab
+from onvm import lab, pcap
 
 HELD_MAX = 64  # ONVM_NF_HELD_MAX: the most mbufs one NF batch record can hold
 
 
 def main(L):
     trace_a, trace_b = lab.trace("webex.pcap"), lab.trace("smtp.pcap")
-    frames_a, frames_b = lab.read_pcap(trace_a), lab.read_pcap(trace_b)
+    frames_a, frames_b = pcap.read_pcap(trace_a), pcap.read_pcap(trace_b)
     n_a, n_b = len(frames_a), len(frames_b)
     out_a, out_b = L.path("out-a.pcap"), L.path("out-b.pcap")
     node = L.node("kill", {
@@ -99,10 +99,10 @@ def main(L):
     L.expect(rc == 0, f"manager exit status {rc}")
     L.expect(not node.leftover_nfs, f"NFs still alive after the manager: {node.leftover_nfs}")
     L.expect(not node.runtime_leftovers(), f"runtime files left: {node.runtime_leftovers()}")
-    lab.compare_frames(lab.read_capture_out(out_b), frames_b, "chain B output")
-    got_a = lab.read_capture_out(out_a)
+    pcap.compare_frames(pcap.read_capture_out(out_b), frames_b, "chain B output")
+    got_a = pcap.read_capture_out(out_a)
     L.expect(len(got_a) == tx_a, f"port A capture has {len(got_a)} frames, port tx {tx_a}")
-    lab.compare_frames(got_a, frames_a[:len(got_a)], "chain A output (a prefix of the trace)")
+    pcap.compare_frames(got_a, frames_a[:len(got_a)], "chain A output (a prefix of the trace)")
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ import random
 import re
 import struct
 
-from onvm import lab
+from onvm import lab, pcap
 
 TRACES = ["bittorrent.pcap", "skype-conference-call.pcap", "webex.pcap", "tor.pcap",
           "quic.pcap", "ftp.pcap", "ssh.pcap", "smtp.pcap", "http-manipulated.pcap",
@@ -134,7 +134,7 @@ def mix(paths):
     """The traces interleaved: frame i of a trace of n frames sits at (i + 0.5) / n."""
     placed = []
     for t, p in enumerate(paths):
-        frames = lab.read_pcap(p)
+        frames = pcap.read_pcap(p)
         placed += [((i + 0.5) / len(frames), t, i, fr) for i, fr in enumerate(frames)]
     placed.sort(key=lambda x: x[:3])
     return [x[3] for x in placed]
@@ -214,7 +214,7 @@ def failover_run(L, tag, point, at, path, conf, image=None):
              f"{tag}: failovers slot {nf['failovers']}, node {info['nf_failovers']}")
     L.expect(nf["failover_dropped"] == 0, f"{tag}: the failover dropped {nf['failover_dropped']}")
     L.expect(nf["bad_touches"] == 0, f"{tag}: {nf['bad_touches']} touches outside the regions")
-    got = lab.read_capture_out(out)
+    got = pcap.read_capture_out(out)
     L.expect(port["tx"] == len(got), f"{tag}: port tx {port['tx']}, capture {len(got)}")
     return nf, port, died_after, got, lab.read_json(exp)
 
@@ -251,7 +251,7 @@ def run_transparent(L, point, at, path, frames, image=None):
     bad_csum = 0
     for j, (g, i) in enumerate(zip(got, fwd)):
         f, (kind, inf) = frames[i], kinds[i]
-        truncated = isinstance(g, lab.TruncatedFrame)
+        truncated = isinstance(g, pcap.TruncatedFrame)
         g = bytes(g)
         lab.check(truncated or len(g) == len(f), f"{tag}: output {j} (input {i}) changed length")
         if kind == "non_ip":
@@ -346,7 +346,7 @@ def run_vip(L, at):
     tag = "vip-committed"
     frames = vip_trace()
     path, conf = L.path("vip.pcap"), L.path(f"{tag}.json")
-    lab.write_pcap(path, frames)
+    pcap.write_pcap(path, frames)
     write_config(conf, VIP)
     nf, port, died_after, got, doc = failover_run(L, tag, "committed", at, path, conf)
     L.expect(len(got) == len(frames), f"{tag}: {len(got)} frames out, want {len(frames)}")
@@ -405,7 +405,7 @@ def test(L):
     rng = random.Random(seed)
     frames = mix([lab.trace(t) for t in TRACES])
     path = L.path("mixed.pcap")
-    lab.write_pcap(path, frames)
+    pcap.write_pcap(path, frames)
     points = [("committed", rng.randrange(len(frames) // 3, 2 * len(frames) // 3)),
               ("mid_emit", rng.randrange(len(frames) // 3, 2 * len(frames) // 3))]
     n_vip = CLIENTS * (3 + len(BACKENDS) + 2)

@@ -43,7 +43,7 @@ import random
 import re
 import struct
 
-from onvm import lab
+from onvm import lab, pcap
 
 TRACES = ["bittorrent.pcap", "skype-conference-call.pcap", "webex.pcap", "tor.pcap",
           "quic.pcap", "ftp.pcap", "ssh.pcap", "smtp.pcap", "http-manipulated.pcap",
@@ -127,7 +127,7 @@ def mix(paths):
     """The traces interleaved: frame i of a trace of n frames sits at (i + 0.5) / n."""
     placed = []
     for t, p in enumerate(paths):
-        frames = lab.read_pcap(p)
+        frames = pcap.read_pcap(p)
         placed += [((i + 0.5) / len(frames), t, i, fr) for i, fr in enumerate(frames)]
     placed.sort(key=lambda x: x[:3])
     return [x[3] for x in placed]
@@ -189,7 +189,7 @@ def run(L, point, at, path, frames):
     L.expect(nf["failover_dropped"] == 0, f"{point}: the failover dropped {nf['failover_dropped']}")
     L.expect(nf["bad_touches"] == 0, f"{point}: {nf['bad_touches']} touches outside the regions")
 
-    got = lab.read_capture_out(out)
+    got = pcap.read_capture_out(out)
     parsed = [parse(f) for f in frames]
     fates = [expect(k, inf) for k, inf in parsed]
     fwd = [i for i, x in enumerate(fates) if x != "drop"]
@@ -201,7 +201,7 @@ def run(L, point, at, path, frames):
     ext = bytes(int(x) for x in EXT_IP.split("."))
     for j, (g, i) in enumerate(zip(got, fwd)):
         f, (kind, inf) = frames[i], parsed[i]
-        truncated = isinstance(g, lab.TruncatedFrame)
+        truncated = isinstance(g, pcap.TruncatedFrame)
         g = bytes(g)
         same_len = truncated or len(g) == len(f)
         if fates[i] == "pass":
@@ -269,7 +269,7 @@ def test(L):
     rng = random.Random(seed)
     frames = mix([lab.trace(t) for t in TRACES])
     path = L.path("mixed.pcap")
-    lab.write_pcap(path, frames)
+    pcap.write_pcap(path, frames)
     points = [("committed", rng.randrange(len(frames) // 3, 2 * len(frames) // 3)),
               ("mid_emit", rng.randrange(len(frames) // 3, 2 * len(frames) // 3))]
     print(f"seed {seed} (ONVM_TEST_SEED={seed} repeats): {len(frames)} frames, kills at "

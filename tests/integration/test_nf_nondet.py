@@ -42,7 +42,7 @@ import random
 import struct
 import time
 
-from onvm import lab
+from onvm import lab, pcap
 
 N = 7
 TOL = 0.05
@@ -96,7 +96,7 @@ def count_run(L, case, path, frames, fault_at=None):
                                       f"want {want}")
     rc = node.stop()
     L.expect(rc == 0, f"{case}: manager exit status {rc}")
-    lab.compare_frames(lab.read_capture_out(out), frames, f"{case}: output capture")
+    pcap.compare_frames(pcap.read_capture_out(out), frames, f"{case}: output capture")
 
     doc = lab.read_json(export)
     L.expect(doc["packets"] == len(frames) and doc["nd_events"] == want,
@@ -246,7 +246,7 @@ def bad_start(L):
 def test(L):
     bad_start(L)
     path = lab.trace("webex.pcap")
-    frames = lab.read_pcap(path)
+    frames = pcap.read_pcap(path)
     count_run(L, "count", path, frames)
     seed = int(os.environ.get("ONVM_TEST_SEED", random.randrange(1 << 32)))
     at = random.Random(seed).randrange(100, len(frames) - 200)

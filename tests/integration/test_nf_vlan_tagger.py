@@ -39,7 +39,7 @@ import os
 import random
 import struct
 
-from onvm import lab
+from onvm import lab, pcap
 
 ETH = bytes.fromhex("020000000002" "020000000001")
 
@@ -217,9 +217,9 @@ def built_frames():
 
 
 def input_frames():
-    webex = lab.read_pcap(lab.trace("webex.pcap"))
-    tor = lab.read_pcap(lab.trace("tor.pcap"))
-    dns = lab.read_pcap(lab.trace("dns.pcap"))
+    webex = pcap.read_pcap(lab.trace("webex.pcap"))
+    tor = pcap.read_pcap(lab.trace("tor.pcap"))
+    dns = pcap.read_pcap(lab.trace("dns.pcap"))
     built = built_frames()
     frames = []
     # Interleave: runs of webex with tor, dns and built frames in between.
@@ -258,8 +258,8 @@ def run(L, case, trace_path, frames, want, wc, fault_at=None):
              f"{case}: port rx {port['rx']} tx {port['tx']}, want {len(frames)} / {len(want)}")
     rc = node.stop()
     L.expect(rc == 0, f"{case}: manager exit status {rc}")
-    got = lab.read_capture_out(out)
-    lab.compare_frames(got, want, f"{case}: output capture")
+    got = pcap.read_capture_out(out)
+    pcap.compare_frames(got, want, f"{case}: output capture")
 
     doc = lab.read_json(export)
     L.expect(doc["packets"] == len(frames), f"{case}: export packets {doc['packets']}")
@@ -318,7 +318,7 @@ def test(L):
     bad_start(L)
     frames = input_frames()
     trace_path = L.path("in.pcap")
-    lab.write_pcap(trace_path, frames)
+    pcap.write_pcap(trace_path, frames)
     with open(L.path("policy.json"), "w") as f:
         json.dump(POLICY, f, indent=1)
     want, wc = expect(frames, POLICY)

@@ -117,7 +117,7 @@ import struct
 import sys
 import time
 
-from onvm import lab
+from onvm import lab, pcap
 
 MTU = 9000  # the shim adds 12 bytes to full-size frames
 STAGES, STAGE_PACKETS = 8, 64
@@ -149,7 +149,7 @@ def tagged_input(trace, copies, flows_per_copy=False, flows_every=0):
     """The trace `copies` times, frame k's source MAC = 02:00 + k;
     `flows_per_copy`: each copy's flows are new ones (new_flows);
     `flows_every` N: new ones every N frames instead."""
-    frames = lab.read_pcap(trace)
+    frames = pcap.read_pcap(trace)
     out = []
     for c in range(copies):
         for f in frames:
@@ -280,9 +280,9 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
     if paced is None:
         paced = stateful
     src = L.path(f"input{rnd_tag}.pcap")
-    lab.write_pcap(src, frames)
+    pcap.write_pcap(src, frames)
     empty = L.path("empty.pcap")
-    lab.write_pcap(empty, [])
+    pcap.write_pcap(empty, [])
     # One namespace per node: like separate machines, and af_packet's
     # fanout group ids (pid ^ ifindex) cannot collide between nodes.
     ns = {k: L.netns(k + rnd_tag) for k in ("p", "m", "s", "k") + (("f",) if faults else ())}
@@ -736,8 +736,8 @@ def syncfaults(L, frames):
         L.expect(all(d[kind] > 0 for d in faults.values()), f"no frame {kind}: {faults}")
     for node in (pred, standby, primary, sink):
         L.expect(node.stop() == 0, f"{node.name}: manager exit status")
-    got_m = lab.read_capture_out(L.path("sink-m.pcap"))
-    got_s = lab.read_capture_out(L.path("sink-s.pcap"))
+    got_m = pcap.read_capture_out(L.path("sink-m.pcap"))
+    got_s = pcap.read_capture_out(L.path("sink-s.pcap"))
     lost = check_sink(L, frames, got_m, got_s, allow_loss=counted(st_m) + drops,
                       tail_only=False)
     print(f"syncfaults: {n} frames, primary {len(got_m)}, standby {len(got_s)}, lost {lost} "
@@ -822,8 +822,8 @@ def standby_restart(L, frames):
     for node in (pred, standby, sink):
         rc = node.stop()
         L.expect(rc == 0, f"{node.name}: manager exit status {rc}")
-    got_m = lab.read_capture_out(L.path("sink-m.pcap"))
-    got_s = lab.read_capture_out(L.path("sink-s.pcap"))
+    got_m = pcap.read_capture_out(L.path("sink-m.pcap"))
+    got_s = pcap.read_capture_out(L.path("sink-s.pcap"))
     # Lost: what the primary dropped, counted, while it had no standby
     # (stages aborted without a vote, the latch's overflow), and the dead
     # primary's tail.
@@ -855,7 +855,7 @@ def dpi_input(copies=5):
     out = []
     for c in range(copies):
         for name in DPI_TRACES:
-            for f in lab.read_pcap(lab.trace(name)):
+            for f in pcap.read_pcap(lab.trace(name)):
                 if len(f) > 1600:
                     continue  # (af_packet's ring slots are 2 KB: larger frames are dropped)
                 f = new_flows(f, c + 1)
@@ -924,8 +924,8 @@ def dpi_scenario(L, frames, rounds, seed):
         st_s = remote(standby)
         for node in (pred, standby, sink):
             L.expect(node.stop() == 0, f"{node.name}: manager exit status")
-        got_m = real(lab.read_capture_out(L.path(f"sink-m{tag}.pcap")))
-        got_s = real(lab.read_capture_out(L.path(f"sink-s{tag}.pcap")))
+        got_m = real(pcap.read_capture_out(L.path(f"sink-m{tag}.pcap")))
+        got_s = real(pcap.read_capture_out(L.path(f"sink-s{tag}.pcap")))
         lost = check_sink(L, frames, got_m, got_s, allow_loss=STAGES * STAGE_PACKETS + 2 * 32)
         got = lab.read_json(L.path(f"standby{tag}-dpi.json"))
         diff = lab.diff_flows(dpi_flows(got), want)
@@ -1077,8 +1077,8 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
             m = re.search(r"pool in use at exit: (\d+) \(at start (\d+)\)", node.log())
             L.expect(m is not None and m.group(1) == m.group(2),
                      f"{node.name}: {m.group(0) if m else 'no pool line at exit'}")
-    got_m = lab.read_capture_out(L.path(f"sink-m{rnd_tag}.pcap"))
-    got_s = lab.read_capture_out(L.path(f"sink-s{rnd_tag}.pcap"))
+    got_m = pcap.read_capture_out(L.path(f"sink-m{rnd_tag}.pcap"))
+    got_s = pcap.read_capture_out(L.path(f"sink-s{rnd_tag}.pcap"))
     # Presumed commit: a stage voted but not released when the primary died
     # is applied at the takeover, so its packets are lost, never doubled.
     # (A failure-free run loses nothing: steady and switchover assert it.)

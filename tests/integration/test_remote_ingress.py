@@ -21,7 +21,7 @@ RSync frames on the predecessor link refused (counted), nothing released.
 """
 import struct
 
-from onvm import lab
+from onvm import lab, pcap
 from test_remote_predecessor import rsync_frame
 
 PREPARE, COMMIT, REPLAY_START = 1, 3, 8
@@ -36,7 +36,7 @@ def stamp(frame, ts, flags=0, version=1, inner=None):
 
 
 def test(L):
-    frames = lab.read_pcap(lab.trace("smtp.pcap"))
+    frames = pcap.read_pcap(lab.trace("smtp.pcap"))
     n = len(frames)
     # The chain's first transaction (no packet, no cut), committed: the
     # standby is in sync from the chain's origin -- one that never applied
@@ -71,9 +71,9 @@ def test(L):
     ]
     inp += bad
     src = L.path("stamped.pcap")
-    lab.write_pcap(src, inp)
+    pcap.write_pcap(src, inp)
     empty = L.path("empty.pcap")
-    lab.write_pcap(empty, [])
+    pcap.write_pcap(empty, [])
     out = L.path("sink.pcap")
     cfg = {
         "ports": [
@@ -101,8 +101,8 @@ def test(L):
     L.expect(st["role"] == "standby" and st["state"] == "replaying", f"role {st}")
     rc = node.stop()
     L.expect(rc == 0, f"manager exit status {rc}")
-    got = lab.read_capture_out(out)
-    lab.compare_frames(got, want, "sink capture")
+    got = pcap.read_capture_out(out)
+    pcap.compare_frames(got, want, "sink capture")
 
     # The same input into a primary with no standby: the same admission,
     # the four RSync frames refused on the predecessor link (a primary takes
@@ -121,7 +121,7 @@ def test(L):
     L.expect(st["out_released"] == 0 and st["state"] == "primary", f"primary: {st}")
     rc = node.stop()
     L.expect(rc == 0, f"manager exit status {rc}")
-    L.expect(not lab.read_capture_out(L.path("sink-p.pcap")),
+    L.expect(not pcap.read_capture_out(L.path("sink-p.pcap")),
              "the primary let packets out without a vote")
     placement(L, cfg, empty)
 

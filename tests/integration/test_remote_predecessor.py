@@ -27,7 +27,7 @@ write captures.  Asserted:
 """
 import struct
 
-from onvm import lab
+from onvm import lab, pcap
 
 ETH_SHIM = 0x88B5
 ETH_RSYNC = 0x88B6
@@ -36,15 +36,15 @@ RSYNC_VERSION = 2  # rsync/include/rsync_wire.h
 
 def pop_shim(frame):
     """(ts, flags, inner type, frame without the shim).  A capture record
-    net_pcap cut (lab.TruncatedFrame) stays one, 12 bytes shorter."""
+    net_pcap cut (pcap.TruncatedFrame) stays one, 12 bytes shorter."""
     lab.check(len(frame) >= 26, f"frame of {len(frame)} bytes has no shim")
     (etype,) = struct.unpack_from(">H", frame, 12)
     lab.check(etype == ETH_SHIM, f"EtherType 0x{etype:04x}, want 0x88b5")
     ver, flags, inner, ts = struct.unpack_from(">BBHQ", frame, 14)
     lab.check(ver == 1, f"shim version {ver}")
     plain = frame[:12] + struct.pack(">H", inner) + frame[26:]
-    if isinstance(frame, lab.TruncatedFrame):
-        plain = lab.TruncatedFrame(plain, frame.wire - 12)
+    if isinstance(frame, pcap.TruncatedFrame):
+        plain = pcap.TruncatedFrame(plain, frame.wire - 12)
     return ts, flags, inner, plain
 
 
@@ -99,10 +99,10 @@ def node_config(L, tag, trace, log_packets=65536, from_primary=(), echo_iface=No
     """echo_iface: the standby link writes its capture and reads, live, what
     the test injects into the veth `echo_iface` (the standby's echoes)."""
     empty = L.path(f"{tag}-empty.pcap")
-    lab.write_pcap(empty, [])
+    pcap.write_pcap(empty, [])
     to_s_rx = f"rx_iface={echo_iface}" if echo_iface else f"rx_pcap={empty}"
     ctl = L.path(f"{tag}-from-primary.pcap")
-    lab.write_pcap(ctl, list(from_primary))
+    pcap.write_pcap(ctl, list(from_primary))
     return {
         "ports": [
             {"name": "src", "dev": (f"net_pcap0,rx_iface={src_iface}" if src_iface else
@@ -120,7 +120,7 @@ def node_config(L, tag, trace, log_packets=65536, from_primary=(), echo_iface=No
 
 def test(L):
     trace = lab.trace("smtp.pcap")
-    frames = lab.read_pcap(trace)
+    frames = pcap.read_pcap(trace)
     n = len(frames)
     trim = 50
     from_primary = [
@@ -171,7 +171,7 @@ def test(L):
     rc = node.stop()
     L.expect(rc == 0, f"manager exit status {rc}")
 
-    out_m = lab.read_capture_out(L.path("pred-to_m.pcap"))
+    out_m = pcap.read_capture_out(L.path("pred-to_m.pcap"))
     L.expect(len(out_m) == n, f"to_m: {len(out_m)} frames, want {n}")
     for i, (got, want) in enumerate(zip(out_m, frames)):
         ts, flags, inner, plain = pop_shim(got)
@@ -180,7 +180,7 @@ def test(L):
         L.expect(inner == struct.unpack_from(">H", want, 12)[0], f"to_m frame {i}: inner type")
         L.expect(plain == want, f"to_m frame {i}: differs from the trace once unshimmed")
 
-    out_s = lab.read_capture_out(L.path("pred-to_s.pcap"))
+    out_s = pcap.read_capture_out(L.path("pred-to_s.pcap"))
     ctl = 2 + st["ctl_retrans"]  # REPLAY_START and REPLAY_END frames, repeats included
     L.expect(len(out_s) == n - trim + ctl, f"to_s: {len(out_s)} frames, want {n - trim + ctl}")
     starts = 0
@@ -206,7 +206,7 @@ def test(L):
 
     # A full log refuses new packets; it never drops what it holds.
     big = lab.trace("webex.pcap")
-    bframes = lab.read_pcap(big)
+    bframes = pcap.read_pcap(big)
     L.expect(len(bframes) > 1024, f"webex.pcap has {len(bframes)} frames")
     node = L.node("full", node_config(L, "full", big, log_packets=1024)).start()
     lab.wait_until(lambda: node.port("src")["rx"] >= len(bframes), 60, "trace read")
@@ -220,7 +220,7 @@ def test(L):
              f"full log: refused {st['refused_full']} of {len(bframes)}")
     rc = node.stop()
     L.expect(rc == 0, f"manager exit status {rc}")
-    out = lab.read_capture_out(L.path("full-to_m.pcap"))
+    out = pcap.read_capture_out(L.path("full-to_m.pcap"))
     L.expect(len(out) == 1024, f"full log: {len(out)} frames sent, want 1024")
     for i in range(1024):
         ts, _, _, plain = pop_shim(out[i])
@@ -241,7 +241,7 @@ def test(L):
     live = L.path("live.pcap")
     small = [f for f in bframes if len(f) <= 1514]  # what the veth's MTU takes
     many = (small * (3000 // len(small) + 1))[:3000]
-    lab.write_pcap(live, many)
+    pcap.write_pcap(live, many)
     inject_many(ns, "in1", live)
     lab.wait_until(lambda: (lambda s: s["stamped"] + s["refused_full"] + s["refused_frame"] >=
                             len(many))(remote()), 60, "every live frame stamped or refused")
@@ -252,7 +252,7 @@ def test(L):
     L.expect(st["log_pkts"] <= 64, f"after the failover the log still holds {st['log_pkts']}")
     rc = node.stop()
     L.expect(rc == 0, f"manager exit status {rc}")
-    data = [f for f in lab.read_capture_out(L.path("after-to_s.pcap"))
+    data = [f for f in pcap.read_capture_out(L.path("after-to_s.pcap"))
             if struct.unpack_from(">H", f, 12)[0] == ETH_SHIM]
     L.expect(len(data) == st["stamped"], f"to_s: {len(data)} stamped frames, want "
              f"{st['stamped']}")

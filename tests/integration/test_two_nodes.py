@@ -38,14 +38,14 @@ frames, tx == 0, tx_bytes == 0), with no other drops; A exits 0.
 import os
 import sys
 
-from onvm import lab
+from onvm import lab, pcap
 
 
 def main(L, scenario):
     a_role, b_role = {"client-sends": ("client", "server"),
                       "server-sends": ("server", "client")}[scenario]
     trace = lab.trace("tor.pcap")
-    frames = lab.read_pcap(trace)
+    frames = pcap.read_pcap(trace)
     n = len(frames)
     sock = f"/tmp/onvm-it-{os.getpid()}.sock"
     L.extra_paths.append(sock)
@@ -114,13 +114,13 @@ def main(L, scenario):
         L.expect(not node.runtime_leftovers(),
                  f"{node.name}: runtime files left: {node.runtime_leftovers()}")
     L.expect(not os.path.exists(sock), f"memif socket {sock} left behind")
-    lab.compare_frames(lab.read_capture_out(out), frames, "node B output")
+    pcap.compare_frames(pcap.read_capture_out(out), frames, "node B output")
     print(f"{scenario}: {n} frames crossed node A -> memif -> node B intact and in order")
 
 
 def no_peer(L):
     trace = lab.trace("smtp.pcap")
-    n = len(lab.read_pcap(trace))
+    n = len(pcap.read_pcap(trace))
     sock = f"/tmp/onvm-it-{os.getpid()}.sock"
     L.extra_paths.append(sock)
     node = L.node("lonely", {

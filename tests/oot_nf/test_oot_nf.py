@@ -16,7 +16,7 @@ import os
 import re
 import subprocess
 
-from onvm import lab
+from onvm import lab, pcap
 
 
 def build_oot_nf(L):
@@ -50,7 +50,7 @@ def build_oot_nf(L):
 def test(L):
     binary = build_oot_nf(L)
     path = lab.trace("smtp.pcap")
-    frames = lab.read_pcap(path)
+    frames = pcap.read_pcap(path)
     out = L.path("out.pcap")
     node = L.node("oot", {
         "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={path},tx_pcap={out}"}],
@@ -63,7 +63,7 @@ def test(L):
              f"NF in /onvm/nfs: {nfs}")
     rc = node.stop()
     L.expect(rc == 0, f"manager exit status {rc}")
-    lab.compare_frames(lab.read_capture_out(out), frames, "output capture")
+    pcap.compare_frames(pcap.read_capture_out(out), frames, "output capture")
     m = re.search(r"OOT_NF ipv4=(\d+) other=(\d+)", node.log())
     lab.check(m is not None, "the out-of-tree NF did not print its counters")
     L.expect(int(m.group(1)) == len(frames) and int(m.group(2)) == 0,
