@@ -299,9 +299,9 @@ main(int argc, char **argv)
 
 		/* From here the pool belongs to the data lcores: the control and
 		 * IPC threads hand mbufs to the TX unit (mgr_nf_give_back). */
-		pthread_mutex_lock(&mgr.ctl_lock);
+		mgr_ctl_lock();
 		__atomic_store_n(&mgr.units_running, true, __ATOMIC_RELEASE);
-		pthread_mutex_unlock(&mgr.ctl_lock);
+		mgr_ctl_unlock();
 		RTE_LCORE_FOREACH_WORKER(lc)
 			if ((int)lc != mgr.cfg.unit_lcore[MGR_UNIT_CTRL])
 				rte_eal_remote_launch(mgr_units_loop, NULL, lc);

@@ -41,6 +41,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <rte_debug.h>
 #include <rte_log.h>
 #include <rte_mempool.h>
 #include <rte_memzone.h>
@@ -76,6 +77,42 @@ _Static_assert(MGR_CFG_MAX_PORTS <= ONVM_MAX_PORTS && MGR_CFG_MAX_CHAINS <= ONVM
 #define rte_tel_data_add_dict_uint  rte_tel_data_add_dict_u64
 #define rte_tel_data_add_array_uint rte_tel_data_add_array_u64
 #endif
+
+/*
+ * Ownership contracts.  Which thread may call a function, and which lock it
+ * must hold, used to be comments ("ctl_lock held", "TX unit only"); these
+ * macros check them in builds with MGR_ENABLE_ASSERT (meson -Dasserts, on
+ * by default in a sanitizer build: RTE_VERIFY panics with the file and
+ * line) and compile to nothing otherwise -- the expression is still
+ * type-checked.
+ *
+ *   MGR_ASSERT_CTL_LOCKED()   the caller holds mgr.ctl_lock (taken only
+ *                             through mgr_ctl_lock(), which records its
+ *                             owner)
+ *   MGR_ASSERT_UNIT(u)        running as data unit u (enum mgr_unit_id):
+ *                             each unit's poll marks its thread on entry
+ *                             (MGR_UNIT_ENTER)
+ *   MGR_ASSERT_NOT_DATA_UNIT() not on a data unit (may block)
+ */
+#ifdef MGR_ENABLE_ASSERT
+#define MGR_ASSERT(cond) RTE_VERIFY(cond)
+#define MGR_UNIT_ENTER(u) (mgr_self_unit = (u))
+#define MGR_UNIT_LEAVE() (mgr_self_unit = -1)
+#else
+#define MGR_ASSERT(cond) ((void)sizeof(!(cond)))
+#define MGR_UNIT_ENTER(u) ((void)(u))
+#define MGR_UNIT_LEAVE() ((void)0)
+#endif
+#define MGR_ASSERT_CTL_LOCKED() MGR_ASSERT(mgr_ctl_lock_held())
+#define MGR_ASSERT_UNIT(u) MGR_ASSERT(mgr_self_unit == (int)(u))
+#define MGR_ASSERT_NOT_DATA_UNIT() MGR_ASSERT(mgr_self_unit < 0)
+/* The data unit this thread last ran (-1: none, or not tracked). */
+extern __thread int mgr_self_unit;
+
+/* mgr.ctl_lock, with its owner recorded (mgr_state.c). */
+void mgr_ctl_lock(void);
+void mgr_ctl_unlock(void);
+bool mgr_ctl_lock_held(void); /* by the calling thread */
 
 extern int mgr_logtype;
 extern int mgr_nf_logtype;
@@ -140,6 +177,7 @@ struct mgr {
 	struct onvm_seg state_seg;	    /* the state pool (base NULL: none) */
 	struct mgr_state_pool state_pool;
 	pthread_mutex_t ctl_lock; /* NF/service table writers; never taken by a data lcore */
+	pid_t ctl_lock_owner;	  /* thread id holding it, 0: none (atomic) */
 	int epfd;	/* the control thread's: pidfds of NFs + ctl_evfd */
 	int ctl_evfd;	/* eventfd: a registration happened, or a request */
 	volatile sig_atomic_t force_quit; /* set by the signal handler */

@@ -18,6 +18,42 @@ RTE_LOG_REGISTER_IMPL(mgr_dp_logtype, "onvm.datapath", INFO);
 
 struct mgr mgr = {.stats_ms_override = -1, .epfd = -1, .ctl_evfd = -1};
 
+__thread int mgr_self_unit = -1;
+
+static pid_t
+self_tid(void)
+{
+	static __thread pid_t tid;
+
+	if (tid == 0)
+		tid = gettid();
+	return tid;
+}
+
+void
+mgr_ctl_lock(void)
+{
+	MGR_ASSERT_NOT_DATA_UNIT();
+	pthread_mutex_lock(&mgr.ctl_lock);
+	__atomic_store_n(&mgr.ctl_lock_owner, self_tid(), __ATOMIC_RELAXED);
+}
+
+void
+mgr_ctl_unlock(void)
+{
+	MGR_ASSERT_CTL_LOCKED();
+	__atomic_store_n(&mgr.ctl_lock_owner, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&mgr.ctl_lock);
+}
+
+bool
+mgr_ctl_lock_held(void)
+{
+	/* Only the owner itself can see its own id here: another thread's
+	 * store of a different id, or 0, never makes this true for us. */
+	return __atomic_load_n(&mgr.ctl_lock_owner, __ATOMIC_RELAXED) == self_tid();
+}
+
 void
 mgr_ctl_wake(void)
 {

@@ -156,6 +156,7 @@ mgr_units_loop(void *arg)
 
 		for (int i = 0; i < nunits; i++)
 			work += mine[i]->poll();
+		MGR_UNIT_LEAVE(); /* housekeeping and naps are no unit's */
 		if (lcore_in_qsbr[lcore])
 			rte_rcu_qsbr_quiescent(mgr.qsbr, lcore);
 		now = rte_get_tsc_cycles();

@@ -129,6 +129,7 @@ mgr_bfd_log_flush(void)
 {
 	uint32_t tail = log_tail;
 
+	MGR_ASSERT_NOT_DATA_UNIT();
 	while (tail != __atomic_load_n(&log_head, __ATOMIC_ACQUIRE)) {
 		const struct bfd_event *ev = &log_q[tail % BFD_LOG_QUEUE];
 		char local[16], peer[16];
@@ -239,6 +240,7 @@ mgr_bfd_init(void)
 bool
 mgr_bfd_intercept(uint16_t port, struct rte_mbuf *m)
 {
+	MGR_ASSERT_UNIT(MGR_UNIT_RX);
 	if (!bfd_node_wants(&bfd.node, port, rte_pktmbuf_mtod(m, const uint8_t *),
 			    rte_pktmbuf_data_len(m)))
 		return false;
@@ -266,6 +268,7 @@ mgr_bfd_peek_due(uint16_t port, uint64_t *last_peek_tsc)
 void
 mgr_bfd_tx(void)
 {
+	MGR_ASSERT_UNIT(MGR_UNIT_TX);
 	for (uint16_t port = 0; port < mgr.nb_ports; port++) {
 		__typeof__(bfd.pending[0]) *p = &bfd.pending[port];
 		uint16_t sent;
@@ -309,6 +312,7 @@ mgr_bfd_poll(void)
 	unsigned int n;
 	uint64_t now;
 
+	MGR_UNIT_ENTER(MGR_UNIT_BFD);
 	if (mgr.cfg.nbfd == 0)
 		return 0;
 	n = rte_ring_count(bfd.rx_ring);

@@ -327,6 +327,7 @@ mgr_rx_poll(void)
 	struct rte_mbuf *pkts[ONVM_BURST];
 	int work = 0;
 
+	MGR_UNIT_ENTER(MGR_UNIT_RX);
 	if (unlikely(__atomic_load_n(&mgr.rx_stopped, __ATOMIC_RELAXED)))
 		return 0;
 	for (uint16_t port = 0; port < mgr.nb_ports; port++) {
@@ -510,6 +511,7 @@ mgr_tx_poll(void)
 	uint16_t used = __atomic_load_n(&mgr.nf_slots_used, __ATOMIC_ACQUIRE);
 	int work = 0;
 
+	MGR_UNIT_ENTER(MGR_UNIT_TX);
 	mgr_bfd_tx(); /* control frames go before any data */
 	/* Remote resiliency's predecessor: failover frames, the log's cursor. */
 	work += mgr_plog_tx(ctx);

@@ -154,6 +154,7 @@ scan_slots(void)
 	uint64_t now_ns = mgr_now_ns();
 	int next_ms = CTL_IDLE_MS;
 
+	MGR_ASSERT_CTL_LOCKED();
 	if (mgr.cfg.nf_heartbeat_ms != 0)
 		next_ms = RTE_MIN(next_ms, (int)RTE_MAX(mgr.cfg.nf_heartbeat_ms / 4, 1u));
 	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
@@ -280,7 +281,7 @@ ctl_loop(void)
 				usleep(event_delay_ms * 1000);
 				break;
 			}
-		pthread_mutex_lock(&mgr.ctl_lock);
+		mgr_ctl_lock();
 		if (n > 0)
 			mgr_nf_handle_events(evs, n);
 		if (req & CTL_REQ_STOP_ALL)
@@ -288,7 +289,7 @@ ctl_loop(void)
 		if (req & CTL_REQ_KILL)
 			kill_launched();
 		timeout_ms = scan_slots();
-		pthread_mutex_unlock(&mgr.ctl_lock);
+		mgr_ctl_unlock();
 		mgr_bfd_log_flush();
 		timeout_ms = RTE_MIN(timeout_ms, console_stats(mgr_now_ns()));
 		timeout_ms = RTE_MIN(timeout_ms, mgr_link_watch_poll());
@@ -417,7 +418,7 @@ mgr_nf_wait_ready(uint32_t timeout_ms)
 	for (;;) {
 		int pending = 0, failed = 0;
 
-		pthread_mutex_lock(&mgr.ctl_lock);
+		mgr_ctl_lock();
 		/* The control thread reaps an NF that exits before it registers
 		 * (and says so in the log); start-up fails on it. */
 		failed = (int)mgr.nf_start_failures;
@@ -448,7 +449,7 @@ mgr_nf_wait_ready(uint32_t timeout_ms)
 				pending++;
 			}
 		}
-		pthread_mutex_unlock(&mgr.ctl_lock);
+		mgr_ctl_unlock();
 		if (failed > 0)
 			return -ECHILD;
 		if (pending == 0)

@@ -183,6 +183,7 @@ mgr_ctr_run_argv(const struct mgr_nf_cfg *nc, uint16_t id, bool standby, const c
 	const struct mgr_nf_container_cfg *ctr = &nc->ctr;
 	int a = 0, s = 0;
 
+	MGR_ASSERT_CTL_LOCKED();
 /* A string kept in buf for argv (printf-style). */
 #define ARG_FMT(...)                                                                         \
 	do {                                                                                 \
@@ -311,6 +312,7 @@ mgr_ctr_remove(const char *name)
 	pid_t pid;
 	int fd;
 
+	MGR_ASSERT_CTL_LOCKED();
 	if (name[0] == '\0' ||
 	    mgr_ctr_resolve_command(mgr.cfg.containers.command, cmd, sizeof(cmd)) < 0)
 		return;

@@ -37,6 +37,7 @@ mgr_nf_hand_over(uint16_t id)
 	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = id};
 	uint32_t dead_lcore = s->lcore_id;
 
+	MGR_ASSERT_CTL_LOCKED();
 	mgr.nf_deaths++; /* nf_failovers counts once the promotion shows */
 	NFCTL_LOG(WARNING, "NF '%s' (pid %d, instance %u) died: standby pid %d takes over",
 		  s->name, p->pid, id, p->sb_pid);
@@ -88,6 +89,7 @@ mgr_nf_standby_failed(uint16_t id, const char *why, uint64_t now_ns)
 	struct mgr_nf_priv *p = &mgr.nf_priv[id];
 	uint64_t delay_ms = (uint64_t)SB_RETRY_FIRST_MS << RTE_MIN(p->sb_failures, 16u);
 
+	MGR_ASSERT_CTL_LOCKED();
 	delay_ms = RTE_MIN(delay_ms, (uint64_t)SB_RETRY_MAX_MS);
 	p->sb_failures++;
 	s->standby_failures = p->sb_failures;
@@ -110,6 +112,7 @@ mgr_nf_standby_exited(uint16_t id, uint64_t now_ns)
 	struct onvm_nf_slot *s = &mgr.shm->nfs[id];
 	struct mgr_nf_priv *p = &mgr.nf_priv[id];
 
+	MGR_ASSERT_CTL_LOCKED();
 	if (__atomic_load_n(&s->standby_pid, __ATOMIC_RELAXED) == p->sb_pid) {
 		__atomic_store_n(&s->standby_pid, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&s->standby_parked, 0, __ATOMIC_RELAXED);
@@ -146,6 +149,7 @@ mgr_nf_standby_parked(uint16_t id)
 {
 	struct mgr_nf_priv *p = &mgr.nf_priv[id];
 
+	MGR_ASSERT_CTL_LOCKED();
 	p->sb_has_parked = true;
 	if (p->sb_failures != 0)
 		NFCTL_LOG(INFO, "NF '%s' (instance %u) is protected again after %u failed "
@@ -163,6 +167,7 @@ mgr_nf_standby_due(uint16_t id, uint64_t now_ns)
 	const struct onvm_nf_slot *s = &mgr.shm->nfs[id];
 	const struct mgr_nf_priv *p = &mgr.nf_priv[id];
 
+	MGR_ASSERT_CTL_LOCKED();
 	return __atomic_load_n(&s->status, __ATOMIC_RELAXED) == ONVM_NF_RUNNING && s->launched &&
 	       p->cfg_index >= 0 && mgr.cfg.nfs[p->cfg_index].local &&
 	       __atomic_load_n(&s->standby_pid, __ATOMIC_RELAXED) == 0 && p->sb_pid == 0 &&

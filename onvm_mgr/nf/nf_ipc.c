@@ -71,6 +71,7 @@ check_lcore(uint32_t lc, uint16_t id, int32_t pid, struct onvm_mp_register_rep *
 {
 	int hand = onvm_nf_hand_lcore_base(RTE_MAX_LCORE, ONVM_MAX_NFS);
 
+	MGR_ASSERT_CTL_LOCKED();
 	if (lc >= RTE_MAX_LCORE)
 		return refuse(rep, EINVAL, "lcore id %u is not below RTE_MAX_LCORE (%d)", lc,
 			      RTE_MAX_LCORE);
@@ -129,6 +130,7 @@ take_container_watch(uint16_t id, bool standby, pid_t host_pid, pid_t ns_pid, in
 	const char *name = standby ? p->sb_ctr_name : p->ctr_name;
 	int cli = *watch, fd = *pidfd, ret;
 
+	MGR_ASSERT_CTL_LOCKED();
 	if (ns_pid != want)
 		return refuse(rep, EPERM, "container %s's NF is pid %d in its namespace, not %d",
 			      name, want, ns_pid);
@@ -164,6 +166,7 @@ register_standby(const struct onvm_mp_register_req *req, pid_t ns_pid, int *pidf
 	struct mgr_nf_priv *p;
 	uint32_t status;
 
+	MGR_ASSERT_CTL_LOCKED();
 	if (req->instance_id < 0 || req->instance_id >= ONVM_MAX_NFS)
 		return refuse(rep, EINVAL, "a standby needs the instance id of its active (-n)");
 	s = &mgr.shm->nfs[req->instance_id];
@@ -239,6 +242,7 @@ do_register(const struct onvm_mp_register_req *req, pid_t ns_pid, int *pidfd,
 	struct onvm_nf_slot *slot = NULL;
 	uint16_t id;
 
+	MGR_ASSERT_CTL_LOCKED();
 	if (req->shm_version != ONVM_SHM_VERSION || req->shm_layout != ONVM_SHM_LAYOUT)
 		return refuse(rep, EPROTO, "table layout v%u (%#x), manager has v%u (%#x)",
 			      req->shm_version, req->shm_layout, ONVM_SHM_VERSION, ONVM_SHM_LAYOUT);
@@ -395,9 +399,9 @@ mp_register(const struct rte_mp_msg *msg, const void *peer)
 					  req.name, req.pid, pid);
 			req.pid = pid;
 			rep.pid = pid;
-			pthread_mutex_lock(&mgr.ctl_lock);
+			mgr_ctl_lock();
 			do_register(&req, ns_pid, &pidfd, &rep);
-			pthread_mutex_unlock(&mgr.ctl_lock);
+			mgr_ctl_unlock();
 		}
 		if (rep.result < 0)
 			NFCTL_LOG(ERR, "refused NF '%s' pid %d: %s", req.name, req.pid,
@@ -421,7 +425,7 @@ mp_unregister(const struct rte_mp_msg *msg, const void *peer)
 
 	if (msg->len_param == sizeof(req)) {
 		memcpy(&req, msg->param, sizeof(req));
-		pthread_mutex_lock(&mgr.ctl_lock);
+		mgr_ctl_lock();
 		if (req.instance_id < ONVM_MAX_NFS) {
 			struct onvm_nf_slot *s = &mgr.shm->nfs[req.instance_id];
 
@@ -436,7 +440,7 @@ mp_unregister(const struct rte_mp_msg *msg, const void *peer)
 					  req.instance_id);
 			}
 		}
-		pthread_mutex_unlock(&mgr.ctl_lock);
+		mgr_ctl_unlock();
 	}
 	reply(msg, peer, &result, sizeof(result));
 	return 0;
@@ -555,9 +559,9 @@ mp_state(const struct rte_mp_msg *msg, const void *peer)
 		rep.result = state_fail(&rep, EPROTO, "bad message size %d", msg->len_param);
 	} else {
 		memcpy(&req, msg->param, sizeof(req));
-		pthread_mutex_lock(&mgr.ctl_lock);
+		mgr_ctl_lock();
 		rep.result = do_state_alloc(&req, &rep);
-		pthread_mutex_unlock(&mgr.ctl_lock);
+		mgr_ctl_unlock();
 		if (rep.result < 0)
 			NFCTL_LOG(ERR, "state for instance %u refused: %s", req.instance_id,
 				  rep.reason);
@@ -584,6 +588,7 @@ gen_start(struct onvm_nf_slot *s, uint16_t id)
 {
 	unsigned int n = 0;
 
+	MGR_ASSERT_CTL_LOCKED();
 	if (!__atomic_load_n(&mgr.units_running, __ATOMIC_ACQUIRE)) {
 		struct rte_mbuf *m[ONVM_NF_ALLOC_FILL];
 
@@ -608,7 +613,7 @@ mp_gen(const struct rte_mp_msg *msg, const void *peer)
 
 	if (msg->len_param == sizeof(req)) {
 		memcpy(&req, msg->param, sizeof(req));
-		pthread_mutex_lock(&mgr.ctl_lock);
+		mgr_ctl_lock();
 		if (__atomic_load_n(&mgr.shm->shutting_down, __ATOMIC_RELAXED)) {
 			rep.result = -ESHUTDOWN;
 		} else if (req.instance_id < ONVM_MAX_NFS) {
@@ -621,7 +626,7 @@ mp_gen(const struct rte_mp_msg *msg, const void *peer)
 					gen_start(s, req.instance_id);
 			}
 		}
-		pthread_mutex_unlock(&mgr.ctl_lock);
+		mgr_ctl_unlock();
 	}
 	reply(msg, peer, &rep, sizeof(rep));
 	return 0;

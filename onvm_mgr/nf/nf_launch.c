@@ -211,6 +211,7 @@ mgr_nf_launch_one(int cfg_index, uint16_t id)
 	pid_t pid;
 	int ret;
 
+	MGR_ASSERT_CTL_LOCKED();
 	mgr_nf_slot_note_used(id);
 	slot->status = ONVM_NF_STARTING;
 	slot->launched = 1;
@@ -253,6 +254,7 @@ mgr_nf_launch_standby(uint16_t id)
 	pid_t pid = spawn_nf(p->cfg_index, id, true, p->sb_ctr_name, sizeof(p->sb_ctr_name),
 			     &p->sb_ctr_ns_pid);
 
+	MGR_ASSERT_CTL_LOCKED();
 	if (pid < 0) {
 		p->sb_ctr_name[0] = '\0';
 		p->sb_ctr_ns_pid = 0;
@@ -288,7 +290,7 @@ mgr_nf_launch_all(void)
 	uint16_t next = 0;
 	int ret = 0;
 
-	pthread_mutex_lock(&mgr.ctl_lock);
+	mgr_ctl_lock();
 
 	for (int i = 0; i < mgr.cfg.nnfs; i++) {
 		for (uint16_t k = 0; k < mgr.cfg.nfs[i].instances; k++) {
@@ -312,6 +314,6 @@ mgr_nf_launch_all(void)
 		}
 	}
 out:
-	pthread_mutex_unlock(&mgr.ctl_lock);
+	mgr_ctl_unlock();
 	return ret;
 }

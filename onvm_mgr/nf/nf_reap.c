@@ -124,6 +124,7 @@ mgr_nf_watch_pid(uint16_t id, pid_t pid, int pidfd)
 	struct mgr_nf_priv *p = &mgr.nf_priv[id];
 	int fd = watch(pid, pidfd, id);
 
+	MGR_ASSERT_CTL_LOCKED();
 	if (fd < 0)
 		return fd;
 	p->pid = pid;
@@ -160,6 +161,7 @@ mgr_nf_watch_standby(uint16_t id, pid_t pid, int pidfd)
 	struct mgr_nf_priv *p = &mgr.nf_priv[id];
 	int fd = watch(pid, pidfd, id | STANDBY_TAG);
 
+	MGR_ASSERT_CTL_LOCKED();
 	if (fd < 0)
 		return fd;
 	p->sb_pid = pid;
@@ -190,6 +192,7 @@ mgr_nf_reap_later(int fd)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
 
+	MGR_ASSERT_CTL_LOCKED();
 	if (fd < 0)
 		return;
 	if (!mgr_nf_fd_fired(fd)) {
@@ -219,6 +222,7 @@ mgr_nf_reap_later(int fd)
 void
 mgr_nf_launcher_retire(int *fd)
 {
+	MGR_ASSERT_CTL_LOCKED();
 	mgr_nf_reap_later(*fd);
 	*fd = -1;
 }
@@ -228,6 +232,7 @@ mgr_nf_launcher_move(int *from, int *to, uint32_t tag)
 {
 	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = tag};
 
+	MGR_ASSERT_CTL_LOCKED();
 	if (from == to)
 		return;
 	mgr_nf_launcher_retire(to);
@@ -258,6 +263,7 @@ launcher_exited(uint16_t id, bool standby)
 void
 mgr_nf_handle_events(const struct epoll_event *evs, int n)
 {
+	MGR_ASSERT_CTL_LOCKED();
 	for (int i = 0; i < n; i++) {
 		uint32_t id = evs[i].data.u32;
 
@@ -354,6 +360,7 @@ mgr_nf_give_back(struct rte_mbuf **m, unsigned int n)
 {
 	unsigned int k = 0;
 
+	MGR_ASSERT_NOT_DATA_UNIT();
 	if (__atomic_load_n(&mgr.units_running, __ATOMIC_ACQUIRE) &&
 	    !__atomic_load_n(&mgr.stop_loops, __ATOMIC_ACQUIRE))
 		k = rte_ring_mp_enqueue_burst(mgr.ctl_free_ring, (void **)m, n, NULL);
@@ -509,6 +516,7 @@ mgr_nf_handle_exit(uint16_t id)
 	struct onvm_nf_slot *s = &mgr.shm->nfs[id];
 	struct mgr_nf_priv *p = &mgr.nf_priv[id];
 
+	MGR_ASSERT_CTL_LOCKED();
 	switch (s->status) {
 	case ONVM_NF_STARTING:
 		if (p->launcher_watched) {

@@ -96,18 +96,21 @@ publish:
 int
 mgr_service_add(uint16_t service, uint16_t instance)
 {
+	MGR_ASSERT_CTL_LOCKED();
 	return service_update(service, instance, true);
 }
 
 int
 mgr_service_remove(uint16_t service, uint16_t instance)
 {
+	MGR_ASSERT_CTL_LOCKED();
 	return service_update(service, instance, false);
 }
 
 void
 mgr_nf_slot_note_used(uint16_t id)
 {
+	MGR_ASSERT_CTL_LOCKED();
 	if (id >= mgr.nf_slots_used)
 		__atomic_store_n(&mgr.nf_slots_used, id + 1, __ATOMIC_RELEASE);
 }
@@ -130,6 +133,7 @@ mgr_nf_alive_lock_init(struct onvm_nf_slot *s)
 void
 mgr_nf_slot_reset(struct onvm_nf_slot *s)
 {
+	MGR_ASSERT_CTL_LOCKED();
 	s->n_state_req = 0;
 	s->state_seq = 0;
 	s->state_chunks = 0;

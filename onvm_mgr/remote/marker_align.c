@@ -274,6 +274,7 @@ mgr_marker_from_nf(struct mgr_dp_ctx *ctx, uint16_t id, struct rte_mbuf *m)
 	uint32_t live;
 	int rank;
 
+	MGR_ASSERT_UNIT(MGR_UNIT_TX);
 	if (!marker_ok(s, meta, cut) ||
 	    (rank = mgr_service_rank(mgr.shm, s->service_id, id)) < 0) {
 		refuse(m, &ctx->markers_refused);
@@ -354,6 +355,7 @@ mgr_align_poll(struct mgr_dp_ctx *ctx)
 	uint64_t now = rte_get_tsc_cycles();
 	int work = 0;
 
+	MGR_ASSERT_UNIT(MGR_UNIT_TX);
 	for (uint16_t id = 0; id < ONVM_MAX_NFS && ctx->align_n_held > 0; id++)
 		if (ctx->align_held[id] != 0)
 			work += check_pos(ctx, ctx->align_held[id], now);
@@ -365,6 +367,7 @@ mgr_align_forget(struct mgr_dp_ctx *ctx, uint16_t id)
 {
 	uint16_t tag = ctx->align_held[id];
 
+	MGR_ASSERT_UNIT(MGR_UNIT_TX);
 	/* Its stash stays: routed on like any output of the NF it was. */
 	ctx->align_gen[id] = mgr.shm->nfs[id].generation;
 	unhold(ctx, id);

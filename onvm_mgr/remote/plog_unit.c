@@ -198,6 +198,7 @@ out_port_of(const struct plog_chain *c)
 void
 mgr_plog_on_send(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 {
+	MGR_ASSERT_UNIT(MGR_UNIT_TX);
 	/* A frame of several segments (jumbo) is logged from a gathered copy;
 	 * the TX unit is the only user of this buffer. */
 	static uint8_t gather[PLOG_LOG_MAX_FRAME];
@@ -252,6 +253,7 @@ mgr_plog_rx(uint16_t port, struct rte_mbuf *m)
 							 : mgr.remote.plog_sb_port[port]) - 1];
 	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
 
+	MGR_ASSERT_UNIT(MGR_UNIT_RX);
 	if (rte_pktmbuf_data_len(m) < RSYNC_ETH_LEN || p[12] != (RSYNC_ETHERTYPE >> 8) ||
 	    p[13] != (RSYNC_ETHERTYPE & 0xff))
 		return false;
@@ -453,6 +455,7 @@ mgr_plog_tx(struct mgr_dp_ctx *ctx)
 {
 	unsigned int n = 0;
 
+	MGR_ASSERT_UNIT(MGR_UNIT_TX);
 	for (int i = 0; i < nchains; i++) {
 		struct plog_chain *c = &chains[i];
 		struct rsync_msg m = {0};

@@ -303,6 +303,7 @@ mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uin
 	struct plog_shim sh;
 	enum plog_shim_reason r;
 
+	MGR_ASSERT_UNIT(MGR_UNIT_RX);
 	/* The shim sits in the first segment (the predecessor put it there). */
 	r = plog_shim_parse(p, rte_pktmbuf_data_len(m), &sh);
 	if (unlikely(r != PLOG_SHIM_OK)) {
@@ -372,6 +373,7 @@ mgr_rsync_rx_timers(struct mgr_dp_ctx *ctx)
 	uint64_t now = mgr_now_ns();
 	int work = 0;
 
+	MGR_ASSERT_UNIT(MGR_UNIT_RX);
 	for (int i = 0; i < rsync_nchains; i++) {
 		struct rsync_chain *c = &rsync_chains[i];
 		uint64_t hbs;
@@ -391,6 +393,7 @@ mgr_rsync_sync_rx(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 {
 	struct rsync_chain *c = &rsync_chains[mgr.remote.rsync_sync_port[port] - 1];
 
+	MGR_ASSERT_UNIT(MGR_UNIT_RX);
 	if (!is_rsync(m))
 		return false;
 	if (c->sby != NULL) { /* the standby's session is the RX unit's */

@@ -185,6 +185,7 @@ mgr_rsync_tx(struct mgr_dp_ctx *ctx)
 {
 	int work = 0;
 
+	MGR_ASSERT_UNIT(MGR_UNIT_TX);
 	for (int i = 0; i < rsync_nchains; i++) {
 		struct rsync_chain *c = &rsync_chains[i];
 		uint64_t sent_before = c->sent, released_before = c->out_released;
@@ -238,6 +239,7 @@ mgr_rsync_on_exit(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 	struct rsync_flow f;
 	uint64_t now;
 
+	MGR_ASSERT_UNIT(MGR_UNIT_TX);
 	if (meta->chain_id != (uint16_t)c->cfg->chain) {
 		/* Another chain's packet sharing the exit port: not ours. */
 		mgr_dp_to_port(ctx, m, port);

@@ -409,6 +409,7 @@ mgr_rsync_marker_due(uint16_t port)
 	struct rte_mbuf *m;
 	struct onvm_pkt_meta *meta;
 
+	MGR_ASSERT_UNIT(MGR_UNIT_RX);
 	if (c->pri == NULL || !__atomic_load_n(&c->marker_req, __ATOMIC_ACQUIRE))
 		return NULL;
 	m = rte_pktmbuf_alloc(mgr.pool);
