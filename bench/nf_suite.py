@@ -80,7 +80,7 @@ def build_trace(names, path):
     Returns facts about the result for the summary."""
     frames, skipped = [], 0
     for n in names:
-        for f in pcap.read_pcap(lab.trace(n)):
+        for f in pcap.read_pcap(traces.trace(n)):
             if len(f) > MBUF_DATA_ROOM:
                 skipped += 1
             else:
@@ -661,8 +661,8 @@ def main():
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)
     os.environ["ONVM_BUILD"] = a.build
-    global lab, pcap, OUR_PREFIX
-    from onvm import lab, pcap  # (they read ONVM_BUILD, set just above)
+    global lab, pcap, traces, OUR_PREFIX
+    from onvm import lab, pcap, traces  # (they read ONVM_BUILD, set just above)
     import chain_tput
 
     if a.replot:
@@ -792,7 +792,7 @@ def replot(a):
     plot(a, summarize(rows, nfs), rows, meta)
 
 
-lab = pcap = None  # the onvm modules, imported by main() once ONVM_BUILD is set
+lab = pcap = traces = None  # the onvm modules, imported by main() once ONVM_BUILD is set
 OUR_PREFIX = b"--file-prefix=it_none_"
 
 if __name__ == "__main__":

@@ -62,7 +62,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
-from onvm import lab, pcap  # noqa: E402
+from onvm import lab, pcap, traces  # noqa: E402
 import test_remote_chain as rc  # noqa: E402  (the lab's nodes and oracle)
 
 RESULTS = os.path.join(HERE, "results")
@@ -190,7 +190,7 @@ def plot(rows, path):
 
 
 def main(L, args):
-    frames = rc.tagged_input(lab.trace("smtp.pcap"), 400)
+    frames = rc.tagged_input(traces.trace("smtp.pcap"), 400)
     idle = {"max_sleep_us": args.max_sleep_us}
     rows = []
     conds = [(ld, ck, nc) for ld in args.loads for ck in args.checkpoint_ms

@@ -46,7 +46,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
-from onvm import lab  # noqa: E402
+from onvm import lab, traces  # noqa: E402
 import test_remote_chain as rc  # noqa: E402
 
 RESULTS = os.path.join(HERE, "results")
@@ -180,7 +180,7 @@ def main():
     args = ap.parse_args()
     only = set(args.only.split(","))
     os.makedirs(RESULTS, exist_ok=True)
-    trace = lab.trace("smtp.pcap")
+    trace = traces.trace("smtp.pcap")
     frames = rc.tagged_input(trace, 200, flows_per_copy=True)
     slow = rc.tagged_input(trace, 40, flows_per_copy=True)
     summary = []

@@ -20,6 +20,7 @@ Files, one concern each:
                  or hugepage file behind
   pcap.py        capture files read and written (pcap, pcapng), what
                  net_pcap cut (TruncatedFrame), frame lists compared
+  traces.py      the captures the tree ships (traces/), several mixed into one
   telemetry.py   the DPDK telemetry client (one; tools/onvm-exporter keeps
                  its own, being deployed as a single file)
 """

@@ -65,18 +65,6 @@ def nf_binary(name):
     return os.path.join(BUILD, "nfs", name, name)
 
 
-def traces_dir():
-    """The tree's traces/ (nDPI's captures, traces/README.md), or $ONVM_TRACES."""
-    return os.path.abspath(os.environ.get("ONVM_TRACES") or os.path.join(SRC, "traces"))
-
-
-def trace(name):
-    path = os.path.join(traces_dir(), name)
-    if not os.path.exists(path):
-        raise TestFailure(f"trace {path} is missing (the tree ships it in traces/)")
-    return path
-
-
 class TestFailure(Exception):
     pass
 

@@ -22,13 +22,13 @@ import os
 import signal
 import time
 
-from onvm import lab, pcap
+from onvm import lab, pcap, traces
 
 MARGIN_MS = 70
 
 
 def main(L):
-    trace = lab.trace("tor.pcap")
+    trace = traces.trace("tor.pcap")
     frames = pcap.read_pcap(trace)
     sock = f"/tmp/onvm-it-bfd-{os.getpid()}.sock"
     L.extra_paths.append(sock)

@@ -21,7 +21,7 @@ input (ssh, dns) and LLC/STP frames (tor).
 """
 import os
 
-from onvm import lab, pcap
+from onvm import lab, pcap, traces
 
 TRACES = ["smtp.pcap", "ssh.pcap", "webex.pcap", "dns.pcap", "quic.pcap", "tor.pcap"]
 PARSE_ERRORS = ["truncated_l2", "truncated_l3", "bad_ip_version", "bad_ihl",
@@ -32,7 +32,7 @@ def run_trace(L, name, image=None):
     """One trace through the chain; with `image`, every NF runs in a container
     of it (test_container_chain.py), the monitor's export directory its only
     volume."""
-    path = lab.trace(name)
+    path = traces.trace(name)
     frames = pcap.read_pcap(path)
     n_frames, want_flows, want_non_ip = lab.tshark_flows(path)
     L.expect(n_frames == len(frames),

@@ -36,7 +36,7 @@ import signal
 
 import test_nf_load_balancer as lbt
 
-from onvm import lab, pcap
+from onvm import lab, pcap, traces
 
 
 def pending_standby(L, image, attempt):
@@ -91,7 +91,7 @@ def test(L):
         raise lab.TestFailure("pending: the standby registered before the kill, 3 times")
     seed = int(os.environ.get("ONVM_TEST_SEED", random.randrange(1 << 32)))
     rng = random.Random(seed)
-    frames = lbt.mix([lab.trace(t) for t in lbt.TRACES])
+    frames = traces.mix([traces.trace(t) for t in traces.ALL])
     path = L.path("mixed.pcap")
     pcap.write_pcap(path, frames)
     at = rng.randrange(len(frames) // 3, 2 * len(frames) // 3)

@@ -29,7 +29,7 @@ import stat
 
 import test_nf_load_balancer as lbt
 
-from onvm import lab, pcap
+from onvm import lab, pcap, traces
 
 
 def ns_pid(host_pid):
@@ -78,7 +78,7 @@ def check_view(L, who, pid, own_dir, other_paths, node):
 
 def test(L):
     image = lab.nf_image()
-    frames = pcap.read_pcap(lab.trace("smtp.pcap"))
+    frames = pcap.read_pcap(traces.trace("smtp.pcap"))
     trace = L.path("in.pcap")
     pcap.write_pcap(trace, frames)
     out = L.path("out.pcap")

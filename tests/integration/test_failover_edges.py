@@ -57,7 +57,7 @@ import os
 import signal
 import time
 
-from onvm import lab, pcap
+from onvm import lab, pcap, traces
 
 
 def chain_cfg(path, out, nf_args, extra=None):
@@ -303,7 +303,7 @@ SCENARIOS = {"fini_death": fini_death, "promote_death": promote_death,
 
 
 def test(L):
-    path = lab.trace("quic.pcap")
+    path = traces.trace("quic.pcap")
     frames = pcap.read_pcap(path)
     only = os.environ.get("ONVM_SCENARIO")
     for name, fn in SCENARIOS.items():

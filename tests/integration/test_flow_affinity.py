@@ -16,7 +16,7 @@ output is compared per flow.
 """
 import collections
 
-from onvm import lab, pcap
+from onvm import lab, pcap, traces
 
 
 def conn(key):
@@ -25,7 +25,7 @@ def conn(key):
 
 
 def test(L):
-    path = lab.trace("webex.pcap")
+    path = traces.trace("webex.pcap")
     frames = pcap.read_pcap(path)
     n_frames, want_flows, _ = lab.tshark_flows(path)
     out = L.path("out.pcap")

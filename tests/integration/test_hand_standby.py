@@ -35,7 +35,7 @@ import os
 import signal
 import time
 
-from onvm import lab, pcap
+from onvm import lab, pcap, traces
 
 HAND_LCORE = 51
 
@@ -60,7 +60,7 @@ def spawn_standby(L, node, name, instance, nf_args=()):
 
 
 def test(L):
-    path = lab.trace("quic.pcap")
+    path = traces.trace("quic.pcap")
     frames = pcap.read_pcap(path)
     out, tot = L.path("out.pcap"), L.path("totals.json")
     gate_bin, gate = L.gate_nf("gate", lab.nf_binary("simple_forward"))
@@ -124,7 +124,7 @@ def test(L):
 
 
 def standby_before_lock(L):
-    path = lab.trace("quic.pcap")
+    path = traces.trace("quic.pcap")
     out = L.path("late-out.pcap")
     node = L.node("hand_standby_lock", {
         "nf_defaults": {"start_timeout_ms": 60000},
@@ -186,7 +186,7 @@ def pid_namespace(L):
     they are SIGKILLed (the slots are freed) and its pool returns to idle."""
     node = L.node("hand_pidns", {
         "nf_defaults": {"start_timeout_ms": 60000},
-        "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={lab.trace('quic.pcap')},"
+        "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={traces.trace('quic.pcap')},"
                                         f"tx_pcap={L.path('pidns-out.pcap')}"}],
         "nfs": [{"binary": lab.TEST_NF, "service": 1}],
         "chains": [{"name": "c", "services": [1], "ingress_port": "in", "exit_port": "in"}],

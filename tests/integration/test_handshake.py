@@ -24,7 +24,7 @@ race it.  Asserted:
 import re
 import signal
 
-from onvm import lab, pcap
+from onvm import lab, pcap, traces
 
 HAND_LCORE = 50
 
@@ -62,7 +62,7 @@ def expect_refused(L, node, name, lcore, service, reason_re):
 
 
 def main(L):
-    trace = lab.trace("smtp.pcap")
+    trace = traces.trace("smtp.pcap")
     frames = pcap.read_pcap(trace)
     out = L.path("out.pcap")
     gate_bin, gate = L.gate_nf("gate", lab.nf_binary("simple_forward"))

@@ -10,13 +10,13 @@ The manager runs lcores 0 and 33 (both on CPU 0), three NFs in a chain.
 Asserted: the node starts; the NFs' lcore ids are distinct, none is 0 or 33,
 none is in the range kept for hand-started NFs; the trace goes through.
 """
-from onvm import lab, pcap
+from onvm import lab, pcap, traces
 
 MGR_LCORES = {0, 33}
 
 
 def test(L):
-    path = lab.trace("dns.pcap")
+    path = traces.trace("dns.pcap")
     frames = pcap.read_pcap(path)
     out = L.path("out.pcap")
     node = L.node("lcore-ids", {

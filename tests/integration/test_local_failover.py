@@ -29,7 +29,7 @@ import random
 import signal
 import time
 
-from onvm import lab, pcap
+from onvm import lab, pcap, traces
 
 
 def run(L, case, seed):
@@ -40,7 +40,7 @@ def run(L, case, seed):
     is counted: there every standby of the monitor stalls 200 ms before it
     parks (fault point parking), and the second kill does not wait for the
     first failover's count -- the promoted NF's pid in the slot shows it."""
-    path = lab.trace("quic.pcap")
+    path = traces.trace("quic.pcap")
     frames = pcap.read_pcap(path)
     out, mon = L.path(f"{case}-out.pcap"), L.path(f"{case}-mon.json")
     slow = {"binary": lab.TEST_NF, "service": 1, "args": ["-d", "3000"]}

@@ -31,7 +31,7 @@ counted.
 """
 import os
 
-from onvm import lab, pcap
+from onvm import lab, pcap, traces
 
 POINTS = ["processed", "mid_commit", "committed", "mid_emit"]
 SIGNALS = {"segv": 11, "bus": 7, "fpe": 8, "abort": 6}
@@ -95,7 +95,7 @@ def run_point(L, point, path, frames, death="kill"):
 
 
 def test(L):
-    path = lab.trace("quic.pcap")
+    path = traces.trace("quic.pcap")
     frames = pcap.read_pcap(path)
     for point in POINTS:
         for death in ("kill", "segv"):

@@ -9,11 +9,11 @@ every 10th packet) -> simple_forward.  Asserted: the NF counted 9 ND events,
 exactly 9 frames left the port with the ND flag (the flag survived the second
 NF), and every frame came out unchanged.
 """
-from onvm import lab, pcap
+from onvm import lab, pcap, traces
 
 
 def test(L):
-    path = lab.trace("smtp.pcap")
+    path = traces.trace("smtp.pcap")
     frames = pcap.read_pcap(path)
     out = L.path("out.pcap")
     node = L.node("nd", {

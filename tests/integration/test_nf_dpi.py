@@ -27,7 +27,7 @@ Asserted per trace:
 import os
 import random
 
-from onvm import lab, pcap
+from onvm import lab, pcap, traces
 
 TRACES = ["bittorrent.pcap", "dns.pcap", "ftp.pcap", "http-manipulated.pcap", "mpeg.pcap",
           "quic.pcap", "skype-conference-call.pcap", "smtp.pcap", "ssh.pcap", "tor.pcap",
@@ -45,7 +45,7 @@ def flows(doc):
 
 
 def run(L, name, rng):
-    path = lab.trace(name)
+    path = traces.trace(name)
     frames = pcap.read_pcap(path)
     at = rng.randrange(max(1, len(frames) // 4), max(2, 3 * len(frames) // 4))
     point = rng.choice(POINTS)

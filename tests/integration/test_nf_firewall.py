@@ -43,7 +43,7 @@ import re
 import shutil
 import subprocess
 
-from onvm import lab, pcap
+from onvm import lab, pcap, traces
 
 PROTO = {"tcp": 6, "udp": 17, "icmp": 1}
 REASONS = ["truncated_l2", "truncated_l3", "bad_ip_version", "bad_ihl", "bad_ip_total_length",
@@ -375,7 +375,7 @@ def test(L):
     if shutil.which("tshark") is None:
         raise lab.TestSkip("tshark is not installed")
     for name, rules in CASES.items():
-        run_case(L, name.rsplit(".", 1)[0], lab.trace(name), rules)
+        run_case(L, name.rsplit(".", 1)[0], traces.trace(name), rules)
 
     frames = synthetic()
     path = L.path("synthetic.pcap")
@@ -387,7 +387,7 @@ def test(L):
     run_case(L, "synthetic", path, SYNTH_RULES)
 
     seed = int(os.environ.get("ONVM_TEST_SEED", random.randrange(1 << 32)))
-    path = lab.trace("tor.pcap")
+    path = traces.trace("tor.pcap")
     n = len(pcap.read_pcap(path))
     at = random.Random(seed).randrange(n // 3, 2 * n // 3)
     print(f"failover: seed {seed}: the active firewall dies after {at} of {n} packets")

@@ -27,7 +27,7 @@ that it never sends.  Scenarios, one node each:
 import collections
 import os
 
-from onvm import lab, pcap
+from onvm import lab, pcap, traces
 
 EVERY = 5
 
@@ -97,7 +97,7 @@ def alloc_death(L, path, frames, mode):
 
 
 def test(L):
-    path = lab.trace("quic.pcap")
+    path = traces.trace("quic.pcap")
     frames = pcap.read_pcap(path)
     only = os.environ.get("ONVM_SCENARIO")  # plain, none or local: one of them
     if only in (None, "plain"):

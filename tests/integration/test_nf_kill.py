@@ -25,13 +25,13 @@ Asserted:
 import os
 import signal
 
-from onvm import lab, pcap
+from onvm import lab, pcap, traces
 
 HELD_MAX = 64  # ONVM_NF_HELD_MAX: the most mbufs one NF batch record can hold
 
 
 def main(L):
-    trace_a, trace_b = lab.trace("webex.pcap"), lab.trace("smtp.pcap")
+    trace_a, trace_b = traces.trace("webex.pcap"), traces.trace("smtp.pcap")
     frames_a, frames_b = pcap.read_pcap(trace_a), pcap.read_pcap(trace_b)
     n_a, n_b = len(frames_a), len(frames_b)
     out_a, out_b = L.path("out-a.pcap"), L.path("out-b.pcap")

@@ -49,11 +49,8 @@ import random
 import re
 import struct
 
-from onvm import lab, pcap
+from onvm import lab, pcap, traces
 
-TRACES = ["bittorrent.pcap", "skype-conference-call.pcap", "webex.pcap", "tor.pcap",
-          "quic.pcap", "ftp.pcap", "ssh.pcap", "smtp.pcap", "http-manipulated.pcap",
-          "wireguard.pcap", "mpeg.pcap", "dns.pcap"]
 BACKENDS = [(f"198.18.1.{i}", f"02:00:00:00:01:0{i}") for i in range(1, 5)]
 MIN_SPANNING = 25  # flows with packets before and after the kill, at the least
 DYING_RE = re.compile(r"ONVM_NF_FAULT: dying at (\w+) after (\d+) packets")
@@ -128,16 +125,6 @@ def checksums_ok(f, info):
         return True
     pseudo = f[l3 + 12:l3 + 20] + struct.pack("!BBH", 0, info["proto"], tot - ihl)
     return csum(pseudo + seg) == 0xFFFF
-
-
-def mix(paths):
-    """The traces interleaved: frame i of a trace of n frames sits at (i + 0.5) / n."""
-    placed = []
-    for t, p in enumerate(paths):
-        frames = pcap.read_pcap(p)
-        placed += [((i + 0.5) / len(frames), t, i, fr) for i, fr in enumerate(frames)]
-    placed.sort(key=lambda x: x[:3])
-    return [x[3] for x in placed]
 
 
 def mac_bytes(s):
@@ -403,7 +390,7 @@ def run_vip(L, at):
 def test(L):
     seed = int(os.environ.get("ONVM_TEST_SEED", random.randrange(1 << 32)))
     rng = random.Random(seed)
-    frames = mix([lab.trace(t) for t in TRACES])
+    frames = traces.mix([traces.trace(t) for t in traces.ALL])
     path = L.path("mixed.pcap")
     pcap.write_pcap(path, frames)
     points = [("committed", rng.randrange(len(frames) // 3, 2 * len(frames) // 3)),

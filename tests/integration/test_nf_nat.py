@@ -43,7 +43,7 @@ import random
 import re
 import struct
 
-from onvm import lab, pcap
+from onvm import lab, pcap, traces
 
 TRACES = ["bittorrent.pcap", "skype-conference-call.pcap", "webex.pcap", "tor.pcap",
           "quic.pcap", "ftp.pcap", "ssh.pcap", "smtp.pcap", "http-manipulated.pcap",
@@ -267,7 +267,7 @@ def run(L, point, at, path, frames):
 def test(L):
     seed = int(os.environ.get("ONVM_TEST_SEED", random.randrange(1 << 32)))
     rng = random.Random(seed)
-    frames = mix([lab.trace(t) for t in TRACES])
+    frames = mix([traces.trace(t) for t in TRACES])
     path = L.path("mixed.pcap")
     pcap.write_pcap(path, frames)
     points = [("committed", rng.randrange(len(frames) // 3, 2 * len(frames) // 3)),

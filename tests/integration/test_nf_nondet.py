@@ -42,7 +42,7 @@ import random
 import struct
 import time
 
-from onvm import lab, pcap
+from onvm import lab, pcap, traces
 
 N = 7
 TOL = 0.05
@@ -245,7 +245,7 @@ def bad_start(L):
 
 def test(L):
     bad_start(L)
-    path = lab.trace("webex.pcap")
+    path = traces.trace("webex.pcap")
     frames = pcap.read_pcap(path)
     count_run(L, "count", path, frames)
     seed = int(os.environ.get("ONVM_TEST_SEED", random.randrange(1 << 32)))

@@ -39,7 +39,7 @@ import os
 import random
 import struct
 
-from onvm import lab, pcap
+from onvm import lab, pcap, traces
 
 ETH = bytes.fromhex("020000000002" "020000000001")
 
@@ -217,9 +217,9 @@ def built_frames():
 
 
 def input_frames():
-    webex = pcap.read_pcap(lab.trace("webex.pcap"))
-    tor = pcap.read_pcap(lab.trace("tor.pcap"))
-    dns = pcap.read_pcap(lab.trace("dns.pcap"))
+    webex = pcap.read_pcap(traces.trace("webex.pcap"))
+    tor = pcap.read_pcap(traces.trace("tor.pcap"))
+    dns = pcap.read_pcap(traces.trace("dns.pcap"))
     built = built_frames()
     frames = []
     # Interleave: runs of webex with tor, dns and built frames in between.

@@ -117,7 +117,7 @@ import struct
 import sys
 import time
 
-from onvm import lab, pcap
+from onvm import lab, pcap, traces
 
 MTU = 9000  # the shim adds 12 bytes to full-size frames
 STAGES, STAGE_PACKETS = 8, 64
@@ -611,7 +611,7 @@ NODES = []
 
 
 def run(L, scenario):
-    trace = lab.trace("smtp.pcap")
+    trace = traces.trace("smtp.pcap")
     # standby_restart: long enough (about 9 s paced) for a node's restart
     # (about 4 s here) and traffic after it; 2400 flows (the tables hold 3072)
     copies = {"steady": 40, "switchover": 40, "syncfaults": 100,
@@ -855,7 +855,7 @@ def dpi_input(copies=5):
     out = []
     for c in range(copies):
         for name in DPI_TRACES:
-            for f in pcap.read_pcap(lab.trace(name)):
+            for f in pcap.read_pcap(traces.trace(name)):
                 if len(f) > 1600:
                     continue  # (af_packet's ring slots are 2 KB: larger frames are dropped)
                 f = new_flows(f, c + 1)

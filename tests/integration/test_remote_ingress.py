@@ -21,7 +21,7 @@ RSync frames on the predecessor link refused (counted), nothing released.
 """
 import struct
 
-from onvm import lab, pcap
+from onvm import lab, pcap, traces
 from test_remote_predecessor import rsync_frame
 
 PREPARE, COMMIT, REPLAY_START = 1, 3, 8
@@ -36,7 +36,7 @@ def stamp(frame, ts, flags=0, version=1, inner=None):
 
 
 def test(L):
-    frames = pcap.read_pcap(lab.trace("smtp.pcap"))
+    frames = pcap.read_pcap(traces.trace("smtp.pcap"))
     n = len(frames)
     # The chain's first transaction (no packet, no cut), committed: the
     # standby is in sync from the chain's origin -- one that never applied

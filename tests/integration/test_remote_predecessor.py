@@ -27,7 +27,7 @@ write captures.  Asserted:
 """
 import struct
 
-from onvm import lab, pcap
+from onvm import lab, pcap, traces
 
 ETH_SHIM = 0x88B5
 ETH_RSYNC = 0x88B6
@@ -119,7 +119,7 @@ def node_config(L, tag, trace, log_packets=65536, from_primary=(), echo_iface=No
 
 
 def test(L):
-    trace = lab.trace("smtp.pcap")
+    trace = traces.trace("smtp.pcap")
     frames = pcap.read_pcap(trace)
     n = len(frames)
     trim = 50
@@ -205,7 +205,7 @@ def test(L):
                  f"REPLAY_END: type {mtype} epoch {epoch} last {last} count {count}")
 
     # A full log refuses new packets; it never drops what it holds.
-    big = lab.trace("webex.pcap")
+    big = traces.trace("webex.pcap")
     bframes = pcap.read_pcap(big)
     L.expect(len(bframes) > 1024, f"webex.pcap has {len(bframes)} frames")
     node = L.node("full", node_config(L, "full", big, log_packets=1024)).start()

@@ -22,7 +22,7 @@ import re
 import signal
 import time
 
-from onvm import lab
+from onvm import lab, traces
 
 WINDOW_S = 3.5
 MAX_LAUNCHES = 7
@@ -34,7 +34,7 @@ def launches(node, pid):
 
 
 def test(L):
-    path = lab.trace("dns.pcap")
+    path = traces.trace("dns.pcap")
     fail = L.path("standby-fails")
     node = L.node("backoff", {
         "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={path},tx_pcap={L.path('out.pcap')}"}],

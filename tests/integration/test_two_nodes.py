@@ -38,13 +38,13 @@ frames, tx == 0, tx_bytes == 0), with no other drops; A exits 0.
 import os
 import sys
 
-from onvm import lab, pcap
+from onvm import lab, pcap, traces
 
 
 def main(L, scenario):
     a_role, b_role = {"client-sends": ("client", "server"),
                       "server-sends": ("server", "client")}[scenario]
-    trace = lab.trace("tor.pcap")
+    trace = traces.trace("tor.pcap")
     frames = pcap.read_pcap(trace)
     n = len(frames)
     sock = f"/tmp/onvm-it-{os.getpid()}.sock"
@@ -119,7 +119,7 @@ def main(L, scenario):
 
 
 def no_peer(L):
-    trace = lab.trace("smtp.pcap")
+    trace = traces.trace("smtp.pcap")
     n = len(pcap.read_pcap(trace))
     sock = f"/tmp/onvm-it-{os.getpid()}.sock"
     L.extra_paths.append(sock)

@@ -16,7 +16,7 @@ import os
 import re
 import subprocess
 
-from onvm import lab, pcap
+from onvm import lab, pcap, traces
 
 
 def build_oot_nf(L):
@@ -49,7 +49,7 @@ def build_oot_nf(L):
 
 def test(L):
     binary = build_oot_nf(L)
-    path = lab.trace("smtp.pcap")
+    path = traces.trace("smtp.pcap")
     frames = pcap.read_pcap(path)
     out = L.path("out.pcap")
     node = L.node("oot", {
