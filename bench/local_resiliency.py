@@ -46,7 +46,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
-from onvm import lab  # noqa: E402  (the integration harness: nodes, telemetry, clean-up)
+from onvm import containers, lab  # noqa: E402  (the harness: nodes, clean-up; container NFs)
 
 
 # How the active dies, alternately: SIGKILL (the kernel's robust-list walk at
@@ -126,7 +126,8 @@ def failovers(L, a, placement, n, measure_standby_cpu, runtime="process"):
     if placement:
         cfg["nf_defaults"]["standby_cpus"] = placement
     if runtime == "container":
-        cfg = lab.containerize(cfg, lab.nf_image(), volumes={0: [f"{death_dir}:{death_dir}"]})
+        cfg = containers.containerize(cfg, containers.nf_image(),
+                                      volumes={0: [f"{death_dir}:{death_dir}"]})
         cfg["nfs"][0]["container"]["path"] = "/nf/bin/test_nf"
     node = L.node(f"failover-{runtime}-sb{placement or 'default'}", cfg).start()
     where = placement or "default"

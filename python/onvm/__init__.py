@@ -18,6 +18,8 @@ Files, one concern each:
                  network namespaces, veths and FRR's bfdd, waits and checks,
                  and the clean-up that leaves no process, runtime directory
                  or hugepage file behind
+  containers.py  NFs in podman containers: the NF image, a config with its
+                 NFs in containers, a node's containers found and removed
   pcap.py        capture files read and written (pcap, pcapng), what
                  net_pcap cut (TruncatedFrame), frame lists compared
   traces.py      the captures the tree ships (traces/), several mixed into one

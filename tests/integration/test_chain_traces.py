@@ -21,7 +21,7 @@ input (ssh, dns) and LLC/STP frames (tor).
 """
 import os
 
-from onvm import lab, pcap, traces
+from onvm import containers, lab, pcap, traces
 
 TRACES = ["smtp.pcap", "ssh.pcap", "webex.pcap", "dns.pcap", "quic.pcap", "tor.pcap"]
 PARSE_ERRORS = ["truncated_l2", "truncated_l3", "bad_ip_version", "bad_ihl",
@@ -44,7 +44,7 @@ def run_trace(L, name, image=None):
     mon = os.path.join(export_dir, "monitor.json")
     cfg = lab.three_nf_chain(path, out, mon)
     if image is not None:
-        cfg = lab.containerize(cfg, image, volumes={1: [f"{export_dir}:{export_dir}"]})
+        cfg = containers.containerize(cfg, image, volumes={1: [f"{export_dir}:{export_dir}"]})
     node = L.node(f"chain-{stem}", cfg).start()
 
     port = node.wait_port("in", "tx", len(frames))
@@ -63,7 +63,7 @@ def run_trace(L, name, image=None):
     L.expect(not drops, f"{name}: drops {drops}")
     nfs = node.nfs()
     if image is not None:
-        running = lab.node_containers(node.prefix)
+        running = containers.node_containers(node.prefix)
         for nf in nfs.values():
             L.expect(nf.get("container") in running,
                      f"{name}: NF {nf['name']} not in one of the node's containers "
@@ -90,7 +90,7 @@ def run_trace(L, name, image=None):
     L.expect(not node.runtime_leftovers(),
              f"{name}: runtime files left: {node.runtime_leftovers()}")
     if image is not None:
-        left = lab.node_containers(node.prefix)
+        left = containers.node_containers(node.prefix)
         L.expect(not left, f"{name}: containers left after the node stopped: {left}")
 
     pcap.compare_frames(pcap.read_capture_out(out), frames, f"{name}: output capture")

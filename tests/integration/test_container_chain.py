@@ -12,13 +12,13 @@ stopped.  The monitor's export directory is the only volume of its container.
 """
 import test_chain_traces
 
-from onvm import lab
+from onvm import containers, lab
 
 TRACES = ["smtp.pcap", "dns.pcap", "webex.pcap"]
 
 
 def main(L):
-    image = lab.nf_image()
+    image = containers.nf_image()
     for name in TRACES:
         test_chain_traces.run_trace(L, name, image=image)
 

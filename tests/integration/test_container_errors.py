@@ -13,7 +13,7 @@ node must come up, forward on its process chain (the sink's TX counter
 moves), count exactly its failures with the reason for each in its log, stop
 with status 0 and leave no container.
 """
-from onvm import lab
+from onvm import containers, lab
 
 
 def process_chain():
@@ -45,12 +45,12 @@ def check_node(L, node, want_failures, reasons):
                                          f"the process NF")
     rc = node.stop()
     L.expect(rc == 0, f"{node.name}: manager exit status {rc}")
-    left = lab.node_containers(node.prefix)
+    left = containers.node_containers(node.prefix)
     L.expect(not left, f"{node.name}: containers left: {left}")
 
 
 def test(L):
-    image = lab.nf_image()
+    image = containers.nf_image()
     cfg = process_chain()
     cfg["nfs"] += [
         {"binary": "simple_forward", "name": "no_image", "service": 2,
@@ -60,7 +60,7 @@ def test(L):
     ]
     cfg["chains"] += [{"name": "imageless", "services": [2]},
                       {"name": "binaryless", "services": [3]}]
-    cfg["containers"] = lab.containers_section()
+    cfg["containers"] = containers.containers_section()
     node = L.node("errors-image", cfg).start()
     check_node(L, node, 2, [
         "NF 'no_image': container onvm-",
@@ -73,7 +73,7 @@ def test(L):
     cfg["nfs"].append({"binary": "simple_forward", "name": "no_runtime", "service": 2,
                        "container": {"image": image}})
     cfg["chains"].append({"name": "runtimeless", "services": [2]})
-    cfg["containers"] = dict(lab.containers_section(), command="/nonexistent/podman")
+    cfg["containers"] = dict(containers.containers_section(), command="/nonexistent/podman")
     node = L.node("errors-runtime", cfg).start()
     check_node(L, node, 1, ["NF 'no_runtime': container runtime '/nonexistent/podman' not "
                             "found"])

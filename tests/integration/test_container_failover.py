@@ -36,11 +36,11 @@ import signal
 
 import test_nf_load_balancer as lbt
 
-from onvm import lab, pcap, traces
+from onvm import containers, lab, pcap, traces
 
 
 def pending_standby(L, image, attempt):
-    cfg = lab.containerize({
+    cfg = containers.containerize({
         "ports": [{"name": "gen", "dev": "net_null0,size=64"},
                   {"name": "sink", "dev": "net_null1,size=64", "rx": False}],
         "nfs": [{"binary": "simple_forward", "service": 1, "resiliency": "local"}],
@@ -80,13 +80,13 @@ def pending_standby(L, image, attempt):
     rc = node.stop()
     L.expect(rc == 0, f"pending: manager exit status {rc}")
     L.expect("pool in use at exit: 0 (at start 0)" in node.log(), "pending: mbufs missing")
-    L.expect(not lab.node_containers(node.prefix), "pending: containers left")
+    L.expect(not containers.node_containers(node.prefix), "pending: containers left")
     print(f"pending: the active died while {pending} started; it took over")
     return True
 
 
 def test(L):
-    image = lab.nf_image()
+    image = containers.nf_image()
     if not any(pending_standby(L, image, k) for k in range(3)):
         raise lab.TestFailure("pending: the standby registered before the kill, 3 times")
     seed = int(os.environ.get("ONVM_TEST_SEED", random.randrange(1 << 32)))

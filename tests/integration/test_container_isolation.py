@@ -29,7 +29,7 @@ import stat
 
 import test_nf_load_balancer as lbt
 
-from onvm import lab, pcap, traces
+from onvm import containers, lab, pcap, traces
 
 
 def ns_pid(host_pid):
@@ -77,7 +77,7 @@ def check_view(L, who, pid, own_dir, other_paths, node):
 
 
 def test(L):
-    image = lab.nf_image()
+    image = containers.nf_image()
     frames = pcap.read_pcap(traces.trace("smtp.pcap"))
     trace = L.path("in.pcap")
     pcap.write_pcap(trace, frames)
@@ -89,7 +89,7 @@ def test(L):
     lbt.write_config(b_conf)
     for f in (a_exp, b_exp):  # there from the start: what must not be seen exists
         open(f, "w").close()
-    cfg = lab.containerize({
+    cfg = containers.containerize({
         "nf_defaults": {"cpus": "1", "standby_cpus": "0"},
         "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={trace},tx_pcap={out}"}],
         "nfs": [{"binary": "basic_monitor", "service": 1, "args": ["-e", a_exp, "-p", "0"]},
@@ -120,7 +120,7 @@ def test(L):
         L.expect(set(cpus.values()) == {"1"}, f"{who}: threads on CPUs {cpus}, want all on 1")
     rc = node.stop()
     L.expect(rc == 0, f"manager exit status {rc}")
-    L.expect(not lab.node_containers(node.prefix), "containers left after the node stopped")
+    L.expect(not containers.node_containers(node.prefix), "containers left after the node stopped")
     # Each wrote its export at exit, through its volume.
     L.expect(lab.read_json(a_exp)["packets"] == len(frames), "monitor export: packets")
     L.expect(lab.read_json(b_exp)["packets"] == len(frames), "balancer export: packets")

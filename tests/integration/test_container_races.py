@@ -22,7 +22,7 @@ import os
 import signal
 import time
 
-from onvm import lab
+from onvm import containers, lab
 
 
 def nf_init_pid(prefix):
@@ -50,7 +50,7 @@ def attempt(L, image, k):
         "chains": [{"name": "served", "services": [1], "ingress_port": "gen",
                     "exit_port": "sink"},
                    {"name": "boxed", "services": [2]}],
-        "containers": lab.containers_section(),
+        "containers": containers.containers_section(),
     }
     node = L.node(f"race{k}", cfg, env={"ONVM_MGR_FAULT": "ctl_event_delay:1500"})
     node.start(wait=False)
@@ -76,7 +76,7 @@ def attempt(L, image, k):
         L.expect(info["nf_container_failures"] == 1,
                  f"race {k}: nf_container_failures {info['nf_container_failures']}")
         L.expect(live == ["simple_forward"], f"race {k}: NF slots {live}")
-        lab.wait_until(lambda: lab.node_containers(node.prefix) == [], 30,
+        lab.wait_until(lambda: containers.node_containers(node.prefix) == [], 30,
                        "no container left")
         lab.wait_until(lambda: nf_init_pid(node.prefix) is None, 30, "the container NF gone")
     else:
@@ -95,14 +95,14 @@ def attempt(L, image, k):
     L.expect(rc == 0, f"race {k}: manager exit status {rc}")
     L.expect("pool in use at exit: 0 (at start 0)" in node.log(),
              f"race {k}: mbufs missing at exit")
-    L.expect(lab.node_containers(node.prefix) == [], f"race {k}: containers left")
+    L.expect(containers.node_containers(node.prefix) == [], f"race {k}: containers left")
     L.expect(nf_init_pid(node.prefix) is None, f"race {k}: the container NF outlived the node")
     print(f"attempt {k}: the CLI died before the NF registered: {how}, no death counted")
     return True
 
 
 def test(L):
-    image = lab.nf_image()
+    image = containers.nf_image()
     for k in range(8):
         if attempt(L, image, k):
             return

@@ -49,7 +49,7 @@ import random
 import re
 import struct
 
-from onvm import lab, pcap, traces
+from onvm import containers, lab, pcap, traces
 
 BACKENDS = [(f"198.18.1.{i}", f"02:00:00:00:01:0{i}") for i in range(1, 5)]
 MIN_SPANNING = 25  # flows with packets before and after the kill, at the least
@@ -162,7 +162,7 @@ def failover_run(L, tag, point, at, path, conf, image=None):
         "chains": [{"name": "c", "services": [1, 2], "ingress_port": "in", "exit_port": "in"}],
     }
     if image is not None:
-        cfg = lab.containerize(cfg, image, volumes={1: [f"{lb_dir}:{lb_dir}"]})
+        cfg = containers.containerize(cfg, image, volumes={1: [f"{lb_dir}:{lb_dir}"]})
         cfg["nfs"][0]["container"]["path"] = "/nf/bin/test_nf"
         cfg["nfs"][1]["container"]["args"] = [f"--env=ONVM_NF_FAULT={fault}"]
     node = L.node(f"lb-{tag}", cfg, env=None if image else {"ONVM_NF_FAULT": fault}).start()
@@ -183,7 +183,7 @@ def failover_run(L, tag, point, at, path, conf, image=None):
         # dead one's is gone (podman's --rm; its CLI may take a moment).
         want = sorted([node.nf_by(service=1)[0]["container"], lb_nf()["container"],
                        lb_nf()["standby_container"]])
-        lab.wait_until(lambda: lab.node_containers(node.prefix) == want, 30,
+        lab.wait_until(lambda: containers.node_containers(node.prefix) == want, 30,
                        f"{tag}: the node's containers to be {want}")
         # (onvm-PREFIX-<instance><a|s>-<manager pid>.<launch>: launched as the standby)
         L.expect(lb_nf()["container"].split("-")[-2].endswith("s"),
@@ -192,7 +192,7 @@ def failover_run(L, tag, point, at, path, conf, image=None):
     rc = node.stop()
     L.expect(rc == 0, f"{tag}: manager exit status {rc}")
     if image is not None:
-        left = lab.node_containers(node.prefix)
+        left = containers.node_containers(node.prefix)
         L.expect(not left, f"{tag}: containers left after the node stopped: {left}")
     print(f"{tag}: killed at {point} after {died_after} packets (asked {at}); re-emitted "
           f"{nf['failover_reemitted']}, dropped {nf['failover_dropped']}, reprocessed "
