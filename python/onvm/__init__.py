@@ -17,9 +17,12 @@ Files, one concern each:
   lab.py         the harness: nodes (onvm_mgr), hand-started processes,
                  network namespaces, veths and FRR's bfdd, waits and checks,
                  and the clean-up that leaves no process, runtime directory
-                 or hugepage file behind
+                 or hugepage file behind; read_json (an NF's export, once
+                 written)
   containers.py  NFs in podman containers: the NF image, a config with its
                  NFs in containers, a node's containers found and removed
+  flowtable.py   flow tables: tshark's of a capture, basic_monitor's export,
+                 the differences of two
   pcap.py        capture files read and written (pcap, pcapng), what
                  net_pcap cut (TruncatedFrame), frame lists compared
   traces.py      the captures the tree ships (traces/), several mixed into one

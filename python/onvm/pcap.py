@@ -118,3 +118,16 @@ def compare_frames(got, want, what):
             raise TestFailure(f"{what}: frame {i} differs (got {len(g)} bytes {g[:32].hex()}..., "
                               f"want {len(w)} bytes {w[:32].hex()}...)")
     check(len(got) == len(want), f"{what}: {len(got)} frames, want {len(want)}")
+
+
+def is_subsequence(out, inp):
+    """True if the frames `out` appear in `inp` in the same order (greedy
+    match): nothing duplicated beyond the input, nothing reordered."""
+    j = 0
+    for f in out:
+        while j < len(inp) and inp[j] != f:
+            j += 1
+        if j == len(inp):
+            return False
+        j += 1
+    return True

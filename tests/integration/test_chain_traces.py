@@ -21,7 +21,7 @@ input (ssh, dns) and LLC/STP frames (tor).
 """
 import os
 
-from onvm import containers, lab, pcap, traces
+from onvm import containers, flowtable, lab, pcap, traces
 
 TRACES = ["smtp.pcap", "ssh.pcap", "webex.pcap", "dns.pcap", "quic.pcap", "tor.pcap"]
 PARSE_ERRORS = ["truncated_l2", "truncated_l3", "bad_ip_version", "bad_ihl",
@@ -34,7 +34,7 @@ def run_trace(L, name, image=None):
     volume."""
     path = traces.trace(name)
     frames = pcap.read_pcap(path)
-    n_frames, want_flows, want_non_ip = lab.tshark_flows(path)
+    n_frames, want_flows, want_non_ip = flowtable.tshark_flows(path)
     L.expect(n_frames == len(frames),
              f"{name}: tshark sees {n_frames} frames, the pcap reader {len(frames)}")
     stem = name.rsplit(".", 1)[0]
@@ -102,7 +102,7 @@ def run_trace(L, name, image=None):
     L.expect(doc["untracked"] == 0, f"{name}: monitor untracked {doc['untracked']}")
     bad = {k: v for k, v in doc["malformed"].items() if v}
     L.expect(not bad, f"{name}: monitor malformed {bad}")
-    diff = lab.diff_flows(lab.monitor_flows(doc), want_flows)
+    diff = flowtable.diff_flows(flowtable.monitor_flows(doc), want_flows)
     L.expect(not diff, f"{name}: monitor flows differ from tshark's:\n    " + "\n    ".join(diff))
     print(f"{name}: {len(frames)} frames, {len(want_flows)} flows, {want_non_ip} non-IPv4: ok")
 

@@ -16,7 +16,7 @@ output is compared per flow.
 """
 import collections
 
-from onvm import lab, pcap, traces
+from onvm import flowtable, lab, pcap, traces
 
 
 def conn(key):
@@ -27,7 +27,7 @@ def conn(key):
 def test(L):
     path = traces.trace("webex.pcap")
     frames = pcap.read_pcap(path)
-    n_frames, want_flows, _ = lab.tshark_flows(path)
+    n_frames, want_flows, _ = flowtable.tshark_flows(path)
     out = L.path("out.pcap")
     mon = L.path("mon-%i.json")
     node = L.node("affinity", {
@@ -47,7 +47,7 @@ def test(L):
 
     owner, merged, per_instance = {}, {}, {}
     for i in instances:
-        flows = lab.monitor_flows(lab.read_json(mon.replace("%i", str(i))))
+        flows = flowtable.monitor_flows(lab.read_json(mon.replace("%i", str(i))))
         per_instance[i] = sum(p for p, _ in flows.values())
         for key, counts in flows.items():
             L.expect(key not in merged, f"flow {key} counted by instance {owner.get(key)} and {i}")
@@ -58,7 +58,7 @@ def test(L):
         by_conn[conn(key)].add(i)
     split = {c: s for c, s in by_conn.items() if len(s) > 1}
     L.expect(not split, f"connections split over instances: {list(split.items())[:5]}")
-    diff = lab.diff_flows(merged, want_flows)
+    diff = flowtable.diff_flows(merged, want_flows)
     L.expect(not diff, "merged monitor tables differ from tshark:\n    " + "\n    ".join(diff))
     busy = [i for i, n in per_instance.items() if n > 0]
     L.expect(len(busy) > 1, f"only instances {busy} got traffic: {per_instance}")

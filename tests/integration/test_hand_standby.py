@@ -112,7 +112,7 @@ def test(L):
     L.expect(src == 0, f"the promoted hand-started NF exited with {src}")
 
     got = pcap.read_capture_out(out)
-    lab.check(lab.is_subsequence(got, frames), "output is not an in-order subsequence of the input")
+    lab.check(pcap.is_subsequence(got, frames), "output is not an in-order subsequence of the input")
     L.expect(len(got) == port["tx"], f"capture {len(got)}, port tx {port['tx']}")
     doc = lab.read_json(tot)
     L.expect(doc["packets"] == len(got) and doc["bytes"] == sum(map(len, got)),

@@ -29,7 +29,7 @@ import random
 import signal
 import time
 
-from onvm import lab, pcap, traces
+from onvm import flowtable, lab, pcap, traces
 
 
 def run(L, case, seed):
@@ -100,14 +100,14 @@ def run(L, case, seed):
     L.expect(rc == 0, f"manager exit status {rc}")
 
     got = pcap.read_capture_out(out)
-    lab.check(lab.is_subsequence(got, frames),
+    lab.check(pcap.is_subsequence(got, frames),
               "the output is not an in-order subsequence of the input (duplicate or reordered frame)")
     L.expect(len(got) == port["tx"], f"capture has {len(got)} frames, port sent {port['tx']}")
     L.expect(len(frames) - len(got) == m["failover_dropped"],
              f"{len(frames) - len(got)} frames missing, promotions dropped {m['failover_dropped']}")
-    _, want_flows, want_non_ip = lab.tshark_flows(out)
+    _, want_flows, want_non_ip = flowtable.tshark_flows(out)
     doc = lab.read_json(mon)
-    diff = lab.diff_flows(lab.monitor_flows(doc), want_flows)
+    diff = flowtable.diff_flows(flowtable.monitor_flows(doc), want_flows)
     L.expect(not diff, "monitor state after 3 failovers differs from what left it:\n    " +
              "\n    ".join(diff))
     L.expect(doc["packets"] == len(got), f"monitor packets {doc['packets']}, left {len(got)}")

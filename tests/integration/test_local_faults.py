@@ -77,7 +77,7 @@ def run_point(L, point, path, frames, death="kill"):
     rc = node.stop()
     L.expect(rc == 0, f"{point}: manager exit status {rc}")
     got = pcap.read_capture_out(out)
-    L.expect(lab.is_subsequence(got, frames), f"{point}: output is not an in-order subsequence")
+    L.expect(pcap.is_subsequence(got, frames), f"{point}: output is not an in-order subsequence")
     L.expect(len(got) == port["tx"], f"{point}: capture {len(got)}, port tx {port['tx']}")
     doc = lab.read_json(tot)
     L.expect(doc["packets"] == len(got) and doc["bytes"] == sum(map(len, got)),

@@ -20,7 +20,7 @@ simple_forward.  Asserted:
 """
 import struct
 
-from onvm import lab, pcap
+from onvm import flowtable, lab, pcap
 
 ETH = bytes.fromhex("020000000002" "020000000001")
 A1, A2, A3, A4 = "198.18.0.1", "198.19.0.2", "198.18.7.3", "198.19.7.4"
@@ -166,7 +166,7 @@ def main(L):
         if r != "not_ipv4":
             L.expect(doc["malformed"].get(r) == want[r],
                      f"monitor malformed.{r} = {doc['malformed'].get(r)}, want {want[r]}")
-    diff = lab.diff_flows(lab.monitor_flows(doc), want_flows)
+    diff = flowtable.diff_flows(flowtable.monitor_flows(doc), want_flows)
     L.expect(not diff, "monitor flows differ:\n    " + "\n    ".join(diff))
 
 

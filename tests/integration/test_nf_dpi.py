@@ -27,7 +27,7 @@ Asserted per trace:
 import os
 import random
 
-from onvm import lab, pcap, traces
+from onvm import flowtable, lab, pcap, traces
 
 TRACES = ["bittorrent.pcap", "dns.pcap", "ftp.pcap", "http-manipulated.pcap", "mpeg.pcap",
           "quic.pcap", "skype-conference-call.pcap", "smtp.pcap", "ssh.pcap", "tor.pcap",
@@ -79,7 +79,7 @@ def run(L, name, rng):
 
     ref, got = lab.read_json(ref_json), lab.read_json(got_json)
     want_flows, got_flows = flows(ref), flows(got)
-    diff = lab.diff_flows(got_flows, want_flows)
+    diff = flowtable.diff_flows(got_flows, want_flows)
     L.expect(not diff, f"{name}: flows after a failover differ from the run without:\n    " +
              "\n    ".join(diff))
     L.expect(got["protocols"] == ref["protocols"],

@@ -68,7 +68,7 @@ def plain(L, path, frames):
     L.expect(len(got) == len(want), f"plain: {len(got)} frames out, want {len(want)}")
     L.expect(collections.Counter(map(bytes, got)) == collections.Counter(want),
              "plain: the output is not the trace plus one copy of every 5th frame")
-    L.expect(lab.is_subsequence(frames, got), "plain: the trace is not in order in the output")
+    L.expect(pcap.is_subsequence(frames, got), "plain: the trace is not in order in the output")
     print(f"plain: {len(frames)} frames + {copies} copies out, {copies} unsent dropped")
 
 

@@ -49,7 +49,7 @@ import random
 import re
 import struct
 
-from onvm import containers, lab, pcap, traces
+from onvm import containers, flowtable, lab, pcap, traces
 
 BACKENDS = [(f"198.18.1.{i}", f"02:00:00:00:01:0{i}") for i in range(1, 5)]
 MIN_SPANNING = 25  # flows with packets before and after the kill, at the least
@@ -278,7 +278,7 @@ def run_transparent(L, point, at, path, frames, image=None):
         lab.check(k not in exported, f"{tag}: flow {k} exported twice")
         exported[k] = (BY_IP.get(fl["backend_ip"], (None,))[0], fl["packets"])
     seen = {k: (backend_of[k], packets[k]) for k in backend_of}
-    diff = lab.diff_flows(exported, seen)
+    diff = flowtable.diff_flows(exported, seen)
     L.expect(not diff, f"{tag}: export vs capture:\n    " + "\n    ".join(diff))
     counters = {k: doc[k] for k in ("packets", "balanced", "new_flows", "non_ip", "table_full")}
     L.expect(counters == {"packets": len(frames), "balanced": sum(packets.values()),
@@ -379,7 +379,7 @@ def run_vip(L, at):
     exported = {(fl["src"], fl["dst"], fl["proto"], fl["sport"], fl["dport"]):
                 (BY_IP[fl["backend_ip"]][0], fl["packets"], fl["replies"]) for fl in doc["flows"]}
     seen = {k: (b, 5, 1) for k, b in backend_of.items()}
-    diff = lab.diff_flows(exported, seen)
+    diff = flowtable.diff_flows(exported, seen)
     L.expect(not diff, f"{tag}: export vs capture:\n    " + "\n    ".join(diff))
     counters = {k: doc[k] for k in ("replies", "unmatched_from_backend", "passed", "new_flows")}
     L.expect(counters == {"replies": CLIENTS, "unmatched_from_backend":

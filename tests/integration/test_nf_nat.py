@@ -43,7 +43,7 @@ import random
 import re
 import struct
 
-from onvm import lab, pcap, traces
+from onvm import flowtable, lab, pcap, traces
 
 TRACES = ["bittorrent.pcap", "skype-conference-call.pcap", "webex.pcap", "tor.pcap",
           "quic.pcap", "ftp.pcap", "ssh.pcap", "smtp.pcap", "http-manipulated.pcap",
@@ -248,7 +248,7 @@ def run(L, point, at, path, frames):
         lab.check(k not in exported, f"{point}: mapping {k} exported twice")
         exported[k] = (mp["external_port"], mp["packets_out"], mp["packets_in"])
     seen = {k: (port_of[k], packets[k], 0) for k in port_of}
-    diff = lab.diff_flows(exported, seen)
+    diff = flowtable.diff_flows(exported, seen)
     L.expect(not diff, f"{point}: export vs capture:\n    " + "\n    ".join(diff))
     counters = {k: doc[k] for k in ("packets", "outbound", "new_mappings", "passed", "non_ip",
                                     "untranslatable", "ports_exhausted", "table_full")}

@@ -42,7 +42,7 @@ import random
 import struct
 import time
 
-from onvm import lab, pcap, traces
+from onvm import flowtable, lab, pcap, traces
 
 N = 7
 TOL = 0.05
@@ -114,7 +114,7 @@ def count_run(L, case, path, frames, fault_at=None):
         e[1] += i % N == 0
     got_flows = {(x["src"], x["dst"], x["proto"], x["sport"], x["dport"]):
                  [x["packets"], x["nd_events"]] for x in doc["flows"]}
-    diff = lab.diff_flows(got_flows, want_flows)
+    diff = flowtable.diff_flows(got_flows, want_flows)
     L.expect(not diff, f"{case}: per-flow [packets, nd_events] differ:\n    " + "\n    ".join(diff))
     print(f"{case}: {want} ND marks over {len(frames)} packets, {len(got_flows)} flows, "
           f"failovers {nf['failovers']} (re-emitted {nf['failover_reemitted']})")

@@ -117,7 +117,7 @@ import struct
 import sys
 import time
 
-from onvm import lab, pcap, traces
+from onvm import flowtable, lab, pcap, traces
 
 MTU = 9000  # the shim adds 12 bytes to full-size frames
 STAGES, STAGE_PACKETS = 8, 64
@@ -928,7 +928,7 @@ def dpi_scenario(L, frames, rounds, seed):
         got_s = real(pcap.read_capture_out(L.path(f"sink-s{tag}.pcap")))
         lost = check_sink(L, frames, got_m, got_s, allow_loss=STAGES * STAGE_PACKETS + 2 * 32)
         got = lab.read_json(L.path(f"standby{tag}-dpi.json"))
-        diff = lab.diff_flows(dpi_flows(got), want)
+        diff = flowtable.diff_flows(dpi_flows(got), want)
         L.expect(not diff, f"{tag}: nDPI's flows after the failover differ from a run without "
                  "one:\n    " + "\n    ".join(diff))
         L.expect(got["packets"] == len(stream),
