@@ -20,14 +20,15 @@
  *                    "nf_defaults", "startup", "state") and "units"
  *   config_ports.c   "ports", and port references by name or index
  *   config_nfs.c     "nfs": NF binaries, services, instances, resiliency
- *   config_chains.c  "chains" and "flow_rules" (IPv4 prefixes, port ranges,
- *                    protocols)
+ *   config_chains.c  "chains" and "flow_rules"
  *   config_bfd.c     "bfd": BFD sessions, timers, authentication
  *   config_remote.c  "remote": this node's role in protected chains, links,
  *                    peers, keys, the RSync and logger tunables
  *   config_walk.h    what the section parsers share (private)
  *   config.h         this API
- *   (CPU lists are common/onvm_cpuset.c's: onvm_cpulist_parse/format)
+ *   (CPU lists are common/onvm_cpuset.c's: onvm_cpulist_parse/format; what
+ *   a flow rule matches on, prefixes, port ranges and protocols, is read by
+ *   common/onvm_rule.c, the parser the NFs' rules use too)
  */
 #ifndef MGR_CONFIG_H
 #define MGR_CONFIG_H

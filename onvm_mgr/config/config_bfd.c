@@ -27,8 +27,7 @@
 static int
 parse_host_addr(struct cfg_walk *w, const json_t *v, const char *path, uint32_t *ip)
 {
-	if (cfg_expect_type(w, v, path, JSON_STRING, "an IPv4 address string") < 0 ||
-	    cfg_ipv4(w, path, json_string_value(v), json_string_value(v), ip) < 0)
+	if (cfg_ipv4(w, v, path, ip) < 0)
 		return -1;
 	if (*ip == 0 || *ip == 0xffffffffu || (*ip >> 28) == 0xe)
 		return cfg_fail(w, path, "\"%s\" is not a unicast host address",

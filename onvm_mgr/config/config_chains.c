@@ -5,18 +5,17 @@
 /*
  * config_chains.c -- the "chains" section (service chains: a list of
  * services, an ingress port, an exit port) and "flow_rules" (5-tuple
- * matches that steer traffic into a chain), with the parsers of the values
- * rules match on: IPv4 prefixes, port ranges and protocols.
+ * matches that steer traffic into a chain).  What a rule matches on (src,
+ * dst, proto, sport, dport) is read by common/onvm_rule.h, the parser the
+ * NFs' rules use too, so a prefix or a port range means the same here as in
+ * a firewall's rules file: host bits in a prefix are refused, not masked.
  *
  * Chains are parsed before rules, since a rule names its chain, and after
  * ports, since a chain names its ingress and exit ports.  A port is the
  * ingress of one chain at most.  Addresses and masks come out in host byte
- * order, the address already masked (struct mgr_rule_cfg).
+ * order (struct mgr_rule_cfg).
  */
-#include <arpa/inet.h> /* INET_ADDRSTRLEN */
-#include <ctype.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -89,104 +88,6 @@ cfg_parse_chains(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 	return 0;
 }
 
-/* "198.18.0.0/15" or "198.18.0.1" -> address and mask, host byte order. */
-static int
-parse_prefix(struct cfg_walk *w, const json_t *v, const char *path, uint32_t *ip, uint32_t *mask)
-{
-	char buf[INET_ADDRSTRLEN + 4], *slash;
-	unsigned long len = 32;
-
-	if (cfg_expect_type(w, v, path, JSON_STRING, "an IPv4 prefix string") < 0)
-		return -1;
-	if (json_string_length(v) >= sizeof(buf))
-		return cfg_fail(w, path, "\"%s\" is not an IPv4 prefix", json_string_value(v));
-	strcpy(buf, json_string_value(v));
-	slash = strchr(buf, '/');
-	if (slash != NULL) {
-		char *end;
-
-		*slash = '\0';
-		len = strtoul(slash + 1, &end, 10);
-		if (!isdigit((unsigned char)slash[1]) || *end != '\0' || len > 32)
-			return cfg_fail(w, path, "bad prefix length in \"%s\"",
-					json_string_value(v));
-	}
-	if (cfg_ipv4(w, path, buf, json_string_value(v), ip) < 0)
-		return -1;
-	*mask = len == 0 ? 0 : 0xffffffffu << (32 - len);
-	*ip &= *mask;
-	return 0;
-}
-
-/* 80, "80" or "1000-2000". */
-static int
-parse_port_range(struct cfg_walk *w, const json_t *v, const char *path, uint16_t *lo, uint16_t *hi)
-{
-	unsigned long a, b;
-	char *end;
-
-	if (json_is_integer(v)) {
-		uint64_t x;
-
-		if (cfg_check_uint(w, v, path, 0, 65535, &x) < 0)
-			return -1;
-		*lo = *hi = x;
-		return 0;
-	}
-	if (!json_is_string(v))
-		return cfg_fail(w, path, "expected a port or \"lo-hi\" range, got %s",
-				cfg_type_name(v));
-	if (!isdigit((unsigned char)json_string_value(v)[0]))
-		goto bad;
-	a = strtoul(json_string_value(v), &end, 10);
-	b = a;
-	if (*end == '-') {
-		const char *s = end + 1;
-
-		if (!isdigit((unsigned char)*s))
-			goto bad;
-		b = strtoul(s, &end, 10);
-	}
-	if (*end != '\0' || a > 65535 || b > 65535 || a > b)
-		goto bad;
-	*lo = a;
-	*hi = b;
-	return 0;
-bad:
-	return cfg_fail(w, path, "\"%s\" is not a port or \"lo-hi\" range", json_string_value(v));
-}
-
-static int
-parse_proto(struct cfg_walk *w, const json_t *v, const char *path, uint8_t *proto)
-{
-	if (json_is_string(v)) {
-		const char *s = json_string_value(v);
-
-		if (strcmp(s, "tcp") == 0)
-			*proto = 6;
-		else if (strcmp(s, "udp") == 0)
-			*proto = 17;
-		else if (strcmp(s, "icmp") == 0)
-			*proto = 1;
-		else if (strcmp(s, "any") == 0)
-			*proto = 0;
-		else
-			return cfg_fail(w, path,
-					"unknown protocol \"%s\" (tcp, udp, icmp, any "
-					"or a number)",
-					s);
-		return 0;
-	}
-	{
-		uint64_t x;
-
-		if (cfg_check_uint(w, v, path, 0, 255, &x) < 0)
-			return -1;
-		*proto = x;
-	}
-	return 0;
-}
-
 int
 cfg_parse_rules(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 {
@@ -203,9 +104,11 @@ cfg_parse_rules(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 	json_array_foreach(arr, i, v) {
 		struct mgr_rule_cfg *r = &cfg->rules[i];
 		char chain[MGR_CFG_NAME_LEN] = "";
+		struct onvm_rule_match m;
+		struct onvm_rule_err e;
 
 		cfg_join_index(p, "flow_rules", i);
-		*r = (struct mgr_rule_cfg){.sport_hi = 65535, .dport_hi = 65535, .in_port = -1};
+		*r = (struct mgr_rule_cfg){.in_port = -1};
 		if (cfg_check_object(w, v, p, "a rule object", keys) < 0 ||
 		    cfg_get_string(w, v, p, "chain", chain, sizeof(chain), true, false) < 0)
 			return -1;
@@ -213,21 +116,19 @@ cfg_parse_rules(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 		cfg_join_key(fp, p, "chain");
 		if (r->chain < 0)
 			return cfg_fail(w, fp, "no chain named \"%s\"", chain);
-		if ((f = cfg_member(v, p, "src", fp)) != NULL &&
-		    parse_prefix(w, f, fp, &r->src_ip, &r->src_mask) < 0)
-			return -1;
-		if ((f = cfg_member(v, p, "dst", fp)) != NULL &&
-		    parse_prefix(w, f, fp, &r->dst_ip, &r->dst_mask) < 0)
-			return -1;
-		if ((f = cfg_member(v, p, "proto", fp)) != NULL &&
-		    parse_proto(w, f, fp, &r->proto) < 0)
-			return -1;
-		if ((f = cfg_member(v, p, "sport", fp)) != NULL &&
-		    parse_port_range(w, f, fp, &r->sport_lo, &r->sport_hi) < 0)
-			return -1;
-		if ((f = cfg_member(v, p, "dport", fp)) != NULL &&
-		    parse_port_range(w, f, fp, &r->dport_lo, &r->dport_hi) < 0)
-			return -1;
+		if (onvm_rule_match(v, &m, &e) < 0)
+			return cfg_rule_fail(w, p, &e);
+		r->src_ip = m.src.addr;
+		r->src_mask = m.src.mask;
+		r->dst_ip = m.dst.addr;
+		r->dst_mask = m.dst.mask;
+		/* The data path's rule table says "any protocol" with 0 (no IPv4
+		 * protocol is 0, so onvm_rule_proto() never gives it). */
+		r->proto = m.proto == ONVM_RULE_PROTO_ANY ? 0 : (uint8_t)m.proto;
+		r->sport_lo = m.sport.lo;
+		r->sport_hi = m.sport.hi;
+		r->dport_lo = m.dport.lo;
+		r->dport_hi = m.dport.hi;
 		if ((f = cfg_member(v, p, "in_port", fp)) != NULL &&
 		    cfg_port_ref(w, f, fp, cfg, &r->in_port) < 0)
 			return -1;

@@ -19,7 +19,6 @@
  * the config file) and ${NAME} for environment variables; an undefined
  * variable is an error, not an empty string.
  */
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -31,6 +30,7 @@
 
 #include "config_walk.h"
 #include "json_locate.h"
+#include "onvm_rule.h"
 
 void
 cfg_one_line(char *msg)
@@ -335,13 +335,20 @@ cfg_get_string_list(struct cfg_walk *w, const json_t *obj, const char *base, con
 }
 
 int
-cfg_ipv4(struct cfg_walk *w, const char *path, const char *addr, const char *quote, uint32_t *ip)
+cfg_rule_fail(struct cfg_walk *w, const char *path, const struct onvm_rule_err *e)
 {
-	struct in_addr a;
+	char p[CFG_PATH_LEN];
 
-	if (inet_pton(AF_INET, addr, &a) != 1)
-		return cfg_fail(w, path, "\"%s\" is not an IPv4 address", quote);
-	*ip = ntohl(a.s_addr);
+	return cfg_fail(w, onvm_rule_err_path(p, sizeof(p), path, e), "%s", e->why);
+}
+
+int
+cfg_ipv4(struct cfg_walk *w, const json_t *v, const char *path, uint32_t *ip)
+{
+	struct onvm_rule_err e;
+
+	if (onvm_rule_ipv4(v, ip, &e) < 0)
+		return cfg_rule_fail(w, path, &e);
 	return 0;
 }
 

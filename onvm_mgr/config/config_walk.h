@@ -30,6 +30,7 @@
 #include <jansson.h>
 
 #include "config.h"
+#include "onvm_rule.h"
 
 /* Room for a JSON path; a longer one is cut (paths only label messages). */
 #define CFG_PATH_LEN 256
@@ -242,16 +243,23 @@ int cfg_get_string_list(struct cfg_walk *w, const json_t *obj, const char *base,
 			char **out, int *n);
 
 /**
- * The dotted-quad IPv4 address `addr` into `*ip`, in host byte order.
+ * Write the error of a value common/onvm_rule.h refused, as cfg_fail():
+ * "NAME:LINE:COL: PATH.WHERE: WHY", placed at the bad part of the value
+ * (`path` is the value's, e->where the part's, e.g. "dport[1]").
  *
- * @param quote
- *   The value as the message quotes it (the whole "10.0.0.0/8" when `addr`
- *   is its address part).
  * @return
- *   0, or -1 ("\"QUOTE\" is not an IPv4 address"; `*ip` untouched).
+ *   -1, always.
  */
-int cfg_ipv4(struct cfg_walk *w, const char *path, const char *addr, const char *quote,
-	     uint32_t *ip);
+int cfg_rule_fail(struct cfg_walk *w, const char *path, const struct onvm_rule_err *e);
+
+/**
+ * The IPv4 address string `v` (at `path`) into `*ip`, host byte order, as
+ * onvm_rule_ipv4() reads it ("a.b.c.d", strictly).
+ *
+ * @return
+ *   0, or -1 if `v` is not a string or not an address (`*ip` untouched).
+ */
+int cfg_ipv4(struct cfg_walk *w, const json_t *v, const char *path, uint32_t *ip);
 
 /**
  * Whether `s` is a name the manager accepts (ports, nodes, file prefixes):

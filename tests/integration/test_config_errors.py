@@ -31,7 +31,7 @@ GOOD = """{
   "ports": [{"name": "in", "dev": "net_null0"}, {"name": "out", "dev": "net_null1"}],
   "nfs": [{"binary": "simple_forward", "service": 1, "args": []}],
   "chains": [{"name": "main", "services": [1], "ingress_port": "in", "exit_port": "out"}],
-  "flow_rules": [{"chain": "main", "src": "198.18.0.0/15", "proto": "udp", "dport": "1000-2000"}],
+  "flow_rules": [{"chain": "main", "src": "198.18.0.0/15", "proto": "udp", "dport": [1000, 2000]}],
   "default_chain": "main"
 }
 """
@@ -108,7 +108,7 @@ CASES = [
     {"chain": "main", "src": «"198.18.0.0/33"»}
   ]
 }
-""", "flow_rules[1].src", r"bad prefix length", "semantic"),
+""", "flow_rules[1].src", r"the length 33 is over 32", "semantic"),
     ("default_chain", """{
   "nfs": [{"binary": "simple_forward", "service": 1}],
   "chains": [{"name": "main", "services": [1]}],

@@ -165,8 +165,8 @@ static const char full[] =
     "  ],\n"
     "  'flow_rules': [\n"
     "    {'chain': 'bypass', 'src': '198.18.0.0/15', 'dst': '198.19.0.1', 'proto': 'udp',\n"
-    "     'sport': '1024-65535', 'dport': 53, 'in_port': 'wan'},\n"
-    "    {'chain': 'back', 'proto': 6, 'dport': '80', 'in_port': 1}\n"
+    "     'sport': [1024, 65535], 'dport': 53, 'in_port': 'wan'},\n"
+    "    {'chain': 'back', 'proto': 6, 'dport': 80, 'in_port': 1}\n"
     "  ],\n"
     "  'default_chain': 'main'\n"
     "}\n";
@@ -286,12 +286,12 @@ test_full_config_sets_chains_rules_and_default_chain(void **state)
 }
 
 static void
-test_flow_rule_prefix_drops_host_bits(void **state)
+test_flow_rule_prefixes_give_address_and_mask(void **state)
 {
 	struct fixture *f = *state;
 
 	load_ok(f, "{'ports': [{'dev': 'a'}], 'chains': [{'name': 'c', 'exit_port': 0}],"
-		   " 'flow_rules': [{'chain': 'c', 'src': '10.1.2.3/8', 'dst': '0.0.0.0/0'}]}");
+		   " 'flow_rules': [{'chain': 'c', 'src': '10.0.0.0/8', 'dst': '0.0.0.0/0'}]}");
 	assert_int_equal(f->cfg.rules[0].src_ip, 0x0a000000);
 	assert_int_equal(f->cfg.rules[0].src_mask, 0xff000000);
 	assert_int_equal(f->cfg.rules[0].dst_ip, 0);
@@ -1209,7 +1209,7 @@ test_flow_rule_prefix_length_above_32_is_rejected(void **state)
 		     "    'src': '10.0.0.0/33'\n" /* col 12 */
 		     "  }]\n"
 		     "}\n",
-		     NAME ":6:12: flow_rules[0].src", "bad prefix length");
+		     NAME ":6:12: flow_rules[0].src", "the length 33 is over 32");
 }
 
 static void
@@ -1221,7 +1221,7 @@ test_flow_rule_prefix_without_length_after_slash_is_rejected(void **state)
 		     "    'dst': '10.0.0.0/'\n" /* col 12 */
 		     "  }]\n"
 		     "}\n",
-		     NAME ":6:12: flow_rules[0].dst", "bad prefix length");
+		     NAME ":6:12: flow_rules[0].dst", "the length after '/' is missing");
 }
 
 static void
@@ -1233,7 +1233,7 @@ test_flow_rule_bad_address_is_rejected(void **state)
 		     "    'dst': '10.0.0.256'\n" /* col 12 */
 		     "  }]\n"
 		     "}\n",
-		     NAME ":6:12: flow_rules[0].dst", "not an IPv4 address");
+		     NAME ":6:12: flow_rules[0].dst", "octet \"256\" is over 255");
 }
 
 static void
@@ -1246,7 +1246,7 @@ test_flow_rule_prefix_must_be_a_string(void **state)
 		     "  }]\n"
 		     "}\n",
 		     NAME ":6:12: flow_rules[0].src",
-		     "expected an IPv4 prefix string, got an integer");
+		     "expected an IPv4 prefix string \"a.b.c.d/n\", got an integer");
 }
 
 static void
@@ -1255,22 +1255,62 @@ test_flow_rule_reversed_port_range_is_rejected(void **state)
 	expect_error(state,
 		     RULE_HEAD /* lines 1-4 */
 		     "    'chain': 'c',\n"
-		     "    'dport': '2000-1000'\n" /* col 14 */
+		     "    'proto': 'tcp',\n"
+		     "    'dport': [2000, 1000]\n" /* col 14 */
 		     "  }]\n"
 		     "}\n",
-		     NAME ":6:14: flow_rules[0].dport", "is not a port or \"lo-hi\" range");
+		     NAME ":7:14: flow_rules[0].dport", "range [2000, 1000] is empty (lo > hi)");
 }
 
 static void
-test_flow_rule_port_range_without_upper_bound_is_rejected(void **state)
+test_flow_rule_port_range_as_a_string_is_rejected_naming_the_array_form(void **state)
+{
+	expect_error(state,
+		     RULE_HEAD /* lines 1-4 */
+		     "    'chain': 'c', 'proto': 'udp',\n"
+		     "    'sport': '1000-2000'\n" /* col 14 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":6:14: flow_rules[0].sport",
+		     "a range an inclusive array [lo, hi] (write [1000, 2000])");
+}
+
+static void
+test_flow_rule_port_as_a_string_is_rejected(void **state)
+{
+	expect_error(state,
+		     RULE_HEAD /* lines 1-4 */
+		     "    'chain': 'c', 'proto': 'tcp',\n"
+		     "    'dport': '80'\n" /* col 14 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":6:14: flow_rules[0].dport", "a port is a number 0..65535");
+}
+
+static void
+test_flow_rule_ports_without_tcp_or_udp_are_rejected(void **state)
+{
+	expect_error(state,
+		     RULE_HEAD /* lines 1-4 */
+		     "    'chain': 'c', 'proto': 'any',\n"
+		     "    'dport': 53\n" /* col 14 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":6:14: flow_rules[0].dport",
+		     "ports need \"proto\": \"tcp\" or \"udp\" in the same rule");
+}
+
+static void
+test_flow_rule_prefix_with_host_bits_is_rejected(void **state)
 {
 	expect_error(state,
 		     RULE_HEAD /* lines 1-4 */
 		     "    'chain': 'c',\n"
-		     "    'sport': '1000-'\n" /* col 14 */
+		     "    'src': '10.1.2.3/8'\n" /* col 12 */
 		     "  }]\n"
 		     "}\n",
-		     NAME ":6:14: flow_rules[0].sport", "is not a port or \"lo-hi\" range");
+		     NAME ":6:12: flow_rules[0].src",
+		     "\"10.1.2.3/8\" has host bits set (the network is 10.0.0.0/8)");
 }
 
 static void
@@ -1279,10 +1319,11 @@ test_flow_rule_port_above_65535_is_rejected(void **state)
 	expect_error(state,
 		     RULE_HEAD /* lines 1-4 */
 		     "    'chain': 'c',\n"
+		     "    'proto': 'tcp',\n"
 		     "    'sport': 65536\n" /* col 14 */
 		     "  }]\n"
 		     "}\n",
-		     NAME ":6:14: flow_rules[0].sport", "65536 is out of range 0..65535");
+		     NAME ":7:14: flow_rules[0].sport", "port 65536 is out of range 0..65535");
 }
 
 static void
@@ -1291,10 +1332,11 @@ test_flow_rule_port_range_above_65535_is_rejected(void **state)
 	expect_error(state,
 		     RULE_HEAD /* lines 1-4 */
 		     "    'chain': 'c',\n"
-		     "    'dport': '80-70000'\n" /* col 14 */
+		     "    'proto': 'tcp',\n"
+		     "    'dport': [80, 70000]\n" /* col 19 */
 		     "  }]\n"
 		     "}\n",
-		     NAME ":6:14: flow_rules[0].dport", "is not a port or \"lo-hi\" range");
+		     NAME ":7:19: flow_rules[0].dport[1]", "port 70000 is out of range 0..65535");
 }
 
 static void
@@ -1318,7 +1360,19 @@ test_flow_rule_protocol_number_above_255_is_rejected(void **state)
 		     "    'proto': 256\n" /* col 14 */
 		     "  }]\n"
 		     "}\n",
-		     NAME ":6:14: flow_rules[0].proto", "256 is out of range 0..255");
+		     NAME ":6:14: flow_rules[0].proto", "protocol 256 is out of range 1..255");
+}
+
+static void
+test_flow_rule_protocol_0_is_rejected(void **state)
+{
+	expect_error(state,
+		     RULE_HEAD /* lines 1-4 */
+		     "    'chain': 'c',\n"
+		     "    'proto': 0\n" /* col 14 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":6:14: flow_rules[0].proto", "write \"any\" to match every protocol");
 }
 
 static void
@@ -1808,7 +1862,7 @@ main(void)
 	    T(test_remote_duplicate_names_and_ids_are_rejected),
 	    T(test_full_config_sets_ports_and_nfs),
 	    T(test_full_config_sets_chains_rules_and_default_chain),
-	    T(test_flow_rule_prefix_drops_host_bits),
+	    T(test_flow_rule_prefixes_give_address_and_mask),
 	    T(test_flow_rule_protocol_names_map_to_numbers),
 	    T(test_defaults_describe_a_node_without_ports_nfs_or_chains),
 	    T(test_empty_object_keeps_every_default),
@@ -1885,11 +1939,15 @@ main(void)
 	    T(test_flow_rule_bad_address_is_rejected),
 	    T(test_flow_rule_prefix_must_be_a_string),
 	    T(test_flow_rule_reversed_port_range_is_rejected),
-	    T(test_flow_rule_port_range_without_upper_bound_is_rejected),
+	    T(test_flow_rule_port_range_as_a_string_is_rejected_naming_the_array_form),
+	    T(test_flow_rule_port_as_a_string_is_rejected),
+	    T(test_flow_rule_ports_without_tcp_or_udp_are_rejected),
+	    T(test_flow_rule_prefix_with_host_bits_is_rejected),
 	    T(test_flow_rule_port_above_65535_is_rejected),
 	    T(test_flow_rule_port_range_above_65535_is_rejected),
 	    T(test_flow_rule_unknown_protocol_name_is_rejected),
 	    T(test_flow_rule_protocol_number_above_255_is_rejected),
+	    T(test_flow_rule_protocol_0_is_rejected),
 	    T(test_flow_rule_naming_a_missing_in_port_is_rejected),
 	    T(test_environment_variables_expand_in_paths_devices_and_args),
 	    T(test_undefined_variable_is_an_error_naming_the_field),

@@ -5,7 +5,8 @@
 /*
  * test_rule.c -- the one parser of rule values (common/onvm_rule.h): IPv4
  * addresses and prefixes, ports and port ranges, protocols, 5-tuple match
- * objects.
+ * objects, and how its refusals reach an operator through the manager's
+ * config loader ("FILE:LINE:COL: PATH: reason").
  *
  * Each refusal is checked for its code, its `where` and a phrase of its
  * reason, and that the result was left untouched.
@@ -16,9 +17,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
+#include "config/config.h"
 #include "onvm_rule.h"
 
 #define UNTOUCHED 0xdeadbeefu
@@ -623,6 +626,46 @@ test_error_path_joins_the_callers_path(void **state)
 	assert_string_equal(onvm_rule_err_path(p, sizeof(p), "", &e), "");
 }
 
+/* ---- through the callers' error machinery ------------------------------------------------ */
+
+/* A bad value in the manager's node config: line 3, column 50 (the second
+ * port of the rule's dport). */
+#define BAD_LINE "    {\"chain\": \"c\", \"proto\": \"tcp\", \"dport\": [80, 70000]}"
+
+static void
+test_manager_config_places_rule_errors_at_file_line_column_and_path(void **state)
+{
+	static const char text[] = "{\"ports\": [{\"dev\": \"a\"}], \"chains\": [{\"name\": \"c\", "
+				   "\"exit_port\": 0}],\n"
+				   "  \"flow_rules\": [{\"chain\": \"c\"},\n" BAD_LINE "\n  ]}\n";
+	struct mgr_config *cfg = calloc(1, sizeof(*cfg));
+	char err[MGR_CFG_ERR_LEN];
+
+	(void)state;
+	assert_non_null(cfg);
+	mgr_config_defaults(cfg);
+	assert_int_equal(
+	    mgr_config_load_string(text, strlen(text), "node.json", cfg, err, sizeof(err)), -1);
+	assert_string_equal(err, "node.json:3:50: flow_rules[1].dport[1]: port 70000 is out of "
+				 "range 0..65535");
+	mgr_config_free(cfg);
+	mgr_config_defaults(cfg);
+	{
+		static const char host[] =
+		    "{\"ports\": [{\"dev\": \"a\"}], \"chains\": [{\"name\": "
+		    "\"c\", \"exit_port\": 0}],\n \"flow_rules\": [\n"
+		    "  {\"chain\": \"c\", \"src\": \"10.0.0.1/8\"}]}";
+
+		assert_int_equal(
+		    mgr_config_load_string(host, strlen(host), "node.json", cfg, err, sizeof(err)),
+		    -1);
+		assert_string_equal(err, "node.json:3:25: flow_rules[0].src: \"10.0.0.1/8\" has "
+					 "host bits set (the network is 10.0.0.0/8)");
+	}
+	mgr_config_free(cfg);
+	free(cfg);
+}
+
 int
 main(void)
 {
@@ -649,6 +692,7 @@ main(void)
 	    cmocka_unit_test(test_match_errors_name_the_member_and_element),
 	    cmocka_unit_test(test_ports_need_tcp_or_udp),
 	    cmocka_unit_test(test_error_path_joins_the_callers_path),
+	    cmocka_unit_test(test_manager_config_places_rule_errors_at_file_line_column_and_path),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
