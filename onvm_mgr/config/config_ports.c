@@ -77,5 +77,5 @@ cfg_port_ref(struct cfg_walk *w, const json_t *v, const char *path, const struct
 		*out = (int)x;
 		return 0;
 	}
-	return cfg_fail(w, path, "expected a port name or index, got %s", cfg_type_name(v));
+	return cfg_fail(w, path, "expected a port name or index, got %s", onvm_rule_json_type(v));
 }

@@ -58,28 +58,6 @@ cfg_fail(struct cfg_walk *w, const char *path, const char *fmt, ...)
 	return -1;
 }
 
-const char *
-cfg_type_name(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "an object";
-	case JSON_ARRAY:
-		return "an array";
-	case JSON_STRING:
-		return "a string";
-	case JSON_INTEGER:
-		return "an integer";
-	case JSON_REAL:
-		return "a real number";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "a boolean";
-	default:
-		return "null";
-	}
-}
-
 /* Append `s` to the path in `out` (cut at CFG_PATH_LEN: paths only label errors). */
 static void
 path_append(char *out, const char *s)
@@ -160,7 +138,7 @@ cfg_expect_type(struct cfg_walk *w, const json_t *v, const char *path, json_type
 		const char *what)
 {
 	if (json_typeof(v) != type)
-		return cfg_fail(w, path, "expected %s, got %s", what, cfg_type_name(v));
+		return cfg_fail(w, path, "expected %s, got %s", what, onvm_rule_json_type(v));
 	return 0;
 }
 
@@ -237,7 +215,7 @@ cfg_check_uint(struct cfg_walk *w, const json_t *v, const char *path, uint64_t m
 
 	if (!json_is_integer(v))
 		return cfg_fail(w, path, "expected an integer %" PRIu64 "..%" PRIu64 ", got %s",
-				min, max, cfg_type_name(v));
+				min, max, onvm_rule_json_type(v));
 	x = json_integer_value(v);
 	if (x < 0 || (uint64_t)x < min || (uint64_t)x > max)
 		return cfg_fail(w, path, "%lld is out of range %" PRIu64 "..%" PRIu64, (long long)x,
@@ -267,7 +245,7 @@ cfg_get_bool(struct cfg_walk *w, const json_t *obj, const char *base, const char
 	if (v == NULL)
 		return 0;
 	if (!json_is_boolean(v))
-		return cfg_fail(w, p, "expected a boolean, got %s", cfg_type_name(v));
+		return cfg_fail(w, p, "expected a boolean, got %s", onvm_rule_json_type(v));
 	*out = json_is_true(v);
 	return 0;
 }

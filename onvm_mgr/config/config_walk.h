@@ -71,14 +71,6 @@ int cfg_fail(struct cfg_walk *w, const char *path, const char *fmt, ...)
  */
 void cfg_one_line(char *msg);
 
-/**
- * The JSON type of `v` as messages name it: "an object", "a string", ...
- *
- * @return
- *   A static string; never NULL.
- */
-const char *cfg_type_name(const json_t *v);
-
 /* ---- Paths ------------------------------------------------------------ */
 
 /**
