@@ -7,10 +7,11 @@
  * policies), with errors an operator can act on.
  *
  * Like the manager's config, every error names the place and the field:
- * "rules.json:12:9: rules[3].dst: not an IPv4 prefix".  Syntax errors come
- * from Jansson's own position; semantic errors are placed with json_locate()
- * on the original text.  Unknown fields are errors (a typo must not silently
- * become a default).  Only used at start-up: nothing here is on a data path.
+ * "rules.json:12:9: rules[3].dst: \"10.0.0.1/8\" has host bits set (the
+ * network is 10.0.0.0/8)".  Syntax errors come from Jansson's own position;
+ * semantic errors are placed with json_locate() on the original text.
+ * Unknown fields are errors (a typo must not silently become a default).
+ * Only used at start-up: nothing here is on a data path.
  *
  * Paths follow json_locate's syntax: "rules[3].dst", "" for the root.
  */
@@ -22,6 +23,8 @@
 #include <stdint.h>
 
 #include <jansson.h>
+
+#include "onvm_rule.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -62,6 +65,22 @@ int nf_json_string(const struct nf_json *j, const json_t *obj, const char *path,
 		   bool required, const char **out, char *err, size_t errlen);
 int nf_json_bool(const struct nf_json *j, const json_t *obj, const char *path, const char *key,
 		 bool *out, char *err, size_t errlen);
+
+/*
+ * Rule values -- addresses, prefixes, ports, protocols and 5-tuple match
+ * objects -- are read by common/onvm_rule.h, the one parser the manager's
+ * flow rules use too.  nf_json_rule_fail() reports what it refused in this
+ * file's form: "NAME:LINE:COL: PATH.WHERE: WHY", placed at the bad part
+ * (path "rules[3]" and where "dport[1]": the rule's second port), and
+ * returns -EINVAL.
+ */
+int nf_json_rule_fail(const struct nf_json *j, char *err, size_t errlen, const char *path,
+		      const struct onvm_rule_err *e);
+
+/* The IPv4 address member `key` of `obj` ("a.b.c.d", onvm_rule_ipv4()) into
+ * *out, host byte order; as nf_json_uint() for `required`.  0 or -EINVAL. */
+int nf_json_ipv4(const struct nf_json *j, const json_t *obj, const char *path, const char *key,
+		 bool required, uint32_t *out, char *err, size_t errlen);
 
 /* Text forms, strict (no leading zeros games, no trailing junk).  Addresses in
  * host byte order.  A prefix "a.b.c.d/n" must have no host bits set; a bare

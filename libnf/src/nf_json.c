@@ -208,6 +208,32 @@ nf_json_bool(const struct nf_json *j, const json_t *obj, const char *path, const
 }
 
 int
+nf_json_rule_fail(const struct nf_json *j, char *err, size_t errlen, const char *path,
+		  const struct onvm_rule_err *e)
+{
+	char p[256];
+
+	return nf_json_fail(j, err, errlen, onvm_rule_err_path(p, sizeof(p), path, e), "%s",
+			    e->why);
+}
+
+int
+nf_json_ipv4(const struct nf_json *j, const json_t *obj, const char *path, const char *key,
+	     bool required, uint32_t *out, char *err, size_t errlen)
+{
+	int ret;
+	json_t *v = member(j, obj, path, key, required, err, errlen, &ret);
+	struct onvm_rule_err e;
+	char p[256];
+
+	if (v == NULL)
+		return ret;
+	if (onvm_rule_ipv4(v, out, &e) < 0)
+		return nf_json_rule_fail(j, err, errlen, member_path(p, sizeof(p), path, key), &e);
+	return 0;
+}
+
+int
 nf_parse_ipv4(const char *s, uint32_t *addr)
 {
 	struct in_addr a;

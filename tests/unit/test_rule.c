@@ -6,7 +6,7 @@
  * test_rule.c -- the one parser of rule values (common/onvm_rule.h): IPv4
  * addresses and prefixes, ports and port ranges, protocols, 5-tuple match
  * objects, and how its refusals reach an operator through the manager's
- * config loader ("FILE:LINE:COL: PATH: reason").
+ * config loader and libnf's JSON helper ("FILE:LINE:COL: PATH: reason").
  *
  * Each refusal is checked for its code, its `where` and a phrase of its
  * reason, and that the result was left untouched.
@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "config/config.h"
+#include "onvm_nf_json.h"
 #include "onvm_rule.h"
 
 #define UNTOUCHED 0xdeadbeefu
@@ -628,8 +629,8 @@ test_error_path_joins_the_callers_path(void **state)
 
 /* ---- through the callers' error machinery ------------------------------------------------ */
 
-/* A bad value in the manager's node config: line 3, column 50 (the second
- * port of the rule's dport). */
+/* One bad value, in the manager's node config and in an NF's rules file at
+ * the same place: line 3, column 50 (the second port of the rule's dport). */
 #define BAD_LINE "    {\"chain\": \"c\", \"proto\": \"tcp\", \"dport\": [80, 70000]}"
 
 static void
@@ -666,6 +667,53 @@ test_manager_config_places_rule_errors_at_file_line_column_and_path(void **state
 	free(cfg);
 }
 
+static void
+test_libnf_json_places_rule_errors_at_file_line_column_and_path(void **state)
+{
+	static const char text[] = "{\"rules\": [\n  {},\n" BAD_LINE "\n]}\n";
+	struct onvm_rule_match m;
+	struct onvm_rule_err e;
+	struct nf_json j;
+	char err[512];
+
+	(void)state;
+	assert_int_equal(nf_json_load_text(&j, "rules.json", text, strlen(text), err, sizeof(err)),
+			 0);
+	assert_int_equal(
+	    onvm_rule_match(json_array_get(json_object_get(j.root, "rules"), 0), &m, &e), 0);
+	assert_int_equal(
+	    onvm_rule_match(json_array_get(json_object_get(j.root, "rules"), 1), &m, &e), -ERANGE);
+	assert_int_equal(nf_json_rule_fail(&j, err, sizeof(err), "rules[1]", &e), -EINVAL);
+	assert_string_equal(
+	    err, "rules.json:3:50: rules[1].dport[1]: port 70000 is out of range 0..65535");
+	nf_json_free(&j);
+}
+
+static void
+test_libnf_json_reads_addresses_with_the_same_parser(void **state)
+{
+	static const char text[] = "{\"a\": \"10.0.0.1\",\n \"b\": \"10.0.0.01\", \"c\": 7}";
+	struct nf_json j;
+	uint32_t a = 0;
+	char err[512];
+
+	(void)state;
+	assert_int_equal(nf_json_load_text(&j, "x.json", text, strlen(text), err, sizeof(err)), 0);
+	assert_int_equal(nf_json_ipv4(&j, j.root, "", "a", true, &a, err, sizeof(err)), 0);
+	assert_int_equal(a, 0x0a000001);
+	assert_int_equal(nf_json_ipv4(&j, j.root, "", "b", true, &a, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "x.json:2:7: b: \"10.0.0.01\" is not an IPv4 address a.b.c.d: "
+				 "octet \"01\" has a leading zero");
+	assert_int_equal(nf_json_ipv4(&j, j.root, "", "c", true, &a, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "x.json:2:25: c: expected an IPv4 address string \"a.b.c.d\", "
+				 "got an integer");
+	assert_int_equal(nf_json_ipv4(&j, j.root, "", "d", true, &a, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "x.json:1:1: d: required field missing");
+	assert_int_equal(nf_json_ipv4(&j, j.root, "", "d", false, &a, err, sizeof(err)), 0);
+	assert_int_equal(a, 0x0a000001);
+	nf_json_free(&j);
+}
+
 int
 main(void)
 {
@@ -693,6 +741,8 @@ main(void)
 	    cmocka_unit_test(test_ports_need_tcp_or_udp),
 	    cmocka_unit_test(test_error_path_joins_the_callers_path),
 	    cmocka_unit_test(test_manager_config_places_rule_errors_at_file_line_column_and_path),
+	    cmocka_unit_test(test_libnf_json_places_rule_errors_at_file_line_column_and_path),
+	    cmocka_unit_test(test_libnf_json_reads_addresses_with_the_same_parser),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
