@@ -21,6 +21,8 @@ Files, one concern each:
                  written)
   containers.py  NFs in podman containers: the NF image, a config with its
                  NFs in containers, a node's containers found and removed
+  demo_chain.py  the demo's three-NF chain as a config, and a trace run
+                 through it with every check (chain_traces, container_chain)
   flowtable.py   flow tables: tshark's of a capture, basic_monitor's export,
                  the differences of two
   pcap.py        capture files read and written (pcap, pcapng), what

@@ -101,24 +101,6 @@ def read_json(path, timeout=10):
         return json.load(f)
 
 
-# ---- the demo's chain ---------------------------------------------------------------
-
-def three_nf_chain(trace_path, out_path, monitor_json):
-    """The demo's chain as a node config: one net_pcap port reading
-    `trace_path` and writing `out_path`, bridge -n -> basic_monitor (exporting
-    to `monitor_json`) -> simple_forward, back out of the same port."""
-    return {
-        "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={trace_path},tx_pcap={out_path}"}],
-        "nfs": [
-            {"binary": "bridge", "service": 1, "args": ["-n", "-m", "0:0"]},
-            {"binary": "basic_monitor", "service": 2, "args": ["-e", monitor_json, "-p", "0"]},
-            {"binary": "simple_forward", "service": 3},
-        ],
-        "chains": [{"name": "main", "services": [1, 2, 3], "ingress_port": "in",
-                    "exit_port": "in"}],
-    }
-
-
 # ---- nodes --------------------------------------------------------------------------
 
 def pid_alive(pid):

@@ -10,9 +10,7 @@ idle, no runtime file left -- plus: each NF reports the container it runs in,
 which is one of the node's, and the node's containers are gone once it has
 stopped.  The monitor's export directory is the only volume of its container.
 """
-import test_chain_traces
-
-from onvm import containers, lab
+from onvm import containers, demo_chain, lab
 
 TRACES = ["smtp.pcap", "dns.pcap", "webex.pcap"]
 
@@ -20,7 +18,7 @@ TRACES = ["smtp.pcap", "dns.pcap", "webex.pcap"]
 def main(L):
     image = containers.nf_image()
     for name in TRACES:
-        test_chain_traces.run_trace(L, name, image=image)
+        demo_chain.run_trace(L, name, image=image)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ simple_forward.  Asserted:
 """
 import struct
 
-from onvm import flowtable, lab, pcap
+from onvm import demo_chain, flowtable, lab, pcap
 
 ETH = bytes.fromhex("020000000002" "020000000001")
 A1, A2, A3, A4 = "198.18.0.1", "198.19.0.2", "198.18.7.3", "198.19.7.4"
@@ -131,7 +131,7 @@ def main(L):
     print(f"{total} frames: {sum(1 for *_, fl in frames if fl)} valid, {want}")
 
     out, mon = L.path("out.pcap"), L.path("monitor.json")
-    node = L.node("malformed", lab.three_nf_chain(trace, out, mon)).start()
+    node = L.node("malformed", demo_chain.three_nf_chain(trace, out, mon)).start()
     pids = {v["name"]: v["pid"] for v in node.nfs().values()}
     port = node.wait_port("in", "tx", total)
     L.expect(port["rx"] == total and port["tx"] == total,
