@@ -8,7 +8,9 @@
  * The parser is strict because a firewall that silently ignores a typo lets
  * traffic through that the operator meant to stop: unknown fields, host bits
  * in a prefix, an empty port range and ports on a protocol without ports are
- * all errors, each placed at its line and column.
+ * all errors, each placed at its line and column.  What a rule matches on is
+ * read by common/onvm_rule.h (the manager's flow rules use it too); the
+ * names, actions and policies are this file's.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -57,129 +59,6 @@ parse_action(const struct nf_json *j, const json_t *obj, const char *path, const
 	return 0;
 }
 
-static int
-parse_prefix(const struct nf_json *j, const json_t *rule, const char *path, const char *key,
-	     uint32_t *addr, uint8_t *len, char *err, size_t errlen)
-{
-	const json_t *v = json_object_get(rule, key);
-	char p[256];
-	const char *s, *slash;
-	uint32_t a;
-
-	if (v == NULL) {
-		*addr = 0;
-		*len = 0;
-		return 0;
-	}
-	snprintf(p, sizeof(p), "%s.%s", path, key);
-	if (!json_is_string(v))
-		return nf_json_fail(j, err, errlen, p, "expected an IPv4 prefix \"a.b.c.d/n\"");
-	s = json_string_value(v);
-	if (nf_parse_ipv4_prefix(s, addr, len) == 0)
-		return 0;
-	/* Tell a prefix with host bits apart from garbage: the fix differs. */
-	slash = strchr(s, '/');
-	if (slash != NULL && (size_t)(slash - s) < 16) {
-		char buf[16];
-		char *end;
-		unsigned long l = strtoul(slash + 1, &end, 10);
-
-		memcpy(buf, s, slash - s);
-		buf[slash - s] = '\0';
-		if (slash[1] >= '0' && slash[1] <= '9' && (slash[1] != '0' || slash[2] == '\0') &&
-		    *end == '\0' && l <= 32 && nf_parse_ipv4(buf, &a) == 0) {
-			struct in_addr net = {.s_addr = htonl(a & nf_prefix_mask((uint8_t)l))};
-			char nbuf[INET_ADDRSTRLEN];
-
-			inet_ntop(AF_INET, &net, nbuf, sizeof(nbuf));
-			return nf_json_fail(j, err, errlen, p,
-					    "\"%s\" has host bits set (the network is %s/%lu)", s,
-					    nbuf, l);
-		}
-	}
-	return nf_json_fail(j, err, errlen, p,
-			    "\"%s\" is not an IPv4 prefix \"a.b.c.d/n\" (n 0..32)", s);
-}
-
-static int
-parse_proto(const struct nf_json *j, const json_t *rule, const char *path, struct fw_rule *r,
-	    char *err, size_t errlen)
-{
-	const json_t *v = json_object_get(rule, "proto");
-	char p[256];
-
-	if (v == NULL)
-		return 0;
-	snprintf(p, sizeof(p), "%s.proto", path);
-	r->has_proto = 1;
-	if (json_is_string(v)) {
-		const char *s = json_string_value(v);
-
-		if (strcmp(s, "tcp") == 0)
-			r->proto = IPPROTO_TCP;
-		else if (strcmp(s, "udp") == 0)
-			r->proto = IPPROTO_UDP;
-		else if (strcmp(s, "icmp") == 0)
-			r->proto = IPPROTO_ICMP;
-		else
-			goto bad;
-		return 0;
-	}
-	if (json_is_integer(v) && json_integer_value(v) >= 0 && json_integer_value(v) <= 255) {
-		r->proto = (uint8_t)json_integer_value(v);
-		return 0;
-	}
-bad:
-	return nf_json_fail(j, err, errlen, p,
-			    "expected \"tcp\", \"udp\", \"icmp\" or a protocol number 0..255");
-}
-
-static int
-port_value(const json_t *v, uint16_t *out)
-{
-	if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 65535)
-		return -1;
-	*out = (uint16_t)json_integer_value(v);
-	return 0;
-}
-
-static int
-parse_ports(const struct nf_json *j, const json_t *rule, const char *path, const char *key,
-	    uint8_t *has, uint16_t *lo, uint16_t *hi, char *err, size_t errlen)
-{
-	const json_t *v = json_object_get(rule, key);
-	char p[256];
-
-	*lo = 0;
-	*hi = 65535;
-	*has = 0;
-	if (v == NULL)
-		return 0;
-	snprintf(p, sizeof(p), "%s.%s", path, key);
-	*has = 1;
-	if (json_is_integer(v)) {
-		if (port_value(v, lo) < 0)
-			return nf_json_fail(j, err, errlen, p, "expected a port 0..65535");
-		*hi = *lo;
-		return 0;
-	}
-	if (!json_is_array(v) || json_array_size(v) != 2)
-		return nf_json_fail(j, err, errlen, p,
-				    "expected a port 0..65535 or a range [lo, hi]");
-	for (int i = 0; i < 2; i++) {
-		if (port_value(json_array_get(v, i), i == 0 ? lo : hi) < 0) {
-			char pi[300];
-
-			snprintf(pi, sizeof(pi), "%s[%d]", p, i);
-			return nf_json_fail(j, err, errlen, pi, "expected a port 0..65535");
-		}
-	}
-	if (*lo > *hi)
-		return nf_json_fail(j, err, errlen, p, "range [%u, %u] is empty (lo > hi)", *lo,
-				    *hi);
-	return 0;
-}
-
 static bool
 valid_name(const char *s)
 {
@@ -201,6 +80,8 @@ parse_rule(const struct nf_json *j, const json_t *rule, uint32_t i, struct fw_ru
 	static const char *const keys[] = {"name",  "action", "src",   "dst",
 					   "proto", "sport",  "dport", NULL};
 	const char *name = NULL;
+	struct onvm_rule_match m;
+	struct onvm_rule_err e;
 	char path[64], p[96];
 	int ret;
 
@@ -222,21 +103,22 @@ parse_rule(const struct nf_json *j, const json_t *rule, uint32_t i, struct fw_ru
 					    "duplicate rule name \"%s\" (also rules[%u])", name, k);
 	memset(r, 0, sizeof(*r));
 	memcpy(r->name, name, strlen(name) + 1);
-	if ((ret = parse_action(j, rule, path, "action", true, &r->action, err, errlen)) < 0 ||
-	    (ret = parse_prefix(j, rule, path, "src", &r->src, &r->src_len, err, errlen)) < 0 ||
-	    (ret = parse_prefix(j, rule, path, "dst", &r->dst, &r->dst_len, err, errlen)) < 0 ||
-	    (ret = parse_proto(j, rule, path, r, err, errlen)) < 0 ||
-	    (ret = parse_ports(j, rule, path, "sport", &r->has_sport, &r->sport_lo, &r->sport_hi,
-			       err, errlen)) < 0 ||
-	    (ret = parse_ports(j, rule, path, "dport", &r->has_dport, &r->dport_lo, &r->dport_hi,
-			       err, errlen)) < 0)
+	if ((ret = parse_action(j, rule, path, "action", true, &r->action, err, errlen)) < 0)
 		return ret;
-	if ((r->has_sport || r->has_dport) &&
-	    !(r->has_proto && (r->proto == IPPROTO_TCP || r->proto == IPPROTO_UDP))) {
-		snprintf(p, sizeof(p), "%s.%s", path, r->has_sport ? "sport" : "dport");
-		return nf_json_fail(j, err, errlen, p,
-				    "ports need \"proto\": \"tcp\" or \"udp\" in the same rule");
-	}
+	if (onvm_rule_match(rule, &m, &e) < 0)
+		return nf_json_rule_fail(j, err, errlen, path, &e);
+	r->src = m.src.addr;
+	r->src_len = m.src.len;
+	r->dst = m.dst.addr;
+	r->dst_len = m.dst.len;
+	r->has_proto = m.proto != ONVM_RULE_PROTO_ANY;
+	r->proto = r->has_proto ? (uint8_t)m.proto : 0;
+	r->has_sport = m.has_sport;
+	r->sport_lo = m.sport.lo;
+	r->sport_hi = m.sport.hi;
+	r->has_dport = m.has_dport;
+	r->dport_lo = m.dport.lo;
+	r->dport_hi = m.dport.hi;
 	return 0;
 }
 
@@ -352,8 +234,8 @@ fw_config_free(struct fw_config *c)
 bool
 fw_rule_matches(const struct fw_rule *r, const struct fw_tuple *t)
 {
-	if (((t->src ^ r->src) & nf_prefix_mask(r->src_len)) != 0 ||
-	    ((t->dst ^ r->dst) & nf_prefix_mask(r->dst_len)) != 0)
+	if (((t->src ^ r->src) & onvm_rule_mask(r->src_len)) != 0 ||
+	    ((t->dst ^ r->dst) & onvm_rule_mask(r->dst_len)) != 0)
 		return false;
 	if (r->has_proto && t->proto != r->proto)
 		return false;

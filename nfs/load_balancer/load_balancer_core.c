@@ -46,20 +46,19 @@ parse_backend(const struct nf_json *j, const json_t *o, uint32_t i, struct lb_ba
 	      char *err, size_t errlen)
 {
 	static const char *const keys[] = {"ip", "mac", NULL};
-	const char *ip = NULL, *mac = NULL;
-	char path[64], p[80];
+	const char *mac = NULL;
+	char path[64], p[80], ip[ONVM_RULE_IPV4_STR_LEN];
 	int ret;
 
 	snprintf(path, sizeof(path), "backends[%u]", i);
 	if ((ret = nf_json_only_keys(j, o, path, keys, err, errlen)) < 0 ||
-	    (ret = nf_json_string(j, o, path, "ip", true, &ip, err, errlen)) < 0 ||
+	    (ret = nf_json_ipv4(j, o, path, "ip", true, &b->ip, err, errlen)) < 0 ||
 	    (ret = nf_json_string(j, o, path, "mac", true, &mac, err, errlen)) < 0)
 		return ret;
 	snprintf(p, sizeof(p), "%s.ip", path);
-	if (nf_parse_ipv4(ip, &b->ip) < 0)
-		return nf_json_fail(j, err, errlen, p, "not an IPv4 address: \"%s\"", ip);
 	if (!unicast_ip(b->ip))
-		return nf_json_fail(j, err, errlen, p, "not a unicast address: \"%s\"", ip);
+		return nf_json_fail(j, err, errlen, p, "not a unicast address: \"%s\"",
+				    onvm_rule_ipv4_str(b->ip, ip));
 	snprintf(p, sizeof(p), "%s.mac", path);
 	if (nf_parse_mac(mac, b->mac) < 0)
 		return nf_json_fail(j, err, errlen, p,
@@ -74,7 +73,7 @@ parse_doc(struct lb_config *cfg, const struct nf_json *j, char *err, size_t errl
 {
 	static const char *const keys[] = {"vip", "backends", "idle_timeout_ms", "flows", NULL};
 	const json_t *root = j->root, *list;
-	const char *vip = NULL;
+	char vip[ONVM_RULE_IPV4_STR_LEN];
 	uint64_t v;
 	int ret;
 
@@ -83,15 +82,12 @@ parse_doc(struct lb_config *cfg, const struct nf_json *j, char *err, size_t errl
 	cfg->flows = LB_FLOWS_DEF;
 	if ((ret = nf_json_only_keys(j, root, "", keys, err, errlen)) < 0)
 		return ret;
-	if ((ret = nf_json_string(j, root, "", "vip", false, &vip, err, errlen)) < 0)
+	if ((ret = nf_json_ipv4(j, root, "", "vip", false, &cfg->vip, err, errlen)) < 0)
 		return ret;
-	if (vip != NULL) {
-		if (nf_parse_ipv4(vip, &cfg->vip) < 0)
-			return nf_json_fail(j, err, errlen, "vip", "not an IPv4 address: \"%s\"",
-					    vip);
+	if (json_object_get(root, "vip") != NULL) {
 		if (!unicast_ip(cfg->vip))
 			return nf_json_fail(j, err, errlen, "vip", "not a unicast address: \"%s\"",
-					    vip);
+					    onvm_rule_ipv4_str(cfg->vip, vip));
 		cfg->has_vip = true;
 	}
 	list = json_object_get(root, "backends");

@@ -43,7 +43,7 @@ parse_doc(struct nat_config *cfg, const struct nf_json *j, char *err, size_t err
 	static const char *const keys[] = {"internal", "external_ip", "port_min", "port_max",
 					   "idle_timeout_ms", "flows", NULL};
 	const json_t *root = j->root, *list;
-	const char *ext = NULL;
+	char ext[ONVM_RULE_IPV4_STR_LEN];
 	uint64_t v;
 	int ret;
 
@@ -62,26 +62,20 @@ parse_doc(struct nat_config *cfg, const struct nf_json *j, char *err, size_t err
 		return nf_json_fail(j, err, errlen, "internal",
 				    "expected an array of 1..%d prefixes", NAT_PREFIXES_MAX);
 	for (uint32_t i = 0; i < json_array_size(list); i++) {
-		const json_t *e = json_array_get(list, i);
-		struct nat_prefix *p = &cfg->internal[i];
+		struct onvm_rule_err e;
 		char path[64];
 
 		snprintf(path, sizeof(path), "internal[%u]", i);
-		if (!json_is_string(e) ||
-		    nf_parse_ipv4_prefix(json_string_value(e), &p->addr, &p->len) < 0)
-			return nf_json_fail(j, err, errlen, path,
-					    "expected a prefix \"a.b.c.d/len\" without host bits");
-		p->mask = nf_prefix_mask(p->len);
+		if (onvm_rule_prefix(json_array_get(list, i), &cfg->internal[i], &e) < 0)
+			return nf_json_rule_fail(j, err, errlen, path, &e);
 		cfg->n_internal = i + 1;
 	}
-	if ((ret = nf_json_string(j, root, "", "external_ip", true, &ext, err, errlen)) < 0)
+	if ((ret = nf_json_ipv4(j, root, "", "external_ip", true, &cfg->external_ip, err,
+				errlen)) < 0)
 		return ret;
-	if (nf_parse_ipv4(ext, &cfg->external_ip) < 0)
-		return nf_json_fail(j, err, errlen, "external_ip", "not an IPv4 address: \"%s\"",
-				    ext);
 	if (cfg->external_ip == 0 || cfg->external_ip >= UINT32_C(0xe0000000))
 		return nf_json_fail(j, err, errlen, "external_ip", "not a unicast address: \"%s\"",
-				    ext);
+				    onvm_rule_ipv4_str(cfg->external_ip, ext));
 	for (uint32_t i = 0; i < cfg->n_internal; i++)
 		if ((cfg->external_ip & cfg->internal[i].mask) == cfg->internal[i].addr)
 			return nf_json_fail(j, err, errlen, "external_ip",

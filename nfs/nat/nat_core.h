@@ -47,6 +47,7 @@
 
 #include "onvm_flow_table.h"
 #include "onvm_pkt_parse.h"
+#include "onvm_rule.h"
 #include "onvm_state.h"
 
 #define NAT_PREFIXES_MAX	64
@@ -58,15 +59,9 @@
 #define NAT_FLOWS_MAX		(1u << 22) /* 256 MiB of table: a region is at most 1 GiB */
 #define NAT_REGIONS		3 /* "nat" (totals), "nat_ports", "nat_flows" */
 
-struct nat_prefix {
-	uint32_t addr; /* host byte order */
-	uint32_t mask;
-	uint8_t len;
-};
-
 struct nat_config {
 	uint32_t n_internal;
-	struct nat_prefix internal[NAT_PREFIXES_MAX];
+	struct onvm_rule_prefix internal[NAT_PREFIXES_MAX]; /* host byte order */
 	uint32_t external_ip; /* host byte order */
 	uint16_t port_min, port_max;
 	uint64_t idle_timeout_ms;

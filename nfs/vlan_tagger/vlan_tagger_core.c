@@ -27,124 +27,35 @@
 /* ---- policy ------------------------------------------------------------------ */
 
 static int
-parse_prefix(const struct nf_json *j, const json_t *rule, const char *path, const char *key,
-	     uint32_t *addr, uint32_t *mask, char *err, size_t errlen)
-{
-	const char *s = NULL;
-	char p[128];
-	uint8_t len;
-	int ret;
-
-	*addr = *mask = 0;
-	ret = nf_json_string(j, rule, path, key, false, &s, err, errlen);
-	if (ret < 0 || s == NULL)
-		return ret;
-	snprintf(p, sizeof(p), "%s.%s", path, key);
-	if (nf_parse_ipv4_prefix(s, addr, &len) < 0)
-		return nf_json_fail(j, err, errlen, p,
-				    "'%s' is not an IPv4 prefix (a.b.c.d or a.b.c.d/n, no host bits)",
-				    s);
-	*mask = nf_prefix_mask(len);
-	return 0;
-}
-
-static int
-parse_proto(const struct nf_json *j, const json_t *rule, const char *path, int16_t *proto,
-	    char *err, size_t errlen)
-{
-	const json_t *v = json_object_get(rule, "proto");
-	char p[128];
-
-	*proto = -1;
-	if (v == NULL)
-		return 0;
-	snprintf(p, sizeof(p), "%s.proto", path);
-	if (json_is_string(v)) {
-		const char *s = json_string_value(v);
-
-		if (strcmp(s, "tcp") == 0)
-			*proto = 6;
-		else if (strcmp(s, "udp") == 0)
-			*proto = 17;
-		else if (strcmp(s, "icmp") == 0)
-			*proto = 1;
-		else
-			return nf_json_fail(j, err, errlen, p,
-					    "expected \"tcp\", \"udp\", \"icmp\" or a number 0..255");
-		return 0;
-	}
-	if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 255)
-		return nf_json_fail(j, err, errlen, p,
-				    "expected \"tcp\", \"udp\", \"icmp\" or a number 0..255");
-	*proto = (int16_t)json_integer_value(v);
-	return 0;
-}
-
-/* "sport": N or [lo, hi]; absent: 0..65535. */
-static int
-parse_ports(const struct nf_json *j, const json_t *rule, const char *path, const char *key,
-	    uint16_t *lo, uint16_t *hi, bool *given, char *err, size_t errlen)
-{
-	const json_t *v = json_object_get(rule, key);
-	char p[128];
-	json_int_t a, b;
-
-	*lo = 0;
-	*hi = 65535;
-	*given = v != NULL;
-	if (v == NULL)
-		return 0;
-	snprintf(p, sizeof(p), "%s.%s", path, key);
-	if (json_is_integer(v)) {
-		a = b = json_integer_value(v);
-	} else if (json_is_array(v) && json_array_size(v) == 2 &&
-		   json_is_integer(json_array_get(v, 0)) && json_is_integer(json_array_get(v, 1))) {
-		a = json_integer_value(json_array_get(v, 0));
-		b = json_integer_value(json_array_get(v, 1));
-	} else {
-		return nf_json_fail(j, err, errlen, p, "expected a port 0..65535 or [lo, hi]");
-	}
-	if (a < 0 || a > 65535 || b < 0 || b > 65535)
-		return nf_json_fail(j, err, errlen, p, "ports are 0..65535");
-	if (a > b)
-		return nf_json_fail(j, err, errlen, p, "empty range [%lld, %lld] (lo > hi)",
-				    (long long)a, (long long)b);
-	*lo = (uint16_t)a;
-	*hi = (uint16_t)b;
-	return 0;
-}
-
-static int
 parse_rule(const struct nf_json *j, const json_t *v, size_t i, struct vt_rule *r, char *err,
 	   size_t errlen)
 {
 	static const char *const keys[] = {"src", "dst", "proto", "sport", "dport", "vlan", "pcp",
 					   NULL};
 	uint64_t vlan = 0, pcp = 0;
-	bool sp, dp;
+	struct onvm_rule_match m;
+	struct onvm_rule_err e;
 	char path[64];
 	int ret;
 
 	snprintf(path, sizeof(path), "rules[%zu]", i);
 	memset(r, 0, sizeof(*r));
-	if ((ret = nf_json_only_keys(j, v, path, keys, err, errlen)) < 0 ||
-	    (ret = parse_prefix(j, v, path, "src", &r->src, &r->src_mask, err, errlen)) < 0 ||
-	    (ret = parse_prefix(j, v, path, "dst", &r->dst, &r->dst_mask, err, errlen)) < 0 ||
-	    (ret = parse_proto(j, v, path, &r->proto, err, errlen)) < 0 ||
-	    (ret = parse_ports(j, v, path, "sport", &r->sport_lo, &r->sport_hi, &sp, err,
-			       errlen)) < 0 ||
-	    (ret = parse_ports(j, v, path, "dport", &r->dport_lo, &r->dport_hi, &dp, err,
-			       errlen)) < 0 ||
-	    (ret = nf_json_uint(j, v, path, "vlan", 1, VT_VLAN_MAX, true, &vlan, err, errlen)) < 0 ||
+	if ((ret = nf_json_only_keys(j, v, path, keys, err, errlen)) < 0)
+		return ret;
+	if (onvm_rule_match(v, &m, &e) < 0)
+		return nf_json_rule_fail(j, err, errlen, path, &e);
+	if ((ret = nf_json_uint(j, v, path, "vlan", 1, VT_VLAN_MAX, true, &vlan, err, errlen)) < 0 ||
 	    (ret = nf_json_uint(j, v, path, "pcp", 0, VT_PCP_MAX, false, &pcp, err, errlen)) < 0)
 		return ret;
-	if ((sp || dp) && r->proto != 6 && r->proto != 17) {
-		char p[80];
-
-		snprintf(p, sizeof(p), "%s.%s", path, sp ? "sport" : "dport");
-		return nf_json_fail(j, err, errlen, p,
-				    "ports need \"proto\": \"tcp\" or \"udp\" (other packets have none)");
-	}
+	r->src = m.src.addr;
+	r->src_mask = m.src.mask;
+	r->dst = m.dst.addr;
+	r->dst_mask = m.dst.mask;
+	r->proto = m.proto; /* ONVM_RULE_PROTO_ANY is -1, as vt_rule's "any" */
+	r->sport_lo = m.sport.lo;
+	r->sport_hi = m.sport.hi;
+	r->dport_lo = m.dport.lo;
+	r->dport_hi = m.dport.hi;
 	r->vlan = (uint16_t)vlan;
 	r->pcp = (uint8_t)pcp;
 	return 0;

@@ -253,8 +253,8 @@ check_fw(const struct fw_config *c, const char *text, size_t len)
 			CHECK(strcmp(c->rules[k].name, r->name) != 0);
 		CHECK(r->action <= FW_DENY);
 		CHECK(r->src_len <= 32 && r->dst_len <= 32);
-		CHECK((r->src & ~nf_prefix_mask(r->src_len)) == 0);
-		CHECK((r->dst & ~nf_prefix_mask(r->dst_len)) == 0);
+		CHECK((r->src & ~onvm_rule_mask(r->src_len)) == 0);
+		CHECK((r->dst & ~onvm_rule_mask(r->dst_len)) == 0);
 		CHECK(r->has_proto <= 1 && r->has_sport <= 1 && r->has_dport <= 1);
 		CHECK(r->has_proto || r->proto == 0);
 		CHECK(r->sport_lo <= r->sport_hi && r->dport_lo <= r->dport_hi);
@@ -306,9 +306,9 @@ check_nat(const struct nat_config *c, const char *text, size_t len)
 
 	CHECK(c->n_internal >= 1 && c->n_internal <= NAT_PREFIXES_MAX);
 	for (uint32_t i = 0; i < c->n_internal; i++) {
-		const struct nat_prefix *p = &c->internal[i];
+		const struct onvm_rule_prefix *p = &c->internal[i];
 
-		CHECK(p->len <= 32 && p->mask == nf_prefix_mask(p->len));
+		CHECK(p->len <= 32 && p->mask == onvm_rule_mask(p->len));
 		CHECK(is_prefix_mask(p->mask) && (p->addr & ~p->mask) == 0);
 		/* the NAT's own address is outside every internal prefix */
 		CHECK((c->external_ip & p->mask) != p->addr);

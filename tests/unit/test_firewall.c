@@ -510,22 +510,33 @@ test_config_duplicate_rule_names_are_rejected(void **state)
 static void
 test_config_bad_prefixes_are_rejected(void **state)
 {
-	static const char *const bad[] = {"10.0.0/8",	 "10.0.0.0/33", "10.0.0.0/",
-					  "10.0.0.0/08", "256.0.0.0/8", "host",
-					  "10.0.0.0/8 ", "010.0.0.0/8"};
+	/* The reasons are common/onvm_rule.c's (tests/unit/test_rule.c has them all). */
+	static const struct {
+		const char *prefix, *why;
+	} bad[] = {
+	    {"10.0.0/8", "expected 4 octets, found 3"},
+	    {"10.0.0.0/33", "the length 33 is over 32"},
+	    {"10.0.0.0/", "the length after '/' is missing"},
+	    {"10.0.0.0/08", "the length \"08\" has a leading zero"},
+	    {"256.0.0.0/8", "octet \"256\" is over 255"},
+	    {"host", "unexpected 'h' in octet 1"},
+	    {"10.0.0.0/8 ", "the length \"8 \" is not a number 0..32"},
+	    {"010.0.0.0/8", "octet \"010\" has a leading zero"},
+	};
 	char rule[256], at[64], msg[128];
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		snprintf(rule, sizeof(rule),
-			 "{\"name\": \"a\", \"action\": \"deny\", \"src\": \"%s\"}", bad[i]);
-		snprintf(at, sizeof(at), "\"%s\"", bad[i]);
-		snprintf(msg, sizeof(msg), "\"%s\" is not an IPv4 prefix \"a.b.c.d/n\" (n 0..32)",
-			 bad[i]);
+			 "{\"name\": \"a\", \"action\": \"deny\", \"src\": \"%s\"}",
+			 bad[i].prefix);
+		snprintf(at, sizeof(at), "\"%s\"", bad[i].prefix);
+		snprintf(msg, sizeof(msg), "\"%s\" is not an IPv4 prefix a.b.c.d/n: %s",
+			 bad[i].prefix, bad[i].why);
 		expect_rule_error(rule, at, "src", msg);
 	}
 	expect_rule_error("{\"name\": \"a\", \"action\": \"deny\", \"dst\": 167772160}", "1677",
-			  "dst", "expected an IPv4 prefix \"a.b.c.d/n\"");
+			  "dst", "expected an IPv4 prefix string \"a.b.c.d/n\", got an integer");
 }
 
 static void
@@ -543,17 +554,37 @@ test_config_prefix_with_host_bits_names_the_network(void **state)
 static void
 test_config_bad_protocols_are_rejected(void **state)
 {
-	static const char msg[] = "expected \"tcp\", \"udp\", \"icmp\" or a protocol number 0..255";
+	static const char forms[] = "expected \"tcp\", \"udp\", \"icmp\", \"any\" or a number 1..255";
+	char msg[160];
 
 	(void)state;
+	snprintf(msg, sizeof(msg), "unknown protocol \"sctp\": %s", forms);
 	expect_rule_error("{\"name\": \"a\", \"action\": \"deny\", \"proto\": \"sctp\"}", "\"sctp",
 			  "proto", msg);
 	expect_rule_error("{\"name\": \"a\", \"action\": \"deny\", \"proto\": 256}", "256", "proto",
-			  msg);
+			  "protocol 256 is out of range 1..255");
 	expect_rule_error("{\"name\": \"a\", \"action\": \"deny\", \"proto\": -1}", "-1", "proto",
-			  msg);
+			  "protocol -1 is out of range 1..255");
+	expect_rule_error("{\"name\": \"a\", \"action\": \"deny\", \"proto\": 0}", "0}", "proto",
+			  "protocol 0 is out of range 1..255 (IPv4 has no protocol 0): leave "
+			  "\"proto\" out or write \"any\" to match every protocol");
+	snprintf(msg, sizeof(msg), "unknown protocol \"TCP\": %s", forms);
 	expect_rule_error("{\"name\": \"a\", \"action\": \"deny\", \"proto\": \"TCP\"}", "\"TCP",
 			  "proto", msg);
+}
+
+static void
+test_config_protocol_any_is_no_protocol(void **state)
+{
+	static const char text[] = "{\"default\": \"deny\", \"rules\": [{\"name\": \"a\", "
+				   "\"action\": \"allow\", \"proto\": \"any\"}]}";
+	char err[512];
+	struct fw_config c;
+
+	(void)state;
+	assert_int_equal(fw_config_parse(&c, "t.json", text, strlen(text), err, sizeof(err)), 0);
+	assert_false(c.rules[0].has_proto);
+	fw_config_free(&c);
 }
 
 static void
@@ -562,19 +593,21 @@ test_config_bad_ports_are_rejected(void **state)
 	(void)state;
 	expect_rule_error("{\"name\": \"a\", \"action\": \"deny\", \"proto\": \"tcp\", \"dport\": "
 			  "65536}",
-			  "65536", "dport", "expected a port 0..65535");
+			  "65536", "dport", "port 65536 is out of range 0..65535");
 	expect_rule_error("{\"name\": \"a\", \"action\": \"deny\", \"proto\": \"tcp\", \"sport\": "
 			  "\"80\"}",
-			  "\"80\"", "sport", "expected a port 0..65535 or a range [lo, hi]");
+			  "\"80\"", "sport",
+			  "\"80\" is a string: a port is a number 0..65535 and a range an inclusive "
+			  "array [lo, hi] (write 80)");
 	expect_rule_error("{\"name\": \"a\", \"action\": \"deny\", \"proto\": \"udp\", \"dport\": "
 			  "[1, 2, 3]}",
-			  "[1", "dport", "expected a port 0..65535 or a range [lo, hi]");
+			  "[1", "dport", "expected a range [lo, hi] of 2 ports, got an array of 3");
 	expect_rule_error("{\"name\": \"a\", \"action\": \"deny\", \"proto\": \"udp\", \"dport\": "
 			  "[\"a\", 2]}",
-			  "\"a\", 2", "dport[0]", "expected a port 0..65535");
+			  "\"a\", 2", "dport[0]", "expected a port 0..65535, got a string");
 	expect_rule_error("{\"name\": \"a\", \"action\": \"deny\", \"proto\": \"udp\", \"dport\": "
 			  "[1, -2]}",
-			  "-2", "dport[1]", "expected a port 0..65535");
+			  "-2", "dport[1]", "port -2 is out of range 0..65535");
 }
 
 static void
@@ -589,7 +622,8 @@ test_config_empty_port_range_is_rejected(void **state)
 static void
 test_config_ports_need_tcp_or_udp(void **state)
 {
-	static const char msg[] = "ports need \"proto\": \"tcp\" or \"udp\" in the same rule";
+	static const char msg[] = "ports need \"proto\": \"tcp\" or \"udp\" in the same rule "
+				  "(other packets have none)";
 	char err[512];
 	struct fw_config c;
 	static const char ok[] =
@@ -1323,11 +1357,11 @@ rnd_rule(struct fw_rule *r, uint32_t i)
 	r->action = rnd() % 2;
 	if (rnd() % 3 != 0) {
 		r->src_len = rnd() % 4 == 0 ? (uint8_t)(rnd() % 33) : lens[rnd() % 8];
-		r->src = rnd_addr() & nf_prefix_mask(r->src_len);
+		r->src = rnd_addr() & onvm_rule_mask(r->src_len);
 	}
 	if (rnd() % 3 != 0) {
 		r->dst_len = rnd() % 4 == 0 ? (uint8_t)(rnd() % 33) : lens[rnd() % 8];
-		r->dst = rnd_addr() & nf_prefix_mask(r->dst_len);
+		r->dst = rnd_addr() & onvm_rule_mask(r->dst_len);
 	}
 	if (rnd() % 4 != 0) {
 		r->has_proto = 1;
@@ -1600,6 +1634,7 @@ main(void)
 	    cmocka_unit_test(test_config_bad_prefixes_are_rejected),
 	    cmocka_unit_test(test_config_prefix_with_host_bits_names_the_network),
 	    cmocka_unit_test(test_config_bad_protocols_are_rejected),
+	    cmocka_unit_test(test_config_protocol_any_is_no_protocol),
 	    cmocka_unit_test(test_config_bad_ports_are_rejected),
 	    cmocka_unit_test(test_config_empty_port_range_is_rejected),
 	    cmocka_unit_test(test_config_ports_need_tcp_or_udp),

@@ -263,7 +263,7 @@ test_config_errors_name_line_column_and_field(void **state)
 	expect_error("{\"backends\": [\n  {\"ip\": \"198.18.1\", \"mac\": \"02:00:00:00:01:01\"}]}",
 		     "2:10: backends[0].ip", "not an IPv4 address");
 	expect_error("{\"backends\": [\n  {\"ip\": 5, \"mac\": \"02:00:00:00:01:01\"}]}",
-		     "2:10: backends[0].ip", "expected a non-empty string");
+		     "2:10: backends[0].ip", "expected an IPv4 address string");
 	expect_error(
 	    "{\"backends\": [\n  {\"ip\": \"224.0.0.5\", \"mac\": \"02:00:00:00:01:01\"}]}",
 	    "2:10: backends[0].ip", "not a unicast address");

@@ -328,10 +328,11 @@ test_config_errors_name_line_column_and_field(void **state)
 	expect_error("{\"internal\": \"10.0.0.0/8\", " EXTIP "}", "1:14: internal",
 		     "expected an array");
 	expect_error("{\"internal\": [\"10.0.0.0/8\",\n   \"10.0.0.1/8\"], " EXTIP "}",
-		     "2:4: internal[1]", "without host bits");
+		     "2:4: internal[1]", "has host bits set (the network is 10.0.0.0/8)");
 	expect_error("{\"internal\": [\"10.0.0.0/33\"], " EXTIP "}", "1:15: internal[0]",
-		     "expected a prefix");
-	expect_error("{\"internal\": [8], " EXTIP "}", "1:15: internal[0]", "expected a prefix");
+		     "the length 33 is over 32");
+	expect_error("{\"internal\": [8], " EXTIP "}", "1:15: internal[0]",
+		     "expected an IPv4 prefix string");
 	expect_error("{" INT8 "}", "1:1: external_ip", "required field missing");
 	expect_error("{" INT8 ",\n \"external_ip\": \"198.18.0\"}", "2:17: external_ip",
 		     "not an IPv4 address");
