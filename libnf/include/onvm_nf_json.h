@@ -82,18 +82,8 @@ int nf_json_rule_fail(const struct nf_json *j, char *err, size_t errlen, const c
 int nf_json_ipv4(const struct nf_json *j, const json_t *obj, const char *path, const char *key,
 		 bool required, uint32_t *out, char *err, size_t errlen);
 
-/* Text forms, strict (no leading zeros games, no trailing junk).  Addresses in
- * host byte order.  A prefix "a.b.c.d/n" must have no host bits set; a bare
- * address is a /32.  MAC "aa:bb:cc:dd:ee:ff".  Return 0 or -EINVAL. */
-int nf_parse_ipv4(const char *s, uint32_t *addr);
-int nf_parse_ipv4_prefix(const char *s, uint32_t *addr, uint8_t *len);
+/* MAC "aa:bb:cc:dd:ee:ff", strictly.  Returns 0 or -EINVAL. */
 int nf_parse_mac(const char *s, uint8_t mac[6]);
-
-static inline uint32_t
-nf_prefix_mask(uint8_t len)
-{
-	return len == 0 ? 0 : ~UINT32_C(0) << (32 - len);
-}
 
 #ifdef __cplusplus
 }

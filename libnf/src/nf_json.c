@@ -3,7 +3,6 @@
  */
 
 /* JSON configuration files for NFs: see onvm_nf_json.h. */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -230,48 +229,6 @@ nf_json_ipv4(const struct nf_json *j, const json_t *obj, const char *path, const
 		return ret;
 	if (onvm_rule_ipv4(v, out, &e) < 0)
 		return nf_json_rule_fail(j, err, errlen, member_path(p, sizeof(p), path, key), &e);
-	return 0;
-}
-
-int
-nf_parse_ipv4(const char *s, uint32_t *addr)
-{
-	struct in_addr a;
-
-	/* inet_pton takes exactly four decimal parts, no leading zeros. */
-	if (s == NULL || inet_pton(AF_INET, s, &a) != 1)
-		return -EINVAL;
-	*addr = ntohl(a.s_addr);
-	return 0;
-}
-
-int
-nf_parse_ipv4_prefix(const char *s, uint32_t *addr, uint8_t *len)
-{
-	char buf[INET_ADDRSTRLEN];
-	const char *slash = s != NULL ? strchr(s, '/') : NULL;
-	unsigned long l = 32;
-	uint32_t a;
-
-	if (s == NULL)
-		return -EINVAL;
-	if (slash != NULL) {
-		char *end;
-
-		if ((size_t)(slash - s) >= sizeof(buf) || slash[1] < '0' || slash[1] > '9' ||
-		    (slash[1] == '0' && slash[2] != '\0'))
-			return -EINVAL;
-		l = strtoul(slash + 1, &end, 10);
-		if (*end != '\0' || l > 32)
-			return -EINVAL;
-		memcpy(buf, s, slash - s);
-		buf[slash - s] = '\0';
-		s = buf;
-	}
-	if (nf_parse_ipv4(s, &a) < 0 || (a & ~nf_prefix_mask((uint8_t)l)) != 0)
-		return -EINVAL;
-	*addr = a;
-	*len = (uint8_t)l;
 	return 0;
 }
 
