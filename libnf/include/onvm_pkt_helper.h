@@ -55,6 +55,19 @@ int nf_pkt_flow_key(const struct rte_mbuf *m, struct onvm_flow_key *key);
  * after the NF rewrote addresses or ports.  Returns 0 or -EINVAL. */
 int nf_pkt_set_checksums(struct rte_mbuf *m);
 
+/*
+ * The one's-complement sum (not inverted, folded to 16 bits) of `len` bytes
+ * from byte `off` of the frame in `m`, over as many chained segments as
+ * they span, in the byte order rte_raw_cksum() gives: add the pseudo-header
+ * sum and invert for a TCP/UDP checksum.  Use it instead of DPDK 22.11's
+ * rte_raw_cksum_mbuf(), which loses the carries of a segment that starts at
+ * an odd offset of the sum.  O(len); reads the frame, writes nothing.
+ *
+ * Returns 0 with the sum in *sum, or -EINVAL if the chain holds fewer than
+ * off + len bytes (*sum untouched).
+ */
+int nf_pkt_cksum_chain(const struct rte_mbuf *m, uint32_t off, uint32_t len, uint16_t *sum);
+
 #ifdef __cplusplus
 }
 #endif

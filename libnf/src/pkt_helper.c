@@ -5,7 +5,8 @@
 /*
  * Packet helpers for NFs: thin, bounds-checked wrappers over the shared
  * parser that hand out pointers into the first segment, plus software
- * checksum repair for NFs that rewrite headers.
+ * checksum repair for NFs that rewrite headers and the checksum sum over a
+ * chained frame (nf_pkt_cksum_chain()).
  */
 #include <errno.h>
 
@@ -90,5 +91,37 @@ nf_pkt_set_checksums(struct rte_mbuf *m)
 			udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
 		}
 	}
+	return 0;
+}
+
+/*
+ * DPDK 22.11's rte_raw_cksum_mbuf() truncates the unreduced sum of a segment
+ * that starts at an odd offset before byte-swapping it (the carries are
+ * lost), so each segment's sum is reduced to 16 bits here first, and swapped
+ * when the segment starts at an odd byte of the summed range.
+ */
+int
+nf_pkt_cksum_chain(const struct rte_mbuf *m, uint32_t off, uint32_t len, uint16_t *sum)
+{
+	uint32_t s = 0, done = 0;
+
+	while (m != NULL && off >= m->data_len) {
+		off -= m->data_len;
+		m = m->next;
+	}
+	for (; done < len; m = m->next, off = 0) {
+		uint32_t n;
+		uint16_t part;
+
+		if (m == NULL)
+			return -EINVAL;
+		n = RTE_MIN((uint32_t)m->data_len - off, len - done);
+		part = rte_raw_cksum(rte_pktmbuf_mtod_offset(m, const void *, off), n);
+		s += (done & 1) ? rte_bswap16(part) : part;
+		done += n;
+	}
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	*sum = (uint16_t)s;
 	return 0;
 }

@@ -261,38 +261,6 @@ lb_open(struct lb *lb, const struct lb_config *cfg, struct nf_state_set *state,
 /* ---- packets ------------------------------------------------------------------------ */
 
 /*
- * One's-complement sum of len bytes from offset off of a chained mbuf.
- * DPDK 22.11's rte_raw_cksum_mbuf() truncates the unreduced sum of a segment
- * that starts at an odd offset before byte-swapping it (the carries are
- * lost), so each segment's sum is reduced to 16 bits here first.
- */
-static int
-cksum_chain(const struct rte_mbuf *m, uint32_t off, uint32_t len, uint16_t *out)
-{
-	uint32_t sum = 0, done = 0;
-
-	while (m != NULL && off >= m->data_len) {
-		off -= m->data_len;
-		m = m->next;
-	}
-	for (; done < len; m = m->next, off = 0) {
-		uint32_t n;
-		uint16_t s;
-
-		if (m == NULL)
-			return -1;
-		n = RTE_MIN((uint32_t)m->data_len - off, len - done);
-		s = rte_raw_cksum(rte_pktmbuf_mtod_offset(m, const void *, off), n);
-		sum += (done & 1) ? rte_bswap16(s) : s;
-		done += n;
-	}
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	*out = (uint16_t)sum;
-	return 0;
-}
-
-/*
  * Recompute the IPv4 header checksum and the TCP/UDP checksum after a
  * rewrite.  nf_pkt_set_checksums() does it for a single-segment frame; a
  * frame chained over several mbufs (net_pcap does that for frames longer
@@ -318,7 +286,7 @@ set_checksums(struct rte_mbuf *m, struct rte_ipv4_hdr *ip, const struct onvm_pkt
 	if (pi->proto == IPPROTO_UDP && *field == 0)
 		return; /* no checksum, and it stays that way */
 	*field = 0;
-	if (cksum_chain(m, l4_off, pi->ip_len - pi->l3_len, &raw) < 0)
+	if (nf_pkt_cksum_chain(m, l4_off, pi->ip_len - pi->l3_len, &raw) < 0)
 		return; /* cannot happen: the parser checked the lengths */
 	sum = (uint32_t)raw + rte_ipv4_phdr_cksum(ip, 0);
 	sum = (sum & 0xffff) + (sum >> 16);
