@@ -23,7 +23,6 @@
  * FILE becomes the instance id, so several instances of one service can
  * share a command line.
  */
-#include <arpa/inet.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +31,7 @@
 #include "onvm_nf_output.h"
 #include "onvm_nflib.h"
 #include "onvm_pkt_helper.h"
+#include "onvm_rule.h"
 
 struct flow_entry {
 	struct onvm_flow_key key;
@@ -129,19 +129,11 @@ monitor_packet(struct rte_mbuf *pkt, struct onvm_pkt_meta *meta, struct nf_ctx *
 	nf_pkt_next(meta);
 }
 
-static void
-ip_str(uint32_t host_order, char *buf)
-{
-	struct in_addr a = {.s_addr = htonl(host_order)};
-
-	inet_ntop(AF_INET, &a, buf, INET_ADDRSTRLEN);
-}
-
 static int
 write_json(FILE *f, const void *arg)
 {
 	const struct monitor *m = arg;
-	char s[INET_ADDRSTRLEN], d[INET_ADDRSTRLEN];
+	char s[ONVM_RULE_IPV4_STR_LEN], d[ONVM_RULE_IPV4_STR_LEN];
 	bool first = true;
 
 	fprintf(f, "{\n  \"packets\": %" PRIu64 ",\n  \"bytes\": %" PRIu64 ",\n",
@@ -163,8 +155,8 @@ write_json(FILE *f, const void *arg)
 
 		if (!e->used)
 			continue;
-		ip_str(e->key.src_ip, s);
-		ip_str(e->key.dst_ip, d);
+		onvm_rule_ipv4_str(e->key.src_ip, s);
+		onvm_rule_ipv4_str(e->key.dst_ip, d);
 		fprintf(f,
 			"%s\n    {\"src\": \"%s\", \"dst\": \"%s\", \"proto\": %u, \"sport\": %u, "
 			"\"dport\": %u, \"packets\": %" PRIu64 ", \"bytes\": %" PRIu64 "}",

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
 
 #define NDPI_LIB_COMPILATION
 #include <ndpi_api.h>
@@ -25,6 +24,7 @@
 
 #include "dpi_engine.h"
 #include "onvm_nf_output.h"
+#include "onvm_rule.h"
 
 #define DPI_ROOT_MAGIC UINT64_C(0x44504952544f4f31) /* "DPIRTOO1" */
 
@@ -508,21 +508,13 @@ dpi_engine_proto_name(struct dpi_engine *e, uint16_t master, uint16_t app, char 
 	return ndpi_protocol2name(e->nd, p, buf, (u_int)len);
 }
 
-static const char *
-ip_str(uint32_t a, char *buf)
-{
-	struct in_addr in = {.s_addr = htonl(a)};
-
-	return inet_ntop(AF_INET, &in, buf, INET_ADDRSTRLEN);
-}
-
 static const char *const state_names[] = {"", "detecting", "detected", "guessed"};
 
 static int
 write_export(FILE *fp, const void *arg)
 {
 	struct dpi_engine *e = (struct dpi_engine *)arg; /* nDPI's name lookups take it non-const */
-	char name[64], s[INET_ADDRSTRLEN], d[INET_ADDRSTRLEN];
+	char name[64], s[ONVM_RULE_IPV4_STR_LEN], d[ONVM_RULE_IPV4_STR_LEN];
 	const struct dpi_totals *t = e->t;
 	bool first = true;
 
@@ -570,8 +562,8 @@ write_export(FILE *fp, const void *arg)
 			"\"bport\": %u, \"protocol\": \"%s\", \"master\": %u, \"app\": %u, "
 			"\"category\": \"%s\", \"state\": \"%s\", \"detect_pkts\": %u, "
 			"\"packets\": %" PRIu64 ", \"bytes\": %" PRIu64 "}",
-			first ? "" : ",", ip_str(k->src_ip, s), ip_str(k->dst_ip, d), k->proto,
-			k->sport, k->dport,
+			first ? "" : ",", onvm_rule_ipv4_str(k->src_ip, s),
+			onvm_rule_ipv4_str(k->dst_ip, d), k->proto, k->sport, k->dport,
 			dpi_engine_proto_name(e, f->master, f->app, name, sizeof(name)), f->master,
 			f->app,
 			ndpi_category_get_name(e->nd, (ndpi_protocol_category_t)f->category),

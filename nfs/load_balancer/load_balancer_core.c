@@ -17,7 +17,6 @@
  * the same for the standby: the fingerprint in "lb" catches a changed list
  * (lb_open() fails rather than send old flows to the wrong addresses).
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
@@ -30,6 +29,7 @@
 #include "load_balancer_core.h"
 #include "onvm_nf_json.h"
 #include "onvm_pkt_helper.h"
+#include "onvm_rule.h"
 
 #define LB_MAGIC UINT64_C(0x4c42535441543031) /* "LBSTAT01" */
 
@@ -456,26 +456,18 @@ lb_flow_count(const struct lb *lb)
 
 /* ---- output ------------------------------------------------------------------------- */
 
-static const char *
-ip_str(uint32_t host_order, char *buf)
-{
-	struct in_addr a = {.s_addr = htonl(host_order)};
-
-	return inet_ntop(AF_INET, &a, buf, INET_ADDRSTRLEN);
-}
-
 int
 lb_export_json(const struct lb *lb, FILE *f)
 {
 	const struct lb_config *cfg = lb->cfg;
 	const struct lb_totals *t = lb->t;
 	const struct onvm_ft_stats *fs = onvm_ft_stats(&lb->ft);
-	char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN], c[INET_ADDRSTRLEN];
+	char a[ONVM_RULE_IPV4_STR_LEN], b[ONVM_RULE_IPV4_STR_LEN], c[ONVM_RULE_IPV4_STR_LEN];
 	bool first = true;
 
 	fprintf(f, "{\n  \"mode\": \"%s\",\n", cfg->has_vip ? "vip" : "transparent");
 	if (cfg->has_vip)
-		fprintf(f, "  \"vip\": \"%s\",\n", ip_str(cfg->vip, a));
+		fprintf(f, "  \"vip\": \"%s\",\n", onvm_rule_ipv4_str(cfg->vip, a));
 	fprintf(f, "  \"backends\": [");
 	for (uint32_t i = 0; i < cfg->n_backends; i++) {
 		const uint8_t *mac = cfg->backends[i].mac;
@@ -483,8 +475,8 @@ lb_export_json(const struct lb *lb, FILE *f)
 		fprintf(f,
 			"%s\n    {\"ip\": \"%s\", \"mac\": \"%02x:%02x:%02x:%02x:%02x:%02x\", "
 			"\"flows\": %" PRIu64 ", \"active\": %u}",
-			i ? "," : "", ip_str(cfg->backends[i].ip, a), mac[0], mac[1], mac[2],
-			mac[3], mac[4], mac[5], t->backend_flows[i], t->backend_active[i]);
+			i ? "," : "", onvm_rule_ipv4_str(cfg->backends[i].ip, a), mac[0], mac[1],
+			mac[2], mac[3], mac[4], mac[5], t->backend_flows[i], t->backend_active[i]);
 	}
 	fprintf(f, "\n  ],\n");
 	fprintf(f,
@@ -519,10 +511,10 @@ lb_export_json(const struct lb *lb, FILE *f)
 		    "%s\n    {\"src\": \"%s\", \"dst\": \"%s\", \"proto\": %u, \"sport\": %u, "
 		    "\"dport\": %u, \"backend\": %u, \"backend_ip\": \"%s\", \"packets\": %" PRIu64
 		    ", \"replies\": %" PRIu64 "}",
-		    first ? "" : ",", ip_str(k->src_ip, a), ip_str(k->dst_ip, b), k->proto,
-		    k->sport, k->dport, fl->backend,
-		    ip_str(cfg->backends[fl->backend % cfg->n_backends].ip, c), fl->packets,
-		    fl->replies);
+		    first ? "" : ",", onvm_rule_ipv4_str(k->src_ip, a),
+		    onvm_rule_ipv4_str(k->dst_ip, b), k->proto, k->sport, k->dport, fl->backend,
+		    onvm_rule_ipv4_str(cfg->backends[fl->backend % cfg->n_backends].ip, c),
+		    fl->packets, fl->replies);
 		first = false;
 	}
 	fprintf(f, "\n  ]\n}\n");

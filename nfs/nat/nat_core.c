@@ -18,7 +18,6 @@
  * Every write is announced before it is made; expiry (the table's evict
  * callback) frees the port in the same batch as the entry.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
@@ -31,6 +30,7 @@
 #include "nat_core.h"
 #include "onvm_nf_json.h"
 #include "onvm_pkt_helper.h"
+#include "onvm_rule.h"
 
 #define NAT_MAGIC	UINT64_C(0x4e415453544f5431) /* "NATSTOT1" */
 #define NAT_PORTS_MAGIC UINT64_C(0x4e4154504f525431) /* "NATPORT1" */
@@ -542,28 +542,20 @@ nat_free_ports(const struct nat *nat)
 
 /* ---- output ------------------------------------------------------------------------- */
 
-static const char *
-ip_str(uint32_t host_order, char *buf)
-{
-	struct in_addr a = {.s_addr = htonl(host_order)};
-
-	return inet_ntop(AF_INET, &a, buf, INET_ADDRSTRLEN);
-}
-
 int
 nat_export_json(const struct nat *nat, FILE *f)
 {
 	const struct nat_config *cfg = nat->cfg;
 	const struct nat_totals *t = nat->t;
-	char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN];
+	char a[ONVM_RULE_IPV4_STR_LEN], b[ONVM_RULE_IPV4_STR_LEN];
 	bool first = true;
 
 	fprintf(f, "{\n  \"external_ip\": \"%s\",\n  \"port_min\": %u,\n  \"port_max\": %u,\n",
-		ip_str(cfg->external_ip, a), cfg->port_min, cfg->port_max);
+		onvm_rule_ipv4_str(cfg->external_ip, a), cfg->port_min, cfg->port_max);
 	fprintf(f, "  \"internal\": [");
 	for (uint32_t i = 0; i < cfg->n_internal; i++)
-		fprintf(f, "%s\"%s/%u\"", i ? ", " : "", ip_str(cfg->internal[i].addr, a),
-			cfg->internal[i].len);
+		fprintf(f, "%s\"%s/%u\"", i ? ", " : "",
+			onvm_rule_ipv4_str(cfg->internal[i].addr, a), cfg->internal[i].len);
 	fprintf(f, "],\n");
 	fprintf(f,
 		"  \"packets\": %" PRIu64 ",\n  \"outbound\": %" PRIu64 ",\n  \"inbound\": %" PRIu64
@@ -599,8 +591,9 @@ nat_export_json(const struct nat *nat, FILE *f)
 			"%s\n    {\"src\": \"%s\", \"dst\": \"%s\", \"proto\": %u, \"sport\": %u, "
 			"\"dport\": %u, \"external_port\": %u, \"packets_out\": %" PRIu64
 			", \"packets_in\": %" PRIu64 "}",
-			first ? "" : ",", ip_str(k->src_ip, a), ip_str(k->dst_ip, b), k->proto,
-			k->sport, k->dport, fl->ext_port, fl->packets_out, fl->packets_in);
+			first ? "" : ",", onvm_rule_ipv4_str(k->src_ip, a),
+			onvm_rule_ipv4_str(k->dst_ip, b), k->proto, k->sport, k->dport,
+			fl->ext_port, fl->packets_out, fl->packets_in);
 		first = false;
 	}
 	fprintf(f, "\n  ]\n}\n");

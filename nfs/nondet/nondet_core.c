@@ -10,7 +10,6 @@
  * phase's counters and the flow's entry.  Every state write is touched
  * first; the totals and the current phase's counters are one touch each.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -20,6 +19,7 @@
 #include "nondet_core.h"
 #include "onvm_nf_output.h"
 #include "onvm_nf_json.h"
+#include "onvm_rule.h"
 
 #define ND_MAGIC UINT64_C(0x4e4f4e4445543031) /* "NONDET01" */
 
@@ -399,20 +399,12 @@ nd_expire(struct nondet *n, uint64_t now_ns, uint64_t idle_ns, uint32_t budget)
 
 /* ---- output ------------------------------------------------------------------------ */
 
-static void
-ip_str(uint32_t host_order, char *buf)
-{
-	struct in_addr a = {.s_addr = htonl(host_order)};
-
-	inet_ntop(AF_INET, &a, buf, INET_ADDRSTRLEN);
-}
-
 int
 nd_export(const struct nondet *n, FILE *f)
 {
 	const struct nd_totals *t = n->t;
 	const struct nd_conf *c = n->conf;
-	char s[INET_ADDRSTRLEN], d[INET_ADDRSTRLEN];
+	char s[ONVM_RULE_IPV4_STR_LEN], d[ONVM_RULE_IPV4_STR_LEN];
 	bool first = true;
 
 	fprintf(f, "{\n  \"mode\": \"");
@@ -464,8 +456,8 @@ nd_export(const struct nondet *n, FILE *f)
 		if (v == NULL)
 			continue;
 		k = onvm_ft_key(&n->ft, v);
-		ip_str(k->src_ip, s);
-		ip_str(k->dst_ip, d);
+		onvm_rule_ipv4_str(k->src_ip, s);
+		onvm_rule_ipv4_str(k->dst_ip, d);
 		fprintf(f,
 			"%s\n    {\"src\": \"%s\", \"dst\": \"%s\", \"proto\": %u, \"sport\": %u, "
 			"\"dport\": %u, \"packets\": %" PRIu64 ", \"nd_events\": %" PRIu64

@@ -10,7 +10,6 @@
  * (region "counters", 64-byte chunks) and the flow's entry (through the flow
  * table's own touches).  Nothing here allocates or logs.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -21,6 +20,7 @@
 
 #include "vlan_tagger_core.h"
 #include "onvm_nf_output.h"
+#include "onvm_rule.h"
 
 #define VT_MAGIC UINT64_C(0x564c414e54414731) /* "VLANTAG1" */
 
@@ -403,20 +403,12 @@ vt_drop_reason_str(enum vt_drop_reason r)
 	return (unsigned int)r < VT_DROP_MAX ? drop_names[r] : "unknown";
 }
 
-static void
-ip_str(uint32_t host_order, char *buf)
-{
-	struct in_addr a = {.s_addr = htonl(host_order)};
-
-	inet_ntop(AF_INET, &a, buf, INET_ADDRSTRLEN);
-}
-
 int
 vt_export(const struct vt_tagger *t, FILE *f)
 {
 	const struct vt_counters *c = t->c;
 	const struct onvm_ft_stats *fs = onvm_ft_stats(&t->ft);
-	char s[INET_ADDRSTRLEN], d[INET_ADDRSTRLEN];
+	char s[ONVM_RULE_IPV4_STR_LEN], d[ONVM_RULE_IPV4_STR_LEN];
 	bool first = true;
 	uint64_t dropped = 0;
 
@@ -464,8 +456,8 @@ vt_export(const struct vt_tagger *t, FILE *f)
 		if (v == NULL)
 			continue;
 		k = onvm_ft_key(&t->ft, v);
-		ip_str(k->src_ip, s);
-		ip_str(k->dst_ip, d);
+		onvm_rule_ipv4_str(k->src_ip, s);
+		onvm_rule_ipv4_str(k->dst_ip, d);
 		fprintf(f,
 			"%s\n    {\"src\": \"%s\", \"dst\": \"%s\", \"proto\": %u, \"sport\": %u, "
 			"\"dport\": %u, \"vlan\": %u, \"pcp\": %u, \"rule\": %d, \"packets\": %" PRIu64
