@@ -19,6 +19,8 @@ Files, one concern each:
                  and the clean-up that leaves no process, runtime directory
                  or hugepage file behind; read_json (an NF's export, once
                  written)
+  balancer.py    load_balancer killed mid-trace and its output checked frame
+                 by frame (nf_load_balancer, container_failover)
   containers.py  NFs in podman containers: the NF image, a config with its
                  NFs in containers, a node's containers found and removed
   demo_chain.py  the demo's three-NF chain as a config, and a trace run

@@ -34,9 +34,7 @@ import random
 import re
 import signal
 
-import test_nf_load_balancer as lbt
-
-from onvm import containers, lab, pcap, traces
+from onvm import balancer, containers, lab, pcap, traces
 
 
 def pending_standby(L, image, attempt):
@@ -97,7 +95,7 @@ def test(L):
     at = rng.randrange(len(frames) // 3, 2 * len(frames) // 3)
     print(f"seed {seed} (ONVM_TEST_SEED={seed} repeats): {len(frames)} frames, kill at "
           f"committed:{at}")
-    lbt.run_transparent(L, "committed", at, path, frames, image=image)
+    balancer.run_transparent(L, "committed", at, path, frames, image=image)
 
 
 if __name__ == "__main__":

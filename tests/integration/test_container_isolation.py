@@ -27,9 +27,7 @@ The chain still forwards the trace (a positive check that the NFs work).
 import os
 import stat
 
-import test_nf_load_balancer as lbt
-
-from onvm import containers, lab, pcap, traces
+from onvm import balancer, containers, lab, pcap, traces
 
 
 def ns_pid(host_pid):
@@ -86,7 +84,7 @@ def test(L):
     for d in (a_dir, b_dir):
         os.makedirs(d)
     a_exp, b_conf, b_exp = f"{a_dir}/monitor.json", f"{b_dir}/lb.conf.json", f"{b_dir}/lb.json"
-    lbt.write_config(b_conf)
+    balancer.write_config(b_conf)
     for f in (a_exp, b_exp):  # there from the start: what must not be seen exists
         open(f, "w").close()
     cfg = containers.containerize({
