@@ -30,6 +30,8 @@ Files, one concern each:
   pcap.py        capture files read and written (pcap, pcapng), what
                  net_pcap cut (TruncatedFrame), frame lists compared
   traces.py      the captures the tree ships (traces/), several mixed into one
+  wire.py        remote resiliency's frames built from the documented
+                 layout (RSync messages, the EtherTypes)
   telemetry.py   the DPDK telemetry client (one; tools/onvm-exporter keeps
                  its own, being deployed as a single file)
 """

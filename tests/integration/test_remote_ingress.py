@@ -22,7 +22,7 @@ RSync frames on the predecessor link refused (counted), nothing released.
 import struct
 
 from onvm import lab, pcap, traces
-from test_remote_predecessor import rsync_frame
+from onvm.wire import rsync_frame
 
 PREPARE, COMMIT, REPLAY_START = 1, 3, 8
 

@@ -28,10 +28,7 @@ write captures.  Asserted:
 import struct
 
 from onvm import lab, pcap, traces
-
-ETH_SHIM = 0x88B5
-ETH_RSYNC = 0x88B6
-RSYNC_VERSION = 2  # rsync/include/rsync_wire.h
+from onvm.wire import ETH_RSYNC, ETH_SHIM, RSYNC_VERSION, rsync_frame
 
 
 def pop_shim(frame):
@@ -55,25 +52,6 @@ def rsync_msg(frame):
     ver, mtype, flags, key, chain, plen, epoch = struct.unpack_from(">BBBBHHI", frame, 14)
     lab.check(ver == RSYNC_VERSION, f"RSync version {ver}")
     return mtype, epoch, frame[54:54 + plen]
-
-
-def crc32c(data):
-    c = 0xFFFFFFFF
-    for b in data:
-        c ^= b
-        for _ in range(8):
-            c = (c >> 1) ^ (0x82F63B78 if c & 1 else 0)
-    return c ^ 0xFFFFFFFF
-
-
-def rsync_frame(mtype, chain, epoch, payload=b"", txid=0, bad_crc=False, region=0):
-    """An RSync message as the primary would send it (docs/wire-format.md);
-    one fragment (a PREPARE of only its META: region 0xFFFF)."""
-    hdr = struct.pack(">BBBBHHIIQHHHHQ", RSYNC_VERSION, mtype, 0, 0, chain, len(payload), epoch, 0, txid,
-                      0, 1, region, 0, 0)
-    crc = crc32c(hdr + payload) ^ (1 if bad_crc else 0)
-    hdr = hdr[:12] + struct.pack(">I", crc) + hdr[16:]
-    return bytes([2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2]) + struct.pack(">H", ETH_RSYNC) + hdr + payload
 
 
 def inject(ns, ifname, frame):
