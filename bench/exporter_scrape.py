@@ -23,9 +23,7 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
-from onvm import lab  # noqa: E402
-import test_exporter  # noqa: E402  (free_port, metrics, start_exporter)
+from onvm import exporter, lab  # noqa: E402
 
 
 def pct(v, p):
@@ -50,8 +48,8 @@ def main():
         }).start(timeout=240)
         ids = node.query("/onvm/nf/ids")
         lab.check(len(ids) == 64, f"{len(ids)} NFs registered, want 64")
-        port = test_exporter.free_port()
-        test_exporter.start_exporter(L, [node.prefix], port, "bench")
+        port = exporter.free_port()
+        exporter.start_exporter(L, [node.prefix], port, "bench")
         for k in range(a.scrapes):
             t0 = time.monotonic()
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:

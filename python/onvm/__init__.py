@@ -25,6 +25,8 @@ Files, one concern each:
                  NFs in containers, a node's containers found and removed
   demo_chain.py  the demo's three-NF chain as a config, and a trace run
                  through it with every check (chain_traces, container_chain)
+  exporter.py    tools/onvm-exporter started for a test or benchmark, its
+                 /metrics read back
   flowtable.py   flow tables: tshark's of a capture, basic_monitor's export,
                  the differences of two
   pcap.py        capture files read and written (pcap, pcapng), what

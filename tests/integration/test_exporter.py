@@ -31,65 +31,11 @@ import signal
 import socket
 import time
 import urllib.parse
-import urllib.request
 
 from onvm import lab
+from onvm.exporter import free_port, http_get, metric, metrics, start_exporter
 
-EXPORTER = os.path.join(lab.SRC, "tools", "onvm-exporter")
 ALERTS = os.path.join(lab.SRC, "examples", "prometheus", "alerts.yml")
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def http_get(url, timeout=5):
-    with urllib.request.urlopen(url, timeout=timeout) as r:
-        return r.read().decode()
-
-
-def metrics(port):
-    """{(name, frozenset(labels)): value} of the exporter's /metrics."""
-    out = {}
-    for line in http_get(f"http://127.0.0.1:{port}/metrics").splitlines():
-        if not line or line.startswith("#"):
-            continue
-        name_labels, value = line.rsplit(" ", 1)
-        if "{" in name_labels:
-            name, rest = name_labels.split("{", 1)
-            labels = frozenset(tuple(kv.split("=", 1)) for kv in rest.rstrip("}").split(",")
-                               if kv)
-            labels = frozenset((k, v.strip('"')) for k, v in labels)
-        else:
-            name, labels = name_labels, frozenset()
-        out[(name, labels)] = float(value)
-    return out
-
-
-def metric(m, name, **labels):
-    want = set(labels.items())
-    vals = [v for (n, ls), v in m.items() if n == name and want <= set(ls)]
-    return vals[0] if len(vals) == 1 else None
-
-
-def start_exporter(L, nodes, port, tag):
-    argv = [EXPORTER, "--listen", f"127.0.0.1:{port}"]
-    for n in nodes:
-        argv += ["--node", n]
-    p = L.spawn(f"exporter-{tag}", argv)
-
-    def serving():
-        lab.check(p.poll() is None, "the exporter exited")
-        try:
-            return http_get(f"http://127.0.0.1:{port}/metrics", 2)
-        except OSError:
-            return None
-    lab.wait_until(serving, 20, "the exporter serving /metrics")
-    return p
 
 
 def prom_query(port, q):
