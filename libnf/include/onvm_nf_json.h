@@ -85,6 +85,17 @@ int nf_json_ipv4(const struct nf_json *j, const json_t *obj, const char *path, c
 /* MAC "aa:bb:cc:dd:ee:ff", strictly.  Returns 0 or -EINVAL. */
 int nf_parse_mac(const char *s, uint8_t mac[6]);
 
+/*
+ * FNV-1a, 64 bits, for the fingerprint of a parsed config that an NF keeps
+ * in its state, so that a standby refuses state another config made.  Start
+ * from NF_FNV1A_INIT; nf_fnv1a() adds `len` bytes, nf_fnv1a_u64() the eight
+ * bytes of `v`, least significant first (the same digest on any byte
+ * order).  Not a cryptographic hash.  O(len); any thread.
+ */
+#define NF_FNV1A_INIT UINT64_C(0xcbf29ce484222325)
+uint64_t nf_fnv1a(uint64_t h, const void *data, size_t len);
+uint64_t nf_fnv1a_u64(uint64_t h, uint64_t v);
+
 #ifdef __cplusplus
 }
 #endif

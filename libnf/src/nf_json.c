@@ -249,3 +249,27 @@ nf_parse_mac(const char *s, uint8_t mac[6])
 	}
 	return 0;
 }
+
+#define FNV1A_PRIME UINT64_C(0x100000001b3)
+
+uint64_t
+nf_fnv1a(uint64_t h, const void *data, size_t len)
+{
+	const uint8_t *b = data;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= b[i];
+		h *= FNV1A_PRIME;
+	}
+	return h;
+}
+
+uint64_t
+nf_fnv1a_u64(uint64_t h, uint64_t v)
+{
+	for (int i = 0; i < 8; i++) {
+		h ^= (v >> (8 * i)) & 0xff;
+		h *= FNV1A_PRIME;
+	}
+	return h;
+}

@@ -124,27 +124,15 @@ parse_rule(const struct nf_json *j, const json_t *rule, uint32_t i, struct fw_ru
 
 /* FNV-1a over the parsed rule set: equal files give equal fingerprints. */
 static uint64_t
-fnv1a(uint64_t h, const void *data, size_t len)
-{
-	const uint8_t *b = data;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= b[i];
-		h *= UINT64_C(0x100000001b3);
-	}
-	return h;
-}
-
-static uint64_t
 config_fingerprint(const struct fw_config *c)
 {
-	uint64_t h = UINT64_C(0xcbf29ce484222325);
+	uint64_t h = NF_FNV1A_INIT;
 	uint8_t pol[3] = {c->def, c->non_ip, c->malformed};
 
-	h = fnv1a(h, pol, sizeof(pol));
-	h = fnv1a(h, &c->n_rules, sizeof(c->n_rules));
+	h = nf_fnv1a(h, pol, sizeof(pol));
+	h = nf_fnv1a(h, &c->n_rules, sizeof(c->n_rules));
 	/* Rules are memset before they are filled: padding is zero. */
-	return fnv1a(h, c->rules, c->n_rules * sizeof(c->rules[0]));
+	return nf_fnv1a(h, c->rules, c->n_rules * sizeof(c->rules[0]));
 }
 
 int

@@ -171,30 +171,17 @@ touch(struct lb *lb, const void *p, size_t len)
 		(field)++;                                                                         \
 	} while (0)
 
-static uint64_t
-fnv1a(uint64_t h, const void *p, size_t len)
-{
-	const uint8_t *b = p;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= b[i];
-		h *= UINT64_C(0x100000001b3);
-	}
-	return h;
-}
-
 /* What the table's contents depend on: the backend list (flows hold
  * indexes into it), the VIP and the table's shape. */
 static uint64_t
 config_hash(const struct lb_config *cfg)
 {
-	uint64_t h = UINT64_C(0xcbf29ce484222325);
 	uint32_t words[4] = {cfg->has_vip, cfg->vip, cfg->n_backends, cfg->flows};
+	uint64_t h = nf_fnv1a(NF_FNV1A_INIT, words, sizeof(words));
 
-	h = fnv1a(h, words, sizeof(words));
 	for (uint32_t i = 0; i < cfg->n_backends; i++) {
-		h = fnv1a(h, &cfg->backends[i].ip, sizeof(cfg->backends[i].ip));
-		h = fnv1a(h, cfg->backends[i].mac, sizeof(cfg->backends[i].mac));
+		h = nf_fnv1a(h, &cfg->backends[i].ip, sizeof(cfg->backends[i].ip));
+		h = nf_fnv1a(h, cfg->backends[i].mac, sizeof(cfg->backends[i].mac));
 	}
 	return h;
 }

@@ -175,14 +175,8 @@ static uint64_t
 config_hash(const struct nat_config *cfg)
 {
 	uint32_t words[4] = {cfg->external_ip, cfg->port_min, cfg->port_max, cfg->flows};
-	const uint8_t *b = (const uint8_t *)words;
-	uint64_t h = UINT64_C(0xcbf29ce484222325);
 
-	for (size_t i = 0; i < sizeof(words); i++) {
-		h ^= b[i];
-		h *= UINT64_C(0x100000001b3);
-	}
-	return h;
+	return nf_fnv1a(NF_FNV1A_INIT, words, sizeof(words));
 }
 
 void

@@ -192,27 +192,17 @@ nd_conf_parse(struct nd_conf *c, const char *arg, char *err, size_t errlen)
 	return 0;
 }
 
-static uint64_t
-fnv(uint64_t h, uint64_t v)
-{
-	for (int i = 0; i < 8; i++) {
-		h ^= (v >> (8 * i)) & 0xff;
-		h *= UINT64_C(0x100000001b3);
-	}
-	return h;
-}
-
 uint64_t
 nd_conf_digest(const struct nd_conf *c)
 {
-	uint64_t h = UINT64_C(0xcbf29ce484222325);
+	uint64_t h = NF_FNV1A_INIT;
 
-	h = fnv(h, c->n_phases);
-	h = fnv(h, c->schedule);
+	h = nf_fnv1a_u64(h, c->n_phases);
+	h = nf_fnv1a_u64(h, c->schedule);
 	for (uint32_t i = 0; i < c->n_phases; i++) {
-		h = fnv(h, c->phases[i].mode);
-		h = fnv(h, c->phases[i].value);
-		h = fnv(h, c->phases[i].duration_ns);
+		h = nf_fnv1a_u64(h, c->phases[i].mode);
+		h = nf_fnv1a_u64(h, c->phases[i].value);
+		h = nf_fnv1a_u64(h, c->phases[i].duration_ns);
 	}
 	return h;
 }

@@ -157,32 +157,23 @@ vt_policy_match(const struct vt_policy *p, const struct onvm_flow_key *k)
 	return -1;
 }
 
-static uint64_t
-fnv(uint64_t h, uint64_t v)
-{
-	for (int i = 0; i < 8; i++) {
-		h ^= (v >> (8 * i)) & 0xff;
-		h *= UINT64_C(0x100000001b3);
-	}
-	return h;
-}
-
 uint64_t
 vt_policy_digest(const struct vt_policy *p)
 {
-	uint64_t h = UINT64_C(0xcbf29ce484222325);
+	uint64_t h = NF_FNV1A_INIT;
 
-	h = fnv(h, p->def_vlan);
-	h = fnv(h, p->def_pcp);
-	h = fnv(h, p->n_rules);
+	h = nf_fnv1a_u64(h, p->def_vlan);
+	h = nf_fnv1a_u64(h, p->def_pcp);
+	h = nf_fnv1a_u64(h, p->n_rules);
 	for (uint32_t i = 0; i < p->n_rules; i++) {
 		const struct vt_rule *r = &p->rules[i];
 
-		h = fnv(h, (uint64_t)r->src << 32 | r->src_mask);
-		h = fnv(h, (uint64_t)r->dst << 32 | r->dst_mask);
-		h = fnv(h, (uint64_t)(uint16_t)r->proto << 48 | (uint64_t)r->vlan << 32 | r->pcp);
-		h = fnv(h, (uint64_t)r->sport_lo << 48 | (uint64_t)r->sport_hi << 32 |
-			       (uint64_t)r->dport_lo << 16 | r->dport_hi);
+		h = nf_fnv1a_u64(h, (uint64_t)r->src << 32 | r->src_mask);
+		h = nf_fnv1a_u64(h, (uint64_t)r->dst << 32 | r->dst_mask);
+		h = nf_fnv1a_u64(h, (uint64_t)(uint16_t)r->proto << 48 | (uint64_t)r->vlan << 32 |
+					r->pcp);
+		h = nf_fnv1a_u64(h, (uint64_t)r->sport_lo << 48 | (uint64_t)r->sport_hi << 32 |
+					(uint64_t)r->dport_lo << 16 | r->dport_hi);
 	}
 	return h;
 }
