@@ -3,7 +3,7 @@
 # Copyright(c) 2026 REINFORCE-NFV authors
 """Remote failover timeline, measured over many failovers.
 
-The four-node lab of tests/integration/test_remote_chain.py (predecessor,
+The four-node lab of python/onvm/remote_lab.py, test_remote_chain.py's (predecessor,
 primary, standby, sink; each in its own network namespace, linked by veth
 pairs driven by net_af_packet; a chain of simple_forward, no NF state).  Each
 round starts fresh nodes, streams the tagged input, SIGKILLs the primary's
@@ -61,9 +61,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
 from onvm import lab, pcap, traces  # noqa: E402
-import test_remote_chain as rc  # noqa: E402  (the lab's nodes and oracle)
+from onvm import remote_lab as rc  # noqa: E402  (the lab's nodes and oracle)
 
 RESULTS = os.path.join(HERE, "results")
 FIELDS = ["round", "seed", "load", "checkpoint_ms", "nf_cpus", "max_sleep_us", "kill_share",

@@ -4,7 +4,7 @@
 """Remote resiliency's cost: throughput, added latency against the sync
 link's RTT, and throughput against the rate of ND events.
 
-The four-node lab of tests/integration/test_remote_chain.py (predecessor,
+The four-node lab of python/onvm/remote_lab.py, test_remote_chain.py's (predecessor,
 primary, standby, sink; each in its own network namespace, linked by veth
 pairs driven by net_af_packet), every measurement against the same lab
 without remote resiliency ("none": the same nodes, links and chain, the
@@ -45,9 +45,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
 from onvm import lab, traces  # noqa: E402
-import test_remote_chain as rc  # noqa: E402
+from onvm import remote_lab as rc  # noqa: E402  (the lab's nodes)
 
 RESULTS = os.path.join(HERE, "results")
 SNIFF = os.path.join(HERE, "sniff.py")

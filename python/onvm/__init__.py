@@ -34,6 +34,8 @@ Files, one concern each:
   traces.py      the captures the tree ships (traces/), several mixed into one
   wire.py        remote resiliency's frames built from the documented
                  layout (RSync messages, the EtherTypes)
+  remote_lab.py  the four-node lab of remote resiliency and its
+                 external-synchrony oracle (remote_chain, remote benchmarks)
   telemetry.py   the DPDK telemetry client (one; tools/onvm-exporter keeps
                  its own, being deployed as a single file)
 """
