@@ -38,13 +38,18 @@ apply_slot(struct rsync_standby *s, struct slot *sl)
 		}
 	}
 	/* A full cut makes the state whole again (written from its first
-	 * byte); without whole state a delta has nothing to apply to.  Any
-	 * full cut restarts the wait for a later one: the primary may have
-	 * made a second one whose marker went in before the first came out. */
+	 * byte); without whole state a delta has nothing to apply to.  For a
+	 * standby that is not in sync, any full cut restarts the wait for a
+	 * later one: the primary may have made a second one whose marker went
+	 * in before the first came out.  One already in sync stays so: its
+	 * TxTs is whole, and the full cut is a cut of the chain like any other
+	 * (a delayed RESYNC vote can bring one). */
 	if (sl->full) {
+		if (!(s->whole && s->synced)) {
+			s->synced = false;
+			s->full_cut_id = mt->cut_id;
+		}
 		s->whole = true;
-		s->synced = false;
-		s->full_cut_id = mt->cut_id;
 		s->stats.full_applied++;
 	}
 	for (uint32_t f = txts_frags + 1; f < sl->frag_count; f++) {
@@ -181,9 +186,11 @@ walked_would_sync(const struct rsync_standby *s, uint32_t n, bool origin)
 		uint64_t cut = sl->meta.cut_id;
 
 		if (sl->full) {
+			if (!(whole && synced)) {
+				synced = false;
+				full_id = cut;
+			}
 			whole = true;
-			synced = false;
-			full_id = cut;
 		}
 		/* (The owner's check may find an NF's state lost, and say so:
 		 * the state is then not whole, whatever the chain.) */

@@ -487,7 +487,8 @@ test_a_standby_restarted_on_an_idle_chain_asks_by_heartbeat(void **state)
 	assert_true(rsync_primary_full_wanted(sm->p));
 	cut_with(sm, 1, RSYNC_CUT_FULL, 0, 0x11, 600);
 	settle(sm);
-	assert_false(rsync_standby_synced(sm->s));
+	/* the chain's first transaction: nothing was released before it */
+	assert_true(rsync_standby_synced(sm->s));
 	cut_with(sm, 2, 1, 0, 0x12, 10);
 	settle(sm);
 	assert_true(rsync_standby_synced(sm->s));
@@ -1193,6 +1194,35 @@ run_random(const struct fault_row *row, uint64_t seed, int take_over, int small)
 	sim_free(sm);
 }
 
+/* A full cut arriving at a standby already in sync (a RESYNC vote of its
+ * that was delayed, a full cut the primary made for a restarted NF and
+ * that came back) keeps it in sync: its TxTs is whole, and the full cut's
+ * state is a cut of the chain like any other.  It used to clear `synced`
+ * until the next cut, and refuse a takeover meanwhile. */
+static void
+test_a_full_cut_keeps_a_synced_standby_in_sync(void **state)
+{
+	(void)state;
+	struct sim *sm = synced_sim(43);
+	struct rsync_standby_applied a;
+	uint8_t d[SIM_REGION_SIZE];
+
+	assert_true(rsync_standby_synced(sm->s));
+	add_n(sm, 8, 2);
+	memset(d, 0x55, sizeof(d));
+	assert_int_equal(rsync_primary_cut_begin(sm->p, 2, RSYNC_CUT_FULL, sm->npkts, sm->now), 0);
+	for (uint16_t r = 0; r < SIM_REGIONS; r++)
+		assert_int_equal(rsync_primary_cut_piece(sm->p, r, 0, d, sizeof(d)), 0);
+	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+	settle(sm);
+	assert_int_equal(rsync_standby_stats(sm->s)->full_applied, 1);
+	assert_true(rsync_standby_synced(sm->s));
+	assert_int_equal(rsync_standby_takeover(sm->s, 2, &a), 0);
+	assert_int_equal(a.cut_id, 2);
+	assert_true(region_is(sm, 2, 0x55, SIM_REGION_SIZE));
+	sim_free(sm);
+}
+
 static void
 test_random_faults_never_release_unknown_packets(void **state)
 {
@@ -1254,6 +1284,7 @@ main(void)
 		cmocka_unit_test(test_cut_bigger_than_a_stage_is_dropped_and_counted),
 		cmocka_unit_test(test_cut_dropped_by_the_owner_leaves_the_stage_without_it),
 		cmocka_unit_test(test_hmac_protects_every_message),
+		cmocka_unit_test(test_a_full_cut_keeps_a_synced_standby_in_sync),
 		cmocka_unit_test(test_random_faults_never_release_unknown_packets),
 	};
 
