@@ -93,7 +93,8 @@ void
 rsync_sby_slot_free(struct rsync_standby *s, struct slot *sl)
 {
 	if (sl->voted)
-		s->pending_txts -= sl->meta.txts_entries;
+		s->pending_txts -= sl->txts_reserved;
+	sl->txts_reserved = 0;
 	memset(sl->have, 0, (s->cfg.max_frags + 63) / 64 * sizeof(uint64_t));
 	sl->used = sl->voted = sl->dead = sl->full = sl->unchecked = sl->full_seen = false;
 	sl->txid = 0;
@@ -238,12 +239,32 @@ piece_checked(const struct rsync_standby *s, const struct rsync_hdr *h)
 	return s->whole || (h->flags & RSYNC_F_FULL);
 }
 
+/* The TxTs entries of a whole slot with a timestamp above `ts` (all of
+ * them for ts 0).  O(entries). */
+static uint32_t
+slot_txts_above(const struct rsync_standby *s, const struct slot *sl, uint64_t ts)
+{
+	uint32_t txts_frags = sl->frag_count - 1 - sl->meta.state_frags, n = 0;
+
+	if (ts == 0)
+		return sl->meta.txts_entries;
+	for (uint32_t f = 1; f <= txts_frags; f++)
+		for (uint32_t i = 0; i < sl->desc[f].len / RSYNC_TXTS_WIRE_LEN; i++) {
+			struct rsync_txts_entry e;
+
+			rsync_txts_decode(cell(s, sl, f), i, &e);
+			n += e.ts > ts;
+		}
+	return n;
+}
+
 static enum rsync_rx_reason
 rx_fragment(struct rsync_standby *s, const struct rsync_msg *m)
 {
 	const struct rsync_hdr *h = &m->h;
 	struct slot *sl = rsync_sby_slot_find(s, h->txid);
 	struct frag_desc *d;
+	uint32_t reserve;
 
 	/* Checks that do not need the slot come first: a refused fragment
 	 * must not take a staging slot. */
@@ -310,7 +331,12 @@ rx_fragment(struct rsync_standby *s, const struct rsync_msg *m)
 		rsync_sby_slot_free(s, sl);
 		return RSYNC_RX_MISMATCH;
 	}
-	if (s->txts.n + s->pending_txts + sl->meta.txts_entries > s->txts.max_n) {
+	/* Room for the entries its apply adds.  A transaction with a cut frees,
+	 * as it is applied, every entry at or below the cut (rsync_txts_gc) --
+	 * its own included: they never take room, or a table full of flows
+	 * would refuse the very cut that empties it. */
+	reserve = slot_txts_above(s, sl, sl->meta.cut_id != 0 ? sl->meta.cut_ts : 0);
+	if (s->txts.n + s->pending_txts + reserve > s->txts.max_n) {
 		/* Applying it could lose TxTs entries, i.e. let replayed
 		 * packets out twice: no vote (the primary aborts the stage). */
 		s->stats.txts_no_room++;
@@ -318,7 +344,8 @@ rx_fragment(struct rsync_standby *s, const struct rsync_msg *m)
 		return RSYNC_RX_NO_ROOM;
 	}
 	sl->voted = true;
-	s->pending_txts += sl->meta.txts_entries;
+	sl->txts_reserved = reserve;
+	s->pending_txts += reserve;
 	s->stats.votes++;
 	send_reply(s, RSYNC_VOTE, sl->txid);
 	return RSYNC_RX_OK;

@@ -27,6 +27,7 @@ struct slot {
 	bool unchecked;	       /* a state piece staged without ops->state_ok (piece_checked) */
 	bool full_seen;	       /* its fragments carry RSYNC_F_FULL (all or none) */
 	uint64_t txid;
+	uint32_t txts_reserved; /* voted: TxTs entries its apply may add (pending_txts) */
 	uint16_t frag_count;
 	uint32_t received;
 	struct rsync_meta meta;

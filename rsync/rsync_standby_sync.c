@@ -18,7 +18,12 @@ apply_slot(struct rsync_standby *s, struct slot *sl)
 {
 	const struct rsync_meta *mt = &sl->meta;
 	uint32_t txts_frags = sl->frag_count - 1 - mt->state_frags;
+	/* A cut frees every entry at or below it: first, so that its own
+	 * entries (all at or below it, and unreserved) never need room. */
+	uint64_t gc_ts = mt->cut_id != 0 ? mt->cut_ts : 0;
 
+	if (gc_ts != 0)
+		rsync_txts_gc(&s->txts, gc_ts);
 	for (uint32_t f = 1; f <= txts_frags; f++) {
 		const uint8_t *c = cell(s, sl, f);
 
@@ -27,6 +32,8 @@ apply_slot(struct rsync_standby *s, struct slot *sl)
 			struct rsync_flow fl = {0};
 
 			rsync_txts_decode(c, i, &e);
+			if (e.ts <= gc_ts)
+				continue; /* the cut holds its packet: never processed again */
 			fl.src_ip = e.src_ip;
 			fl.dst_ip = e.dst_ip;
 			fl.sport = e.sport;
@@ -81,7 +88,6 @@ apply_slot(struct rsync_standby *s, struct slot *sl)
 		s->applied.cut_id = mt->cut_id;
 		s->applied.cut_ts = mt->cut_ts;
 		s->stats.applied_cuts++;
-		rsync_txts_gc(&s->txts, mt->cut_ts);
 	}
 	s->stats.applied++;
 	rsync_sby_slot_free(s, sl);

@@ -1223,6 +1223,46 @@ test_a_full_cut_keeps_a_synced_standby_in_sync(void **state)
 	sim_free(sm);
 }
 
+/* The standby refuses to vote for a transaction whose TxTs entries might
+ * not fit, and entries are freed only when a cut is applied.  A table
+ * full of flows must not stop the cut that would empty it: a cut's own
+ * stage holds only packets at or below the cut, whose entries the cut
+ * frees as it is applied, so they reserve no room. */
+static void
+test_a_full_txts_table_still_takes_the_cut_that_empties_it(void **state)
+{
+	(void)state;
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct sim *sm;
+
+	sc.txts_capacity = 64; /* room for 48 entries */
+	sm = sim_new(&pc, &sc, 44, NULL, 0);
+	for (uint32_t i = 0; i < 48; i++) {
+		assert_int_equal(sim_add(sm, i), 0);
+		if (i % 8 == 7)
+			settle(sm);
+	}
+	assert_int_equal(sm->nreleased, 48);
+	assert_int_equal(rsync_standby_txts_entries(sm->s), 48);
+	/* seven new flows and a cut after them: their stage carries the cut */
+	for (uint32_t i = 48; i < 55; i++)
+		assert_int_equal(sim_add(sm, i), 0);
+	assert_int_equal(rsync_primary_cut_begin(sm->p, 1, 0, sm->npkts, sm->now), 0);
+	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+	settle(sm);
+	assert_int_equal(rsync_standby_stats(sm->s)->txts_no_room, 0);
+	assert_int_equal(sm->nreleased, 55);
+	assert_int_equal(rsync_standby_txts_entries(sm->s), 0); /* all at or below the cut */
+	/* and the table takes new flows again */
+	for (uint32_t i = 55; i < 63; i++)
+		assert_int_equal(sim_add(sm, i), 0);
+	settle(sm);
+	assert_int_equal(sm->nreleased, 63);
+	assert_int_equal(sm->ndropped, 0);
+	sim_free(sm);
+}
+
 static void
 test_random_faults_never_release_unknown_packets(void **state)
 {
@@ -1285,6 +1325,7 @@ main(void)
 		cmocka_unit_test(test_cut_dropped_by_the_owner_leaves_the_stage_without_it),
 		cmocka_unit_test(test_hmac_protects_every_message),
 		cmocka_unit_test(test_a_full_cut_keeps_a_synced_standby_in_sync),
+		cmocka_unit_test(test_a_full_txts_table_still_takes_the_cut_that_empties_it),
 		cmocka_unit_test(test_random_faults_never_release_unknown_packets),
 	};
 
