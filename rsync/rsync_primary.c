@@ -407,6 +407,15 @@ rsync_primary_tick(struct rsync_primary *p, uint64_t now)
 	for (uint32_t k = 0; k < p->used; k++) {
 		struct stage *s = stage_at(p, k);
 
+		/* Closed, but never sent: the standby's window is full of
+		 * commits it does not acknowledge (it is gone, or every ACK is
+		 * lost).  It gets no vote that way either: it is aborted after
+		 * as long as a stage that was sent and never voted. */
+		if (s->state == ST_SENDING && !s->started &&
+		    now - s->closed_ns >= (uint64_t)p->cfg.max_tries * p->cfg.retrans_ns) {
+			abort_from(p, k, RSYNC_ABORT_NO_VOTE);
+			break;
+		}
 		if (s->state != ST_SENT || now < s->deadline_ns)
 			continue;
 		if (s->tries >= p->cfg.max_tries) {
@@ -441,7 +450,7 @@ rsync_primary_tick(struct rsync_primary *p, uint64_t now)
 		if (s->state == ST_SENT)
 			next = s->deadline_ns < next ? s->deadline_ns : next;
 		else if (s->state == ST_SENDING)
-			next = now; /* blocked on the link or the window: poll */
+			next = now; /* blocked on the link or the window: poll (and time out) */
 		else if (s->state == ST_OPEN && s->n > 0 && !s->cut_open &&
 			 s->opened_ns + p->cfg.close_ns < next)
 			next = s->opened_ns + p->cfg.close_ns;

@@ -1263,6 +1263,44 @@ test_a_full_txts_table_still_takes_the_cut_that_empties_it(void **state)
 	sim_free(sm);
 }
 
+/* The standby dies while the primary's window of unacknowledged COMMITs is
+ * full.  Stages closed meanwhile cannot be sent (the window), so they never
+ * time out by retransmission: they must still be aborted, not wait for
+ * ever, and once a new standby incarnation is heard the window it can
+ * never acknowledge is given up. */
+static void
+test_stages_blocked_by_a_full_window_are_aborted(void **state)
+{
+	(void)state;
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct sim *sm;
+
+	pc.standby_window = pc.stages; /* legal, and the tightest */
+	sm = sim_new(&pc, &sc, 45, NULL, 0);
+	/* stages voted and released, but no COMMIT reaches the standby (so no
+	 * ACK comes back): the window of unacknowledged commits fills.  Votes
+	 * take a step, so the link to the standby can be cut behind them. */
+	sm->f_to_p = (struct sim_faults){.delay_pct = 100, .delay_steps = 1};
+	for (uint32_t k = 0; k < pc.stages; k++) {
+		sm->f_to_s.cut = 0;
+		add_n(sm, 8, 2);
+		sim_step(sm, 1 * US); /* PREPARE in, VOTE out */
+		sm->f_to_s.cut = 1;
+		sim_step(sm, 1 * US); /* VOTE in: released; its COMMIT is lost */
+	}
+	assert_int_equal(sm->nreleased, 8 * pc.stages);
+	/* the standby is gone for good; the chain goes on */
+	add_n(sm, 8, 2);
+	assert_int_equal(rsync_primary_stats(sm->p)->acks, 0);
+	for (int i = 0; i < 200; i++)
+		sim_step(sm, 50 * US);
+	assert_int_equal(rsync_primary_stages_busy(sm->p), 0);
+	assert_int_equal(sm->nreleased + sm->ndropped, sm->npkts);
+	assert_true(rsync_primary_stats(sm->p)->aborts[RSYNC_ABORT_NO_VOTE] >= 1);
+	sim_free(sm);
+}
+
 static void
 test_random_faults_never_release_unknown_packets(void **state)
 {
@@ -1326,6 +1364,7 @@ main(void)
 		cmocka_unit_test(test_hmac_protects_every_message),
 		cmocka_unit_test(test_a_full_cut_keeps_a_synced_standby_in_sync),
 		cmocka_unit_test(test_a_full_txts_table_still_takes_the_cut_that_empties_it),
+		cmocka_unit_test(test_stages_blocked_by_a_full_window_are_aborted),
 		cmocka_unit_test(test_random_faults_never_release_unknown_packets),
 	};
 
