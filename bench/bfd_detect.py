@@ -21,7 +21,6 @@ usage: bench/bfd_detect.py [--frr-trials N] [--intervals 10,20,50]
 Writes bench/results/bfd_detect.csv, bfd_soak.csv, bfd_summary.txt, bfd_detect.png.
 """
 import argparse
-import csv
 import os
 import signal
 import statistics
@@ -30,7 +29,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
-from onvm import lab  # noqa: E402  (the integration harness: nodes, netns, bfdd, clean-up)
+from onvm import lab, report  # noqa: E402  (the harness: nodes, netns, bfdd, clean-up)
 
 RESULTS = os.path.join(HERE, "results")
 
@@ -180,9 +179,7 @@ def summarize(rows, soak_rows, chosen):
 
 def plot(rows, path):
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        plt = report.pyplot()
     except ImportError:
         print("matplotlib missing: no plot")
         return
@@ -213,15 +210,11 @@ def main(L, args):
     crashes = None
     if chosen and args.trials:
         crashes = memif_trials(L, chosen, args.trials, rows)
-    with open(os.path.join(RESULTS, "bfd_detect.csv"), "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["scenario", "interval_ms", "trial", "detect_ms", "diag"])
-        w.writerows(rows)
-    with open(os.path.join(RESULTS, "bfd_soak.csv"), "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["interval_ms", "seconds", "false_downs_a", "false_downs_b", "mpps_b",
-                    "rx_a", "rx_b"])
-        w.writerows(soak_rows)
+    report.write_csv(os.path.join(RESULTS, "bfd_detect.csv"),
+                     ["scenario", "interval_ms", "trial", "detect_ms", "diag"], rows)
+    report.write_csv(os.path.join(RESULTS, "bfd_soak.csv"),
+                     ["interval_ms", "seconds", "false_downs_a", "false_downs_b", "mpps_b",
+                      "rx_a", "rx_b"], soak_rows)
     text = summarize(rows, soak_rows, chosen)
     if crashes is not None:
         text += (f"memif kills that crashed the surviving node (DPDK net_memif disconnect "

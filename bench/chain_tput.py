@@ -48,6 +48,8 @@ import threading, time, types
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import nf_suite  # noqa: E402  (the cross-CPU probe)
+from onvm import report  # noqa: E402
+from onvm.report import log  # noqa: E402
 from onvm.telemetry import Telemetry, socket_path  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -57,10 +59,6 @@ TESTPMD = shutil.which("dpdk-testpmd") or "/usr/bin/dpdk-testpmd"
 CSMP_SRC = "/usr/share/dpdk/examples/multi_process/client_server_mp"
 DROP_REASONS = ["nf_action", "no_chain", "no_instance", "bad_service", "bad_port", "bad_action",
                 "chain_end", "ring_full", "port_tx_full", "nf_gone"]
-
-
-def log(msg):
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
 class BenchError(Exception):
@@ -653,36 +651,6 @@ def wait_quiet(lab, max_wait, sample=1.0, say=True):
         time.sleep(2)
 
 
-def sh(cmd):
-    try:
-        return subprocess.run(cmd, shell=True, capture_output=True, text=True,
-                              timeout=10).stdout.strip()
-    except Exception as e:
-        return f"? ({e})"
-
-
-def machine_txt(a, busy, others, params=None):
-    """params: the run's parameters line (default: this script's)."""
-    model = sh("lscpu | sed -n 's/^Model name: *//p'")
-    hyp = sh("lscpu | sed -n 's/^Hypervisor vendor: *//p'")
-    lines = [f"date: {time.strftime('%Y-%m-%d %H:%M:%S %z')}",
-             f"cpu model: {model}",
-             f"cpus online: {os.cpu_count()}, hypervisor: {hyp or 'none'}",
-             f"kernel: {sh('uname -sr')}",
-             f"dpdk (pkg-config libdpdk): {sh('pkg-config --modversion libdpdk')}",
-             f"testpmd: {TESTPMD}",
-             f"hugepages: {sh('grep -E HugePages_Total /proc/meminfo')}, "
-             f"{sh('grep -E Hugepagesize /proc/meminfo')}",
-             f"repo commit: {sh(f'git -C {REPO} rev-parse --short HEAD')}"
-             f"{' (+ uncommitted changes)' if sh(f'git -C {REPO} status --porcelain') else ''}",
-             f"build dir: {a.build}",
-             params or f"window {a.window}s, warm-up {a.warmup}s, repeats {a.repeats}, "
-             f"memif tx_first {a.tx_first}, memif NF cpus {a.memif_nf_cpus}",
-             f"CPU busy before the run: {100 * busy:.0f}%, other DPDK runtime dirs: "
-             f"{' '.join(others) or 'none'}"]
-    return "\n".join(lines) + "\n"
-
-
 # ---- output -------------------------------------------------------------------------------
 
 REFS = {"null_testpmd": None, "null_testpmd_copy": "null_testpmd", "null_csmp": "null_testpmd",
@@ -785,9 +753,7 @@ def write_outputs(a, results, details, noise, elapsed, probe_rows=None):
 
 
 def plot(a, med):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = report.pyplot()
     import matplotlib.ticker
 
     groups = [("net_null: node is its own generator and sink",
@@ -915,7 +881,10 @@ def main():
         busy, others = wait_quiet(lab, a.quiet_wait)
         os.makedirs(a.out, exist_ok=True)
         with open(os.path.join(a.out, "machine.txt"), "w") as fh:
-            fh.write(machine_txt(a, busy, others))
+            fh.write(report.machine_txt(
+                a.build, TESTPMD, busy, others,
+                f"window {a.window}s, warm-up {a.warmup}s, repeats {a.repeats}, "
+                f"memif tx_first {a.tx_first}, memif NF cpus {a.memif_nf_cpus}"))
         probe = nf_suite.XCoreProbe(types.SimpleNamespace(
             path=lambda name: os.path.join(workdir, name)))
         for rep in range(1, a.repeats + 1):
@@ -948,8 +917,8 @@ def main():
                     f"other processes used {lab.last_foreign_cpu:.0f}% of a core meanwhile"
                     + (f": {lab.last_foreign_top})" if lab.last_foreign_top else ")")
                     + (f"  [other DPDK runtime dirs: {' '.join(others)}]" if others else "")
-                    + f"  [cross-CPU round trip {nf_suite.fmt(probes[-2], 0)} -> "
-                      f"{nf_suite.fmt(probes[-1], 0)} ns]")
+                    + f"  [cross-CPU round trip {report.fmt(probes[-2], 0)} -> "
+                      f"{report.fmt(probes[-1], 0)} ns]")
         ok = True
     finally:
         lab.cleanup_all()

@@ -24,11 +24,7 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 from onvm import exporter, lab  # noqa: E402
-
-
-def pct(v, p):
-    s = sorted(v)
-    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
+from onvm.report import pct  # noqa: E402
 
 
 def main():

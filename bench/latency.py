@@ -81,6 +81,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import chain_tput as ct  # noqa: E402  (Lab, Manager, build_csmp, null_cfg, wait_quiet)
 import nf_suite  # noqa: E402  (XCoreProbe: the host's placement of our two vCPUs)
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+from onvm import report  # noqa: E402
+from onvm.report import log  # noqa: E402
 
 NEAR_NS = 150  # cross-CPU round trip below this: the near placement (50-85 ns here)
 PROBE_ROUND_TRIPS = 20000  # 1-8 ms with the system stopped
@@ -91,7 +94,6 @@ ALL_SETUPS = ["chain1", "split1", "chain2", "chain3", "stateful_none", "stateful
 # split1: chain1 with the manager's TX unit on an lcore of its own on the NF's CPU 1
 # (chain_tput.py's null_chain_split: client_server_mp's placement, whose client transmits)
 GEN_PORT, SINK_PORT = 0, 1
-log = ct.log
 
 
 # ---- the shim's file ----------------------------------------------------------------------
@@ -733,9 +735,7 @@ def write_outputs(a, rows, pooled, elapsed, header):
 
 
 def plot(out, hj):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = report.pyplot()
 
     g = hj["grid"]
     n = (g["hi_exp"] - g["lo_exp"]) * g["per_decade"]
@@ -863,10 +863,8 @@ def main():
     ok = False
     try:
         busy, others = ct.wait_quiet(lab, a.quiet_wait)
-        dirty = ct.sh(f"git -C {REPO} status --porcelain")
         header = [f"bench/latency.py {time.strftime('%Y-%m-%d %H:%M:%S %z')}, repo "
-                  f"{ct.sh(f'git -C {REPO} rev-parse --short HEAD')}"
-                  f"{' (+ uncommitted changes)' if dirty else ''}"
+                  f"{report.repo_state()}"
                   f", {a.rounds} rounds, {a.window:g} s windows ({a.max_window:g} s unpaced), "
                   f"ring {a.ring}; CPU busy before the run {100 * busy:.0f}%, other DPDK "
                   f"runtime dirs: {' '.join(others) or 'none'}"]

@@ -47,6 +47,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 from onvm import containers, lab  # noqa: E402  (the harness: nodes, clean-up; container NFs)
+from onvm.report import pct, pyplot  # noqa: E402
 
 
 # How the active dies, alternately: SIGKILL (the kernel's robust-list walk at
@@ -263,11 +264,6 @@ def relaunch_line(rows):
             f"sink's longest pause {ms(4, 50)} (without {ms(3, 50)})")
 
 
-def pct(values, p):
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(HERE, "..", "build"))
@@ -375,9 +371,7 @@ def main():
         f.write("\n".join(summary) + "\n")
     print("\n".join(summary))
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        plt = pyplot()
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
         for where in dict.fromkeys(k[5] for k in kills):
             for rt in a.runtimes:

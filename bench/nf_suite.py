@@ -59,6 +59,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "python"))
 sys.path.insert(0, HERE)
+from onvm import report  # noqa: E402
+from onvm.report import fmt, log  # noqa: E402
 
 MBUF_DATA_ROOM = 2048  # RTE_MBUF_DEFAULT_DATAROOM: the manager's pool
 ALL_NFS = ["basic_monitor", "dpi", "vlan_tagger", "load_balancer", "nat", "firewall", "nondet"]
@@ -67,10 +69,6 @@ DEFAULT_TRACES = "webex.pcap,bittorrent.pcap,quic.pcap,tor.pcap"
 # bittorrent/quic/tor 192.168.1.x.  NAT/LB/firewall/vlan configs refer to
 # these; every address the NFs write is in 198.18.0.0/15.
 INTERNAL = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"]
-
-
-def log(msg):
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
 # ---- the traffic -------------------------------------------------------------------
@@ -398,14 +396,6 @@ COLS = ["nf", "mode", "round", "mpps", "ratio_local_none", "in_mpps", "nf_rx_mpp
         "attempt"]
 
 
-def fmt(v, nd=3):
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        return f"{v:.{nd}f}"
-    return str(v)
-
-
 def med(vals):
     vals = [v for v in vals if v is not None]
     return statistics.median(vals) if vals else None
@@ -577,9 +567,7 @@ def nf_note(nf, a):
 
 
 def plot(a, summ, rows, meta):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = report.pyplot()
     import matplotlib.ticker
 
     nfs = list(summ)

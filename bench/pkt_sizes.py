@@ -63,6 +63,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(REPO, "python"))
+from onvm import report  # noqa: E402  (onvm.lab is imported in main(): it reads ONVM_BUILD)
+
 SETUPS = ("testpmd", "none", "local")
 WIRE_OVERHEAD = 20  # preamble + SFD (8 B) and inter-frame gap (12 B)
 
@@ -205,9 +208,7 @@ def write_outputs(a, results, noise, elapsed):
 
 def plot(a, med, ratio):
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        plt = report.pyplot()
         import matplotlib.ticker
     except ImportError:
         print("matplotlib missing (/usr/bin/python3 cannot import it): no plot", file=sys.stderr)
@@ -261,7 +262,6 @@ def main():
     # onvm.lab reads ONVM_BUILD when it is imported (its MGR, TEST_NF paths)
     os.environ["ONVM_BUILD"] = a.build
     sys.path.insert(0, HERE)
-    sys.path.insert(0, os.path.join(REPO, "python"))
     import chain_tput as ct  # testpmd, the quiet check, machine description
     from onvm import lab  # the integration harness: nodes, telemetry, clean-up
     import local_resiliency as lr  # the node (node_cfg)
@@ -282,7 +282,7 @@ def main():
         busy, others = ct.wait_quiet(ctlab, a.quiet_wait)
         os.makedirs(a.out, exist_ok=True)
         with open(os.path.join(a.out, "pkt_sizes_machine.txt"), "w") as f:
-            f.write(ct.machine_txt(a, busy, others, params=(
+            f.write(report.machine_txt(a.build, ct.TESTPMD, busy, others, (
                 f"bench/pkt_sizes.py: sizes {','.join(map(str, a.sizes))}, rounds {a.rounds}, "
                 f"window {a.window}s, warm-up {a.warmup}s")))
         for rnd in range(1, a.rounds + 1):

@@ -51,7 +51,6 @@ Writes bench/results/remote_failover.csv, remote_failover_summary.txt and
 remote_failover.png.
 """
 import argparse
-import csv
 import os
 import random
 import signal
@@ -61,7 +60,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
-from onvm import lab, pcap, traces  # noqa: E402
+from onvm import lab, pcap, report, traces  # noqa: E402
 from onvm import remote_lab as rc  # noqa: E402  (the lab's nodes and oracle)
 
 RESULTS = os.path.join(HERE, "results")
@@ -121,11 +120,6 @@ def one(L, frames, rnd, k, seed, idle, cond):
             "req_to_end_us": us(p["replay_end_ns"])}
 
 
-def pct(xs, q):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
-
-
 def cond_of(r):
     return tuple(r[k] for k in COND)
 
@@ -151,20 +145,18 @@ def summarize_one(rows):
     for f in TIMES:
         xs = [r[f] for r in rows if r[f] != ""]
         if xs:
-            lines.append(f"{f:22s} n={len(xs):3d}  p50 {pct(xs, 0.5):10.1f}  p90 "
-                         f"{pct(xs, 0.9):10.1f}  max {max(xs):10.1f}  mean "
+            lines.append(f"{f:22s} n={len(xs):3d}  p50 {report.pct(xs, 50):10.1f}  p90 "
+                         f"{report.pct(xs, 90):10.1f}  max {max(xs):10.1f}  mean "
                          f"{statistics.mean(xs):10.1f}")
     lost = [r["lost"] for r in rows]
-    lines.append(f"lost frames per failover: p50 {pct(lost, 0.5)}, max {max(lost)} "
+    lines.append(f"lost frames per failover: p50 {report.pct(lost, 50)}, max {max(lost)} "
                  f"(bound {rc.STAGES * rc.STAGE_PACKETS + 64}: stages x packets + 2 bursts)")
     return ["  " + x for x in lines]
 
 
 def plot(rows, path):
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        plt = report.pyplot()
     except ImportError:
         print("matplotlib missing: no plot", file=sys.stderr)
         return
@@ -200,10 +192,7 @@ def main(L, args):
                             idle, cond))
             print(rows[-1], flush=True)
     os.makedirs(RESULTS, exist_ok=True)
-    with open(os.path.join(RESULTS, "remote_failover.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
-        w.writeheader()
-        w.writerows(rows)
+    report.write_csv(os.path.join(RESULTS, "remote_failover.csv"), FIELDS, rows)
     text = summarize(rows)
     print(text)
     with open(os.path.join(RESULTS, "remote_failover_summary.txt"), "w") as f:

@@ -45,7 +45,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
-from onvm import lab, traces  # noqa: E402
+from onvm import lab, report, traces  # noqa: E402
 from onvm import remote_lab as rc  # noqa: E402  (the lab's nodes)
 
 RESULTS = os.path.join(HERE, "results")
@@ -204,11 +204,9 @@ def main():
                 rows[-3]["ratio"] = round(got["remote"] / got["none"], 3) if got["none"] else ""
                 rows[-1]["ratio"] = (round(got["remote-state"] / got["none-state"], 3)
                                      if got["none-state"] else "")
-            with open(os.path.join(RESULTS, "remote_tput.csv"), "w", newline="") as f:
-                w = csv.DictWriter(f, ["round", "mode", "fps", "frames", "ratio", "cuts",
-                                       "cuts_with_state"])
-                w.writeheader()
-                w.writerows(rows)
+            report.write_csv(os.path.join(RESULTS, "remote_tput.csv"),
+                             ["round", "mode", "fps", "frames", "ratio", "cuts",
+                              "cuts_with_state"], rows)
             for mode, base in (("remote", "none"), ("remote-state", "none-state")):
                 ratios = [x["ratio"] for x in rows if x["mode"] == mode and x["ratio"] != ""]
                 fps = [x["fps"] for x in rows if x["mode"] == mode]
@@ -243,12 +241,9 @@ def main():
                                f"{row['added_p99_us']}); sync RTT p50 {row['rtt_p50_us']} us")
             summary.insert(len(summary) - len(rows) + 1,
                            f"latency none: p50 {base['lat_p50_us']} us, p99 {base['lat_p99_us']} us")
-            with open(os.path.join(RESULTS, "remote_latency.csv"), "w", newline="") as f:
-                w = csv.DictWriter(f, ["mode", "frames", "lat_p50_us", "lat_p99_us",
-                                       "added_p50_us", "added_p99_us", "rtt_p50_us",
-                                       "rtt_p99_us"])
-                w.writeheader()
-                w.writerows(rows)
+            report.write_csv(os.path.join(RESULTS, "remote_latency.csv"),
+                             ["mode", "frames", "lat_p50_us", "lat_p99_us", "added_p50_us",
+                              "added_p99_us", "rtt_p50_us", "rtt_p99_us"], rows)
         if "nd" in only:
             rows = []
             for mode in ("none", "interval:1000000", "interval:10000", "interval:1000",
@@ -264,11 +259,9 @@ def main():
                 row["ratio"] = round(row["fps"] / rows[0]["fps"], 3) if rows[0]["fps"] else ""
                 summary.append(f"nd {row['mode']}: {row['fps']} frames/s, ratio {row['ratio']}, "
                                f"cuts {row['cuts_with_state']}")
-            with open(os.path.join(RESULTS, "remote_nd.csv"), "w", newline="") as f:
-                w = csv.DictWriter(f, ["mode", "fps", "ratio", "nd_waits", "cuts_with_state",
-                                       "markers"])
-                w.writeheader()
-                w.writerows(rows)
+            report.write_csv(os.path.join(RESULTS, "remote_nd.csv"),
+                             ["mode", "fps", "ratio", "nd_waits", "cuts_with_state", "markers"],
+                             rows)
         with open(os.path.join(RESULTS, "remote_tput_summary.txt"), "w") as f:
             f.write("\n".join(summary) + "\n")
         print("\n".join(summary))
@@ -279,9 +272,7 @@ def main():
 
 def plot():
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        plt = report.pyplot()
     except ImportError:
         return
     fig, axes = plt.subplots(1, 3, figsize=(15, 4))

@@ -32,6 +32,8 @@ Files, one concern each:
   pcap.py        capture files read and written (pcap, pcapng), what
                  net_pcap cut (TruncatedFrame), frame lists compared
   traces.py      the captures the tree ships (traces/), several mixed into one
+  report.py      what benchmarks write: log lines, CSV, figures (matplotlib),
+                 percentiles, the machine and tree a run was made on
   wire.py        remote resiliency's frames built from the documented
                  layout (RSync messages, the EtherTypes)
   remote_lab.py  the four-node lab of remote resiliency and its
