@@ -45,10 +45,10 @@ OUT/chain_tput_summary.txt, OUT/chain_tput.png and OUT/machine.txt.
 import argparse, glob, json, os, re, shutil, signal, statistics, subprocess, sys
 import threading, time, types
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-import nf_suite  # noqa: E402  (the cross-CPU probe)
 from onvm import report  # noqa: E402
+from onvm.noise import CpuNoise, XCoreProbe, cpu_busy_fraction  # noqa: E402
+from onvm.noise import steady as probes_agree  # noqa: E402  ("steady" is a local below)
 from onvm.report import log  # noqa: E402
 from onvm.telemetry import Telemetry, socket_path  # noqa: E402
 
@@ -67,62 +67,18 @@ class BenchError(Exception):
 
 # ---- process and resource bookkeeping --------------------------------------------------
 
-class Lab:
-    """Starts processes under unique file prefixes and always cleans up after them."""
+class Lab(CpuNoise):
+    """Starts processes under unique file prefixes and always cleans up after them;
+    window() sleeps through a measurement window noting others' CPU and the steal
+    time (CpuNoise: the processes started here and their NFs are ours)."""
 
     def __init__(self, workdir):
-        self.tag = f"ct{os.getpid()}"
+        super().__init__(f"ct{os.getpid()}")  # self.procs: Popen objects we started
         self.n = 0
         self.workdir = workdir
-        self.procs = []      # Popen objects we started
         self.extra_pids = []  # NF pids learnt from the manager's telemetry
         self.prefixes = []
         self.paths = []
-        self.last_foreign_cpu = None
-        self.last_foreign_top = ""
-        self.last_steal = None
-
-    def window(self, seconds):
-        """Sleep through a measurement window and note how much CPU processes that are not
-        ours used meanwhile (percent of one core): the noise indicator of that run."""
-        st0, t0, s0 = self.steal_ticks(), time.monotonic(), self.foreign_ticks()
-        time.sleep(seconds)
-        self.note_noise(st0, t0, s0, self.steal_ticks(), time.monotonic(), self.foreign_ticks())
-
-    def note_noise(self, st0, t0, s0, st1, t1, s1):
-        """From steal and others' CPU ticks at both ends of a window: last_steal,
-        last_foreign_cpu (percent of one core) and last_foreign_top."""
-        hz = os.sysconf("SC_CLK_TCK")
-        self.last_steal = 100.0 * (st1 - st0) / hz / (t1 - t0)
-        used = {p: 100.0 * (v[0] - s0.get(p, (0, ""))[0]) / hz / (t1 - t0) for p, v in s1.items()}
-        self.last_foreign_cpu = sum(used.values())
-        top = sorted(((u, s1[p][1]) for p, u in used.items() if u >= 5), reverse=True)[:3]
-        self.last_foreign_top = ", ".join(f"{n} {u:.0f}%" for u, n in top)
-
-    @staticmethod
-    def steal_ticks():
-        """Time the hypervisor gave our vCPUs to someone else (all CPUs, in ticks)."""
-        with open("/proc/stat") as f:
-            return int(f.readline().split()[8])
-
-    def foreign_ticks(self):
-        out = {}
-        mine = {os.getpid()} | {p.pid for p in self.procs}
-        tag = self.tag.encode()
-        for d in os.listdir("/proc"):
-            if not d.isdigit() or int(d) in mine:
-                continue
-            try:
-                with open(f"/proc/{d}/cmdline", "rb") as f:
-                    if tag in f.read():
-                        continue
-                with open(f"/proc/{d}/stat") as f:
-                    head, tail = f.read().rsplit(")", 1)
-                fields = tail.split()
-                out[int(d)] = (int(fields[11]) + int(fields[12]), head.split("(", 1)[1])
-            except (OSError, IndexError, ValueError):
-                pass
-        return out
 
     def prefix(self):
         self.n += 1
@@ -623,16 +579,6 @@ def run_memif_chain(lab, a, k, rep):
 
 # ---- machine description, quiet check -----------------------------------------------------
 
-def cpu_busy_fraction(seconds=1.0):
-    def sample():
-        with open("/proc/stat") as f:
-            v = [int(x) for x in f.readline().split()[1:]]
-        return sum(v), v[3] + v[4]
-    t0, i0 = sample()
-    time.sleep(seconds)
-    t1, i1 = sample()
-    return 1.0 - (i1 - i0) / max(1, t1 - t0)
-
 
 def wait_quiet(lab, max_wait, sample=1.0, say=True):
     deadline = time.monotonic() + max_wait
@@ -671,7 +617,7 @@ def write_outputs(a, results, details, noise, elapsed, probe_rows=None):
 
     def steady_pair(setup, k, rep):
         pr, pp = probe_rows.get((setup, k, rep)), probe_rows.get(("null_csmp", 0, rep))
-        return bool(pr and pp and nf_suite.steady(list(pr) + list(pp)))
+        return bool(pr and pp and probes_agree(list(pr) + list(pp)))
     os.makedirs(a.out, exist_ok=True)
     results = {key: reps for key, reps in results.items() if reps}
     rows = []
@@ -885,7 +831,7 @@ def main():
                 a.build, TESTPMD, busy, others,
                 f"window {a.window}s, warm-up {a.warmup}s, repeats {a.repeats}, "
                 f"memif tx_first {a.tx_first}, memif NF cpus {a.memif_nf_cpus}"))
-        probe = nf_suite.XCoreProbe(types.SimpleNamespace(
+        probe = XCoreProbe(types.SimpleNamespace(
             path=lambda name: os.path.join(workdir, name)))
         for rep in range(1, a.repeats + 1):
             # The host moves our vCPUs between placements whose cross-CPU

@@ -80,9 +80,9 @@ import types
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import chain_tput as ct  # noqa: E402  (Lab, Manager, build_csmp, null_cfg, wait_quiet)
-import nf_suite  # noqa: E402  (XCoreProbe: the host's placement of our two vCPUs)
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 from onvm import report  # noqa: E402
+from onvm.noise import XCoreProbe  # noqa: E402  (the host's placement of our two vCPUs)
 from onvm.report import log  # noqa: E402
 
 NEAR_NS = 150  # cross-CPU round trip below this: the near placement (50-85 ns here)
@@ -857,7 +857,7 @@ def main():
     workdir, lab = ct.start_lab("latency", Lab)
 
     rows, pooled, edges, maxes = [], {}, None, {}
-    probe_exe = None if a.no_probe else nf_suite.XCoreProbe(types.SimpleNamespace(
+    probe_exe = None if a.no_probe else XCoreProbe(types.SimpleNamespace(
         path=lambda n: os.path.join(workdir, n))).exe
     t_start = time.monotonic()
     ok = False

@@ -58,8 +58,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "python"))
-sys.path.insert(0, HERE)
 from onvm import report  # noqa: E402
+from onvm.noise import CpuNoise, XCoreProbe, cpu_busy_fraction, steady  # noqa: E402
 from onvm.report import fmt, log  # noqa: E402
 
 MBUF_DATA_ROOM = 2048  # RTE_MBUF_DEFAULT_DATAROOM: the manager's pool
@@ -173,104 +173,6 @@ def node_cfg(lab, nf, args, pool_mb, mode, trace):
     }
 
 
-# ---- the host's placement of our two vCPUs ------------------------------------------------
-#
-# On this KVM host the throughput of the same node flips between two levels
-# (about 10 and 4 Mpps) for tens of seconds at a time, with both pollers at
-# 100 % CPU, no other process running and no steal.  What flips is the time a
-# cache line takes to travel between CPU 0 and CPU 1 (about 60 vs 350 ns per
-# round trip): the host moves our vCPUs between physical placements, and the
-# data path (rings and mbufs handed between the manager on CPU 0 and the NF on
-# CPU 1) is bound by that latency.  A pair whose probes before, between and
-# after its two windows disagree straddles such a change.
-
-PROBE_C = r"""
-#define _GNU_SOURCE
-#include <sched.h>
-#include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
-/* Cache-line ping-pong between a process on CPU 0 and one on CPU 1: mean
- * round trip in ns. */
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec * 1e-9;
-}
-static void pin(int c)
-{
-	cpu_set_t s;
-	CPU_ZERO(&s);
-	CPU_SET(c, &s);
-	sched_setaffinity(0, sizeof(s), &s);
-}
-int main(int argc, char **argv)
-{
-	long n = argc > 1 ? atol(argv[1]) : 100000;
-	_Atomic long *v = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-			       -1, 0);
-	double t0, t1;
-	pid_t p;
-
-	if (v == MAP_FAILED)
-		return 1;
-	*v = 0;
-	p = fork();
-	if (p == 0) {
-		pin(1);
-		for (long i = 0; i < n; i++) {
-			while (atomic_load(v) != 2 * i + 1)
-				;
-			atomic_store(v, 2 * i + 2);
-		}
-		_exit(0);
-	}
-	pin(0);
-	t0 = now();
-	for (long i = 0; i < n; i++) {
-		atomic_store(v, 2 * i + 1);
-		while (atomic_load(v) != 2 * i + 2)
-			;
-	}
-	t1 = now();
-	waitpid(p, NULL, 0);
-	printf("%.1f\n", (t1 - t0) / n * 1e9);
-	return 0;
-}
-"""
-
-
-class XCoreProbe:
-    """Compiled into the lab's temporary directory at start (cc); None values
-    when there is no compiler."""
-
-    def __init__(self, L):
-        src, self.exe = L.path("xcore_probe.c"), L.path("xcore_probe")
-        with open(src, "w") as f:
-            f.write(PROBE_C)
-        r = subprocess.run(["cc", "-O2", "-o", self.exe, src], capture_output=True, text=True)
-        if r.returncode != 0:
-            log(f"no cross-CPU probe (cc failed: {r.stderr.strip()[:200]})")
-            self.exe = None
-
-    def __call__(self):
-        if self.exe is None:
-            return None
-        r = subprocess.run([self.exe, "100000"], capture_output=True, text=True, timeout=30)
-        return float(r.stdout) if r.returncode == 0 else None
-
-
-def steady(probes, factor=1.5):
-    """The host kept one placement through a pair: its probes agree within factor."""
-    v = [p for p in probes if p]
-    return bool(v) and len(v) == len(probes) and max(v) <= factor * min(v)
-
-
 # ---- measuring ------------------------------------------------------------------------
 
 def proc_ticks(pid):
@@ -306,10 +208,9 @@ def foreign_nodes(L):
 def wait_quiet(L, max_wait, say=True):
     """Wait until nobody else's DPDK process runs and the CPUs are idle (at
     most max_wait s).  Returns (quiet, busy fraction, foreign processes)."""
-    import chain_tput
     deadline = time.monotonic() + max_wait
     while True:
-        busy = chain_tput.cpu_busy_fraction(1.0)
+        busy = cpu_busy_fraction(1.0)
         others = foreign_nodes(L)
         if busy < 0.15 and not others:
             return True, busy, others
@@ -651,14 +552,12 @@ def main():
     os.environ["ONVM_BUILD"] = a.build
     global lab, pcap, traces, OUR_PREFIX
     from onvm import lab, pcap, traces  # (they read ONVM_BUILD, set just above)
-    import chain_tput
 
     if a.replot:
         return replot(a)
     L = lab.Lab("nf_suite")
     OUR_PREFIX = f"--file-prefix=it{os.getpid()}_".encode()
-    noise = chain_tput.Lab(L.tmp)  # only its noise accounting: window(), steal, others' CPU
-    noise.tag = f"it{os.getpid()}_"
+    noise = CpuNoise(f"it{os.getpid()}_")  # window(): steal, others' CPU
     probe = XCoreProbe(L)
 
     def on_signal(signum, frame):

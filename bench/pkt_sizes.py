@@ -65,6 +65,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "python"))
 from onvm import report  # noqa: E402  (onvm.lab is imported in main(): it reads ONVM_BUILD)
+from onvm.noise import CpuNoise  # noqa: E402
 
 SETUPS = ("testpmd", "none", "local")
 WIRE_OVERHEAD = 20  # preamble + SFD (8 B) and inter-frame gap (12 B)
@@ -123,10 +124,9 @@ def measure_node(ct, lab, lr, L, a, mode, size, rnd):
                            "the standby to park", alive=node.assert_running)
         time.sleep(a.warmup)
         # local_resiliency.py's mpps(): sink tx over the window, the window
-        # slept through chain_tput.py's Lab.window, which notes the CPU that
-        # processes other than this node's used meanwhile, and the steal time
-        probe = ct.Lab(L.tmp)
-        probe.tag, probe.procs = node.prefix, [node.proc]  # the NFs' argv names the prefix
+        # slept through CpuNoise.window, which notes the CPU that processes
+        # other than this node's used meanwhile, and the steal time
+        probe = CpuNoise(node.prefix, [node.proc])  # the NFs' argv names the prefix
         tx0, t0 = node.port("sink")["tx"], time.monotonic()
         probe.window(a.window)
         mpps = (node.port("sink")["tx"] - tx0) / (time.monotonic() - t0) / 1e6
