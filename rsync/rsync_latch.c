@@ -37,6 +37,9 @@ rsync_stage_reset(struct stage *s)
 	s->n_pieces = 0;
 	s->state_frags = 0;
 	s->state_bytes = 0;
+	s->rec_hdr = UINT64_MAX;
+	s->rec_end = 0;
+	s->rec_region = s->rec_len = 0;
 }
 /*
  * The OPEN stage, opening one if there is room; NULL when there is none.
@@ -231,9 +234,25 @@ rsync_primary_cut_begin(struct rsync_primary *p, uint64_t cut_id, uint64_t base_
 	}
 	s->n_pieces = 0; /* state pieces are built from index 0 (stage_build moves them) */
 	s->body_len = 0;
+	s->rec_hdr = UINT64_MAX;
 	return 0;
 }
 
+static inline uint32_t
+min3(uint32_t a, uint32_t b, uint32_t c)
+{
+	uint32_t m = a < b ? a : b;
+
+	return m < c ? m : c;
+}
+
+/*
+ * The cut's bytes go into state records packed into CHECKPOINT pieces of up
+ * to max_payload bytes (rsync_wire.h): bytes that continue the last record
+ * extend it, others start a record in the last piece while it has room for
+ * a header and a byte, else a new piece.  So the piece count follows the
+ * bytes, however scattered the chunks are.
+ */
 int
 rsync_primary_cut_piece(struct rsync_primary *p, uint16_t region, uint64_t offset,
 			const void *data, uint32_t len)
@@ -245,36 +264,47 @@ rsync_primary_cut_piece(struct rsync_primary *p, uint16_t region, uint64_t offse
 
 	if (s == NULL || !s->cut_open)
 		return -EINVAL;
-	if (region >= RSYNC_REGION_MAX) {
+	if (region >= RSYNC_REGION_MAX || offset > UINT64_MAX - len) {
 		s->cut_failed = true; /* a cut is dropped, never cut short */
 		return -EINVAL;
 	}
 	if (s->cut_failed)
 		return -E2BIG;
 	txts_frags = (s->delta.n + p->txts_per_frag - 1) / p->txts_per_frag;
-	if (s->state_bytes + len > p->cfg.stage_state_bytes)
-		goto too_big;
 	while (len > 0) {
 		struct piece *last = s->n_pieces > 0 ? &s->pieces[s->n_pieces - 1] : NULL;
-		uint32_t take;
+		uint32_t room = last != NULL ? p->cfg.max_payload - last->len : 0, take, hdr = 0;
 
-		if (last != NULL && last->region == region && last->offset + last->len == offset &&
-		    last->len < p->cfg.max_payload) {
-			/* Continues the previous piece: fill it up. */
-			take = p->cfg.max_payload - last->len;
-			if (take > len)
-				take = len;
-			last->len += take;
+		if (last != NULL && s->rec_hdr != UINT64_MAX && s->rec_region == region &&
+		    s->rec_end == offset && room > 0 && s->rec_len < UINT16_MAX) {
+			/* Continues the last record: extend it. */
+			take = min3(len, room, UINT16_MAX - s->rec_len);
 		} else {
-			take = len < p->cfg.max_payload ? len : p->cfg.max_payload;
-			if (s->n_pieces + 1 + txts_frags >= p->piece_cap ||
-			    !add_piece(p, s, RSYNC_CHECKPOINT, region, offset, s->body_len, take))
-				goto too_big;
-			s->state_frags++;
+			if (last == NULL || room <= RSYNC_REC_HDR_LEN) {
+				if (s->n_pieces + 1 + txts_frags >= p->piece_cap ||
+				    !add_piece(p, s, RSYNC_CHECKPOINT, 0, 0, s->body_len, 0))
+					goto too_big;
+				s->state_frags++;
+				last = &s->pieces[s->n_pieces - 1];
+				room = p->cfg.max_payload;
+			}
+			hdr = RSYNC_REC_HDR_LEN;
+			take = min3(len, room - hdr, UINT16_MAX);
+			s->rec_hdr = s->body_len;
+			s->rec_region = region;
+			s->rec_len = 0;
 		}
+		if (s->state_bytes + hdr + take > p->cfg.stage_state_bytes)
+			goto too_big;
+		s->body_len += hdr;
 		memcpy(s->body + s->body_len, src, take);
 		s->body_len += take;
-		s->state_bytes += take;
+		s->rec_len = (uint16_t)(s->rec_len + take);
+		s->rec_end = offset + take;
+		rsync_state_rec_put(s->body + s->rec_hdr, region, s->rec_end - s->rec_len,
+				    s->rec_len);
+		last->len += hdr + take;
+		s->state_bytes += hdr + take;
 		src += take;
 		offset += take;
 		len -= take;

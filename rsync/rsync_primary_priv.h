@@ -65,7 +65,13 @@ struct stage {
 	struct piece *pieces; /* [0] is META */
 	uint32_t n_pieces;
 	uint32_t state_frags;
-	uint64_t state_bytes;
+	uint64_t state_bytes;  /* CHECKPOINT payload bytes: records, headers included */
+	/* The last state record written (cut_piece appends to it when the
+	 * next bytes continue it): its header's place in body, its region and
+	 * where it ends in the region; rec_hdr UINT64_MAX: none open. */
+	uint64_t rec_hdr, rec_end;
+	uint16_t rec_region;
+	uint16_t rec_len;
 };
 
 struct rsync_primary {

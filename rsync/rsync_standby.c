@@ -180,7 +180,7 @@ slot_whole(const struct rsync_standby *s, const struct slot *sl)
 	for (; f < sl->frag_count; f++) {
 		const struct frag_desc *d = &sl->desc[f];
 
-		if (d->type != RSYNC_CHECKPOINT || d->region >= RSYNC_REGION_MAX)
+		if (d->type != RSYNC_CHECKPOINT)
 			return false;
 		state_bytes += d->len;
 	}
@@ -276,8 +276,7 @@ rx_fragment(struct rsync_standby *s, const struct rsync_msg *m)
 	 * an ordinary piece is then taken unchecked, like any other until a
 	 * full cut. */
 	if (h->type == RSYNC_CHECKPOINT && piece_checked(s, h) &&
-	    !s->ops.state_ok(s->ctx, h->region, h->offset, h->len) &&
-	    ((h->flags & RSYNC_F_FULL) || s->whole))
+	    !rsync_sby_recs_fit(s, m->payload, h->len) && ((h->flags & RSYNC_F_FULL) || s->whole))
 		return RSYNC_RX_BAD_REGION;
 	if (h->frag_seq == 0 && m->u.meta.prev_txid >= h->txid)
 		return RSYNC_RX_MISMATCH; /* a transaction follows an older one */

@@ -66,6 +66,20 @@ cell(const struct rsync_standby *s, const struct slot *sl, uint32_t seq)
 	return sl->cells + (size_t)seq * RSYNC_MAX_PAYLOAD;
 }
 
+/* Whether every state record of a CHECKPOINT payload fits the standby
+ * chain (ops->state_ok).  O(records). */
+static inline bool
+rsync_sby_recs_fit(const struct rsync_standby *s, const uint8_t *payload, uint32_t len)
+{
+	struct rsync_state_rec r;
+	uint32_t pos = 0;
+
+	while (rsync_state_rec_next(payload, len, &pos, &r))
+		if (!s->ops.state_ok(s->ctx, r.region, r.offset, r.len))
+			return false;
+	return true;
+}
+
 /* rsync_standby.c */
 struct slot *rsync_sby_slot_find(struct rsync_standby *s, uint64_t txid);
 void rsync_sby_slot_free(struct rsync_standby *s, struct slot *sl);

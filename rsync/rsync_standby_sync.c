@@ -60,22 +60,24 @@ apply_slot(struct rsync_standby *s, struct slot *sl)
 		s->stats.full_applied++;
 	}
 	for (uint32_t f = txts_frags + 1; f < sl->frag_count; f++) {
+		struct rsync_state_rec r;
+		uint32_t pos = 0;
+
 		/* Staged while the state was not whole, and whole now (a full
 		 * cut just before it in the chain): its pieces were never
 		 * checked against the standby chain -- check them now. */
-		if (s->whole && sl->unchecked &&
-		    !s->ops.state_ok(s->ctx, sl->desc[f].region, sl->desc[f].offset,
-				     sl->desc[f].len)) {
+		if (s->whole && sl->unchecked && !rsync_sby_recs_fit(s, cell(s, sl, f), sl->desc[f].len)) {
 			rsync_standby_state_lost(s);
 			s->stats.unchecked_refused++;
 		}
-		if (!s->whole) {
-			s->stats.state_skipped += sl->desc[f].len;
-			continue;
+		while (rsync_state_rec_next(cell(s, sl, f), sl->desc[f].len, &pos, &r)) {
+			if (!s->whole) {
+				s->stats.state_skipped += r.len;
+				continue;
+			}
+			s->ops.apply_state(s->ctx, r.region, r.offset, r.data, r.len);
+			s->stats.applied_state_bytes += r.len;
 		}
-		s->ops.apply_state(s->ctx, sl->desc[f].region, sl->desc[f].offset, cell(s, sl, f),
-				   sl->desc[f].len);
-		s->stats.applied_state_bytes += sl->desc[f].len;
 	}
 	s->applied.txid = sl->txid;
 	s->ever_applied = true;
@@ -170,8 +172,7 @@ unchecked_pieces_fit(const struct rsync_standby *s, const struct slot *sl)
 	uint32_t txts_frags = sl->frag_count - 1 - sl->meta.state_frags;
 
 	for (uint32_t f = txts_frags + 1; f < sl->frag_count; f++)
-		if (!s->ops.state_ok(s->ctx, sl->desc[f].region, sl->desc[f].offset,
-				     sl->desc[f].len))
+		if (!rsync_sby_recs_fit(s, cell(s, sl, f), sl->desc[f].len))
 			return false;
 	return true;
 }

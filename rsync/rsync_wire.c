@@ -32,8 +32,10 @@
  * piece carries at least one entry, each state piece at least one byte,
  * neither more than RSYNC_MAX_PAYLOAD), state only with a cut, prev_txid
  * below txid; a TxTs piece whole entries with zero padding and timestamps
- * not 0, lying within what pieces 1 .. seq can hold; a state piece's
- * offset + length not wrapping; ABORT's range not inverted; a LOG_TRIM
+ * not 0, lying within what pieces 1 .. seq can hold; a state piece's region
+ * and offset 0 and its payload state records that fill it exactly, each of
+ * at least one byte, in a state region, not wrapping; ABORT's range not
+ * inverted; a LOG_TRIM
  * watermark not 0; REPLAY_START's newest not below its start; REPLAY_END's
  * count 0 exactly when its last timestamp is.  HEARTBEAT's fields are
  * information only and not checked.  Multi-byte fields are read and written
@@ -112,6 +114,12 @@ enum { /* HEARTBEAT */
 	HB_CUT_TS = 8,
 };
 _Static_assert(HB_CUT_TS + 8 == RSYNC_HEARTBEAT_WIRE_LEN, "HEARTBEAT is 16 bytes");
+enum { /* a state record of a CHECKPOINT payload */
+	REC_REGION = 0,
+	REC_LEN = 2,
+	REC_OFFSET = 4,
+};
+_Static_assert(REC_OFFSET + 8 == RSYNC_REC_HDR_LEN, "a state record's header is 12 bytes");
 /* Where the EtherType sits in the Ethernet header before ours. */
 enum { ETH_TYPE_OFF = 12 };
 _Static_assert(ETH_TYPE_OFF + 2 == RSYNC_ETH_LEN, "an untagged Ethernet header");
@@ -268,6 +276,54 @@ rsync_txts_decode(const uint8_t *payload, size_t i, struct rsync_txts_entry *e)
 	e->ts = onvm_get_be64(p + TXTS_TS);
 }
 
+void
+rsync_state_rec_put(uint8_t *out, uint16_t region, uint64_t offset, uint16_t len)
+{
+	onvm_put_be16(out + REC_REGION, region);
+	onvm_put_be16(out + REC_LEN, len);
+	onvm_put_be64(out + REC_OFFSET, offset);
+}
+
+bool
+rsync_state_rec_next(const uint8_t *payload, uint32_t len, uint32_t *pos,
+		     struct rsync_state_rec *r)
+{
+	const uint8_t *p = payload + *pos;
+
+	if (*pos + RSYNC_REC_HDR_LEN > len)
+		return false;
+	r->region = onvm_get_be16(p + REC_REGION);
+	r->len = onvm_get_be16(p + REC_LEN);
+	r->offset = onvm_get_be64(p + REC_OFFSET);
+	r->data = p + RSYNC_REC_HDR_LEN;
+	*pos += RSYNC_REC_HDR_LEN + r->len;
+	return true;
+}
+
+/* Whether a CHECKPOINT payload is state records that fill it exactly, each
+ * of at least one byte, in a state region, not wrapping.  O(records). */
+static bool
+state_recs_valid(const uint8_t *pl, uint32_t len)
+{
+	uint32_t pos = 0;
+
+	while (pos < len) {
+		uint16_t region, n;
+		uint64_t off;
+
+		if (len - pos < RSYNC_REC_HDR_LEN)
+			return false;
+		region = onvm_get_be16(pl + pos + REC_REGION);
+		n = onvm_get_be16(pl + pos + REC_LEN);
+		off = onvm_get_be64(pl + pos + REC_OFFSET);
+		if (n == 0 || region >= RSYNC_REGION_MAX || off > UINT64_MAX - n ||
+		    len - pos - RSYNC_REC_HDR_LEN < n)
+			return false;
+		pos += RSYNC_REC_HDR_LEN + n;
+	}
+	return true;
+}
+
 static void
 meta_decode(const uint8_t *p, struct rsync_meta *m)
 {
@@ -405,8 +461,11 @@ check_fields(const struct rsync_hdr *h, const uint8_t *pl, struct rsync_msg *m)
 	case RSYNC_CHECKPOINT:
 		if (h->len == 0)
 			return RSYNC_RX_BAD_LENGTH;
-		if (h->region >= RSYNC_REGION_MAX || h->offset > UINT64_MAX - h->len)
+		/* Where its bytes go is in its records. */
+		if (h->region != 0 || h->offset != 0)
 			return RSYNC_RX_BAD_REGION;
+		if (!state_recs_valid(pl, h->len))
+			return RSYNC_RX_BAD_FIELD;
 		break;
 	case RSYNC_ABORT:
 		m->u.abort.through_txid = onvm_get_be64(pl + ABORT_THROUGH_TXID);

@@ -83,6 +83,9 @@ local rf = {
 	t_dport = ProtoField.uint16("reinforce_rsync.txts.dport", "Destination port"),
 	t_proto = ProtoField.uint8("reinforce_rsync.txts.proto", "Protocol"),
 	t_ts = ProtoField.uint64("reinforce_rsync.txts.ts", "Highest released timestamp"),
+	rec_region = ProtoField.uint16("reinforce_rsync.rec.region", "Region", base.DEC, regions),
+	rec_len = ProtoField.uint16("reinforce_rsync.rec.len", "Length"),
+	rec_offset = ProtoField.uint64("reinforce_rsync.rec.offset", "Offset in the region"),
 	state = ProtoField.bytes("reinforce_rsync.state", "State bytes"),
 	through = ProtoField.uint64("reinforce_rsync.abort.through", "Through transaction"),
 	watermark = ProtoField.uint64("reinforce_rsync.trim.watermark", "Watermark"),
@@ -121,7 +124,19 @@ local function payload(t, p, mtype, region)
 			e:add(rf.t_ts, p(off + 16, 8))
 		end
 	elseif mtype == 6 and len > 0 then
-		t:add(rf.state, p(0, len))
+		-- state records: region (2), length (2), offset (8), bytes
+		local off = 0
+		while off + 12 <= len do
+			local n = p(off + 2, 2):uint()
+			local r = t:add(p(off, math.min(len - off, 12 + n)), "State record")
+			r:add(rf.rec_region, p(off, 2))
+			r:add(rf.rec_len, p(off + 2, 2))
+			r:add(rf.rec_offset, p(off + 4, 8))
+			if n > 0 and off + 12 + n <= len then
+				r:add(rf.state, p(off + 12, n))
+			end
+			off = off + 12 + n
+		end
 	elseif mtype == 5 and len >= 8 then
 		t:add(rf.through, p(0, 8))
 	elseif mtype == 7 and len >= 8 then

@@ -211,19 +211,19 @@ mgr_rsync_state_window(uint64_t off)
 	return false;
 }
 
-/* The state of the chain's NFs placed so far (canonical regions), `s`
- * counted as `canon`: a full cut -- a standby resynchronising -- carries it
- * all in one transaction. */
+/* The state records of the chain's NFs placed so far (their canonical
+ * regions, rsync_state_wire_bytes), `s`'s counted as `own`: a full cut -- a
+ * standby resynchronising -- carries it all in one transaction. */
 static uint64_t
-chain_state_sum(const struct rsync_chain *c, const struct onvm_nf_slot *s, int win, uint64_t canon)
+chain_state_sum(const struct rsync_chain *c, const struct onvm_nf_slot *s, int win, uint64_t own)
 {
-	uint64_t sum = canon;
+	uint64_t sum = own;
 
 	for (int w = 0; w < c->nwin; w++) {
 		uint64_t off = window_off(c->cfg, w);
 
 		if (w == win)
-			continue; /* counted as `canon` (an old slot still there is EBUSY) */
+			continue; /* counted as `own` (an old slot still there is EBUSY) */
 		for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
 			const struct onvm_nf_slot *o = &mgr.shm->nfs[id];
 			struct nf_state_layout l;
@@ -232,7 +232,8 @@ chain_state_sum(const struct rsync_chain *c, const struct onvm_nf_slot *s, int w
 			    mgr_nf_state_layout(o, &l, NULL, 0) < 0)
 				continue;
 			for (uint32_t r = 0; r < l.n_regions; r++)
-				sum += l.regions[r].block_size;
+				sum += rsync_state_wire_bytes(l.regions[r].block_size,
+							      l.regions[r].chunk_size);
 			break;
 		}
 	}
@@ -248,7 +249,7 @@ mgr_rsync_state_place(const struct onvm_nf_slot *s, const struct nf_state_layout
 		      struct mgr_rsync_placement *pl, char *why, size_t whylen)
 {
 	struct rsync_chain *c;
-	uint64_t canon = 0, sum;
+	uint64_t canon = 0, wire = 0, sum;
 	int pos, rank, win;
 
 	memset(pl, 0, sizeof(*pl));
@@ -268,17 +269,22 @@ mgr_rsync_state_place(const struct onvm_nf_slot *s, const struct nf_state_layout
 	/* Before a takeover: the NF waits for it.  (Set in the slot, then
 	 * checked again: mgr_rsync_state_parked_check().) */
 	pl->parked = c->sby != NULL && __atomic_load_n(&c->state, __ATOMIC_SEQ_CST) == RS_STANDBY;
-	for (uint32_t r = 0; r < layout->n_regions; r++)
+	for (uint32_t r = 0; r < layout->n_regions; r++) {
 		canon += layout->regions[r].block_size;
+		wire += rsync_state_wire_bytes(layout->regions[r].block_size,
+					       layout->regions[r].chunk_size);
+	}
 	/* A cut may carry all of the chain's state (a full cut for a standby
 	 * resynchronising; an NF restarted on the primary freezes all of its
 	 * own): one transaction must be able to take it, or no cut would ever
 	 * commit again. */
-	/* (and the cut's first piece, the window layout: 8 bytes) */
-	sum = chain_state_sum(c, s, win, canon) + sizeof(uint64_t);
+	/* Counted as the records its bytes take on the wire (the worst case
+	 * of a delta: every chunk a record of its own), with the cut's first
+	 * piece, the window layout (a record of 8 bytes). */
+	sum = chain_state_sum(c, s, win, wire) + RSYNC_REC_HDR_LEN + sizeof(uint64_t);
 	if (c->pri != NULL && sum > (uint64_t)c->cfg->stage_state_kb << 10) {
 		snprintf(why, whylen,
-			 "the NFs of remote chain %s would have %" PRIu64 " bytes of state with NF "
+			 "the NFs of remote chain %s would have %" PRIu64 " bytes of state records with NF "
 			 "%d: a full cut (a standby resynchronising) must fit one transaction "
 			 "(stage_state_kb %u)",
 			 c->cfg->name, sum, pos, c->cfg->stage_state_kb);
@@ -286,9 +292,9 @@ mgr_rsync_state_place(const struct onvm_nf_slot *s, const struct nf_state_layout
 	}
 	if (c->sby != NULL &&
 	    sum > ((uint64_t)c->cfg->max_frags - RTE_MIN(c->cfg->max_frags, FULL_CUT_FRAG_MARGIN)) *
-			  RSYNC_MAX_PAYLOAD) {
+			  (RSYNC_MAX_PAYLOAD - RSYNC_REC_HDR_LEN)) {
 		snprintf(why, whylen,
-			 "the NFs of remote chain %s would have %" PRIu64 " bytes of state with NF "
+			 "the NFs of remote chain %s would have %" PRIu64 " bytes of state records with NF "
 			 "%d: a full cut (resynchronising this standby) must fit one transaction "
 			 "(max_frags %u, less %u for its other fragments)",
 			 c->cfg->name, sum, pos, c->cfg->max_frags, FULL_CUT_FRAG_MARGIN);

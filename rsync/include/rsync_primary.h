@@ -191,6 +191,21 @@ void rsync_primary_cut_drop(struct rsync_primary *p);
  * dropped (counted; the stage goes out without it). */
 int rsync_primary_cut_end(struct rsync_primary *p, uint64_t now_ns);
 
+/* The most CHECKPOINT payload bytes (state records, their headers
+ * included) a cut carrying `bytes` bytes of state, in runs of at least
+ * `chunk` bytes, can take: for sizing stage_state_bytes and the standby's
+ * max_frags.  A transaction's state fragments are then at most
+ * wire / (RSYNC_MAX_PAYLOAD - RSYNC_REC_HDR_LEN) + 1. */
+static inline uint64_t
+rsync_state_wire_bytes(uint64_t bytes, uint32_t chunk)
+{
+	/* a record per run, and one more per fragment a record is split at */
+	uint64_t recs = (bytes + chunk - 1) / (chunk ? chunk : 1) +
+			bytes / (RSYNC_MAX_PAYLOAD - 2 * RSYNC_REC_HDR_LEN) + 1;
+
+	return bytes + recs * RSYNC_REC_HDR_LEN;
+}
+
 /* The base a new cut must name (the last cut of the chain of transactions),
  * its timestamp, and the highest cut timestamp covered by released stages. */
 uint64_t rsync_primary_cut_base(const struct rsync_primary *p);

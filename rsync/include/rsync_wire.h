@@ -45,10 +45,24 @@
  * A transaction (PREPARE) is split in fragments: fragment 0 is the META piece
  * (struct rsync_meta_wire), then TxTs pieces (region RSYNC_REGION_TXTS,
  * offset = byte offset in the transaction's TxTs delta, whole entries of
- * struct rsync_txts_wire), then state pieces (type CHECKPOINT, region = the
- * chain-wide region number, offset = byte offset in that region).  Every
- * fragment carries the transaction's fragment count.  Other messages are one
- * fragment (sequence 0, count 1) with the fixed payload of their type.
+ * struct rsync_txts_wire), then state pieces (type CHECKPOINT, region and
+ * offset 0).  A state piece's payload is one or more state records back to
+ * back, each a run of bytes of one chain-wide region:
+ *
+ *  +-------------------------------+-------------------------------+
+ *  |           region id           |         record length n       |  0
+ *  +-------------------------------+-------------------------------+
+ *  |                   offset in the region (64 bits)              |  4
+ *  |                                                               |
+ *  +---------------------------------------------------------------+
+ *  |  n bytes of state ...                                         | 12
+ *  +---------------------------------------------------------------+
+ *
+ * so that many small scattered chunks (a delta cut) fill fragments as
+ * contiguous state does: a transaction's fragment count follows its bytes.
+ * Every fragment carries the transaction's fragment count.  Other messages
+ * are one fragment (sequence 0, count 1) with the fixed payload of their
+ * type.
  */
 #ifndef RSYNC_WIRE_H
 #define RSYNC_WIRE_H
@@ -60,8 +74,9 @@
 #define RSYNC_ETHERTYPE 0x88B6 /* IEEE 802 local experimental EtherType 2 */
 /* 2: a flow's instance rank is picked by multiply-shift of its hash, not
  * `hash % n` (onvm_mgr/dataplane/router.c): nodes that disagree would hold a flow's
- * replicated state in another rank than the one its packets go to. */
-#define RSYNC_VERSION 2
+ * replicated state in another rank than the one its packets go to.
+ * 3: CHECKPOINT payloads are state records (above). */
+#define RSYNC_VERSION 3
 #define RSYNC_ETH_LEN 14
 #define RSYNC_HDR_LEN 40
 #define RSYNC_HMAC_LEN 32
@@ -145,6 +160,16 @@ struct rsync_txts_entry {
 	uint64_t ts;
 };
 #define RSYNC_TXTS_WIRE_LEN 24
+
+/* One state record of a CHECKPOINT payload (12 bytes of header, then its
+ * bytes). */
+#define RSYNC_REC_HDR_LEN 12
+struct rsync_state_rec {
+	uint16_t region;     /* chain-wide region, < RSYNC_REGION_MAX */
+	uint16_t len;	     /* bytes, >= 1 */
+	uint64_t offset;     /* in the region; offset + len does not wrap */
+	const uint8_t *data; /* into the payload */
+};
 
 /* VOTE, COMMIT, ACK: no payload (the header's txid says which).
  * ABORT: txid is the first discarded, the payload the last. */
@@ -249,6 +274,16 @@ void rsync_auth_free(struct rsync_auth *a);
 int rsync_encode(uint8_t *buf, size_t buflen, const uint8_t dst_mac[6], const uint8_t src_mac[6],
 		 const struct rsync_msg *msg, const void *payload, size_t payload_len,
 		 struct rsync_auth *auth);
+
+/* Write a state record's header at `out` (RSYNC_REC_HDR_LEN bytes); its
+ * `len` bytes follow. */
+void rsync_state_rec_put(uint8_t *out, uint16_t region, uint64_t offset, uint16_t len);
+/* The state record at `*pos` of a CHECKPOINT payload of `len` bytes,
+ * `*pos` moved past it; false at the end.  Only for payloads
+ * rsync_decode() accepted (it checks that the records fill the payload
+ * exactly, each valid). */
+bool rsync_state_rec_next(const uint8_t *payload, uint32_t len, uint32_t *pos,
+			  struct rsync_state_rec *r);
 
 /* Encode `n` TxTs entries into `out` (n * RSYNC_TXTS_WIRE_LEN bytes). */
 void rsync_txts_encode(const struct rsync_txts_entry *e, size_t n, uint8_t *out);

@@ -14,7 +14,8 @@
  *      same header and fixed payload; the other keying must refuse it.
  *   2. as a script of messages a peer sends: each record of the input is
  *      turned into fields (type, txid, fragment numbers, region, offset,
- *      payload...), encoded with rsync_encode() -- so the CRC is right and
+ *      payload...; a CHECKPOINT's payload made one state record of that
+ *      region and offset), encoded with rsync_encode() -- so the CRC is right and
  *      the state machines, not the checksum, are what is exercised -- then
  *      decoded and handed to a standby and to a primary that has packets in
  *      flight (the two are not linked: a forged VOTE without a key is
@@ -234,6 +235,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		msg.u.meta.txts_entries = (uint32_t)take(&p, end, 1);
 		msg.u.meta.state_frags = (uint32_t)take(&p, end, 1);
 		msg.u.meta.state_bytes = take(&p, end, 2);
+		/* A state piece is state records: the payload becomes one, for
+		 * the region and offset the script chose. */
+		if (msg.h.type == RSYNC_CHECKPOINT && plen > RSYNC_REC_HDR_LEN) {
+			rsync_state_rec_put(payload, msg.h.region % (REGIONS + 1), msg.h.offset,
+					    (uint16_t)(plen - RSYNC_REC_HDR_LEN));
+			msg.h.region = 0;
+			msg.h.offset = 0;
+		}
 		n = rsync_encode(buf, sizeof(buf), mac_a, mac_b, &msg, payload, plen, NULL);
 		if (n < 0 || rsync_decode(buf, (size_t)n, NULL, &m) != RSYNC_RX_OK)
 			continue;

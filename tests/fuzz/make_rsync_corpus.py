@@ -12,7 +12,7 @@ import os
 import struct
 import sys
 
-RSYNC_VERSION = 2  # rsync/include/rsync_wire.h
+RSYNC_VERSION = 3  # rsync/include/rsync_wire.h
 FUZZ_KEY, FUZZ_KEY_ID = b"fuzz key", 1
 
 def crc32c(data):
@@ -37,12 +37,14 @@ def frame(mtype, txid=0, payload=b"", seq=0, count=1, region=0, offset=0, epoch=
 
 def main(out):
     os.makedirs(out, exist_ok=True)
-    meta = struct.pack(">QQQQIIQ", 0, 1, 5, 0, 1, 1, 16)
+    meta = struct.pack(">QQQQIIQ", 0, 1, 5, 0, 1, 1, 28)
     txts = struct.pack(">IIHHB3xQ", 0xC6120001, 0xC6130001, 1000, 80, 6, 5)
+    # a state record: 16 bytes of region 0 at 64
+    rec = struct.pack(">HHQ", 0, 16, 64) + bytes(range(16))
     seeds = {
         "prepare_meta": frame(1, 1, meta, 0, 3, 0xFFFF),
         "prepare_txts": frame(1, 1, txts, 1, 3, 0xFFFE),
-        "checkpoint": frame(6, 1, bytes(range(16)), 2, 3, 0, 64),
+        "checkpoint": frame(6, 1, rec, 2, 3),
         "vote": frame(2, 1),
         "commit": frame(3, 1),
         "ack": frame(4, 1),
@@ -54,7 +56,7 @@ def main(out):
         "vote_padded": frame(2, 1, pad=6),
         # under the fuzz key
         "prepare_meta_hmac": frame(1, 1, meta, 0, 3, 0xFFFF, key=True),
-        "checkpoint_hmac": frame(6, 1, bytes(range(16)), 2, 3, 0, 64, key=True),
+        "checkpoint_hmac": frame(6, 1, rec, 2, 3, key=True),
         "abort_hmac": frame(5, 1, struct.pack(">Q", 2), key=True),
         "replay_start_hmac": frame(8, 0, struct.pack(">QQ", 5, 9), epoch=2, key=True),
         "heartbeat_hmac": frame(10, 0, struct.pack(">QQ", 1, 5), key=True, pad=4),

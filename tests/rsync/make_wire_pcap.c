@@ -96,13 +96,12 @@ main(int argc, char **argv)
 	m.h.frag_count = 3;
 	m.h.region = RSYNC_REGION_TXTS;
 	msg(RSYNC_PREPARE, 42, &m, txts, sizeof(txts), NULL);
-	/* 3: its state piece */
+	/* 3: its state piece: one record, 88 bytes of region 4 at 8192 */
 	memset(state, 0xab, sizeof(state));
+	rsync_state_rec_put(state, 4, 8192, sizeof(state) - RSYNC_REC_HDR_LEN);
 	memset(&m, 0, sizeof(m));
 	m.h.frag_seq = 2;
 	m.h.frag_count = 3;
-	m.h.region = 4;
-	m.h.offset = 8192;
 	msg(RSYNC_CHECKPOINT, 42, &m, state, sizeof(state), NULL);
 	/* 4..6: VOTE, COMMIT, ACK */
 	memset(&m, 0, sizeof(m));

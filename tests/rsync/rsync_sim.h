@@ -203,7 +203,8 @@ static inline struct rsync_primary_cfg
 sim_default_pcfg(void)
 {
 	return (struct rsync_primary_cfg){.chain = 7, .epoch = 1, .stages = 4, .stage_pkts = 8,
-					  .stage_state_bytes = 3 * SIM_REGION_SIZE,
+					  /* every region, record headers included */
+					  .stage_state_bytes = 3 * SIM_REGION_SIZE + 1024,
 					  .max_payload = 512, .close_ns = 50000,
 					  .retrans_ns = 100000, .max_tries = 3,
 					  .standby_window = 8};

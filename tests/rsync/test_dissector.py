@@ -37,7 +37,8 @@ def main():
                   "reinforce_rsync.meta.state_bytes", "reinforce_rsync.txts.sport", "reinforce_rsync.offset",
                   "reinforce_rsync.replay.newest_ts", "reinforce_rsync.replay.last_ts",
                   "reinforce_rsync.heartbeat.cut_ts", "reinforce_rsync.len", "reinforce_shim.version",
-                  "reinforce_shim.inner_type"]
+                  "reinforce_shim.inner_type", "reinforce_rsync.rec.region",
+                  "reinforce_rsync.rec.offset", "reinforce_rsync.rec.len"]
         cmd = [TSHARK, "-X", "lua_script:" + lua, "-r", cap, "-T", "fields", "-E",
                "separator=|"]
         for f in fields:
@@ -62,8 +63,10 @@ def main():
         {"reinforce_rsync.type": "1", "reinforce_rsync.frag_seq": "1", "reinforce_rsync.region": "65534",
          "reinforce_rsync.txts.dst": "198.19.0.2", "reinforce_rsync.txts.ts": "1234",
          "reinforce_rsync.txts.sport": "40000", "reinforce_rsync.len": "24"},
-        {"reinforce_rsync.type": "6", "reinforce_rsync.frag_seq": "2", "reinforce_rsync.region": "4",
-         "reinforce_rsync.offset": "8192", "reinforce_rsync.len": "100"},
+        {"reinforce_rsync.type": "6", "reinforce_rsync.frag_seq": "2", "reinforce_rsync.region": "0",
+         "reinforce_rsync.offset": "0", "reinforce_rsync.len": "100",
+         "reinforce_rsync.rec.region": "4", "reinforce_rsync.rec.offset": "8192",
+         "reinforce_rsync.rec.len": "88"},
         {"reinforce_rsync.type": "2", "reinforce_rsync.txid": "42"},
         {"reinforce_rsync.type": "3", "reinforce_rsync.txid": "42"},
         {"reinforce_rsync.type": "4", "reinforce_rsync.txid": "42"},

@@ -868,7 +868,7 @@ test_refused_fragment_takes_no_staging_slot(void **state)
 	struct rsync_standby_cfg sc = sim_default_scfg();
 	struct sim *sm;
 	struct rsync_msg m = {0};
-	uint8_t data[64] = {0};
+	uint8_t data[RSYNC_REC_HDR_LEN + 52] = {0};
 
 	sc.window = 2;
 	pc.stages = 2;
@@ -880,7 +880,7 @@ test_refused_fragment_takes_no_staging_slot(void **state)
 	m.h.epoch = 1;
 	m.h.frag_seq = 1;
 	m.h.frag_count = 2;
-	m.h.region = SIM_REGIONS; /* no such region */
+	rsync_state_rec_put(data, SIM_REGIONS, 0, 52); /* no such region */
 	m.h.len = sizeof(data);
 	m.payload = data;
 	for (uint64_t t = 1; t <= 4; t++) {
@@ -1301,6 +1301,44 @@ test_stages_blocked_by_a_full_window_are_aborted(void **state)
 	sim_free(sm);
 }
 
+/* A delta cut of many small scattered chunks (a firewall's or a dpi NF's
+ * 64-byte chunks) is packed several to a fragment: its fragment count
+ * follows its bytes, so a cut that fits the standby in bytes fits in
+ * fragments too.  One fragment per chunk made such a cut need more
+ * fragments than max_frags: no vote, abort, and every later delta larger
+ * still. */
+static void
+test_scattered_chunks_fit_the_standby_in_fragments(void **state)
+{
+	(void)state;
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct rsync_standby_applied a;
+	uint8_t chunk[64];
+	struct sim *sm;
+
+	sc.max_frags = 16;
+	sm = sim_new(&pc, &sc, 46, NULL, 0);
+	add_n(sm, 8, 2);
+	assert_int_equal(rsync_primary_cut_begin(sm->p, 1, 0, sm->npkts, sm->now), 0);
+	for (uint32_t i = 0; i < 60; i++) { /* every other 64-byte chunk of region 1 */
+		memset(chunk, (int)(i + 1), sizeof(chunk));
+		assert_int_equal(rsync_primary_cut_piece(sm->p, 1, i * 128, chunk, sizeof(chunk)), 0);
+	}
+	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+	settle(sm);
+	assert_int_equal(rsync_standby_stats(sm->s)->rx[RSYNC_RX_NO_ROOM], 0);
+	assert_int_equal(sm->nreleased, 8);
+	assert_int_equal(rsync_standby_takeover(sm->s, 2, &a), 0);
+	assert_int_equal(a.cut_id, 1);
+	for (uint32_t i = 0; i < 60; i++) {
+		assert_int_equal(sm->region[1][i * 128], i + 1);
+		assert_int_equal(sm->region[1][i * 128 + 63], i + 1);
+		assert_int_equal(sm->region[1][i * 128 + 64], 0);
+	}
+	sim_free(sm);
+}
+
 static void
 test_random_faults_never_release_unknown_packets(void **state)
 {
@@ -1365,6 +1403,7 @@ main(void)
 		cmocka_unit_test(test_a_full_cut_keeps_a_synced_standby_in_sync),
 		cmocka_unit_test(test_a_full_txts_table_still_takes_the_cut_that_empties_it),
 		cmocka_unit_test(test_stages_blocked_by_a_full_window_are_aborted),
+		cmocka_unit_test(test_scattered_chunks_fit_the_standby_in_fragments),
 		cmocka_unit_test(test_random_faults_never_release_unknown_packets),
 	};
 

@@ -116,6 +116,16 @@ meta_msg(uint16_t count, uint32_t entries, uint32_t state_frags, uint64_t state_
 	return m;
 }
 
+/* A CHECKPOINT payload of `total` bytes: one state record of region
+ * `region` at `offset` holding total - 12 bytes of `fill`.  Returns total. */
+static size_t
+one_rec(uint8_t *pl, uint16_t region, uint64_t offset, uint8_t fill, size_t total)
+{
+	rsync_state_rec_put(pl, region, offset, (uint16_t)(total - RSYNC_REC_HDR_LEN));
+	memset(pl + RSYNC_REC_HDR_LEN, fill, total - RSYNC_REC_HDR_LEN);
+	return total;
+}
+
 static int
 encode(const struct rsync_msg *m, const void *pl, size_t len, struct rsync_auth *a, uint8_t *buf)
 {
@@ -284,7 +294,7 @@ test_golden_vote_frame(void **state)
 	 * seq count | region reserved | offset */
 	/* clang-format off */
 	size_t n = unhex("02000000000b" "02000000000a" "88b6"
-			 "02020000" "00070000" "00000003" "4531e7c1" "0102030405060708"
+			 "03020000" "00070000" "00000003" "98f1f2ea" "0102030405060708"
 			 "00000001" "00000000" "0000000000000000",
 			 want);
 	/* clang-format on */
@@ -296,7 +306,7 @@ test_golden_vote_frame(void **state)
 	assert_int_equal(d.h.type, RSYNC_VOTE);
 	assert_int_equal(d.h.chain, 7);
 	assert_int_equal(d.h.epoch, 3);
-	assert_int_equal(d.h.crc, 0x4531e7c1u);
+	assert_int_equal(d.h.crc, 0x98f1f2eau);
 	assert_int_equal(d.h.txid, 0x0102030405060708ull);
 	assert_int_equal(d.h.frag_count, 1);
 	assert_memory_equal(d.dst_mac, dst, 6);
@@ -314,10 +324,10 @@ test_golden_abort_frame_with_hmac(void **state)
 	 * HMAC-SHA256 of header (CRC filled in) and payload */
 	/* clang-format off */
 	size_t n = unhex("02000000000b" "02000000000a" "88b6"
-			 "02050105" "00070008" "00000003" "c5e5b1f9" "0000000000000009"
+			 "03050105" "00070008" "00000003" "d9ccacfd" "0000000000000009"
 			 "00000001" "00000000" "0000000000000000"
 			 "000000000000000c"
-			 "88a915ac2987fbba42b05821dfeb892f7eae8f66cfdc517583b45d24507f1369",
+			 "d6436172997a91a5e7d344a676f2de21acd54a05a18b345bff61d7245f616b6f",
 			 want);
 	/* clang-format on */
 
@@ -344,10 +354,10 @@ test_hmac_covers_header_with_crc_and_payload(void **state)
 	uint32_t crc;
 	int n;
 
-	memset(data, 0x77, sizeof(data));
+	one_rec(data, 2, 0, 0x77, sizeof(data));
 	m.h.type = RSYNC_CHECKPOINT;
 	m.h.frag_seq = 1;
-	m.h.region = 2;
+	m.h.region = 0;
 	n = encode(&m, data, sizeof(data), a, buf);
 	assert_int_equal(n, P(300) + RSYNC_HMAC_LEN);
 	/* OpenSSL's one-shot HMAC() over header + payload as they are on the
@@ -427,14 +437,33 @@ test_every_type_round_trips(void **state)
 			assert_int_equal(got.proto, e[i].proto);
 			assert_int_equal(got.ts, e[i].ts);
 		}
+		/* two records: 400 bytes of region 3 at 4096, 576 of region 0
+		 * at 0 */
 		for (size_t i = 0; i < sizeof(state_bytes); i++)
 			state_bytes[i] = (uint8_t)(i * 7);
+		rsync_state_rec_put(state_bytes, 3, 4096, 400);
+		rsync_state_rec_put(state_bytes + RSYNC_REC_HDR_LEN + 400, 0, 0,
+				    sizeof(state_bytes) - 2 * RSYNC_REC_HDR_LEN - 400);
 		m.h.type = RSYNC_CHECKPOINT;
 		m.h.flags = 0;
 		m.h.frag_seq = 2;
-		m.h.region = 3;
-		m.h.offset = 4096;
-		round_trip(&m, state_bytes, sizeof(state_bytes), k);
+		m.h.region = 0;
+		d = round_trip(&m, state_bytes, sizeof(state_bytes), k);
+		{
+			struct rsync_state_rec r;
+			uint32_t pos = 0;
+
+			assert_true(rsync_state_rec_next(d.payload, d.h.len, &pos, &r));
+			assert_int_equal(r.region, 3);
+			assert_int_equal(r.offset, 4096);
+			assert_int_equal(r.len, 400);
+			assert_ptr_equal(r.data, d.payload + RSYNC_REC_HDR_LEN);
+			assert_true(rsync_state_rec_next(d.payload, d.h.len, &pos, &r));
+			assert_int_equal(r.region, 0);
+			assert_int_equal(r.offset, 0);
+			assert_int_equal(r.len, sizeof(state_bytes) - 2 * RSYNC_REC_HDR_LEN - 400);
+			assert_false(rsync_state_rec_next(d.payload, d.h.len, &pos, &r));
+		}
 		for (uint8_t t = RSYNC_VOTE; t <= RSYNC_ACK; t++) {
 			m = ctl(t, 9);
 			assert_int_equal(round_trip(&m, NULL, 0, k).h.len, 0);
@@ -474,6 +503,7 @@ test_largest_payload_fills_the_mtu(void **state)
 	static uint8_t data[RSYNC_MAX_PAYLOAD];
 	uint8_t buf[RSYNC_MAX_FRAME];
 
+	one_rec(data, 0, 0, 0x5a, sizeof(data));
 	m.h.type = RSYNC_CHECKPOINT;
 	m.h.frag_seq = 1;
 	m.h.region = 0;
@@ -488,11 +518,11 @@ test_padding_after_payload_is_ignored(void **state)
 {
 	(void)state;
 	struct rsync_auth *a = rsync_auth_new((const uint8_t *)"k", 1, 1);
-	uint8_t buf[RSYNC_MAX_FRAME + 64], data[10];
+	uint8_t buf[RSYNC_MAX_FRAME + 64], data[22];
 	struct rsync_msg d,
 	    m[3] = {ctl(RSYNC_VOTE, 9), ctl(RSYNC_ABORT, 9), meta_msg(2, 0, 1, sizeof(data))};
 
-	memset(data, 0x42, sizeof(data));
+	one_rec(data, 0, 0, 0x42, sizeof(data));
 	m[1].u.abort.through_txid = 10;
 	m[2].h.type = RSYNC_CHECKPOINT;
 	m[2].h.frag_seq = 1;
@@ -523,10 +553,10 @@ test_decode_at_any_alignment(void **state)
 	struct rsync_msg m = meta_msg(2, 0, 1, sizeof(data)), d;
 	int n;
 
-	memset(data, 3, sizeof(data));
+	one_rec(data, 1, 0, 3, sizeof(data));
 	m.h.type = RSYNC_CHECKPOINT;
 	m.h.frag_seq = 1;
-	m.h.region = 1;
+	m.h.region = 0;
 	for (int a = 0; a < 8; a++) {
 		n = encode(&m, data, sizeof(data), NULL, buf + a);
 		assert_true(n > 0);
@@ -546,7 +576,7 @@ test_truncation_at_every_length_is_refused(void **state)
 	struct rsync_auth *a = rsync_auth_new((const uint8_t *)"key", 3, 1);
 	struct rsync_msg m = meta_msg(2, 0, 1, sizeof(data)), d;
 
-	memset(data, 1, sizeof(data));
+	one_rec(data, 0, 0, 1, sizeof(data));
 	m.h.type = RSYNC_CHECKPOINT;
 	m.h.frag_seq = 1;
 	m.h.region = 0;
@@ -575,10 +605,10 @@ test_flipped_bit_anywhere_is_refused(void **state)
 	struct rsync_auth *a = rsync_auth_new((const uint8_t *)"key", 3, 1);
 	struct rsync_msg m = meta_msg(2, 0, 1, sizeof(data)), d;
 
-	memset(data, 0x5a, sizeof(data));
+	one_rec(data, 2, 0, 0x5a, sizeof(data));
 	m.h.type = RSYNC_CHECKPOINT;
 	m.h.frag_seq = 1;
-	m.h.region = 2;
+	m.h.region = 0;
 	for (int with_key = 0; with_key < 2; with_key++) {
 		struct rsync_auth *k = with_key ? a : NULL;
 		int n = encode(&m, data, sizeof(data), k, buf);
@@ -683,8 +713,8 @@ enum base {
 	B_META,	      /* PREPARE fragment 0 of 4: 2 TxTs entries in 1 piece, 2 state ones */
 	B_META_NOCUT, /* PREPARE fragment 0 of 2: 2 TxTs entries in 1 piece, no cut */
 	B_TXTS,	      /* its fragment 1: 2 entries */
-	B_CKPT,	      /* its fragment 2: 100 bytes of region 3 at 4096 */
-	B_JUMBO,      /* a CHECKPOINT of RSYNC_MAX_PAYLOAD bytes */
+	B_CKPT,	      /* its fragment 2: one record, 88 bytes of region 3 at 4096 */
+	B_JUMBO,      /* a CHECKPOINT of RSYNC_MAX_PAYLOAD bytes (one record) */
 };
 
 enum keys {
@@ -728,7 +758,9 @@ static const struct reject_row rows[] = {
 	{"version 0", B_VOTE, {E(H(0), 1, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_VERSION},
 	{"version 1 (hash % n ranks)", B_VOTE, {E(H(0), 1, 1)}, 0, 0, K_NONE, 0,
 	 RSYNC_RX_BAD_VERSION},
-	{"version 3", B_VOTE, {E(H(0), 1, 3)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_VERSION},
+	{"version 2 (state pieces, not records)", B_VOTE, {E(H(0), 1, 2)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_VERSION},
+	{"version 4", B_VOTE, {E(H(0), 1, 4)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_VERSION},
 	{"type 0", B_VOTE, {E(H(1), 1, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_TYPE},
 	{"type 11", B_VOTE, {E(H(1), 1, RSYNC_TYPE_MAX)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_TYPE},
 	{"type 255", B_VOTE, {E(H(1), 1, 255)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_TYPE},
@@ -785,11 +817,11 @@ static const struct reject_row rows[] = {
 	 RSYNC_RX_BAD_REGION},
 	{"TxTs past what its fragments hold", B_TXTS, {E(H(32), 8, 24 * 59)}, 0, 0, K_NONE, 0,
 	 RSYNC_RX_BAD_REGION},
-	{"CHECKPOINT region 0xFF00", B_CKPT, {E(H(28), 2, RSYNC_REGION_MAX)}, 0, 0, K_NONE, 0,
+	{"CHECKPOINT with a header region", B_CKPT, {E(H(28), 2, 3)}, 0, 0, K_NONE, 0,
 	 RSYNC_RX_BAD_REGION},
 	{"CHECKPOINT region META", B_CKPT, {E(H(28), 2, RSYNC_REGION_META)}, 0, 0, K_NONE, 0,
 	 RSYNC_RX_BAD_REGION},
-	{"CHECKPOINT offset wraps", B_CKPT, {E(H(32), 8, UINT64_MAX - 50)}, 0, 0, K_NONE, 0,
+	{"CHECKPOINT with a header offset", B_CKPT, {E(H(32), 8, 4096)}, 0, 0, K_NONE, 0,
 	 RSYNC_RX_BAD_REGION},
 	{"VOTE with a region", B_VOTE, {E(H(28), 2, 1)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_REGION},
 	{"HEARTBEAT with an offset", B_HB, {E(H(32), 8, 1)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_REGION},
@@ -832,6 +864,19 @@ static const struct reject_row rows[] = {
 	 RSYNC_RX_BAD_FIELD},
 	{"TxTs entry padding", B_TXTS, {E(P(24 + 14), 1, 1)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FIELD},
 	{"TxTs entry ts 0", B_TXTS, {E(P(24 + 16), 8, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FIELD},
+	/* a CHECKPOINT's state records */
+	{"record region 0xFF00", B_CKPT, {E(P(0), 2, RSYNC_REGION_MAX)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_FIELD},
+	{"record region META", B_CKPT, {E(P(0), 2, RSYNC_REGION_META)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_FIELD},
+	{"record of no bytes", B_CKPT, {E(P(2), 2, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FIELD},
+	{"record past the payload", B_CKPT, {E(P(2), 2, 89)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FIELD},
+	{"record leaves a partial header", B_CKPT, {E(P(2), 2, 80)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_FIELD},
+	{"record offset wraps", B_CKPT, {E(P(4), 8, UINT64_MAX - 50)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_FIELD},
+	{"payload shorter than a record header", B_CKPT, {E(H(6), 2, 11)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_FIELD},
 	/* integrity */
 	{"payload bit flipped", B_CKPT, {E(P(50), 0, 0x10)}, 0, 0, K_NONE, 1, RSYNC_RX_BAD_CRC},
 	{"CRC bit flipped", B_VOTE, {E(H_CRC, 0, 1)}, 0, 0, K_NONE, 1, RSYNC_RX_BAD_CRC},
@@ -892,18 +937,15 @@ base_msg(enum base b, uint8_t *pl, size_t *len)
 		m = meta_msg(4, 2, 2, 200);
 		m.h.type = RSYNC_CHECKPOINT;
 		m.h.frag_seq = 2;
-		m.h.region = 3;
-		m.h.offset = 4096;
-		memset(pl, 0x5a, 100);
-		*len = 100;
+		m.h.region = 0;
+		*len = one_rec(pl, 3, 4096, 0x5a, 100);
 		return m;
 	case B_JUMBO:
 		m = meta_msg(2, 0, 1, RSYNC_MAX_PAYLOAD);
 		m.h.type = RSYNC_CHECKPOINT;
 		m.h.frag_seq = 1;
 		m.h.region = 0;
-		memset(pl, 0x5a, RSYNC_MAX_PAYLOAD);
-		*len = RSYNC_MAX_PAYLOAD;
+		*len = one_rec(pl, 0, 0, 0x5a, RSYNC_MAX_PAYLOAD);
 		return m;
 	}
 	fail();
@@ -1016,15 +1058,22 @@ test_encoder_refuses_what_a_peer_would_refuse(void **state)
 	m.h.type = RSYNC_CHECKPOINT;
 	m.h.frag_seq = 1;
 	m.h.region = 0;
-	assert_int_equal(encode(&m, big, 10, NULL, buf), 64);	       /* valid */
+	one_rec(big, 0, 0, 0, 22);
+	assert_int_equal(encode(&m, big, 22, NULL, buf), 76);	       /* valid */
+	one_rec(big, 0, 0, 0, sizeof(big));
 	assert_int_equal(encode(&m, big, sizeof(big), NULL, buf), -1); /* too long */
-	assert_int_equal(encode(&m, NULL, 10, NULL, buf), -1);	       /* no bytes given */
+	assert_int_equal(encode(&m, NULL, 22, NULL, buf), -1);	       /* no bytes given */
 	assert_int_equal(encode(&m, big, 0, NULL, buf), -1);	       /* empty state piece */
+	one_rec(big, 0, 0, 0, 22);
+	assert_int_equal(encode(&m, big, 21, NULL, buf), -1);	       /* a record cut short */
 	m.h.frag_seq = 0; /* a state piece cannot be fragment 0 */
-	assert_int_equal(encode(&m, big, 10, NULL, buf), -1);
+	assert_int_equal(encode(&m, big, 22, NULL, buf), -1);
 	m.h.frag_seq = 1;
-	m.h.region = RSYNC_REGION_MAX;
-	assert_int_equal(encode(&m, big, 10, NULL, buf), -1);
+	m.h.region = 1; /* where its bytes go is in its records */
+	assert_int_equal(encode(&m, big, 22, NULL, buf), -1);
+	m.h.region = 0;
+	rsync_state_rec_put(big, RSYNC_REGION_MAX, 0, 10);
+	assert_int_equal(encode(&m, big, 22, NULL, buf), -1);
 	m = meta_msg(2, 1, 0, 0);
 	m.h.frag_seq = 1;
 	m.h.region = RSYNC_REGION_TXTS;
