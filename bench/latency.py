@@ -22,7 +22,7 @@ Set-ups (two busy pollers: CPU 0 and CPU 1, as in chain_tput.py):
                   (local: a parked standby on CPU 0).  Both are paced at rates derived
                   from stateful_none's maximum, so they see the same offered load.
   csmp            DPDK's examples/multi_process/client_server_mp (built by
-                  chain_tput.build_csmp): mp_server -l 0,1 polls net_null0 and
+                  onvm.tput.build_csmp): mp_server -l 0,1 polls net_null0 and
                   net_null1 on CPU 0, one mp_client on CPU 1 forwards port 0 -> 1
                   (and 1 -> 0) and transmits itself.  Port 1's own RX is emptied by the
                   shim (LAT_MUTE_PORT: what net_null generates there is freed), so the
@@ -78,10 +78,8 @@ import time
 import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import chain_tput as ct  # noqa: E402  (Lab, Manager, build_csmp, null_cfg, wait_quiet)
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
-from onvm import report  # noqa: E402
+from onvm import report, tput  # noqa: E402  (Procs, Manager, build_csmp, null_cfg, wait_quiet)
 from onvm.noise import XCoreProbe  # noqa: E402  (the host's placement of our two vCPUs)
 from onvm.report import log  # noqa: E402
 
@@ -131,7 +129,7 @@ class LatFile:
         (_, version, hdr_bytes, n_hist, n_buckets, lin_width, lin_buckets, log_buckets,
          per_decade, tsc_hz, ring, *_) = h
         if version != self.VERSION or n_hist != 2:
-            raise ct.BenchError(f"{self.path}: layout version {version}, n_hist {n_hist}")
+            raise tput.BenchError(f"{self.path}: layout version {version}, n_hist {n_hist}")
         need = hdr_bytes + n_hist * n_buckets * 8
         if len(mm) < need:
             mm.close()
@@ -213,8 +211,8 @@ def max_us(counts, edges):
 
 # ---- systems under test -------------------------------------------------------------------
 
-class Lab(ct.Lab):
-    """chain_tput's Lab, with an environment for the processes it starts (LD_PRELOAD of
+class ShimProcs(tput.Procs):
+    """tput.Procs, with an environment for the processes it starts (LD_PRELOAD of
     the shim; the manager's NFs inherit it), and a window whose noise accounting (a scan
     of /proc, milliseconds of CPU) happens outside the measured interval: on two CPUs
     shared with the pollers it would otherwise show up as latency."""
@@ -227,7 +225,7 @@ class Lab(ct.Lab):
 
     def window(self, seconds, snapshot, pids=()):
         """Sleep through a window; returns snapshot() at its start and end.  Sets
-        last_steal and last_foreign_cpu as Lab.window does, and how long the threads of
+        last_steal and last_foreign_cpu as CpuNoise.window does, and how long the threads of
         `pids` (the pollers) waited runnable for a CPU, per second (last_runq_ms), and
         how often they were preempted (last_preempts)."""
         st0, t0, s0 = self.steal_ticks(), time.monotonic(), self.foreign_ticks()
@@ -276,16 +274,11 @@ def shim_env(a, hist, tx_in, mute=None):
 
 
 def stateful_cfg(a, prefix, mode):
-    """local_resiliency.py's node_cfg, with chain_tput's prefix and quiet stats."""
-    return {"node": {"name": "lat", "file_prefix": prefix, "lcores": "0@0"},
-            "pool": {"mbufs": 32767}, "nf_defaults": {"cpus": "1"},
-            "ports": [{"name": "gen", "dev": "net_null0,size=64"},
-                      {"name": "sink", "dev": "net_null1,size=64", "rx": False}],
-            "nfs": [{"binary": os.path.join(a.build, "tests", "test_nf"), "service": 1,
-                     "resiliency": mode, "args": ["-S"]}],
-            "chains": [{"name": "c", "services": [1], "ingress_port": "gen",
-                        "exit_port": "sink"}],
-            "stats": {"interval_ms": 0}}
+    """local_resiliency.py's node (tput.stateful_cfg), with our prefix and quiet stats."""
+    cfg = tput.stateful_cfg(os.path.join(a.build, "tests", "test_nf"), mode)
+    cfg["node"].update(name="lat", file_prefix=prefix)
+    cfg["stats"] = {"interval_ms": 0}
+    return cfg
 
 
 class NodeSystem:
@@ -295,12 +288,12 @@ class NodeSystem:
     def __init__(self, lab, a, setup, hist):
         self.lab, self.prefix = lab, lab.prefix()
         self.local = setup == "stateful_local"
-        cfg = (ct.null_cfg(self.prefix, int(setup[5:])) if setup.startswith("chain")
-               else ct.null_cfg(self.prefix, 1, split=True) if setup == "split1"
+        cfg = (tput.null_cfg(self.prefix, int(setup[5:])) if setup.startswith("chain")
+               else tput.null_cfg(self.prefix, 1, split=True) if setup == "split1"
                else stateful_cfg(a, self.prefix, setup.split("_")[1]))
         lab.env = shim_env(a, hist, "start")
         try:
-            self.m = ct.Manager(lab, a.build, self.prefix, cfg)
+            self.m = tput.Manager(lab, a.build, self.prefix, cfg)
         finally:
             lab.env = None
 
@@ -313,14 +306,14 @@ class NodeSystem:
         while self.local and not all(n.get("standby_parked") for n in nfs.values()):
             self.alive()
             if time.monotonic() > deadline:
-                raise ct.BenchError(f"{self.prefix}: standby not parked after 60 s: {nfs}")
+                raise tput.BenchError(f"{self.prefix}: standby not parked after 60 s: {nfs}")
             time.sleep(0.1)
             nfs = self.m.tel.query("/onvm/nfs")
         self.pids = [self.m.p.pid] + [n["pid"] for n in nfs.values() if n.get("pid")]
 
     def alive(self):
         if self.m.p.poll() is not None:
-            raise ct.BenchError(f"onvm_mgr {self.prefix} exited (rc {self.m.p.returncode}):\n"
+            raise tput.BenchError(f"onvm_mgr {self.prefix} exited (rc {self.m.p.returncode}):\n"
                                 + open(self.m.out_path).read()[-2000:])
 
     def stop(self):
@@ -338,7 +331,7 @@ class TestpmdSystem:
         self.log_path = os.path.join(lab.workdir, f"{self.prefix}.log")
         self.out = open(self.log_path, "w")
         # non-interactive: forwards until a line arrives on stdin
-        self.p = lab.popen([ct.TESTPMD, "-l", "0,1", "--no-pci", "--file-prefix", self.prefix,
+        self.p = lab.popen([tput.TESTPMD, "-l", "0,1", "--no-pci", "--file-prefix", self.prefix,
                             "--vdev", "net_null0,size=64", "--vdev", "net_null1,size=64",
                             "--", "--forward-mode=io"],
                            stdin=subprocess.PIPE, stdout=self.out, stderr=subprocess.STDOUT,
@@ -350,7 +343,7 @@ class TestpmdSystem:
 
     def alive(self):
         if self.p.poll() is not None:
-            raise ct.BenchError(f"testpmd {self.prefix} exited (rc {self.p.returncode}):\n"
+            raise tput.BenchError(f"testpmd {self.prefix} exited (rc {self.p.returncode}):\n"
                                 + open(self.log_path).read()[-2000:])
 
     def stop(self):
@@ -386,7 +379,7 @@ class CsmpSystem:
         while "Finished Process Init" not in open(self.log_path).read():
             self.alive()
             if time.monotonic() > deadline:
-                raise ct.BenchError(f"mp_server {self.prefix} not ready after 30 s")
+                raise tput.BenchError(f"mp_server {self.prefix} not ready after 30 s")
             time.sleep(0.05)
         # on CPU 1 like chain_tput's taskset, without preloading the shim into taskset
         self.cli = self.lab.popen([self.a.csmp["mp_client"], "-l", "1", "--proc-type=secondary",
@@ -399,7 +392,7 @@ class CsmpSystem:
     def alive(self):
         for name, p in (("mp_server", self.srv), ("mp_client", self.cli)):
             if p is not None and p.poll() is not None:
-                raise ct.BenchError(f"{name} {self.prefix} exited (rc {p.returncode}):\n"
+                raise tput.BenchError(f"{name} {self.prefix} exited (rc {p.returncode}):\n"
                                     + open(self.log_path).read()[-2000:])
 
     def stop(self):
@@ -498,7 +491,7 @@ def run_setup(lab, a, setup, rnd, maxes, probe_exe):
             if lf.try_open() and lf.measured() > 0:
                 break
             if time.monotonic() > deadline:
-                raise ct.BenchError(f"{setup}: no stamped packet reached the sink in 30 s "
+                raise tput.BenchError(f"{setup}: no stamped packet reached the sink in 30 s "
                                     f"(shim file {'present' if lf.mm else 'missing'})")
             time.sleep(0.05)
         time.sleep(a.warmup)
@@ -852,9 +845,9 @@ def main():
         if not os.access(f, os.R_OK):
             raise SystemExit(f"no {f}; build with ninja -C {a.build}")
     if "csmp" in a.setups:
-        ct.build_csmp(a)
+        tput.build_csmp(a)
 
-    workdir, lab = ct.start_lab("latency", Lab)
+    workdir, lab = tput.start("latency", ShimProcs)
 
     rows, pooled, edges, maxes = [], {}, None, {}
     probe_exe = None if a.no_probe else XCoreProbe(types.SimpleNamespace(
@@ -862,7 +855,7 @@ def main():
     t_start = time.monotonic()
     ok = False
     try:
-        busy, others = ct.wait_quiet(lab, a.quiet_wait)
+        busy, others = tput.wait_quiet(lab, a.quiet_wait)
         header = [f"bench/latency.py {time.strftime('%Y-%m-%d %H:%M:%S %z')}, repo "
                   f"{report.repo_state()}"
                   f", {a.rounds} rounds, {a.window:g} s windows ({a.max_window:g} s unpaced), "
@@ -871,11 +864,11 @@ def main():
         for rnd in range(1, a.rounds + 1):
             for setup in a.setups:
                 if a.quiet_wait_each > 0:
-                    ct.wait_quiet(lab, a.quiet_wait_each, sample=0.5, say=False)
+                    tput.wait_quiet(lab, a.quiet_wait_each, sample=0.5, say=False)
                 t0 = time.monotonic()
                 try:
                     got, edges = run_setup(lab, a, setup, rnd, maxes, probe_exe)
-                except ct.BenchError as e:
+                except tput.BenchError as e:
                     log(f"round {rnd} {setup} FAILED: {e}")
                     continue
                 for row, node, off in got:
@@ -901,4 +894,4 @@ def main():
 
 
 if __name__ == "__main__":
-    ct.run_main(main)
+    tput.run_main(main)

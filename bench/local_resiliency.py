@@ -48,24 +48,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 from onvm import containers, lab  # noqa: E402  (the harness: nodes, clean-up; container NFs)
 from onvm.report import pct, pyplot  # noqa: E402
+from onvm.tput import stateful_cfg  # noqa: E402  (the node)
 
 
 # How the active dies, alternately: SIGKILL (the kernel's robust-list walk at
 # exit wakes the standby) and its own bug, SIGSEGV (libnf's handler does).
 DEATHS = ("sigkill", "sigsegv")
-
-
-def node_cfg(mode, extra_args=()):
-    return {
-        "node": {"lcores": "0@0"},
-        "pool": {"mbufs": 32767},
-        "nf_defaults": {"cpus": "1"},
-        "ports": [{"name": "gen", "dev": "net_null0,size=64"},
-                  {"name": "sink", "dev": "net_null1,size=64", "rx": False}],
-        "nfs": [{"binary": lab.TEST_NF, "service": 1, "resiliency": mode,
-                 "args": ["-S", *extra_args]}],
-        "chains": [{"name": "c", "services": [1], "ingress_port": "gen", "exit_port": "sink"}],
-    }
 
 
 def mpps(node, window):
@@ -86,7 +74,7 @@ def run(L, a):
     tput, commit = [], []
     for r in range(a.rounds):
         for mode in ("none", "local"):
-            node = L.node(f"tput-{mode}-{r}", node_cfg(mode)).start()
+            node = L.node(f"tput-{mode}-{r}", stateful_cfg(lab.TEST_NF, mode)).start()
             time.sleep(2)
             v = mpps(node, a.window)
             nf = node.nf_by(service=1)[0]
@@ -123,7 +111,7 @@ def failovers(L, a, placement, n, measure_standby_cpu, runtime="process"):
     death_file = os.path.join(death_dir, "t")
     os.makedirs(death_dir, exist_ok=True)
     L.extra_dirs.append(death_dir)  # removed at clean-up
-    cfg = node_cfg("local", ["-F", "processed:usr1", "-D", death_file])
+    cfg = stateful_cfg(lab.TEST_NF, "local", ["-F", "processed:usr1", "-D", death_file])
     if placement:
         cfg["nf_defaults"]["standby_cpus"] = placement
     if runtime == "container":
@@ -189,7 +177,7 @@ def relaunch_gaps(L, a):
     CPU 1 here, with the NF, so that CPU 0 runs the manager's data lcore alone
     and what is measured is the data path, not the scheduler sharing CPU 0
     with a starting standby (the default placement does share it)."""
-    cfg = node_cfg("local")
+    cfg = stateful_cfg(lab.TEST_NF, "local")
     if a.relaunch_standby_cpus:
         cfg["nf_defaults"]["standby_cpus"] = a.relaunch_standby_cpus
     node = L.node("relaunch", cfg).start()

@@ -4,8 +4,9 @@
 """Throughput against packet size, no resiliency vs local resiliency (the
 REINFORCE paper's Fig. 4), in Mpps and Gbps, with dpdk-testpmd as the bound.
 
-Set-up: local_resiliency.py's throughput part (its node_cfg) with the packet
-size changed, so at most two busy pollers (SPEC section 8).  The manager on
+Set-up: local_resiliency.py's throughput part (its node: onvm.tput's
+stateful_cfg) with the packet size changed, so at most two busy pollers
+(SPEC section 8).  The manager on
 CPU 0 polls net_null0,size=S ("gen": its RX makes S-byte packets as fast as
 it is polled) and transmits on net_null1,size=S ("sink", "rx": false: its TX
 frees them); one stateful NF, test_nf -S on CPU 1, counts packets and bytes
@@ -64,7 +65,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "python"))
-from onvm import report  # noqa: E402  (onvm.lab is imported in main(): it reads ONVM_BUILD)
+from onvm import report, tput  # noqa: E402  (onvm.lab: in main(), it reads ONVM_BUILD)
 from onvm.noise import CpuNoise  # noqa: E402
 
 SETUPS = ("testpmd", "none", "local")
@@ -101,22 +102,22 @@ def gbps(mpps, size, wire=False):
 
 # ---- the measurements --------------------------------------------------------------------
 
-def measure_testpmd(ct, ctlab, a, size):
-    mpps, _ = ct.run_null_testpmd(ctlab, a, copy=False, size=size)
+def measure_testpmd(ctlab, a, size):
+    mpps, _ = tput.run_null_testpmd(ctlab, a, copy=False, size=size)
     return mpps, (ctlab.last_foreign_cpu, ctlab.last_steal, ctlab.last_foreign_top)
 
 
-def node_cfg(lr, mode, size):
+def node_cfg(test_nf, mode, size):
     """local_resiliency.py's node with S-byte packets on both ports."""
-    cfg = lr.node_cfg(mode)
+    cfg = tput.stateful_cfg(test_nf, mode)
     for p in cfg["ports"]:
         p["dev"], n = re.subn(r"\bsize=\d+", f"size={size}", p["dev"])
         assert n == 1, p["dev"]
     return cfg
 
 
-def measure_node(ct, lab, lr, L, a, mode, size, rnd):
-    node = L.node(f"{mode}-{size}-r{rnd}", node_cfg(lr, mode, size))
+def measure_node(lab, L, a, mode, size, rnd):
+    node = L.node(f"{mode}-{size}-r{rnd}", node_cfg(lab.TEST_NF, mode, size))
     try:
         node.start()  # (stopped below also when it never gets ready)
         if mode == "local":  # the standby's start-up must not fall into the window
@@ -261,10 +262,7 @@ def main():
         raise SystemExit(f"no onvm_mgr in {a.build}; build with ninja -C {a.build}")
     # onvm.lab reads ONVM_BUILD when it is imported (its MGR, TEST_NF paths)
     os.environ["ONVM_BUILD"] = a.build
-    sys.path.insert(0, HERE)
-    import chain_tput as ct  # testpmd, the quiet check, machine description
     from onvm import lab  # the integration harness: nodes, telemetry, clean-up
-    import local_resiliency as lr  # the node (node_cfg)
 
     def on_signal(signum, frame):
         raise KeyboardInterrupt(f"signal {signum}")
@@ -273,16 +271,16 @@ def main():
 
     workdir = os.path.join("/tmp", f"pkt_sizes.{os.getpid()}")
     os.makedirs(workdir, exist_ok=True)
-    ctlab = ct.Lab(workdir)  # testpmd processes
+    ctlab = tput.Procs(workdir)  # testpmd processes
     L = lab.Lab("pkt_sizes")  # the managers and their NFs
     results = {(s, z): {} for z in a.sizes for s in SETUPS}
     noise = {}  # (setup, size, round): (others' CPU %, steal %, top others)
     t_start = time.monotonic()
     try:
-        busy, others = ct.wait_quiet(ctlab, a.quiet_wait)
+        busy, others = tput.wait_quiet(ctlab, a.quiet_wait)
         os.makedirs(a.out, exist_ok=True)
         with open(os.path.join(a.out, "pkt_sizes_machine.txt"), "w") as f:
-            f.write(report.machine_txt(a.build, ct.TESTPMD, busy, others, (
+            f.write(report.machine_txt(a.build, tput.TESTPMD, busy, others, (
                 f"bench/pkt_sizes.py: sizes {','.join(map(str, a.sizes))}, rounds {a.rounds}, "
                 f"window {a.window}s, warm-up {a.warmup}s")))
         for rnd in range(1, a.rounds + 1):
@@ -291,15 +289,15 @@ def main():
                     t0 = time.monotonic()
                     try:
                         if setup == "testpmd":
-                            mpps, n = measure_testpmd(ct, ctlab, a, size)
+                            mpps, n = measure_testpmd(ctlab, a, size)
                         else:
-                            mpps, n = measure_node(ct, lab, lr, L, a, setup, size, rnd)
-                    except (ct.BenchError, lab.TestFailure) as e:
-                        ct.log(f"round {rnd} {size} B {setup} FAILED: {e}")
+                            mpps, n = measure_node(lab, L, a, setup, size, rnd)
+                    except (tput.BenchError, lab.TestFailure) as e:
+                        report.log(f"round {rnd} {size} B {setup} FAILED: {e}")
                         continue
                     results[(setup, size)][rnd] = mpps
                     noise[(setup, size, rnd)] = n
-                    ct.log(f"round {rnd} {size:>4} B {setup:<7}: {mpps:7.3f} Mpps "
+                    report.log(f"round {rnd} {size:>4} B {setup:<7}: {mpps:7.3f} Mpps "
                            f"{gbps(mpps, size):7.2f} Gbps ({time.monotonic() - t0:.1f}s, "
                            f"others {n[0]:.0f}%{': ' + n[2] if n[2] else ''}, "
                            f"steal {n[1]:.0f}%)")

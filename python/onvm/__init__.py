@@ -36,6 +36,9 @@ Files, one concern each:
   traces.py      the captures the tree ships (traces/), several mixed into one
   report.py      what benchmarks write: log lines, CSV, figures (matplotlib),
                  percentiles, the machine and tree a run was made on
+  tput.py        the null-port throughput and latency benchmarks' pieces:
+                 processes under their own prefixes (Procs), testpmd, a
+                 manager by hand, client_server_mp, node configs
   wire.py        remote resiliency's frames built from the documented
                  layout (RSync messages, the EtherTypes)
   remote_lab.py  the four-node lab of remote resiliency and its
