@@ -29,6 +29,8 @@ Files, one concern each:
                  /metrics read back
   flowtable.py   flow tables: tshark's of a capture, basic_monitor's export,
                  the differences of two
+  latshim.py     bench/lat_shim.so's histogram file: mapped, diffed, read as
+                 percentiles (latency.py, lat_shim)
   noise.py       what else moved a benchmark's numbers: the host's placement
                  of our vCPUs (XCoreProbe), others' CPU and steal (CpuNoise)
   pcap.py        capture files read and written (pcap, pcapng), what

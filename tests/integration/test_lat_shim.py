@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright(c) 2026 REINFORCE-NFV authors
 """bench/lat_shim.so (the latency benchmark's LD_PRELOAD library) paces, stamps and
-measures, read through bench/latency.py's parser of its file.
+measures, read through the benchmark's parser of its file (onvm.latshim).
 
 dpdk-testpmd io-forwards between net_null0 and net_null1 (one forwarding lcore) with
 the shim preloaded: port 0 is the generator (paced at 200 kpps), port 1 the sink, and
@@ -22,13 +22,9 @@ to 50 kpps:
 import os
 import shutil
 import subprocess
-import sys
 import time
 
-from onvm import lab
-
-sys.path.insert(0, os.path.join(lab.SRC, "bench"))
-import latency  # noqa: E402  (the benchmark's parser of the shim's file)
+from onvm import lab, latshim
 
 TESTPMD = shutil.which("dpdk-testpmd")
 SNAP_SLACK = 64  # two bursts of 32
@@ -37,15 +33,15 @@ SNAP_SLACK = 64  # two bursts of 32
 def window(lf, seconds):
     s0 = lf.parse(lf.snapshot())
     time.sleep(seconds)
-    return latency.diff(s0, lf.parse(lf.snapshot()))
+    return latshim.diff(s0, lf.parse(lf.snapshot()))
 
 
 def check_window(L, lf, d, rate, what):
     rx, tx = d["rx"], d["tx"]
     kept_rate = rx["kept"] / d["dt"]
     count = sum(d["node"])
-    p50 = latency.percentile(d["node"], lf.edges, 50)
-    off50 = latency.percentile(d["offered"], lf.edges, 50)
+    p50 = latshim.percentile(d["node"], lf.edges, 50)
+    off50 = latshim.percentile(d["offered"], lf.edges, 50)
     print(f"{what}: kept {kept_rate:.0f}/s (asked {rate}), paced out {rx['paced_out']}, "
           f"ring overflow {rx['ring_overflow']}, measured {tx['measured']}, unstamped "
           f"{tx['unstamped']}, negative {tx['negative']}, histogram {count}, p50 {p50} us, "
@@ -84,7 +80,7 @@ def main(L):
                             "--vdev", "net_null0,size=64", "--vdev", "net_null1,size=64",
                             "--", "--forward-mode=io"],
                 env=env, stdin=subprocess.PIPE, prefix=prefix)
-    lf = latency.LatFile(hist)
+    lf = latshim.LatFile(hist)
     try:
         lab.wait_until(lambda: lf.try_open() and lf.measured() > 0, 30,
                        "stamped packets at the sink", alive=lambda: lab.check(
