@@ -61,15 +61,15 @@ def inject(ns, ifname, frame):
     lab.run_cmd(lab.in_netns(ns, ["/usr/bin/python3", "-c", script, ifname, frame.hex()]))
 
 
-def inject_many(ns, ifname, pcap):
-    """Send every frame of `pcap` into `ifname` of namespace `ns`."""
+def inject_many(ns, ifname, path):
+    """Send every frame of the capture `path` into `ifname` of namespace `ns`."""
     script = ("import socket, struct, sys\n"
               "d = open(sys.argv[2], 'rb').read(); off = 24\n"
               "s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW); s.bind((sys.argv[1], 0))\n"
               "while off + 16 <= len(d):\n"
               "    n = struct.unpack_from('<I', d, off + 8)[0]\n"
               "    s.send(d[off + 16:off + 16 + n]); off += 16 + n\n")
-    lab.run_cmd(lab.in_netns(ns, ["/usr/bin/python3", "-c", script, ifname, pcap]))
+    lab.run_cmd(lab.in_netns(ns, ["/usr/bin/python3", "-c", script, ifname, path]))
 
 
 def node_config(L, tag, trace, log_packets=65536, from_primary=(), echo_iface=None,
