@@ -6,45 +6,48 @@ them, and the helpers more than one script needs.  A test or a benchmark
 imports this package, never another script or a test file
 (docs/contributing.md).
 
-Importing the package imports none of its modules: onvm.lab reads
-ONVM_BUILD when it is imported, and benchmarks with a --build option set
-that first.  Tests get the package from meson (PYTHONPATH in
-tests/integration/meson.build); a benchmark puts python/ of its own tree on
-sys.path.  Everything here runs on Debian's /usr/bin/python3 and its
-standard library (scapy and matplotlib only where a caller asks for them).
+Importing the package imports none of its modules.  onvm.lab reads
+ONVM_BUILD when it is imported, and so do the modules that import it (pcap,
+traces, flowtable, containers, demo_chain, balancer, remote_lab, exporter);
+a benchmark whose --build should reach them sets ONVM_BUILD before it
+imports them (nf_suite.py and pkt_sizes.py do).  Tests get the package from meson
+(PYTHONPATH in tests/integration/meson.build); a benchmark puts python/ of
+its own tree on sys.path.  Everything here runs on Debian's /usr/bin/python3
+and its standard library (tshark, podman and matplotlib only where a caller
+asks for them).
 
-Files, one concern each:
-  lab.py         the harness: nodes (onvm_mgr), hand-started processes,
-                 network namespaces, veths and FRR's bfdd, waits and checks,
-                 and the clean-up that leaves no process, runtime directory
-                 or hugepage file behind; read_json (an NF's export, once
-                 written)
-  balancer.py    load_balancer killed mid-trace and its output checked frame
-                 by frame (nf_load_balancer, container_failover)
+Files, one concern each.  The harness and what tests and benchmarks share:
+  lab.py         nodes (onvm_mgr), hand-started processes, network
+                 namespaces, veths and FRR's bfdd, waits and checks, and the
+                 clean-up that leaves no process, runtime directory or
+                 hugepage file behind
+  telemetry.py   the DPDK telemetry client (the one; tools/onvm-exporter
+                 keeps its own, being deployed as a single file)
+  pcap.py        capture files read and written (pcap, pcapng), what
+                 net_pcap cut (TruncatedFrame), frame lists compared
+  traces.py      the captures the tree ships (traces/), several mixed into one
+  flowtable.py   flow tables: tshark's of a capture, basic_monitor's export,
+                 the differences of two
   containers.py  NFs in podman containers: the NF image, a config with its
                  NFs in containers, a node's containers found and removed
   demo_chain.py  the demo's three-NF chain as a config, and a trace run
                  through it with every check (chain_traces, container_chain)
-  exporter.py    tools/onvm-exporter started for a test or benchmark, its
-                 /metrics read back
-  flowtable.py   flow tables: tshark's of a capture, basic_monitor's export,
-                 the differences of two
-  latshim.py     bench/lat_shim.so's histogram file: mapped, diffed, read as
-                 percentiles (latency.py, lat_shim)
-  noise.py       what else moved a benchmark's numbers: the host's placement
-                 of our vCPUs (XCoreProbe), others' CPU and steal (CpuNoise)
-  pcap.py        capture files read and written (pcap, pcapng), what
-                 net_pcap cut (TruncatedFrame), frame lists compared
-  traces.py      the captures the tree ships (traces/), several mixed into one
-  report.py      what benchmarks write: log lines, CSV, figures (matplotlib),
-                 percentiles, the machine and tree a run was made on
-  tput.py        the null-port throughput and latency benchmarks' pieces:
-                 processes under their own prefixes (Procs), testpmd, a
-                 manager by hand, client_server_mp, node configs
+  balancer.py    load_balancer killed mid-trace and its output checked frame
+                 by frame (nf_load_balancer, container_failover)
   wire.py        remote resiliency's frames built from the documented
                  layout (RSync messages, the EtherTypes)
   remote_lab.py  the four-node lab of remote resiliency and its
                  external-synchrony oracle (remote_chain, remote benchmarks)
-  telemetry.py   the DPDK telemetry client (one; tools/onvm-exporter keeps
-                 its own, being deployed as a single file)
+  exporter.py    tools/onvm-exporter started for a test or benchmark, its
+                 /metrics read back
+The benchmarks' own (no onvm.lab in them):
+  report.py      what benchmarks write: log lines, CSV, figures (matplotlib),
+                 percentiles, the machine and tree a run was made on
+  noise.py       what else moved a benchmark's numbers: the host's placement
+                 of our vCPUs (XCoreProbe), others' CPU and steal (CpuNoise)
+  tput.py        the null-port throughput and latency benchmarks' pieces:
+                 processes under their own prefixes (Procs), testpmd, a
+                 manager started by hand, client_server_mp, node configs
+  latshim.py     bench/lat_shim.so's histogram file: mapped, diffed, read as
+                 percentiles (latency.py, lat_shim)
 """

@@ -16,6 +16,9 @@ Only processes the lab started itself or learned from its own managers (the
 pid is killed only while its command line still names the node's file prefix.
 
 Waiting is always polling with a deadline (50-100 ms steps), never spinning.
+
+Captures, the tree's traces, container NFs and the telemetry client are
+modules of their own in this package (its __init__.py lists them).
 """
 import atexit
 import glob
