@@ -33,6 +33,7 @@
 
 #include "bfd_node.h"
 #include "mgr.h"
+#include "onvm_rule.h"
 
 #define BFD_RX_RING_SIZE 1024
 #define BFD_TX_RING_SIZE 256
@@ -89,12 +90,6 @@ bfd_xmit(uint16_t port, const uint8_t *frame, uint32_t len, void *arg)
 
 static const struct bfd_node_ops node_ops = {.xmit = bfd_xmit};
 
-static void
-ip_str(uint32_t ip, char out[16])
-{
-	snprintf(out, 16, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff);
-}
-
 /* The built-in subscriber: one log line per state change. */
 /*
  * Session events are logged by the control thread, not on the BFD unit's
@@ -132,10 +127,10 @@ mgr_bfd_log_flush(void)
 	MGR_ASSERT_NOT_DATA_UNIT();
 	while (tail != __atomic_load_n(&log_head, __ATOMIC_ACQUIRE)) {
 		const struct bfd_event *ev = &log_q[tail % BFD_LOG_QUEUE];
-		char local[16], peer[16];
+		char local[ONVM_RULE_IPV4_STR_LEN], peer[ONVM_RULE_IPV4_STR_LEN];
 
-		ip_str(ev->local_ip, local);
-		ip_str(ev->peer_ip, peer);
+		onvm_rule_ipv4_str(ev->local_ip, local);
+		onvm_rule_ipv4_str(ev->peer_ip, peer);
 		MGR_LOG(INFO,
 			"bfd: session '%s' (port %u %s -> %s): %s -> %s, diag %u (%s), remote diag %u",
 			ev->name, ev->port, local, peer, bfd_state_str(ev->old_state),
@@ -352,13 +347,13 @@ static void
 add_session(struct rte_tel_data *d, const struct bfd_node_session *ns, uint64_t now)
 {
 	const struct bfd_session *s = &ns->s;
-	char ip[16], mac[18];
+	char ip[ONVM_RULE_IPV4_STR_LEN], mac[18];
 
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_int(d, "port", ns->cfg.port);
-	ip_str(ns->cfg.local_ip, ip);
+	onvm_rule_ipv4_str(ns->cfg.local_ip, ip);
 	rte_tel_data_add_dict_string(d, "local", ip);
-	ip_str(ns->cfg.peer_ip, ip);
+	onvm_rule_ipv4_str(ns->cfg.peer_ip, ip);
 	rte_tel_data_add_dict_string(d, "peer", ip);
 	bfd_mac_format(ns->peer_mac, mac);
 	rte_tel_data_add_dict_string(d, "peer_mac", ns->mac_known ? mac : "");
@@ -580,11 +575,11 @@ mgr_bfd_stats_print(void)
 		const struct bfd_node_session *ns = &snap.sess[i];
 		const struct bfd_session *s = &ns->s;
 		uint64_t drops = 0;
-		char peer[16];
+		char peer[ONVM_RULE_IPV4_STR_LEN];
 
 		for (int r = 1; r < BFD_RX_REASON_MAX; r++)
 			drops += session_drops(ns, r);
-		ip_str(ns->cfg.peer_ip, peer);
+		onvm_rule_ipv4_str(ns->cfg.peer_ip, peer);
 		printf("bfd %-12s port %u peer %-15s %-9s (remote %s) diag %u tx %u us rx %u us "
 		       "x%u detect %.1f ms  tx %" PRIu64 " rx %" PRIu64 " drop %" PRIu64
 		       " up %" PRIu64 " down %" PRIu64 "%s\n",
