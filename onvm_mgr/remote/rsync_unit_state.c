@@ -284,9 +284,8 @@ mgr_rsync_state_place(const struct onvm_nf_slot *s, const struct nf_state_layout
 	sum = chain_state_sum(c, s, win, wire) + RSYNC_REC_HDR_LEN + sizeof(uint64_t);
 	if (c->pri != NULL && sum > (uint64_t)c->cfg->stage_state_kb << 10) {
 		snprintf(why, whylen,
-			 "the NFs of remote chain %s would have %" PRIu64 " bytes of state records with NF "
-			 "%d: a full cut (a standby resynchronising) must fit one transaction "
-			 "(stage_state_kb %u)",
+			 "remote chain %s: %" PRIu64 " B of state records with NF %d; a full cut "
+			 "must fit one transaction (stage_state_kb %u)",
 			 c->cfg->name, sum, pos, c->cfg->stage_state_kb);
 		return -E2BIG;
 	}
@@ -294,9 +293,8 @@ mgr_rsync_state_place(const struct onvm_nf_slot *s, const struct nf_state_layout
 	    sum > ((uint64_t)c->cfg->max_frags - RTE_MIN(c->cfg->max_frags, FULL_CUT_FRAG_MARGIN)) *
 			  (RSYNC_MAX_PAYLOAD - RSYNC_REC_HDR_LEN)) {
 		snprintf(why, whylen,
-			 "the NFs of remote chain %s would have %" PRIu64 " bytes of state records with NF "
-			 "%d: a full cut (resynchronising this standby) must fit one transaction "
-			 "(max_frags %u, less %u for its other fragments)",
+			 "remote chain %s: %" PRIu64 " B of state records with NF %d; a full cut "
+			 "must fit one transaction (max_frags %u, less %u for its others)",
 			 c->cfg->name, sum, pos, c->cfg->max_frags, FULL_CUT_FRAG_MARGIN);
 		return -E2BIG;
 	}
