@@ -248,6 +248,7 @@ main(int argc, char **argv)
 	if (rte_eal_process_type() != RTE_PROC_PRIMARY)
 		rte_exit(EXIT_FAILURE, "onvm_mgr must be the primary process\n");
 	mgr.start_ns = mgr_now_ns();
+	mgr_remote_run_init();
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);

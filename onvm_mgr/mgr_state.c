@@ -7,6 +7,7 @@
  * its clock, kept apart from main() so unit tests can link the data path
  * and router alone.
  */
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -62,6 +63,20 @@ mgr_ctl_wake(void)
 	/* Non-blocking (EFD_NONBLOCK): a full counter already means "look". */
 	if (mgr.ctl_evfd >= 0 && write(mgr.ctl_evfd, &one, sizeof(one)) < 0)
 		return;
+}
+
+void
+mgr_remote_run_init(void)
+{
+	uint64_t r = 0;
+
+	/* Two starts of a node must differ: 64 random bits (the clock mixed
+	 * in only should the kernel have no entropy to give). */
+	while (r == 0) {
+		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+			r = mgr_now_ns() ^ ((uint64_t)getpid() << 40);
+	}
+	mgr.remote.run = r;
 }
 
 uint64_t

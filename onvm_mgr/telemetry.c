@@ -37,6 +37,7 @@ tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_string(d, "version", ONVM_VERSION);
 	rte_tel_data_add_dict_int(d, "pid", mgr.shm->mgr_pid);
 	rte_tel_data_add_dict_uint(d, "uptime_ms", (mgr_now_ns() - mgr.start_ns) / 1000000);
+	rte_tel_data_add_dict_uint(d, "run_id", mgr.remote.run);
 	rte_tel_data_add_dict_int(d, "ports", mgr.nb_ports);
 	rte_tel_data_add_dict_uint(d, "nf_deaths", mgr.nf_deaths);
 	rte_tel_data_add_dict_uint(d, "nf_instances_lost", mgr.nf_instances_lost);

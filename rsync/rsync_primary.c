@@ -41,7 +41,7 @@ pow2_at_least(uint64_t v)
 static bool
 cfg_valid(const struct rsync_primary_cfg *c)
 {
-	return c->epoch >= 1 && c->standby_window >= c->stages &&
+	return c->epoch >= 1 && c->run != 0 && c->standby_window >= c->stages &&
 	       c->max_payload >= RSYNC_TXTS_WIRE_LEN &&
 	       1 + ((uint64_t)c->stage_pkts + c->max_payload / RSYNC_TXTS_WIRE_LEN - 1) /
 			       (c->max_payload / RSYNC_TXTS_WIRE_LEN) + 1 <=
@@ -129,6 +129,9 @@ send_msg(struct rsync_primary *p, enum rsync_peer to, struct rsync_msg *m, const
 	m->h.version = RSYNC_VERSION;
 	m->h.chain = p->cfg.chain;
 	m->h.epoch = p->epoch;
+	m->h.role = RSYNC_ROLE_PRIMARY;
+	m->h.sender_run = p->cfg.run;
+	m->h.receiver_run = to == RSYNC_PEER_STANDBY ? p->standby_run : p->pred_run;
 	if (m->h.frag_count == 0)
 		m->h.frag_count = 1;
 	return p->ops.send(p->ctx, to, m, payload, len);
@@ -506,6 +509,59 @@ rsync_primary_full_wanted(const struct rsync_primary *p)
 	return p->full_wanted && !p->fenced;
 }
 
+/* The standby restarted: it never saw what its last run staged or
+ * committed.  The commits in the window can never be acknowledged (they
+ * would block sends for good); what it needs it asks for (a full cut). */
+static void
+standby_restarted(struct rsync_primary *p)
+{
+	p->stats.standby_restarts++;
+	p->stats.unacked_given_up += p->unacked_n;
+	p->unacked_n = 0;
+	p->unacked_head = 0;
+	p->full_released_txid = 0;
+	p->full_backoff = 0;
+	p->abort_first = p->abort_through = 0;
+}
+
+/* The predecessor restarted and lost its log: no stage not released yet
+ * may go out before a cut after it is voted (its inputs cannot be replayed
+ * any more, so the standby must hold their effects), as for an ND decision
+ * no cut covers; the next cut, asked for at once, covers them all. */
+static void
+pred_restarted(struct rsync_primary *p)
+{
+	p->stats.pred_restarts++;
+	for (uint32_t k = 0; k < p->used; k++) {
+		struct stage *s = stage_at(p, k);
+
+		if (s->cut_id == 0 && !s->needs_cut) {
+			s->needs_cut = true;
+			s->nd_cut = p->chain_cut_id + 1;
+		}
+	}
+	rsync_primary_nd(p, p->chain_cut_id + 1);
+}
+
+/* A HEARTBEAT of the predecessor: its run (a new one: it restarted) and its
+ * epoch (a newer one: it started a failover to the standby). */
+static enum rsync_rx_reason
+pred_heartbeat(struct rsync_primary *p, const struct rsync_msg *m)
+{
+	if (m->h.type != RSYNC_HEARTBEAT)
+		return RSYNC_RX_WRONG_ROLE;
+	if (m->h.epoch < p->epoch)
+		return RSYNC_RX_STALE_EPOCH;
+	if (p->pred_run != 0 && m->h.sender_run != p->pred_run)
+		pred_restarted(p);
+	p->pred_run = m->h.sender_run;
+	if (m->h.epoch > p->epoch) {
+		p->epoch = m->h.epoch;
+		rsync_primary_fence(p);
+	}
+	return RSYNC_RX_OK;
+}
+
 static struct stage *
 find_txn(struct rsync_primary *p, uint64_t txid)
 {
@@ -528,9 +584,31 @@ rsync_primary_rx(struct rsync_primary *p, const struct rsync_msg *m, uint64_t no
 		r = RSYNC_RX_UNKNOWN_CHAIN;
 		goto out;
 	}
+	if (m->h.role == RSYNC_ROLE_PREDECESSOR) {
+		r = pred_heartbeat(p, m);
+		goto out;
+	}
+	/* From the standby only: anything else is a reflection of our own
+	 * messages (or the predecessor's REPLAY_*, never ours to take). */
+	if (m->h.role != RSYNC_ROLE_STANDBY) {
+		r = RSYNC_RX_WRONG_ROLE;
+		goto out;
+	}
 	if (m->h.epoch < p->epoch) {
 		r = RSYNC_RX_STALE_EPOCH;
 		goto out;
+	}
+	/* Granting messages must be addressed to this run: a VOTE recorded
+	 * before this node restarted would release a stage unvoted.  (A
+	 * HEARTBEAT grants nothing.) */
+	if (m->h.receiver_run != p->cfg.run && m->h.type != RSYNC_HEARTBEAT) {
+		r = RSYNC_RX_STALE_RUN;
+		goto out;
+	}
+	if (m->h.sender_run != p->standby_run) {
+		if (p->standby_run != 0)
+			standby_restarted(p);
+		p->standby_run = m->h.sender_run;
 	}
 	if (m->h.epoch > p->epoch) {
 		/* Another node took the chain over: stop for good. */
@@ -599,6 +677,18 @@ rsync_primary_rx(struct rsync_primary *p, const struct rsync_msg *m, uint64_t no
 out:
 	p->stats.rx[r]++;
 	return r;
+}
+
+uint64_t
+rsync_primary_standby_run(const struct rsync_primary *p)
+{
+	return p->standby_run;
+}
+
+uint64_t
+rsync_primary_pred_run(const struct rsync_primary *p)
+{
+	return p->pred_run;
 }
 
 bool

@@ -80,6 +80,7 @@ struct rsync_primary {
 	void *ctx;
 	uint32_t epoch;
 	bool fenced;
+	uint64_t standby_run, pred_run; /* the peers' runs, as last heard (0: none yet) */
 	struct stage stages[RSYNC_MAX_STAGES];
 	uint32_t head, used;
 	uint32_t delta_cap;	/* TxTs delta slots per stage */

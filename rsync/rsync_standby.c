@@ -33,7 +33,7 @@ rsync_standby_new(const struct rsync_standby_cfg *cfg, const struct rsync_standb
 	void *tmem;
 
 	if (cfg == NULL || ops == NULL || ops->send == NULL || ops->state_ok == NULL ||
-	    ops->apply_state == NULL || cfg->epoch < 1 || cfg->window < 1 ||
+	    ops->apply_state == NULL || cfg->epoch < 1 || cfg->run == 0 || cfg->window < 1 ||
 	    cfg->window > 1024 || cfg->max_frags < 2 || cfg->max_frags > UINT16_MAX ||
 	    cfg->txts_capacity < 4 || (cfg->txts_capacity & (cfg->txts_capacity - 1)) != 0) {
 		errno = EINVAL;
@@ -146,6 +146,9 @@ send_reply(struct rsync_standby *s, uint8_t type, uint64_t txid)
 	m.h.type = type;
 	m.h.chain = s->cfg.chain;
 	m.h.epoch = s->epoch;
+	m.h.role = RSYNC_ROLE_STANDBY;
+	m.h.sender_run = s->cfg.run;
+	m.h.receiver_run = s->primary_run;
 	m.h.txid = txid;
 	m.h.frag_count = 1;
 	/* A reply the link refuses is lost like one dropped on the wire: the
@@ -359,10 +362,38 @@ rsync_standby_rx(struct rsync_standby *s, const struct rsync_msg *m, uint64_t no
 		r = RSYNC_RX_UNKNOWN_CHAIN;
 		goto out;
 	}
+	/* From the primary only: anything else is a reflection of our own
+	 * messages, or the predecessor's (the owner's to take). */
+	if (m->h.role != RSYNC_ROLE_PRIMARY) {
+		r = RSYNC_RX_WRONG_ROLE;
+		goto out;
+	}
 	/* Only the current epoch: older ones are a replaced primary, newer
 	 * ones cannot come from the primary this standby serves. */
 	if (m->h.epoch != s->epoch || s->taken_over) {
 		r = RSYNC_RX_STALE_EPOCH;
+		goto out;
+	}
+	/* COMMIT and ABORT change what is applied: addressed to this run
+	 * only.  A transaction's fragments grant nothing by themselves (the
+	 * VOTE they bring is addressed to the primary's run), so they are
+	 * taken whoever the sender thought it wrote to: a standby just
+	 * restarted is heard only once it votes or beats. */
+	if (m->h.receiver_run != s->cfg.run &&
+	    (m->h.type == RSYNC_COMMIT || m->h.type == RSYNC_ABORT)) {
+		r = RSYNC_RX_STALE_RUN;
+		goto out;
+	}
+	/* The primary run served is the first heard; another one is a
+	 * restarted primary, whose state is gone: refused until a takeover. */
+	if (s->primary_run == 0) {
+		s->primary_run = m->h.sender_run;
+	} else if (m->h.sender_run != s->primary_run) {
+		if (m->h.sender_run != s->restarted_run) {
+			s->restarted_run = m->h.sender_run;
+			s->stats.primary_restarts++;
+		}
+		r = RSYNC_RX_PEER_RESTARTED;
 		goto out;
 	}
 	/* (Not COMMITs: a primary repeats one it has no ACK for, forever.) */
@@ -423,6 +454,18 @@ void
 rsync_standby_get_applied(const struct rsync_standby *s, struct rsync_standby_applied *out)
 {
 	*out = s->applied;
+}
+
+uint64_t
+rsync_standby_run(const struct rsync_standby *s)
+{
+	return s->cfg.run;
+}
+
+uint64_t
+rsync_standby_primary_run(const struct rsync_standby *s)
+{
+	return s->primary_run;
 }
 
 uint32_t

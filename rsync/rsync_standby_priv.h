@@ -42,6 +42,8 @@ struct rsync_standby {
 	void *ctx;
 	uint32_t epoch;
 	bool taken_over;
+	uint64_t primary_run;	/* the primary run served (0: none heard yet) */
+	uint64_t restarted_run;	/* the last other primary run refused (counted once) */
 	struct slot *slots;
 	struct slot **chain;   /* scratch: a chain being applied (window entries) */
 	uint32_t staged;

@@ -305,6 +305,9 @@ rsync_standby_tick(struct rsync_standby *s, uint64_t now)
 	m.h.flags = RSYNC_F_RESYNC;
 	m.h.chain = s->cfg.chain;
 	m.h.epoch = s->epoch;
+	m.h.role = RSYNC_ROLE_STANDBY;
+	m.h.sender_run = s->cfg.run;
+	m.h.receiver_run = s->primary_run;
 	m.h.frag_count = 1;
 	m.u.heartbeat.txid = s->applied.txid;
 	m.u.heartbeat.cut_ts = s->applied.cut_ts;

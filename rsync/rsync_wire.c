@@ -28,17 +28,19 @@
  * Beyond the layout the decoder is strict wherever the way rsync_primary.c
  * cuts transactions makes it cheap and rsync_standby.c's reassembly relies
  * on it: a txid where a type names a transaction and
- * 0 where it does not; META counts that fit the fragment count (each TxTs
+ * 0 where it does not; a sender role that sends the type, a sender run id
+ * not 0; META counts that fit the fragment count (each TxTs
  * piece carries at least one entry, each state piece at least one byte,
  * neither more than RSYNC_MAX_PAYLOAD), state only with a cut, prev_txid
  * below txid; a TxTs piece whole entries with zero padding and timestamps
  * not 0, lying within what pieces 1 .. seq can hold; a state piece's region
  * and offset 0 and its payload state records that fill it exactly, each of
  * at least one byte, in a state region, not wrapping; ABORT's range not
- * inverted; a LOG_TRIM
- * watermark not 0; REPLAY_START's newest not below its start; REPLAY_END's
- * count 0 exactly when its last timestamp is.  HEARTBEAT's fields are
- * information only and not checked.  Multi-byte fields are read and written
+ * inverted; a LOG_TRIM watermark not 0; REPLAY_START's newest not below its
+ * start; REPLAY_END's count 0 exactly when its last timestamp is;
+ * REPLAY_ACK's next timestamp not 0, its gap past it.  HEARTBEAT's fields
+ * are information only and not checked.  Whether a receiver run id is this
+ * node's is the session layer's check.  Multi-byte fields are read and written
  * with memcpy and explicit byte order: frames sit at any alignment.
  */
 #include <string.h>
@@ -64,10 +66,13 @@ enum {
 	OFF_FRAG_SEQ = 24,
 	OFF_FRAG_COUNT = 26,
 	OFF_REGION = 28,
-	OFF_RESERVED = 30,
+	OFF_ROLE = 30,
+	OFF_RESERVED = 31,
 	OFF_OFFSET = 32,
+	OFF_SENDER_RUN = 40,
+	OFF_RECEIVER_RUN = 48,
 };
-_Static_assert(OFF_OFFSET + 8 == RSYNC_HDR_LEN, "the header is 40 bytes");
+_Static_assert(OFF_RECEIVER_RUN + 8 == RSYNC_HDR_LEN, "the header is 56 bytes");
 
 /* Payload offsets, per type (docs/wire-format.md draws each). */
 enum { /* PREPARE fragment 0: META */
@@ -114,6 +119,11 @@ enum { /* HEARTBEAT */
 	HB_CUT_TS = 8,
 };
 _Static_assert(HB_CUT_TS + 8 == RSYNC_HEARTBEAT_WIRE_LEN, "HEARTBEAT is 16 bytes");
+enum { /* REPLAY_ACK */
+	RACK_NEXT_TS = 0,
+	RACK_GAP_TS = 8,
+};
+_Static_assert(RACK_GAP_TS + 8 == RSYNC_REPLAY_ACK_WIRE_LEN, "REPLAY_ACK is 16 bytes");
 enum { /* a state record of a CHECKPOINT payload */
 	REC_REGION = 0,
 	REC_LEN = 2,
@@ -172,6 +182,7 @@ rsync_msg_type_str(uint8_t type)
 		[RSYNC_ABORT] = "ABORT",	       [RSYNC_CHECKPOINT] = "CHECKPOINT",
 		[RSYNC_LOG_TRIM] = "LOG_TRIM",	       [RSYNC_REPLAY_START] = "REPLAY_START",
 		[RSYNC_REPLAY_END] = "REPLAY_END",     [RSYNC_HEARTBEAT] = "HEARTBEAT",
+		[RSYNC_REPLAY_ACK] = "REPLAY_ACK",     [RSYNC_REPLAY_CANCEL] = "REPLAY_CANCEL",
 	};
 
 	return type < RSYNC_TYPE_MAX && names[type] != NULL ? names[type] : "unknown";
@@ -192,6 +203,7 @@ rsync_rx_reason_str(enum rsync_rx_reason r)
 		[RSYNC_RX_BAD_FRAG] = "bad_fragment",
 		[RSYNC_RX_BAD_REGION] = "bad_region",
 		[RSYNC_RX_BAD_FIELD] = "bad_field",
+		[RSYNC_RX_BAD_ROLE] = "bad_role",
 		[RSYNC_RX_BAD_CRC] = "bad_crc",
 		[RSYNC_RX_AUTH_MISSING] = "auth_missing",
 		[RSYNC_RX_AUTH_UNEXPECTED] = "auth_unexpected",
@@ -205,6 +217,8 @@ rsync_rx_reason_str(enum rsync_rx_reason r)
 		[RSYNC_RX_DUPLICATE] = "duplicate",
 		[RSYNC_RX_MISMATCH] = "mismatch",
 		[RSYNC_RX_NO_ROOM] = "no_room",
+		[RSYNC_RX_STALE_RUN] = "stale_run",
+		[RSYNC_RX_PEER_RESTARTED] = "peer_restarted",
 	};
 
 	return (unsigned int)r < RSYNC_RX_REASON_MAX && names[r] != NULL ? names[r] : "unknown";
@@ -225,8 +239,11 @@ hdr_decode(const uint8_t *p, struct rsync_hdr *h)
 	h->frag_seq = onvm_get_be16(p + OFF_FRAG_SEQ);
 	h->frag_count = onvm_get_be16(p + OFF_FRAG_COUNT);
 	h->region = onvm_get_be16(p + OFF_REGION);
-	h->reserved = onvm_get_be16(p + OFF_RESERVED);
+	h->role = p[OFF_ROLE];
+	h->reserved = p[OFF_RESERVED];
 	h->offset = onvm_get_be64(p + OFF_OFFSET);
+	h->sender_run = onvm_get_be64(p + OFF_SENDER_RUN);
+	h->receiver_run = onvm_get_be64(p + OFF_RECEIVER_RUN);
 }
 
 static void
@@ -244,8 +261,11 @@ hdr_encode(const struct rsync_hdr *h, uint8_t *p)
 	onvm_put_be16(p + OFF_FRAG_SEQ, h->frag_seq);
 	onvm_put_be16(p + OFF_FRAG_COUNT, h->frag_count);
 	onvm_put_be16(p + OFF_REGION, h->region);
-	onvm_put_be16(p + OFF_RESERVED, h->reserved);
+	p[OFF_ROLE] = h->role;
+	p[OFF_RESERVED] = h->reserved;
 	onvm_put_be64(p + OFF_OFFSET, h->offset);
+	onvm_put_be64(p + OFF_SENDER_RUN, h->sender_run);
+	onvm_put_be64(p + OFF_RECEIVER_RUN, h->receiver_run);
 }
 
 void
@@ -356,6 +376,7 @@ fixed_len(uint8_t type)
 	case RSYNC_VOTE:
 	case RSYNC_COMMIT:
 	case RSYNC_ACK:
+	case RSYNC_REPLAY_CANCEL:
 		return 0;
 	case RSYNC_ABORT:
 		return RSYNC_ABORT_WIRE_LEN;
@@ -367,6 +388,8 @@ fixed_len(uint8_t type)
 		return RSYNC_REPLAY_END_WIRE_LEN;
 	case RSYNC_HEARTBEAT:
 		return RSYNC_HEARTBEAT_WIRE_LEN;
+	case RSYNC_REPLAY_ACK:
+		return RSYNC_REPLAY_ACK_WIRE_LEN;
 	default:
 		return -1;
 	}
@@ -380,6 +403,34 @@ has_txid(uint8_t type)
 	       type == RSYNC_ACK || type == RSYNC_ABORT || type == RSYNC_CHECKPOINT;
 }
 
+/* Whether `role` ever sends `type`: the primary drives the transactions
+ * and trims the log, the standby votes and acknowledges, the predecessor
+ * starts and ends the replay, which the standby echoes back; anyone sends
+ * a HEARTBEAT. */
+static bool
+role_sends(uint8_t role, uint8_t type)
+{
+	switch (type) {
+	case RSYNC_PREPARE:
+	case RSYNC_COMMIT:
+	case RSYNC_ABORT:
+	case RSYNC_CHECKPOINT:
+	case RSYNC_LOG_TRIM:
+		return role == RSYNC_ROLE_PRIMARY;
+	case RSYNC_VOTE:
+	case RSYNC_ACK:
+	case RSYNC_REPLAY_ACK:
+		return role == RSYNC_ROLE_STANDBY;
+	case RSYNC_REPLAY_START:
+	case RSYNC_REPLAY_END:
+		return role == RSYNC_ROLE_PREDECESSOR || role == RSYNC_ROLE_STANDBY;
+	case RSYNC_REPLAY_CANCEL:
+		return role == RSYNC_ROLE_PREDECESSOR;
+	default: /* HEARTBEAT */
+		return role >= RSYNC_ROLE_PREDECESSOR && role <= RSYNC_ROLE_STANDBY;
+	}
+}
+
 /*
  * Every check that needs only the header and the payload (not the CRC, not
  * the key).  Fills m->u on success.
@@ -391,9 +442,11 @@ check_fields(const struct rsync_hdr *h, const uint8_t *pl, struct rsync_msg *m)
 	int flen = fixed_len(h->type);
 
 	/* FULL belongs to a transaction's fragments, RESYNC to a VOTE or a
-	 * HEARTBEAT (the standby's). */
+	 * HEARTBEAT (asking for a full cut), or to the standby's answer to a
+	 * REPLAY_START (refusing it). */
 	if (((h->flags & RSYNC_F_FULL) && !frag_type) ||
-	    ((h->flags & RSYNC_F_RESYNC) && h->type != RSYNC_VOTE && h->type != RSYNC_HEARTBEAT))
+	    ((h->flags & RSYNC_F_RESYNC) && h->type != RSYNC_VOTE && h->type != RSYNC_HEARTBEAT &&
+	     !(h->type == RSYNC_REPLAY_START && h->role == RSYNC_ROLE_STANDBY)))
 		return RSYNC_RX_BAD_FLAGS;
 	if (h->frag_count == 0 || h->frag_seq >= h->frag_count)
 		return RSYNC_RX_BAD_FRAG;
@@ -404,6 +457,10 @@ check_fields(const struct rsync_hdr *h, const uint8_t *pl, struct rsync_msg *m)
 	if (h->type == RSYNC_PREPARE && (h->frag_seq == 0) != (h->region == RSYNC_REGION_META))
 		return RSYNC_RX_BAD_REGION;
 	if (has_txid(h->type) ? h->txid == 0 : h->txid != 0)
+		return RSYNC_RX_BAD_FIELD;
+	if (!role_sends(h->role, h->type))
+		return RSYNC_RX_BAD_ROLE;
+	if (h->sender_run == 0)
 		return RSYNC_RX_BAD_FIELD;
 	if (!frag_type) {
 		if (h->len != flen)
@@ -492,6 +549,14 @@ check_fields(const struct rsync_hdr *h, const uint8_t *pl, struct rsync_msg *m)
 	case RSYNC_HEARTBEAT:
 		m->u.heartbeat.txid = onvm_get_be64(pl + HB_TXID);
 		m->u.heartbeat.cut_ts = onvm_get_be64(pl + HB_CUT_TS);
+		break;
+	case RSYNC_REPLAY_ACK:
+		m->u.replay_ack.next_ts = onvm_get_be64(pl + RACK_NEXT_TS);
+		m->u.replay_ack.gap_ts = onvm_get_be64(pl + RACK_GAP_TS);
+		/* a gap is a timestamp past the next one expected */
+		if (m->u.replay_ack.next_ts == 0 ||
+		    (m->u.replay_ack.gap_ts != 0 && m->u.replay_ack.gap_ts <= m->u.replay_ack.next_ts))
+			return RSYNC_RX_BAD_FIELD;
 		break;
 	default: /* VOTE, COMMIT, ACK: nothing more */
 		break;
@@ -607,6 +672,10 @@ rsync_encode(uint8_t *buf, size_t buflen, const uint8_t dst_mac[6], const uint8_
 	case RSYNC_HEARTBEAT:
 		onvm_put_be64(pl + HB_TXID, msg->u.heartbeat.txid);
 		onvm_put_be64(pl + HB_CUT_TS, msg->u.heartbeat.cut_ts);
+		break;
+	case RSYNC_REPLAY_ACK:
+		onvm_put_be64(pl + RACK_NEXT_TS, msg->u.replay_ack.next_ts);
+		onvm_put_be64(pl + RACK_GAP_TS, msg->u.replay_ack.gap_ts);
 		break;
 	default:
 		break;

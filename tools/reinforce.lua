@@ -48,8 +48,9 @@ local rsync = Proto("reinforce_rsync", "REINFORCE RSync")
 local types = {
 	[1] = "PREPARE", [2] = "VOTE", [3] = "COMMIT", [4] = "ACK", [5] = "ABORT",
 	[6] = "CHECKPOINT", [7] = "LOG_TRIM", [8] = "REPLAY_START", [9] = "REPLAY_END",
-	[10] = "HEARTBEAT",
+	[10] = "HEARTBEAT", [11] = "REPLAY_ACK",
 }
+local roles = { [1] = "predecessor", [2] = "primary", [3] = "standby" }
 local regions = { [0xFFFF] = "META", [0xFFFE] = "TxTs", [512] = "window layout" }
 local rf = {
 	version = ProtoField.uint8("reinforce_rsync.version", "Version"),
@@ -68,8 +69,11 @@ local rf = {
 	seq = ProtoField.uint16("reinforce_rsync.frag_seq", "Fragment sequence"),
 	count = ProtoField.uint16("reinforce_rsync.frag_count", "Fragment count"),
 	region = ProtoField.uint16("reinforce_rsync.region", "Region", base.DEC, regions),
-	reserved = ProtoField.uint16("reinforce_rsync.reserved", "Reserved"),
+	role = ProtoField.uint8("reinforce_rsync.role", "Sender role", base.DEC, roles),
+	reserved = ProtoField.uint8("reinforce_rsync.reserved", "Reserved"),
 	offset = ProtoField.uint64("reinforce_rsync.offset", "Offset"),
+	sender_run = ProtoField.uint64("reinforce_rsync.sender_run", "Sender run", base.HEX),
+	receiver_run = ProtoField.uint64("reinforce_rsync.receiver_run", "Receiver run", base.HEX),
 	prev = ProtoField.uint64("reinforce_rsync.meta.prev_txid", "Previous transaction"),
 	cut_id = ProtoField.uint64("reinforce_rsync.meta.cut_id", "Cut id"),
 	cut_ts = ProtoField.uint64("reinforce_rsync.meta.cut_ts", "Cut timestamp"),
@@ -95,6 +99,8 @@ local rf = {
 	rcount = ProtoField.uint64("reinforce_rsync.replay.count", "Packets replayed"),
 	hb_txid = ProtoField.uint64("reinforce_rsync.heartbeat.txid", "Transaction"),
 	hb_cut = ProtoField.uint64("reinforce_rsync.heartbeat.cut_ts", "Cut timestamp"),
+	ack_next = ProtoField.uint64("reinforce_rsync.replay_ack.next_ts", "Next timestamp expected"),
+	ack_gap = ProtoField.uint64("reinforce_rsync.replay_ack.gap_ts", "Gap seen at"),
 	hmac = ProtoField.bytes("reinforce_rsync.hmac", "HMAC-SHA256"),
 }
 local list = {}
@@ -150,11 +156,15 @@ local function payload(t, p, mtype, region)
 	elseif mtype == 10 and len >= 16 then
 		t:add(rf.hb_txid, p(0, 8))
 		t:add(rf.hb_cut, p(8, 8))
+	elseif mtype == 11 and len >= 16 then
+		t:add(rf.ack_next, p(0, 8))
+		t:add(rf.ack_gap, p(8, 8))
 	end
 end
 
 function rsync.dissector(tvb, pinfo, tree)
-	if tvb:len() < 40 then
+	local hlen = 56
+	if tvb:len() < hlen then
 		return 0
 	end
 	pinfo.cols.protocol = "RSync"
@@ -162,7 +172,7 @@ function rsync.dissector(tvb, pinfo, tree)
 	local flags = tvb(2, 1):uint()
 	local plen = tvb(6, 2):uint()
 	local region = tvb(28, 2):uint()
-	local t = tree:add(rsync, tvb(0, math.min(tvb:len(), 40 + plen)))
+	local t = tree:add(rsync, tvb(0, math.min(tvb:len(), hlen + plen)))
 	t:add(rf.version, tvb(0, 1))
 	t:add(rf.type, tvb(1, 1))
 	local ft = t:add(rf.flags, tvb(2, 1))
@@ -179,18 +189,21 @@ function rsync.dissector(tvb, pinfo, tree)
 	t:add(rf.seq, tvb(24, 2))
 	t:add(rf.count, tvb(26, 2))
 	t:add(rf.region, tvb(28, 2))
-	t:add(rf.reserved, tvb(30, 2))
+	t:add(rf.role, tvb(30, 1))
+	t:add(rf.reserved, tvb(31, 1))
 	t:add(rf.offset, tvb(32, 8))
+	t:add(rf.sender_run, tvb(40, 8))
+	t:add(rf.receiver_run, tvb(48, 8))
 	local name = types[mtype] or "unknown"
-	pinfo.cols.info = string.format("%s chain %d epoch %d txid %s frag %d/%d", name,
-		tvb(4, 2):uint(), tvb(8, 4):uint(), tvb(16, 8):uint64(), tvb(24, 2):uint(),
-		tvb(26, 2):uint())
+	pinfo.cols.info = string.format("%s from %s chain %d epoch %d txid %s frag %d/%d", name,
+		roles[tvb(30, 1):uint()] or "?", tvb(4, 2):uint(), tvb(8, 4):uint(),
+		tvb(16, 8):uint64(), tvb(24, 2):uint(), tvb(26, 2):uint())
 	t:append_text(", " .. name)
-	if tvb:len() >= 40 + plen and plen > 0 then
-		payload(t, tvb(40, plen):tvb(), mtype, region)
+	if tvb:len() >= hlen + plen and plen > 0 then
+		payload(t, tvb(hlen, plen):tvb(), mtype, region)
 	end
-	if flags % 2 == 1 and tvb:len() >= 40 + plen + 32 then
-		t:add(rf.hmac, tvb(40 + plen, 32))
+	if flags % 2 == 1 and tvb:len() >= hlen + plen + 32 then
+		t:add(rf.hmac, tvb(hlen + plen, 32))
 	end
 	return tvb:len()
 end

@@ -28,7 +28,19 @@
  * and a failover replays all of it.  Only a full log refuses input.
  * LOG_TRIMs from the primary come off the RX unit (mgr_plog_rx) through a
  * ring to the TX unit, which applies those of the chain's current epoch
- * (and key) to the log.
+ * (and key), addressed to this run, to the log.
+ *
+ * Restarts.  Timestamps start at the wall clock in nanoseconds and count
+ * up from there, so a restarted predecessor stamps above everything its
+ * run before did (unless it stamped more than a packet a nanosecond, or
+ * the clock stepped back); the primary's HEARTBEATs name the newest
+ * timestamp it admitted, and the next one stamped is above it whatever the
+ * clock says.  Every PEER_HEARTBEAT_NS a HEARTBEAT tells the primary and
+ * the standby this run: the primary learns that a restarted predecessor
+ * lost its log (rsync_primary.h).  The primary's and the standby's
+ * HEARTBEATs tell their runs: REPLAY_START is addressed to the standby's,
+ * and a primary heard with a new run restarted and lost its NFs' state --
+ * the chain fails over to the standby, which has it ("primary_restart").
  *
  * Other threads only set the failover request (atomic) and read counters
  * (plain 64-bit loads: telemetry may see a value one packet old).
@@ -36,6 +48,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
@@ -58,6 +71,7 @@ enum plog_state {
 static const char *const state_names[] = {"primary", "starting", "replaying", "standby"};
 
 #define REPLAY_CTL_RETRANS_NS (5 * 1000 * 1000ull) /* REPLAY_START/END not echoed: again */
+#define PEER_HEARTBEAT_NS (20 * 1000 * 1000ull)	   /* to the primary and the standby */
 #define CURSOR_BURSTS 8 /* bursts the log's cursor may send a poll */
 
 struct plog_chain {
@@ -65,8 +79,12 @@ struct plog_chain {
 	struct plog_log log;
 	void *mem;
 	struct rsync_auth *auth;
-	uint8_t src_mac[6], dst_mac[6];
+	uint8_t src_mac[6], dst_mac[6];	      /* the standby link's, and the standby's */
+	uint8_t pri_src_mac[6], pri_mac[6]; /* the primary link's, and the primary's */
 	uint64_t last_ts; /* the last timestamp given */
+	uint64_t first_ts; /* the first this run gave */
+	uint64_t primary_run, standby_run; /* as last heard (0: not yet) */
+	uint64_t hb_ns;			   /* HEARTBEATs last sent to them */
 	uint32_t epoch;
 	enum plog_state state;
 	struct plog_cursor cur; /* the replay's, or a chain behind's, next entry */
@@ -93,6 +111,8 @@ struct plog_chain {
 	uint64_t replay_from_ts, replay_last_ts;
 	uint64_t trims;		   /* LOG_TRIMs applied */
 	uint64_t ctl_ring_full;	   /* RSync frames dropped: the ring was full */
+	uint64_t primary_restarts, standby_restarts; /* new runs heard */
+	uint64_t ts_raised;	   /* timestamps raised past what the primary admitted */
 	uint64_t ctl_rx[RSYNC_RX_REASON_MAX]; /* RSync frames by what became of them */
 };
 
@@ -145,6 +165,14 @@ mgr_plog_init(void)
 		c = &chains[nchains];
 		c->cfg = rc;
 		c->epoch = rc->epoch;
+		{
+			struct timespec now;
+
+			/* Above anything a run before this one stamped. */
+			clock_gettime(CLOCK_REALTIME, &now);
+			c->last_ts = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+			c->first_ts = c->last_ts + 1;
+		}
 		bytes = (size_t)rc->log_mb << 20;
 		c->mem = rte_malloc("onvm_plog", bytes, 64);
 		if (c->mem == NULL || plog_log_init(&c->log, c->mem, bytes, rc->log_packets) < 0) {
@@ -163,6 +191,12 @@ mgr_plog_init(void)
 			memcpy(c->dst_mac, rc->mac[MGR_PEER_STANDBY], 6);
 		else
 			memset(c->dst_mac, 0xff, 6);
+		if (rte_eth_macaddr_get(rc->primary_port, &mac) == 0)
+			memcpy(c->pri_src_mac, mac.addr_bytes, 6);
+		if (rc->has_mac[MGR_PEER_PRIMARY])
+			memcpy(c->pri_mac, rc->mac[MGR_PEER_PRIMARY], 6);
+		else
+			memset(c->pri_mac, 0xff, 6);
 		{
 			char name[RTE_RING_NAMESIZE];
 
@@ -265,46 +299,92 @@ mgr_plog_rx(uint16_t port, struct rte_mbuf *m)
 	return true;
 }
 
-/* An RSync frame from the primary or the standby, of this chain's epoch,
- * authenticated when a key is set: a LOG_TRIM trims the log; the standby's
- * echo of REPLAY_START starts the replay, of REPLAY_END ends the repeats. */
+/*
+ * An RSync frame from the primary (on the primary link) or the standby (on
+ * the standby link): who may send what where is checked first, so a frame
+ * reflected back, or sent on the other link, is refused however authentic.
+ * HEARTBEATs tell the peers' runs (and the primary's newest admitted
+ * timestamp); a LOG_TRIM of this epoch, addressed to this run, trims the
+ * log; the standby's echo of REPLAY_START starts the replay, of REPLAY_END
+ * ends the repeats.
+ */
 static void
 control_in(struct plog_chain *c, struct rte_mbuf *mb)
 {
+	const bool from_primary = mb->port == (uint16_t)c->cfg->primary_port;
 	struct rsync_msg m;
 	enum rsync_rx_reason r;
 
 	r = rsync_decode(rte_pktmbuf_mtod(mb, const uint8_t *), rte_pktmbuf_data_len(mb), c->auth,
 			 &m);
-	if (r == RSYNC_RX_OK && m.h.chain != c->cfg->id)
+	if (r != RSYNC_RX_OK)
+		goto out;
+	if (m.h.chain != c->cfg->id) {
 		r = RSYNC_RX_UNKNOWN_CHAIN;
-	else if (r == RSYNC_RX_OK && m.h.epoch != c->epoch)
-		r = RSYNC_RX_STALE_EPOCH; /* a fenced primary's trims mean nothing */
-	else if (r == RSYNC_RX_OK && m.h.type != RSYNC_LOG_TRIM && m.h.type != RSYNC_REPLAY_START &&
-		 m.h.type != RSYNC_REPLAY_END)
-		r = RSYNC_RX_WRONG_ROLE;
-	if (r == RSYNC_RX_OK) {
-		switch (m.h.type) {
-		case RSYNC_LOG_TRIM:
-			plog_log_trim(&c->log, m.u.trim.watermark);
-			c->trims++;
-			break;
-		case RSYNC_REPLAY_START:
-			if (c->state == PL_STARTING) {
-				c->state = PL_REPLAY;
-				c->start_echo_ns = mgr_now_ns();
-			} else {
-				r = RSYNC_RX_DUPLICATE;
-			}
-			break;
-		default: /* REPLAY_END */
-			if (c->state == PL_STANDBY && !c->end_echoed)
-				c->end_echoed = true;
-			else
-				r = RSYNC_RX_DUPLICATE;
-			break;
-		}
+		goto out;
 	}
+	if (m.h.role != (from_primary ? RSYNC_ROLE_PRIMARY : RSYNC_ROLE_STANDBY)) {
+		r = RSYNC_RX_WRONG_ROLE;
+		goto out;
+	}
+	if (m.h.type == RSYNC_HEARTBEAT) {
+		if (from_primary) {
+			if (c->primary_run != 0 && m.h.sender_run != c->primary_run) {
+				c->primary_restarts++;
+				/* Its NFs' state is gone: the standby has it. */
+				if (c->state == PL_PRIMARY && m.h.epoch == c->epoch)
+					request_failover(c, "primary_restart", mgr_now_ns());
+			}
+			c->primary_run = m.h.sender_run;
+			/* Never stamp at or below what the primary admitted
+			 * (this run started with a clock behind the run
+			 * before's): the entries at or below it were dropped
+			 * there as stale, and go, so that the log's
+			 * timestamps stay consecutive for a replay. */
+			if (m.u.heartbeat.cut_ts > c->last_ts) {
+				c->last_ts = m.u.heartbeat.cut_ts;
+				plog_log_trim(&c->log, c->last_ts);
+				c->ts_raised++;
+			}
+		} else {
+			if (c->standby_run != 0 && m.h.sender_run != c->standby_run)
+				c->standby_restarts++;
+			c->standby_run = m.h.sender_run;
+		}
+		goto out;
+	}
+	if (m.h.receiver_run != mgr.remote.run) {
+		r = RSYNC_RX_STALE_RUN; /* recorded before this node restarted */
+		goto out;
+	}
+	if (m.h.epoch != c->epoch) { /* a fenced primary's trims mean nothing */
+		r = RSYNC_RX_STALE_EPOCH;
+		goto out;
+	}
+	switch (m.h.type) {
+	case RSYNC_LOG_TRIM:
+		plog_log_trim(&c->log, m.u.trim.watermark);
+		c->trims++;
+		break;
+	case RSYNC_REPLAY_START:
+		if (c->state == PL_STARTING) {
+			c->state = PL_REPLAY;
+			c->start_echo_ns = mgr_now_ns();
+		} else {
+			r = RSYNC_RX_DUPLICATE;
+		}
+		break;
+	case RSYNC_REPLAY_END:
+		if (c->state == PL_STANDBY && !c->end_echoed)
+			c->end_echoed = true;
+		else
+			r = RSYNC_RX_DUPLICATE;
+		break;
+	default:
+		r = RSYNC_RX_WRONG_ROLE;
+		break;
+	}
+out:
 	c->ctl_rx[r]++;
 	rte_pktmbuf_free(mb);
 }
@@ -323,6 +403,9 @@ control_frame(struct plog_chain *c, uint8_t type, const struct rsync_msg *u)
 	m.h.chain = c->cfg->id;
 	m.h.epoch = c->epoch;
 	m.h.frag_count = 1;
+	m.h.role = RSYNC_ROLE_PREDECESSOR;
+	m.h.sender_run = mgr.remote.run;
+	m.h.receiver_run = c->standby_run;
 	n = rsync_encode(buf, sizeof(buf), c->dst_mac, c->src_mac, &m, NULL, 0, c->auth);
 	mb = n > 0 ? rte_pktmbuf_alloc(mgr.pool) : NULL;
 	if (mb == NULL)
@@ -450,6 +533,51 @@ send_from_log(struct mgr_dp_ctx *ctx, struct plog_chain *c)
 	return sent;
 }
 
+/* A HEARTBEAT to the primary and to the standby every PEER_HEARTBEAT_NS:
+ * this run (theirs as last heard), this epoch, the newest timestamp given.
+ * Returns the frames sent. */
+static unsigned int
+peer_heartbeats(struct mgr_dp_ctx *ctx, struct plog_chain *c, uint64_t now)
+{
+	static const uint8_t roles_to[2] = {RSYNC_ROLE_PRIMARY, RSYNC_ROLE_STANDBY};
+	unsigned int n = 0;
+
+	if (now - c->hb_ns < PEER_HEARTBEAT_NS && c->hb_ns != 0)
+		return 0;
+	c->hb_ns = now;
+	for (int k = 0; k < 2; k++) {
+		const bool to_primary = roles_to[k] == RSYNC_ROLE_PRIMARY;
+		uint16_t port = (uint16_t)(to_primary ? c->cfg->primary_port : c->cfg->standby_port);
+		struct rsync_msg m = {0};
+		uint8_t buf[RSYNC_MAX_FRAME];
+		struct rte_mbuf *mb;
+		int len;
+
+		m.h.version = RSYNC_VERSION;
+		m.h.type = RSYNC_HEARTBEAT;
+		m.h.chain = c->cfg->id;
+		m.h.epoch = c->epoch;
+		m.h.frag_count = 1;
+		m.h.role = RSYNC_ROLE_PREDECESSOR;
+		m.h.sender_run = mgr.remote.run;
+		m.h.receiver_run = to_primary ? c->primary_run : c->standby_run;
+		m.u.heartbeat.cut_ts = c->last_ts;
+		len = rsync_encode(buf, sizeof(buf), to_primary ? c->pri_mac : c->dst_mac,
+				   to_primary ? c->pri_src_mac : c->src_mac, &m, NULL, 0, c->auth);
+		mb = len > 0 ? rte_pktmbuf_alloc(mgr.pool) : NULL;
+		if (mb == NULL)
+			continue;
+		memcpy(rte_pktmbuf_append(mb, (uint16_t)len), buf, (size_t)len);
+		if (mgr_dp_port_try(ctx, mb, port)) {
+			c->ctrl_sent++;
+			n++;
+		} else {
+			rte_pktmbuf_free(mb);
+		}
+	}
+	return n;
+}
+
 unsigned int
 mgr_plog_tx(struct mgr_dp_ctx *ctx)
 {
@@ -464,6 +592,7 @@ mgr_plog_tx(struct mgr_dp_ctx *ctx)
 		/* A few control frames a poll: trims before new input. */
 		for (int k = 0; k < 4 && rte_ring_sc_dequeue(c->ctl, (void **)&mb) == 0; k++)
 			control_in(c, mb);
+		n += peer_heartbeats(ctx, c, mgr_now_ns());
 		if (c->state == PL_PRIMARY &&
 		    unlikely(__atomic_load_n(&c->failover_req, __ATOMIC_ACQUIRE))) {
 			m.u.replay_start.after_ts = c->log.trimmed_to;
@@ -538,6 +667,13 @@ tel_remote(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "id", c->cfg->id);
 		rte_tel_data_add_dict_uint(o, "epoch", c->epoch);
 		rte_tel_data_add_dict_uint(o, "last_ts", c->last_ts);
+		rte_tel_data_add_dict_uint(o, "first_ts", c->first_ts);
+		rte_tel_data_add_dict_uint(o, "run_id", mgr.remote.run);
+		rte_tel_data_add_dict_uint(o, "primary_run", c->primary_run);
+		rte_tel_data_add_dict_uint(o, "standby_run", c->standby_run);
+		rte_tel_data_add_dict_uint(o, "primary_restarts", c->primary_restarts);
+		rte_tel_data_add_dict_uint(o, "standby_restarts", c->standby_restarts);
+		rte_tel_data_add_dict_uint(o, "ts_raised", c->ts_raised);
 		rte_tel_data_add_dict_uint(o, "stamped", c->stamped);
 		rte_tel_data_add_dict_uint(o, "log_pkts", plog_log_pkts(&c->log));
 		rte_tel_data_add_dict_uint(o, "log_bytes", plog_log_bytes(&c->log));

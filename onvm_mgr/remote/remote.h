@@ -46,6 +46,10 @@ struct rte_tel_data;
 /* Which port plays which part in which protected chain: written at start-up
  * (before the units run), read by the data path on every packet. */
 struct mgr_remote {
+	/* This manager's run id in every RSync message (rsync_wire.h): random,
+	 * drawn at each start (mgr_remote_run_init), never 0.  Peers tell a
+	 * restarted node from the one before by it. */
+	uint64_t run;
 	/* 1 + the predecessor chain (plog_unit.c) stamping what leaves the port, 0: none */
 	uint8_t plog_port[ONVM_MAX_PORTS];
 	/* ... whose standby link this port is (the standby's echoes arrive here) */
@@ -71,6 +75,10 @@ struct mgr_remote {
 	uint64_t marker_fanned[ONVM_MAX_CHAINS][ONVM_MAX_CHAIN_LEN][MGR_FANNED];
 	bool rsync_standbys; /* this node is the standby of a protected chain */
 };
+
+/* mgr_state.c: draw mgr.remote.run (getrandom; at start, before the
+ * remote units are set up). */
+void mgr_remote_run_init(void);
 
 /* plog_unit.c: the predecessor role of remote resiliency.  _init after the
  * ports and BFD are set up; the TX unit calls _on_send for every packet it

@@ -201,11 +201,14 @@ session_init(struct rsync_chain *c, int idx)
 		memcpy(c->peer_mac, rc->mac[peer], 6);
 		c->check_peer_mac = true;
 	}
-	if (rc->has_mac[MGR_PEER_PREDECESSOR])
+	if (rc->has_mac[MGR_PEER_PREDECESSOR]) {
 		memcpy(c->pred_mac, rc->mac[MGR_PEER_PREDECESSOR], 6);
+		c->check_pred_mac = true;
+	}
 	if (rc->role == MGR_REMOTE_PRIMARY) {
 		struct rsync_primary_cfg pc = {
 			.chain = rc->id,
+			.run = mgr.remote.run,
 			.epoch = rc->epoch,
 			.stages = rc->stages,
 			.stage_pkts = rc->stage_packets,
@@ -222,6 +225,7 @@ session_init(struct rsync_chain *c, int idx)
 	} else {
 		struct rsync_standby_cfg sc = {
 			.chain = rc->id,
+			.run = mgr.remote.run,
 			.epoch = rc->epoch,
 			.window = rc->window,
 			.max_frags = rc->max_frags,
@@ -293,6 +297,7 @@ to_ctl(struct rsync_chain *c, struct rte_mbuf *m)
 
 static void control_in(struct rsync_chain *c, struct rte_mbuf *mb, uint64_t now);
 static void send_fence_heartbeat(struct rsync_chain *c, uint64_t now);
+static void pred_heartbeat(struct rsync_chain *c, uint64_t now);
 
 bool
 mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uint64_t *ts,
@@ -309,10 +314,9 @@ mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uin
 	if (unlikely(r != PLOG_SHIM_OK)) {
 		if (r == PLOG_SHIM_NOT_SHIM && is_rsync(m)) {
 			if (c->sby == NULL) {
-				/* A primary takes nothing from its predecessor
-				 * (and its session is the TX unit's). */
-				c->ingress_rsync_refused++;
-				rte_pktmbuf_free(m);
+				/* The predecessor's HEARTBEATs: to the primary's
+				 * session, on the TX unit. */
+				to_ctl(c, m);
 				return true;
 			}
 			/* REPLAY_START / REPLAY_END: the standby's session,
@@ -349,13 +353,14 @@ mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uin
 	}
 	if (c->sby != NULL && sh.ts <= c->takeover_cut_ts) {
 		c->replay_covered++; /* the applied cut holds it */
-		c->last_ts = sh.ts;
+		__atomic_store_n(&c->last_ts, sh.ts, __ATOMIC_RELAXED);
 		rte_pktmbuf_free(m);
 		return true;
 	}
 	if (c->last_ts != 0 && sh.ts > c->last_ts + 1)
 		c->gaps += sh.ts - c->last_ts - 1;
-	c->last_ts = sh.ts;
+	/* (read by the TX unit for the predecessor's HEARTBEAT) */
+	__atomic_store_n(&c->last_ts, sh.ts, __ATOMIC_RELAXED);
 	plog_shim_strip(p, &sh);
 	rte_pktmbuf_adj(m, PLOG_SHIM_LEN);
 	*ts = sh.ts;
@@ -376,14 +381,16 @@ mgr_rsync_rx_timers(struct mgr_dp_ctx *ctx)
 	MGR_ASSERT_UNIT(MGR_UNIT_RX);
 	for (int i = 0; i < rsync_nchains; i++) {
 		struct rsync_chain *c = &rsync_chains[i];
-		uint64_t hbs;
+		uint64_t sent = c->sent;
 
-		if (c->sby == NULL || now < c->sby_tick_ns)
+		if (c->sby == NULL)
 			continue;
-		hbs = rsync_standby_stats(c->sby)->resync_hbs;
 		c->tx = ctx;
-		c->sby_tick_ns = rsync_standby_tick(c->sby, now);
-		work += rsync_standby_stats(c->sby)->resync_hbs != hbs;
+		pred_heartbeat(c, now);
+		if (now >= c->sby_tick_ns)
+			c->sby_tick_ns = rsync_standby_tick(c->sby, now);
+		/* Frames sent are work: the unit flushes its buffers only then. */
+		work += (int)(c->sent - sent);
 	}
 	return work;
 }
@@ -421,13 +428,17 @@ send_fence_heartbeat(struct rsync_chain *c, uint64_t now)
 	m.h.chain = c->cfg->id;
 	m.h.epoch = rsync_standby_epoch(c->sby);
 	m.h.frag_count = 1;
+	m.h.role = RSYNC_ROLE_STANDBY;
+	m.h.sender_run = mgr.remote.run;
+	m.h.receiver_run = rsync_standby_primary_run(c->sby);
 	m.u.heartbeat.txid = a.txid;
 	m.u.heartbeat.cut_ts = a.cut_ts;
 	if (standby_send(c, &m) == 0)
 		c->fence_hb_ns = now;
 }
 
-/* The predecessor repeats REPLAY_START/END until the standby echoes it. */
+/* The predecessor repeats REPLAY_START/END until the standby echoes it:
+ * the same type, epoch and payload, from the standby, to its run. */
 static void
 echo_to_predecessor(struct rsync_chain *c, const struct rsync_msg *m)
 {
@@ -435,8 +446,48 @@ echo_to_predecessor(struct rsync_chain *c, const struct rsync_msg *m)
 
 	e.h.flags = 0;
 	e.h.key_id = 0;
+	e.h.role = RSYNC_ROLE_STANDBY;
+	e.h.sender_run = mgr.remote.run;
+	e.h.receiver_run = m->h.sender_run;
 	(void)send_frame(c, (uint16_t)c->cfg->predecessor_port, c->pred_mac, c->src_mac_pred, &e,
 			 NULL, 0);
+}
+
+/* A HEARTBEAT to the predecessor every PRED_HEARTBEAT_NS, so that it knows
+ * this node's run (the REPLAY_START it may send the standby is addressed to
+ * it) and, from a primary, the newest timestamp admitted (a restarted
+ * predecessor never stamps at or below it).  From the unit that owns the
+ * session. */
+static void
+pred_heartbeat(struct rsync_chain *c, uint64_t now)
+{
+	struct rsync_msg m = {0};
+
+	if (now - c->pred_hb_ns < PRED_HEARTBEAT_NS && c->pred_hb_ns != 0)
+		return;
+	m.h.version = RSYNC_VERSION;
+	m.h.type = RSYNC_HEARTBEAT;
+	m.h.chain = c->cfg->id;
+	m.h.frag_count = 1;
+	m.h.sender_run = mgr.remote.run;
+	m.h.receiver_run = c->pred_run;
+	if (c->pri != NULL) {
+		m.h.role = RSYNC_ROLE_PRIMARY;
+		m.h.epoch = rsync_primary_epoch(c->pri);
+		m.u.heartbeat.txid = rsync_primary_stats(c->pri)->stages_released;
+		m.u.heartbeat.cut_ts = __atomic_load_n(&c->last_ts, __ATOMIC_RELAXED);
+	} else {
+		struct rsync_standby_applied a;
+
+		rsync_standby_get_applied(c->sby, &a);
+		m.h.role = RSYNC_ROLE_STANDBY;
+		m.h.epoch = rsync_standby_epoch(c->sby);
+		m.u.heartbeat.txid = a.txid;
+		m.u.heartbeat.cut_ts = a.cut_ts;
+	}
+	(void)send_frame(c, (uint16_t)c->cfg->predecessor_port, c->pred_mac, c->src_mac_pred, &m,
+			 NULL, 0);
+	c->pred_hb_ns = now;
 }
 
 /* REPLAY_START / REPLAY_END from the predecessor. */
@@ -446,6 +497,13 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 	struct rsync_standby_applied a;
 	uint32_t epoch = rsync_standby_epoch(c->sby);
 
+	/* The predecessor's, to this node's run: a REPLAY_START recorded
+	 * before this standby restarted never makes its new run take over. */
+	if (m->h.role != RSYNC_ROLE_PREDECESSOR)
+		return RSYNC_RX_WRONG_ROLE;
+	if (m->h.receiver_run != mgr.remote.run)
+		return RSYNC_RX_STALE_RUN;
+	c->pred_run = m->h.sender_run;
 	/* A repeat of the one taken: the echo was lost. */
 	if (m->h.epoch == epoch && rsync_standby_taken_over(c->sby)) {
 		if (m->h.type == RSYNC_REPLAY_END && c->state == RS_REPLAY) {
@@ -509,9 +567,18 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 	return RSYNC_RX_STALE_EPOCH; /* a REPLAY_END of no takeover here */
 }
 
+/*
+ * An RSync frame, from the link it arrived on (mb->port): the predecessor's
+ * (REPLAY_* and HEARTBEATs, from the predecessor role only) or the sync
+ * link (the other of primary and standby).  Who may send what on which link
+ * is checked before anything is taken, the peer's MAC first when one is
+ * configured: a message reflected back, or sent on the other link, is
+ * refused (wrong_role / unknown_peer) however authentic.
+ */
 static void
 control_in(struct rsync_chain *c, struct rte_mbuf *mb, uint64_t now)
 {
+	const bool from_pred = mb->port == (uint16_t)c->cfg->predecessor_port;
 	struct rsync_msg m;
 	enum rsync_rx_reason r;
 
@@ -523,16 +590,31 @@ control_in(struct rsync_chain *c, struct rte_mbuf *mb, uint64_t now)
 		r = RSYNC_RX_UNKNOWN_CHAIN;
 		goto out;
 	}
+	if (from_pred ? (c->check_pred_mac && memcmp(m.src_mac, c->pred_mac, 6) != 0)
+		      : (c->check_peer_mac && memcmp(m.src_mac, c->peer_mac, 6) != 0)) {
+		r = RSYNC_RX_UNKNOWN_PEER;
+		goto out;
+	}
+	if (from_pred != (m.h.role == RSYNC_ROLE_PREDECESSOR)) {
+		r = RSYNC_RX_WRONG_ROLE;
+		goto out;
+	}
 	if (m.h.type == RSYNC_REPLAY_START || m.h.type == RSYNC_REPLAY_END) {
 		r = c->sby != NULL ? standby_replay_msg(c, &m, now) : RSYNC_RX_WRONG_ROLE;
 		goto out;
 	}
-	if (c->check_peer_mac && memcmp(m.src_mac, c->peer_mac, 6) != 0) {
-		r = RSYNC_RX_UNKNOWN_PEER;
+	if (from_pred && c->sby != NULL) {
+		/* The predecessor's HEARTBEAT: its run, for the echoes. */
+		if (m.h.type == RSYNC_HEARTBEAT)
+			c->pred_run = m.h.sender_run;
+		else
+			r = RSYNC_RX_WRONG_ROLE;
 		goto out;
 	}
 	if (c->pri != NULL) {
 		r = rsync_primary_rx(c->pri, &m, now);
+		if (from_pred && r == RSYNC_RX_OK)
+			c->pred_run = rsync_primary_pred_run(c->pri);
 		if (rsync_primary_fenced(c->pri) && c->state == RS_PRIMARY) {
 			c->state = RS_FENCED;
 			MGR_LOG(WARNING, "remote chain %s: fenced by epoch %u, releasing nothing more",
@@ -547,6 +629,14 @@ control_in(struct rsync_chain *c, struct rte_mbuf *mb, uint64_t now)
 out:
 	c->ctl_rx[r]++;
 	rte_pktmbuf_free(mb);
+}
+
+/* TX unit, a primary's: the predecessor hears of it every
+ * PRED_HEARTBEAT_NS. */
+void
+rsync_unit_pred_heartbeat(struct rsync_chain *c, uint64_t now)
+{
+	pred_heartbeat(c, now);
 }
 
 int

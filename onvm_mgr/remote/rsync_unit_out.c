@@ -197,6 +197,7 @@ mgr_rsync_tx(struct mgr_dp_ctx *ctx)
 		now = mgr_now_ns();
 		c->poll_ns = now; /* this poll's packets leaving the chain use it */
 		work += rsync_unit_drain_ctl(c, now);
+		rsync_unit_pred_heartbeat(c, now);
 		if (c->state != RS_PRIMARY) {
 			/* Fenced: what waited for the latch goes back (counted). */
 			if (c->wait_n > 0)

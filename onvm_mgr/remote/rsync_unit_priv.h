@@ -27,6 +27,7 @@
 #define CTL_PER_POLL	       64
 #define FENCE_HEARTBEAT_GAP_NS (10 * 1000 * 1000ull) /* at most one per 10 ms */
 #define FENCE_UNASKED	       50 /* HEARTBEATs sent unasked after a takeover */
+#define PRED_HEARTBEAT_NS      (20 * 1000 * 1000ull) /* to the predecessor: run, progress */
 
 /* A chain's state windows: one per rank of each position (a service with
  * several instances has several), at most this many. */
@@ -76,6 +77,9 @@ struct rsync_chain {
 	uint8_t peer_mac[6];	 /* the other of primary/standby (else broadcast) */
 	uint8_t pred_mac[6];	 /* the predecessor (else broadcast) */
 	bool check_peer_mac;	 /* a peer MAC is configured: refuse others */
+	bool check_pred_mac;	 /* ... and the predecessor's */
+	uint64_t pred_run;	 /* the predecessor's run, as last heard (0: not yet) */
+	uint64_t pred_hb_ns;	 /* the last HEARTBEAT sent to the predecessor */
 	uint64_t next_tick_ns;
 	uint64_t poll_ns;	 /* primary: the clock at this TX poll's start */
 	uint64_t next_cut_ns;
@@ -90,7 +94,6 @@ struct rsync_chain {
 	uint64_t stale;		  /* timestamp not above the last admitted */
 	uint64_t replay_covered;  /* replayed, at or below the applied cut: dropped */
 	uint64_t before_takeover; /* standby: stamped input before a takeover, dropped */
-	uint64_t ingress_rsync_refused; /* primary: RSync frames on the predecessor link */
 	uint64_t gaps;		  /* timestamps skipped: lost on the link from the predecessor */
 	uint64_t bad[PLOG_SHIM_REASON_MAX]; /* NOT_SHIM: unstamped */
 	uint64_t ctl_ring_full;
@@ -146,8 +149,10 @@ extern int rsync_nchains;
 /* Telemetry (its own thread) against mgr_rsync_fini() freeing the sessions. */
 extern pthread_mutex_t rsync_fini_lock;
 
-/* rsync_unit.c: a primary's RSync frames from its ring (TX unit). */
+/* rsync_unit.c: a primary's RSync frames from its ring (TX unit), and its
+ * HEARTBEAT to the predecessor when due. */
 int rsync_unit_drain_ctl(struct rsync_chain *c, uint64_t now);
+void rsync_unit_pred_heartbeat(struct rsync_chain *c, uint64_t now);
 
 /* rsync_unit_state.c: the chain's NFs' state. */
 int rsync_state_reserve(struct rsync_chain *c);		   /* start-up */

@@ -57,6 +57,10 @@ add_primary_stats(struct rte_tel_data *o, const struct rsync_chain *c)
 	rte_tel_data_add_dict_uint(o, "full_cuts", s->full_cuts);
 	rte_tel_data_add_dict_uint(o, "full_too_big", c->full_too_big);
 	rte_tel_data_add_dict_uint(o, "released_cut_ts", rsync_primary_released_cut_ts(c->pri));
+	rte_tel_data_add_dict_uint(o, "standby_run", rsync_primary_standby_run(c->pri));
+	rte_tel_data_add_dict_uint(o, "standby_restarts", s->standby_restarts);
+	rte_tel_data_add_dict_uint(o, "pred_restarts", s->pred_restarts);
+	rte_tel_data_add_dict_uint(o, "unacked_given_up", s->unacked_given_up);
 	if (lat != NULL) {
 		rte_tel_data_start_array(lat, RTE_TEL_U64_VAL);
 		for (int b = 0; b < RSYNC_LAT_BUCKETS; b++)
@@ -95,6 +99,8 @@ add_standby_stats(struct rte_tel_data *o, const struct rsync_chain *c)
 	rte_tel_data_add_dict_uint(o, "state_skipped", s->state_skipped);
 	rte_tel_data_add_dict_uint(o, "takeovers_not_synced", s->takeovers_not_synced);
 	rte_tel_data_add_dict_uint(o, "takeover_txid", c->takeover_txid);
+	rte_tel_data_add_dict_uint(o, "primary_run", rsync_standby_primary_run(c->sby));
+	rte_tel_data_add_dict_uint(o, "primary_restarts", s->primary_restarts);
 	rte_tel_data_add_dict_uint(o, "replay_start_ns", c->replay_start_ns);
 	rte_tel_data_add_dict_uint(o, "replay_end_ns", c->replay_end_ns);
 	rte_tel_data_add_dict_uint(o, "first_in_ns", c->first_in_ns);
@@ -120,13 +126,14 @@ mgr_rsync_telemetry(struct rte_tel_data *d)
 								: "standby");
 		rte_tel_data_add_dict_string(o, "state", rs_state_names[c->state]);
 		rte_tel_data_add_dict_uint(o, "id", c->cfg->id);
+		rte_tel_data_add_dict_uint(o, "run_id", mgr.remote.run);
+		rte_tel_data_add_dict_uint(o, "pred_run", c->pred_run);
 		rte_tel_data_add_dict_uint(o, "ingress_last_ts", c->last_ts);
 		rte_tel_data_add_dict_uint(o, "ingress_admitted", c->admitted);
 		rte_tel_data_add_dict_uint(o, "ingress_replayed", c->admitted_replay);
 		rte_tel_data_add_dict_uint(o, "ingress_stale", c->stale);
 		rte_tel_data_add_dict_uint(o, "ingress_replay_covered", c->replay_covered);
 		rte_tel_data_add_dict_uint(o, "ingress_before_takeover", c->before_takeover);
-		rte_tel_data_add_dict_uint(o, "ingress_rsync_refused", c->ingress_rsync_refused);
 		rte_tel_data_add_dict_uint(o, "ingress_gaps", c->gaps);
 		rte_tel_data_add_dict_uint(o, "ingress_unstamped", c->bad[PLOG_SHIM_NOT_SHIM]);
 		for (int r = PLOG_SHIM_SHORT; r < PLOG_SHIM_REASON_MAX; r++) {

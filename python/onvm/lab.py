@@ -518,9 +518,10 @@ class Lab:
         run_cmd(in_netns(name, ["ip", "link", "set", "lo", "up"]))
         return name
 
-    def veth(self, ns_a, if_a, ns_b, if_b, addr_b=None):
+    def veth(self, ns_a, if_a, ns_b, if_b, addr_b=None, mtu=None):
         """A veth pair between two namespaces, both ends up, IPv6 off (no
-        router solicitations on the wire).  `addr_b` (198.18.0.0/15 only)
+        router solicitations on the wire); `mtu` when frames longer than
+        1514 bytes (a trace's, with a shim) must pass.  `addr_b` (198.18.0.0/15 only)
         goes on b's end: a's end belongs to a DPDK af_packet port, so the
         kernel must not own an address there.  The kernel's end sends with
         UDP checksum offload off: a veth hands frames on with a partial
@@ -533,6 +534,8 @@ class Lab:
         run_cmd(["ip", "link", "set", tmp_b, "netns", ns_b, "name", if_b])
         for ns, ifn in ((ns_a, if_a), (ns_b, if_b)):
             run_cmd(in_netns(ns, ["sysctl", "-qw", f"net.ipv6.conf.{ifn}.disable_ipv6=1"]))
+            if mtu:
+                run_cmd(in_netns(ns, ["ip", "link", "set", ifn, "mtu", str(mtu)]))
             run_cmd(in_netns(ns, ["ip", "link", "set", ifn, "up"]))
         if addr_b:
             check(addr_b.startswith("198.18.") or addr_b.startswith("198.19."),

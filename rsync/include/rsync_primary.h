@@ -46,6 +46,18 @@
  * epoch means another node took over: the primary is fenced -- it releases
  * nothing more, drops what it holds (counted) and refuses new packets.
  *
+ * Runs.  Each side's process has a run id (rsync_wire.h).  A VOTE or ACK
+ * counts only if addressed to this primary's run: one recorded before a
+ * restart of this node is refused (stale_run), so it can never release a
+ * stage the standby did not vote for.  A standby heard with another run
+ * than before restarted: the commits the one before never acknowledged are
+ * given up (the new one resynchronises by itself, rsync_standby.h).  A
+ * predecessor heard with another run than before (its HEARTBEATs) restarted
+ * and lost its log: what left the chain since the last cut can no longer be
+ * replayed, so every stage not released yet waits for a cut after it, as
+ * for an ND decision (rsync_primary_nd), and the owner must get a marker
+ * travelling.
+ *
  * Single-threaded (the RSync unit's lcore).  The fast path (add, tick, rx)
  * allocates nothing and logs nothing.
  */
@@ -66,6 +78,7 @@ enum rsync_peer {
 
 struct rsync_primary_cfg {
 	uint16_t chain;
+	uint64_t run;		   /* this process's run id (not 0) */
 	uint32_t epoch;		   /* the chain's epoch at start (>= 1) */
 	uint32_t stages;	   /* latch stages, 2 .. RSYNC_MAX_STAGES */
 	uint32_t stage_pkts;	   /* packets per stage, >= 1 */
@@ -112,6 +125,9 @@ struct rsync_primary_stats {
 	uint64_t resyncs_asked;	    /* the standby asked for a full cut (RSYNC_F_RESYNC) */
 	uint64_t full_cuts;	    /* full cuts begun for it */
 	uint64_t nd_waits;	    /* releases held back by rule (2) (once per stage) */
+	uint64_t standby_restarts;  /* the standby was heard with a new run */
+	uint64_t pred_restarts;	    /* the predecessor was heard with a new run */
+	uint64_t unacked_given_up;  /* commits a restarted standby can never acknowledge */
 	uint64_t rx[RSYNC_RX_REASON_MAX]; /* messages by what became of them */
 	uint64_t commit_lat_us[RSYNC_LAT_BUCKETS]; /* close -> release */
 };
@@ -236,6 +252,10 @@ uint64_t rsync_primary_tick(struct rsync_primary *p, uint64_t now_ns);
  * rsync_decode() done).  Returns what became of it (counted). */
 enum rsync_rx_reason rsync_primary_rx(struct rsync_primary *p, const struct rsync_msg *m,
 				      uint64_t now_ns);
+
+/* The runs heard of the standby and of the predecessor (0: none yet). */
+uint64_t rsync_primary_standby_run(const struct rsync_primary *p);
+uint64_t rsync_primary_pred_run(const struct rsync_primary *p);
 
 /* Operator switch-over or loss of the standby: fence now (as a newer epoch). */
 void rsync_primary_fence(struct rsync_primary *p);

@@ -48,6 +48,16 @@
  * A standby in sync from the chain's first transaction (prev_txid 0) is in
  * sync from the start.  Until in sync, takeover is refused.
  *
+ * Runs.  The standby serves the primary run it first hears (rsync_wire.h).
+ * A primary heard with another run later restarted: its NFs' state is gone,
+ * so its transactions must not become the standby's -- every message of
+ * the new run is refused (peer_restarted) until a takeover (the predecessor
+ * fails the chain over when it hears the restart).  COMMIT and ABORT count
+ * only if addressed to this standby's run (stale_run): one recorded before
+ * the standby restarted never applies or discards anything of the new run.
+ * A transaction's fragments grant nothing by themselves and are taken
+ * whatever run they were addressed to.
+ *
  * Single-threaded (the RSync unit's lcore); no allocation after _new().
  */
 #ifndef RSYNC_STANDBY_H
@@ -62,6 +72,7 @@
 
 struct rsync_standby_cfg {
 	uint16_t chain;
+	uint64_t run;		/* this process's run id (not 0) */
 	uint32_t epoch;		/* the chain's epoch at start (>= 1) */
 	uint32_t window;	/* transactions staged at once (>= the primary's window) */
 	uint32_t max_frags;	/* fragments one transaction may have */
@@ -106,6 +117,7 @@ struct rsync_standby_stats {
 	uint64_t state_skipped;	   /* state bytes not written: the state was not whole */
 	uint64_t unchecked_refused; /* pieces staged unchecked that state_ok refused at apply */
 	uint64_t resync_hbs;	   /* HEARTBEATs that asked for a full cut */
+	uint64_t primary_restarts; /* messages of a new primary run first heard (once per run) */
 };
 
 /* What has been applied so far. */
@@ -159,6 +171,9 @@ bool rsync_standby_whole(const struct rsync_standby *s);
 bool rsync_standby_synced(const struct rsync_standby *s);
 
 void rsync_standby_get_applied(const struct rsync_standby *s, struct rsync_standby_applied *out);
+/* This standby's run id, and the primary run it serves (0: none heard). */
+uint64_t rsync_standby_run(const struct rsync_standby *s);
+uint64_t rsync_standby_primary_run(const struct rsync_standby *s);
 uint32_t rsync_standby_epoch(const struct rsync_standby *s);
 uint32_t rsync_standby_staged(const struct rsync_standby *s);
 bool rsync_standby_taken_over(const struct rsync_standby *s);

@@ -11,7 +11,7 @@
  *   0                   1                   2                   3
  *   0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
  *  +---------------+---------------+---------------+---------------+
- *  |   version=1   |     type      |     flags     |    key id     |  0
+ *  |   version=4   |     type      |     flags     |    key id     |  0
  *  +---------------+---------------+---------------+---------------+
  *  |           chain id            |        payload length         |  4
  *  +-------------------------------+-------------------------------+
@@ -23,16 +23,33 @@
  *  |                                                               |
  *  +-------------------------------+-------------------------------+
  *  |       fragment sequence       |        fragment count         | 24
- *  +-------------------------------+-------------------------------+
- *  |           region id           |         reserved (0)          | 28
- *  +-------------------------------+-------------------------------+
+ *  +-------------------------------+---------------+---------------+
+ *  |           region id           |  sender role  |  reserved (0) | 28
+ *  +-------------------------------+---------------+---------------+
  *  |                   offset in the region (64 bits)              | 32
  *  |                                                               |
  *  +---------------------------------------------------------------+
- *  |  payload (payload length bytes) ...                           | 40
+ *  |                   sender's run id (64 bits)                   | 40
+ *  |                                                               |
+ *  +---------------------------------------------------------------+
+ *  |       receiver's run id, as the sender knows it (64 bits)     | 48
+ *  |                                                               |
+ *  +---------------------------------------------------------------+
+ *  |  payload (payload length bytes) ...                           | 56
  *  +---------------------------------------------------------------+
  *  |  HMAC-SHA256 (32 bytes) when flags & RSYNC_F_HMAC              |
  *  +---------------------------------------------------------------+
+ *
+ * Who sends a message is part of it, under the CRC and the HMAC: the
+ * sender's role in the chain (a type is only ever sent by some roles, so a
+ * message reflected back to its sender, or to the other peer, is refused),
+ * the sender's run id -- random, drawn anew each time its process starts --
+ * and the receiver's run id as the sender last heard it (0 before it has).
+ * A receiver refuses what grants something (a VOTE, a COMMIT, a LOG_TRIM, a
+ * REPLAY_START ...) unless it is addressed to its own run: a message
+ * recorded before a restart is never authentic again after it, and a peer
+ * that restarted is told apart from the one before (rsync_primary.h,
+ * rsync_standby.h).
  *
  * Network byte order.  The CRC32C (Castagnoli, as iSCSI/SCTP: reflected,
  * initial value and final XOR 0xFFFFFFFF) covers the header with its CRC
@@ -75,10 +92,12 @@
 /* 2: a flow's instance rank is picked by multiply-shift of its hash, not
  * `hash % n` (onvm_mgr/dataplane/router.c): nodes that disagree would hold a flow's
  * replicated state in another rank than the one its packets go to.
- * 3: CHECKPOINT payloads are state records (above). */
-#define RSYNC_VERSION 3
+ * 3: CHECKPOINT payloads are state records (above).
+ * 4: the header names the sender's role and run, and the receiver's run;
+ *    REPLAY_ACK, REPLAY_CANCEL, a refused REPLAY_START. */
+#define RSYNC_VERSION 4
 #define RSYNC_ETH_LEN 14
-#define RSYNC_HDR_LEN 40
+#define RSYNC_HDR_LEN 56
 #define RSYNC_HMAC_LEN 32
 #define RSYNC_KEY_MAX 64	  /* HMAC key bytes */
 #define RSYNC_MTU 1500		  /* Ethernet payload the encoder may fill */
@@ -101,9 +120,17 @@
 /* VOTE or HEARTBEAT (standby -> primary): the standby's copy of the state
  * is not whole (it started after the chain's first transaction, or one of
  * its NFs was restarted), or it has applied nothing yet: it asks for a full
- * cut. */
+ * cut.  On the standby's answer to REPLAY_START: it refuses to take over
+ * (it is not in sync), and the predecessor gives the failover up. */
 #define RSYNC_F_RESYNC	0x08
 #define RSYNC_F_KNOWN	(RSYNC_F_HMAC | RSYNC_F_RETRANS | RSYNC_F_FULL | RSYNC_F_RESYNC)
+
+/* The sender's part in the chain (header field `role`). */
+enum rsync_role {
+	RSYNC_ROLE_PREDECESSOR = 1,
+	RSYNC_ROLE_PRIMARY = 2,
+	RSYNC_ROLE_STANDBY = 3,
+};
 
 enum rsync_msg_type {
 	RSYNC_PREPARE = 1,	/* primary -> standby: a transaction's META / TxTs fragments */
@@ -115,7 +142,9 @@ enum rsync_msg_type {
 	RSYNC_LOG_TRIM = 7,	/* primary -> predecessor: drop log entries <= watermark */
 	RSYNC_REPLAY_START = 8, /* predecessor -> standby: take over, replay follows */
 	RSYNC_REPLAY_END = 9,	/* predecessor -> standby: the replay is complete */
-	RSYNC_HEARTBEAT = 10,	/* any -> peer: liveness and progress */
+	RSYNC_HEARTBEAT = 10,	/* any -> peer: liveness, its run, progress */
+	RSYNC_REPLAY_ACK = 11,	/* standby -> predecessor: the replay received so far */
+	RSYNC_REPLAY_CANCEL = 12, /* predecessor -> standby: never take over at this epoch */
 	RSYNC_TYPE_MAX,
 };
 
@@ -133,8 +162,11 @@ struct rsync_hdr {
 	uint16_t frag_seq;
 	uint16_t frag_count;
 	uint16_t region;
-	uint16_t reserved;
+	uint8_t role;	       /* enum rsync_role of the sender */
+	uint8_t reserved;
 	uint64_t offset;
+	uint64_t sender_run;   /* never 0 */
+	uint64_t receiver_run; /* 0: not known to the sender yet */
 };
 
 /* Fixed payloads (network byte order on the wire; these are host order). */
@@ -195,11 +227,26 @@ struct rsync_replay_end {
 };
 #define RSYNC_REPLAY_END_WIRE_LEN 16
 
+/* HEARTBEAT: information, by role.  Primary: its newest released txid and
+ * the newest timestamp its ingress admitted (the predecessor never stamps
+ * at or below it, whatever its clock says after a restart).  Standby: its
+ * newest applied txid and cut timestamp.  Predecessor: 0 and its newest
+ * stamped timestamp. */
 struct rsync_heartbeat {
-	uint64_t txid;	   /* sender's newest committed (primary) or applied (standby) */
-	uint64_t cut_ts;   /* sender's newest committed cut */
+	uint64_t txid;
+	uint64_t cut_ts;
 };
 #define RSYNC_HEARTBEAT_WIRE_LEN 16
+
+/* REPLAY_ACK: every replayed timestamp below next_ts was received (the
+ * replay must deliver (after_ts, newest_ts] of its REPLAY_START whole and
+ * in order); gap_ts, when not 0, a later one that arrived before them and
+ * was dropped: the predecessor sends again from next_ts. */
+struct rsync_replay_ack {
+	uint64_t next_ts;
+	uint64_t gap_ts;
+};
+#define RSYNC_REPLAY_ACK_WIRE_LEN 16
 
 /* A decoded message.  `payload` points into the frame. */
 struct rsync_msg {
@@ -212,6 +259,7 @@ struct rsync_msg {
 		struct rsync_replay_start replay_start;
 		struct rsync_replay_end replay_end;
 		struct rsync_heartbeat heartbeat;
+		struct rsync_replay_ack replay_ack;
 	} u;
 	uint8_t src_mac[6];
 	uint8_t dst_mac[6];
@@ -231,6 +279,7 @@ enum rsync_rx_reason {
 	RSYNC_RX_BAD_FRAG,	/* count 0, sequence >= count, or more than one for a control type */
 	RSYNC_RX_BAD_REGION,	/* region/offset not valid for the type (META not fragment 0 ...) */
 	RSYNC_RX_BAD_FIELD,	/* a payload field out of range (txid 0, TxTs entry length ...) */
+	RSYNC_RX_BAD_ROLE,	/* no such role, or one that never sends this type */
 	RSYNC_RX_BAD_CRC,
 	RSYNC_RX_AUTH_MISSING,	/* a key is configured, the frame has no HMAC */
 	RSYNC_RX_AUTH_UNEXPECTED, /* an HMAC but no key configured */
@@ -245,6 +294,8 @@ enum rsync_rx_reason {
 	RSYNC_RX_DUPLICATE,	/* a fragment already received */
 	RSYNC_RX_MISMATCH,	/* fragment disagrees with the transaction (count, sizes) */
 	RSYNC_RX_NO_ROOM,	/* staging full: the transaction cannot be held */
+	RSYNC_RX_STALE_RUN,	/* addressed to another run of this node (recorded before a restart) */
+	RSYNC_RX_PEER_RESTARTED, /* from a peer that restarted (its state is gone): refused */
 	RSYNC_RX_REASON_MAX,
 };
 

@@ -13,7 +13,7 @@
  *      (up to the message's end, CRC and HMAC included) and decode to the
  *      same header and fixed payload; the other keying must refuse it.
  *   2. as a script of messages a peer sends: each record of the input is
- *      turned into fields (type, txid, fragment numbers, region, offset,
+ *      turned into fields (type, sender role and runs, txid, fragment numbers, region, offset,
  *      payload...; a CHECKPOINT's payload made one state record of that
  *      region and offset), encoded with rsync_encode() -- so the CRC is right and
  *      the state machines, not the checksum, are what is exercised -- then
@@ -39,6 +39,10 @@
 #define REGIONS 2
 #define REGION_SIZE 4096
 #define NPKTS 64
+/* The primary's and the standby's runs; scripted messages come from these,
+ * from other runs, or from none. */
+#define RUN_P 0x50ull
+#define RUN_S 0x53ull
 
 static const uint8_t mac_a[6] = {2, 0, 0, 0, 0, 1}, mac_b[6] = {2, 0, 0, 0, 0, 2};
 
@@ -170,11 +174,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct rsync_primary_cfg pc = {.chain = 1, .epoch = 1, .stages = 4, .stage_pkts = 4,
+	struct rsync_primary_cfg pc = {.chain = 1, .run = RUN_P, .epoch = 1, .stages = 4,
+				       .stage_pkts = 4,
 				       .stage_state_bytes = 2048, .max_payload = 256,
 				       .close_ns = 1000, .retrans_ns = 5000, .max_tries = 2,
 				       .standby_window = 4};
-	struct rsync_standby_cfg sc = {.chain = 1, .epoch = 1, .window = 4, .max_frags = 32,
+	struct rsync_standby_cfg sc = {.chain = 1, .run = RUN_S, .epoch = 1, .window = 4,
+				       .max_frags = 32,
 				       .txts_capacity = 64};
 	static const struct rsync_primary_ops pops = {p_send, p_release, p_drop};
 	static const struct rsync_standby_ops sops = {s_send, s_state_ok, s_apply};
@@ -219,6 +225,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		msg.h.type = (uint8_t)(1 + take(&p, end, 1) % (RSYNC_TYPE_MAX - 1));
 		msg.h.chain = (op & 0x80) ? 2 : 1;
 		msg.h.epoch = (uint32_t)take(&p, end, 1) % 3;
+		{
+			/* who sends it, and to which run: mostly the roles and
+			 * runs of the two sides, sometimes others */
+			uint8_t who = (uint8_t)take(&p, end, 1);
+			static const uint64_t runs[4] = {RUN_P, RUN_S, 0, 0x77};
+
+			msg.h.role = (uint8_t)(1 + (who & 3) % 3);
+			msg.h.sender_run = runs[(who >> 2) & 3] ? runs[(who >> 2) & 3] : 1;
+			msg.h.receiver_run = runs[(who >> 4) & 3];
+		}
 		msg.h.txid = take(&p, end, 1);
 		msg.h.frag_count = (uint16_t)take(&p, end, 1);
 		msg.h.frag_seq = (uint16_t)take(&p, end, 1);

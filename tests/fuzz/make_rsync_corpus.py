@@ -12,7 +12,7 @@ import os
 import struct
 import sys
 
-RSYNC_VERSION = 3  # rsync/include/rsync_wire.h
+RSYNC_VERSION = 4  # rsync/include/rsync_wire.h
 FUZZ_KEY, FUZZ_KEY_ID = b"fuzz key", 1
 
 def crc32c(data):
@@ -23,12 +23,19 @@ def crc32c(data):
             c = (c >> 1) ^ (0x82F63B78 if c & 1 else 0)
     return c ^ 0xFFFFFFFF
 
+# Who sends each type (rsync_wire.c's role_sends): 1 predecessor, 2 primary,
+# 3 standby; and the fuzz target's runs (fuzz_rsync.c).
+ROLE = {1: 2, 2: 3, 3: 2, 4: 3, 5: 2, 6: 2, 7: 2, 8: 1, 9: 1, 10: 2, 11: 3}
+RUN_P, RUN_S = 0x50, 0x53
+
 def frame(mtype, txid=0, payload=b"", seq=0, count=1, region=0, offset=0, epoch=1, chain=1,
           key=False, pad=0):
     flags, key_id = (1, FUZZ_KEY_ID) if key else (0, 0)
-    hdr = struct.pack(">BBBBHHIIQHHHHQ", RSYNC_VERSION, mtype, flags, key_id, chain,
+    role = ROLE[mtype]
+    sender, receiver = (RUN_S, RUN_P) if role == 3 else (RUN_P, RUN_S)
+    hdr = struct.pack(">BBBBHHIIQHHHBBQQQ", RSYNC_VERSION, mtype, flags, key_id, chain,
                       len(payload), epoch, 0,
-                      txid, seq, count, region, 0, offset)
+                      txid, seq, count, region, role, 0, offset, sender, receiver)
     crc = crc32c(hdr + payload)
     hdr = hdr[:12] + struct.pack(">I", crc) + hdr[16:]
     mac = hmac.new(FUZZ_KEY, hdr + payload, hashlib.sha256).digest() if key else b""
@@ -53,6 +60,7 @@ def main(out):
         "replay_start": frame(8, 0, struct.pack(">QQ", 5, 9), epoch=2),
         "replay_end": frame(9, 0, struct.pack(">QQ", 9, 4), epoch=2),
         "heartbeat": frame(10, 0, struct.pack(">QQ", 1, 5)),
+        "replay_ack": frame(11, 0, struct.pack(">QQ", 5, 9)),
         "vote_padded": frame(2, 1, pad=6),
         # under the fuzz key
         "prepare_meta_hmac": frame(1, 1, meta, 0, 3, 0xFFFF, key=True),
@@ -62,8 +70,10 @@ def main(out):
         "heartbeat_hmac": frame(10, 0, struct.pack(">QQ", 1, 5), key=True, pad=4),
         # scripts (second use of the input): packets, then messages
         "script_traffic": bytes([0, 1, 0, 10, 4, 2, 0, 10, 0, 3, 0, 10, 0, 4, 0, 200]),
-        "script_vote": bytes([0, 1, 0, 10] * 4 + [0x09, 1, 1, 1, 1, 0, 0, 0, 0, 0]),
-        "script_prepare": bytes([0x41, 0, 1, 1, 3, 0, 0, 0, 0, 8] + [0] * 48 +
+        # (a script message: op, type, epoch, who = role - 1 | sender run << 2
+        # | receiver run << 4 (runs: 0 primary's, 1 standby's), txid, ...)
+        "script_vote": bytes([0, 1, 0, 10] * 4 + [0x09, 1, 1, 0x06, 1, 1, 0, 0, 0, 0, 0]),
+        "script_prepare": bytes([0x41, 0, 1, 0x11, 1, 3, 0, 0, 0, 0, 8] + [0] * 48 +
                                 [0, 0, 0, 0, 0, 0, 0, 0]),
     }
     for name, data in seeds.items():

@@ -3,30 +3,36 @@
 # Copyright(c) 2026 REINFORCE-NFV authors
 """The protected ingress of a remote chain (rsync_unit.c).
 
-One node, role standby, taken over by the REPLAY_START that opens its input
-(a primary would hold every output until a standby votes; a standby that
-took over lets out what its TxTs does not know -- here everything): a
-net_pcap port "from_p" replays stamped frames (the shim built here, per
-docs/wire-format.md) into the protected chain, whose exit "sink" writes a
-capture.  The input mixes a trace's frames stamped
-1..N with what a link or a bad peer can add: a duplicate, a frame overtaken
-(reordered), a replayed frame, shims cut short or with a bad version, flag,
-nested type or timestamp 0, an unstamped frame and an RSync frame.
-Asserted: the sink receives exactly the trace's frames that were admitted,
-shim removed, byte for byte, in timestamp order; every other frame is
-counted under its reason in /onvm/remote and none is sent.
+One node, role standby, taken over by the predecessor's REPLAY_START (a
+primary would hold every output until a standby votes; a standby that took
+over lets out what its TxTs does not know -- here everything).  Its
+predecessor link "from_p" and its sync link "sync" read, live, what the test
+injects into a veth: the primary's first transaction and COMMIT on the sync
+link, addressed to the node's run id, then REPLAY_START, then stamped frames
+(the shim built here, per docs/wire-format.md) on the predecessor link.
+The protected chain's exit "sink" writes a capture.
+
+The replayed range (0, 30] comes first, with the REPLAY flag.  After the
+range, the input mixes
+a trace's frames with what a link or a bad peer can add: a duplicate, a
+frame overtaken (reordered), a replayed frame, shims cut short or with a bad
+version, flag, nested type or timestamp 0, an unstamped frame and an RSync
+frame.  Asserted: the sink receives exactly the trace's frames that were
+admitted, shim removed, byte for byte, in timestamp order; every other frame
+is counted under its reason in /onvm/remote and none is sent.
 
 Then the same input into a primary without a standby: the same admission,
-RSync frames on the predecessor link refused (counted), nothing released.
+the RSync frames on the predecessor link refused (a primary takes only the
+predecessor's HEARTBEATs from there), nothing released.
 """
 import struct
 
 from onvm import lab, pcap, traces
-from onvm.wire import rsync_frame
-
-PREPARE, COMMIT, REPLAY_START = 1, 3, 8
+from onvm.wire import (COMMIT, PREPARE, REPLAY_START, ROLE_STANDBY, TEST_RUN,
+                       rsync_fields, rsync_frame)
 
 SHIM = 0x88B5
+REPLAYED = 30  # the replayed range: timestamps (0, REPLAYED]
 
 
 def stamp(frame, ts, flags=0, version=1, inner=None):
@@ -35,29 +41,36 @@ def stamp(frame, ts, flags=0, version=1, inner=None):
     return frame[:12] + struct.pack(">HBBHQ", SHIM, version, flags, inner, ts) + frame[14:]
 
 
-def test(L):
-    frames = pcap.read_pcap(traces.trace("smtp.pcap"))
+def inject_many(ns, ifname, frames, path):
+    """Send `frames` into `ifname` of namespace `ns`, in order."""
+    pcap.write_pcap(path, frames)
+    script = ("import socket, struct, sys\n"
+              "d = open(sys.argv[2], 'rb').read(); off = 24\n"
+              "s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW); s.bind((sys.argv[1], 0))\n"
+              "while off + 16 <= len(d):\n"
+              "    n = struct.unpack_from('<I', d, off + 8)[0]\n"
+              "    s.send(d[off + 16:off + 16 + n]); off += 16 + n\n")
+    lab.run_cmd(lab.in_netns(ns, ["/usr/bin/python3", "-c", script, ifname, path]))
+
+
+def build_input(frames):
+    """(stamped input after the takeover, frames the sink must get, bad ones)."""
     n = len(frames)
-    # The chain's first transaction (no packet, no cut), committed: the
-    # standby is in sync from the chain's origin -- one that never applied
-    # anything refuses a takeover (it cannot tell that it did not start
-    # late).  Then the predecessor fails the chain over to it (epoch 2).
-    meta = struct.pack(">QQQQIIQ", 0, 0, 0, 0, 0, 0, 0)
-    inp = [rsync_frame(PREPARE, 7, 1, meta, txid=1, region=0xFFFF),
-           rsync_frame(COMMIT, 7, 1, txid=1),
-           rsync_frame(REPLAY_START, 7, 2, struct.pack(">QQ", 0, n + 1))]
-    want = []
-    for i, f in enumerate(frames):
+    inp, want = [], []
+    for i in range(REPLAYED):  # the replayed range
+        inp.append(stamp(frames[i], i + 1, flags=1))
+    want += frames[:REPLAYED]
+    for i in range(REPLAYED, n):
         ts = i + 1
-        if i == 20:  # frame 21 overtaken by frame 22: it arrives late, stale
+        if i == 40:  # frame 41 overtaken by frame 42: it arrives late, stale
             continue
-        inp.append(stamp(f, ts))
-        want.append(f)
-        if i == 21:
-            inp.append(stamp(frames[20], 21))  # the late one
-        if i == 10:
-            inp.append(stamp(f, ts))  # a duplicate
-    # a replayed frame (the REPLAY flag), after the rest
+        inp.append(stamp(frames[i], ts))
+        want.append(frames[i])
+        if i == 41:
+            inp.append(stamp(frames[40], 41))  # the late one
+        if i == 50:
+            inp.append(stamp(frames[i], ts))  # a duplicate
+    # a replayed frame (the REPLAY flag) after the range: admitted as any
     inp.append(stamp(frames[0], n + 1, flags=1))
     want.append(frames[0])
     bad = [
@@ -67,30 +80,60 @@ def test(L):
         stamp(frames[1], n + 5, inner=SHIM),           # nested
         stamp(frames[1], 0),                           # zero ts
         frames[2],                                     # unstamped
-        frames[3][:12] + b"\x88\xb6" + bytes(40),      # an RSync frame
+        frames[3][:12] + b"\x88\xb6" + bytes(56),      # an RSync frame (version 0)
     ]
-    inp += bad
-    src = L.path("stamped.pcap")
-    pcap.write_pcap(src, inp)
+    return inp + bad, want
+
+
+def node_config(L, tag, role, from_p, sync):
     empty = L.path("empty.pcap")
     pcap.write_pcap(empty, [])
-    out = L.path("sink.pcap")
-    cfg = {
+    other = {"standby": "primary_port", "primary": "standby_port"}[role]
+    return {
         "ports": [
-            {"name": "from_p", "dev": f"net_pcap0,rx_pcap={src},tx_pcap={L.path('p-out.pcap')}"},
-            {"name": "sink", "dev": f"net_pcap1,rx_pcap={empty},tx_pcap={out}"},
-            {"name": "sync", "dev": f"net_pcap2,rx_pcap={empty},tx_pcap={L.path('s-out.pcap')}"},
+            {"name": "from_p", "dev": f"net_pcap0,rx_iface={from_p},"
+                                      f"tx_pcap={L.path(tag + '-p-out.pcap')}"},
+            {"name": "sink", "dev": f"net_pcap1,rx_pcap={empty},"
+                                    f"tx_pcap={L.path(tag + '-sink.pcap')}"},
+            {"name": "sync", "dev": f"net_pcap2,rx_iface={sync},"
+                                    f"tx_pcap={L.path(tag + '-s-out.pcap')}"},
         ],
         "chains": [{"name": "web", "services": [], "ingress_port": "from_p",
                     "exit_port": "sink"}],
-        "remote": {"chains": [{"name": "web", "id": 7, "role": "standby", "chain": "web",
-                               "predecessor_port": "from_p", "primary_port": "sync"}]},
+        "remote": {"chains": [{"name": "web", "id": 7, "role": role, "chain": "web",
+                               "predecessor_port": "from_p", other: "sync"}]},
     }
-    node = L.node("primary", cfg).start()
-    node.wait_port("from_p", "rx", len(inp))
+
+
+def test(L):
+    frames = pcap.read_pcap(traces.trace("smtp.pcap"))
+    n = len(frames)
+    inp, want = build_input(frames)
+    ns = L.netns("ingress")
+    L.veth(ns, "p0", ns, "p1", mtu=1600)  # stamped full-size frames
+    L.veth(ns, "s0", ns, "s1")
+    node = L.node("standby", node_config(L, "sb", "standby", "p0", "s0"), netns=ns).start()
+    remote = lambda: node.query("/onvm/remote")["web"]
+    run = remote()["run_id"]
+    # The chain's first transaction (no packet, no cut), committed: the
+    # standby is in sync from the chain's origin -- one that never applied
+    # anything refuses a takeover (it cannot tell that it did not start
+    # late).  Then the predecessor fails the chain over to it (epoch 2).
+    meta = struct.pack(">QQQQIIQ", 0, 0, 0, 0, 0, 0, 0)
+    inject_many(ns, "s1", [rsync_frame(PREPARE, 7, 1, meta, txid=1, region=0xFFFF,
+                                       receiver_run=run),
+                           rsync_frame(COMMIT, 7, 1, txid=1, receiver_run=run)],
+                L.path("sync-in.pcap"))
+    lab.wait_until(lambda: remote()["synced"] == 1, 10, "the first transaction applied")
+    inject_many(ns, "p1", [rsync_frame(REPLAY_START, 7, 2, struct.pack(">QQ", 0, REPLAYED),
+                                       receiver_run=run)], L.path("start.pcap"))
+    lab.wait_until(lambda: remote()["state"] == "replaying", 10, "taken over")
+    inject_many(ns, "p1", inp, L.path("stamped.pcap"))
     node.wait_port("sink", "tx", len(want))
-    st = node.query("/onvm/remote")["web"]
-    expect = {"ingress_admitted": len(want), "ingress_replayed": 1, "ingress_stale": 2,
+    lab.wait_until(lambda: remote()["ingress_unstamped"] == 1, 10, "every frame handled")
+    st = remote()
+    expect = {"ingress_admitted": len(want), "ingress_replayed": REPLAYED + 1,
+              "ingress_stale": 2,
               "ingress_last_ts": n + 1, "ingress_unstamped": 1, "ctl_ok": 3, "synced": 1,
               "ctl_bad_version": 1, "takeovers": 1, "epoch": 2, "out_passed": len(want),
               "out_dup": 0, "out_before_takeover": 0,
@@ -101,28 +144,45 @@ def test(L):
     L.expect(st["role"] == "standby" and st["state"] == "replaying", f"role {st}")
     rc = node.stop()
     L.expect(rc == 0, f"manager exit status {rc}")
-    got = pcap.read_capture_out(out)
-    pcap.compare_frames(got, want, "sink capture")
+    pcap.compare_frames(pcap.read_capture_out(L.path("sb-sink.pcap")), want, "sink capture")
+    # To the predecessor: the echo of REPLAY_START, to the run that sent it.
+    for f in pcap.read_capture_out(L.path("sb-p-out.pcap")):
+        if struct.unpack_from(">H", f, 12)[0] != 0x88B6:
+            continue
+        h = rsync_fields(f)
+        L.expect(h["role"] == ROLE_STANDBY and h["sender_run"] == run, f"to the predecessor: {h}")
+        L.expect(h["epoch"] == 1 or h["receiver_run"] == TEST_RUN, f"to the predecessor: {h}")
 
     # The same input into a primary with no standby: the same admission,
-    # the four RSync frames refused on the predecessor link (a primary takes
-    # nothing from there, and its session is not the RX unit's), and every
+    # the RSync frames on the predecessor link refused (a primary takes
+    # only HEARTBEATs from there, and only the predecessor's), and every
     # output held in the latch or waiting for room -- none leaves unvoted.
-    cfg["ports"][1]["dev"] = f"net_pcap1,rx_pcap={empty},tx_pcap={L.path('sink-p.pcap')}"
-    cfg["remote"]["chains"][0] = {"name": "web", "id": 7, "role": "primary", "chain": "web",
-                                  "predecessor_port": "from_p", "standby_port": "sync"}
-    node = L.node("primary2", cfg).start()
-    node.wait_port("from_p", "rx", len(inp))
-    lab.wait_until(lambda: node.query("/onvm/remote")["web"]["ingress_admitted"] == len(want),
-                   30, "input admitted")
-    st = node.query("/onvm/remote")["web"]
-    L.expect(st["ingress_rsync_refused"] == 4 and st["ctl_ok"] == 0 and st["votes"] == 0,
-             f"primary: RSync on the predecessor link: {st}")
+    ns2 = L.netns("ingress2")
+    L.veth(ns2, "p0", ns2, "p1", mtu=1600)
+    L.veth(ns2, "s0", ns2, "s1")
+    cfg = node_config(L, "pri", "primary", "p0", "s0")
+    node = L.node("primary", cfg, netns=ns2).start()
+    remote = lambda: node.query("/onvm/remote")["web"]
+    run = remote()["run_id"]
+    ctl = [rsync_frame(PREPARE, 7, 1, meta, txid=1, region=0xFFFF, receiver_run=run),
+           rsync_frame(COMMIT, 7, 1, txid=1, receiver_run=run),
+           rsync_frame(REPLAY_START, 7, 2, struct.pack(">QQ", 0, REPLAYED), receiver_run=run)]
+    inject_many(ns2, "p1", ctl + inp, L.path("pri-in.pcap"))
+    lab.wait_until(lambda: remote()["ingress_unstamped"] == 1, 30, "input handled")
+    st = remote()
+    L.expect(st["ctl_wrong_role"] == 3 and st["ctl_bad_version"] == 1 and st["ctl_ok"] == 0 and
+             st["votes"] == 0, f"primary: RSync on the predecessor link: {st}")
+    L.expect(st["ingress_admitted"] == len(want) and st["ingress_stale"] == 2,
+             f"primary: admitted {st['ingress_admitted']} stale {st['ingress_stale']}, "
+             f"want {len(want)} and 2")
     L.expect(st["out_released"] == 0 and st["state"] == "primary", f"primary: {st}")
     rc = node.stop()
     L.expect(rc == 0, f"manager exit status {rc}")
-    L.expect(not pcap.read_capture_out(L.path("sink-p.pcap")),
+    L.expect(not pcap.read_capture_out(L.path("pri-sink.pcap")),
              "the primary let packets out without a vote")
+    empty = L.path("empty.pcap")
+    cfg["ports"][0]["dev"] = f"net_pcap0,rx_pcap={empty},tx_pcap={L.path('p2-out.pcap')}"
+    cfg["ports"][2]["dev"] = f"net_pcap2,rx_pcap={empty},tx_pcap={L.path('s2-out.pcap')}"
     placement(L, cfg, empty)
 
 

@@ -62,6 +62,16 @@ msg(uint8_t type, uint64_t txid, struct rsync_msg *m, const void *pl, size_t len
 	m->h.txid = txid;
 	if (m->h.frag_count == 0)
 		m->h.frag_count = 1;
+	/* who sends it: the standby votes, acknowledges and echoes; the
+	 * predecessor starts and ends the replay; the primary the rest */
+	if (m->h.role == 0)
+		m->h.role = type == RSYNC_VOTE || type == RSYNC_ACK || type == RSYNC_REPLAY_ACK
+				    ? RSYNC_ROLE_STANDBY
+			    : type == RSYNC_REPLAY_START || type == RSYNC_REPLAY_END
+				    ? RSYNC_ROLE_PREDECESSOR
+				    : RSYNC_ROLE_PRIMARY;
+	m->h.sender_run = 0x1111111111111111ull;
+	m->h.receiver_run = 0x2222222222222222ull;
 	n = rsync_encode(buf, sizeof(buf), dst, src, m, pl, len, a);
 	if (n < 0) {
 		fprintf(stderr, "make_wire_pcap: cannot encode type %u\n", type);
@@ -128,7 +138,11 @@ main(int argc, char **argv)
 	memset(&m, 0, sizeof(m));
 	m.u.heartbeat = (struct rsync_heartbeat){.txid = 42, .cut_ts = 1000};
 	msg(RSYNC_HEARTBEAT, 0, &m, NULL, 0, a);
-	/* 12: a shimmed IPv4/UDP packet, ts 1001; 13: a shimmed VLAN one, ts
+	/* 12: REPLAY_ACK from the standby: next 1200, a gap at 1300 */
+	memset(&m, 0, sizeof(m));
+	m.u.replay_ack = (struct rsync_replay_ack){.next_ts = 1200, .gap_ts = 1300};
+	msg(RSYNC_REPLAY_ACK, 0, &m, NULL, 0, NULL);
+	/* 13: a shimmed IPv4/UDP packet, ts 1001; 14: a shimmed VLAN one, ts
 	 * 1002, REPLAY flag */
 	{
 		static const uint8_t ipv4[42] = {

@@ -26,6 +26,9 @@
 #define SIM_MAX_PKTS 200000
 #define SIM_REGIONS 3
 #define SIM_REGION_SIZE 8192
+/* The primary's and the standby's run ids (a restarted side gets another). */
+#define SIM_RUN_P 0x5052494d00000001ull
+#define SIM_RUN_S 0x5354424400000001ull
 
 struct sim_frame {
 	uint16_t len;
@@ -202,7 +205,8 @@ static const struct rsync_standby_ops sim_s_ops = {sim_s_send, sim_state_ok, sim
 static inline struct rsync_primary_cfg
 sim_default_pcfg(void)
 {
-	return (struct rsync_primary_cfg){.chain = 7, .epoch = 1, .stages = 4, .stage_pkts = 8,
+	return (struct rsync_primary_cfg){.chain = 7, .run = SIM_RUN_P, .epoch = 1, .stages = 4,
+					  .stage_pkts = 8,
 					  /* every region, record headers included */
 					  .stage_state_bytes = 3 * SIM_REGION_SIZE + 1024,
 					  .max_payload = 512, .close_ns = 50000,
@@ -213,7 +217,7 @@ sim_default_pcfg(void)
 static inline struct rsync_standby_cfg
 sim_default_scfg(void)
 {
-	return (struct rsync_standby_cfg){.chain = 7, .epoch = 1, .window = 16,
+	return (struct rsync_standby_cfg){.chain = 7, .run = SIM_RUN_S, .epoch = 1, .window = 16,
 					  .max_frags = 256, .txts_capacity = 4096};
 }
 

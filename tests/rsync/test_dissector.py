@@ -38,7 +38,9 @@ def main():
                   "reinforce_rsync.replay.newest_ts", "reinforce_rsync.replay.last_ts",
                   "reinforce_rsync.heartbeat.cut_ts", "reinforce_rsync.len", "reinforce_shim.version",
                   "reinforce_shim.inner_type", "reinforce_rsync.rec.region",
-                  "reinforce_rsync.rec.offset", "reinforce_rsync.rec.len"]
+                  "reinforce_rsync.rec.offset", "reinforce_rsync.rec.len", "reinforce_rsync.role",
+                  "reinforce_rsync.sender_run", "reinforce_rsync.receiver_run",
+                  "reinforce_rsync.replay_ack.next_ts", "reinforce_rsync.replay_ack.gap_ts"]
         cmd = [TSHARK, "-X", "lua_script:" + lua, "-r", cap, "-T", "fields", "-E",
                "separator=|"]
         for f in fields:
@@ -59,7 +61,9 @@ def main():
          "reinforce_rsync.frag_seq": "0", "reinforce_rsync.frag_count": "3", "reinforce_rsync.region": "65535",
          "reinforce_rsync.meta.prev_txid": "41", "reinforce_rsync.meta.cut_ts": "1000",
          "reinforce_rsync.meta.txts_entries": "1", "reinforce_rsync.meta.state_bytes": "100",
-         "reinforce_rsync.len": "48", "reinforce_rsync.flags.hmac": "False", "reinforce_rsync.hmac": ""},
+         "reinforce_rsync.len": "48", "reinforce_rsync.flags.hmac": "False", "reinforce_rsync.hmac": "",
+         "reinforce_rsync.role": "2", "reinforce_rsync.sender_run": "0x1111111111111111",
+         "reinforce_rsync.receiver_run": "0x2222222222222222"},
         {"reinforce_rsync.type": "1", "reinforce_rsync.frag_seq": "1", "reinforce_rsync.region": "65534",
          "reinforce_rsync.txts.dst": "198.19.0.2", "reinforce_rsync.txts.ts": "1234",
          "reinforce_rsync.txts.sport": "40000", "reinforce_rsync.len": "24"},
@@ -67,7 +71,7 @@ def main():
          "reinforce_rsync.offset": "0", "reinforce_rsync.len": "100",
          "reinforce_rsync.rec.region": "4", "reinforce_rsync.rec.offset": "8192",
          "reinforce_rsync.rec.len": "88"},
-        {"reinforce_rsync.type": "2", "reinforce_rsync.txid": "42"},
+        {"reinforce_rsync.type": "2", "reinforce_rsync.txid": "42", "reinforce_rsync.role": "3"},
         {"reinforce_rsync.type": "3", "reinforce_rsync.txid": "42"},
         {"reinforce_rsync.type": "4", "reinforce_rsync.txid": "42"},
         {"reinforce_rsync.type": "5", "reinforce_rsync.txid": "43", "reinforce_rsync.abort.through": "45"},
@@ -80,6 +84,8 @@ def main():
          "reinforce_rsync.hmac": HMAC_HEX},
         {"reinforce_rsync.type": "10", "reinforce_rsync.heartbeat.txid": "42",
          "reinforce_rsync.heartbeat.cut_ts": "1000", "reinforce_rsync.hmac": HMAC_HEX},
+        {"reinforce_rsync.type": "11", "reinforce_rsync.role": "3",
+         "reinforce_rsync.replay_ack.next_ts": "1200", "reinforce_rsync.replay_ack.gap_ts": "1300"},
         {"reinforce_shim.ts": "1001", "reinforce_shim.flags.replay": "False",
          "reinforce_shim.version": "1", "reinforce_shim.inner_type": "0x0800",
          "ip.src": "198.18.0.1", "ip.dst": "198.19.0.2", "udp.dstport": "53",

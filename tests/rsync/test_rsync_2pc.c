@@ -283,6 +283,7 @@ test_a_standby_started_late_resynchronises_with_a_full_cut(void **state)
 	assert_true(region_is(sm, 0, 0x11, 600));
 	/* the standby node restarts: a new incarnation, its NFs fresh */
 	rsync_standby_free(sm->s);
+	sc.run = SIM_RUN_S + 1;
 	sm->s = rsync_standby_new(&sc, &sim_s_ops, sm, 99);
 	memset(sm->region, 0, sizeof(sm->region));
 	assert_int_equal(rsync_standby_takeover(sm->s, 2, &a), -ENOTRECOVERABLE);
@@ -497,6 +498,7 @@ test_a_standby_restarted_on_an_idle_chain_asks_by_heartbeat(void **state)
 	assert_int_equal(rsync_standby_stats(sm->s)->resync_hbs, 1);
 	/* the standby node restarts; the chain is idle */
 	rsync_standby_free(sm->s);
+	sc.run = SIM_RUN_S + 1;
 	sm->s = rsync_standby_new(&sc, &sim_s_ops, sm, 98);
 	memset(sm->region, 0, sizeof(sm->region));
 	sm->now += RSYNC_RESYNC_HB_NS;
@@ -578,6 +580,8 @@ test_newer_epoch_fences_the_primary(void **state)
 	hb.h.chain = 7;
 	hb.h.epoch = 2;
 	hb.h.frag_count = 1;
+	hb.h.role = RSYNC_ROLE_STANDBY;
+	hb.h.sender_run = SIM_RUN_S;
 	assert_int_equal(rsync_primary_rx(sm->p, &hb, sm->now), RSYNC_RX_OK);
 	assert_true(rsync_primary_fenced(sm->p));
 	assert_int_equal(sm->ndropped, 5);
@@ -778,6 +782,8 @@ standby_meta(struct sim *sm, uint64_t txid, uint64_t prev)
 	m.h.type = RSYNC_PREPARE;
 	m.h.chain = 7;
 	m.h.epoch = 1;
+	m.h.role = RSYNC_ROLE_PRIMARY;
+	m.h.sender_run = SIM_RUN_P;
 	m.h.txid = txid;
 	m.h.frag_count = 1;
 	m.h.region = RSYNC_REGION_META;
@@ -878,6 +884,8 @@ test_refused_fragment_takes_no_staging_slot(void **state)
 	m.h.type = RSYNC_CHECKPOINT;
 	m.h.chain = 7;
 	m.h.epoch = 1;
+	m.h.role = RSYNC_ROLE_PRIMARY;
+	m.h.sender_run = SIM_RUN_P;
 	m.h.frag_seq = 1;
 	m.h.frag_count = 2;
 	rsync_state_rec_put(data, SIM_REGIONS, 0, 52); /* no such region */
@@ -1015,6 +1023,163 @@ test_hmac_protects_every_message(void **state)
 	assert_int_equal(sm->nreleased, 16);
 	assert_int_equal(sm->ndropped, 8);
 	assert_true(sm->decode_fail > 0);
+	sim_free(sm);
+}
+
+/* The primary node restarts (no failover yet: BFD is optional, and a
+ * restart can be quicker than its detection time).  Its new run numbers
+ * transactions from 1 again under the same key and epoch, so VOTEs
+ * recorded before the restart name txids it now uses: replayed by anyone
+ * on the path, they must not release its stages.  They are addressed to
+ * the old run, and refused (stale_run); the standby refuses the new run's
+ * transactions (its NFs' state is gone) and keeps its own for a takeover. */
+static void
+test_votes_recorded_before_a_primary_restart_are_refused(void **state)
+{
+	(void)state;
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	const uint8_t key[] = "a shared secret of the two nodes";
+	struct sim *sm = sim_new(&pc, &sc, 51, key, sizeof(key) - 1);
+	struct sim_frame recorded[8];
+	struct rsync_standby_applied a;
+	uint32_t nrec = 0;
+
+	/* two stages, their VOTEs recorded on their way (txids 1 and 2) */
+	sm->f_to_p = (struct sim_faults){.delay_pct = 100, .delay_steps = 1};
+	add_n(sm, 16, 3);
+	sim_step(sm, 1 * US);
+	for (uint32_t i = 0; i < sm->to_p.n && nrec < 8; i++)
+		recorded[nrec++] = sm->to_p.f[i];
+	assert_true(nrec >= 2);
+	settle(sm);
+	assert_int_equal(sm->nreleased, 16);
+	/* the primary restarts: a new run, the same epoch and key */
+	rsync_primary_free(sm->p);
+	pc.run = SIM_RUN_P + 1;
+	sm->p = rsync_primary_new(&pc, &sim_p_ops, sm, 52);
+	sm->f_to_p = (struct sim_faults){0};
+	add_n(sm, 16, 3); /* txids 1 and 2 again, never voted */
+	for (uint32_t i = 0; i < nrec; i++) {
+		struct rsync_msg d;
+
+		assert_int_equal(rsync_decode(recorded[i].bytes, recorded[i].len, sm->auth_p, &d),
+				 RSYNC_RX_OK); /* authentic */
+		assert_int_equal(rsync_primary_rx(sm->p, &d, sm->now), RSYNC_RX_STALE_RUN);
+	}
+	assert_int_equal(sm->nreleased, 16);
+	for (int i = 0; i < 100; i++)
+		sim_step(sm, 20 * US);
+	/* the standby never voted for the new run: nothing more released */
+	assert_int_equal(sm->nreleased, 16);
+	assert_int_equal(rsync_standby_stats(sm->s)->primary_restarts, 1);
+	assert_true(sm->rx_reasons_s[RSYNC_RX_PEER_RESTARTED] > 0);
+	/* and the standby still takes over with the old run's state */
+	assert_int_equal(rsync_standby_takeover(sm->s, 2, &a), 0);
+	assert_int_equal(rsync_standby_txts(sm->s, &sm->flow[16]), 16);
+	sim_free(sm);
+}
+
+/* COMMITs recorded before the standby restarted apply nothing of its new
+ * run; the primary, hearing the new run, gives up the commits the old one
+ * never acknowledged (they would block its window for good). */
+static void
+test_a_restarted_standby_is_told_apart_from_the_one_before(void **state)
+{
+	(void)state;
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct sim *sm = synced_sim(53);
+	struct rsync_msg commit = {0};
+
+	commit.h.version = RSYNC_VERSION;
+	commit.h.type = RSYNC_COMMIT;
+	commit.h.chain = 7;
+	commit.h.epoch = 1;
+	commit.h.role = RSYNC_ROLE_PRIMARY;
+	commit.h.sender_run = SIM_RUN_P;
+	commit.h.receiver_run = SIM_RUN_S; /* the old standby's */
+	commit.h.txid = 1;
+	commit.h.frag_count = 1;
+	rsync_standby_free(sm->s);
+	sc.run = SIM_RUN_S + 1;
+	sm->s = rsync_standby_new(&sc, &sim_s_ops, sm, 54);
+	assert_int_equal(rsync_standby_rx(sm->s, &commit, sm->now), RSYNC_RX_STALE_RUN);
+	/* the new standby's heartbeat tells the primary */
+	rsync_standby_tick(sm->s, sm->now + RSYNC_RESYNC_HB_NS);
+	sim_step(sm, 1 * US);
+	assert_int_equal(rsync_primary_standby_run(sm->p), SIM_RUN_S + 1);
+	assert_int_equal(rsync_primary_stats(sm->p)->standby_restarts, 1);
+	sim_free(sm);
+}
+
+/* The predecessor restarts and loses its log: what left the chain since
+ * the last cut can never be replayed.  Stages not released then wait for a
+ * cut after them even once voted, so that a takeover applies their effects
+ * instead of missing them. */
+static void
+test_a_restarted_predecessor_holds_stages_until_a_cut(void **state)
+{
+	(void)state;
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct sim *sm = sim_new(&pc, &sc, 55, NULL, 0);
+	struct rsync_msg hb = {0};
+
+	hb.h.version = RSYNC_VERSION;
+	hb.h.type = RSYNC_HEARTBEAT;
+	hb.h.chain = 7;
+	hb.h.epoch = 1;
+	hb.h.frag_count = 1;
+	hb.h.role = RSYNC_ROLE_PREDECESSOR;
+	hb.h.sender_run = 0xAA;
+	assert_int_equal(rsync_primary_rx(sm->p, &hb, sm->now), RSYNC_RX_OK);
+	sm->f_to_p.cut = 1; /* votes held back */
+	add_n(sm, 8, 2);
+	sim_step(sm, 1 * US);
+	hb.h.sender_run = 0xBB; /* the predecessor restarted */
+	assert_int_equal(rsync_primary_rx(sm->p, &hb, sm->now), RSYNC_RX_OK);
+	assert_int_equal(rsync_primary_stats(sm->p)->pred_restarts, 1);
+	assert_true(rsync_primary_needs_cut(sm->p));
+	sm->f_to_p.cut = 0;
+	for (int i = 0; i < 20; i++)
+		sim_step(sm, 50 * US);
+	assert_int_equal(sm->nreleased, 0); /* voted, but waiting for the cut */
+	assert_true(rsync_primary_stats(sm->p)->nd_waits >= 1);
+	cut_with(sm, 1, 0, 0, 0x11, 100);
+	settle(sm);
+	assert_int_equal(sm->nreleased, 8);
+	sim_free(sm);
+}
+
+/* Each side takes only what its peer's role sends: the primary's own
+ * messages reflected back to it, or to the standby as if from the standby,
+ * are refused however authentic. */
+static void
+test_reflected_messages_are_refused(void **state)
+{
+	(void)state;
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	const uint8_t key[] = "one key for every node";
+	struct sim *sm = sim_new(&pc, &sc, 56, key, sizeof(key) - 1);
+	struct rsync_msg d;
+
+	sm->f_to_s.cut = 0;
+	sm->f_to_p = (struct sim_faults){.delay_pct = 100, .delay_steps = 1};
+	add_n(sm, 8, 2); /* a PREPARE to the standby */
+	assert_true(sm->to_s.n > 0);
+	/* the primary's PREPARE, back at the primary */
+	assert_int_equal(rsync_decode(sm->to_s.f[0].bytes, sm->to_s.f[0].len, sm->auth_p, &d),
+			 RSYNC_RX_OK);
+	assert_int_equal(rsync_primary_rx(sm->p, &d, sm->now), RSYNC_RX_WRONG_ROLE);
+	sim_step(sm, 1 * US); /* the standby votes; the VOTE waits a step */
+	assert_true(sm->to_p.n > 0);
+	/* the standby's VOTE, back at the standby */
+	assert_int_equal(rsync_decode(sm->to_p.f[0].bytes, sm->to_p.f[0].len, sm->auth_s, &d),
+			 RSYNC_RX_OK);
+	assert_int_equal(rsync_standby_rx(sm->s, &d, sm->now), RSYNC_RX_WRONG_ROLE);
+	settle(sm);
+	assert_int_equal(sm->nreleased, 8);
 	sim_free(sm);
 }
 
@@ -1404,6 +1569,10 @@ main(void)
 		cmocka_unit_test(test_a_full_txts_table_still_takes_the_cut_that_empties_it),
 		cmocka_unit_test(test_stages_blocked_by_a_full_window_are_aborted),
 		cmocka_unit_test(test_scattered_chunks_fit_the_standby_in_fragments),
+		cmocka_unit_test(test_votes_recorded_before_a_primary_restart_are_refused),
+		cmocka_unit_test(test_a_restarted_standby_is_told_apart_from_the_one_before),
+		cmocka_unit_test(test_a_restarted_predecessor_holds_stages_until_a_cut),
+		cmocka_unit_test(test_reflected_messages_are_refused),
 		cmocka_unit_test(test_random_faults_never_release_unknown_packets),
 	};
 

@@ -86,6 +86,27 @@ fix_crc(uint8_t *frame, size_t n)
 	put_be(frame + H_CRC, 4, ref_crc32c(frame + H(0), RSYNC_HDR_LEN + plen));
 }
 
+/* The runs the test messages carry: the sender's and the receiver's. */
+#define RUN_TX 0x1111111111111111ull
+#define RUN_RX 0x2222222222222222ull
+
+/* The role that sends `type` (HEARTBEAT: the primary). */
+static uint8_t
+role_of(uint8_t type)
+{
+	switch (type) {
+	case RSYNC_VOTE:
+	case RSYNC_ACK:
+	case RSYNC_REPLAY_ACK:
+		return RSYNC_ROLE_STANDBY;
+	case RSYNC_REPLAY_START:
+	case RSYNC_REPLAY_END:
+		return RSYNC_ROLE_PREDECESSOR;
+	default:
+		return RSYNC_ROLE_PRIMARY;
+	}
+}
+
 static struct rsync_msg
 ctl(uint8_t type, uint64_t txid)
 {
@@ -96,6 +117,9 @@ ctl(uint8_t type, uint64_t txid)
 	m.h.epoch = 3;
 	m.h.txid = txid;
 	m.h.frag_count = 1;
+	m.h.role = role_of(type);
+	m.h.sender_run = RUN_TX;
+	m.h.receiver_run = RUN_RX;
 	return m;
 }
 
@@ -289,24 +313,28 @@ test_golden_vote_frame(void **state)
 {
 	(void)state;
 	struct rsync_msg m = ctl(RSYNC_VOTE, 0x0102030405060708ull), d;
-	uint8_t buf[RSYNC_MAX_FRAME], want[64];
+	uint8_t buf[RSYNC_MAX_FRAME], want[80];
 	/* Ethernet | ver type flags key | chain len | epoch | CRC32C | txid |
-	 * seq count | region reserved | offset */
+	 * seq count | region role reserved | offset | sender run | receiver run */
 	/* clang-format off */
 	size_t n = unhex("02000000000b" "02000000000a" "88b6"
-			 "03020000" "00070000" "00000003" "98f1f2ea" "0102030405060708"
-			 "00000001" "00000000" "0000000000000000",
+			 "04020000" "00070000" "00000003" "91f867dd" "0102030405060708"
+			 "00000001" "00000300" "0000000000000000"
+			 "1111111111111111" "2222222222222222",
 			 want);
 	/* clang-format on */
 
-	assert_int_equal(n, 54);
-	assert_int_equal(encode(&m, NULL, 0, NULL, buf), 54);
-	assert_memory_equal(buf, want, 54);
+	assert_int_equal(n, 70);
+	assert_int_equal(encode(&m, NULL, 0, NULL, buf), 70);
+	assert_memory_equal(buf, want, 70);
 	assert_int_equal(rsync_decode(want, n, NULL, &d), RSYNC_RX_OK);
 	assert_int_equal(d.h.type, RSYNC_VOTE);
 	assert_int_equal(d.h.chain, 7);
 	assert_int_equal(d.h.epoch, 3);
-	assert_int_equal(d.h.crc, 0x98f1f2eau);
+	assert_int_equal(d.h.crc, 0x91f867ddu);
+	assert_int_equal(d.h.role, RSYNC_ROLE_STANDBY);
+	assert_int_equal(d.h.sender_run, RUN_TX);
+	assert_int_equal(d.h.receiver_run, RUN_RX);
 	assert_int_equal(d.h.txid, 0x0102030405060708ull);
 	assert_int_equal(d.h.frag_count, 1);
 	assert_memory_equal(d.dst_mac, dst, 6);
@@ -324,17 +352,18 @@ test_golden_abort_frame_with_hmac(void **state)
 	 * HMAC-SHA256 of header (CRC filled in) and payload */
 	/* clang-format off */
 	size_t n = unhex("02000000000b" "02000000000a" "88b6"
-			 "03050105" "00070008" "00000003" "d9ccacfd" "0000000000000009"
-			 "00000001" "00000000" "0000000000000000"
+			 "04050105" "00070008" "00000003" "26bdff31" "0000000000000009"
+			 "00000001" "00000200" "0000000000000000"
+			 "1111111111111111" "2222222222222222"
 			 "000000000000000c"
-			 "d6436172997a91a5e7d344a676f2de21acd54a05a18b345bff61d7245f616b6f",
+			 "8311a4766b7e2a62f1b61a0c35c0ddf1c26bc8a023a738a7a30b5c8f486def02",
 			 want);
 	/* clang-format on */
 
-	assert_int_equal(n, 94);
+	assert_int_equal(n, 110);
 	m.u.abort.through_txid = 12;
-	assert_int_equal(encode(&m, NULL, 0, a, buf), 94);
-	assert_memory_equal(buf, want, 94);
+	assert_int_equal(encode(&m, NULL, 0, a, buf), 110);
+	assert_memory_equal(buf, want, 110);
 	assert_int_equal(rsync_decode(want, n, a, &d), RSYNC_RX_OK);
 	assert_int_equal(d.h.flags, RSYNC_F_HMAC);
 	assert_int_equal(d.h.key_id, 5);
@@ -394,6 +423,9 @@ round_trip(const struct rsync_msg *m, const void *payload, size_t len, struct rs
 	assert_int_equal(d.h.frag_count, m->h.frag_count);
 	assert_int_equal(d.h.region, m->h.region);
 	assert_int_equal(d.h.offset, m->h.offset);
+	assert_int_equal(d.h.role, m->h.role);
+	assert_int_equal(d.h.sender_run, m->h.sender_run);
+	assert_int_equal(d.h.receiver_run, m->h.receiver_run);
 	assert_ptr_equal(d.payload, buf + P(0));
 	if (payload != NULL) {
 		assert_int_equal(d.h.len, len);
@@ -490,6 +522,24 @@ test_every_type_round_trips(void **state)
 		d = round_trip(&m, NULL, 0, k);
 		assert_int_equal(d.u.heartbeat.txid, 5);
 		assert_int_equal(d.u.heartbeat.cut_ts, 6);
+		for (uint8_t r = RSYNC_ROLE_PREDECESSOR; r <= RSYNC_ROLE_STANDBY; r++) {
+			m.h.role = r; /* from anyone */
+			assert_int_equal(round_trip(&m, NULL, 0, k).h.role, r);
+		}
+		m = ctl(RSYNC_REPLAY_START, 0); /* the standby's echo */
+		m.h.role = RSYNC_ROLE_STANDBY;
+		m.u.replay_start = (struct rsync_replay_start){.after_ts = 10, .newest_ts = 20};
+		assert_int_equal(round_trip(&m, NULL, 0, k).h.role, RSYNC_ROLE_STANDBY);
+		m = ctl(RSYNC_REPLAY_ACK, 0);
+		m.u.replay_ack = (struct rsync_replay_ack){.next_ts = 15, .gap_ts = 17};
+		d = round_trip(&m, NULL, 0, k);
+		assert_int_equal(d.u.replay_ack.next_ts, 15);
+		assert_int_equal(d.u.replay_ack.gap_ts, 17);
+		m.u.replay_ack.gap_ts = 0; /* no gap seen */
+		assert_int_equal(round_trip(&m, NULL, 0, k).u.replay_ack.gap_ts, 0);
+		m = ctl(RSYNC_REPLAY_CANCEL, 0);
+		m.h.role = RSYNC_ROLE_PREDECESSOR;
+		assert_int_equal(round_trip(&m, NULL, 0, k).h.len, 0);
 	}
 	rsync_auth_free(a);
 }
@@ -710,6 +760,7 @@ enum base {
 	B_RSTART,
 	B_REND,
 	B_HB,
+	B_RACK,
 	B_META,	      /* PREPARE fragment 0 of 4: 2 TxTs entries in 1 piece, 2 state ones */
 	B_META_NOCUT, /* PREPARE fragment 0 of 2: 2 TxTs entries in 1 piece, no cut */
 	B_TXTS,	      /* its fragment 1: 2 entries */
@@ -751,7 +802,7 @@ struct reject_row {
 /* clang-format off */
 static const struct reject_row rows[] = {
 	/* Ethernet and header */
-	{"frame shorter than Ethernet", B_VOTE, {{0}}, 0, 54 - 13, K_NONE, 0, RSYNC_RX_SHORT},
+	{"frame shorter than Ethernet", B_VOTE, {{0}}, 0, P(0) - 13, K_NONE, 0, RSYNC_RX_SHORT},
 	{"ethertype IPv4", B_VOTE, {E(12, 2, 0x0800)}, 0, 0, K_NONE, 0, RSYNC_RX_NOT_RSYNC},
 	{"ethertype of the shim", B_VOTE, {E(12, 2, 0x88B5)}, 0, 0, K_NONE, 0, RSYNC_RX_NOT_RSYNC},
 	{"header cut by one byte", B_VOTE, {{0}}, 0, 1, K_NONE, 0, RSYNC_RX_SHORT},
@@ -760,9 +811,11 @@ static const struct reject_row rows[] = {
 	 RSYNC_RX_BAD_VERSION},
 	{"version 2 (state pieces, not records)", B_VOTE, {E(H(0), 1, 2)}, 0, 0, K_NONE, 0,
 	 RSYNC_RX_BAD_VERSION},
-	{"version 4", B_VOTE, {E(H(0), 1, 4)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_VERSION},
+	{"version 3 (no sender, no runs)", B_VOTE, {E(H(0), 1, 3)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_VERSION},
+	{"version 5", B_VOTE, {E(H(0), 1, 5)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_VERSION},
 	{"type 0", B_VOTE, {E(H(1), 1, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_TYPE},
-	{"type 11", B_VOTE, {E(H(1), 1, RSYNC_TYPE_MAX)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_TYPE},
+	{"type 13", B_VOTE, {E(H(1), 1, RSYNC_TYPE_MAX)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_TYPE},
 	{"type 255", B_VOTE, {E(H(1), 1, 255)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_TYPE},
 	{"flag 0x04 (FULL) on a VOTE", B_VOTE, {E(H(2), 1, 0x04)}, 0, 0, K_NONE, 0,
 	 RSYNC_RX_BAD_FLAGS},
@@ -775,7 +828,7 @@ static const struct reject_row rows[] = {
 	{"flag 0x10", B_VOTE, {E(H(2), 1, 0x10)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FLAGS},
 	{"flag 0x80", B_VOTE, {E(H(2), 1, 0x80)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FLAGS},
 	{"key id without HMAC", B_VOTE, {E(H(3), 1, 1)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FLAGS},
-	{"reserved", B_VOTE, {E(H(30), 2, 0x100)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_RESERVED},
+	{"reserved", B_VOTE, {E(H(31), 1, 1)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_RESERVED},
 	/* authentication present or not */
 	{"no HMAC, key configured", B_VOTE, {{0}}, 0, 0, K_RX, 0, RSYNC_RX_AUTH_MISSING},
 	{"no HMAC and malformed, key configured", B_RSTART, {E(H(16), 8, 1), E(P(0), 8, 30)},
@@ -794,6 +847,7 @@ static const struct reject_row rows[] = {
 	{"REPLAY_START 8 bytes", B_RSTART, {E(H(6), 2, 8)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
 	{"REPLAY_END 24 bytes", B_REND, {E(H(6), 2, 24)}, 8, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
 	{"HEARTBEAT 0 bytes", B_HB, {E(H(6), 2, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
+	{"REPLAY_ACK 8 bytes", B_RACK, {E(H(6), 2, 8)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
 	{"META 47 bytes", B_META, {E(H(6), 2, 47)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
 	{"META 72 bytes", B_META, {E(H(6), 2, 72)}, 24, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
 	{"TxTs not whole entries", B_TXTS, {E(H(6), 2, 47)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
@@ -864,6 +918,29 @@ static const struct reject_row rows[] = {
 	 RSYNC_RX_BAD_FIELD},
 	{"TxTs entry padding", B_TXTS, {E(P(24 + 14), 1, 1)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FIELD},
 	{"TxTs entry ts 0", B_TXTS, {E(P(24 + 16), 8, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FIELD},
+	{"sender run 0", B_VOTE, {E(H(40), 8, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FIELD},
+	{"REPLAY_ACK next ts 0", B_RACK, {E(P(0), 8, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FIELD},
+	{"REPLAY_ACK gap not past next", B_RACK, {E(P(8), 8, 15)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_FIELD},
+	/* who sends what */
+	{"role 0", B_VOTE, {E(H(30), 1, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_ROLE},
+	{"role 4", B_HB, {E(H(30), 1, 4)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_ROLE},
+	{"VOTE from the primary", B_VOTE, {E(H(30), 1, RSYNC_ROLE_PRIMARY)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_ROLE},
+	{"ACK from the predecessor", B_ACK, {E(H(30), 1, RSYNC_ROLE_PREDECESSOR)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_ROLE},
+	{"PREPARE from the standby", B_META, {E(H(30), 1, RSYNC_ROLE_STANDBY)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_ROLE},
+	{"CHECKPOINT from the predecessor", B_CKPT, {E(H(30), 1, RSYNC_ROLE_PREDECESSOR)}, 0, 0,
+	 K_NONE, 0, RSYNC_RX_BAD_ROLE},
+	{"ABORT from the standby", B_ABORT, {E(H(30), 1, RSYNC_ROLE_STANDBY)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_ROLE},
+	{"LOG_TRIM from the predecessor", B_TRIM, {E(H(30), 1, RSYNC_ROLE_PREDECESSOR)}, 0, 0,
+	 K_NONE, 0, RSYNC_RX_BAD_ROLE},
+	{"REPLAY_START from the primary", B_RSTART, {E(H(30), 1, RSYNC_ROLE_PRIMARY)}, 0, 0,
+	 K_NONE, 0, RSYNC_RX_BAD_ROLE},
+	{"REPLAY_ACK from the predecessor", B_RACK, {E(H(30), 1, RSYNC_ROLE_PREDECESSOR)}, 0, 0,
+	 K_NONE, 0, RSYNC_RX_BAD_ROLE},
 	/* a CHECKPOINT's state records */
 	{"record region 0xFF00", B_CKPT, {E(P(0), 2, RSYNC_REGION_MAX)}, 0, 0, K_NONE, 0,
 	 RSYNC_RX_BAD_FIELD},
@@ -921,6 +998,10 @@ base_msg(enum base b, uint8_t *pl, size_t *len)
 	case B_HB:
 		m = ctl(RSYNC_HEARTBEAT, 0);
 		m.u.heartbeat = (struct rsync_heartbeat){.txid = 9, .cut_ts = 1000};
+		return m;
+	case B_RACK:
+		m = ctl(RSYNC_REPLAY_ACK, 0);
+		m.u.replay_ack = (struct rsync_replay_ack){.next_ts = 15, .gap_ts = 20};
 		return m;
 	case B_META:
 		return meta_msg(4, 2, 2, 200);
@@ -1059,7 +1140,7 @@ test_encoder_refuses_what_a_peer_would_refuse(void **state)
 	m.h.frag_seq = 1;
 	m.h.region = 0;
 	one_rec(big, 0, 0, 0, 22);
-	assert_int_equal(encode(&m, big, 22, NULL, buf), 76);	       /* valid */
+	assert_int_equal(encode(&m, big, 22, NULL, buf), P(22));       /* valid */
 	one_rec(big, 0, 0, 0, sizeof(big));
 	assert_int_equal(encode(&m, big, sizeof(big), NULL, buf), -1); /* too long */
 	assert_int_equal(encode(&m, NULL, 22, NULL, buf), -1);	       /* no bytes given */
@@ -1094,8 +1175,13 @@ test_encoder_refuses_what_a_peer_would_refuse(void **state)
 	m.u.replay_end = (struct rsync_replay_end){.last_ts = 0, .count = 4};
 	assert_int_equal(encode(&m, NULL, 0, NULL, buf), -1);
 	m = ctl(RSYNC_VOTE, 1);
-	assert_int_equal(rsync_encode(buf, 53, dst, src, &m, NULL, 0, NULL), -1); /* no room */
-	assert_int_equal(rsync_encode(buf, 54, dst, src, &m, NULL, 0, NULL), 54);
+	assert_int_equal(rsync_encode(buf, P(0) - 1, dst, src, &m, NULL, 0, NULL), -1); /* no room */
+	assert_int_equal(rsync_encode(buf, P(0), dst, src, &m, NULL, 0, NULL), P(0));
+	m.h.sender_run = 0; /* a sender has a run */
+	assert_int_equal(encode(&m, NULL, 0, NULL, buf), -1);
+	m = ctl(RSYNC_VOTE, 1);
+	m.h.role = RSYNC_ROLE_PRIMARY; /* a primary never votes */
+	assert_int_equal(encode(&m, NULL, 0, NULL, buf), -1);
 }
 
 static void
@@ -1114,7 +1200,7 @@ test_encoder_derives_version_length_flags_and_key_id(void **state)
 	m.h.flags = (uint8_t)(0xff & ~(RSYNC_F_FULL | RSYNC_F_RESYNC));
 	m.h.key_id = 3;	  /* the key's */
 	m.h.crc = 1;
-	m.h.reserved = 0xffff;
+	m.h.reserved = 0xff;
 	assert_int_equal(encode(&m, NULL, 0, a, buf), P(8) + RSYNC_HMAC_LEN);
 	assert_int_equal(rsync_decode(buf, (size_t)P(8) + RSYNC_HMAC_LEN, a, &d), RSYNC_RX_OK);
 	assert_int_equal(d.h.version, RSYNC_VERSION);
@@ -1164,6 +1250,16 @@ test_full_and_resync_flags_round_trip_where_they_belong(void **state)
 	assert_int_equal(encode(&m, NULL, 0, NULL, buf), P(16));
 	assert_int_equal(rsync_decode(buf, P(16), NULL, &d), RSYNC_RX_OK);
 	assert_int_equal(d.h.flags, RSYNC_F_RESYNC);
+	/* the standby refuses a takeover with it; nobody else flags a
+	 * REPLAY_START so */
+	m = base_msg(B_RSTART, pl, &len);
+	m.h.role = RSYNC_ROLE_STANDBY;
+	m.h.flags = RSYNC_F_RESYNC;
+	assert_int_equal(encode(&m, NULL, 0, NULL, buf), P(16));
+	assert_int_equal(rsync_decode(buf, P(16), NULL, &d), RSYNC_RX_OK);
+	assert_int_equal(d.h.flags, RSYNC_F_RESYNC);
+	m.h.role = RSYNC_ROLE_PREDECESSOR;
+	assert_int_equal(encode(&m, NULL, 0, NULL, buf), -1);
 	/* a full transaction without a cut is refused */
 	m = base_msg(B_META_NOCUT, pl, &len);
 	m.h.flags = RSYNC_F_FULL;
