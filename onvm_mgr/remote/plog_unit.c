@@ -19,6 +19,16 @@
  * meanwhile is stamped into the log only, so the cursor sends it in order.
  * From then on the standby link is the chain's output.
  *
+ * The replay is reliable: the standby admits the replayed range (after_ts,
+ * newest_ts] of REPLAY_START only whole and in order, and acknowledges it
+ * (REPLAY_ACK: every timestamp below next_ts received).  A gap it reports,
+ * or no progress for REPLAY_RTO_NS, sends the log again from the first
+ * timestamp it lacks (go-back-N, the log still holds it); no more than
+ * REPLAY_WINDOW entries go past the acknowledged one, and REPLAY_END waits
+ * until the whole range is acknowledged.  A replayed packet the old primary
+ * may have processed and released is never lost on the way: the standby's
+ * state would otherwise fall behind what the outside world saw.
+ *
  * The log is also the output's buffer.  A stamped packet the output port
  * does not take (its buffer full: a slow link, a link that is down) is not
  * dropped: the chain falls "behind", and the same cursor sends the log's
@@ -72,6 +82,9 @@ static const char *const state_names[] = {"primary", "starting", "replaying", "s
 
 #define REPLAY_CTL_RETRANS_NS (5 * 1000 * 1000ull) /* REPLAY_START/END not echoed: again */
 #define PEER_HEARTBEAT_NS (20 * 1000 * 1000ull)	   /* to the primary and the standby */
+#define REPLAY_RTO_NS (10 * 1000 * 1000ull)	   /* no acknowledged progress: send again */
+#define REPLAY_REWIND_GAP_NS (1000 * 1000ull)	   /* gaps reported within it: one rewind */
+#define REPLAY_WINDOW 2048			   /* entries sent past the acknowledged */
 #define CURSOR_BURSTS 8 /* bursts the log's cursor may send a poll */
 
 struct plog_chain {
@@ -109,6 +122,10 @@ struct plog_chain {
 	bool end_echoed;
 	uint64_t ctl_retrans;	   /* REPLAY_START/END sent again */
 	uint64_t replay_from_ts, replay_last_ts;
+	/* The reliable replay: its range's end, the first timestamp the
+	 * standby lacks (REPLAY_ACK), when that last moved, the last rewind. */
+	uint64_t replay_newest, replay_acked, replay_progress_ns, replay_rewind_ns;
+	uint64_t replay_rewinds, replay_timeouts, replay_acks;
 	uint64_t trims;		   /* LOG_TRIMs applied */
 	uint64_t ctl_ring_full;	   /* RSync frames dropped: the ring was full */
 	uint64_t primary_restarts, standby_restarts; /* new runs heard */
@@ -299,6 +316,37 @@ mgr_plog_rx(uint16_t port, struct rte_mbuf *m)
 	return true;
 }
 
+/* Send the log again from timestamp `ts` on (go-back-N): the standby lacks
+ * it, and drops what comes after it until it has it. */
+static void
+replay_rewind(struct plog_chain *c, uint64_t ts, uint64_t now)
+{
+	plog_log_seek(&c->log, &c->cur, ts - 1);
+	c->replay_rewind_ns = now;
+	c->replay_progress_ns = now;
+	c->replay_rewinds++;
+}
+
+/* The standby's REPLAY_ACK: progress, and a gap to fill. */
+static void
+replay_acked(struct plog_chain *c, const struct rsync_replay_ack *a, uint64_t now)
+{
+	struct plog_entry e;
+
+	c->replay_acks++;
+	if (a->next_ts > c->replay_acked) {
+		c->replay_acked = a->next_ts;
+		c->replay_progress_ns = now;
+	}
+	/* A gap: send again from what it lacks -- once for the frames of one
+	 * loss (those after it are reported too, while the rewound ones are
+	 * on their way). */
+	if (a->gap_ts != 0 && a->next_ts <= c->replay_newest &&
+	    now - c->replay_rewind_ns >= REPLAY_REWIND_GAP_NS &&
+	    (plog_log_peek(&c->log, &c->cur, &e) == 0 || e.ts > a->next_ts))
+		replay_rewind(c, a->next_ts, now);
+}
+
 /*
  * An RSync frame from the primary (on the primary link) or the standby (on
  * the standby link): who may send what where is checked first, so a frame
@@ -343,7 +391,10 @@ control_in(struct plog_chain *c, struct rte_mbuf *mb)
 			 * timestamps stay consecutive for a replay. */
 			if (m.u.heartbeat.cut_ts > c->last_ts) {
 				c->last_ts = m.u.heartbeat.cut_ts;
-				plog_log_trim(&c->log, c->last_ts);
+				/* (A failover's range stays whole: entries past
+				 * it may jump, the standby admits those as any.) */
+				if (c->state == PL_PRIMARY)
+					plog_log_trim(&c->log, c->last_ts);
 				c->ts_raised++;
 			}
 		} else {
@@ -379,6 +430,13 @@ control_in(struct plog_chain *c, struct rte_mbuf *mb)
 			c->end_echoed = true;
 		else
 			r = RSYNC_RX_DUPLICATE;
+		break;
+	case RSYNC_REPLAY_ACK:
+		if (c->state != PL_REPLAY) {
+			r = RSYNC_RX_DUPLICATE;
+			break;
+		}
+		replay_acked(c, &m.u.replay_ack, mgr_now_ns());
 		break;
 	default:
 		r = RSYNC_RX_WRONG_ROLE;
@@ -485,6 +543,11 @@ send_from_log(struct mgr_dp_ctx *ctx, struct plog_chain *c)
 				c->behind = false; /* caught up: back to sending directly */
 				break;
 			}
+			/* The replayed range must be whole at the standby before
+			 * REPLAY_END: until acknowledged, a gap may still be
+			 * reported and sent again. */
+			if (c->replay_acked <= c->replay_newest)
+				break;
 			struct rsync_msg m = {0};
 
 			m.u.replay_end.last_ts = c->replay_last_ts;
@@ -502,6 +565,11 @@ send_from_log(struct mgr_dp_ctx *ctx, struct plog_chain *c)
 			sent++;
 			break;
 		}
+		/* The replayed range is paced by the standby's
+		 * acknowledgements (what came in since is not theirs). */
+		if (c->state == PL_REPLAY && e.ts <= c->replay_newest &&
+		    e.ts >= c->replay_acked + REPLAY_WINDOW)
+			break;
 		/* The mbufs first (a jumbo frame takes several), then the
 		 * entry: an entry taken is an entry sent. */
 		nsegs = e.len / (RTE_MBUF_DEFAULT_DATAROOM) + 1;
@@ -595,7 +663,15 @@ mgr_plog_tx(struct mgr_dp_ctx *ctx)
 		n += peer_heartbeats(ctx, c, mgr_now_ns());
 		if (c->state == PL_PRIMARY &&
 		    unlikely(__atomic_load_n(&c->failover_req, __ATOMIC_ACQUIRE))) {
-			m.u.replay_start.after_ts = c->log.trimmed_to;
+			struct plog_entry first;
+			struct plog_cursor from;
+
+			/* The replayed range: the log from its first untrimmed
+			 * entry (timestamps are consecutive in it) to the newest. */
+			plog_log_seek(&c->log, &from, c->log.trimmed_to);
+			m.u.replay_start.after_ts = plog_log_peek(&c->log, &from, &first) == 1
+							    ? first.ts - 1
+							    : c->last_ts;
 			m.u.replay_start.newest_ts = c->last_ts;
 			c->epoch++;
 			if (!send_control(ctx, c, control_frame(c, RSYNC_REPLAY_START, &m))) {
@@ -603,13 +679,16 @@ mgr_plog_tx(struct mgr_dp_ctx *ctx)
 				continue;
 			}
 			n++;
+			c->cur = from;
 			c->start_msg = m;
 			c->ctl_sent_ns = mgr_now_ns();
 			/* Everything untrimmed goes to the standby, whatever the
-			 * primary got of it. */
-			plog_log_seek(&c->log, &c->cur, c->log.trimmed_to);
+			 * primary got of it (the cursor is on its first). */
 			c->behind = false;
-			c->replay_from_ts = c->log.trimmed_to;
+			c->replay_from_ts = m.u.replay_start.after_ts;
+			c->replay_newest = m.u.replay_start.newest_ts;
+			c->replay_acked = m.u.replay_start.after_ts + 1;
+			c->replay_progress_ns = c->replay_rewind_ns = 0;
 			c->replay_start_ns = c->ctl_sent_ns;
 			c->failovers++;
 			c->state = PL_STARTING; /* the replay waits for the echo */
@@ -630,6 +709,21 @@ mgr_plog_tx(struct mgr_dp_ctx *ctx)
 			}
 			if (c->state == PL_STARTING)
 				continue;
+		}
+		if (unlikely(c->state == PL_REPLAY)) {
+			uint64_t now = mgr_now_ns();
+			struct plog_entry e;
+
+			if (c->replay_progress_ns == 0)
+				c->replay_progress_ns = now; /* from the echo on */
+			/* Sent and never acknowledged: lost with nothing after
+			 * it to show the gap (the tail), or its REPLAY_ACK lost. */
+			if (now - c->replay_progress_ns >= REPLAY_RTO_NS &&
+			    c->replay_acked <= c->replay_newest &&
+			    (plog_log_peek(&c->log, &c->cur, &e) == 0 || e.ts > c->replay_acked)) {
+				replay_rewind(c, c->replay_acked, now);
+				c->replay_timeouts++;
+			}
 		}
 		if (unlikely(c->state == PL_REPLAY || c->behind))
 			n += send_from_log(ctx, c);
@@ -674,6 +768,10 @@ tel_remote(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "primary_restarts", c->primary_restarts);
 		rte_tel_data_add_dict_uint(o, "standby_restarts", c->standby_restarts);
 		rte_tel_data_add_dict_uint(o, "ts_raised", c->ts_raised);
+		rte_tel_data_add_dict_uint(o, "replay_acked", c->replay_acked);
+		rte_tel_data_add_dict_uint(o, "replay_acks", c->replay_acks);
+		rte_tel_data_add_dict_uint(o, "replay_rewinds", c->replay_rewinds);
+		rte_tel_data_add_dict_uint(o, "replay_timeouts", c->replay_timeouts);
 		rte_tel_data_add_dict_uint(o, "stamped", c->stamped);
 		rte_tel_data_add_dict_uint(o, "log_pkts", plog_log_pkts(&c->log));
 		rte_tel_data_add_dict_uint(o, "log_bytes", plog_log_bytes(&c->log));
@@ -688,6 +786,7 @@ tel_remote(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "behind_events", c->behind_events);
 		rte_tel_data_add_dict_uint(o, "resent", c->resent);
 		rte_tel_data_add_dict_uint(o, "replay_from_ts", c->replay_from_ts);
+		rte_tel_data_add_dict_uint(o, "replay_newest", c->replay_newest);
 		rte_tel_data_add_dict_uint(o, "replay_alloc_fail", c->replay_alloc_fail);
 		rte_tel_data_add_dict_uint(o, "ctrl_sent", c->ctrl_sent);
 		rte_tel_data_add_dict_uint(o, "failover_req_ns", c->failover_req_ns);

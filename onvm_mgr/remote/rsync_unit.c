@@ -298,6 +298,7 @@ to_ctl(struct rsync_chain *c, struct rte_mbuf *m)
 static void control_in(struct rsync_chain *c, struct rte_mbuf *mb, uint64_t now);
 static void send_fence_heartbeat(struct rsync_chain *c, uint64_t now);
 static void pred_heartbeat(struct rsync_chain *c, uint64_t now);
+static void send_replay_ack(struct rsync_chain *c, uint64_t now, bool force);
 
 bool
 mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uint64_t *ts,
@@ -335,6 +336,27 @@ mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uin
 		c->before_takeover++;
 		rte_pktmbuf_free(m);
 		return true;
+	}
+	/* The replayed range, whole and in order: a timestamp past the next
+	 * one expected means one was lost on the way -- dropped, and the
+	 * predecessor told, which sends again from the one lacking. */
+	if (unlikely(c->sby != NULL && c->replay_next <= c->replay_newest_ts)) {
+		if (sh.ts != c->replay_next) {
+			if (sh.ts > c->replay_next) {
+				c->replay_gap_drops++;
+				c->replay_gap_ts = sh.ts;
+				c->tx = ctx;
+				send_replay_ack(c, mgr_now_ns(), false);
+			} else {
+				c->stale++;
+			}
+			rte_pktmbuf_free(m);
+			return true;
+		}
+		if (++c->replay_next > c->replay_newest_ts) {
+			c->tx = ctx;
+			send_replay_ack(c, mgr_now_ns(), true); /* whole */
+		}
 	}
 	if (sh.ts <= c->last_ts) {
 		c->stale++;
@@ -387,6 +409,9 @@ mgr_rsync_rx_timers(struct mgr_dp_ctx *ctx)
 			continue;
 		c->tx = ctx;
 		pred_heartbeat(c, now);
+		/* The replay's progress, until the predecessor ends it. */
+		if (c->state == RS_REPLAY)
+			send_replay_ack(c, now, false);
 		if (now >= c->sby_tick_ns)
 			c->sby_tick_ns = rsync_standby_tick(c->sby, now);
 		/* Frames sent are work: the unit flushes its buffers only then. */
@@ -490,6 +515,36 @@ pred_heartbeat(struct rsync_chain *c, uint64_t now)
 	c->pred_hb_ns = now;
 }
 
+/* REPLAY_ACK to the predecessor: every replayed timestamp below
+ * replay_next received, and the last one seen past a gap.  Every
+ * REPLAY_ACK_NS while replaying, at most every REPLAY_NACK_NS for a gap,
+ * and when `force`d (the range is whole). */
+static void
+send_replay_ack(struct rsync_chain *c, uint64_t now, bool force)
+{
+	struct rsync_msg m = {0};
+
+	if (!force && now - c->replay_ack_ns < (c->replay_gap_ts != 0 ? REPLAY_NACK_NS
+								      : REPLAY_ACK_NS))
+		return;
+	m.h.version = RSYNC_VERSION;
+	m.h.type = RSYNC_REPLAY_ACK;
+	m.h.chain = c->cfg->id;
+	m.h.epoch = rsync_standby_epoch(c->sby);
+	m.h.frag_count = 1;
+	m.h.role = RSYNC_ROLE_STANDBY;
+	m.h.sender_run = mgr.remote.run;
+	m.h.receiver_run = c->pred_run;
+	m.u.replay_ack.next_ts = c->replay_next;
+	m.u.replay_ack.gap_ts = c->replay_gap_ts > c->replay_next ? c->replay_gap_ts : 0;
+	if (send_frame(c, (uint16_t)c->cfg->predecessor_port, c->pred_mac, c->src_mac_pred, &m,
+		       NULL, 0) == 0) {
+		c->replay_ack_ns = now;
+		c->replay_gap_ts = 0;
+		c->replay_acks_sent++;
+	}
+}
+
 /* REPLAY_START / REPLAY_END from the predecessor. */
 static enum rsync_rx_reason
 standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t now)
@@ -546,6 +601,8 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 		c->takeover_txid = a.txid;
 		c->takeover_cut_ts = a.cut_ts;
 		c->replay_newest_ts = m->u.replay_start.newest_ts;
+		c->replay_next = m->u.replay_start.after_ts + 1;
+		c->replay_ack_ns = c->replay_gap_ts = 0;
 		c->replay_start_ns = now;
 		c->first_out_ns = 0;
 		c->first_in_ns = 0;

@@ -28,6 +28,8 @@
 #define FENCE_HEARTBEAT_GAP_NS (10 * 1000 * 1000ull) /* at most one per 10 ms */
 #define FENCE_UNASKED	       50 /* HEARTBEATs sent unasked after a takeover */
 #define PRED_HEARTBEAT_NS      (20 * 1000 * 1000ull) /* to the predecessor: run, progress */
+#define REPLAY_ACK_NS	       (1000 * 1000ull)	     /* the replay acknowledged every 1 ms */
+#define REPLAY_NACK_NS	       (200 * 1000ull)	     /* a gap reported at most every 200 us */
 
 /* A chain's state windows: one per rank of each position (a service with
  * several instances has several), at most this many. */
@@ -108,6 +110,14 @@ struct rsync_chain {
 	uint64_t first_in_ns; /* the first replayed packet admitted after a takeover */
 	uint64_t takeover_txid, takeover_cut_ts;
 	uint64_t replay_newest_ts;
+	/* The replayed range (after_ts, replay_newest_ts] is admitted whole and
+	 * in order: the next timestamp of it expected (past it: done), the
+	 * REPLAY_ACKs telling the predecessor, and what a gap cost. */
+	uint64_t replay_next;
+	uint64_t replay_ack_ns;	    /* the last REPLAY_ACK sent */
+	uint64_t replay_gap_ts;	    /* the last timestamp past a gap (0: none since the ack) */
+	uint64_t replay_gap_drops;  /* replayed frames past a gap, dropped (sent again) */
+	uint64_t replay_acks_sent;
 	/* the chain's NFs' state (rsync_unit_state.c) */
 	struct rsync_nf_ref nf[RSYNC_MAX_WINDOWS]; /* by window */
 	uint16_t nwin;				  /* windows: the ranks of all positions */

@@ -235,8 +235,10 @@ def syncfaults(L, frames):
           f"{st_s['out_passed']}, dup (suppressed by TxTs) {st_s['out_dup']}, gaps "
           f"{st_s['ingress_gaps']}; ctl refused: " + ", ".join(
               f"{k} {v}" for k, v in st_s.items() if k.startswith("ctl_") and v))
-    L.expect(st_p["replay_from_ts"] == 0 and st_p["replayed"] == n,
-             f"no trim, so the whole input is replayed: {st_p}")
+    L.expect(st_p["replay_from_ts"] == st_p["first_ts"] - 1 and
+             st_p["replay_newest"] == st_p["first_ts"] + n - 1 and st_p["replayed"] >= n and
+             st_s["ingress_replayed"] == n,
+             f"no trim, so the whole input is replayed, and admitted once: {st_p} / {st_s}")
     pred.relay.send_signal(signal.SIGTERM)
     L.expect(pred.relay.wait(10) == 0, "faulty_link exit status")
     with open(L.path("faults.json")) as f:
@@ -572,10 +574,12 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
             lab.wait_until(lambda: remote(pred)["end_echoed"] == 1, 30, "REPLAY_END echoed")
             st_s, st_p = remote(standby), remote(pred)
             L.expect(st_s["takeovers"] == 1 and st_s["epoch"] == 2, f"standby: {st_s}")
-            L.expect(st_s["out_dup"] == st_p["replayed"] and st_s["out_passed"] == 0,
+            replay_range = st_p["replay_newest"] - st_p["replay_from_ts"]
+            L.expect(st_s["out_dup"] == replay_range == st_s["ingress_replayed"] and
+                     st_s["out_passed"] == 0,
                      f"every replayed packet was released already: {st_s} / {st_p}")
-            L.expect(st_p["replayed"] <= st_p["last_ts"] - trimmed_to,
-                     f"replayed past the trim: {st_p}")
+            L.expect(st_p["replay_from_ts"] >= trimmed_to and
+                     st_p["replay_newest"] == st_p["last_ts"], f"replayed past the trim: {st_p}")
     for node in (pred, standby, primary, sink):
         killed = node is primary and scenario in ("kill", "bfd") + STATEFUL
         rc = node.stop()

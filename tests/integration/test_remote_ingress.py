@@ -12,27 +12,31 @@ link, addressed to the node's run id, then REPLAY_START, then stamped frames
 (the shim built here, per docs/wire-format.md) on the predecessor link.
 The protected chain's exit "sink" writes a capture.
 
-The replayed range (0, 30] comes first, with the REPLAY flag.  After the
-range, the input mixes
+The replayed range (0, 30] must arrive whole and in order: frames 12..15
+sent before 11 are dropped (replay_gap_drops) and a REPLAY_ACK names the gap;
+then 11..30 come again and are admitted.  After the range, the input mixes
 a trace's frames with what a link or a bad peer can add: a duplicate, a
 frame overtaken (reordered), a replayed frame, shims cut short or with a bad
 version, flag, nested type or timestamp 0, an unstamped frame and an RSync
 frame.  Asserted: the sink receives exactly the trace's frames that were
 admitted, shim removed, byte for byte, in timestamp order; every other frame
-is counted under its reason in /onvm/remote and none is sent.
+is counted under its reason in /onvm/remote and none is sent; the
+REPLAY_ACKs on the predecessor link tell the gap, then the range whole.
 
 Then the same input into a primary without a standby: the same admission,
 the RSync frames on the predecessor link refused (a primary takes only the
 predecessor's HEARTBEATs from there), nothing released.
 """
 import struct
+import time
 
 from onvm import lab, pcap, traces
-from onvm.wire import (COMMIT, PREPARE, REPLAY_START, ROLE_STANDBY, TEST_RUN,
+from onvm.wire import (COMMIT, PREPARE, REPLAY_ACK, REPLAY_START, ROLE_STANDBY, TEST_RUN,
                        rsync_fields, rsync_frame)
 
 SHIM = 0x88B5
 REPLAYED = 30  # the replayed range: timestamps (0, REPLAYED]
+GAP_END = 15  # input frames up to the end of the gap (1..11, then 13..16)
 
 
 def stamp(frame, ts, flags=0, version=1, inner=None):
@@ -57,7 +61,13 @@ def build_input(frames):
     """(stamped input after the takeover, frames the sink must get, bad ones)."""
     n = len(frames)
     inp, want = [], []
-    for i in range(REPLAYED):  # the replayed range
+    # the replayed range: 1..11 in order, then 13..16 ahead of 12 (a gap:
+    # dropped), then the range again from 12 (as the predecessor sends it)
+    for i in range(11):
+        inp.append(stamp(frames[i], i + 1, flags=1))
+    for i in range(12, 16):
+        inp.append(stamp(frames[i], i + 1, flags=1))
+    for i in range(11, REPLAYED):
         inp.append(stamp(frames[i], i + 1, flags=1))
     want += frames[:REPLAYED]
     for i in range(REPLAYED, n):
@@ -128,12 +138,17 @@ def test(L):
     inject_many(ns, "p1", [rsync_frame(REPLAY_START, 7, 2, struct.pack(">QQ", 0, REPLAYED),
                                        receiver_run=run)], L.path("start.pcap"))
     lab.wait_until(lambda: remote()["state"] == "replaying", 10, "taken over")
-    inject_many(ns, "p1", inp, L.path("stamped.pcap"))
+    # The frames up to the gap, and the gap held for a while: the standby
+    # tells it (at once, or in its next REPLAY_ACK a millisecond later).
+    inject_many(ns, "p1", inp[:GAP_END], L.path("stamped-1.pcap"))
+    lab.wait_until(lambda: remote()["replay_gap_drops"] == 4, 10, "the frames past the gap")
+    time.sleep(0.05)
+    inject_many(ns, "p1", inp[GAP_END:], L.path("stamped-2.pcap"))
     node.wait_port("sink", "tx", len(want))
     lab.wait_until(lambda: remote()["ingress_unstamped"] == 1, 10, "every frame handled")
     st = remote()
     expect = {"ingress_admitted": len(want), "ingress_replayed": REPLAYED + 1,
-              "ingress_stale": 2,
+              "ingress_stale": 2, "replay_gap_drops": 4,
               "ingress_last_ts": n + 1, "ingress_unstamped": 1, "ctl_ok": 3, "synced": 1,
               "ctl_bad_version": 1, "takeovers": 1, "epoch": 2, "out_passed": len(want),
               "out_dup": 0, "out_before_takeover": 0,
@@ -145,13 +160,22 @@ def test(L):
     rc = node.stop()
     L.expect(rc == 0, f"manager exit status {rc}")
     pcap.compare_frames(pcap.read_capture_out(L.path("sb-sink.pcap")), want, "sink capture")
-    # To the predecessor: the echo of REPLAY_START, to the run that sent it.
+    # To the predecessor: the echo of REPLAY_START, then REPLAY_ACKs: the
+    # gap (next 12, a later one seen), and the range whole (next 31).
+    acks = []
     for f in pcap.read_capture_out(L.path("sb-p-out.pcap")):
         if struct.unpack_from(">H", f, 12)[0] != 0x88B6:
             continue
         h = rsync_fields(f)
         L.expect(h["role"] == ROLE_STANDBY and h["sender_run"] == run, f"to the predecessor: {h}")
+        # from the takeover on, addressed to the run that sent REPLAY_START
         L.expect(h["epoch"] == 1 or h["receiver_run"] == TEST_RUN, f"to the predecessor: {h}")
+        if h["type"] == REPLAY_ACK:
+            acks.append(struct.unpack(">QQ", h["payload"]))
+    L.expect(any(nxt == 12 and 13 <= gap <= 16 for nxt, gap in acks),
+             f"no REPLAY_ACK telling the gap after 11: {acks}")
+    L.expect((REPLAYED + 1, 0) in acks, f"no REPLAY_ACK of the whole range: {acks}")
+    L.expect(all(a <= REPLAYED + 1 for a, _ in acks), f"REPLAY_ACK past the range: {acks}")
 
     # The same input into a primary with no standby: the same admission,
     # the RSync frames on the predecessor link refused (a primary takes
@@ -172,9 +196,11 @@ def test(L):
     st = remote()
     L.expect(st["ctl_wrong_role"] == 3 and st["ctl_bad_version"] == 1 and st["ctl_ok"] == 0 and
              st["votes"] == 0, f"primary: RSync on the predecessor link: {st}")
-    L.expect(st["ingress_admitted"] == len(want) and st["ingress_stale"] == 2,
+    # No replayed range at a primary: 13..16 are admitted, and 12..16 sent
+    # again after them are stale, as are the overtaken and the duplicate.
+    L.expect(st["ingress_admitted"] == n - 1 and st["ingress_stale"] == 7,
              f"primary: admitted {st['ingress_admitted']} stale {st['ingress_stale']}, "
-             f"want {len(want)} and 2")
+             f"want {n - 1} and 7")
     L.expect(st["out_released"] == 0 and st["state"] == "primary", f"primary: {st}")
     rc = node.stop()
     L.expect(rc == 0, f"manager exit status {rc}")

@@ -22,7 +22,8 @@ Asserted:
   - after an operator failover (/onvm/remote/failover): on to_s, REPLAY_START
     (epoch raised, replay after the trim, newest the last) repeated every
     5 ms and nothing else until the standby's echo, then the logged frames
-    with the REPLAY flag in order, then REPLAY_END repeated until echoed;
+    with the REPLAY flag in order; REPLAY_END only once the standby has
+    acknowledged the whole range (REPLAY_ACK), then repeated until echoed;
     HEARTBEATs to both peers all along;
   - a second node with a log of 1024 packets and a longer trace refuses the
     packets past the bound (counted, never sent) and keeps the first 1024;
@@ -35,9 +36,9 @@ import struct
 import time
 
 from onvm import lab, pcap, traces
-from onvm.wire import (ETH_RSYNC, ETH_SHIM, HEARTBEAT, LOG_TRIM, REPLAY_END, REPLAY_START,
-                       ROLE_PREDECESSOR, ROLE_STANDBY, RSYNC_VERSION, VOTE, rsync_fields,
-                       rsync_frame)
+from onvm.wire import (ETH_RSYNC, ETH_SHIM, HEARTBEAT, LOG_TRIM, REPLAY_ACK, REPLAY_END,
+                       REPLAY_START, ROLE_PREDECESSOR, ROLE_STANDBY, RSYNC_VERSION, VOTE,
+                       rsync_fields, rsync_frame)
 
 
 def pop_shim(frame):
@@ -173,6 +174,14 @@ def test(L):
              f"before the echo: {st}")
     last = first + n - 1
     inject(ns, "echo1", standby_says(REPLAY_START, 2, run, struct.pack(">QQ", watermark, last)))
+    lab.wait_until(lambda: remote()["replayed"] >= n - trim, 10, "the log replayed")
+    # The whole range sent, none acknowledged: sent again after the RTO, and
+    # no REPLAY_END before the standby has it all.
+    lab.wait_until(lambda: remote()["replay_timeouts"] >= 1, 10, "the replay sent again")
+    st = remote()
+    L.expect(st["state"] == "replaying" and st["replay_end_ns"] == 0,
+             f"REPLAY_END before the replay was acknowledged: {st}")
+    inject(ns, "echo1", standby_says(REPLAY_ACK, 2, run, struct.pack(">QQ", last + 1, 0)))
     lab.wait_until(lambda: remote()["state"] == "standby", 10, "replay finished")
     before_end = remote()["ctl_retrans"]
     lab.wait_until(lambda: remote()["ctl_retrans"] >= before_end + 2, 10, "REPLAY_END repeated")
@@ -181,7 +190,7 @@ def test(L):
     lab.wait_until(lambda: remote()["end_echoed"] == 1, 10, "REPLAY_END echoed")
     st = remote()
     L.expect(st["epoch"] == 2 and st["failovers"] == 1 and st["replay_from_ts"] == watermark and
-             st["replayed"] == n - trim,
+             st["replay_acks"] == 1,
              f"after failover: {st}")
     L.expect(st["replay_end_ns"] >= st["replay_start_ns"] >= st["failover_req_ns"] > 0,
              f"failover timeline: {st}")
@@ -214,17 +223,22 @@ def test(L):
         starts += 1
     # nothing replayed before the echo: the standby would not have taken it
     L.expect(starts >= 3, f"{starts} REPLAY_STARTs before the replay, want >= 3")
+    # The replay, then (after the RTO) the same again from the first entry
+    # not acknowledged, before any REPLAY_END.
     data = []
     k = starts
     while k < len(out_s) and struct.unpack_from(">H", out_s[k], 12)[0] == ETH_SHIM:
         data.append(out_s[k])
         k += 1
-    L.expect(len(data) == n - trim, f"{len(data)} replayed frames, want {n - trim}")
+    L.expect(len(data) >= 2 * (n - trim) and len(data) % (n - trim) == 0,
+             f"{len(data)} replayed frames, want the range whole, twice or more "
+             f"({n - trim} each)")
     for j, f in enumerate(data):
+        i = trim + j % (n - trim)
         ts, flags, _, plain = pop_shim(f)
-        L.expect(ts == first + trim + j and flags == 1, f"replayed frame {j}: ts {ts} flags "
-                 f"{flags}, want ts {first + trim + j}")
-        L.expect(plain == frames[trim + j], f"replayed frame {j}: differs from the trace")
+        L.expect(ts == first + i and flags == 1, f"replayed frame {j}: ts {ts} flags {flags}, "
+                 f"want ts {first + i}")
+        L.expect(plain == frames[i], f"replayed frame {j}: differs from the trace")
     ends = out_s[k:]
     L.expect(len(ends) >= 3, f"{len(ends)} REPLAY_ENDs, want >= 3 (repeated until echoed)")
     for f in ends:
