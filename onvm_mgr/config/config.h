@@ -162,6 +162,7 @@ struct mgr_remote_cfg {
 	/* predecessor */
 	uint32_t log_packets;
 	uint32_t log_mb;
+	uint32_t failover_timeout_ms; /* no answer to REPLAY_START: the failover is given up */
 	/* primary */
 	uint32_t stages;
 	uint32_t stage_packets;

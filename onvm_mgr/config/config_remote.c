@@ -38,6 +38,7 @@ static const struct {
 	{"epoch", P | M | S},	     {"key", P | M | S},	 {"key_id", P | M | S},
 	{"peer_macs", P | M | S},    {"bfd", P},		 {"link_failover", P},
 	{"log_packets", P},	     {"log_mb", P},		 {"primary_port", P | S},
+	{"failover_timeout_ms", P},
 	{"standby_port", P | M},     {"predecessor_port", M | S}, {"chain", M | S},
 	{"stages", M},		     {"stage_packets", M},	 {"stage_close_us", M},
 	{"retrans_us", M},	     {"max_tries", M},		 {"standby_window", M},
@@ -152,6 +153,7 @@ remote_defaults(struct mgr_remote_cfg *r)
 		.link_failover = true, .chain = -1,	     .primary_port = -1,
 		.standby_port = -1,    .predecessor_port = -1, .log_packets = 65536,
 		.log_mb = 64,	       .stages = 4,	     .stage_packets = 256,
+		.failover_timeout_ms = 1000,
 		.stage_close_us = 100, .retrans_us = 1000,   .max_tries = 5,
 		.standby_window = 16,  .checkpoint_ms = 10,  .stage_state_kb = 16384,
 		.window = 32,	       .max_frags = 4096,    .txts_flows = 65536,
@@ -216,6 +218,7 @@ parse_entry(struct cfg_walk *w, const json_t *v, const char *p, struct mgr_confi
 	    cfg_get_bool(w, v, p, "link_failover", &r->link_failover) < 0 ||
 	    CFG_UINT_FIELD(w, v, p, "log_packets", 1024, 16777216, r->log_packets) < 0 ||
 	    CFG_UINT_FIELD(w, v, p, "log_mb", 1, 65536, r->log_mb) < 0 ||
+	    CFG_UINT_FIELD(w, v, p, "failover_timeout_ms", 10, 600000, r->failover_timeout_ms) < 0 ||
 	    CFG_UINT_FIELD(w, v, p, "stages", 2, 64, r->stages) < 0 ||
 	    CFG_UINT_FIELD(w, v, p, "stage_packets", 1, 65536, r->stage_packets) < 0 ||
 	    CFG_UINT_FIELD(w, v, p, "stage_close_us", 1, 1000000, r->stage_close_us) < 0 ||

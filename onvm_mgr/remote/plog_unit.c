@@ -19,6 +19,17 @@
  * meanwhile is stamped into the log only, so the cursor sends it in order.
  * From then on the standby link is the chain's output.
  *
+ * A failover can be given up.  REPLAY_START offers the standby a new epoch
+ * (the chain's epoch stays the primary's until the standby takes it); a
+ * standby that is not in sync refuses it, and one that does not answer
+ * within failover_timeout_ms may be gone: either way the predecessor goes
+ * back to the primary, sending it from the log what came in meanwhile,
+ * tells the standby REPLAY_CANCEL (that epoch is never to be taken over:
+ * a copy of the REPLAY_START delayed on the way changes nothing), and may
+ * fail over again later, at a newer epoch.  Should the standby have taken
+ * over after all (its answer lost), it says so when the cancel reaches it,
+ * and the predecessor follows it.
+ *
  * The replay is reliable: the standby admits the replayed range (after_ts,
  * newest_ts] of REPLAY_START only whole and in order, and acknowledges it
  * (REPLAY_ACK: every timestamp below next_ts received).  A gap it reports,
@@ -85,6 +96,7 @@ static const char *const state_names[] = {"primary", "starting", "replaying", "s
 #define REPLAY_RTO_NS (10 * 1000 * 1000ull)	   /* no acknowledged progress: send again */
 #define REPLAY_REWIND_GAP_NS (1000 * 1000ull)	   /* gaps reported within it: one rewind */
 #define REPLAY_WINDOW 2048			   /* entries sent past the acknowledged */
+#define CANCEL_SENDS 20				   /* REPLAY_CANCELs sent, one every retrans */
 #define CURSOR_BURSTS 8 /* bursts the log's cursor may send a poll */
 
 struct plog_chain {
@@ -95,6 +107,10 @@ struct plog_chain {
 	uint8_t src_mac[6], dst_mac[6];	      /* the standby link's, and the standby's */
 	uint8_t pri_src_mac[6], pri_mac[6]; /* the primary link's, and the primary's */
 	uint64_t last_ts; /* the last timestamp given */
+	uint32_t attempt; /* the epoch offered the standby (PL_STARTING), or last given up */
+	struct plog_cursor resume; /* where the primary's output stopped for a failover */
+	uint32_t cancels_left;	   /* REPLAY_CANCELs still to send for `attempt` */
+	uint64_t failovers_given_up, failovers_refused, failovers_followed;
 	uint64_t first_ts; /* the first this run gave */
 	uint64_t primary_run, standby_run; /* as last heard (0: not yet) */
 	uint64_t hb_ns;			   /* HEARTBEATs last sent to them */
@@ -127,6 +143,7 @@ struct plog_chain {
 	uint64_t replay_newest, replay_acked, replay_progress_ns, replay_rewind_ns;
 	uint64_t replay_rewinds, replay_timeouts, replay_acks;
 	uint64_t trims;		   /* LOG_TRIMs applied */
+	uint64_t trims_held;	   /* LOG_TRIMs ignored: a failover was under way */
 	uint64_t ctl_ring_full;	   /* RSync frames dropped: the ring was full */
 	uint64_t primary_restarts, standby_restarts; /* new runs heard */
 	uint64_t ts_raised;	   /* timestamps raised past what the primary admitted */
@@ -316,6 +333,40 @@ mgr_plog_rx(uint16_t port, struct rte_mbuf *m)
 	return true;
 }
 
+/* The failover is given up: back to the primary, which the log sends from
+ * where it stopped for the failover; the standby is told the epoch offered
+ * is never to be taken (REPLAY_CANCEL, CANCEL_SENDS times); another
+ * failover may be asked for. */
+static void
+give_up_failover(struct plog_chain *c, const char *why)
+{
+	c->state = PL_PRIMARY;
+	c->cur = c->resume;
+	c->behind = true;
+	c->cancels_left = CANCEL_SENDS;
+	c->failovers_given_up++;
+	__atomic_store_n(&c->failover_req, 0, __ATOMIC_RELEASE);
+	MGR_LOG(WARNING, "remote chain %s: failover to epoch %u given up (%s); the primary goes "
+		"on at epoch %u", c->cfg->name, c->attempt, why, c->epoch);
+}
+
+/* The standby took the epoch given up: it runs the chain now.  The replay
+ * of REPLAY_START is sent again from its start. */
+static void
+follow_takeover(struct plog_chain *c)
+{
+	c->epoch = c->attempt;
+	c->cancels_left = 0;
+	plog_log_seek(&c->log, &c->cur, c->start_msg.u.replay_start.after_ts);
+	c->replay_acked = c->start_msg.u.replay_start.after_ts + 1;
+	c->replay_progress_ns = c->replay_rewind_ns = 0;
+	c->behind = false;
+	c->state = PL_REPLAY;
+	c->start_echo_ns = mgr_now_ns();
+	MGR_LOG(WARNING, "remote chain %s: the standby took over at epoch %u after all: replaying "
+		"to it", c->cfg->name, c->epoch);
+}
+
 /* Send the log again from timestamp `ts` on (go-back-N): the standby lacks
  * it, and drops what comes after it until it has it. */
 static void
@@ -408,19 +459,41 @@ control_in(struct plog_chain *c, struct rte_mbuf *mb)
 		r = RSYNC_RX_STALE_RUN; /* recorded before this node restarted */
 		goto out;
 	}
-	if (m.h.epoch != c->epoch) { /* a fenced primary's trims mean nothing */
+	/* The standby's answer to REPLAY_START is of the epoch offered;
+	 * anything else of the chain's (a fenced primary's trims mean
+	 * nothing). */
+	if (m.h.type == RSYNC_REPLAY_START ? m.h.epoch != c->attempt : m.h.epoch != c->epoch) {
 		r = RSYNC_RX_STALE_EPOCH;
 		goto out;
 	}
 	switch (m.h.type) {
 	case RSYNC_LOG_TRIM:
+		/* A failover under way replays the range it offered, whole:
+		 * the primary it leaves trims nothing of it. */
+		if (c->state != PL_PRIMARY) {
+			c->trims_held++;
+			break;
+		}
 		plog_log_trim(&c->log, m.u.trim.watermark);
 		c->trims++;
 		break;
 	case RSYNC_REPLAY_START:
-		if (c->state == PL_STARTING) {
+		if (m.h.flags & RSYNC_F_RESYNC) { /* refused: not in sync */
+			if (c->state == PL_STARTING) {
+				c->failovers_refused++;
+				give_up_failover(c, "refused by the standby (not in sync)");
+			} else {
+				r = RSYNC_RX_DUPLICATE;
+			}
+		} else if (c->state == PL_STARTING) {
+			c->epoch = c->attempt;
 			c->state = PL_REPLAY;
 			c->start_echo_ns = mgr_now_ns();
+		} else if (c->state == PL_PRIMARY && c->attempt > c->epoch) {
+			/* Given up, but the standby had taken over (its answer
+			 * was lost): follow it, replaying from the start. */
+			c->failovers_followed++;
+			follow_takeover(c);
 		} else {
 			r = RSYNC_RX_DUPLICATE;
 		}
@@ -459,7 +532,8 @@ control_frame(struct plog_chain *c, uint8_t type, const struct rsync_msg *u)
 	m.h.version = RSYNC_VERSION;
 	m.h.type = type;
 	m.h.chain = c->cfg->id;
-	m.h.epoch = c->epoch;
+	/* REPLAY_START and REPLAY_CANCEL name the epoch offered */
+	m.h.epoch = type == RSYNC_REPLAY_END ? c->epoch : c->attempt;
 	m.h.frag_count = 1;
 	m.h.role = RSYNC_ROLE_PREDECESSOR;
 	m.h.sender_run = mgr.remote.run;
@@ -673,12 +747,20 @@ mgr_plog_tx(struct mgr_dp_ctx *ctx)
 							    ? first.ts - 1
 							    : c->last_ts;
 			m.u.replay_start.newest_ts = c->last_ts;
-			c->epoch++;
+			/* A new epoch each time: one given up is never offered
+			 * again. */
+			c->attempt = RTE_MAX(c->epoch, c->attempt) + 1;
 			if (!send_control(ctx, c, control_frame(c, RSYNC_REPLAY_START, &m))) {
-				c->epoch--; /* no mbuf, or no room: start on a later poll */
+				c->attempt--; /* no mbuf, or no room: start on a later poll */
 				continue;
 			}
 			n++;
+			c->cancels_left = 0;
+			/* What the primary has not been sent yet (were this
+			 * given up): the log from its end on. */
+			plog_log_seek_end(&c->log, &c->resume);
+			if (c->behind)
+				c->resume = c->cur;
 			c->cur = from;
 			c->start_msg = m;
 			c->ctl_sent_ns = mgr_now_ns();
@@ -707,8 +789,22 @@ mgr_plog_tx(struct mgr_dp_ctx *ctx)
 				c->ctl_sent_ns = now;
 				c->ctl_retrans++;
 			}
-			if (c->state == PL_STARTING)
+			if (c->state == PL_STARTING) {
+				if (now - c->replay_start_ns >=
+				    (uint64_t)c->cfg->failover_timeout_ms * 1000000ull)
+					give_up_failover(c, "no answer from the standby");
 				continue;
+			}
+		}
+		if (unlikely(c->cancels_left > 0) && c->state == PL_PRIMARY) {
+			uint64_t now = mgr_now_ns();
+
+			if (now - c->ctl_sent_ns >= REPLAY_CTL_RETRANS_NS &&
+			    send_control(ctx, c, control_frame(c, RSYNC_REPLAY_CANCEL, &m))) {
+				n++;
+				c->ctl_sent_ns = now;
+				c->cancels_left--;
+			}
 		}
 		if (unlikely(c->state == PL_REPLAY)) {
 			uint64_t now = mgr_now_ns();
@@ -769,6 +865,10 @@ tel_remote(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "standby_restarts", c->standby_restarts);
 		rte_tel_data_add_dict_uint(o, "ts_raised", c->ts_raised);
 		rte_tel_data_add_dict_uint(o, "replay_acked", c->replay_acked);
+		rte_tel_data_add_dict_uint(o, "epoch_offered", c->attempt);
+		rte_tel_data_add_dict_uint(o, "failovers_given_up", c->failovers_given_up);
+		rte_tel_data_add_dict_uint(o, "failovers_refused", c->failovers_refused);
+		rte_tel_data_add_dict_uint(o, "failovers_followed", c->failovers_followed);
 		rte_tel_data_add_dict_uint(o, "replay_acks", c->replay_acks);
 		rte_tel_data_add_dict_uint(o, "replay_rewinds", c->replay_rewinds);
 		rte_tel_data_add_dict_uint(o, "replay_timeouts", c->replay_timeouts);
@@ -798,6 +898,7 @@ tel_remote(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "end_echoed", c->end_echoed);
 		rte_tel_data_add_dict_uint(o, "ctl_retrans", c->ctl_retrans);
 		rte_tel_data_add_dict_uint(o, "trims", c->trims);
+		rte_tel_data_add_dict_uint(o, "trims_held", c->trims_held);
 		rte_tel_data_add_dict_uint(o, "ctl_ring_full", c->ctl_ring_full);
 		for (int r = 1; r < RSYNC_RX_REASON_MAX; r++) {
 			char key[48];

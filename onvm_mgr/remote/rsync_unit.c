@@ -478,6 +478,21 @@ echo_to_predecessor(struct rsync_chain *c, const struct rsync_msg *m)
 			 NULL, 0);
 }
 
+/* A REPLAY_START refused (this standby is not in sync): its echo, flagged. */
+static void
+refuse_to_predecessor(struct rsync_chain *c, const struct rsync_msg *m)
+{
+	struct rsync_msg e = *m;
+
+	e.h.flags = RSYNC_F_RESYNC;
+	e.h.key_id = 0;
+	e.h.role = RSYNC_ROLE_STANDBY;
+	e.h.sender_run = mgr.remote.run;
+	e.h.receiver_run = m->h.sender_run;
+	(void)send_frame(c, (uint16_t)c->cfg->predecessor_port, c->pred_mac, c->src_mac_pred, &e,
+			 NULL, 0);
+}
+
 /* A HEARTBEAT to the predecessor every PRED_HEARTBEAT_NS, so that it knows
  * this node's run (the REPLAY_START it may send the standby is addressed to
  * it) and, from a primary, the newest timestamp admitted (a restarted
@@ -559,6 +574,17 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 	if (m->h.receiver_run != mgr.remote.run)
 		return RSYNC_RX_STALE_RUN;
 	c->pred_run = m->h.sender_run;
+	if (m->h.type == RSYNC_REPLAY_CANCEL) {
+		/* The predecessor gave that epoch up: never take it.  If it
+		 * was taken already (the echo lost), say so: it follows. */
+		if (rsync_standby_taken_over(c->sby) && m->h.epoch == epoch) {
+			echo_to_predecessor(c, &c->takeover_msg);
+			return RSYNC_RX_DUPLICATE;
+		}
+		if (m->h.epoch > c->cancelled_epoch)
+			c->cancelled_epoch = m->h.epoch;
+		return RSYNC_RX_OK;
+	}
 	/* A repeat of the one taken: the echo was lost. */
 	if (m->h.epoch == epoch && rsync_standby_taken_over(c->sby)) {
 		if (m->h.type == RSYNC_REPLAY_END && c->state == RS_REPLAY) {
@@ -571,7 +597,8 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 		return RSYNC_RX_DUPLICATE;
 	}
 	if (m->h.type == RSYNC_REPLAY_START) {
-		if (m->h.epoch <= epoch)
+		/* (an epoch given up: a copy delayed on the way) */
+		if (m->h.epoch <= epoch || m->h.epoch <= c->cancelled_epoch)
 			return RSYNC_RX_STALE_EPOCH;
 		int rc;
 
@@ -593,6 +620,9 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 					     "chain yet)", c->cfg->name, m->h.epoch);
 			}
 			c->refused_epoch = m->h.epoch;
+			/* Say so: the predecessor gives the failover up and
+			 * goes back to the primary. */
+			refuse_to_predecessor(c, m);
 			return RSYNC_RX_WRONG_ROLE;
 		}
 		if (rc != 0)
@@ -618,6 +648,7 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 			c->cfg->name, m->h.epoch, (unsigned long)a.txid, (unsigned long)a.cut_ts,
 			(unsigned long)m->u.replay_start.after_ts);
 		send_fence_heartbeat(c, now);
+		c->takeover_msg = *m;
 		echo_to_predecessor(c, m);
 		return RSYNC_RX_OK;
 	}
@@ -656,7 +687,8 @@ control_in(struct rsync_chain *c, struct rte_mbuf *mb, uint64_t now)
 		r = RSYNC_RX_WRONG_ROLE;
 		goto out;
 	}
-	if (m.h.type == RSYNC_REPLAY_START || m.h.type == RSYNC_REPLAY_END) {
+	if (m.h.type == RSYNC_REPLAY_START || m.h.type == RSYNC_REPLAY_END ||
+	    m.h.type == RSYNC_REPLAY_CANCEL) {
 		r = c->sby != NULL ? standby_replay_msg(c, &m, now) : RSYNC_RX_WRONG_ROLE;
 		goto out;
 	}

@@ -152,6 +152,8 @@ struct rsync_chain {
 	uint64_t sby_tick_ns;	  /* standby: when rsync_standby_tick() is due (RX unit) */
 	uint64_t takeovers_refused;
 	uint32_t refused_epoch;	  /* the epoch of the last refused takeover (logged once) */
+	uint32_t cancelled_epoch; /* standby: epochs up to it were given up: never taken */
+	struct rsync_msg takeover_msg; /* standby: the REPLAY_START taken (echoed again) */
 };
 
 extern struct rsync_chain rsync_chains[MGR_CFG_MAX_REMOTE];

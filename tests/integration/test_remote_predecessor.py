@@ -31,14 +31,20 @@ Asserted:
     its log, then given 3000 frames live: all are stamped and sent to the
     standby, none refused (after a failover nobody trims, so the log only
     buffers what the port has not taken);
+  - a failover the standby refuses (not in sync), and one it never answers
+    (failover_timeout_ms), are given up: the chain goes back to the primary
+    at its epoch with what came in meanwhile, REPLAY_CANCEL tells the
+    standby the epoch offered, and the next failover offers a newer one.
 """
 import struct
 import time
 
 from onvm import lab, pcap, traces
-from onvm.wire import (ETH_RSYNC, ETH_SHIM, HEARTBEAT, LOG_TRIM, REPLAY_ACK, REPLAY_END,
-                       REPLAY_START, ROLE_PREDECESSOR, ROLE_STANDBY, RSYNC_VERSION, VOTE,
-                       rsync_fields, rsync_frame)
+from onvm.wire import (ETH_RSYNC, ETH_SHIM, HEARTBEAT, LOG_TRIM, REPLAY_ACK, REPLAY_CANCEL,
+                       REPLAY_END, REPLAY_START, ROLE_PREDECESSOR, ROLE_STANDBY,
+                       RSYNC_HDR_LEN, RSYNC_VERSION, VOTE, rsync_fields, rsync_frame)
+
+RESYNC = 0x08  # RSYNC_F_RESYNC: the standby refuses to take over
 
 
 def pop_shim(frame):
@@ -91,7 +97,7 @@ def inject_many(ns, ifname, path):
 
 
 def node_config(L, tag, trace, log_packets=65536, pri_iface=None, echo_iface=None,
-                src_iface=None):
+                src_iface=None, failover_timeout_ms=60000):
     """pri_iface / echo_iface: the primary / standby link reads, live, what
     the test injects into that veth (the primary's / standby's messages)."""
     empty = L.path(f"{tag}-empty.pcap")
@@ -110,13 +116,15 @@ def node_config(L, tag, trace, log_packets=65536, pri_iface=None, echo_iface=Non
         "chains": [{"name": "in", "services": [], "ingress_port": "src", "exit_port": "to_m"}],
         "remote": {"chains": [{"name": "web", "id": 7, "role": "predecessor",
                                "primary_port": "to_m", "standby_port": "to_s",
-                               "log_packets": log_packets, "log_mb": 8}]},
+                               "log_packets": log_packets, "log_mb": 8,
+                               "failover_timeout_ms": failover_timeout_ms}]},
     }
 
 
-def standby_says(mtype, epoch, run, payload=b""):
+def standby_says(mtype, epoch, run, payload=b"", flags=0):
     """A message of the standby's to the predecessor of run `run`."""
-    return rsync_frame(mtype, 7, epoch, payload, role=ROLE_STANDBY, receiver_run=run)
+    return rsync_frame(mtype, 7, epoch, payload, role=ROLE_STANDBY, receiver_run=run,
+                       flags=flags)
 
 
 def check_control_counts(L, st, want):
@@ -170,9 +178,15 @@ def test(L):
     # No echo yet: REPLAY_START again every 5 ms, and nothing replayed.
     lab.wait_until(lambda: remote()["ctl_retrans"] >= 2, 10, "REPLAY_START repeated")
     st = remote()
-    L.expect(st["state"] == "starting" and st["replayed"] == 0 and st["epoch"] == 2,
-             f"before the echo: {st}")
+    L.expect(st["state"] == "starting" and st["replayed"] == 0 and st["epoch"] == 1 and
+             st["epoch_offered"] == 2, f"before the echo: {st}")
     last = first + n - 1
+    # The primary it leaves trims nothing of the range offered (a trim now
+    # would leave a hole the standby waits for).
+    inject(ns, "pri1", rsync_frame(LOG_TRIM, 7, 1, struct.pack(">Q", watermark + 10),
+                                   receiver_run=run))
+    lab.wait_until(lambda: remote()["trims_held"] == 1, 10, "LOG_TRIM during the failover")
+    L.expect(remote()["log_trimmed_to"] == watermark, f"trimmed during a failover: {remote()}")
     inject(ns, "echo1", standby_says(REPLAY_START, 2, run, struct.pack(">QQ", watermark, last)))
     lab.wait_until(lambda: remote()["replayed"] >= n - trim, 10, "the log replayed")
     # The whole range sent, none acknowledged: sent again after the RTO, and
@@ -190,7 +204,7 @@ def test(L):
     lab.wait_until(lambda: remote()["end_echoed"] == 1, 10, "REPLAY_END echoed")
     st = remote()
     L.expect(st["epoch"] == 2 and st["failovers"] == 1 and st["replay_from_ts"] == watermark and
-             st["replay_acks"] == 1,
+             st["replay_acks"] == 1 and st["failovers_given_up"] == 0,
              f"after failover: {st}")
     L.expect(st["replay_end_ns"] >= st["replay_start_ns"] >= st["failover_req_ns"] > 0,
              f"failover timeline: {st}")
@@ -303,6 +317,82 @@ def test(L):
     L.expect(len(data) == st["stamped"], f"to_s: {len(data)} stamped frames, want "
              f"{st['stamped']}")
 
+    given_up(L, ns, bframes)
+
+
+def given_up(L, ns, bframes):
+    """Failovers that do not happen: refused by the standby, then never
+    answered.  Each goes back to the primary with what came in meanwhile,
+    tells the standby REPLAY_CANCEL at the epoch offered, and the next
+    failover offers a newer one."""
+    L.veth(ns, "in2", ns, "in3")
+    L.veth(ns, "echo4", ns, "echo5")
+    node = L.node("giveup", node_config(L, "giveup", None, echo_iface="echo4", src_iface="in2",
+                                        failover_timeout_ms=300), netns=ns).start()
+    remote = lambda: node.query("/onvm/remote")["web"]
+    run = remote()["run_id"]
+    small = [f for f in bframes if len(f) <= 1514][:200]
+    batch = L.path("giveup-batch.pcap")
+    pcap.write_pcap(batch, small[:100])
+    inject_many(ns, "in3", batch)
+    lab.wait_until(lambda: remote()["stamped"] == 100, 30, "first batch stamped")
+
+    L.expect(node.query("/onvm/remote/failover,web").get("status") == "ok", "failover")
+    lab.wait_until(lambda: remote()["state"] == "starting", 10, "REPLAY_START sent")
+    # Input while the failover is pending is logged, and goes to the primary
+    # once the failover is given up.
+    pcap.write_pcap(batch, small[100:150])
+    inject_many(ns, "in3", batch)
+    lab.wait_until(lambda: remote()["stamped"] == 150, 30, "second batch stamped")
+    st = remote()
+    L.expect(st["state"] == "starting" and st["epoch"] == 1 and st["epoch_offered"] == 2,
+             f"pending failover: {st}")
+    inject(ns, "echo5", standby_says(REPLAY_START, 2, run, flags=RESYNC,
+                                     payload=struct.pack(">QQ", 0, 0)))
+    lab.wait_until(lambda: remote()["state"] == "primary", 10, "refused failover given up")
+    st = remote()
+    L.expect(st["failovers_refused"] == 1 and st["failovers_given_up"] == 1 and
+             st["epoch"] == 1, f"after the refusal: {st}")
+    lab.wait_until(lambda: remote()["behind"] == 0, 10, "the pending input sent to the primary")
+
+    # The next one is never answered: given up after failover_timeout_ms.
+    L.expect(node.query("/onvm/remote/failover,web").get("status") == "ok", "second failover")
+    lab.wait_until(lambda: remote()["failovers"] == 2, 10, "second REPLAY_START sent")
+    L.expect(remote()["epoch_offered"] == 3, f"second failover offers {remote()}")
+    lab.wait_until(lambda: remote()["failovers_given_up"] == 2, 10 * lab.SLOWDOWN,
+                   "unanswered failover given up")
+    st = remote()
+    L.expect(st["state"] == "primary" and st["epoch"] == 1 and st["failovers_refused"] == 1,
+             f"after the time-out: {st}")
+    # Its echo arriving late now is an answer to nothing the predecessor
+    # still offers... unless the standby took over: then it follows it.
+    pcap.write_pcap(batch, small[150:200])
+    inject_many(ns, "in3", batch)
+    lab.wait_until(lambda: remote()["stamped"] == 200 and remote()["behind"] == 0, 30,
+                   "third batch stamped and sent")
+    # REPLAY_CANCEL goes out 20 times, one every 5 ms: let them all go.
+    time.sleep(0.5 * lab.SLOWDOWN)
+    rc = node.stop()
+    L.expect(rc == 0, f"manager exit status {rc}")
+    out_m = [f for f in pcap.read_capture_out(L.path("giveup-to_m.pcap")) if not is_heartbeat(f)]
+    L.expect(len(out_m) == 200, f"to_m: {len(out_m)} frames, want all 200")
+    for i, f in enumerate(out_m):
+        ts, flags, _, plain = pop_shim(f)
+        L.expect(plain == small[i] and flags == 0, f"to_m frame {i} after give-ups")
+    ctl = [rsync_fields(f) for f in pcap.read_capture_out(L.path("giveup-to_s.pcap"))
+           if struct.unpack_from(">H", f, 12)[0] == ETH_RSYNC and not is_heartbeat(f)]
+    shims = [f for f in pcap.read_capture_out(L.path("giveup-to_s.pcap"))
+             if struct.unpack_from(">H", f, 12)[0] == ETH_SHIM]
+    L.expect(not shims, f"{len(shims)} data frames sent to a standby that never took over")
+    cancels = {}
+    for h in ctl:
+        if h["type"] == REPLAY_CANCEL:
+            cancels[h["epoch"]] = cancels.get(h["epoch"], 0) + 1
+        L.expect(h["role"] == ROLE_PREDECESSOR and h["type"] in (REPLAY_START, REPLAY_CANCEL),
+                 f"to the standby: {h}")
+    # Epoch 2's cancels stop when epoch 3 is offered; epoch 3's all go out.
+    L.expect(set(cancels) == {2, 3} and 1 <= cancels[2] <= 20 and cancels[3] == 20,
+             f"REPLAY_CANCELs by epoch: {cancels}")
 
 
 if __name__ == "__main__":

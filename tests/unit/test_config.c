@@ -1681,7 +1681,8 @@ test_remote_roles_full_and_defaults(void **state)
 		"   'standby_window': 8, 'checkpoint_ms': 20, 'stage_state_kb': 1024, 'state_base_mb': 32,\n"
 		"   'state_window_mb': 4}]}}",
 		"  {'name': 'web_pred', 'id': 8, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync',\n"
-		"   'bfd': 'to_primary', 'link_failover': false, 'log_packets': 4096, 'log_mb': 8}]}}",
+		"   'bfd': 'to_primary', 'link_failover': false, 'log_packets': 4096, 'log_mb': 8,\n"
+		"   'failover_timeout_ms': 250}]}}",
 		"  {'name': 'web_s', 'id': 9, 'role': 'standby', 'chain': 'web', 'predecessor_port': 'pred',\n"
 		"   'primary_port': 'sync', 'window': 64, 'max_frags': 100, 'txts_flows': 4096}]}}",
 		"  {'name': 'dflt', 'id': 10, 'role': 'standby', 'chain': 'web', 'predecessor_port': 0, 'primary_port': 1}]}}",
@@ -1732,6 +1733,7 @@ test_remote_roles_full_and_defaults(void **state)
 	assert_false(r->link_failover);
 	assert_int_equal(r->log_packets, 4096);
 	assert_int_equal(r->log_mb, 8);
+	assert_int_equal(r->failover_timeout_ms, 250);
 	assert_int_equal(r->primary_port, 0);
 	assert_int_equal(r->chain, -1);
 	assert_int_equal(r->key_len, 0);
@@ -1750,6 +1752,7 @@ test_remote_roles_full_and_defaults(void **state)
 	assert_int_equal(r->retrans_us, 1000);
 	assert_int_equal(r->checkpoint_ms, 10);
 	assert_int_equal(r->log_packets, 65536);
+	assert_int_equal(r->failover_timeout_ms, 1000);
 	assert_true(r->link_failover);
 	assert_int_equal(r->state_base_mb, 0);
 	assert_int_equal(r->state_window_mb, 16);
@@ -1794,6 +1797,10 @@ test_remote_errors(void **state)
 	     "cfg.json:5:54: remote.chains[0].chain", "must come in on predecessor_port \"sync\""},
 	    {"{'name': 'a', 'id': 1, 'role': 'standby', 'chain': 'noexit', 'primary_port': 'pred', 'predecessor_port': 'sync'}",
 	     "cfg.json:5:54: remote.chains[0].chain", "no exit port"},
+	    {"{'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync', 'failover_timeout_ms': 5}",
+	     "cfg.json:5:120: remote.chains[0].failover_timeout_ms", "out of range"},
+	    {"{'name': 'a', 'id': 1, 'role': 'standby', 'chain': 'web', 'primary_port': 'sync', 'predecessor_port': 'pred', 'failover_timeout_ms': 50}",
+	     "cfg.json:5:136: remote.chains[0].failover_timeout_ms", "a field of role predecessor, not of standby"},
 	    {"{'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync', 'key': 'abcd'}",
 	     "cfg.json:5:104: remote.chains[0].key", "32..128 hex digits"},
 	    {"{'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync', 'key': '0011223344556677889900112233445g'}",
