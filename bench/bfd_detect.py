@@ -126,7 +126,7 @@ def soak(L, interval_ms, seconds, soak_rows):
 def memif_trials(L, interval_ms, n, rows):
     """n timed kills of node B.  DPDK 22.11's net_memif unmaps a vanished
     peer's regions from its interrupt thread while the data path may be in
-    rte_eth_tx_burst on them: node A then dies of SIGSEGV (docs/design.md).
+    rte_eth_tx_burst on them: node A then dies of SIGSEGV (docs/design/bfd.md).
     Such a trial is counted as a crash of the survivor, not timed, and the
     pair is rebuilt."""
     pair, crashes, i = 0, 0, 0

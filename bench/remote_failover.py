@@ -40,7 +40,7 @@ machine load for each):
            standby manager's CPU 0: they wait for the takeover at normal
            priority, and once woken wait for a CPU two busy managers share)
            or '1' (off CPU 0: they wait at real-time priority and run at
-           once -- docs/design.md; CPU 1 is the primary's and the
+           once -- docs/design/remote.md; CPU 1 is the primary's and the
            predecessor's, so not a core of their own either).
 Each round also fails if replayed frames were lost on the link into the
 standby (its RX lcore starved: af_packet has no flow control).
