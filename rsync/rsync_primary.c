@@ -172,7 +172,9 @@ send_fragment(struct rsync_primary *p, struct stage *s, uint32_t f)
 					       .cut_ts = s->cut_ts, .nd_cut = s->nd_cut,
 					       .txts_entries = s->delta.n,
 					       .state_frags = s->state_frags,
-					       .state_bytes = s->state_bytes};
+					       .state_bytes = s->state_bytes,
+					       .pkts = s->n,
+					       .clock = s->closed_ns + p->cfg.clock_offset};
 		return send_msg(p, RSYNC_PEER_STANDBY, &m, NULL, 0);
 	}
 	return send_msg(p, RSYNC_PEER_STANDBY, &m, s->body + pc->body_off, pc->len);

@@ -403,6 +403,13 @@ rsync_standby_rx(struct rsync_standby *s, const struct rsync_msg *m, uint64_t no
 	case RSYNC_PREPARE:
 	case RSYNC_CHECKPOINT:
 		r = rx_fragment(s, m);
+		/* The primary's chain clock, newest first heard: the standby
+		 * carries it on after a takeover. */
+		if (r == RSYNC_RX_OK && m->h.frag_seq == 0 && m->h.type == RSYNC_PREPARE &&
+		    m->u.meta.clock >= s->primary_clock) {
+			s->primary_clock = m->u.meta.clock;
+			s->primary_clock_rx_ns = now;
+		}
 		break;
 	case RSYNC_COMMIT:
 		if (m->h.txid <= s->applied.txid) {
@@ -466,6 +473,14 @@ uint64_t
 rsync_standby_primary_run(const struct rsync_standby *s)
 {
 	return s->primary_run;
+}
+
+uint64_t
+rsync_standby_primary_clock(const struct rsync_standby *s, uint64_t now)
+{
+	if (s->primary_clock == 0)
+		return 0;
+	return s->primary_clock + (now > s->primary_clock_rx_ns ? now - s->primary_clock_rx_ns : 0);
 }
 
 uint32_t

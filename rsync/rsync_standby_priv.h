@@ -43,6 +43,8 @@ struct rsync_standby {
 	uint32_t epoch;
 	bool taken_over;
 	uint64_t primary_run;	/* the primary run served (0: none heard yet) */
+	/* The newest chain clock a META brought, and when (this side's now). */
+	uint64_t primary_clock, primary_clock_rx_ns;
 	uint64_t restarted_run;	/* the last other primary run refused (counted once) */
 	struct slot *slots;
 	struct slot **chain;   /* scratch: a chain being applied (window entries) */

@@ -83,8 +83,11 @@ enum { /* PREPARE fragment 0: META */
 	META_TXTS_ENTRIES = 32,
 	META_STATE_FRAGS = 36,
 	META_STATE_BYTES = 40,
+	META_PKTS = 48,
+	META_RESERVED = 52,
+	META_CLOCK = 56,
 };
-_Static_assert(META_STATE_BYTES + 8 == RSYNC_META_WIRE_LEN, "META is 48 bytes");
+_Static_assert(META_CLOCK + 8 == RSYNC_META_WIRE_LEN, "META is 64 bytes");
 enum { /* one TxTs entry of a PREPARE's TxTs piece */
 	TXTS_SRC_IP = 0,
 	TXTS_DST_IP = 4,
@@ -354,6 +357,8 @@ meta_decode(const uint8_t *p, struct rsync_meta *m)
 	m->txts_entries = onvm_get_be32(p + META_TXTS_ENTRIES);
 	m->state_frags = onvm_get_be32(p + META_STATE_FRAGS);
 	m->state_bytes = onvm_get_be64(p + META_STATE_BYTES);
+	m->pkts = onvm_get_be32(p + META_PKTS);
+	m->clock = onvm_get_be64(p + META_CLOCK);
 }
 
 static void
@@ -366,6 +371,9 @@ meta_encode(const struct rsync_meta *m, uint8_t *p)
 	onvm_put_be32(p + META_TXTS_ENTRIES, m->txts_entries);
 	onvm_put_be32(p + META_STATE_FRAGS, m->state_frags);
 	onvm_put_be64(p + META_STATE_BYTES, m->state_bytes);
+	onvm_put_be32(p + META_PKTS, m->pkts);
+	onvm_put_be32(p + META_RESERVED, 0);
+	onvm_put_be64(p + META_CLOCK, m->clock);
 }
 
 /* The fixed payload length of a type; -1 for the fragment types. */
@@ -485,6 +493,9 @@ check_fields(const struct rsync_hdr *h, const uint8_t *pl, struct rsync_msg *m)
 				return RSYNC_RX_BAD_FIELD;
 			/* A full transaction carries its cut. */
 			if ((h->flags & RSYNC_F_FULL) && mt->cut_id == 0)
+				return RSYNC_RX_BAD_FIELD;
+			/* A packet raises one flow's entry at most. */
+			if (onvm_get_be32(pl + META_RESERVED) != 0 || mt->txts_entries > mt->pkts)
 				return RSYNC_RX_BAD_FIELD;
 			/* Every piece carries at least one entry (one byte) and
 			 * at most RSYNC_MAX_PAYLOAD bytes; 64-bit arithmetic,

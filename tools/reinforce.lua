@@ -81,6 +81,9 @@ local rf = {
 	entries = ProtoField.uint32("reinforce_rsync.meta.txts_entries", "TxTs entries"),
 	state_frags = ProtoField.uint32("reinforce_rsync.meta.state_frags", "State fragments"),
 	state_bytes = ProtoField.uint64("reinforce_rsync.meta.state_bytes", "State bytes"),
+	pkts = ProtoField.uint32("reinforce_rsync.meta.pkts", "Packets"),
+	meta_reserved = ProtoField.uint32("reinforce_rsync.meta.reserved", "Reserved"),
+	clock = ProtoField.uint64("reinforce_rsync.meta.clock", "Chain clock (ns)"),
 	t_src = ProtoField.ipv4("reinforce_rsync.txts.src", "Source"),
 	t_dst = ProtoField.ipv4("reinforce_rsync.txts.dst", "Destination"),
 	t_sport = ProtoField.uint16("reinforce_rsync.txts.sport", "Source port"),
@@ -111,7 +114,7 @@ rsync.fields = list
 
 local function payload(t, p, mtype, region)
 	local len = p:len()
-	if mtype == 1 and region == 0xFFFF and len >= 48 then
+	if mtype == 1 and region == 0xFFFF and len >= 64 then
 		t:add(rf.prev, p(0, 8))
 		t:add(rf.cut_id, p(8, 8))
 		t:add(rf.cut_ts, p(16, 8))
@@ -119,6 +122,9 @@ local function payload(t, p, mtype, region)
 		t:add(rf.entries, p(32, 4))
 		t:add(rf.state_frags, p(36, 4))
 		t:add(rf.state_bytes, p(40, 8))
+		t:add(rf.pkts, p(48, 4))
+		t:add(rf.meta_reserved, p(52, 4))
+		t:add(rf.clock, p(56, 8))
 	elseif mtype == 1 and region == 0xFFFE then
 		for off = 0, len - 24, 24 do
 			local e = t:add(p(off, 24), "TxTs entry")

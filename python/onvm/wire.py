@@ -56,6 +56,13 @@ def rsync_frame(mtype, chain, epoch, payload=b"", txid=0, bad_crc=False, region=
     return bytes([2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2]) + struct.pack(">H", ETH_RSYNC) + hdr + payload
 
 
+def rsync_meta(prev_txid=0, cut_id=0, cut_ts=0, nd_cut=0, entries=0, state_frags=0,
+               state_bytes=0, pkts=0, clock=0):
+    """A PREPARE's META piece (64 bytes)."""
+    return struct.pack(">QQQQIIQIIQ", prev_txid, cut_id, cut_ts, nd_cut, entries, state_frags,
+                       state_bytes, pkts, 0, clock)
+
+
 def rsync_fields(frame):
     """The header of an RSync frame (Ethernet header first) as a dict."""
     (ver, mtype, flags, key, chain, plen, epoch, crc, txid, seq, count, region, role, _res,

@@ -82,6 +82,10 @@ struct rsync_primary_cfg {
 	uint32_t epoch;		   /* the chain's epoch at start (>= 1) */
 	uint32_t stages;	   /* latch stages, 2 .. RSYNC_MAX_STAGES */
 	uint32_t stage_pkts;	   /* packets per stage, >= 1 */
+	/* The chain's clock less the node's (the `now` every call is given):
+	 * what the chain's NFs stamp their state with.  0 unless the chain
+	 * took over from another node. */
+	uint64_t clock_offset;
 	uint64_t stage_state_bytes; /* state bytes one transaction may carry */
 	uint32_t max_payload;	   /* fragment payload bytes, <= RSYNC_MAX_PAYLOAD */
 	uint64_t close_ns;	   /* an open stage closes this long after its first packet */

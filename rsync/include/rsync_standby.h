@@ -174,6 +174,11 @@ void rsync_standby_get_applied(const struct rsync_standby *s, struct rsync_stand
 /* This standby's run id, and the primary run it serves (0: none heard). */
 uint64_t rsync_standby_run(const struct rsync_standby *s);
 uint64_t rsync_standby_primary_run(const struct rsync_standby *s);
+/* The primary's chain clock now, as this standby reckons it: the newest
+ * META's (its clock when it closed the stage) plus the time since it came
+ * (`now` on this side's clock).  0 before any META.  After a takeover the
+ * owner runs its NFs on this clock: stamps in the state keep their age. */
+uint64_t rsync_standby_primary_clock(const struct rsync_standby *s, uint64_t now_ns);
 uint32_t rsync_standby_epoch(const struct rsync_standby *s);
 uint32_t rsync_standby_staged(const struct rsync_standby *s);
 bool rsync_standby_taken_over(const struct rsync_standby *s);

@@ -180,8 +180,14 @@ struct rsync_meta {
 	uint32_t txts_entries; /* TxTs delta entries in the transaction */
 	uint32_t state_frags;  /* CHECKPOINT fragments in the transaction */
 	uint64_t state_bytes;  /* bytes of those fragments' payloads */
+	uint32_t pkts;	       /* packets the stage holds (>= txts_entries) */
+	/* The chain's clock when the stage closed (ns): the primary's
+	 * CLOCK_MONOTONIC plus its chain clock offset.  The NFs' time stamps
+	 * in the cut are of this clock, which a standby carries on after a
+	 * takeover (rsync_standby_primary_clock()). */
+	uint64_t clock;
 };
-#define RSYNC_META_WIRE_LEN 48
+#define RSYNC_META_WIRE_LEN 64
 
 /* One TxTs entry (24 bytes on the wire): a flow and its highest released
  * timestamp. */

@@ -251,6 +251,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		msg.u.meta.txts_entries = (uint32_t)take(&p, end, 1);
 		msg.u.meta.state_frags = (uint32_t)take(&p, end, 1);
 		msg.u.meta.state_bytes = take(&p, end, 2);
+		msg.u.meta.pkts = msg.u.meta.txts_entries; /* (a packet per flow) */
 		/* A state piece is state records: the payload becomes one, for
 		 * the region and offset the script chose. */
 		if (msg.h.type == RSYNC_CHECKPOINT && plen > RSYNC_REC_HDR_LEN) {

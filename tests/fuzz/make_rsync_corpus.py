@@ -44,7 +44,9 @@ def frame(mtype, txid=0, payload=b"", seq=0, count=1, region=0, offset=0, epoch=
 
 def main(out):
     os.makedirs(out, exist_ok=True)
-    meta = struct.pack(">QQQQIIQ", 0, 1, 5, 0, 1, 1, 28)
+    # META: prev txid, cut id, cut ts, nd cut, entries, state frags, state
+    # bytes, packets, reserved, chain clock
+    meta = struct.pack(">QQQQIIQIIQ", 0, 1, 5, 0, 1, 1, 28, 2, 0, 5000000000)
     txts = struct.pack(">IIHHB3xQ", 0xC6120001, 0xC6130001, 1000, 80, 6, 5)
     # a state record: 16 bytes of region 0 at 64
     rec = struct.pack(">HHQ", 0, 16, 64) + bytes(range(16))

@@ -32,7 +32,7 @@ import time
 
 from onvm import lab, pcap, traces
 from onvm.wire import (COMMIT, PREPARE, REPLAY_ACK, REPLAY_START, ROLE_STANDBY, TEST_RUN,
-                       rsync_fields, rsync_frame)
+                       rsync_fields, rsync_frame, rsync_meta)
 
 SHIM = 0x88B5
 REPLAYED = 30  # the replayed range: timestamps (0, REPLAYED]
@@ -129,7 +129,7 @@ def test(L):
     # standby is in sync from the chain's origin -- one that never applied
     # anything refuses a takeover (it cannot tell that it did not start
     # late).  Then the predecessor fails the chain over to it (epoch 2).
-    meta = struct.pack(">QQQQIIQ", 0, 0, 0, 0, 0, 0, 0)
+    meta = rsync_meta()
     inject_many(ns, "s1", [rsync_frame(PREPARE, 7, 1, meta, txid=1, region=0xFFFF,
                                        receiver_run=run),
                            rsync_frame(COMMIT, 7, 1, txid=1, receiver_run=run)],

@@ -97,7 +97,8 @@ main(int argc, char **argv)
 	m.h.frag_count = 3;
 	m.h.region = RSYNC_REGION_META;
 	m.u.meta = (struct rsync_meta){.prev_txid = 41, .cut_id = 5, .cut_ts = 1000,
-				       .txts_entries = 1, .state_frags = 1, .state_bytes = 100};
+				       .txts_entries = 1, .state_frags = 1, .state_bytes = 100,
+				       .pkts = 3, .clock = 5000000000ull};
 	msg(RSYNC_PREPARE, 42, &m, NULL, 0, NULL);
 	/* 2: its TxTs piece */
 	rsync_txts_encode(&e, 1, txts);

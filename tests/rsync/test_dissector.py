@@ -40,7 +40,8 @@ def main():
                   "reinforce_shim.inner_type", "reinforce_rsync.rec.region",
                   "reinforce_rsync.rec.offset", "reinforce_rsync.rec.len", "reinforce_rsync.role",
                   "reinforce_rsync.sender_run", "reinforce_rsync.receiver_run",
-                  "reinforce_rsync.replay_ack.next_ts", "reinforce_rsync.replay_ack.gap_ts"]
+                  "reinforce_rsync.replay_ack.next_ts", "reinforce_rsync.replay_ack.gap_ts",
+                  "reinforce_rsync.meta.pkts", "reinforce_rsync.meta.clock"]
         cmd = [TSHARK, "-X", "lua_script:" + lua, "-r", cap, "-T", "fields", "-E",
                "separator=|"]
         for f in fields:
@@ -61,7 +62,8 @@ def main():
          "reinforce_rsync.frag_seq": "0", "reinforce_rsync.frag_count": "3", "reinforce_rsync.region": "65535",
          "reinforce_rsync.meta.prev_txid": "41", "reinforce_rsync.meta.cut_ts": "1000",
          "reinforce_rsync.meta.txts_entries": "1", "reinforce_rsync.meta.state_bytes": "100",
-         "reinforce_rsync.len": "48", "reinforce_rsync.flags.hmac": "False", "reinforce_rsync.hmac": "",
+         "reinforce_rsync.meta.pkts": "3", "reinforce_rsync.meta.clock": "5000000000",
+         "reinforce_rsync.len": "64", "reinforce_rsync.flags.hmac": "False", "reinforce_rsync.hmac": "",
          "reinforce_rsync.role": "2", "reinforce_rsync.sender_run": "0x1111111111111111",
          "reinforce_rsync.receiver_run": "0x2222222222222222"},
         {"reinforce_rsync.type": "1", "reinforce_rsync.frag_seq": "1", "reinforce_rsync.region": "65534",

@@ -136,7 +136,9 @@ meta_msg(uint16_t count, uint32_t entries, uint32_t state_frags, uint64_t state_
 				       .nd_cut = 0,
 				       .txts_entries = entries,
 				       .state_frags = state_frags,
-				       .state_bytes = state_bytes};
+				       .state_bytes = state_bytes,
+				       .pkts = entries + 3,
+				       .clock = 0x0123456789abcdefull};
 	return m;
 }
 
@@ -848,8 +850,8 @@ static const struct reject_row rows[] = {
 	{"REPLAY_END 24 bytes", B_REND, {E(H(6), 2, 24)}, 8, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
 	{"HEARTBEAT 0 bytes", B_HB, {E(H(6), 2, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
 	{"REPLAY_ACK 8 bytes", B_RACK, {E(H(6), 2, 8)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
-	{"META 47 bytes", B_META, {E(H(6), 2, 47)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
-	{"META 72 bytes", B_META, {E(H(6), 2, 72)}, 24, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
+	{"META 63 bytes", B_META, {E(H(6), 2, 63)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
+	{"META 88 bytes", B_META, {E(H(6), 2, 88)}, 24, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
 	{"TxTs not whole entries", B_TXTS, {E(H(6), 2, 47)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
 	{"TxTs piece empty", B_TXTS, {E(H(6), 2, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
 	{"CHECKPOINT empty", B_CKPT, {E(H(6), 2, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_LENGTH},
@@ -895,6 +897,9 @@ static const struct reject_row rows[] = {
 	{"REPLAY_END a count, last ts 0", B_REND, {E(P(0), 8, 0)}, 0, 0, K_NONE, 0,
 	 RSYNC_RX_BAD_FIELD},
 	{"META prev txid = txid", B_META, {E(P(0), 8, 9)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FIELD},
+	{"META more TxTs entries than packets", B_META, {E(P(48), 4, 1)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_FIELD},
+	{"META reserved not 0", B_META, {E(P(52), 4, 1)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_FIELD},
 	{"META cut ts without a cut", B_META_NOCUT, {E(P(16), 8, 5)}, 0, 0, K_NONE, 0,
 	 RSYNC_RX_BAD_FIELD},
 	{"META state without a cut", B_META, {E(P(8), 8, 0), E(P(16), 8, 0)}, 0, 0, K_NONE, 0,
