@@ -25,7 +25,7 @@ rsync_stage_reset(struct stage *s)
 	rsync_txts_clear(&s->delta);
 	s->state = ST_FREE;
 	s->started = s->nd_wait_counted = s->cut_open = s->cut_failed = s->needs_cut = false;
-	s->cut_dropped = false;
+	s->cut_dropped = s->held_for_cut = false;
 	s->txid = s->prev_txid = 0;
 	s->cut_id = s->cut_base = s->cut_ts = 0;
 	s->cut_full = false;
@@ -45,7 +45,8 @@ rsync_stage_reset(struct stage *s)
  * The OPEN stage, opening one if there is room; NULL when there is none.
  * Packets never open the last free stage: it is kept for a cut, because the
  * stages waiting for a cut (release rule 2) can only be released once one
- * arrives -- with every stage taken by waiting packets, none could.
+ * arrives -- with every stage taken by waiting packets, none could.  Only
+ * the packets ahead of that cut's marker may go in with it (latch_pkt()).
  */
 static struct stage *
 open_stage(struct rsync_primary *p, uint64_t now, bool for_cut)
@@ -151,9 +152,13 @@ rsync_stage_close(struct rsync_primary *p, struct stage *s, uint64_t now)
 	s->tx_next = 0;
 	p->stats.stages_closed++;
 }
-int
-rsync_primary_add(struct rsync_primary *p, void *pkt, const struct rsync_flow *flow, uint64_t ts,
-		  uint64_t now)
+/* Latch a packet in the open stage.  A packet never opens the stage kept
+ * for a cut -- unless it waits for the latch before that cut's marker
+ * (`before_cut`): then the stage takes it beyond stage_pkts, and only the
+ * cut closes it. */
+static int
+latch_pkt(struct rsync_primary *p, void *pkt, const struct rsync_flow *flow, uint64_t ts,
+	  uint64_t now, bool before_cut)
 {
 	struct stage *s;
 
@@ -166,8 +171,8 @@ rsync_primary_add(struct rsync_primary *p, void *pkt, const struct rsync_flow *f
 		return -EINVAL;
 	}
 	for (;;) {
-		s = open_stage(p, now, false);
-		if (s == NULL) {
+		s = open_stage(p, now, before_cut);
+		if (s == NULL || ((before_cut || s->held_for_cut) && s->n == p->cap_pkts)) {
 			p->stats.latch_full++;
 			return -ENOBUFS;
 		}
@@ -179,16 +184,37 @@ rsync_primary_add(struct rsync_primary *p, void *pkt, const struct rsync_flow *f
 			break;
 		/* The stage's delta is full (more flows than it was sized
 		 * for): close it and latch the packet in the next one. */
+		if (before_cut || s->held_for_cut) {
+			p->stats.latch_full++;
+			return -ENOBUFS; /* (sized for cap_pkts flows: never) */
+		}
 		rsync_stage_close(p, s, now);
 		rsync_primary_pump(p, now);
 	}
 	s->pkts[s->n++] = pkt;
 	p->stats.pkts_in++;
-	if (s->n == p->cfg.stage_pkts) {
+	if (before_cut) {
+		s->held_for_cut = true;
+		p->stats.pkts_before_cut++;
+	} else if (s->n >= p->cfg.stage_pkts && !s->held_for_cut) {
 		rsync_stage_close(p, s, now);
 		rsync_primary_pump(p, now);
 	}
 	return 0;
+}
+
+int
+rsync_primary_add(struct rsync_primary *p, void *pkt, const struct rsync_flow *flow, uint64_t ts,
+		  uint64_t now)
+{
+	return latch_pkt(p, pkt, flow, ts, now, false);
+}
+
+int
+rsync_primary_add_before_cut(struct rsync_primary *p, void *pkt, const struct rsync_flow *flow,
+			     uint64_t ts, uint64_t now)
+{
+	return latch_pkt(p, pkt, flow, ts, now, true);
 }
 
 void
@@ -344,6 +370,19 @@ rsync_primary_cut_end(struct rsync_primary *p, uint64_t now)
 		 * or stages waiting for a cut could fill the latch for good. */
 		rsync_stage_reset(s);
 		p->used--;
+		return -E2BIG;
+	}
+	if (failed && s->held_for_cut) {
+		/* The stage kept for cuts, with the packets that waited ahead
+		 * of this one: it stays open for the next cut, for the same
+		 * reason. */
+		s->cut_open = s->cut_failed = s->cut_dropped = s->cut_full = false;
+		s->cut_id = s->cut_base = s->cut_ts = 0;
+		s->n_pieces = 0;
+		s->body_len = 0;
+		s->state_frags = 0;
+		s->state_bytes = 0;
+		s->rec_hdr = UINT64_MAX;
 		return -E2BIG;
 	}
 	rsync_stage_close(p, s, now);

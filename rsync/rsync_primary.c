@@ -43,10 +43,12 @@ cfg_valid(const struct rsync_primary_cfg *c)
 {
 	return c->epoch >= 1 && c->run != 0 && c->standby_window >= c->stages &&
 	       c->max_payload >= RSYNC_TXTS_WIRE_LEN &&
-	       1 + ((uint64_t)c->stage_pkts + c->max_payload / RSYNC_TXTS_WIRE_LEN - 1) /
+	       1 + ((uint64_t)c->stage_pkts + c->cut_extra_pkts +
+		    c->max_payload / RSYNC_TXTS_WIRE_LEN - 1) /
 			       (c->max_payload / RSYNC_TXTS_WIRE_LEN) + 1 <=
 		       UINT16_MAX && c->stages >= 2 && c->stages <= RSYNC_MAX_STAGES &&
-	       c->stage_pkts >= 1 && c->stage_pkts <= (1u << 20) && c->max_payload >= 64 &&
+	       c->stage_pkts >= 1 && c->stage_pkts <= (1u << 20) &&
+	       c->cut_extra_pkts <= (1u << 20) && c->max_payload >= 64 &&
 	       c->max_payload <= RSYNC_MAX_PAYLOAD && c->retrans_ns > 0 && c->max_tries >= 1 &&
 	       c->standby_window >= 1 && c->stage_state_bytes <= (1ull << 32);
 }
@@ -56,7 +58,7 @@ rsync_primary_new(const struct rsync_primary_cfg *cfg, const struct rsync_primar
 		  void *ctx, uint64_t seed)
 {
 	struct rsync_primary *p;
-	uint64_t txts_frags, state_pieces;
+	uint64_t txts_frags, state_pieces, cap_pkts;
 
 	if (cfg == NULL || ops == NULL || ops->send == NULL || ops->release == NULL ||
 	    ops->drop == NULL || !cfg_valid(cfg)) {
@@ -71,9 +73,13 @@ rsync_primary_new(const struct rsync_primary_cfg *cfg, const struct rsync_primar
 	p->ctx = ctx;
 	p->epoch = cfg->epoch;
 	p->txts_per_frag = cfg->max_payload / RSYNC_TXTS_WIRE_LEN;
-	p->delta_cap = pow2_at_least((uint64_t)cfg->stage_pkts * 2);
-	p->body_cap = (uint64_t)cfg->stage_pkts * RSYNC_TXTS_WIRE_LEN + cfg->stage_state_bytes;
-	txts_frags = (cfg->stage_pkts + p->txts_per_frag - 1) / p->txts_per_frag;
+	/* Any stage may be the one kept for a cut, and take the waiting
+	 * packets before it. */
+	cap_pkts = (uint64_t)cfg->stage_pkts + cfg->cut_extra_pkts;
+	p->cap_pkts = (uint32_t)cap_pkts;
+	p->delta_cap = pow2_at_least(cap_pkts * 2);
+	p->body_cap = cap_pkts * RSYNC_TXTS_WIRE_LEN + cfg->stage_state_bytes;
+	txts_frags = (cap_pkts + p->txts_per_frag - 1) / p->txts_per_frag;
 	/* A cut's pieces are contiguous runs of chunks: at least 64 bytes each
 	 * in practice; more pieces than that make the cut too big. */
 	state_pieces = cfg->stage_state_bytes / 64 + 16;
@@ -87,7 +93,7 @@ rsync_primary_new(const struct rsync_primary_cfg *cfg, const struct rsync_primar
 		struct stage *s = &p->stages[i];
 		void *dmem = malloc(rsync_txts_mem_size(p->delta_cap, true));
 
-		s->pkts = calloc(cfg->stage_pkts, sizeof(*s->pkts));
+		s->pkts = calloc(cap_pkts, sizeof(*s->pkts));
 		s->body = malloc(p->body_cap ? p->body_cap : 1);
 		s->pieces = calloc(p->piece_cap, sizeof(*s->pieces));
 		if (dmem == NULL || s->pkts == NULL || s->body == NULL || s->pieces == NULL) {
@@ -404,7 +410,8 @@ rsync_primary_tick(struct rsync_primary *p, uint64_t now)
 	if (p->used > 0) {
 		struct stage *o = stage_at(p, p->used - 1);
 
-		if (o->state == ST_OPEN && o->n > 0 && !o->cut_open &&
+		/* (The stage kept for a cut waits for it.) */
+		if (o->state == ST_OPEN && o->n > 0 && !o->cut_open && !o->held_for_cut &&
 		    now - o->opened_ns >= p->cfg.close_ns) {
 			rsync_stage_close(p, o, now);
 		}
@@ -456,7 +463,7 @@ rsync_primary_tick(struct rsync_primary *p, uint64_t now)
 			next = s->deadline_ns < next ? s->deadline_ns : next;
 		else if (s->state == ST_SENDING)
 			next = now; /* blocked on the link or the window: poll (and time out) */
-		else if (s->state == ST_OPEN && s->n > 0 && !s->cut_open &&
+		else if (s->state == ST_OPEN && s->n > 0 && !s->cut_open && !s->held_for_cut &&
 			 s->opened_ns + p->cfg.close_ns < next)
 			next = s->opened_ns + p->cfg.close_ns;
 	}

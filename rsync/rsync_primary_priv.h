@@ -50,6 +50,7 @@ struct stage {
 	bool cut_failed;    /* the cut outgrew the stage or lost its base */
 	bool cut_dropped;   /* ... or the owner dropped it (rsync_primary_cut_drop) */
 	bool cut_full;	    /* the cut is whole (base RSYNC_CUT_FULL): RSYNC_F_FULL */
+	bool held_for_cut;  /* took packets ahead of a cut: only a cut closes it */
 	uint64_t txid, prev_txid;
 	uint64_t cut_id, cut_base, cut_ts;
 	uint64_t nd_cut;	    /* the cut id it waits for (needs_cut), for META */
@@ -83,6 +84,7 @@ struct rsync_primary {
 	uint64_t standby_run, pred_run; /* the peers' runs, as last heard (0: none yet) */
 	struct stage stages[RSYNC_MAX_STAGES];
 	uint32_t head, used;
+	uint32_t cap_pkts;	/* packets a stage can hold: stage_pkts + cut_extra_pkts */
 	uint32_t delta_cap;	/* TxTs delta slots per stage */
 	uint64_t body_cap;	/* body bytes per stage */
 	uint32_t piece_cap;	/* fragments per stage */

@@ -222,6 +222,39 @@ joined_late(struct rsync_standby *s)
 	s->stats.joins++;
 }
 
+/*
+ * Of the `n` links walk_chain() left in s->chain (newest first), how many
+ * -- the oldest ones -- the primary could have released: its rule 2
+ * releases a transaction that waits for a cut (META nd_cut) only once one
+ * at or after it carries a cut and is voted, and releases in order.  The
+ * links from the first that cannot have gone are never presumed
+ * committed: they hold no cut (a voted one after them would have let them
+ * go), their packets come after the applied cut, and the replay makes
+ * their outputs again instead of suppressing them as released.
+ */
+static uint32_t
+releasable_prefix(struct rsync_standby *s, uint32_t n)
+{
+	uint32_t newest_cut = UINT32_MAX; /* index (newest first) of the newest cut */
+
+	for (uint32_t i = 0; i < n && newest_cut == UINT32_MAX; i++)
+		if (s->chain[i]->meta.cut_id != 0)
+			newest_cut = i;
+	for (uint32_t i = n; i-- > 0;) {
+		const struct slot *sl = s->chain[i];
+
+		/* (newest first: "at or after it" is an index <= i) */
+		if (sl->meta.nd_cut != 0 && sl->meta.cut_id == 0 &&
+		    (newest_cut == UINT32_MAX || newest_cut > i)) {
+			s->stats.takeover_unreleasable += i + 1;
+			/* keep s->chain[i + 1 .. n) (the older ones), newest first */
+			memmove(&s->chain[0], &s->chain[i + 1], (n - i - 1) * sizeof(s->chain[0]));
+			return n - i - 1;
+		}
+	}
+	return n;
+}
+
 int
 rsync_standby_takeover(struct rsync_standby *s, uint32_t new_epoch,
 		       struct rsync_standby_applied *out)
@@ -254,6 +287,7 @@ rsync_standby_takeover(struct rsync_standby *s, uint32_t new_epoch,
 	}
 	for (uint32_t i = 0; i < s->cfg.window; i++)
 		s->slots[i].dead = false;
+	n = (int)releasable_prefix(s, (uint32_t)n);
 	/* Not in sync even with the voted chain (it started late, or an NF's
 	 * state was lost, and it is not resynchronised yet): its state is not
 	 * a cut of the chain.  Nothing is applied -- a voted transaction may
@@ -263,6 +297,8 @@ rsync_standby_takeover(struct rsync_standby *s, uint32_t new_epoch,
 		s->stats.takeovers_not_synced++;
 		return -ENOTRECOVERABLE;
 	}
+	for (int i = 0; i < n; i++) /* (before apply_walked() frees the slots) */
+		s->stats.takeover_presumed_pkts += s->chain[i]->meta.pkts;
 	apply_walked(s, (uint32_t)n, origin);
 	s->stats.takeover_applied += (uint64_t)n;
 	if (!s->synced) {

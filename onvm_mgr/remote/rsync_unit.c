@@ -185,7 +185,7 @@ session_init(struct rsync_chain *c, int idx)
 		snprintf(name, sizeof(name), "onvm_rsync_ctl%d", idx);
 		c->ctl = rte_ring_create(name, RSYNC_CTL_RING, rte_socket_id(),
 					 RING_F_SP_ENQ | RING_F_SC_DEQ);
-		c->wait = rte_zmalloc("onvm_rsync_wait", RSYNC_WAIT_RING * sizeof(*c->wait), 0);
+		c->wait = rte_zmalloc("onvm_rsync_wait", RSYNC_WAIT_SLOTS * sizeof(*c->wait), 0);
 		if (c->ctl == NULL || c->wait == NULL) {
 			MGR_LOG(ERR, "remote chain %s: no memory for its rings", rc->name);
 			return -ENOMEM;
@@ -212,6 +212,7 @@ session_init(struct rsync_chain *c, int idx)
 			.epoch = rc->epoch,
 			.stages = rc->stages,
 			.stage_pkts = rc->stage_packets,
+			.cut_extra_pkts = RSYNC_WAIT_RING,
 			.stage_state_bytes = (uint64_t)rc->stage_state_kb << 10,
 			.max_payload = RSYNC_MAX_PAYLOAD,
 			.close_ns = (uint64_t)rc->stage_close_us * 1000,
@@ -752,13 +753,11 @@ mgr_rsync_fini(void)
 		/* Held packets go back to the pool, counted as aborted. */
 		rsync_primary_free(c->pri);
 		c->pri = NULL;
-		rte_pktmbuf_free(c->marker_wait);
-		c->marker_wait = NULL;
 		rsync_standby_free(c->sby);
 		c->sby = NULL;
 		while (c->wait_n > 0) {
 			rte_pktmbuf_free(c->wait[c->wait_head]);
-			c->wait_head = (c->wait_head + 1) % RSYNC_WAIT_RING;
+			c->wait_head = (c->wait_head + 1) % RSYNC_WAIT_SLOTS;
 			c->wait_n--;
 		}
 		rte_free(c->wait);

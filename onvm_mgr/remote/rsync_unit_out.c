@@ -42,12 +42,8 @@ latch(struct rsync_chain *c, struct rte_mbuf *m, uint64_t now)
 	struct rsync_flow f;
 	int rc;
 
-	if (unlikely(meta->flags & ONVM_PKT_F_MARKER)) {
-		if (rsync_state_marker_at_exit(c, m, now) == -ENOBUFS)
-			return false;
-		c->markers_queued--;
-		return true;
-	}
+	if (unlikely(meta->flags & ONVM_PKT_F_MARKER))
+		return rsync_state_marker_at_exit(c, m, now) != -ENOBUFS;
 	flow_of(m, &f);
 	rc = rsync_primary_add(c->pri, m, &f, meta->ts, now);
 	if (rc == -ENOBUFS)
@@ -67,82 +63,57 @@ latch(struct rsync_chain *c, struct rte_mbuf *m, uint64_t now)
 	return true;
 }
 
+/* Into the stage kept for the cut of a marker waiting behind it. */
+static bool
+latch_before_cut(struct rsync_chain *c, struct rte_mbuf *m, uint64_t now)
+{
+	struct onvm_pkt_meta *meta = onvm_pkt_meta(m, mgr.dyn_off);
+	struct rsync_flow f;
+
+	flow_of(m, &f);
+	if (rsync_primary_add_before_cut(c->pri, m, &f, meta->ts, now) != 0)
+		return false; /* (no stage at all: never once one waits for a cut) */
+	c->out_latched++;
+	if (meta->ts > c->newest_ts)
+		c->newest_ts = meta->ts;
+	return true;
+}
+
 /*
- * A marker normally takes its turn in the wait queue: its cut then follows
- * every output of the packets before it, and a primary dying before they
- * are released loses at most the stages in flight.  But when every stage
- * waits for a cut (an ND decision), the stage kept free takes only the cut,
- * and a marker behind packets that cannot get in would never reach it: then
- * the marker goes ahead (taken out of the queue if it is there).  Its cut
- * covers the packets it passes (they left the chain before it); should the
- * primary die before their stages are released, they are lost with it --
- * the wait queue joins the loss bound -- never doubled.
+ * Packets that waited for room go first, in order, and a marker in its
+ * turn: its cut then follows every output of the packets before it, and a
+ * primary dying before they are released loses at most the stages in
+ * flight.  When every stage is busy and some wait for a cut (an ND
+ * decision), the stage the library keeps free for a cut would take only
+ * the cut, and a marker behind packets that cannot get in would never reach
+ * it: then the packets ahead of the marker go into that stage with it
+ * (rsync_primary_add_before_cut), however many they are, and the cut closes
+ * it.  A marker never overtakes an output: a cut the standby applies at a
+ * takeover never covers an output the primary did not hand to the latch
+ * before it, so the log is never trimmed past a packet whose output is
+ * still waiting.  Returns how many went.
  */
-static void
-marker_ahead(struct rsync_chain *c, struct rte_mbuf *m, uint64_t now)
-{
-	c->markers_ahead++;
-	if (c->marker_wait != NULL) {
-		/* One held at a time: the newer supersedes the older. */
-		if (mgr_marker_cut(c->marker_wait) > mgr_marker_cut(m)) {
-			rte_pktmbuf_free(m);
-			return;
-		}
-		rte_pktmbuf_free(c->marker_wait);
-		c->marker_wait = NULL;
-	}
-	/* No stage at all: held, ahead of every waiting packet (see
-	 * latch_waiting()), until one frees. */
-	if (rsync_state_marker_at_exit(c, m, now) == -ENOBUFS)
-		c->marker_wait = m;
-}
-
-/* The first marker waiting in the queue, taken out of it (order kept). */
-static struct rte_mbuf *
-marker_from_queue(struct rsync_chain *c)
-{
-	for (uint32_t i = 0; i < c->wait_n; i++) {
-		uint32_t at = (c->wait_head + i) % RSYNC_WAIT_RING;
-		struct rte_mbuf *m = c->wait[at];
-
-		if (!(onvm_pkt_meta(m, mgr.dyn_off)->flags & ONVM_PKT_F_MARKER))
-			continue;
-		for (uint32_t j = i; j + 1 < c->wait_n; j++)
-			c->wait[(c->wait_head + j) % RSYNC_WAIT_RING] =
-				c->wait[(c->wait_head + j + 1) % RSYNC_WAIT_RING];
-		c->wait_n--;
-		c->markers_queued--;
-		return m;
-	}
-	return NULL;
-}
-
-/* Packets that waited for room go first, in order -- behind a marker held
- * ahead of them.  Returns how many. */
 static int
 latch_waiting(struct rsync_chain *c, uint64_t now)
 {
 	int n = 0;
 
-	if (c->marker_wait != NULL && c->state == RS_PRIMARY) {
-		if (rsync_state_marker_at_exit(c, c->marker_wait, now) == -ENOBUFS)
-			return 0;
-		c->marker_wait = NULL;
-		n++;
-	}
 	while (c->wait_n > 0) {
 		struct rte_mbuf *m = c->wait[c->wait_head];
+		const bool marker = onvm_pkt_meta(m, mgr.dyn_off)->flags & ONVM_PKT_F_MARKER;
 
 		if (c->state != RS_PRIMARY) {
-			if (onvm_pkt_meta(m, mgr.dyn_off)->flags & ONVM_PKT_F_MARKER)
-				c->markers_queued--;
-			else
+			if (!marker)
 				c->out_refused++;
 			rte_pktmbuf_free(m);
-		} else if (!latch(c, m, now)) {
+		} else if (!latch(c, m, now) &&
+			   (marker || c->markers_queued == 0 ||
+			    !rsync_primary_stage_waits_cut(c->pri) || !latch_before_cut(c, m, now))) {
 			break; /* stays first */
 		}
-		c->wait_head = (c->wait_head + 1) % RSYNC_WAIT_RING;
+		if (marker)
+			c->markers_queued--;
+		c->wait_head = (c->wait_head + 1) % RSYNC_WAIT_SLOTS;
 		c->wait_n--;
 		n++;
 	}
@@ -202,17 +173,7 @@ mgr_rsync_tx(struct mgr_dp_ctx *ctx)
 			/* Fenced: what waited for the latch goes back (counted). */
 			if (c->wait_n > 0)
 				work += latch_waiting(c, now);
-			rte_pktmbuf_free(c->marker_wait);
-			c->marker_wait = NULL;
 			continue;
-		}
-		/* Every stage may be waiting for the cut of a marker stuck in
-		 * the queue: let it go ahead. */
-		if (c->markers_queued > 0 && rsync_primary_stage_waits_cut(c->pri)) {
-			struct rte_mbuf *mk = marker_from_queue(c);
-
-			if (mk != NULL)
-				marker_ahead(c, mk, now);
 		}
 		if (now >= c->next_cut_ns)
 			lazy_cut(c, now);
@@ -223,7 +184,7 @@ mgr_rsync_tx(struct mgr_dp_ctx *ctx)
 			rsync_state_request_marker(c, now);
 		if (work > 0 || now >= c->next_tick_ns)
 			c->next_tick_ns = rsync_primary_tick(c->pri, now);
-		if (c->wait_n > 0 || c->marker_wait != NULL)
+		if (c->wait_n > 0)
 			work += latch_waiting(c, now);
 		/* Frames the timers sent and packets released count as work:
 		 * the unit flushes its port buffers only after a poll with work. */
@@ -265,17 +226,20 @@ mgr_rsync_on_exit(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 			return;
 		}
 		if (unlikely(meta->flags & ONVM_PKT_F_MARKER)) {
-			/* Its turn, behind what waits (see marker_ahead());
-			 * never dropped. */
+			/* Its turn, behind what waits (see latch_waiting()). */
+			if (c->wait_n > 0)
+				latch_waiting(c, c->poll_ns);
 			if (c->wait_n == 0 &&
 			    rsync_state_marker_at_exit(c, m, c->poll_ns) != -ENOBUFS)
 				return;
-			if (c->wait_n == RSYNC_WAIT_RING ||
-			    (c->wait_n > 0 && rsync_primary_stage_waits_cut(c->pri))) {
-				marker_ahead(c, m, c->poll_ns);
+			if (c->markers_queued == RSYNC_WAIT_MARKERS) {
+				/* (one marker travels at a time: only markers
+				 * given up for lost and come back queue up) */
+				c->markers_wait_full++;
+				rte_pktmbuf_free(m);
 				return;
 			}
-			c->wait[(c->wait_head + c->wait_n) % RSYNC_WAIT_RING] = m;
+			c->wait[(c->wait_head + c->wait_n) % RSYNC_WAIT_SLOTS] = m;
 			c->wait_n++;
 			c->markers_queued++;
 			return;
@@ -286,16 +250,16 @@ mgr_rsync_on_exit(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 		now = c->poll_ns; /* no clock read per packet */
 		/* Behind packets already waiting, or the latch is full: wait
 		 * (in order) for a release to make room. */
-		if (c->wait_n > 0 || c->marker_wait != NULL)
+		if (c->wait_n > 0)
 			latch_waiting(c, now);
-		if (c->wait_n == 0 && c->marker_wait == NULL && latch(c, m, now))
+		if (c->wait_n == 0 && latch(c, m, now))
 			return;
-		if (c->wait_n == RSYNC_WAIT_RING) {
+		if (c->wait_n - c->markers_queued == RSYNC_WAIT_RING) {
 			c->out_latch_full++;
 			rte_pktmbuf_free(m);
 			return;
 		}
-		c->wait[(c->wait_head + c->wait_n) % RSYNC_WAIT_RING] = m;
+		c->wait[(c->wait_head + c->wait_n) % RSYNC_WAIT_SLOTS] = m;
 		c->wait_n++;
 		return;
 	}

@@ -24,6 +24,8 @@
 
 #define RSYNC_CTL_RING	       1024
 #define RSYNC_WAIT_RING	       8192 /* packets waiting for room in the latch */
+#define RSYNC_WAIT_MARKERS     16   /* ... and markers among them */
+#define RSYNC_WAIT_SLOTS       (RSYNC_WAIT_RING + RSYNC_WAIT_MARKERS)
 #define CTL_PER_POLL	       64
 #define FENCE_HEARTBEAT_GAP_NS (10 * 1000 * 1000ull) /* at most one per 10 ms */
 #define FENCE_UNASKED	       50 /* HEARTBEATs sent unasked after a takeover */
@@ -136,9 +138,8 @@ struct rsync_chain {
 	bool marker_out;	  /* TX unit: a marker is travelling */
 	uint64_t marker_req_ns;
 	uint64_t marker_seq;	  /* RX unit: the last cut id injected */
-	struct rte_mbuf *marker_wait; /* TX unit: a marker no stage could take yet */
 	uint32_t markers_queued;  /* TX unit: markers in the wait queue */
-	uint64_t markers_ahead;	  /* markers that went ahead of waiting packets */
+	uint64_t markers_wait_full; /* markers dropped: RSYNC_WAIT_MARKERS were waiting */
 	uint64_t markers_injected, markers_lost, cuts_state, cuts_nf_failed;
 	uint64_t cuts_nf_missing; /* of those failed: a window without a live NF */
 	uint64_t layout_mismatch; /* standby: checks of a window layout unlike ours (per fragment) */

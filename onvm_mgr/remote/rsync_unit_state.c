@@ -241,8 +241,10 @@ chain_state_sum(const struct rsync_chain *c, const struct onvm_nf_slot *s, int w
 }
 
 /* Fragments a full cut of `bytes` takes beyond its payload: the META, the
- * TxTs pieces, the window layout, a partial piece per region (a margin). */
-#define FULL_CUT_FRAG_MARGIN 64u
+ * TxTs pieces -- of a stage that may also hold the packets that waited
+ * ahead of the cut (RSYNC_WAIT_RING: 140 fragments) --, the window layout,
+ * a partial piece per region (a margin). */
+#define FULL_CUT_FRAG_MARGIN 208u
 
 int
 mgr_rsync_state_place(const struct onvm_nf_slot *s, const struct nf_state_layout *layout,

@@ -25,6 +25,7 @@ add_primary_stats(struct rte_tel_data *o, const struct rsync_chain *c)
 
 	rte_tel_data_add_dict_uint(o, "epoch", rsync_primary_epoch(c->pri));
 	rte_tel_data_add_dict_uint(o, "stages_busy", rsync_primary_stages_busy(c->pri));
+	rte_tel_data_add_dict_uint(o, "out_before_cut", rsync_primary_stats(c->pri)->pkts_before_cut);
 	{
 		char st[RTE_TEL_MAX_STRING_LEN];
 
@@ -99,6 +100,8 @@ add_standby_stats(struct rte_tel_data *o, const struct rsync_chain *c)
 	rte_tel_data_add_dict_uint(o, "state_skipped", s->state_skipped);
 	rte_tel_data_add_dict_uint(o, "takeovers_not_synced", s->takeovers_not_synced);
 	rte_tel_data_add_dict_uint(o, "takeover_txid", c->takeover_txid);
+	rte_tel_data_add_dict_uint(o, "takeover_presumed_pkts", s->takeover_presumed_pkts);
+	rte_tel_data_add_dict_uint(o, "takeover_unreleasable", s->takeover_unreleasable);
 	rte_tel_data_add_dict_uint(o, "primary_run", rsync_standby_primary_run(c->sby));
 	rte_tel_data_add_dict_uint(o, "primary_restarts", s->primary_restarts);
 	rte_tel_data_add_dict_uint(o, "replay_next", c->replay_next);
@@ -167,7 +170,7 @@ mgr_rsync_telemetry(struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "markers_lost", c->markers_lost);
 		rte_tel_data_add_dict_uint(o, "markers_dropped",
 					  __atomic_load_n(&mgr.remote.markers_dropped[i], __ATOMIC_RELAXED));
-		rte_tel_data_add_dict_uint(o, "markers_ahead", c->markers_ahead);
+		rte_tel_data_add_dict_uint(o, "markers_wait_full", c->markers_wait_full);
 		rte_tel_data_add_dict_uint(o, "cuts_with_state", c->cuts_state);
 		rte_tel_data_add_dict_uint(o, "cuts_nf_failed", c->cuts_nf_failed);
 		rte_tel_data_add_dict_uint(o, "cuts_nf_missing", c->cuts_nf_missing);

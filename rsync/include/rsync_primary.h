@@ -82,6 +82,10 @@ struct rsync_primary_cfg {
 	uint32_t epoch;		   /* the chain's epoch at start (>= 1) */
 	uint32_t stages;	   /* latch stages, 2 .. RSYNC_MAX_STAGES */
 	uint32_t stage_pkts;	   /* packets per stage, >= 1 */
+	/* Packets the stage kept for a cut may take before it, beyond
+	 * stage_pkts (rsync_primary_add_before_cut): the caller's queue of
+	 * packets waiting for the latch; 0 when it has none. */
+	uint32_t cut_extra_pkts;
 	/* The chain's clock less the node's (the `now` every call is given):
 	 * what the chain's NFs stamp their state with.  0 unless the chain
 	 * took over from another node. */
@@ -105,7 +109,8 @@ enum rsync_abort_reason {
 };
 
 struct rsync_primary_stats {
-	uint64_t pkts_in;	    /* packets handed to rsync_primary_add() */
+	uint64_t pkts_in;	    /* packets latched (rsync_primary_add*()) */
+	uint64_t pkts_before_cut;   /* of those, into the stage kept for a cut, ahead of it */
 	uint64_t pkts_released;
 	uint64_t pkts_dropped[RSYNC_ABORT_REASON_MAX];
 	uint64_t latch_full;	    /* adds refused: every stage busy */
@@ -167,6 +172,20 @@ void rsync_primary_free(struct rsync_primary *p);
  */
 int rsync_primary_add(struct rsync_primary *p, void *pkt, const struct rsync_flow *flow,
 		      uint64_t ts, uint64_t now_ns);
+
+/*
+ * Every stage is busy and some wait for a cut (rsync_primary_stage_waits_cut)
+ * while packets that left the chain before the marker of that cut wait for
+ * room: latch them into the stage kept for the cut -- the open stage, or
+ * the last free one -- which the cut then closes (rsync_primary_cut_begin),
+ * so the cut follows every output it covers, in the stage that carries it.
+ * The stage takes up to stage_pkts + cfg.cut_extra_pkts and is never closed
+ * by its packet count here: the caller hands the cut's marker next.  Returns
+ * as rsync_primary_add(); -ENOBUFS only with no stage left at all (or more
+ * packets than the stage can take).
+ */
+int rsync_primary_add_before_cut(struct rsync_primary *p, void *pkt,
+				 const struct rsync_flow *flow, uint64_t ts, uint64_t now_ns);
 
 /* An NF of the chain made an ND decision that only cut `nd_cut` or a later
  * one covers: the id of the first marker to pass that NF after the decision

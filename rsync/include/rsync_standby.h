@@ -109,6 +109,11 @@ struct rsync_standby_stats {
 	uint64_t txts_no_room;	/* transactions refused: the TxTs table could not take them */
 	uint64_t takeovers;
 	uint64_t takeover_applied; /* voted, uncommitted transactions applied at takeover */
+	uint64_t takeover_presumed_pkts; /* ... their packets: released, or lost (presumed commit) */
+	/* Voted, uncommitted transactions not applied at takeover: waiting
+	 * for a cut (an ND decision) with none voted at or after them, so the
+	 * primary could not have released them; the replay makes them again. */
+	uint64_t takeover_unreleasable;
 	uint64_t takeovers_not_synced; /* refused: not in sync (see above) */
 	uint64_t joins;		   /* started while the chain ran: state not whole */
 	uint64_t state_losses;	   /* rsync_standby_state_lost() */
@@ -142,11 +147,15 @@ void rsync_standby_free(struct rsync_standby *s);
 enum rsync_rx_reason rsync_standby_rx(struct rsync_standby *s, const struct rsync_msg *m,
 				      uint64_t now_ns);
 
-/* Take the chain over in `new_epoch`: apply the voted chain, discard the
- * rest, refuse older epochs from now on.  Returns 0 and what is applied in
- * `out`; -ESTALE when new_epoch is not above the current epoch;
- * -ENOTRECOVERABLE when, the voted chain applied, the standby is not in
- * sync (nothing else changes: it stays a standby of the current epoch). */
+/* Take the chain over in `new_epoch`: apply the voted chain as far as the
+ * primary could have released it (presumed commit; a transaction waiting
+ * for a cut -- META nd_cut -- with no cut voted at or after it could not
+ * have been, and neither could any after it: those are discarded with the
+ * rest, and the replay makes their outputs again), refuse older epochs
+ * from now on.  Returns 0 and what is applied in `out`; -ESTALE when
+ * new_epoch is not above the current epoch; -ENOTRECOVERABLE when, the
+ * voted chain applied, the standby is not in sync (nothing else changes:
+ * it stays a standby of the current epoch). */
 int rsync_standby_takeover(struct rsync_standby *s, uint32_t new_epoch,
 			   struct rsync_standby_applied *out);
 

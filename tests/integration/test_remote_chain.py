@@ -89,6 +89,13 @@ Usage: test_remote_chain.py steady | switchover | kill | bfd | linkdown | linkdo
               eight traces; the primary SIGKILLed mid-stream; per flow the
               promoted dpi names the same protocol after the same packets as
               a run without a failure, and counts every packet once.
+  latch_full: the stateful chain, its input unpaced (about 47 500 frames,
+              1 000 flows): the latch falls behind the input and outputs
+              wait for room in it; the primary is SIGKILLed while they do
+              (5 rounds).  The oracle as for `stateful`, and each loss at
+              most the packets the standby presumed committed at the
+              takeover plus two bursts: an output waiting for the latch is
+              never covered by a cut the standby applies.
   standby_lost: the stateful chain; once the standby holds state, its
               basic_monitor is SIGKILLed (not relaunched: no local
               resiliency).  The standby's copy of the state is lost: it
@@ -136,7 +143,7 @@ def run(L, scenario):
     # standby_restart: long enough (about 9 s paced) for a node's restart
     # (about 4 s here) and traffic after it; 2400 flows (the tables hold 3072)
     copies = {"steady": 40, "switchover": 40, "syncfaults": 100,
-              "standby_restart": 1200}.get(scenario, 200)
+              "standby_restart": 1200, "latch_full": 500}.get(scenario, 200)
     # syncfaults: many flows, so that a packet released without a vote is
     # usually its flow's last, which the standby's TxTs must then hold
     # nd_heavy: new flows every 32 frames -- the balancer draws a backend
@@ -144,7 +151,8 @@ def run(L, scenario):
     # (about 2400 flows: the NFs' tables hold 4096)
     frames = tagged_input(trace, copies,
                           flows_per_copy=scenario in ("syncfaults", "stateful", "multi",
-                                                      "standby_lost", "standby_restart"),
+                                                      "standby_lost", "standby_restart",
+                                                      "latch_full"),
                           flows_every=32 if scenario == "nd_heavy" else 0)
     if scenario == "syncfaults":
         syncfaults(L, frames)
@@ -174,8 +182,8 @@ def run(L, scenario):
 
 
 FAILURES = {"kill": 20, "bfd": 5, "linkdown": 5, "linkdown_bfd": 3,
-            "stateful": 5, "nd_heavy": 3, "multi": 3}  # scenario: rounds
-STATEFUL = ("stateful", "nd_heavy", "multi")
+            "stateful": 5, "nd_heavy": 3, "multi": 3, "latch_full": 5}  # scenario: rounds
+STATEFUL = ("stateful", "nd_heavy", "multi", "latch_full")
 LINKDOWN = ("linkdown", "linkdown_bfd")
 
 
@@ -458,7 +466,8 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
                                          bfd=scenario in ("bfd",) + LINKDOWN,
                                          link_failover=scenario != "linkdown_bfd",
                                          stateful=stateful, nd_heavy=scenario == "nd_heavy",
-                                         multi=scenario == "multi")
+                                         multi=scenario == "multi",
+                                         paced=False if scenario == "latch_full" else None)
     NODES[:] = [pred, primary, standby, sink]
     sink.start(wait=False)
     standby.start(wait=False)
@@ -473,21 +482,33 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
             pred.wait_bfd("to_m", "Up", timeout=60)
             primary.wait_bfd("to_p", "Up", timeout=60)
         else:
+            if scenario == "latch_full":
+                # the standby in sync first: the input comes at once
+                lab.wait_until(lambda: remote(standby)["synced"] == 1, 60, "standby in sync")
             pred.start(wait=False)
             pred.wait_ready(120)
         # a seeded point of the stream: a share released, then a few ms
         share = rnd.uniform(0.05, 0.9)
-        lab.wait_until(lambda: remote(primary)["out_released"] >= n * share, 120,
-                       f"{share:.2f} of the input released")
-        time.sleep(rnd.uniform(0, 0.02))
+        if scenario == "latch_full":
+            # unpaced: the latch falls behind, and the kill lands while
+            # outputs wait for room in it
+            lab.wait_until(lambda: remote(primary)["out_waiting"] >= 256, 120,
+                           "outputs waiting for the latch")
+        else:
+            lab.wait_until(lambda: remote(primary)["out_released"] >= n * share, 120,
+                           f"{share:.2f} of the input released")
+            time.sleep(rnd.uniform(0, 0.02))
         before = remote(primary)
         remote_before.update(before)
         print(f"{rnd_tag}: primary before the failure: released {before['out_released']}, "
               f"aborts {before['aborts_no_vote']}+{before['aborts_cascade']}, "
-              f"aborted {before['out_aborted']}")
+              f"aborted {before['out_aborted']}, waiting {before['out_waiting']}, before a "
+              f"cut {before.get('out_before_cut')}, latch full {before['out_latch_full']}")
         L.expect(before["out_aborted"] == 0,
                  f"the primary aborted stages before the failure (no vote in time: a "
                  f"stalled standby?): {before}")
+        L.expect(before["out_latch_full"] == 0,
+                 f"the primary's wait queue overflowed before the failure: {before}")
         if scenario == "multi":  # the cuts were aligned across both instances
             info = primary.query("/onvm/info")
             print(f"{rnd_tag}: markers aligned {info['markers_aligned']}, given up "
@@ -604,7 +625,15 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
     # nothing may be lost.
     if stateful:
         nd_heavy = scenario == "nd_heavy"
-        lost, backend = check_stateful(L, frames, got_m, got_s, STAGES * STAGE_PACKETS + 2 * 32,
+        # Presumed commit loses the stages voted and not released (the
+        # standby counts their packets) -- with outputs waiting for the
+        # latch too -- and what the dead primary had in its port buffers.
+        presumed = remote_applied.get("takeover_presumed_pkts", 0)
+        print(f"{scenario}{rnd_tag}: presumed committed at the takeover: {presumed} packets "
+              f"({remote_applied.get('takeover_applied')} transactions; "
+              f"{remote_applied.get('takeover_unreleasable')} could not have been released)")
+        allow = presumed + 2 * 32 if scenario == "latch_full" else STAGES * STAGE_PACKETS + 2 * 32
+        lost, backend = check_stateful(L, frames, got_m, got_s, allow,
                                        vlan=not nd_heavy, per_flow=scenario == "multi")
         doc = lambda nf: lab.read_json(L.path(f"standby{rnd_tag}-{nf}.json"))
         if scenario == "multi":
@@ -634,5 +663,6 @@ if __name__ == "__main__":
                  "standby_lost", "standby_restart", "dpi") + LINKDOWN + STATEFUL
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         sys.exit(f"usage: {sys.argv[0]} steady|switchover|kill|bfd|linkdown|linkdown_bfd|"
-                 "syncfaults|stateful|nd_heavy|multi|standby_lost|standby_restart|dpi")
+                 "syncfaults|stateful|nd_heavy|multi|latch_full|standby_lost|standby_restart|"
+                 "dpi")
     lab.run(f"remote_chain_{sys.argv[1]}", lambda L: main(L, sys.argv[1]))

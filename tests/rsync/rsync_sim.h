@@ -75,6 +75,7 @@ struct sim {
 	uint32_t sent_to_s, sent_to_p;
 	uint64_t rx_reasons_s[RSYNC_RX_REASON_MAX], rx_reasons_p[RSYNC_RX_REASON_MAX];
 	uint64_t decode_fail;
+	uint64_t votes_before; /* a test's note of the standby's votes */
 };
 
 static inline uint32_t
@@ -302,9 +303,11 @@ sim_step(struct sim *sm, uint64_t dt_ns)
 	rsync_primary_tick(sm->p, sm->now);
 }
 
-/* A new packet of flow `flow_no` (timestamps count up from 1). */
+/* A new packet of flow `flow_no` (timestamps count up from 1); with
+ * `before_cut`, one that waited ahead of a cut's marker
+ * (rsync_primary_add_before_cut). */
 static int
-sim_add(struct sim *sm, uint32_t flow_no)
+sim_add_as(struct sim *sm, uint32_t flow_no, bool before_cut)
 {
 	uint32_t id = sm->npkts + 1;
 	int rc;
@@ -318,10 +321,17 @@ sim_add(struct sim *sm, uint32_t flow_no)
 	sm->flow[id].dport = 80;
 	sm->flow[id].proto = 6;
 	sm->ts[id] = id;
-	rc = rsync_primary_add(sm->p, (void *)(uintptr_t)id, &sm->flow[id], id, sm->now);
+	rc = (before_cut ? rsync_primary_add_before_cut
+			 : rsync_primary_add)(sm->p, (void *)(uintptr_t)id, &sm->flow[id], id, sm->now);
 	if (rc == 0)
 		sm->npkts = id;
 	return rc;
+}
+
+static int
+sim_add(struct sim *sm, uint32_t flow_no)
+{
+	return sim_add_as(sm, flow_no, false);
 }
 
 /* Run until nothing is latched or `max_steps` passed. */

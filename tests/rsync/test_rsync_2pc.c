@@ -1359,6 +1359,136 @@ run_random(const struct fault_row *row, uint64_t seed, int take_over, int small)
 	sim_free(sm);
 }
 
+/* A synced primary/standby pair with `stages` stages of 4 packets, and
+ * room for 32 more in the stage kept for a cut; then an ND decision and
+ * two stages of packets it may have shaped: they wait for the next cut,
+ * voted or not, and every stage but the one kept for a cut is taken. */
+static struct sim *
+nd_blocked_sim(uint64_t seed, bool votes_reach_primary)
+{
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct sim *sm;
+
+	pc.stages = 3;
+	pc.stage_pkts = 4;
+	pc.cut_extra_pkts = 32;
+	pc.retrans_ns = 10 * 1000 * 1000; /* (votes may be kept from the primary) */
+	sm = sim_new(&pc, &sc, seed, NULL, 0);
+	add_n(sm, 4, 2);
+	cut_with(sm, 1, 0, 0, 0x11, 600);
+	settle(sm);
+	assert_int_equal(sm->nreleased, 4);
+	assert_true(rsync_standby_synced(sm->s));
+	sm->votes_before = rsync_standby_stats(sm->s)->votes;
+	sm->f_to_p.cut = !votes_reach_primary;
+	rsync_primary_nd(sm->p, 2);
+	for (uint32_t i = 0; i < 8; i++)
+		assert_int_equal(sim_add(sm, 10 + i % 3), 0);
+	for (int i = 0; i < 20; i++)
+		sim_step(sm, 20 * US);
+	assert_int_equal(rsync_standby_stats(sm->s)->votes, sm->votes_before + 2);
+	assert_int_equal(sm->nreleased, 4); /* they wait for a cut */
+	assert_int_equal(sim_add(sm, 20), -ENOBUFS);
+	return sm;
+}
+
+/* Every stage waits for a cut and packets that left the chain before the
+ * cut's marker wait for room: they go into the stage kept for the cut,
+ * beyond stage_pkts, and the cut closes it -- it follows every output it
+ * covers.  (The manager used to let the marker overtake them: a cut that
+ * covered outputs never latched, lost with a primary that died.) */
+static void
+test_packets_waiting_ahead_of_a_cut_go_into_its_stage(void **state)
+{
+	(void)state;
+	struct sim *sm = nd_blocked_sim(45, true);
+	struct rsync_standby_applied a;
+
+	for (uint32_t i = 0; i < 20; i++)
+		assert_int_equal(sim_add_as(sm, 20 + i % 5, true), 0);
+	/* the stage stays open for the cut: neither its count nor its timer
+	 * closes it, and later packets ahead of the cut join it */
+	for (int i = 0; i < 20; i++)
+		sim_step(sm, 20 * US);
+	assert_int_equal(rsync_primary_stats(sm->p)->stages_closed, 2 + 2);
+	assert_int_equal(sim_add(sm, 21), 0);
+	assert_int_equal(rsync_primary_stats(sm->p)->pkts_before_cut, 20);
+	cut_with(sm, 2, 1, 0, 0x22, 600);
+	settle(sm);
+	assert_int_equal(sm->nreleased, 4 + 8 + 21);
+	for (uint32_t i = 1; i < sm->nreleased; i++)
+		assert_true(sm->release_order[i] > sm->release_order[i - 1]);
+	assert_int_equal(rsync_standby_takeover(sm->s, 2, &a), 0);
+	assert_int_equal(a.cut_id, 2);
+	assert_true(region_is(sm, 0, 0x22, 600));
+	assert_int_equal(rsync_standby_stats(sm->s)->takeover_presumed_pkts, 0);
+	sim_free(sm);
+}
+
+/* The cut that was to close the stage kept for it is dropped (an NF could
+ * not freeze): the stage, with the packets that waited, stays open for the
+ * next cut -- closed without one, the stages waiting for a cut could never
+ * go, and no stage would be left for a cut. */
+static void
+test_a_dropped_cut_leaves_its_stage_to_the_next(void **state)
+{
+	(void)state;
+	struct sim *sm = nd_blocked_sim(46, true);
+
+	for (uint32_t i = 0; i < 5; i++)
+		assert_int_equal(sim_add_as(sm, 20 + i, true), 0);
+	assert_int_equal(rsync_primary_cut_begin(sm->p, 2, 1, sm->npkts, sm->now), 0);
+	rsync_primary_cut_drop(sm->p);
+	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), -E2BIG);
+	assert_int_equal(rsync_primary_stats(sm->p)->stages_closed, 2 + 2);
+	for (int i = 0; i < 20; i++)
+		sim_step(sm, 20 * US);
+	assert_int_equal(sm->nreleased, 4);
+	cut_with(sm, 3, 1, 0, 0x33, 600);
+	settle(sm);
+	assert_int_equal(sm->nreleased, 4 + 8 + 5);
+	sim_free(sm);
+}
+
+/* At a takeover, presumed commit applies what the primary may have
+ * released: stages waiting for a cut, with no cut voted at or after them,
+ * it cannot have -- they are not applied, their flows' TxTs stay below
+ * their packets, and the replay makes their outputs again (they used to be
+ * presumed released: lost).  Once the cut's stage is voted, all three may
+ * have gone (the primary's VOTE may be on its way): presumed, counted. */
+static void
+test_takeover_presumes_only_what_could_have_been_released(void **state)
+{
+	(void)state;
+	struct sim *sm = nd_blocked_sim(47, true);
+	struct rsync_standby_applied a;
+
+	assert_int_equal(rsync_standby_takeover(sm->s, 2, &a), 0);
+	assert_int_equal(a.cut_id, 1);
+	assert_int_equal(rsync_standby_stats(sm->s)->takeover_unreleasable, 2);
+	assert_int_equal(rsync_standby_stats(sm->s)->takeover_presumed_pkts, 0);
+	for (uint32_t id = 5; id <= 12; id++)
+		assert_true(rsync_standby_txts(sm->s, &sm->flow[id]) < sm->ts[id]);
+	sim_free(sm);
+
+	sm = nd_blocked_sim(48, false); /* the primary hears no vote */
+	for (uint32_t i = 0; i < 3; i++)
+		assert_int_equal(sim_add_as(sm, 20 + i, true), 0);
+	cut_with(sm, 2, 1, 0, 0x22, 600);
+	for (int i = 0; i < 20; i++)
+		sim_step(sm, 20 * US);
+	assert_int_equal(rsync_standby_stats(sm->s)->votes, sm->votes_before + 3);
+	assert_int_equal(sm->nreleased, 4);
+	assert_int_equal(rsync_standby_takeover(sm->s, 2, &a), 0);
+	assert_int_equal(a.cut_id, 2);
+	assert_int_equal(rsync_standby_stats(sm->s)->takeover_unreleasable, 0);
+	assert_int_equal(rsync_standby_stats(sm->s)->takeover_presumed_pkts, 8 + 3);
+	/* (the applied cut covers them all: none is replayed into the NFs) */
+	assert_int_equal(a.cut_ts, 15);
+	sim_free(sm);
+}
+
 /* A full cut arriving at a standby already in sync (a RESYNC vote of its
  * that was delayed, a full cut the primary made for a restarted NF and
  * that came back) keeps it in sync: its TxTs is whole, and the full cut's
@@ -1553,6 +1683,9 @@ main(void)
 		cmocka_unit_test(test_newer_epoch_fences_the_primary),
 		cmocka_unit_test(test_nd_stage_waits_for_a_cut_after_it),
 		cmocka_unit_test(test_nd_in_a_tick_right_after_a_marker_waits_for_the_next_cut),
+		cmocka_unit_test(test_packets_waiting_ahead_of_a_cut_go_into_its_stage),
+		cmocka_unit_test(test_a_dropped_cut_leaves_its_stage_to_the_next),
+		cmocka_unit_test(test_takeover_presumes_only_what_could_have_been_released),
 		cmocka_unit_test(test_cut_keeps_a_stage_free_when_packets_fill_the_latch),
 		cmocka_unit_test(test_stages_waiting_for_a_cut_never_block_the_cut),
 		cmocka_unit_test(test_aborted_branch_is_never_applied_in_place_of_the_live_one),
