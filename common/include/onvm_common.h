@@ -304,6 +304,12 @@ struct onvm_nf_slot {
 	 * before its run loop (no packets, no ticks) while the manager writes
 	 * the primary's committed state into its block, until the takeover */
 	uint32_t remote_parked;
+	/* atomic; the clock the NF stamps its state with (nf_clock_ns()) less
+	 * this node's CLOCK_MONOTONIC, in ns: 0, but on the standby node of a
+	 * protected chain that took over -- there the primary's clock goes on
+	 * (set before remote_parked is cleared), so the stamps in the state it
+	 * brought keep their age on a host that booted at another time */
+	int64_t clock_offset;
 
 	/* ---- NF-written, hot: the run loop's own line. ---- */
 	uint64_t heartbeat __rte_cache_aligned; /* atomic; bumped every loop iteration */

@@ -23,7 +23,8 @@
  * Keys are directional 5-tuples; onvm_flow_key_canon() folds the two
  * directions of a connection into one key for NFs that want one entry per
  * connection (dpi).  Times are whatever clock the NF passes (libnf NFs:
- * nf_clock_ns(), CLOCK_MONOTONIC); only differences are used.
+ * nf_clock_ns(): the chain's clock, the same on a remote standby after
+ * its takeover); only differences are used.
  *
  * A standby must not open a table before it is promoted: until then the
  * active NF is writing it.  Not thread-safe; used by the NF's one thread (EAL-free: unit tests use it

@@ -168,7 +168,11 @@ void nf_touch(struct nf_ctx *nf, const void *ptr, size_t len);
  * (onvm_flow_table.h), the region heap (onvm_region_heap.h). */
 struct nf_state_set *nf_state(struct nf_ctx *nf);
 
-/* CLOCK_MONOTONIC in ns: the clock for idle timers and expiry. */
+/* The clock for idle timers and expiry, and for every time an NF keeps in
+ * its state, in ns (the tick's now_ns is of it too): CLOCK_MONOTONIC, plus
+ * the offset the manager sets when a protected chain takes over on another
+ * node -- there it is the primary's clock, going on, so that an entry
+ * stamped there keeps its age.  Only differences mean anything. */
 uint64_t nf_clock_ns(void);
 
 /*

@@ -295,6 +295,7 @@ nf_register(struct nf_ctx *nf)
 	nf->instance_id = rep.instance_id;
 	nf->mgr_view_pid = rep.pid;
 	nf->slot = &nf->shm->nfs[rep.instance_id];
+	nfl_clock_init(nf->slot);
 	nf->rx = nf->slot->rx_ring;
 	nf->tx = nf->slot->tx_ring;
 	nf->alloc = nf->slot->alloc_ring;
@@ -499,6 +500,7 @@ nf_fini(struct nf_ctx *nf)
 			pthread_mutex_unlock(&nf->slot->alive_lock);
 	}
 	signal_nf = NULL;
+	nfl_clock_init(NULL); /* (the slot's memory goes with the segment) */
 	if (nf->seg.base != NULL)
 		onvm_seg_close(&nf->seg, 0);
 	rte_eal_cleanup();

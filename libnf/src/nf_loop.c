@@ -29,10 +29,23 @@
  * replay's first packet comes within a millisecond or two. */
 #define NF_TAKEOVER_FIFO_MAX_NS (20 * 1000 * 1000ULL)
 
+/* This process's NF slot, for nf_clock_ns() (set at registration). */
+static const struct onvm_nf_slot *clock_slot;
+
+void
+nfl_clock_init(const struct onvm_nf_slot *slot)
+{
+	__atomic_store_n(&clock_slot, slot, __ATOMIC_RELEASE);
+}
+
 uint64_t
 nf_clock_ns(void)
 {
-	return nfl_mono_ns();
+	const struct onvm_nf_slot *s = __atomic_load_n(&clock_slot, __ATOMIC_ACQUIRE);
+
+	/* (modulo 2^64: a negative offset is a smaller clock) */
+	return nfl_mono_ns() +
+	       (s != NULL ? (uint64_t)__atomic_load_n(&s->clock_offset, __ATOMIC_RELAXED) : 0);
 }
 
 /* Process one burst; returns the number of packets received. */
@@ -196,7 +209,7 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 		 * per burst, between batches. */
 		now = rte_get_tsc_cycles();
 		if (ops->tick != NULL && now >= next_tick) {
-			nfl_batch_run_tick(nf, nfl_mono_ns());
+			nfl_batch_run_tick(nf, nf_clock_ns());
 			next_tick = now + tick_cycles;
 		}
 		if (got > 0) {

@@ -111,6 +111,9 @@ struct nf_ctx {
 	char name[ONVM_NAME_LEN];
 };
 
+/* nf_loop.c: the slot whose clock_offset nf_clock_ns() adds (NULL: none). */
+void nfl_clock_init(const struct onvm_nf_slot *slot);
+
 /* CLOCK_MONOTONIC in ns. */
 static inline uint64_t
 nfl_mono_ns(void)

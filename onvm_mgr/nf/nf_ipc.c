@@ -307,6 +307,9 @@ do_register(const struct onvm_mp_register_req *req, pid_t ns_pid, int *pidfd,
 	/* In a protected chain: the markers already sent do not cover what
 	 * this NF decides (libnf counts from here). */
 	slot->nd_cut_floor = mgr_rsync_marker_floor(req->service_id);
+	/* ... and the chain's clock, if it took over here */
+	__atomic_store_n(&slot->clock_offset, mgr_rsync_clock_offset(req->service_id),
+			 __ATOMIC_SEQ_CST);
 	/* A protected chain's NF on its standby node waits for the takeover,
 	 * stateless or not (libnf parks it: woken by the takeover, it runs at
 	 * once).  Checked again once it is READY: the takeover may come in

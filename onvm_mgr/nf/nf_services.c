@@ -143,6 +143,7 @@ mgr_nf_slot_reset(struct onvm_nf_slot *s)
 	__atomic_store_n(&s->leaving, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->remote_parked, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->remote_park_ack, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->clock_offset, 0, __ATOMIC_RELAXED);
 	s->nd_cut = 0;
 	s->marker_seen = 0;
 	s->markers = 0;

@@ -171,6 +171,9 @@ bool mgr_rsync_state_window(uint64_t off);
 /* The newest marker id sent into the protected chain of `service` (0: none),
  * an NF's nd_cut_floor at registration. */
 uint64_t mgr_rsync_marker_floor(uint16_t service);
+/* The clock offset a new NF of `service` runs on (onvm_nf_slot.clock_offset):
+ * its protected chain's after a takeover on this node, else 0. */
+int64_t mgr_rsync_clock_offset(uint16_t service);
 void mgr_rsync_fini(void); /* after the units stopped: held packets back to the pool */
 
 #endif /* MGR_REMOTE_H */

@@ -631,6 +631,16 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 		c->takeovers++;
 		c->takeover_txid = a.txid;
 		c->takeover_cut_ts = a.cut_ts;
+		/* The chain's clock goes on from the primary's (as last heard,
+		 * plus the time since): the NFs' stamps in the applied state
+		 * keep their age, whatever this host's clock says.  Before the
+		 * state is published: an NF registering then reads it. */
+		{
+			uint64_t pc = rsync_standby_primary_clock(c->sby, now);
+
+			__atomic_store_n(&c->clock_offset, pc != 0 ? (int64_t)(pc - now) : 0,
+					 __ATOMIC_SEQ_CST);
+		}
 		c->replay_newest_ts = m->u.replay_start.newest_ts;
 		c->replay_next = m->u.replay_start.after_ts + 1;
 		c->replay_ack_ns = c->replay_gap_ts = 0;

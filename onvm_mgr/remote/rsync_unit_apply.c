@@ -173,15 +173,20 @@ void
 rsync_state_unpark(struct rsync_chain *c)
 {
 	const struct mgr_chain_cfg *ch = &mgr.cfg.chains[c->cfg->chain];
+	int64_t clock = __atomic_load_n(&c->clock_offset, __ATOMIC_SEQ_CST);
 
 	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++) {
 		struct onvm_nf_slot *s = &mgr.shm->nfs[id];
 
-		for (int k = 0; k < ch->len; k++)
-			if (s->service_id == ch->services[k] &&
-			    __atomic_load_n(&s->remote_parked, __ATOMIC_SEQ_CST)) {
+		for (int k = 0; k < ch->len; k++) {
+			if (s->service_id != ch->services[k])
+				continue;
+			/* the chain's clock, before the NF runs on */
+			__atomic_store_n(&s->clock_offset, clock, __ATOMIC_SEQ_CST);
+			if (__atomic_load_n(&s->remote_parked, __ATOMIC_SEQ_CST)) {
 				__atomic_store_n(&s->remote_parked, 0, __ATOMIC_SEQ_CST);
 				mgr_nf_wake(s);
 			}
+		}
 	}
 }

@@ -153,6 +153,10 @@ struct rsync_chain {
 	uint64_t sby_tick_ns;	  /* standby: when rsync_standby_tick() is due (RX unit) */
 	uint64_t takeovers_refused;
 	uint32_t refused_epoch;	  /* the epoch of the last refused takeover (logged once) */
+	/* standby, from the takeover on: the chain's clock (the primary's,
+	 * carried on) less this node's CLOCK_MONOTONIC, in every chain NF's
+	 * slot (nf_clock_ns()); atomic */
+	int64_t clock_offset;
 	uint32_t cancelled_epoch; /* standby: epochs up to it were given up: never taken */
 	struct rsync_msg takeover_msg; /* standby: the REPLAY_START taken (echoed again) */
 };

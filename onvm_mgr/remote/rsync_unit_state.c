@@ -183,9 +183,20 @@ mgr_rsync_state_parked_check(struct onvm_nf_slot *s)
 	 * one of the two sees the other (both sequentially consistent). */
 	if (c != NULL && __atomic_load_n(&s->remote_parked, __ATOMIC_SEQ_CST) &&
 	    __atomic_load_n(&c->state, __ATOMIC_SEQ_CST) != RS_STANDBY) {
+		__atomic_store_n(&s->clock_offset, __atomic_load_n(&c->clock_offset, __ATOMIC_SEQ_CST),
+				 __ATOMIC_SEQ_CST);
 		__atomic_store_n(&s->remote_parked, 0, __ATOMIC_SEQ_CST);
 		mgr_nf_wake(s);
 	}
+}
+
+int64_t
+mgr_rsync_clock_offset(uint16_t service)
+{
+	int pos;
+	const struct rsync_chain *c = chain_of_service(service, &pos);
+
+	return c != NULL ? __atomic_load_n(&c->clock_offset, __ATOMIC_SEQ_CST) : 0;
 }
 
 bool

@@ -101,6 +101,12 @@ add_standby_stats(struct rte_tel_data *o, const struct rsync_chain *c)
 	rte_tel_data_add_dict_uint(o, "takeovers_not_synced", s->takeovers_not_synced);
 	rte_tel_data_add_dict_uint(o, "takeover_txid", c->takeover_txid);
 	rte_tel_data_add_dict_uint(o, "takeover_presumed_pkts", s->takeover_presumed_pkts);
+	/* (ms: a signed int; an offset of more than 24 days is clamped) */
+	rte_tel_data_add_dict_int(
+		o, "clock_offset_ms",
+		(int)RTE_MAX(RTE_MIN(__atomic_load_n(&c->clock_offset, __ATOMIC_RELAXED) / 1000000,
+				     (int64_t)INT32_MAX),
+			     (int64_t)INT32_MIN));
 	rte_tel_data_add_dict_uint(o, "takeover_unreleasable", s->takeover_unreleasable);
 	rte_tel_data_add_dict_uint(o, "primary_run", rsync_standby_primary_run(c->sby));
 	rte_tel_data_add_dict_uint(o, "primary_restarts", s->primary_restarts);

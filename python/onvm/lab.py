@@ -149,11 +149,12 @@ def hugetlbfs_mounts():
 class Node:
     """One onvm_mgr process with its config, log and telemetry."""
 
-    def __init__(self, lab, name, config, netns=None, env=None):
+    def __init__(self, lab, name, config, netns=None, env=None, time_ns=None):
         self.lab = lab
         self.name = name
         self.env = env or {}  # extra environment of the manager and its NFs
         self.netns = netns  # run the manager inside this network namespace
+        self.time_ns = time_ns  # ... and this time namespace (Lab.time_namespace)
         self.prefix = lab.new_prefix()
         cfg = json.loads(json.dumps(config))
         node = cfg.setdefault("node", {})
@@ -180,6 +181,8 @@ class Node:
         self._log = open(self.log_path, "ab")
         env = dict(os.environ, BUILD=BUILD, **self.env)
         argv = [MGR, "--config", self.config_path]
+        if self.time_ns:  # (its NFs, its children, inherit it)
+            argv = ["nsenter", f"--time={self.time_ns}"] + argv
         if self.netns:
             argv = in_netns(self.netns, argv)  # nsenter execs it: same pid
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
@@ -505,10 +508,29 @@ class Lab:
     def path(self, name):
         return os.path.join(self.tmp, name)
 
-    def node(self, name, config, netns=None, env=None):
+    def node(self, name, config, netns=None, env=None, time_ns=None):
         """A manager; `env` adds to its environment (inherited by the NFs
-        it launches), e.g. {"ONVM_NF_FAULT": "dpi:committed:300"}."""
-        return Node(self, name, config, netns, env)
+        it launches), e.g. {"ONVM_NF_FAULT": "dpi:committed:300"};
+        `time_ns`: a time namespace of time_namespace() to run it in."""
+        return Node(self, name, config, netns, env, time_ns)
+
+    def time_namespace(self, offset_s):
+        """A time namespace whose CLOCK_MONOTONIC and CLOCK_BOOTTIME are
+        `offset_s` seconds off this host's -- another host's clocks, for a
+        node started in it (node(time_ns=...)) and the NFs it launches.
+        Returns its path; a sleeping process holds it until clean-up."""
+        p = self.spawn(f"time_ns{len(self.procs)}",
+                       ["unshare", "--time", f"--monotonic={offset_s}", f"--boottime={offset_s}",
+                        "--fork", "--kill-child", "sleep", "infinity"])
+
+        def child():
+            try:
+                with open(f"/proc/{p.pid}/task/{p.pid}/children") as f:
+                    kids = f.read().split()
+            except OSError:
+                return None
+            return kids[0] if kids else None
+        return f"/proc/{wait_until(child, 10, 'the time namespace')}/ns/time"
 
     def netns(self, tag):
         """A fresh network namespace (deleted at cleanup) with loopback up."""

@@ -96,6 +96,11 @@ Usage: test_remote_chain.py steady | switchover | kill | bfd | linkdown | linkdo
               most the packets the standby presumed committed at the
               takeover plus two bursts: an output waiting for the latch is
               never covered by a cut the standby applies.
+  clock:      the stateful chain with its standby node in a time
+              namespace: its CLOCK_MONOTONIC 100 000 s ahead of the
+              primary's, then 3 000 s behind; the primary SIGKILLed
+              mid-stream.  The restored flows keep their age: none expires
+              early, every one expires on time (clock_skew()).
   standby_lost: the stateful chain; once the standby holds state, its
               basic_monitor is SIGKILLed (not relaunched: no local
               resiliency).  The standby's copy of the state is lost: it
@@ -125,9 +130,9 @@ import sys
 import time
 
 from onvm import flowtable, lab, pcap, traces
-from onvm.remote_lab import (NODES, STAGE_PACKETS, STAGES, build, check_exports, check_sink,
-                             check_stateful, dump, instances_merged, new_flows, quiet, remote,
-                             start_all, tag_of, tagged_input)
+from onvm.remote_lab import (BACKENDS, NODES, STAGE_PACKETS, STAGES, build, check_exports,
+                             check_sink, check_stateful, dump, instances_merged, new_flows, quiet,
+                             remote, start_all, tag_of, tagged_input)
 
 
 def main(L, scenario):
@@ -162,6 +167,9 @@ def run(L, scenario):
         return
     if scenario == "standby_restart":
         standby_restart(L, frames)
+        return
+    if scenario == "clock":
+        clock_skew(L, trace)
         return
     if scenario == "dpi":
         dpi_scenario(L, dpi_input(), int(os.environ.get("ONVM_REMOTE_KILLS", "2")),
@@ -356,6 +364,72 @@ def standby_restart(L, frames):
                   lab.read_json(L.path("standby-lb.json")), backend)
     print(f"standby_restart: lost {lost} (primary dropped {dropped} without a standby); "
           f"{len(backend)} flows on their backends")
+
+
+def clock_input(trace, copies):
+    """The trace `copies` times, tagged as tagged_input() tags: the odd
+    copies with the trace's own flows (they go on across a failover), the
+    even ones each with new flows (done long before it)."""
+    frames, out = pcap.read_pcap(trace), []
+    for c in range(copies):
+        for f in frames:
+            f = new_flows(f, c + 1) if c % 2 == 0 else f
+            out.append(f[:6] + b"\x02\x00" + struct.pack(">I", len(out) + 1) + f[12:])
+    return out
+
+
+def clock_skew(L, trace):
+    """The standby on another clock: its manager and NFs in a time namespace
+    whose CLOCK_MONOTONIC is +100 000 s, then -3 000 s, off the primary's
+    (two hosts booted at other times).  The primary dies mid-stream; the
+    restored flows must keep their age.  Ahead by 100 000 s, with flows
+    forgotten after 8 s idle: none may expire within the run (an entry
+    stamped by the primary's clock looked 100 000 s idle to a standby that
+    compared it with its own: expired at the next sweep, and the flow's next
+    packet would draw another backend).  Behind by 3 000 s, with 2 s: every
+    flow must be gone 4 s after the end (compared with a clock 3 000 s
+    behind, a restored flow never expired)."""
+    frames = clock_input(trace, 400)
+    n = len(frames)
+    with open(L.path("vlan-policy.json"), "w") as f:
+        json.dump({"default": {"vlan": 42, "pcp": 3},
+                   "rules": [{"proto": "tcp", "dport": 25, "vlan": 25}],
+                   "idle_timeout_ms": 3600000, "flows": 4096}, f)
+    for rnd, (offset, idle_ms) in enumerate(((100000, 8000), (-3000, 2000))):
+        tag = f"c{rnd}"
+        with open(L.path("lb.json"), "w") as f:
+            json.dump({"backends": [{"ip": ip, "mac": mac} for ip, mac in BACKENDS],
+                       "idle_timeout_ms": idle_ms, "flows": 4096}, f)
+        sink, standby, primary, pred = build(L, frames, tag, stateful=True)
+        NODES[:] = [pred, primary, standby, sink]
+        standby.time_ns = L.time_namespace(offset)
+        start_all(sink, standby, primary, pred)
+        lab.wait_until(lambda: remote(primary)["out_released"] >= n * 0.4, 120,
+                       "0.4 of the input released")
+        primary.stop(sig=signal.SIGKILL)
+        primary.remove_runtime()
+        L.expect(pred.query("/onvm/remote/failover,web").get("status") == "ok", "failover")
+        lab.wait_until(lambda: remote(pred)["state"] == "standby" and
+                       remote(pred)["stamped"] == n, 180, "the replay and the input done")
+        lab.wait_until(lambda: remote(standby)["state"] == "active", 60, "replay ended")
+        lab.wait_until(lambda: quiet(standby, sink), 30, "the standby's output drained")
+        if offset < 0:
+            time.sleep(4)  # every flow idle for 2 s, and swept (twice per idle time-out)
+        for node in (pred, standby, sink):
+            L.expect(node.stop() == 0, f"{node.name}: manager exit status")
+        got_m = pcap.read_capture_out(L.path(f"sink-m{tag}.pcap"))
+        got_s = pcap.read_capture_out(L.path(f"sink-s{tag}.pcap"))
+        lost, backend = check_stateful(L, frames, got_m, got_s, STAGES * STAGE_PACKETS + 2 * 32)
+        lb = lab.read_json(L.path(f"standby{tag}-lb.json"))
+        print(f"clock {offset:+d} s: lost {lost}, {len(backend)} flows; the promoted balancer "
+              f"expired {lb['expired']}, {lb['active_flows']} still in its table, "
+              f"{lb['new_flows']} new flows drawn")
+        if offset > 0:  # (no flow was idle for 8 s)
+            L.expect(lb["expired"] == 0,
+                     f"clock {offset:+d} s: {lb['expired']} flows expired before their time")
+        else:
+            L.expect(lb["active_flows"] == 0,
+                     f"clock {offset:+d} s: {lb['active_flows']} flows idle for 4 s not expired")
 
 
 DPI_TRACES = ["dns.pcap", "ftp.pcap", "http-manipulated.pcap", "quic.pcap", "smtp.pcap",
@@ -660,9 +734,9 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
 
 if __name__ == "__main__":
     SCENARIOS = ("steady", "switchover", "kill", "bfd", "syncfaults",
-                 "standby_lost", "standby_restart", "dpi") + LINKDOWN + STATEFUL
+                 "standby_lost", "standby_restart", "clock", "dpi") + LINKDOWN + STATEFUL
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         sys.exit(f"usage: {sys.argv[0]} steady|switchover|kill|bfd|linkdown|linkdown_bfd|"
                  "syncfaults|stateful|nd_heavy|multi|latch_full|standby_lost|standby_restart|"
-                 "dpi")
+                 "clock|dpi")
     lab.run(f"remote_chain_{sys.argv[1]}", lambda L: main(L, sys.argv[1]))

@@ -1489,6 +1489,34 @@ test_takeover_presumes_only_what_could_have_been_released(void **state)
 	sim_free(sm);
 }
 
+/* The standby carries the primary's chain clock on: the newest META's,
+ * plus the time since it came -- a takeover runs the NFs on it, so their
+ * stamps keep their age on a host whose clock is another. */
+static void
+test_the_standby_reckons_the_primary_chain_clock(void **state)
+{
+	(void)state;
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	const uint64_t off = 100000ull * 1000000000ull; /* the primary's chain clock is ahead */
+	struct sim *sm;
+	uint64_t clock;
+
+	pc.clock_offset = off;
+	sm = sim_new(&pc, &sc, 49, NULL, 0);
+	assert_int_equal(rsync_standby_primary_clock(sm->s, sm->now), 0);
+	sm->now = 5ull * 1000000000ull;
+	add_n(sm, 8, 2);
+	settle(sm);
+	clock = rsync_standby_primary_clock(sm->s, sm->now);
+	assert_true(clock <= sm->now + off && clock + 1000 * US >= sm->now + off);
+	/* later, nothing heard: it runs on with the standby's own clock */
+	clock = rsync_standby_primary_clock(sm->s, sm->now + 7 * 1000000000ull);
+	assert_true(clock <= sm->now + off + 7 * 1000000000ull &&
+		    clock + 1000 * US >= sm->now + off + 7 * 1000000000ull);
+	sim_free(sm);
+}
+
 /* A full cut arriving at a standby already in sync (a RESYNC vote of its
  * that was delayed, a full cut the primary made for a restarted NF and
  * that came back) keeps it in sync: its TxTs is whole, and the full cut's
@@ -1686,6 +1714,7 @@ main(void)
 		cmocka_unit_test(test_packets_waiting_ahead_of_a_cut_go_into_its_stage),
 		cmocka_unit_test(test_a_dropped_cut_leaves_its_stage_to_the_next),
 		cmocka_unit_test(test_takeover_presumes_only_what_could_have_been_released),
+		cmocka_unit_test(test_the_standby_reckons_the_primary_chain_clock),
 		cmocka_unit_test(test_cut_keeps_a_stage_free_when_packets_fill_the_latch),
 		cmocka_unit_test(test_stages_waiting_for_a_cut_never_block_the_cut),
 		cmocka_unit_test(test_aborted_branch_is_never_applied_in_place_of_the_live_one),
