@@ -8,9 +8,9 @@ imports this package, never another script or a test file
 
 Importing the package imports none of its modules.  onvm.lab reads
 ONVM_BUILD when it is imported, and so do the modules that import it (pcap,
-traces, flowtable, containers, demo_chain, balancer, remote_lab, exporter);
-a benchmark whose --build should reach them sets ONVM_BUILD before it
-imports them (nf_suite.py and pkt_sizes.py do).  Tests get the package from meson
+traces, flowtable, containers, demo_chain, balancer, remote_lab, tcp_lab,
+exporter); a benchmark whose --build should reach them sets ONVM_BUILD
+before it imports them (nf_suite.py and pkt_sizes.py do).  Tests get the package from meson
 (PYTHONPATH in tests/integration/meson.build); a benchmark puts python/ of
 its own tree on sys.path.  Everything here runs on Debian's /usr/bin/python3
 and its standard library (tshark, podman and matplotlib only where a caller
@@ -38,6 +38,10 @@ Files, one concern each.  The harness and what tests and benchmarks share:
                  layout (RSync messages, the EtherTypes)
   remote_lab.py  the four-node lab of remote resiliency and its
                  external-synchrony oracle (remote_chain, remote benchmarks)
+  tcp_lab.py     a kernel TCP download through the protected chain: its
+                 lab, a client timestamping its reads, kernel captures
+                 (dumpcap) read back as TCP segments (remote_tcp,
+                 remote_tcp_stall.py)
   exporter.py    tools/onvm-exporter started for a test or benchmark, its
                  /metrics read back
 The benchmarks' own (no onvm.lab in them):

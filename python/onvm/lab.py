@@ -273,6 +273,28 @@ class Node:
         self.leftover_nfs = self._reap_nfs()
         return self.exit_code
 
+    def crash(self):
+        """The whole node dies at once: SIGKILL to the manager and to every
+        NF it launched, waiting for nothing (stop() reaps them later).  For a
+        test that times something from the failure: stop(sig=SIGKILL) waits
+        for the manager's exit, then up to 3 s for its NFs, and an NF told
+        by its PDEATHSIG to stop may spend NF_MP_TIMEOUT_S (5 s) asking the
+        dead manager to unregister it, so whatever a test does after stop()
+        (asking for a failover) comes seconds after the failure.  Returns
+        the CLOCK_MONOTONIC ns of the manager's kill (None: not running)."""
+        if not self.running():
+            return None
+        self._learn_pids_from_log()  # (its log names what it launched: no query)
+        t = time.monotonic_ns()
+        self.proc.kill()
+        for p in sorted(self.nf_pids):
+            if f"--file-prefix={self.prefix}" in pid_cmdline(p) and pid_alive(p):
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        return t
+
     def _reap_nfs(self):
         """NFs of this node still alive after the manager is gone: give them a
         moment (PDEATHSIG), then SIGKILL.  Returns those that had to be killed."""

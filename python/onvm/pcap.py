@@ -5,7 +5,8 @@ traces a test replays, what a node's net_pcap ports transmitted, and the
 comparison of the two.
 
 read_pcap takes classic pcap (usec or nsec timestamps, either byte order)
-and pcapng (the tree ships both, traces/README.md); write_pcap writes the
+and pcapng (the tree ships both, traces/README.md), read_pcap_records a
+classic pcap's records with their timestamps; write_pcap writes the
 classic little-endian format net_pcap reads.  A capture that does not parse
 fails the test (onvm.lab.TestFailure), naming the file and the offset.
 """
@@ -45,6 +46,31 @@ def read_pcap(path, orig_len=False):
         off += caplen
     check(off == len(data), f"{path}: {len(data) - off} trailing bytes")
     return pkts
+
+
+def read_pcap_records(path):
+    """[(time in ns, frame, original length)] of a classic pcap file (usec
+    or nsec timestamps, either byte order): a capture's kernel timestamps
+    (dumpcap -P writes this format)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    check(len(data) >= 24, f"{path}: not a capture file ({len(data)} bytes)")
+    for endian in ("<", ">"):
+        (m,) = struct.unpack(endian + "I", data[:4])
+        if m in (0xA1B2C3D4, 0xA1B23C4D):
+            break
+    else:
+        raise TestFailure(f"{path}: not a classic pcap file (magic {data[:4].hex()})")
+    scale = 1 if m == 0xA1B23C4D else 1000
+    out, off = [], 24
+    while off + 16 <= len(data):
+        sec, frac, caplen, wire = struct.unpack_from(endian + "IIII", data, off)
+        off += 16
+        if off + caplen > len(data):  # cut short by a writer stopped mid-record
+            break
+        out.append((sec * 1000000000 + frac * scale, data[off:off + caplen], wire))
+        off += caplen
+    return out
 
 
 def _read_pcapng(path, data):
