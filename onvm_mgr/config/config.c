@@ -104,6 +104,15 @@ mgr_config_load_string(const char *text, size_t len, const char *name, struct mg
 				 json_string_value(dc));
 			goto out;
 		}
+		for (int r = 0; r < cfg->nremote; r++)
+			if (cfg->remote[r].role != MGR_REMOTE_PREDECESSOR &&
+			    cfg->remote[r].chain == cfg->default_chain) {
+				cfg_fail(&w, "default_chain",
+					 "chain \"%s\" is protected (remote.chains \"%s\"): it takes "
+					 "only the stamped input of its predecessor_port",
+					 json_string_value(dc), cfg->remote[r].name);
+				goto out;
+			}
 	}
 	ret = 0;
 out:

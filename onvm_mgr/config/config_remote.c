@@ -301,6 +301,28 @@ parse_entry(struct cfg_walk *w, const json_t *v, const char *p, struct mgr_confi
 					"chain \"%s\" has no exit port: released packets leave "
 					"there",
 					chain);
+		/* Every input of the chain's NFs comes through the log: no
+		 * other chain shares a service with it (its packets were never
+		 * stamped), and no flow rule sends another port's into it. */
+		for (int j = 0; j < cfg->nchains; j++)
+			for (int k = 0; k < cfg->chains[j].len && j != r->chain; k++)
+				for (int s = 0; s < c->len; s++)
+					if (cfg->chains[j].services[k] == c->services[s])
+						return cfg_fail(w, fp,
+								"service %u of chain \"%s\" is also "
+								"in chain \"%s\": a protected chain's "
+								"NFs take only its logged input",
+								c->services[s], chain,
+								cfg->chains[j].name);
+		for (int j = 0; j < cfg->nrules; j++)
+			if (cfg->rules[j].chain == r->chain &&
+			    cfg->rules[j].in_port != r->predecessor_port)
+				return cfg_fail(w, fp,
+						"flow_rules[%d] sends packets %s into chain \"%s\": "
+						"a protected chain takes only the stamped input of "
+						"predecessor_port",
+						j, cfg->rules[j].in_port < 0 ? "of any port" :
+						"of another port", chain);
 	}
 	return 0;
 }

@@ -1758,6 +1758,51 @@ test_remote_roles_full_and_defaults(void **state)
 	assert_int_equal(r->state_window_mb, 16);
 }
 
+/* A protected chain's NFs take only its stamped, logged input: a service
+ * shared with another chain, a flow rule from another port, or the
+ * default chain would let other packets change their state. */
+#define ISO_PORTS "{'ports': [{'name': 'pred', 'dev': 'net_null0'}, {'name': 'sync', 'dev': 'net_null1'}, {'name': 'sink', 'dev': 'net_null2'}], 'nfs': [{'binary': 'a', 'service': 1}, {'binary': 'b', 'service': 2}],\n"
+#define ISO_WEB "{'name': 'web', 'services': [1], 'ingress_port': 'pred', 'exit_port': 'sink'}"
+#define ISO_REMOTE " 'remote': {'chains': [\n  {'name': 'r', 'id': 1, 'role': 'standby', 'chain': 'web', 'predecessor_port': 'pred', 'primary_port': 'sync'}]}"
+
+static void
+test_remote_chain_takes_only_its_logged_input(void **state)
+{
+	static const struct {
+		const char *chains; /* line 2 of the text, after the chains' opening */
+		const char *where, *what;
+	} cases[] = {
+	    {ISO_WEB ", {'name': 'side', 'services': [2, 1], 'ingress_port': 'sync'}]",
+	     "cfg.json:4:54: remote.chains[0].chain",
+	     "service 1 of chain \"web\" is also in chain \"side\""},
+	    {ISO_WEB "], 'flow_rules': [{'chain': 'web', 'proto': 'tcp', 'dport': 80}]",
+	     "cfg.json:4:54: remote.chains[0].chain",
+	     "flow_rules[0] sends packets of any port into chain \"web\""},
+	    {ISO_WEB "], 'flow_rules': [{'chain': 'web', 'proto': 'tcp', 'dport': 80, 'in_port': 'sync'}]",
+	     "cfg.json:4:54: remote.chains[0].chain",
+	     "flow_rules[0] sends packets of another port into chain \"web\""},
+	    {ISO_WEB "], 'default_chain': 'web'", "cfg.json:2:110: default_chain",
+	     "chain \"web\" is protected"},
+	};
+	char text[2048];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (i > 0) {
+			teardown(state);
+			setup(state);
+		}
+		snprintf(text, sizeof(text), "%s 'chains': [%s,\n%s}", ISO_PORTS, cases[i].chains,
+			 ISO_REMOTE);
+		expect_error(state, text, cases[i].where, cases[i].what);
+	}
+	/* a rule from its own predecessor port is fine */
+	teardown(state);
+	setup(state);
+	snprintf(text, sizeof(text), "%s 'chains': [%s], 'flow_rules': [{'chain': 'web', 'proto': "
+		 "'tcp', 'dport': 80, 'in_port': 'pred'}],\n%s}", ISO_PORTS, ISO_WEB, ISO_REMOTE);
+	load_ok(*state, text);
+}
+
 static void
 test_remote_errors(void **state)
 {
@@ -1866,6 +1911,7 @@ main(void)
 	    T(test_bfd_duplicate_sessions_are_rejected),
 	    T(test_remote_roles_full_and_defaults),
 	    T(test_remote_errors),
+	    T(test_remote_chain_takes_only_its_logged_input),
 	    T(test_remote_duplicate_names_and_ids_are_rejected),
 	    T(test_full_config_sets_ports_and_nfs),
 	    T(test_full_config_sets_chains_rules_and_default_chain),
