@@ -236,6 +236,34 @@ mgr_dp_dispatch(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, const struct mgr_des
 	dispatch(ctx, m, d);
 }
 
+/*
+ * An NF's output, the NF's service in protected chain `from` (1 +, 0:
+ * none; mgr.remote.rsync_service).  Remote resiliency holds only if every
+ * input of a protected chain's NFs was logged and every output latched: an
+ * output to a port goes through the chain's latch whatever the port (and
+ * whatever its metadata: an NF may have made it, or sent it out early),
+ * and nothing crosses between the chain's NFs and others -- dropped and
+ * counted (mgr_rsync_crossing).
+ */
+static inline void
+dispatch_nf_out(struct mgr_dp_ctx *ctx, uint8_t from, struct rte_mbuf *m, const struct mgr_dest *d)
+{
+	if (unlikely(mgr.remote.rsync_services)) {
+		if (d->kind == MGR_DEST_NF) {
+			uint8_t to = mgr.remote.rsync_service[mgr.shm->nfs[d->id].service_id];
+
+			if (unlikely(to != from)) {
+				mgr_rsync_crossing(from, to, false, m);
+				return;
+			}
+		} else if (d->kind == MGR_DEST_PORT && from != 0) {
+			mgr_rsync_chain_out(ctx, from - 1, d->id, m);
+			return;
+		}
+	}
+	dispatch(ctx, m, d);
+}
+
 void
 mgr_dp_to_port(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t port)
 {
@@ -386,6 +414,16 @@ mgr_rx_poll(void)
 			pr = onvm_pkt_parse(m, &pi);
 			ps->parse[pr]++;
 			mgr_route_ingress(mgr.shm, meta, port, pr, &pi, &dest[nout]);
+			/* A protected chain's NFs take only its stamped input. */
+			if (unlikely(mgr.remote.rsync_services) && dest[nout].kind == MGR_DEST_NF) {
+				uint8_t to = mgr.remote.rsync_service
+						     [mgr.shm->nfs[dest[nout].id].service_id];
+
+				if (unlikely(to != 0 && to != mgr.remote.rsync_in_port[port])) {
+					mgr_rsync_crossing(0, to, true, m);
+					continue;
+				}
+			}
 			if (ts != 0) {
 				meta->ts = ts;
 				meta->flags |= rflags;
@@ -535,6 +573,8 @@ mgr_tx_poll(void)
 		struct onvm_nf_slot *slot = &mgr.shm->nfs[id];
 		int16_t next = ctx->last_hop[id], lastp = -1;
 		struct mgr_dest dest[ONVM_BURST];
+		/* (a slot keeps its service until it is taken again) */
+		const uint8_t chain_of = mgr.remote.rsync_service[slot->service_id];
 		bool gone = __atomic_load_n(&slot->status, __ATOMIC_RELAXED) == ONVM_NF_FREE;
 		unsigned int n;
 
@@ -598,7 +638,7 @@ mgr_tx_poll(void)
 				continue;
 			}
 			for (; routed < i; routed++) {
-				dispatch(ctx, pkts[routed], &dest[routed]);
+				dispatch_nf_out(ctx, chain_of, pkts[routed], &dest[routed]);
 				next = dest[routed].kind == MGR_DEST_NF ? (int16_t)dest[routed].id : -1;
 				lastp = dest[routed].kind == MGR_DEST_PORT ? (int16_t)dest[routed].id
 									   : -1;

@@ -60,6 +60,11 @@ struct mgr_remote {
 	uint8_t rsync_sync_port[ONVM_MAX_PORTS];
 	/* ... whose protected chain leaves through this port */
 	uint8_t rsync_out_port[ONVM_MAX_PORTS];
+	/* 1 + the primary/standby chain whose NFs this service's are, 0: none.
+	 * Every output of them goes through that chain's latch (or TxTs), to
+	 * whatever port; nothing from outside the chain reaches them. */
+	uint8_t rsync_service[ONVM_MAX_SERVICES];
+	bool rsync_services; /* some service is a protected chain's */
 	/* Consistent-cut markers dropped on a full NF ring (RX or TX unit,
 	 * atomic), per protected chain (rsync_in_port - 1 of the marker's
 	 * ingress port): the TX unit asks for the next marker soon instead of
@@ -124,6 +129,15 @@ int mgr_rsync_rx_timers(struct mgr_dp_ctx *ctx);
  * taken: latched, sent, or dropped and counted). */
 int mgr_rsync_tx(struct mgr_dp_ctx *ctx);
 void mgr_rsync_on_exit(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m);
+/* TX unit: an NF of protected chain `chain` (rsync_service[] - 1) sends `m`
+ * to `port` (taken: latched, sent, or dropped and counted, as at the exit,
+ * whatever the port). */
+void mgr_rsync_chain_out(struct mgr_dp_ctx *ctx, int chain, uint16_t port, struct rte_mbuf *m);
+/* RX or TX unit: `m` would cross the boundary of a protected chain -- from
+ * chain `from` into chain `to` (rsync_service[] values, 0: outside any,
+ * from != to) -- where no log or latch is: dropped and counted (`rx`: by
+ * the RX unit, from a port). */
+void mgr_rsync_crossing(int from, int to, bool rx, struct rte_mbuf *m);
 void mgr_rsync_telemetry(struct rte_tel_data *d); /* adds its chains to /onvm/remote */
 /* RX unit, after each burst of a port rsync_in_port[] marks: a consistent-cut
  * marker to send into the chain now (metadata: ts; the caller routes it), or

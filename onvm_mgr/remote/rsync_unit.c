@@ -266,6 +266,13 @@ mgr_rsync_init(void)
 		mgr.remote.rsync_in_port[rc->predecessor_port] = (uint8_t)(rsync_nchains + 1);
 		mgr.remote.rsync_sync_port[c->sync_port] = (uint8_t)(rsync_nchains + 1);
 		mgr.remote.rsync_out_port[c->exit_port] = (uint8_t)(rsync_nchains + 1);
+		{
+			const struct mgr_chain_cfg *ch = &mgr.cfg.chains[rc->chain];
+
+			for (int k = 0; k < ch->len; k++)
+				mgr.remote.rsync_service[ch->services[k]] = (uint8_t)(rsync_nchains + 1);
+			mgr.remote.rsync_services |= ch->len > 0;
+		}
 		rsync_nchains++;
 		MGR_LOG(INFO,
 			"remote chain %s (id %u): %s, stamped input on port %d, sync link on port "

@@ -193,20 +193,15 @@ mgr_rsync_tx(struct mgr_dp_ctx *ctx)
 	return work;
 }
 
-void
-mgr_rsync_on_exit(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
+/* A packet of chain `c` leaves it, to `port`: the primary latches it, a
+ * standby that took over lets it out unless its TxTs knows it. */
+static void
+chain_exit(struct mgr_dp_ctx *ctx, struct rsync_chain *c, uint16_t port, struct rte_mbuf *m)
 {
-	struct rsync_chain *c = &rsync_chains[mgr.remote.rsync_out_port[port] - 1];
 	struct onvm_pkt_meta *meta = onvm_pkt_meta(m, mgr.dyn_off);
 	struct rsync_flow f;
 	uint64_t now;
 
-	MGR_ASSERT_UNIT(MGR_UNIT_TX);
-	if (meta->chain_id != (uint16_t)c->cfg->chain) {
-		/* Another chain's packet sharing the exit port: not ours. */
-		mgr_dp_to_port(ctx, m, port);
-		return;
-	}
 	if (unlikely(meta->flags & ONVM_PKT_F_MARKER) && c->pri == NULL) {
 		rte_pktmbuf_free(m); /* not a packet (a standby injects none) */
 		return;
@@ -280,5 +275,46 @@ mgr_rsync_on_exit(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 		c->first_out_ns = mgr_now_ns();
 	c->out_passed++;
 	mgr_dp_to_port(ctx, m, port);
+}
+
+void
+mgr_rsync_on_exit(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
+{
+	struct rsync_chain *c = &rsync_chains[mgr.remote.rsync_out_port[port] - 1];
+
+	MGR_ASSERT_UNIT(MGR_UNIT_TX);
+	/* Another chain's packet sharing the exit port (not from an NF of
+	 * ours: those come by mgr_rsync_chain_out()): not ours. */
+	if (onvm_pkt_meta(m, mgr.dyn_off)->chain_id != (uint16_t)c->cfg->chain) {
+		mgr_dp_to_port(ctx, m, port);
+		return;
+	}
+	chain_exit(ctx, c, port, m);
+}
+
+void
+mgr_rsync_chain_out(struct mgr_dp_ctx *ctx, int chain, uint16_t port, struct rte_mbuf *m)
+{
+	MGR_ASSERT_UNIT(MGR_UNIT_TX);
+	/* Whatever the port, and whatever the metadata says (an NF may have
+	 * made the packet, or sent it out early): out of the chain only
+	 * through its latch. */
+	chain_exit(ctx, &rsync_chains[chain], port, m);
+}
+
+void
+mgr_rsync_crossing(int from, int to, bool rx, struct rte_mbuf *m)
+{
+	if (to != 0) {
+		struct rsync_chain *c = &rsync_chains[to - 1];
+
+		if (rx)
+			c->in_unlogged_rx++;
+		else
+			c->in_unlogged_nf++;
+	} else {
+		rsync_chains[from - 1].out_escaped++;
+	}
+	rte_pktmbuf_free(m);
 }
 

@@ -140,6 +140,13 @@ struct rsync_chain {
 	uint64_t marker_seq;	  /* RX unit: the last cut id injected */
 	uint32_t markers_queued;  /* TX unit: markers in the wait queue */
 	uint64_t markers_wait_full; /* markers dropped: RSYNC_WAIT_MARKERS were waiting */
+	uint64_t markers_not_awaited; /* at the exit: not the marker awaited (no cut) */
+	uint64_t marker_ts; /* RX unit: the timestamp the awaited marker was sent with */
+	/* Packets that would have crossed the chain's boundary where no log or
+	 * latch is, dropped: into its NFs from a port other than its
+	 * predecessor's (RX unit) or from an NF outside it (TX unit), and out
+	 * of its NFs to an NF outside it (TX unit). */
+	uint64_t in_unlogged_rx, in_unlogged_nf, out_escaped;
 	uint64_t markers_injected, markers_lost, cuts_state, cuts_nf_failed;
 	uint64_t cuts_nf_missing; /* of those failed: a window without a live NF */
 	uint64_t layout_mismatch; /* standby: checks of a window layout unlike ours (per fragment) */

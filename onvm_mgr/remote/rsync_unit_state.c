@@ -440,6 +440,10 @@ mgr_rsync_marker_due(uint16_t port)
 	meta = onvm_pkt_meta(m, mgr.dyn_off);
 	memset(meta, 0, sizeof(*meta));
 	meta->ts = c->last_ts;
+	/* What the cut is, as sent: the marker's bytes and metadata cross
+	 * the NFs, which may write them (the ring that carries the marker
+	 * orders this store before the TX unit's read). */
+	c->marker_ts = c->last_ts;
 	c->markers_injected++;
 	__atomic_store_n(&c->marker_req, 0, __ATOMIC_RELEASE);
 	return m;
@@ -589,7 +593,6 @@ int
 rsync_state_marker_at_exit(struct rsync_chain *c, struct rte_mbuf *m, uint64_t now)
 {
 	struct onvm_marker mk;
-	uint64_t ts = onvm_pkt_meta(m, mgr.dyn_off)->ts;
 	bool full;
 	int rc;
 
@@ -598,9 +601,18 @@ rsync_state_marker_at_exit(struct rsync_chain *c, struct rte_mbuf *m, uint64_t n
 		return 0;
 	}
 	memcpy(&mk, rte_pktmbuf_mtod(m, const void *), sizeof(mk));
-	full = (mk.flags & ONVM_MARKER_F_FULL) != 0;
-	rc = rsync_primary_cut_begin(c->pri, mk.cut_id, full ? RSYNC_CUT_FULL : mk.base_id, ts,
-				     now);
+	/* Only the marker awaited makes a cut, of what was sent in it: an NF
+	 * may have written the marker's bytes or metadata (a timestamp above
+	 * the cut's would trim the log past packets its state never saw).
+	 * One given up for lost and come back changes nothing. */
+	if (mk.cut_id != c->marker_id || !c->marker_out) {
+		c->markers_not_awaited++;
+		rte_pktmbuf_free(m);
+		return 0;
+	}
+	full = c->marker_full;
+	rc = rsync_primary_cut_begin(c->pri, c->marker_id, full ? RSYNC_CUT_FULL : c->marker_base,
+				     c->marker_ts, now);
 	if (rc == -ENOBUFS)
 		return -ENOBUFS; /* every stage busy: it waits, in order */
 	if (rc == 0) {
@@ -629,8 +641,7 @@ rsync_state_marker_at_exit(struct rsync_chain *c, struct rte_mbuf *m, uint64_t n
 	}
 	/* The marker awaited: the next may go.  An older one (given up for
 	 * lost, then come back) changes nothing. */
-	if (mk.cut_id == c->marker_id)
-		c->marker_out = false;
+	c->marker_out = false;
 	rte_pktmbuf_free(m);
 	return 0;
 }

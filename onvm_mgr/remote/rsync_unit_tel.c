@@ -177,6 +177,10 @@ mgr_rsync_telemetry(struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "markers_dropped",
 					  __atomic_load_n(&mgr.remote.markers_dropped[i], __ATOMIC_RELAXED));
 		rte_tel_data_add_dict_uint(o, "markers_wait_full", c->markers_wait_full);
+		rte_tel_data_add_dict_uint(o, "markers_not_awaited", c->markers_not_awaited);
+		rte_tel_data_add_dict_uint(o, "in_unlogged_port", c->in_unlogged_rx);
+		rte_tel_data_add_dict_uint(o, "in_unlogged_nf", c->in_unlogged_nf);
+		rte_tel_data_add_dict_uint(o, "out_escaped", c->out_escaped);
 		rte_tel_data_add_dict_uint(o, "cuts_with_state", c->cuts_state);
 		rte_tel_data_add_dict_uint(o, "cuts_nf_failed", c->cuts_nf_failed);
 		rte_tel_data_add_dict_uint(o, "cuts_nf_missing", c->cuts_nf_missing);
