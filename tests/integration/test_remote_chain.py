@@ -299,8 +299,21 @@ def standby_lost(L, frames):
     L.expect(st_s["takeovers"] == 0 and st_s["state"] == "standby" and
              st_s["out_passed"] == 0 and sink.port("in_s")["rx"] == 0,
              f"the standby took over on lost state: {st_s}")
+    # The service comes back: the predecessor gives the refused failover up
+    # and goes on with the primary, at its epoch (not fenced), and may fail
+    # over again later.
+    lab.wait_until(lambda: remote(pred)["state"] == "primary", 30, "the failover given up")
+    st_p, st_m = remote(pred), remote(primary)
+    L.expect(st_p["failovers_refused"] == 1 and st_p["epoch"] == 1 and st_m["state"] == "primary"
+             and st_m["epoch"] == 1, f"after the refusal: {st_p} / {st_m}")
+    rep = pred.query("/onvm/remote/failover,web")
+    L.expect(rep.get("status") == "ok", f"second failover: {rep}")
+    lab.wait_until(lambda: remote(pred)["failovers_refused"] == 2, 30, "second failover refused")
+    lab.wait_until(lambda: remote(pred)["state"] == "primary", 30, "given up again")
+    L.expect(remote(primary)["state"] == "primary", "the primary was fenced by a refused epoch")
     print(f"standby_lost: primary released {st_m['out_released']} of {n}, aborted "
-          f"{st_m['out_aborted']}; standby refused {st_s['takeovers_refused']} takeover(s)")
+          f"{st_m['out_aborted']}; standby refused {st_s['takeovers_refused']} takeover(s), "
+          f"the predecessor gave {remote(pred)['failovers_given_up']} failovers up")
     for node in (pred, standby, primary, sink):
         node.stop()
 
