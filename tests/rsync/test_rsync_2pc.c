@@ -1220,7 +1220,7 @@ static const struct fault_row fault_rows[] = {
  * was taken, so it cannot pass by never reaching them. */
 static struct {
 	uint64_t released, dropped, aborts, nd_waits, takeover_applied, stale_cuts, revotes,
-		tainted_released, decode_dups;
+		tainted_released, decode_dups, trims;
 } seen;
 
 static void
@@ -1312,6 +1312,14 @@ run_random(const struct fault_row *row, uint64_t seed, int take_over, int small)
 
 		assert_int_equal(rsync_standby_takeover(sm->s, 2, &a), 0);
 		seen.takeover_applied += rsync_standby_stats(sm->s)->takeover_applied;
+		/* The predecessor trimmed nothing the replay needs: every entry
+		 * it dropped is at or below the cut the standby now holds. */
+		if (sm->last_trim > a.cut_ts)
+			fail_msg("%s seed %lu: LOG_TRIM to %lu, above the cut applied at the "
+				 "takeover (%lu)",
+				 row->name, (unsigned long)seed, (unsigned long)sm->last_trim,
+				 (unsigned long)a.cut_ts);
+		seen.trims += sm->trims_seen;
 		for (uint32_t i = 0; i < sm->nreleased; i++) {
 			uint32_t id = sm->release_order[i];
 
@@ -1675,13 +1683,14 @@ test_random_faults_never_release_unknown_packets(void **state)
 		}
 	print_message("random runs: %lu released, %lu dropped, %lu aborts, %lu ND waits, "
 		      "%lu ND-shaped released, %lu applied at takeover, %lu stale cuts, "
-		      "%lu re-votes, %lu duplicates\n",
+		      "%lu re-votes, %lu duplicates, %lu LOG_TRIMs\n",
 		      (unsigned long)seen.released, (unsigned long)seen.dropped,
 		      (unsigned long)seen.aborts, (unsigned long)seen.nd_waits,
 		      (unsigned long)seen.tainted_released, (unsigned long)seen.takeover_applied,
 		      (unsigned long)seen.stale_cuts, (unsigned long)seen.revotes,
-		      (unsigned long)seen.decode_dups);
+		      (unsigned long)seen.decode_dups, (unsigned long)seen.trims);
 	assert_true(seen.released > 100000);
+	assert_true(seen.trims > 0);
 	assert_true(seen.dropped > 0 && seen.aborts > 0);
 	assert_true(seen.nd_waits > 0 && seen.tainted_released > 0);
 	assert_true(seen.takeover_applied > 0);
