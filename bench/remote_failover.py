@@ -42,18 +42,20 @@ machine load for each):
            or '1' (off CPU 0: they wait at real-time priority and run at
            once -- docs/design/remote.md; CPU 1 is the primary's and the
            predecessor's, so not a core of their own either).
-Each round also fails if replayed frames were lost on the link into the
-standby (its RX lcore starved: af_packet has no flow control).
+Each round also fails if the standby admitted the replay with a gap: frames
+the link into it lost (its RX lcore starved: af_packet has no flow control)
+are sent again from the log (REPLAY_ACK; replay_rewinds, replay_timeouts and
+the standby's replay_gap_drops count how often).
 
 usage: bench/remote_failover.py [--rounds N] [--seed S] [--max-sleep-us US]
            [--loads paced,unpaced] [--checkpoint-ms MS,...] [--nf-cpus 'all;1']
+           [--results DIR]
 Writes bench/results/remote_failover.csv, remote_failover_summary.txt and
 remote_failover.png.
 """
 import argparse
 import os
 import random
-import signal
 import statistics
 import sys
 import time
@@ -65,7 +67,8 @@ from onvm import remote_lab as rc  # noqa: E402  (the lab's nodes and oracle)
 
 RESULTS = os.path.join(HERE, "results")
 FIELDS = ["round", "seed", "load", "checkpoint_ms", "nf_cpus", "max_sleep_us", "kill_share",
-          "replayed", "covered", "dup", "passed", "lost",
+          "replayed", "replay_rewinds", "replay_timeouts", "replay_gap_drops", "covered",
+          "dup", "passed", "lost",
           "req_to_start_us", "req_to_takeover_us", "req_to_echo_us", "req_to_first_in_us",
           "req_to_nf_first_us", "req_to_first_out_us", "req_to_end_us"]
 TIMES = FIELDS[FIELDS.index("req_to_start_us"):]
@@ -84,8 +87,7 @@ def one(L, frames, rnd, k, seed, idle, cond):
     lab.wait_until(lambda: rc.remote(primary)["out_released"] >= n * share, 120,
                    "part of the input released")
     time.sleep(rnd.uniform(0, 0.02))
-    primary.stop(sig=signal.SIGKILL)
-    primary.remove_runtime()
+    primary.crash()  # the node dies whole, and the operator fails over at once
     pred.query("/onvm/remote/failover,web")
     lab.wait_until(lambda: rc.remote(pred)["state"] == "standby" and
                    rc.remote(pred)["stamped"] == n, 180, "replay and input done")
@@ -97,8 +99,9 @@ def one(L, frames, rnd, k, seed, idle, cond):
     gaps = s["ingress_gaps"]
     nfs = [v for v in standby.query("/onvm/nfs").values() if isinstance(v, dict)]
     nf_first = min((v["first_pkt_ns"] for v in nfs if v.get("first_pkt_ns")), default=0)
-    for node in (pred, standby, sink):
+    for node in (pred, standby, sink, primary):
         node.stop()
+    primary.remove_runtime()
     got_m = pcap.read_capture_out(L.path(f"sink-m{tag}.pcap"))
     got_s = pcap.read_capture_out(L.path(f"sink-s{tag}.pcap"))
     lost = rc.check_sink(L, frames, got_m, got_s,
@@ -109,6 +112,8 @@ def one(L, frames, rnd, k, seed, idle, cond):
     return {"round": k, "seed": seed, "load": load, "checkpoint_ms": ckpt,
             "nf_cpus": nf_cpus, "max_sleep_us": idle["max_sleep_us"],
             "kill_share": round(share, 3), "replayed": p["replayed"],
+            "replay_rewinds": p["replay_rewinds"], "replay_timeouts": p["replay_timeouts"],
+            "replay_gap_drops": s["replay_gap_drops"],
             "covered": s["ingress_replay_covered"], "dup": s["out_dup"],
             "passed": s["out_passed"], "lost": lost,
             "req_to_start_us": us(p["replay_start_ns"]),
@@ -191,18 +196,19 @@ def main(L, args):
             rows.append(one(L, frames, random.Random(args.seed * 1000 + k), k, args.seed,
                             idle, cond))
             print(rows[-1], flush=True)
-    os.makedirs(RESULTS, exist_ok=True)
-    report.write_csv(os.path.join(RESULTS, "remote_failover.csv"), FIELDS, rows)
+    results = args.results
+    os.makedirs(results, exist_ok=True)
+    report.write_csv(os.path.join(results, "remote_failover.csv"), FIELDS, rows)
     text = summarize(rows)
     print(text)
-    with open(os.path.join(RESULTS, "remote_failover_summary.txt"), "w") as f:
+    with open(os.path.join(results, "remote_failover_summary.txt"), "w") as f:
         f.write(f"# bench/remote_failover.py --rounds {args.rounds} --seed {args.seed} "
                 f"--max-sleep-us {args.max_sleep_us} --checkpoint-ms "
                 f"{','.join(map(str, args.checkpoint_ms))} --loads {','.join(args.loads)} "
                 f"--nf-cpus {';'.join(args.nf_cpus)} "
                 "; "
                 f"times in us after the failover request (operator command)\n{text}\n")
-    plot(rows, os.path.join(RESULTS, "remote_failover.png"))
+    plot(rows, os.path.join(results, "remote_failover.png"))
 
 
 if __name__ == "__main__":
@@ -224,5 +230,7 @@ if __name__ == "__main__":
                          "CPU 0 -- they park at real-time priority)")
     ap.add_argument("--loads", type=lambda v: v.split(","), default=["paced", "unpaced"],
                     help=f"paced (the lab's {rc.PACE}) and/or unpaced (see above)")
+    ap.add_argument("--results", default=RESULTS,
+                    help="where the CSV, summary and plot go (default bench/results)")
     a = ap.parse_args()
     lab.run("remote_failover", lambda L: main(L, a))
