@@ -40,6 +40,7 @@ RTE_LOG_REGISTER_IMPL(nf_logtype, "onvm.libnf", INFO);
 
 #define NF_DEFAULT_IDLE_SPIN_US 200
 #define NF_MP_TIMEOUT_S 5
+#define NF_UNREG_SLICE_MS 200 /* unregistration: the manager's life checked as often */
 
 int nf_pkt_meta_offset = -1;
 
@@ -233,7 +234,15 @@ nf_attach(struct nf_ctx *nf)
 int
 nfl_mp_call(const char *action, const void *req, size_t len, int fd, void *rep, size_t replen)
 {
-	struct timespec ts = {.tv_sec = NF_MP_TIMEOUT_S};
+	return nfl_mp_call_ms(action, req, len, fd, rep, replen, NF_MP_TIMEOUT_S * 1000);
+}
+
+int
+nfl_mp_call_ms(const char *action, const void *req, size_t len, int fd, void *rep, size_t replen,
+	       unsigned int timeout_ms)
+{
+	struct timespec ts = {.tv_sec = timeout_ms / 1000,
+			      .tv_nsec = (long)(timeout_ms % 1000) * 1000000};
 	struct rte_mp_reply reply = {0};
 	struct rte_mp_msg msg = {0};
 	int ret = 0;
@@ -468,8 +477,20 @@ nf_unregister(struct nf_ctx *nf)
 		.generation = nf->slot->generation,
 	};
 
-	if (nfl_mp_call(ONVM_MP_NF_UNREGISTER, &req, sizeof(req), -1, NULL, 0) < 0)
-		NF_LOG(WARNING, "manager did not acknowledge unregistration");
+	/* In slices, while the manager lives: one killed may have taken the
+	 * request in and will never answer (an NF its death stops, by
+	 * PDEATHSIG, used to linger NF_MP_TIMEOUT_S for nothing).  A repeat
+	 * to a slow manager is refused: the slot's generation moved on. */
+	for (unsigned int waited = 0; waited < NF_MP_TIMEOUT_S * 1000; waited += NF_UNREG_SLICE_MS) {
+		if (rte_eal_primary_proc_alive(NULL) == 0) {
+			NF_LOG(INFO, "the manager is gone: nothing to unregister from");
+			return;
+		}
+		if (nfl_mp_call_ms(ONVM_MP_NF_UNREGISTER, &req, sizeof(req), -1, NULL, 0,
+				   NF_UNREG_SLICE_MS) == 0)
+			return;
+	}
+	NF_LOG(WARNING, "manager did not acknowledge unregistration");
 }
 
 void

@@ -130,6 +130,9 @@ nfl_mono_ns(void)
  * 5 s.  Any thread; blocks. */
 int nfl_mp_call(const char *action, const void *req, size_t len, int fd, void *rep,
 		size_t replen);
+/* The same, waiting at most `timeout_ms`. */
+int nfl_mp_call_ms(const char *action, const void *req, size_t len, int fd, void *rep,
+		   size_t replen, unsigned int timeout_ms);
 
 /* nf_batch.c -- the NF's thread only.  nfl_batch_emit() waits (counted,
  * yielding, never at real-time priority) while the TX ring is full, and
