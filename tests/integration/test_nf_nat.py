@@ -43,7 +43,7 @@ import random
 import re
 import struct
 
-from onvm import flowtable, lab, pcap, traces
+from onvm import balancer, flowtable, lab, pcap, traces
 
 TRACES = ["bittorrent.pcap", "skype-conference-call.pcap", "webex.pcap", "tor.pcap",
           "quic.pcap", "ftp.pcap", "ssh.pcap", "smtp.pcap", "http-manipulated.pcap",
@@ -54,85 +54,11 @@ MIN_SPANNING = 15  # translated flows with packets before and after the kill, at
 DYING_RE = re.compile(r"ONVM_NF_FAULT: dying at (\w+) after (\d+) packets")
 
 
-# ---- frames, parsed independently of the product (mirrors onvm_pkt_parse's rules) ----
-
-def parse(f):
-    """(kind, info): kind is "non_ip", "malformed", "fragment" or "ok"; info has
-    l3 (IPv4 header offset), ihl, tot, proto, src, dst, sport, dport."""
-    if len(f) < 14:
-        return "malformed", None
-    etype, off, tags = struct.unpack_from("!H", f, 12)[0], 14, 0
-    while etype in (0x8100, 0x88A8) and tags < 2:
-        if len(f) < off + 4:
-            return "malformed", None
-        etype = struct.unpack_from("!H", f, off + 2)[0]
-        off, tags = off + 4, tags + 1
-    if etype != 0x0800:
-        return "non_ip", None
-    if len(f) < off + 20 or f[off] >> 4 != 4 or (f[off] & 15) * 4 < 20:
-        return "malformed", None
-    ihl = (f[off] & 15) * 4
-    tot = struct.unpack_from("!H", f, off + 2)[0]
-    if len(f) < off + ihl or tot < ihl or off + tot > len(f):
-        return "malformed", None
-    frag = struct.unpack_from("!H", f, off + 6)[0]
-    info = {"l3": off, "ihl": ihl, "tot": tot, "proto": f[off + 9],
-            "src": f[off + 12:off + 16], "dst": f[off + 16:off + 20], "sport": 0, "dport": 0}
-    if frag & 0x1FFF:
-        return "fragment", info
-    l4 = off + ihl
-    if info["proto"] == 6:
-        if l4 + 20 > off + tot or (f[l4 + 12] >> 4) * 4 < 20 or l4 + (f[l4 + 12] >> 4) * 4 > off + tot:
-            return "malformed", None
-    elif info["proto"] == 17:
-        if l4 + 8 > off + tot:
-            return "malformed", None
-        ulen = struct.unpack_from("!H", f, l4 + 4)[0]
-        if ulen < 8 or (not frag & 0x2000 and ulen > tot - ihl):
-            return "malformed", None
-    if info["proto"] in (6, 17):
-        info["sport"], info["dport"] = struct.unpack_from("!HH", f, l4)
-    return ("fragment" if frag & 0x2000 else "ok"), info
-
-
-def ip_str(b):
-    return ".".join(str(x) for x in b)
-
-
-def key(info):
-    return (ip_str(info["src"]), ip_str(info["dst"]), info["proto"], info["sport"], info["dport"])
-
-
-def csum(data):
-    if len(data) % 2:
-        data += b"\0"
-    s = sum(struct.unpack(f"!{len(data) // 2}H", data))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return s
-
-
-def checksums_ok(f, info):
-    l3, ihl, tot = info["l3"], info["ihl"], info["tot"]
-    if csum(f[l3:l3 + ihl]) != 0xFFFF:
-        return False
-    seg = f[l3 + ihl:l3 + tot]
-    if info["proto"] == 17 and seg[6:8] == b"\0\0":
-        return True
-    pseudo = f[l3 + 12:l3 + 20] + struct.pack("!BBH", 0, info["proto"], tot - ihl)
-    return csum(pseudo + seg) == 0xFFFF
-
-
-def mix(paths):
-    """The traces interleaved: frame i of a trace of n frames sits at (i + 0.5) / n."""
-    placed = []
-    for t, p in enumerate(paths):
-        frames = pcap.read_pcap(p)
-        placed += [((i + 0.5) / len(frames), t, i, fr) for i, fr in enumerate(frames)]
-    placed.sort(key=lambda x: x[:3])
-    return [x[3] for x in placed]
-
-
+# Frames are parsed independently of the product (onvm.balancer's parse:
+# the rules of onvm_pkt_parse, and the checksums); traces mixed by onvm.traces.
+parse, key, ip_str = balancer.parse, balancer.key, balancer.ip_str
+checksums_ok = balancer.checksums_ok
+mix = traces.mix
 NETS = [ipaddress.ip_network(p) for p in INTERNAL]
 
 
