@@ -471,28 +471,15 @@ send_fence_heartbeat(struct rsync_chain *c, uint64_t now)
 }
 
 /* The predecessor repeats REPLAY_START/END until the standby echoes it:
- * the same type, epoch and payload, from the standby, to its run. */
+ * the same type, epoch and payload, from the standby, to its run --
+ * flagged RSYNC_F_RESYNC (`flags`) when this standby refuses to take over,
+ * not being in sync. */
 static void
-echo_to_predecessor(struct rsync_chain *c, const struct rsync_msg *m)
+echo_to_predecessor(struct rsync_chain *c, const struct rsync_msg *m, uint8_t flags)
 {
 	struct rsync_msg e = *m;
 
-	e.h.flags = 0;
-	e.h.key_id = 0;
-	e.h.role = RSYNC_ROLE_STANDBY;
-	e.h.sender_run = mgr.remote.run;
-	e.h.receiver_run = m->h.sender_run;
-	(void)send_frame(c, (uint16_t)c->cfg->predecessor_port, c->pred_mac, c->src_mac_pred, &e,
-			 NULL, 0);
-}
-
-/* A REPLAY_START refused (this standby is not in sync): its echo, flagged. */
-static void
-refuse_to_predecessor(struct rsync_chain *c, const struct rsync_msg *m)
-{
-	struct rsync_msg e = *m;
-
-	e.h.flags = RSYNC_F_RESYNC;
+	e.h.flags = flags;
 	e.h.key_id = 0;
 	e.h.role = RSYNC_ROLE_STANDBY;
 	e.h.sender_run = mgr.remote.run;
@@ -586,7 +573,7 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 		/* The predecessor gave that epoch up: never take it.  If it
 		 * was taken already (the echo lost), say so: it follows. */
 		if (rsync_standby_taken_over(c->sby) && m->h.epoch == epoch) {
-			echo_to_predecessor(c, &c->takeover_msg);
+			echo_to_predecessor(c, &c->takeover_msg, 0);
 			return RSYNC_RX_DUPLICATE;
 		}
 		if (m->h.epoch > c->cancelled_epoch)
@@ -598,10 +585,10 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 		if (m->h.type == RSYNC_REPLAY_END && c->state == RS_REPLAY) {
 			c->replay_end_ns = now;
 			__atomic_store_n(&c->state, RS_ACTIVE, __ATOMIC_RELEASE);
-			echo_to_predecessor(c, m);
+			echo_to_predecessor(c, m, 0);
 			return RSYNC_RX_OK;
 		}
-		echo_to_predecessor(c, m);
+		echo_to_predecessor(c, m, 0);
 		return RSYNC_RX_DUPLICATE;
 	}
 	if (m->h.type == RSYNC_REPLAY_START) {
@@ -630,7 +617,7 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 			c->refused_epoch = m->h.epoch;
 			/* Say so: the predecessor gives the failover up and
 			 * goes back to the primary. */
-			refuse_to_predecessor(c, m);
+			echo_to_predecessor(c, m, RSYNC_F_RESYNC);
 			return RSYNC_RX_WRONG_ROLE;
 		}
 		if (rc != 0)
@@ -667,7 +654,7 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 			(unsigned long)m->u.replay_start.after_ts);
 		send_fence_heartbeat(c, now);
 		c->takeover_msg = *m;
-		echo_to_predecessor(c, m);
+		echo_to_predecessor(c, m, 0);
 		return RSYNC_RX_OK;
 	}
 	return RSYNC_RX_STALE_EPOCH; /* a REPLAY_END of no takeover here */
