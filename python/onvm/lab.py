@@ -410,6 +410,25 @@ def in_netns(ns, argv):
     return ["nsenter", f"--net=/run/netns/{ns}"] + list(argv)
 
 
+# Sends every frame of a capture (argv: interface, file) in order.
+_SEND_FRAMES = ("import socket, struct, sys\n"
+                "d = open(sys.argv[2], 'rb').read(); off = 24\n"
+                "s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW); s.bind((sys.argv[1], 0))\n"
+                "while off + 16 <= len(d):\n"
+                "    n = struct.unpack_from('<I', d, off + 8)[0]\n"
+                "    s.send(d[off + 16:off + 16 + n]); off += 16 + n\n")
+
+
+def send_frames(ns, ifname, path, frames=None):
+    """Send the frames of the capture `path` -- written first from `frames`
+    if given -- into interface `ifname` of network namespace `ns`, in order
+    (a DPDK port reading the veth's other end live takes them)."""
+    if frames is not None:
+        from onvm import pcap  # (pcap imports this module)
+        pcap.write_pcap(path, frames)
+    run_cmd(in_netns(ns, ["/usr/bin/python3", "-c", _SEND_FRAMES, ifname, path]))
+
+
 def run_cmd(argv):
     r = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True)
     if r.returncode != 0:

@@ -45,18 +45,6 @@ def stamp(frame, ts, flags=0, version=1, inner=None):
     return frame[:12] + struct.pack(">HBBHQ", SHIM, version, flags, inner, ts) + frame[14:]
 
 
-def inject_many(ns, ifname, frames, path):
-    """Send `frames` into `ifname` of namespace `ns`, in order."""
-    pcap.write_pcap(path, frames)
-    script = ("import socket, struct, sys\n"
-              "d = open(sys.argv[2], 'rb').read(); off = 24\n"
-              "s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW); s.bind((sys.argv[1], 0))\n"
-              "while off + 16 <= len(d):\n"
-              "    n = struct.unpack_from('<I', d, off + 8)[0]\n"
-              "    s.send(d[off + 16:off + 16 + n]); off += 16 + n\n")
-    lab.run_cmd(lab.in_netns(ns, ["/usr/bin/python3", "-c", script, ifname, path]))
-
-
 def build_input(frames):
     """(stamped input after the takeover, frames the sink must get, bad ones)."""
     n = len(frames)
@@ -130,20 +118,20 @@ def test(L):
     # anything refuses a takeover (it cannot tell that it did not start
     # late).  Then the predecessor fails the chain over to it (epoch 2).
     meta = rsync_meta()
-    inject_many(ns, "s1", [rsync_frame(PREPARE, 7, 1, meta, txid=1, region=0xFFFF,
-                                       receiver_run=run),
-                           rsync_frame(COMMIT, 7, 1, txid=1, receiver_run=run)],
-                L.path("sync-in.pcap"))
+    lab.send_frames(ns, "s1", L.path("sync-in.pcap"),
+                    [rsync_frame(PREPARE, 7, 1, meta, txid=1, region=0xFFFF, receiver_run=run),
+                     rsync_frame(COMMIT, 7, 1, txid=1, receiver_run=run)])
     lab.wait_until(lambda: remote()["synced"] == 1, 10, "the first transaction applied")
-    inject_many(ns, "p1", [rsync_frame(REPLAY_START, 7, 2, struct.pack(">QQ", 0, REPLAYED),
-                                       receiver_run=run)], L.path("start.pcap"))
+    lab.send_frames(ns, "p1", L.path("start.pcap"),
+                    [rsync_frame(REPLAY_START, 7, 2, struct.pack(">QQ", 0, REPLAYED),
+                                 receiver_run=run)])
     lab.wait_until(lambda: remote()["state"] == "replaying", 10, "taken over")
     # The frames up to the gap, and the gap held for a while: the standby
     # tells it (at once, or in its next REPLAY_ACK a millisecond later).
-    inject_many(ns, "p1", inp[:GAP_END], L.path("stamped-1.pcap"))
+    lab.send_frames(ns, "p1", L.path("stamped-1.pcap"), inp[:GAP_END])
     lab.wait_until(lambda: remote()["replay_gap_drops"] == 4, 10, "the frames past the gap")
     time.sleep(0.05)
-    inject_many(ns, "p1", inp[GAP_END:], L.path("stamped-2.pcap"))
+    lab.send_frames(ns, "p1", L.path("stamped-2.pcap"), inp[GAP_END:])
     node.wait_port("sink", "tx", len(want))
     lab.wait_until(lambda: remote()["ingress_unstamped"] == 1, 10, "every frame handled")
     st = remote()
@@ -191,7 +179,7 @@ def test(L):
     ctl = [rsync_frame(PREPARE, 7, 1, meta, txid=1, region=0xFFFF, receiver_run=run),
            rsync_frame(COMMIT, 7, 1, txid=1, receiver_run=run),
            rsync_frame(REPLAY_START, 7, 2, struct.pack(">QQ", 0, REPLAYED), receiver_run=run)]
-    inject_many(ns2, "p1", ctl + inp, L.path("pri-in.pcap"))
+    lab.send_frames(ns2, "p1", L.path("pri-in.pcap"), ctl + inp)
     lab.wait_until(lambda: remote()["ingress_unstamped"] == 1, 30, "input handled")
     st = remote()
     L.expect(st["ctl_wrong_role"] == 3 and st["ctl_bad_version"] == 1 and st["ctl_ok"] == 0 and

@@ -76,24 +76,9 @@ def is_heartbeat(frame):
             rsync_fields(frame)["type"] == HEARTBEAT)
 
 
-def inject(ns, ifname, *frames):
+def inject(L, ns, ifname, *frames):
     """Send frames into `ifname` of namespace `ns` (a peer's messages)."""
-    script = ("import socket, sys; s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW); "
-              "s.bind((sys.argv[1], 0))\n"
-              "for h in sys.argv[2:]: s.send(bytes.fromhex(h))")
-    lab.run_cmd(lab.in_netns(ns, ["/usr/bin/python3", "-c", script, ifname] +
-                             [f.hex() for f in frames]))
-
-
-def inject_many(ns, ifname, path):
-    """Send every frame of the capture `path` into `ifname` of namespace `ns`."""
-    script = ("import socket, struct, sys\n"
-              "d = open(sys.argv[2], 'rb').read(); off = 24\n"
-              "s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW); s.bind((sys.argv[1], 0))\n"
-              "while off + 16 <= len(d):\n"
-              "    n = struct.unpack_from('<I', d, off + 8)[0]\n"
-              "    s.send(d[off + 16:off + 16 + n]); off += 16 + n\n")
-    lab.run_cmd(lab.in_netns(ns, ["/usr/bin/python3", "-c", script, ifname, path]))
+    lab.send_frames(ns, ifname, L.path("inject.pcap"), list(frames))
 
 
 def node_config(L, tag, trace, log_packets=65536, pri_iface=None, echo_iface=None,
@@ -152,7 +137,7 @@ def test(L):
     trim = 50
     watermark = first + trim - 1
     trim_pl = struct.pack(">Q", watermark)
-    inject(ns, "pri1",
+    inject(L, ns, "pri1",
            rsync_frame(LOG_TRIM, 7, 1, trim_pl, receiver_run=run),                   # applied
            rsync_frame(LOG_TRIM, 8, 1, trim_pl, receiver_run=run),                   # another chain
            rsync_frame(LOG_TRIM, 7, 2, trim_pl, receiver_run=run),                   # another epoch
@@ -161,7 +146,7 @@ def test(L):
            rsync_frame(VOTE, 7, 1, txid=1, receiver_run=run))                        # a VOTE
     # Reflected: a REPLAY_END the predecessor itself would send, back on to_s;
     # and a primary's LOG_TRIM arriving on the standby's link.
-    inject(ns, "echo1",
+    inject(L, ns, "echo1",
            rsync_frame(REPLAY_END, 7, 1, struct.pack(">QQ", first + n - 1, n), receiver_run=run),
            rsync_frame(LOG_TRIM, 7, 1, trim_pl, receiver_run=run))
     lab.wait_until(lambda: remote()["ctl_wrong_role"] == 3, 10, "every injected frame handled")
@@ -183,11 +168,11 @@ def test(L):
     last = first + n - 1
     # The primary it leaves trims nothing of the range offered (a trim now
     # would leave a hole the standby waits for).
-    inject(ns, "pri1", rsync_frame(LOG_TRIM, 7, 1, struct.pack(">Q", watermark + 10),
+    inject(L, ns, "pri1", rsync_frame(LOG_TRIM, 7, 1, struct.pack(">Q", watermark + 10),
                                    receiver_run=run))
     lab.wait_until(lambda: remote()["trims_held"] == 1, 10, "LOG_TRIM during the failover")
     L.expect(remote()["log_trimmed_to"] == watermark, f"trimmed during a failover: {remote()}")
-    inject(ns, "echo1", standby_says(REPLAY_START, 2, run, struct.pack(">QQ", watermark, last)))
+    inject(L, ns, "echo1", standby_says(REPLAY_START, 2, run, struct.pack(">QQ", watermark, last)))
     lab.wait_until(lambda: remote()["replayed"] >= n - trim, 10, "the log replayed")
     # The whole range sent, none acknowledged: sent again after the RTO, and
     # no REPLAY_END before the standby has it all.
@@ -195,12 +180,12 @@ def test(L):
     st = remote()
     L.expect(st["state"] == "replaying" and st["replay_end_ns"] == 0,
              f"REPLAY_END before the replay was acknowledged: {st}")
-    inject(ns, "echo1", standby_says(REPLAY_ACK, 2, run, struct.pack(">QQ", last + 1, 0)))
+    inject(L, ns, "echo1", standby_says(REPLAY_ACK, 2, run, struct.pack(">QQ", last + 1, 0)))
     lab.wait_until(lambda: remote()["state"] == "standby", 10, "replay finished")
     before_end = remote()["ctl_retrans"]
     lab.wait_until(lambda: remote()["ctl_retrans"] >= before_end + 2, 10, "REPLAY_END repeated")
     replayed = remote()["replayed"]
-    inject(ns, "echo1", standby_says(REPLAY_END, 2, run, struct.pack(">QQ", last, replayed)))
+    inject(L, ns, "echo1", standby_says(REPLAY_END, 2, run, struct.pack(">QQ", last, replayed)))
     lab.wait_until(lambda: remote()["end_echoed"] == 1, 10, "REPLAY_END echoed")
     st = remote()
     L.expect(st["epoch"] == 2 and st["failovers"] == 1 and st["replay_from_ts"] == watermark and
@@ -295,14 +280,14 @@ def test(L):
     L.expect(node.query("/onvm/remote/failover,web").get("status") == "ok", "failover")
     lab.wait_until(lambda: remote()["ctl_retrans"] >= 1, 10, "REPLAY_START sent")
     last = remote()["last_ts"]
-    inject(ns, "echo3", standby_says(REPLAY_START, 2, run, struct.pack(">QQ", last, last)))
+    inject(L, ns, "echo3", standby_says(REPLAY_START, 2, run, struct.pack(">QQ", last, last)))
     lab.wait_until(lambda: remote()["state"] == "standby", 10, "replay (of nothing) done")
-    inject(ns, "echo3", standby_says(REPLAY_END, 2, run, struct.pack(">QQ", 0, 0)))
+    inject(L, ns, "echo3", standby_says(REPLAY_END, 2, run, struct.pack(">QQ", 0, 0)))
     live = L.path("live.pcap")
     small = [f for f in bframes if len(f) <= 1514]  # what the veth's MTU takes
     many = (small * (3000 // len(small) + 1))[:3000]
     pcap.write_pcap(live, many)
-    inject_many(ns, "in1", live)
+    lab.send_frames(ns, "in1", live)
     lab.wait_until(lambda: (lambda s: s["stamped"] + s["refused_full"] + s["refused_frame"] >=
                             len(many))(remote()), 60, "every live frame stamped or refused")
     st = remote()
@@ -334,7 +319,7 @@ def given_up(L, ns, bframes):
     small = [f for f in bframes if len(f) <= 1514][:200]
     batch = L.path("giveup-batch.pcap")
     pcap.write_pcap(batch, small[:100])
-    inject_many(ns, "in3", batch)
+    lab.send_frames(ns, "in3", batch)
     lab.wait_until(lambda: remote()["stamped"] == 100, 30, "first batch stamped")
 
     L.expect(node.query("/onvm/remote/failover,web").get("status") == "ok", "failover")
@@ -342,12 +327,12 @@ def given_up(L, ns, bframes):
     # Input while the failover is pending is logged, and goes to the primary
     # once the failover is given up.
     pcap.write_pcap(batch, small[100:150])
-    inject_many(ns, "in3", batch)
+    lab.send_frames(ns, "in3", batch)
     lab.wait_until(lambda: remote()["stamped"] == 150, 30, "second batch stamped")
     st = remote()
     L.expect(st["state"] == "starting" and st["epoch"] == 1 and st["epoch_offered"] == 2,
              f"pending failover: {st}")
-    inject(ns, "echo5", standby_says(REPLAY_START, 2, run, flags=RESYNC,
+    inject(L, ns, "echo5", standby_says(REPLAY_START, 2, run, flags=RESYNC,
                                      payload=struct.pack(">QQ", 0, 0)))
     lab.wait_until(lambda: remote()["state"] == "primary", 10, "refused failover given up")
     st = remote()
@@ -367,7 +352,7 @@ def given_up(L, ns, bframes):
     # Its echo arriving late now is an answer to nothing the predecessor
     # still offers... unless the standby took over: then it follows it.
     pcap.write_pcap(batch, small[150:200])
-    inject_many(ns, "in3", batch)
+    lab.send_frames(ns, "in3", batch)
     lab.wait_until(lambda: remote()["stamped"] == 200 and remote()["behind"] == 0, 30,
                    "third batch stamped and sent")
     # REPLAY_CANCEL goes out 20 times, one every 5 ms: let them all go.
