@@ -4,28 +4,22 @@
 """Seeds for fuzz_rsync: one valid frame of each RSync message type
 (rsync/include/rsync_wire.h), a few with an HMAC-SHA256 under the fuzz
 target's key ("fuzz key", id 1) so that its keyed path is reachable, and a
-few message scripts.  The CRC32C is computed here bitwise and the HMAC with
-Python's hmac module (independently of the codec)."""
+few message scripts.  The CRC32C is the tests' own bitwise one (onvm.wire)
+and the HMAC Python's hmac module's (independently of the codec)."""
 import hashlib
 import hmac
 import os
 import struct
 import sys
 
-RSYNC_VERSION = 4  # rsync/include/rsync_wire.h
-FUZZ_KEY, FUZZ_KEY_ID = b"fuzz key", 1
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from onvm.wire import RSYNC_VERSION, crc32c  # noqa: E402  (after the path)
 
-def crc32c(data):
-    c = 0xFFFFFFFF
-    for b in data:
-        c ^= b
-        for _ in range(8):
-            c = (c >> 1) ^ (0x82F63B78 if c & 1 else 0)
-    return c ^ 0xFFFFFFFF
+FUZZ_KEY, FUZZ_KEY_ID = b"fuzz key", 1
 
 # Who sends each type (rsync_wire.c's role_sends): 1 predecessor, 2 primary,
 # 3 standby; and the fuzz target's runs (fuzz_rsync.c).
-ROLE = {1: 2, 2: 3, 3: 2, 4: 3, 5: 2, 6: 2, 7: 2, 8: 1, 9: 1, 10: 2, 11: 3}
+ROLE = {1: 2, 2: 3, 3: 2, 4: 3, 5: 2, 6: 2, 7: 2, 8: 1, 9: 1, 10: 2, 11: 3, 12: 1}
 RUN_P, RUN_S = 0x50, 0x53
 
 def frame(mtype, txid=0, payload=b"", seq=0, count=1, region=0, offset=0, epoch=1, chain=1,
