@@ -268,7 +268,10 @@ try_release(struct rsync_primary *p, uint64_t now)
 	bool any_cut = false;
 
 	/* Rule 2: a stage that needs a cut goes once a stage at or after it in
-	 * the voted prefix carries one. */
+	 * the voted prefix carries one -- the cut it waits for, or a later one
+	 * (an output an NF sent out from the middle of the chain reaches the
+	 * latch before the marker that passed that NF after its decision: an
+	 * older cut's, closer behind it, holds no trace of the decision). */
 	for (uint32_t k = 0; k < p->used && stage_at(p, k)->state == ST_VOTED; k++) {
 		if (stage_at(p, k)->cut_id != 0) {
 			any_cut = true;
@@ -280,7 +283,8 @@ try_release(struct rsync_primary *p, uint64_t now)
 
 		if (s->state != ST_VOTED)
 			break;
-		if (s->needs_cut && !(any_cut && releasable <= last_cut)) {
+		if (s->needs_cut && !(any_cut && releasable <= last_cut &&
+				      stage_at(p, last_cut)->cut_id >= s->nd_cut)) {
 			if (!s->nd_wait_counted) {
 				s->nd_wait_counted = true;
 				p->stats.nd_waits++;

@@ -226,11 +226,12 @@ joined_late(struct rsync_standby *s)
  * Of the `n` links walk_chain() left in s->chain (newest first), how many
  * -- the oldest ones -- the primary could have released: its rule 2
  * releases a transaction that waits for a cut (META nd_cut) only once one
- * at or after it carries a cut and is voted, and releases in order.  The
- * links from the first that cannot have gone are never presumed
- * committed: they hold no cut (a voted one after them would have let them
- * go), their packets come after the applied cut, and the replay makes
- * their outputs again instead of suppressing them as released.
+ * at or after it carries that cut or a later one and is voted, and
+ * releases in order.  The links from the first that cannot have gone are
+ * never presumed committed: any cut among them is older than the one it
+ * waits for, so the state applied is the newest cut before them, their
+ * packets come after it, and the replay makes their outputs again instead
+ * of suppressing them as released.
  */
 static uint32_t
 releasable_prefix(struct rsync_standby *s, uint32_t n)
@@ -243,9 +244,11 @@ releasable_prefix(struct rsync_standby *s, uint32_t n)
 	for (uint32_t i = n; i-- > 0;) {
 		const struct slot *sl = s->chain[i];
 
-		/* (newest first: "at or after it" is an index <= i) */
+		/* (newest first: "at or after it" is an index <= i; the newest
+		 * cut is the highest, and must be the one awaited or later) */
 		if (sl->meta.nd_cut != 0 && sl->meta.cut_id == 0 &&
-		    (newest_cut == UINT32_MAX || newest_cut > i)) {
+		    (newest_cut == UINT32_MAX || newest_cut > i ||
+		     s->chain[newest_cut]->meta.cut_id < sl->meta.nd_cut)) {
 			s->stats.takeover_unreleasable += i + 1;
 			/* keep s->chain[i + 1 .. n) (the older ones), newest first */
 			memmove(&s->chain[0], &s->chain[i + 1], (n - i - 1) * sizeof(s->chain[0]));

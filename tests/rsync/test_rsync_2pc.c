@@ -264,6 +264,7 @@ synced_sim(uint64_t seed)
 	add_n(sm, 8, 2);
 	cut_with(sm, 1, 0, 0, 0x11, 600);
 	settle(sm);
+	sm->votes_before = rsync_standby_stats(sm->s)->votes;
 	return sm;
 }
 
@@ -1497,6 +1498,43 @@ test_takeover_presumes_only_what_could_have_been_released(void **state)
 	sim_free(sm);
 }
 
+/* An ND decision waits for the cut of the marker that passed its NF after
+ * it (nd_cut).  An output an NF sends out from the middle of the chain can
+ * reach the latch ahead of an older marker still on its way: that older
+ * cut, though after the output's stage, holds no trace of the decision.
+ * Neither the primary (rule 2) nor a takeover's presumption may take it
+ * for the one awaited. */
+static void
+test_only_the_cut_awaited_or_a_later_one_releases_an_nd_stage(void **state)
+{
+	(void)state;
+	struct sim *sm = synced_sim(50);
+	struct rsync_standby_applied a;
+	uint32_t before = sm->nreleased;
+
+	rsync_primary_nd(sm->p, 5); /* the decision: only cut 5 or later covers it */
+	add_n(sm, 8, 3);	    /* a whole stage: closed, needs cut 5 */
+	cut_with(sm, 4, 1, 0, 0x44, 600); /* an older marker's cut, after it */
+	for (int i = 0; i < 40; i++)
+		sim_step(sm, 20 * US);
+	assert_int_equal(rsync_standby_stats(sm->s)->votes, sm->votes_before + 2);
+	assert_int_equal(sm->nreleased, before);
+	/* a takeover now: neither is presumed released */
+	assert_int_equal(rsync_standby_takeover(sm->s, 2, &a), 0);
+	assert_int_equal(a.cut_id, 1);
+	assert_int_equal(rsync_standby_stats(sm->s)->takeover_unreleasable, 2);
+	sim_free(sm);
+
+	sm = synced_sim(50);
+	rsync_primary_nd(sm->p, 5);
+	add_n(sm, 8, 3);
+	cut_with(sm, 4, 1, 0, 0x44, 600);
+	cut_with(sm, 5, 4, 0, 0x55, 600); /* the one awaited */
+	settle(sm);
+	assert_int_equal(sm->nreleased, before + 8);
+	sim_free(sm);
+}
+
 /* The standby carries the primary's chain clock on: the newest META's,
  * plus the time since it came -- a takeover runs the NFs on it, so their
  * stamps keep their age on a host whose clock is another. */
@@ -1724,6 +1762,7 @@ main(void)
 		cmocka_unit_test(test_a_dropped_cut_leaves_its_stage_to_the_next),
 		cmocka_unit_test(test_takeover_presumes_only_what_could_have_been_released),
 		cmocka_unit_test(test_the_standby_reckons_the_primary_chain_clock),
+		cmocka_unit_test(test_only_the_cut_awaited_or_a_later_one_releases_an_nd_stage),
 		cmocka_unit_test(test_cut_keeps_a_stage_free_when_packets_fill_the_latch),
 		cmocka_unit_test(test_stages_waiting_for_a_cut_never_block_the_cut),
 		cmocka_unit_test(test_aborted_branch_is_never_applied_in_place_of_the_live_one),
