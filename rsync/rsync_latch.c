@@ -203,6 +203,16 @@ latch_pkt(struct rsync_primary *p, void *pkt, const struct rsync_flow *flow, uin
 	return 0;
 }
 
+bool
+rsync_primary_cut_stage_full(const struct rsync_primary *p)
+{
+	const struct stage *s = p->used > 0 ? stage_at((struct rsync_primary *)(uintptr_t)p,
+						       p->used - 1)
+					    : NULL;
+
+	return s != NULL && s->state == ST_OPEN && s->held_for_cut && s->n >= p->cap_pkts;
+}
+
 int
 rsync_primary_add(struct rsync_primary *p, void *pkt, const struct rsync_flow *flow, uint64_t ts,
 		  uint64_t now)

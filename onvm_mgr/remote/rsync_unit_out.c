@@ -109,7 +109,15 @@ latch_waiting(struct rsync_chain *c, uint64_t now)
 		} else if (!latch(c, m, now) &&
 			   (marker || c->markers_queued == 0 ||
 			    !rsync_primary_stage_waits_cut(c->pri) || !latch_before_cut(c, m, now))) {
-			break; /* stays first */
+			/* The stage kept for the cut is full (a cut that was
+			 * to close it failed): what waits ahead of the marker
+			 * goes, counted, or the stages waiting for a cut would
+			 * wait for ever. */
+			if (marker || c->markers_queued == 0 ||
+			    !rsync_primary_cut_stage_full(c->pri))
+				break; /* stays first */
+			c->out_cut_room++;
+			rte_pktmbuf_free(m);
 		}
 		if (marker)
 			c->markers_queued--;

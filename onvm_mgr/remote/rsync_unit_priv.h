@@ -141,6 +141,7 @@ struct rsync_chain {
 	uint32_t markers_queued;  /* TX unit: markers in the wait queue */
 	uint64_t markers_wait_full; /* markers dropped: RSYNC_WAIT_MARKERS were waiting */
 	uint64_t markers_not_awaited; /* at the exit: not the marker awaited (no cut) */
+	uint64_t out_cut_room; /* dropped ahead of a marker: the stage kept for its cut was full */
 	uint64_t marker_ts; /* RX unit: the timestamp the awaited marker was sent with */
 	/* Packets that would have crossed the chain's boundary where no log or
 	 * latch is, dropped: into its NFs from a port other than its

@@ -178,6 +178,7 @@ mgr_rsync_telemetry(struct rte_tel_data *d)
 					  __atomic_load_n(&mgr.remote.markers_dropped[i], __ATOMIC_RELAXED));
 		rte_tel_data_add_dict_uint(o, "markers_wait_full", c->markers_wait_full);
 		rte_tel_data_add_dict_uint(o, "markers_not_awaited", c->markers_not_awaited);
+		rte_tel_data_add_dict_uint(o, "out_cut_room", c->out_cut_room);
 		rte_tel_data_add_dict_uint(o, "in_unlogged_port", c->in_unlogged_rx);
 		rte_tel_data_add_dict_uint(o, "in_unlogged_nf", c->in_unlogged_nf);
 		rte_tel_data_add_dict_uint(o, "out_escaped", c->out_escaped);

@@ -186,6 +186,12 @@ int rsync_primary_add(struct rsync_primary *p, void *pkt, const struct rsync_flo
  */
 int rsync_primary_add_before_cut(struct rsync_primary *p, void *pkt,
 				 const struct rsync_flow *flow, uint64_t ts, uint64_t now_ns);
+/* Whether the stage kept for a cut is open and can take no more packets
+ * (a cut that was to close it failed, and the packets after it filled it):
+ * the next cut's marker gets in only if what waits ahead of it does not
+ * (the caller drops that, counted) -- stages waiting for a cut have no
+ * other way out. */
+bool rsync_primary_cut_stage_full(const struct rsync_primary *p);
 
 /* An NF of the chain made an ND decision that only cut `nd_cut` or a later
  * one covers: the id of the first marker to pass that NF after the decision

@@ -1454,9 +1454,18 @@ test_a_dropped_cut_leaves_its_stage_to_the_next(void **state)
 	for (int i = 0; i < 20; i++)
 		sim_step(sm, 20 * US);
 	assert_int_equal(sm->nreleased, 4);
+	/* Packets after it may fill it (4 + 32); full, it says so -- the owner
+	 * then drops what waits ahead of the next marker -- and takes no
+	 * more, but still the next cut. */
+	assert_false(rsync_primary_cut_stage_full(sm->p));
+	for (uint32_t i = 5; i < 36; i++)
+		assert_int_equal(sim_add(sm, 20 + i % 7), 0);
+	assert_true(rsync_primary_cut_stage_full(sm->p));
+	assert_int_equal(sim_add(sm, 30), -ENOBUFS);
+	assert_int_equal(sim_add_as(sm, 30, true), -ENOBUFS);
 	cut_with(sm, 3, 1, 0, 0x33, 600);
 	settle(sm);
-	assert_int_equal(sm->nreleased, 4 + 8 + 5);
+	assert_int_equal(sm->nreleased, 4 + 8 + 36);
 	sim_free(sm);
 }
 
