@@ -312,9 +312,16 @@ entry_full(struct mgr_dp_ctx *ctx, uint16_t port)
 	const struct onvm_port_info *pi = &mgr.shm->ports[port];
 	const struct onvm_chain *c;
 	const struct onvm_service *svc;
-	uint16_t live;
+	uint16_t live, full = 0;
 	uint64_t now;
 	uint32_t a;
+	/* A standby's replay: a packet it admits is acknowledged to the
+	 * predecessor, which will not send it again -- it must reach its NF.
+	 * Held until every instance takes a whole burst, for as long as it
+	 * takes (what the port's ring cannot hold is lost on the link, and
+	 * sent again). */
+	const bool replay = unlikely(mgr.remote.rsync_in_port[port] != 0) &&
+			    mgr_rsync_replaying(port);
 
 	if (!pi->has_default_chain)
 		return false;
@@ -328,15 +335,17 @@ entry_full(struct mgr_dp_ctx *ctx, uint16_t port)
 		if (svc->inst[a][i] == ONVM_INST_NONE)
 			continue; /* a protected chain's rank no instance holds */
 		live++;
-		if (rte_ring_free_count(mgr.shm->nfs[svc->inst[a][i]].rx_ring) >= ONVM_BURST)
+		if (rte_ring_free_count(mgr.shm->nfs[svc->inst[a][i]].rx_ring) < ONVM_BURST)
+			full++;
+		else if (!replay)
 			goto room;
 	}
-	if (live == 0)
-		return false; /* no instance: its packets are dropped, counted */
+	if (live == 0 || (replay && full == 0))
+		goto room; /* no instance: its packets are dropped, counted */
 	now = rte_get_tsc_cycles();
 	if (ctx->port_rx_hold_since[port] == 0) {
 		ctx->port_rx_hold_since[port] = now;
-	} else if (now - ctx->port_rx_hold_since[port] > hold_max_cycles()) {
+	} else if (!replay && now - ctx->port_rx_hold_since[port] > hold_max_cycles()) {
 		ctx->port_rx_hold_since[port] = 0;
 		ctx->hold_expired++;
 		return false;

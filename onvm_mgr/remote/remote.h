@@ -138,6 +138,9 @@ void mgr_rsync_chain_out(struct mgr_dp_ctx *ctx, int chain, uint16_t port, struc
  * from != to) -- where no log or latch is: dropped and counted (`rx`: by
  * the RX unit, from a port). */
 void mgr_rsync_crossing(int from, int to, bool rx, struct rte_mbuf *m);
+/* RX unit: whether the protected chain whose stamped input arrives on
+ * `port` (rsync_in_port[] != 0) is a standby replaying its takeover. */
+bool mgr_rsync_replaying(uint16_t port);
 void mgr_rsync_telemetry(struct rte_tel_data *d); /* adds its chains to /onvm/remote */
 /* RX unit, after each burst of a port rsync_in_port[] marks: a consistent-cut
  * marker to send into the chain now (metadata: ts; the caller routes it), or

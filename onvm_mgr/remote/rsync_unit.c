@@ -402,6 +402,14 @@ mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uin
 	return false;
 }
 
+bool
+mgr_rsync_replaying(uint16_t port)
+{
+	const struct rsync_chain *c = &rsync_chains[mgr.remote.rsync_in_port[port] - 1];
+
+	return c->sby != NULL && __atomic_load_n(&c->state, __ATOMIC_RELAXED) == RS_REPLAY;
+}
+
 int
 mgr_rsync_rx_timers(struct mgr_dp_ctx *ctx)
 {

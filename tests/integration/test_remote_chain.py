@@ -101,6 +101,9 @@ Usage: test_remote_chain.py steady | switchover | kill | bfd | linkdown | linkdo
               fails over by itself on hearing the new run, the standby
               having refused the new run's transactions; the oracle as for
               `stateful`.
+  slow_replay: a stateless chain whose NF is slow on the standby (300 us a
+              packet), cuts 2 s apart, the primary killed 60 % of the way:
+              every replayed packet the standby admitted reaches its NF.
   clock:      the stateful chain with its standby node in a time
               namespace: its CLOCK_MONOTONIC 100 000 s ahead of the
               primary's, then 3 000 s behind; the primary SIGKILLed
@@ -178,6 +181,9 @@ def run(L, scenario):
         return
     if scenario == "primary_restart":
         primary_restart(L, frames)
+        return
+    if scenario == "slow_replay":
+        slow_replay(L, frames)
         return
     if scenario == "dpi":
         dpi_scenario(L, dpi_input(), int(os.environ.get("ONVM_REMOTE_KILLS", "2")),
@@ -434,6 +440,48 @@ def primary_restart(L, frames):
     check_exports(L, frames, lab.read_json(L.path("standby-mon.json")),
                   lab.read_json(L.path("standby-lb.json")), backend)
     print(f"primary_restart: lost {lost}; {len(backend)} flows on their backends")
+
+
+def slow_replay(L, frames):
+    """A replay faster than the standby's NF: a stateless chain whose NF
+    takes 300 us a packet on the standby (test_nf -d 300), no cut for 2 s
+    (a long replay), the primary killed 60 % of the way.  The standby
+    admits a replayed packet only when its NF can take it (its port held,
+    however long: the predecessor sends again what the port's ring
+    dropped): every replayed packet it admitted reaches its NF -- it used
+    to give the port up after 20 ms and drop admitted, acknowledged packets
+    on the NF's full ring.  The oracle: nothing twice, in order, the tail's
+    loss only."""
+    n = len(frames)
+    nfs = ([{"name": "fwd", "binary": lab.TEST_NF, "service": 1}], [1])
+    sink, standby, primary, pred = build(L, frames, nfs=nfs, checkpoint_ms=2000, paced=True)
+    standby.config["nfs"][0]["args"] = ["-d", "300"]
+    with open(standby.config_path, "w") as f:
+        json.dump(standby.config, f)
+    start_all(sink, standby, primary, pred)
+    lab.wait_until(lambda: remote(primary)["out_released"] >= n * 0.6, 120, "0.6 released")
+    primary.crash()
+    L.expect(pred.query("/onvm/remote/failover,web").get("status") == "ok", "failover")
+    lab.wait_until(lambda: remote(pred)["state"] == "standby" and
+                   remote(pred)["stamped"] == n, 300, "the replay and the input done")
+    lab.wait_until(lambda: remote(standby)["state"] == "active", 300, "replay ended")
+    lab.wait_until(lambda: quiet(standby, sink), 60, "the standby's output drained")
+    st_s, st_p = remote(standby), remote(pred)
+    (fwd,) = standby.nf_by(name="fwd")
+    rng = st_p["replay_newest"] - st_p["replay_from_ts"]
+    print(f"slow_replay: replayed {st_p['replayed']} (range {rng}), sent again "
+          f"{st_p['replay_rewinds']}+"
+          f"{st_p['replay_timeouts']}x; standby admitted {st_s['ingress_admitted']}, past a "
+          f"gap {st_s['replay_gap_drops']}, its NF got {fwd['rx']}")
+    L.expect(fwd["rx"] == st_s["ingress_admitted"] - st_s["ingress_replay_covered"],
+             f"the standby's NF got {fwd['rx']} of the {st_s['ingress_admitted']} admitted")
+    for node in (pred, standby, sink, primary):
+        node.stop()
+    primary.remove_runtime()
+    got_m = pcap.read_capture_out(L.path("sink-m.pcap"))
+    got_s = pcap.read_capture_out(L.path("sink-s.pcap"))
+    lost = check_sink(L, frames, got_m, got_s, allow_loss=STAGES * STAGE_PACKETS + 2 * 32)
+    print(f"slow_replay: lost {lost}")
 
 
 def clock_input(trace, copies):
@@ -804,9 +852,10 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
 
 if __name__ == "__main__":
     SCENARIOS = (("steady", "switchover", "kill", "bfd", "syncfaults", "standby_lost",
-                  "standby_restart", "primary_restart", "clock", "dpi") + LINKDOWN + STATEFUL)
+                  "standby_restart", "primary_restart", "slow_replay", "clock", "dpi") +
+                 LINKDOWN + STATEFUL)
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         sys.exit(f"usage: {sys.argv[0]} steady|switchover|kill|bfd|linkdown|linkdown_bfd|"
                  "syncfaults|stateful|nd_heavy|multi|latch_full|standby_lost|standby_restart|"
-                 "primary_restart|clock|dpi")
+                 "primary_restart|slow_replay|clock|dpi")
     lab.run(f"remote_chain_{sys.argv[1]}", lambda L: main(L, sys.argv[1]))
