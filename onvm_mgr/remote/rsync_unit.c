@@ -102,17 +102,53 @@ primary_send(void *ctx, enum rsync_peer to, const struct rsync_msg *m, const voi
 			  len);
 }
 
+/* Released packets go to their ports as the ports take them: a stage
+ * (a whole latch, voted at once) is more than a port's burst, and what a
+ * port refuses now waits, in order, in the release queue (drained first
+ * each poll, rsync_unit_release_drain()) -- dropped only if that is full,
+ * counted.  A released packet is in the standby's TxTs: lost here, a
+ * failover would not make it again. */
 static void
 primary_release(void *ctx, void *const *pkts, uint32_t n)
 {
 	struct rsync_chain *c = ctx;
+	uint32_t i = 0;
 
-	for (uint32_t i = 0; i < n; i++) {
-		struct rte_mbuf *m = pkts[i];
+	if (c->rel_head == NULL && rte_ring_empty(c->rel))
+		for (; i < n; i++) {
+			struct rte_mbuf *m = pkts[i];
 
-		mgr_dp_to_port(c->tx, m, onvm_pkt_meta(m, mgr.dyn_off)->egress_port);
+			if (!mgr_dp_port_try(c->tx, m, onvm_pkt_meta(m, mgr.dyn_off)->egress_port))
+				break;
+		}
+	if (i < n) {
+		unsigned int q = rte_ring_sp_enqueue_burst(c->rel, (void *const *)&pkts[i], n - i,
+							    NULL);
+
+		c->out_release_drops += n - i - q;
+		if (q < n - i)
+			rte_pktmbuf_free_bulk((struct rte_mbuf **)(uintptr_t)&pkts[i + q],
+					      n - i - q);
 	}
 	c->out_released += n;
+}
+
+int
+rsync_unit_release_drain(struct rsync_chain *c)
+{
+	struct rte_mbuf *m = c->rel_head;
+	int n = 0;
+
+	/* rel_head: the first of the queue, refused by its port last time */
+	for (c->rel_head = NULL; m != NULL || rte_ring_sc_dequeue(c->rel, (void **)&m) == 0;
+	     m = NULL) {
+		if (!mgr_dp_port_try(c->tx, m, onvm_pkt_meta(m, mgr.dyn_off)->egress_port)) {
+			c->rel_head = m;
+			break;
+		}
+		n++;
+	}
+	return n;
 }
 
 static void
@@ -186,7 +222,10 @@ session_init(struct rsync_chain *c, int idx)
 		c->ctl = rte_ring_create(name, RSYNC_CTL_RING, rte_socket_id(),
 					 RING_F_SP_ENQ | RING_F_SC_DEQ);
 		c->wait = rte_zmalloc("onvm_rsync_wait", RSYNC_WAIT_SLOTS * sizeof(*c->wait), 0);
-		if (c->ctl == NULL || c->wait == NULL) {
+		snprintf(name, sizeof(name), "onvm_rsync_rel%d", idx);
+		c->rel = rte_ring_create(name, RSYNC_RELEASE_RING, rte_socket_id(),
+					 RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (c->ctl == NULL || c->wait == NULL || c->rel == NULL) {
 			MGR_LOG(ERR, "remote chain %s: no memory for its rings", rc->name);
 			return -ENOMEM;
 		}
@@ -778,6 +817,12 @@ mgr_rsync_fini(void)
 			rte_pktmbuf_free(m);
 		rte_ring_free(c->ctl);
 		c->ctl = NULL;
+		rte_pktmbuf_free(c->rel_head);
+		c->rel_head = NULL;
+		while (c->rel != NULL && rte_ring_sc_dequeue(c->rel, (void **)&m) == 0)
+			rte_pktmbuf_free(m);
+		rte_ring_free(c->rel);
+		c->rel = NULL;
 		rsync_auth_free(c->auth);
 		c->auth = NULL;
 	}

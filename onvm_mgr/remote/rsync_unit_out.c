@@ -176,6 +176,9 @@ mgr_rsync_tx(struct mgr_dp_ctx *ctx)
 		now = mgr_now_ns();
 		c->poll_ns = now; /* this poll's packets leaving the chain use it */
 		work += rsync_unit_drain_ctl(c, now);
+		/* what was released and waits for its port: first, in order */
+		if (unlikely(c->rel_head != NULL || !rte_ring_empty(c->rel)))
+			work += rsync_unit_release_drain(c);
 		rsync_unit_pred_heartbeat(c, now);
 		if (c->state != RS_PRIMARY) {
 			/* Fenced: what waited for the latch goes back (counted). */

@@ -26,6 +26,7 @@
 #define RSYNC_WAIT_RING	       8192 /* packets waiting for room in the latch */
 #define RSYNC_WAIT_MARKERS     16   /* ... and markers among them */
 #define RSYNC_WAIT_SLOTS       (RSYNC_WAIT_RING + RSYNC_WAIT_MARKERS)
+#define RSYNC_RELEASE_RING     65536 /* released packets their ports did not take yet */
 #define CTL_PER_POLL	       64
 #define FENCE_HEARTBEAT_GAP_NS (10 * 1000 * 1000ull) /* at most one per 10 ms */
 #define FENCE_UNASKED	       50 /* HEARTBEATs sent unasked after a takeover */
@@ -142,6 +143,11 @@ struct rsync_chain {
 	uint64_t markers_wait_full; /* markers dropped: RSYNC_WAIT_MARKERS were waiting */
 	uint64_t markers_not_awaited; /* at the exit: not the marker awaited (no cut) */
 	uint64_t out_cut_room; /* dropped ahead of a marker: the stage kept for its cut was full */
+	/* TX unit: released packets their ports have not taken yet, in order
+	 * (rel_head first), and those the full queue dropped */
+	struct rte_ring *rel;
+	struct rte_mbuf *rel_head;
+	uint64_t out_release_drops;
 	uint64_t marker_ts; /* RX unit: the timestamp the awaited marker was sent with */
 	/* Packets that would have crossed the chain's boundary where no log or
 	 * latch is, dropped: into its NFs from a port other than its
@@ -178,6 +184,9 @@ extern pthread_mutex_t rsync_fini_lock;
  * HEARTBEAT to the predecessor when due. */
 int rsync_unit_drain_ctl(struct rsync_chain *c, uint64_t now);
 void rsync_unit_pred_heartbeat(struct rsync_chain *c, uint64_t now);
+/* TX unit: send what was released and its ports did not take yet, as
+ * they take it.  Returns the packets sent. */
+int rsync_unit_release_drain(struct rsync_chain *c);
 
 /* rsync_unit_state.c: the chain's NFs' state. */
 int rsync_state_reserve(struct rsync_chain *c);		   /* start-up */

@@ -179,6 +179,10 @@ mgr_rsync_telemetry(struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "markers_wait_full", c->markers_wait_full);
 		rte_tel_data_add_dict_uint(o, "markers_not_awaited", c->markers_not_awaited);
 		rte_tel_data_add_dict_uint(o, "out_cut_room", c->out_cut_room);
+		rte_tel_data_add_dict_uint(o, "out_release_waiting",
+					   (c->rel != NULL ? rte_ring_count(c->rel) : 0) +
+						   (c->rel_head != NULL));
+		rte_tel_data_add_dict_uint(o, "out_release_drops", c->out_release_drops);
 		rte_tel_data_add_dict_uint(o, "in_unlogged_port", c->in_unlogged_rx);
 		rte_tel_data_add_dict_uint(o, "in_unlogged_nf", c->in_unlogged_nf);
 		rte_tel_data_add_dict_uint(o, "out_escaped", c->out_escaped);

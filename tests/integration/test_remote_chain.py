@@ -104,6 +104,9 @@ Usage: test_remote_chain.py steady | switchover | kill | bfd | linkdown | linkdo
   slow_replay: a stateless chain whose NF is slow on the standby (300 us a
               packet), cuts 2 s apart, the primary killed 60 % of the way:
               every replayed packet the standby admitted reaches its NF.
+  release_burst: no failure, the primary's exit link paced at 100 Mbit/s
+              (a TX ring of 64 frames): whole stages released at once wait
+              for the port; nothing is lost.
   clock:      the stateful chain with its standby node in a time
               namespace: its CLOCK_MONOTONIC 100 000 s ahead of the
               primary's, then 3 000 s behind; the primary SIGKILLed
@@ -140,7 +143,7 @@ import time
 from onvm import flowtable, lab, pcap, traces
 from onvm.remote_lab import (BACKENDS, NODES, STAGE_PACKETS, STAGES, build, check_exports,
                              check_sink, check_stateful, dump, instances_merged, new_flows, quiet,
-                             remote, start_all, tag_of, tagged_input)
+                             remote, set_relay, start_all, tag_of, tagged_input)
 
 
 def main(L, scenario):
@@ -184,6 +187,9 @@ def run(L, scenario):
         return
     if scenario == "slow_replay":
         slow_replay(L, frames)
+        return
+    if scenario == "release_burst":
+        release_burst(L, frames)
         return
     if scenario == "dpi":
         dpi_scenario(L, dpi_input(), int(os.environ.get("ONVM_REMOTE_KILLS", "2")),
@@ -482,6 +488,46 @@ def slow_replay(L, frames):
     got_s = pcap.read_capture_out(L.path("sink-s.pcap"))
     lost = check_sink(L, frames, got_m, got_s, allow_loss=STAGES * STAGE_PACKETS + 2 * 32)
     print(f"slow_replay: lost {lost}")
+
+
+def release_burst(L, frames):
+    """Released packets wait for their port: a failure-free run whose
+    primary's exit link is paced (100 Mbit/s, the input 40) and its port's
+    TX ring 64 frames -- a vote releases whole stages (64 packets each,
+    several at once), more than the port takes at a time.  Nothing may be lost: what the port refuses waits in
+    the release queue (it used to be dropped, and a released packet is in
+    the standby's TxTs: a failover would never make it again)."""
+    n = len(frames)
+    sink, standby, primary, pred = build(L, frames, paced=True, relay=True)
+    # the exit link paced at 100 Mbit/s (the input at 40) by a token bucket
+    # the port's frames go through: its 64 ring slots are taken until the
+    # bucket lets them go, and a release is often more
+    for port in primary.config["ports"]:
+        if port["name"] == "out":
+            port["dev"] = port["dev"].replace("framecnt=4096", "framecnt=64,qdisc_bypass=0")
+    with open(primary.config_path, "w") as f:
+        json.dump(primary.config, f)
+    lab.run_cmd(lab.in_netns(primary.ns, ["tc", "qdisc", "add", "dev", "m_k", "root", "tbf",
+                                          "rate", "100mbit", "burst", "8kb", "limit", "256mb"]))
+    start_all(sink, standby, primary, pred)
+    # votes 20 ms late: each one releases a few hundred packets at once
+    set_relay(pred, delay=1.0, delay_us=20000)
+    lab.wait_until(lambda: (lambda st: st["out_released"] + st["out_latch_full"] == n and
+                            st.get("out_release_waiting", 0) == 0)(remote(primary)), 120,
+                   "every frame released and sent")
+    st_m = remote(primary)
+    sink.wait_port("in_m", "rx", n, timeout=30)
+    out = primary.port("out")
+    print(f"release_burst: released {st_m['out_released']}, latch full {st_m['out_latch_full']}, "
+          f"release queue drops {st_m.get('out_release_drops')}; exit port tx {out['tx']}, "
+          f"tx_drop {out['tx_drop']}")
+    L.expect(st_m["out_latch_full"] == 0 and st_m.get("out_release_drops", 0) == 0 and
+             out["tx_drop"] == 0, f"released packets dropped: {st_m} / {out}")
+    for node in (pred, standby, primary, sink):
+        L.expect(node.stop() == 0, f"{node.name}: exit status")
+    got_m = pcap.read_capture_out(L.path("sink-m.pcap"))
+    L.expect(len(got_m) == n, f"sink: {len(got_m)} of {n}")
+    check_sink(L, frames, got_m, [], allow_loss=0)
 
 
 def clock_input(trace, copies):
@@ -852,10 +898,11 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
 
 if __name__ == "__main__":
     SCENARIOS = (("steady", "switchover", "kill", "bfd", "syncfaults", "standby_lost",
-                  "standby_restart", "primary_restart", "slow_replay", "clock", "dpi") +
+                  "standby_restart", "primary_restart", "slow_replay", "release_burst",
+                  "clock", "dpi") +
                  LINKDOWN + STATEFUL)
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         sys.exit(f"usage: {sys.argv[0]} steady|switchover|kill|bfd|linkdown|linkdown_bfd|"
                  "syncfaults|stateful|nd_heavy|multi|latch_full|standby_lost|standby_restart|"
-                 "primary_restart|slow_replay|clock|dpi")
+                 "primary_restart|slow_replay|release_burst|clock|dpi")
     lab.run(f"remote_chain_{sys.argv[1]}", lambda L: main(L, sys.argv[1]))
