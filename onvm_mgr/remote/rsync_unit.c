@@ -426,8 +426,15 @@ mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uin
 		rte_pktmbuf_free(m);
 		return true;
 	}
-	if (c->last_ts != 0 && sh.ts > c->last_ts + 1)
-		c->gaps += sh.ts - c->last_ts - 1;
+	/* Stamps are consecutive within a predecessor's run; a restarted
+	 * one starts again from its clock, far above: that jump is a new
+	 * base, not frames lost on the link. */
+	if (c->last_ts != 0 && sh.ts > c->last_ts + 1) {
+		if (sh.ts - c->last_ts - 1 < RSYNC_GAP_NEW_BASE)
+			c->gaps += sh.ts - c->last_ts - 1;
+		else
+			c->ts_new_base++;
+	}
 	/* (read by the TX unit for the predecessor's HEARTBEAT) */
 	__atomic_store_n(&c->last_ts, sh.ts, __ATOMIC_RELAXED);
 	plog_shim_strip(p, &sh);

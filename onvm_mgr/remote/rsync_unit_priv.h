@@ -27,6 +27,9 @@
 #define RSYNC_WAIT_MARKERS     16   /* ... and markers among them */
 #define RSYNC_WAIT_SLOTS       (RSYNC_WAIT_RING + RSYNC_WAIT_MARKERS)
 #define RSYNC_RELEASE_RING     65536 /* released packets their ports did not take yet */
+/* A timestamp this far past the last one is a restarted predecessor's new
+ * base (its clock), not frames lost: no log holds 2^32 packets. */
+#define RSYNC_GAP_NEW_BASE     (1ull << 32)
 #define CTL_PER_POLL	       64
 #define FENCE_HEARTBEAT_GAP_NS (10 * 1000 * 1000ull) /* at most one per 10 ms */
 #define FENCE_UNASKED	       50 /* HEARTBEATs sent unasked after a takeover */
@@ -100,6 +103,7 @@ struct rsync_chain {
 	uint64_t replay_covered;  /* replayed, at or below the applied cut: dropped */
 	uint64_t before_takeover; /* standby: stamped input before a takeover, dropped */
 	uint64_t gaps;		  /* timestamps skipped: lost on the link from the predecessor */
+	uint64_t ts_new_base;	  /* jumps of RSYNC_GAP_NEW_BASE and more: a restarted predecessor */
 	uint64_t bad[PLOG_SHIM_REASON_MAX]; /* NOT_SHIM: unstamped */
 	uint64_t ctl_ring_full;
 	/* sessions (TX unit) */

@@ -147,6 +147,7 @@ mgr_rsync_telemetry(struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "ingress_replay_covered", c->replay_covered);
 		rte_tel_data_add_dict_uint(o, "ingress_before_takeover", c->before_takeover);
 		rte_tel_data_add_dict_uint(o, "ingress_gaps", c->gaps);
+		rte_tel_data_add_dict_uint(o, "ingress_new_base", c->ts_new_base);
 		rte_tel_data_add_dict_uint(o, "ingress_unstamped", c->bad[PLOG_SHIM_NOT_SHIM]);
 		for (int r = PLOG_SHIM_SHORT; r < PLOG_SHIM_REASON_MAX; r++) {
 			char key[40];
