@@ -391,11 +391,12 @@ replay_acked(struct plog_chain *c, const struct rsync_replay_ack *a, uint64_t no
 	}
 	/* A gap: send again from what it lacks -- once for the frames of one
 	 * loss (those after it are reported too, while the rewound ones are
-	 * on their way). */
-	if (a->gap_ts != 0 && a->next_ts <= c->replay_newest &&
+	 * on their way).  An older REPLAY_ACK overtaken by a newer one asks
+	 * for less than that says arrived: from the newest word on. */
+	if (a->gap_ts != 0 && c->replay_acked <= c->replay_newest &&
 	    now - c->replay_rewind_ns >= REPLAY_REWIND_GAP_NS &&
-	    (plog_log_peek(&c->log, &c->cur, &e) == 0 || e.ts > a->next_ts))
-		replay_rewind(c, a->next_ts, now);
+	    (plog_log_peek(&c->log, &c->cur, &e) == 0 || e.ts > c->replay_acked))
+		replay_rewind(c, c->replay_acked, now);
 }
 
 /*
