@@ -307,15 +307,17 @@ do_register(const struct onvm_mp_register_req *req, pid_t ns_pid, int *pidfd,
 	/* In a protected chain: the markers already sent do not cover what
 	 * this NF decides (libnf counts from here). */
 	slot->nd_cut_floor = mgr_rsync_marker_floor(req->service_id);
-	/* ... and the chain's clock, if it took over here */
-	__atomic_store_n(&slot->clock_offset, mgr_rsync_clock_offset(req->service_id),
-			 __ATOMIC_SEQ_CST);
 	/* A protected chain's NF on its standby node waits for the takeover,
 	 * stateless or not (libnf parks it: woken by the takeover, it runs at
 	 * once).  Checked again once it is READY: the takeover may come in
 	 * between (mgr_rsync_state_parked_check()). */
 	if (mgr_rsync_parks(req->service_id))
 		__atomic_store_n(&slot->remote_parked, 1, __ATOMIC_SEQ_CST);
+	else /* the chain's clock, if it took over here: read after its
+	      * state, which the takeover stores after the clock (a parked
+	      * NF gets it from whoever wakes it, before the wake-up) */
+		__atomic_store_n(&slot->clock_offset, mgr_rsync_clock_offset(req->service_id),
+				 __ATOMIC_SEQ_CST);
 	slot->generation++;
 	mgr_nf_slot_note_used(id);
 	__atomic_store_n(&slot->status, ONVM_NF_READY, __ATOMIC_RELEASE);
