@@ -1146,8 +1146,64 @@ test_a_restarted_predecessor_holds_stages_until_a_cut(void **state)
 		sim_step(sm, 50 * US);
 	assert_int_equal(sm->nreleased, 0); /* voted, but waiting for the cut */
 	assert_true(rsync_primary_stats(sm->p)->nd_waits >= 1);
+	/* the next cut's marker may have left before the restart was heard:
+	 * the one after it */
 	cut_with(sm, 1, 0, 0, 0x11, 100);
 	settle(sm);
+	assert_int_equal(sm->nreleased, 0);
+	assert_int_equal(rsync_primary_nd_uncovered(sm->p), 2);
+	cut_with(sm, 2, 1, 0, 0x22, 100);
+	settle(sm);
+	assert_int_equal(sm->nreleased, 8);
+	sim_free(sm);
+}
+
+static struct rsync_msg
+heartbeat_of(uint8_t role, uint64_t run)
+{
+	struct rsync_msg hb = {0};
+
+	hb.h.version = RSYNC_VERSION;
+	hb.h.type = RSYNC_HEARTBEAT;
+	hb.h.chain = 7;
+	hb.h.epoch = 1;
+	hb.h.frag_count = 1;
+	hb.h.role = role;
+	hb.h.sender_run = run;
+	hb.h.receiver_run = SIM_RUN_P;
+	return hb;
+}
+
+/* The predecessor's restart is heard while the marker of the next cut is
+ * on its way, ahead of input of its old run still in the NFs: the outputs
+ * of that input are latched after the cut, which does not hold their
+ * effects -- they wait for the cut after it. */
+static void
+test_a_predecessor_restart_heard_behind_a_marker_waits_for_the_cut_after(void **state)
+{
+	(void)state;
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct sim *sm = sim_new(&pc, &sc, 56, NULL, 0);
+	struct rsync_msg hb = heartbeat_of(RSYNC_ROLE_PREDECESSOR, 0xAA);
+
+	assert_int_equal(rsync_primary_rx(sm->p, &hb, sm->now), RSYNC_RX_OK);
+	add_n(sm, 4, 2);
+	sim_drain(sm, 100, 10 * US);
+	assert_int_equal(sm->nreleased, 4);
+	/* marker 1 sent after packet 4; packets 5..8 of the old run follow
+	 * it into the NFs; then the new run's HEARTBEAT */
+	hb.h.sender_run = 0xBB;
+	assert_int_equal(rsync_primary_rx(sm->p, &hb, sm->now), RSYNC_RX_OK);
+	assert_int_equal(rsync_primary_cut_begin(sm->p, 1, 0, 4, sm->now), 0);
+	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+	add_n(sm, 4, 2);
+	sim_drain(sm, 100, 10 * US);
+	assert_int_equal(sm->nreleased, 4); /* not before a cut holds them */
+	assert_int_equal(rsync_primary_nd_uncovered(sm->p), 2);
+	assert_int_equal(rsync_primary_cut_begin(sm->p, 2, 1, 8, sm->now), 0);
+	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+	sim_drain(sm, 100, 10 * US);
 	assert_int_equal(sm->nreleased, 8);
 	sim_free(sm);
 }
@@ -1791,6 +1847,7 @@ main(void)
 		cmocka_unit_test(test_votes_recorded_before_a_primary_restart_are_refused),
 		cmocka_unit_test(test_a_restarted_standby_is_told_apart_from_the_one_before),
 		cmocka_unit_test(test_a_restarted_predecessor_holds_stages_until_a_cut),
+		cmocka_unit_test(test_a_predecessor_restart_heard_behind_a_marker_waits_for_the_cut_after),
 		cmocka_unit_test(test_reflected_messages_are_refused),
 		cmocka_unit_test(test_random_faults_never_release_unknown_packets),
 	};
