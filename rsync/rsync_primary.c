@@ -137,7 +137,7 @@ send_msg(struct rsync_primary *p, enum rsync_peer to, struct rsync_msg *m, const
 	m->h.epoch = p->epoch;
 	m->h.role = RSYNC_ROLE_PRIMARY;
 	m->h.sender_run = p->cfg.run;
-	m->h.receiver_run = to == RSYNC_PEER_STANDBY ? p->standby_run : p->pred_run;
+	m->h.receiver_run = to == RSYNC_PEER_STANDBY ? p->standby_run.cur : p->pred_run.cur;
 	if (m->h.frag_count == 0)
 		m->h.frag_count = 1;
 	return p->ops.send(p->ctx, to, m, payload, len);
@@ -572,9 +572,15 @@ pred_heartbeat(struct rsync_primary *p, const struct rsync_msg *m)
 		return RSYNC_RX_WRONG_ROLE;
 	if (m->h.epoch < p->epoch)
 		return RSYNC_RX_STALE_EPOCH;
-	if (p->pred_run != 0 && m->h.sender_run != p->pred_run)
+	switch (rsync_peer_run_heard(&p->pred_run, m->h.sender_run)) {
+	case RSYNC_RUN_REPLACED:
+		return RSYNC_RX_PEER_RESTARTED;
+	case RSYNC_RUN_NEW:
 		pred_restarted(p);
-	p->pred_run = m->h.sender_run;
+		break;
+	case RSYNC_RUN_SAME:
+		break;
+	}
 	if (m->h.epoch > p->epoch) {
 		p->epoch = m->h.epoch;
 		rsync_primary_fence(p);
@@ -625,10 +631,15 @@ rsync_primary_rx(struct rsync_primary *p, const struct rsync_msg *m, uint64_t no
 		r = RSYNC_RX_STALE_RUN;
 		goto out;
 	}
-	if (m->h.sender_run != p->standby_run) {
-		if (p->standby_run != 0)
-			standby_restarted(p);
-		p->standby_run = m->h.sender_run;
+	switch (rsync_peer_run_heard(&p->standby_run, m->h.sender_run)) {
+	case RSYNC_RUN_REPLACED: /* before the standby restarted */
+		r = RSYNC_RX_PEER_RESTARTED;
+		goto out;
+	case RSYNC_RUN_NEW:
+		standby_restarted(p);
+		break;
+	case RSYNC_RUN_SAME:
+		break;
 	}
 	if (m->h.epoch > p->epoch) {
 		/* Another node took the chain over: stop for good. */
@@ -702,13 +713,13 @@ out:
 uint64_t
 rsync_primary_standby_run(const struct rsync_primary *p)
 {
-	return p->standby_run;
+	return p->standby_run.cur;
 }
 
 uint64_t
 rsync_primary_pred_run(const struct rsync_primary *p)
 {
-	return p->pred_run;
+	return p->pred_run.cur;
 }
 
 bool

@@ -81,7 +81,7 @@ struct rsync_primary {
 	void *ctx;
 	uint32_t epoch;
 	bool fenced;
-	uint64_t standby_run, pred_run; /* the peers' runs, as last heard (0: none yet) */
+	struct rsync_peer_runs standby_run, pred_run; /* the peers' runs, as heard */
 	struct stage stages[RSYNC_MAX_STAGES];
 	uint32_t head, used;
 	uint32_t cap_pkts;	/* packets a stage can hold: stage_pkts + cut_extra_pkts */

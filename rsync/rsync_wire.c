@@ -709,3 +709,21 @@ rsync_encode(uint8_t *buf, size_t buflen, const uint8_t dst_mac[6], const uint8_
 		return -1;
 	return (int)(RSYNC_ETH_LEN + RSYNC_HDR_LEN + plen + (auth != NULL ? RSYNC_HMAC_LEN : 0));
 }
+
+enum rsync_run_heard
+rsync_peer_run_heard(struct rsync_peer_runs *r, uint64_t run)
+{
+	if (run == r->cur)
+		return RSYNC_RUN_SAME;
+	if (r->cur == 0) {
+		r->cur = run;
+		return RSYNC_RUN_SAME;
+	}
+	for (uint32_t i = 0; i < RSYNC_RUNS_REPLACED; i++)
+		if (r->replaced[i] == run)
+			return RSYNC_RUN_REPLACED;
+	r->replaced[r->next] = r->cur;
+	r->next = (r->next + 1) % RSYNC_RUNS_REPLACED;
+	r->cur = run;
+	return RSYNC_RUN_NEW;
+}

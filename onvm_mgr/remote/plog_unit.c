@@ -112,7 +112,7 @@ struct plog_chain {
 	uint32_t cancels_left;	   /* REPLAY_CANCELs still to send for `attempt` */
 	uint64_t failovers_given_up, failovers_refused, failovers_followed;
 	uint64_t first_ts; /* the first this run gave */
-	uint64_t primary_run, standby_run; /* as last heard (0: not yet) */
+	struct rsync_peer_runs primary_run, standby_run; /* as heard */
 	uint64_t hb_ns;			   /* HEARTBEATs last sent to them */
 	uint32_t epoch;
 	enum plog_state state;
@@ -428,14 +428,21 @@ control_in(struct plog_chain *c, struct rte_mbuf *mb)
 		goto out;
 	}
 	if (m.h.type == RSYNC_HEARTBEAT) {
+		enum rsync_run_heard heard = rsync_peer_run_heard(
+			from_primary ? &c->primary_run : &c->standby_run, m.h.sender_run);
+
+		/* sent before its sender restarted (late, or twice): no news */
+		if (heard == RSYNC_RUN_REPLACED) {
+			r = RSYNC_RX_PEER_RESTARTED;
+			goto out;
+		}
 		if (from_primary) {
-			if (c->primary_run != 0 && m.h.sender_run != c->primary_run) {
+			if (heard == RSYNC_RUN_NEW) {
 				c->primary_restarts++;
 				/* Its NFs' state is gone: the standby has it. */
 				if (c->state == PL_PRIMARY && m.h.epoch == c->epoch)
 					request_failover(c, "primary_restart", mgr_now_ns());
 			}
-			c->primary_run = m.h.sender_run;
 			/* Never stamp at or below what the primary admitted
 			 * (this run started with a clock behind the run
 			 * before's): the entries at or below it were dropped
@@ -450,9 +457,7 @@ control_in(struct plog_chain *c, struct rte_mbuf *mb)
 				c->ts_raised++;
 			}
 		} else {
-			if (c->standby_run != 0 && m.h.sender_run != c->standby_run)
-				c->standby_restarts++;
-			c->standby_run = m.h.sender_run;
+			c->standby_restarts += heard == RSYNC_RUN_NEW;
 		}
 		goto out;
 	}
@@ -538,7 +543,7 @@ control_frame(struct plog_chain *c, uint8_t type, const struct rsync_msg *u)
 	m.h.frag_count = 1;
 	m.h.role = RSYNC_ROLE_PREDECESSOR;
 	m.h.sender_run = mgr.remote.run;
-	m.h.receiver_run = c->standby_run;
+	m.h.receiver_run = c->standby_run.cur;
 	n = rsync_encode(buf, sizeof(buf), c->dst_mac, c->src_mac, &m, NULL, 0, c->auth);
 	mb = n > 0 ? rte_pktmbuf_alloc(mgr.pool) : NULL;
 	if (mb == NULL)
@@ -703,7 +708,7 @@ peer_heartbeats(struct mgr_dp_ctx *ctx, struct plog_chain *c, uint64_t now)
 		m.h.frag_count = 1;
 		m.h.role = RSYNC_ROLE_PREDECESSOR;
 		m.h.sender_run = mgr.remote.run;
-		m.h.receiver_run = to_primary ? c->primary_run : c->standby_run;
+		m.h.receiver_run = to_primary ? c->primary_run.cur : c->standby_run.cur;
 		m.u.heartbeat.cut_ts = c->last_ts;
 		len = rsync_encode(buf, sizeof(buf), to_primary ? c->pri_mac : c->dst_mac,
 				   to_primary ? c->pri_src_mac : c->src_mac, &m, NULL, 0, c->auth);
@@ -860,8 +865,8 @@ tel_remote(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "last_ts", c->last_ts);
 		rte_tel_data_add_dict_uint(o, "first_ts", c->first_ts);
 		rte_tel_data_add_dict_uint(o, "run_id", mgr.remote.run);
-		rte_tel_data_add_dict_uint(o, "primary_run", c->primary_run);
-		rte_tel_data_add_dict_uint(o, "standby_run", c->standby_run);
+		rte_tel_data_add_dict_uint(o, "primary_run", c->primary_run.cur);
+		rte_tel_data_add_dict_uint(o, "standby_run", c->standby_run.cur);
 		rte_tel_data_add_dict_uint(o, "primary_restarts", c->primary_restarts);
 		rte_tel_data_add_dict_uint(o, "standby_restarts", c->standby_restarts);
 		rte_tel_data_add_dict_uint(o, "ts_raised", c->ts_raised);

@@ -622,7 +622,9 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 		return RSYNC_RX_WRONG_ROLE;
 	if (m->h.receiver_run != mgr.remote.run)
 		return RSYNC_RX_STALE_RUN;
-	c->pred_run = m->h.sender_run;
+	if (rsync_peer_run_heard(&c->pred_runs, m->h.sender_run) == RSYNC_RUN_REPLACED)
+		return RSYNC_RX_PEER_RESTARTED; /* a run that is gone */
+	c->pred_run = c->pred_runs.cur;
 	if (m->h.type == RSYNC_REPLAY_CANCEL) {
 		/* The predecessor gave that epoch up: never take it.  If it
 		 * was taken already (the echo lost), say so: it follows. */
@@ -753,10 +755,13 @@ control_in(struct rsync_chain *c, struct rte_mbuf *mb, uint64_t now)
 	}
 	if (from_pred && c->sby != NULL) {
 		/* The predecessor's HEARTBEAT: its run, for the echoes. */
-		if (m.h.type == RSYNC_HEARTBEAT)
-			c->pred_run = m.h.sender_run;
-		else
+		if (m.h.type != RSYNC_HEARTBEAT)
 			r = RSYNC_RX_WRONG_ROLE;
+		else if (rsync_peer_run_heard(&c->pred_runs, m.h.sender_run) ==
+			 RSYNC_RUN_REPLACED)
+			r = RSYNC_RX_PEER_RESTARTED; /* sent before it restarted */
+		else
+			c->pred_run = c->pred_runs.cur;
 		goto out;
 	}
 	if (c->pri != NULL) {

@@ -87,6 +87,7 @@ struct rsync_chain {
 	bool check_peer_mac;	 /* a peer MAC is configured: refuse others */
 	bool check_pred_mac;	 /* ... and the predecessor's */
 	uint64_t pred_run;	 /* the predecessor's run, as last heard (0: not yet) */
+	struct rsync_peer_runs pred_runs; /* standby: ... and those it replaced */
 	uint64_t pred_hb_ns;	 /* the last HEARTBEAT sent to the predecessor */
 	uint64_t next_tick_ns;
 	uint64_t poll_ns;	 /* primary: the clock at this TX poll's start */

@@ -360,4 +360,27 @@ enum rsync_rx_reason rsync_decode(const uint8_t *frame, size_t len, struct rsync
  * convention: rsync_crc32c("123456789", 9) == 0xE3069283. */
 uint32_t rsync_crc32c(const void *data, size_t len);
 
+/*
+ * A peer's runs as this node heard them: the current one and the few it
+ * replaced.  A frame of a replaced run (a HEARTBEAT reordered or
+ * duplicated on the link, sent before the peer restarted) must not be
+ * taken for yet another restart: refused, RSYNC_RX_PEER_RESTARTED.
+ */
+#define RSYNC_RUNS_REPLACED 4
+
+struct rsync_peer_runs {
+	uint64_t cur; /* 0: none heard yet */
+	uint64_t replaced[RSYNC_RUNS_REPLACED];
+	uint32_t next; /* the oldest in replaced[] */
+};
+
+enum rsync_run_heard {
+	RSYNC_RUN_SAME,	    /* the current run (or the first heard) */
+	RSYNC_RUN_NEW,	    /* another: the peer restarted; now current */
+	RSYNC_RUN_REPLACED, /* one this node heard replaced: ignore the frame */
+};
+
+/* What `run` (a frame's sender_run) says of the peer; updates `r`. */
+enum rsync_run_heard rsync_peer_run_heard(struct rsync_peer_runs *r, uint64_t run);
+
 #endif /* RSYNC_WIRE_H */

@@ -1208,6 +1208,40 @@ test_a_predecessor_restart_heard_behind_a_marker_waits_for_the_cut_after(void **
 	sim_free(sm);
 }
 
+/* A HEARTBEAT sent before its sender restarted, late or twice, is no
+ * news: not another restart (a standby's would give up the commits it
+ * acknowledged nothing of, a predecessor's hold every stage for a cut). */
+static void
+test_a_heartbeat_of_a_replaced_run_is_not_a_restart(void **state)
+{
+	(void)state;
+	struct sim *sm = synced_sim(57);
+	struct rsync_msg hb = heartbeat_of(RSYNC_ROLE_STANDBY, SIM_RUN_S + 1);
+	const struct rsync_primary_stats *st = rsync_primary_stats(sm->p);
+
+	assert_int_equal(rsync_primary_standby_run(sm->p), SIM_RUN_S);
+	assert_int_equal(rsync_primary_rx(sm->p, &hb, sm->now), RSYNC_RX_OK);
+	assert_int_equal(st->standby_restarts, 1);
+	hb.h.sender_run = SIM_RUN_S; /* the run before, late */
+	assert_int_equal(rsync_primary_rx(sm->p, &hb, sm->now), RSYNC_RX_PEER_RESTARTED);
+	assert_int_equal(rsync_primary_standby_run(sm->p), SIM_RUN_S + 1);
+	hb.h.sender_run = SIM_RUN_S + 1;
+	assert_int_equal(rsync_primary_rx(sm->p, &hb, sm->now), RSYNC_RX_OK);
+	assert_int_equal(st->standby_restarts, 1);
+
+	hb = heartbeat_of(RSYNC_ROLE_PREDECESSOR, 0xAA);
+	assert_int_equal(rsync_primary_rx(sm->p, &hb, sm->now), RSYNC_RX_OK);
+	hb.h.sender_run = 0xBB;
+	assert_int_equal(rsync_primary_rx(sm->p, &hb, sm->now), RSYNC_RX_OK);
+	hb.h.sender_run = 0xAA;
+	assert_int_equal(rsync_primary_rx(sm->p, &hb, sm->now), RSYNC_RX_PEER_RESTARTED);
+	hb.h.sender_run = 0xBB;
+	assert_int_equal(rsync_primary_rx(sm->p, &hb, sm->now), RSYNC_RX_OK);
+	assert_int_equal(st->pred_restarts, 1);
+	assert_int_equal(rsync_primary_pred_run(sm->p), 0xBB);
+	sim_free(sm);
+}
+
 /* Each side takes only what its peer's role sends: the primary's own
  * messages reflected back to it, or to the standby as if from the standby,
  * are refused however authentic. */
@@ -1848,6 +1882,7 @@ main(void)
 		cmocka_unit_test(test_a_restarted_standby_is_told_apart_from_the_one_before),
 		cmocka_unit_test(test_a_restarted_predecessor_holds_stages_until_a_cut),
 		cmocka_unit_test(test_a_predecessor_restart_heard_behind_a_marker_waits_for_the_cut_after),
+		cmocka_unit_test(test_a_heartbeat_of_a_replaced_run_is_not_a_restart),
 		cmocka_unit_test(test_reflected_messages_are_refused),
 		cmocka_unit_test(test_random_faults_never_release_unknown_packets),
 	};
