@@ -9,7 +9,7 @@ imports this package, never another script or a test file
 Importing the package imports none of its modules.  onvm.lab reads
 ONVM_BUILD when it is imported, and so do the modules that import it (pcap,
 traces, flowtable, containers, demo_chain, balancer, remote_lab, tcp_lab,
-exporter); a benchmark whose --build should reach them sets ONVM_BUILD
+campaign, exporter); a benchmark whose --build should reach them sets ONVM_BUILD
 before it imports them (nf_suite.py and pkt_sizes.py do).  Tests get the package from meson
 (PYTHONPATH in tests/integration/meson.build); a benchmark puts python/ of
 its own tree on sys.path.  Everything here runs on Debian's /usr/bin/python3
@@ -38,6 +38,9 @@ Files, one concern each.  The harness and what tests and benchmarks share:
                  layout (RSync messages, the EtherTypes)
   remote_lab.py  the four-node lab of remote resiliency and its
                  external-synchrony oracle (remote_chain, remote benchmarks)
+  campaign.py    randomized fault campaigns over that lab: the fault kinds,
+                 seeded episode plans, the episode and its oracle
+                 (bench/campaign.py, remote_campaign)
   tcp_lab.py     a kernel TCP download through the protected chain: its
                  lab, a client timestamping its reads, kernel captures
                  (dumpcap) read back as TCP segments (remote_tcp,

@@ -27,9 +27,16 @@ sink twice, each capture in input order, per flow the standby's frames all
 after the primary's, and the only frames lost the dead primary's tail
 (check_tail_loss); for the stateful chain also every output its input
 frame, tagged and balanced, and the promoted NFs' state exact.
+
+For fault campaigns (onvm.campaign) the lab also takes a paced input that
+goes on while the predecessor restarts (build(source=...), start_source,
+source_progress), a sync link through the relay whose faults change at run
+time (build(relay=True), set_relay), and NFs with hot standbys
+(build(local=True)).
 """
 import json
 import os
+import signal
 import struct
 import sys
 import time
@@ -39,6 +46,10 @@ from onvm import lab, pcap
 # The sync link's relay that drops, duplicates, reorders and delays (a
 # program, run in the relay's namespace; this kernel has no netem).
 FAULTY_LINK = os.path.join(lab.SRC, "tests", "integration", "faulty_link.py")
+# The paced input of build(source=...): a program that sends a capture's
+# frames into the predecessor's input port at a fixed rate, whether or not
+# the predecessor runs (the outside world does not wait for a restart).
+PACED_SOURCE = os.path.join(lab.SRC, "tests", "integration", "paced_source.py")
 
 MTU = 9000  # the shim adds 12 bytes to full-size frames
 STAGES, STAGE_PACKETS = 8, 64
@@ -126,8 +137,8 @@ def remote_common(role):
 BFD_MS = 10  # x 3: the predecessor -> primary session that triggers the failover
 
 
-def bfd_session(name, port, local, peer):
-    us = BFD_MS * 1000
+def bfd_session(name, port, local, peer, ms=BFD_MS):
+    us = ms * 1000
     return {"name": name, "port": port, "local": local, "peer": peer,
             "desired_min_tx_us": us, "required_min_rx_us": us, "detect_mult": 3}
 
@@ -135,14 +146,23 @@ def bfd_session(name, port, local, peer):
 DPI_ARGS = ["-p", "0", "-H", "16", "-f", "4096"]  # nDPI's whole memory in a 16 MB heap
 
 
-def stateful_nfs(L, name, rnd_tag, nd_heavy=False, dpi=False, multi=False):
+def stateful_nfs(L, name, rnd_tag, nd_heavy=False, dpi=False, multi=False, local=False):
     """basic_monitor -> vlan_tagger -> load_balancer, each with state (the
     issue's chain); exports of the node `name` under its name.  `nd_heavy`:
     nondet in vlan_tagger's place, making every packet it handles ND (count:1,
     each draw stored in the flow's entry); `dpi`: basic_monitor -> dpi (nDPI,
     its pointer-rich state in a region heap); `multi`: two instances of
     basic_monitor and of load_balancer (exports mon0/mon1, lb0/lb1), their
-    markers aligned -- or (monitors, balancers), how many of each."""
+    markers aligned -- or (monitors, balancers), how many of each; `local`:
+    every NF with a hot standby of its own ("resiliency": "local")."""
+    nfs = _stateful_nfs(L, name, rnd_tag, nd_heavy, dpi, multi)
+    if local:
+        for nf in nfs:
+            nf["resiliency"] = "local"
+    return nfs
+
+
+def _stateful_nfs(L, name, rnd_tag, nd_heavy, dpi, multi):
     policy, lbconf = L.path("vlan-policy.json"), L.path("lb.json")
     if not os.path.exists(policy):
         with open(policy, "w") as f:
@@ -181,7 +201,8 @@ BACKENDS = [(f"198.18.1.{i}", f"02:00:00:00:01:0{i}") for i in range(1, 5)]
 
 def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, faults=None,
           stateful=False, remote=True, nfs=None, paced=None, checkpoint_ms=5,
-          nd_heavy=False, dpi=False, multi=False, standby_multi=None, standby_nf_cpus=None):
+          nd_heavy=False, dpi=False, multi=False, standby_multi=None, standby_nf_cpus=None,
+          source=None, relay=False, local=False, bfd_ms=BFD_MS):
     """The four nodes; `idle` (e.g. {"max_sleep_us": 50}) goes to every node;
     `bfd`: a BFD session on the predecessor -> primary link triggers the
     failover (BFD then bypasses that link's pacing: it must not queue behind
@@ -197,25 +218,42 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
     vCPUs: a faster input overflows the primary's af_packet ring); `multi`:
     the stateful chain with two instances of its first and last services
     (`standby_multi`, if not None, overrides it for the standby);
-    `standby_nf_cpus`: the standby's nf_defaults.cpus (default: all)."""
+    `standby_nf_cpus`: the standby's nf_defaults.cpus (default: all).
+    `source` (frames per second): the predecessor's input is an af_packet
+    port on a veth ("p_g"), fed at that rate by paced_source.py from its
+    other end ("g_p", in a namespace of its own) -- start_source()
+    starts it; the input then goes on while the predecessor restarts, and
+    the link to the primary is not paced.  `relay`: the sync link goes
+    through faulty_link.py, faultless until told otherwise (set_relay(),
+    through its control file), the primary configured as without it;
+    `local`: the chain's NFs have hot standbys ("resiliency": "local");
+    `bfd_ms`: BFD's interval (x 3: its detection time)."""
     if paced is None:
-        paced = stateful
+        paced = stateful and not source
     src = L.path(f"input{rnd_tag}.pcap")
     pcap.write_pcap(src, frames)
     empty = L.path("empty.pcap")
     pcap.write_pcap(empty, [])
     # One namespace per node: like separate machines, and af_packet's
     # fanout group ids (pid ^ ifindex) cannot collide between nodes.
-    ns = {k: L.netns(k + rnd_tag) for k in ("p", "m", "s", "k") + (("f",) if faults else ())}
+    relayed = bool(faults) or relay
+    ns = {k: L.netns(k + rnd_tag) for k in ("p", "m", "s", "k") + (("f",) if relayed else ()) +
+          (("g",) if source else ())}
     # `faults`: the sync link is m_s <-> f_m, the relay, f_s <-> s_m
-    sync = (("m_s", "f_m"), ("s_m", "f_s")) if faults else (("m_s", "s_m"),)
+    sync = (("m_s", "f_m"), ("s_m", "f_s")) if relayed else (("m_s", "s_m"),)
     for a, b in (("p_m", "m_p"), ("p_s", "s_p"), ("m_k", "k_m"), ("s_k", "k_s")) + sync:
         link(L, ns[a[0]], a, ns[b[0]], b)
-    relay = None
-    if faults:
-        relay = L.spawn(f"faulty_link{rnd_tag}", lab.in_netns(ns["f"], [
-            "/usr/bin/python3", FAULTY_LINK,
-            "f_m", "f_s", "--stats", L.path("faults.json")] + faults))
+    if source:  # the input's wire; its sender in a namespace of its own: DPDK's
+        # af_packet binds a port's socket to its interface only after setting
+        # up its ring, so a starting node's ports briefly get every frame of
+        # their namespace (a sender's frames twice: sent, and received)
+        link(L, ns["g"], "g_p", ns["p"], "p_g")
+    relay_proc, control = None, L.path(f"relay{rnd_tag}.json")
+    if relayed:
+        relay_proc = L.spawn(f"faulty_link{rnd_tag}", lab.in_netns(ns["f"], [
+            "/usr/bin/python3", FAULTY_LINK, "f_m", "f_s",
+            "--stats", L.path(f"faults{rnd_tag}.json" if relay else "faults.json")] +
+            (faults or ["--seed", "0"]) + (["--control", control] if relay else [])))
     # With BFD, the input and the replay are paced so that the link fails
     # mid-stream (the predecessor sends a whole trace at once).  A token
     # bucket with a deep queue paces without dropping (this kernel has no
@@ -290,7 +328,7 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
             "nfs": (nfs[0] if nfs else
                     stateful_nfs(L, name, rnd_tag, nd_heavy, dpi,
                                  multi if role == "primary" or standby_multi is None
-                                 else standby_multi) if stateful else
+                                 else standby_multi, local) if stateful else
                     [{"name": "fwd", "binary": "simple_forward", "service": 1}]),
             "chains": [{"name": "c",
                         "services": (nfs[1] if nfs else [1, 2] if dpi else [1, 2, 3] if stateful
@@ -303,15 +341,16 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
                {"state": {"pool_mb": 128}} if multi else {}),  # five 16 MB windows
             **({"nf_defaults": {"cpus": standby_nf_cpus}}
                if standby_nf_cpus and role == "standby" else {}),
-            **({"bfd": {"sessions": [bfd_session("to_p", "from_p", "198.18.3.2", "198.18.3.1")]}}
+            **({"bfd": {"sessions": [bfd_session("to_p", "from_p", "198.18.3.2", "198.18.3.1",
+                                                 bfd_ms)]}}
                if bfd and role == "primary" else {}),
         }), netns=ns[{"primary": "m", "standby": "s"}[name]])
 
     standby = chain_node("standby", "s_p", "s_m", "s_k", "standby")
     primary = chain_node("primary", "m_p", "m_s", "m_k", "primary")
     pred = L.node("pred" + rnd_tag, dict(wait, **cpu(1), **{
-        "ports": [{"name": "src", "dev": f"net_pcap0,rx_pcap={src},"
-                   f"tx_pcap={L.path(f'pred-src{rnd_tag}.pcap')}"},
+        "ports": [{"name": "src", "dev": af(2, "p_g", BIG) if source else
+                   f"net_pcap0,rx_pcap={src},tx_pcap={L.path(f'pred-src{rnd_tag}.pcap')}"},
                   {"name": "to_m", "dev": af(0, "p_m", qdisc=bfd or paced)},
                   {"name": "to_s", "dev": af(1, "p_s")}],
         "chains": [{"name": "in", "services": [], "ingress_port": "src", "exit_port": "to_m"}],
@@ -319,13 +358,53 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
             "primary_port": "to_m", "standby_port": "to_s", "log_packets": 1 << 20,
             "log_mb": 256, "link_failover": link_failover},
             **({"bfd": "to_m"} if bfd else {}))]}} if remote else {}),
-        **({"bfd": {"sessions": [bfd_session("to_m", "to_m", "198.18.3.1", "198.18.3.2")]}}
+        **({"bfd": {"sessions": [bfd_session("to_m", "to_m", "198.18.3.1", "198.18.3.2",
+                                             bfd_ms)]}}
            if bfd else {}),
     }), netns=ns["p"])
-    pred.ns, primary.ns, sink.ns = ns["p"], ns["m"], ns["k"]
-    pred.relay = relay
+    pred.ns, primary.ns, standby.ns, sink.ns = ns["p"], ns["m"], ns["s"], ns["k"]
+    pred.relay = relay_proc
     pred.relay_ns = ns.get("f")
+    pred.relay_control = control if relay else None
+    pred.source = (source, src, L.path(f"source{rnd_tag}.log")) if source else None
+    pred.source_ns = ns.get("g")
     return sink, standby, primary, pred
+
+
+def start_source(L, pred, tag=""):
+    """Start build(source=...)'s paced input (after the predecessor is
+    ready); its log (source_progress) maps time to the frames sent."""
+    rate, src, log = pred.source
+    return L.spawn(f"paced_source{tag}", lab.in_netns(pred.source_ns, [
+        "/usr/bin/python3", PACED_SOURCE, "g_p", src, "--rate", str(rate), "--log", log]))
+
+
+def source_progress(pred):
+    """[(CLOCK_MONOTONIC s, frames sent by then)] of the paced input, and
+    the total once it ended (None while it runs)."""
+    points, total = [], None
+    try:
+        with open(pred.source[2]) as f:
+            for line in f:
+                w = line.split()
+                if len(w) == 2 and w[0] == "end":
+                    total = int(w[1])
+                elif len(w) == 2:
+                    points.append((float(w[0]), int(w[1])))
+    except OSError:
+        pass
+    return points, total
+
+
+def set_relay(pred, **faults):
+    """Change the relay's faults now (build(relay=True)): drop, dup,
+    reorder, delay (probabilities), delay_us, hold_ms (hold every frame,
+    then send them in order); none given: a faultless wire again."""
+    tmp = pred.relay_control + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(faults, f)
+    os.rename(tmp, pred.relay_control)
+    os.kill(pred.relay.pid, signal.SIGUSR1)
 
 
 def quiet(standby, sink):

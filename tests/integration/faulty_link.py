@@ -11,7 +11,8 @@ sockets, and applies the faults with a seeded random generator, so a seed
 repeats a run's decisions (not its timing).
 
   faulty_link.py IF_A IF_B --seed N [--drop P] [--dup P] [--reorder P]
-                 [--delay P --delay-us D] [--fixed-delay-us D] --stats FILE
+                 [--delay P --delay-us D] [--fixed-delay-us D]
+                 [--control FILE] --stats FILE
 
 Per frame, in each direction: dropped with probability --drop; else sent
 twice with probability --dup; else held back and sent after the next frame
@@ -20,6 +21,15 @@ uniform 0..D us with probability --delay (which may also reorder it).
 --fixed-delay-us delays every frame by D us, in order (a longer wire: the
 benchmarks' sync-link RTT).  On
 SIGTERM it writes its counters as JSON to --stats and exits 0.
+
+--control FILE: on SIGUSR1 the relay reads FILE, a JSON object, and its
+faults become those it names from then on (the others 0): "drop", "dup",
+"reorder", "delay" (probabilities), "delay_us", and "hold_ms" -- every
+frame is held from now until that many ms have passed, then all are sent
+in order (a stalled wire that loses nothing).  {} makes it a faultless
+wire again (frames held go at once).  The random sequence goes on, so a
+seed still repeats the decisions.  The counters also count the frames
+held ("held") and, with --control, the changes ("controls").
 """
 import argparse
 import heapq
@@ -34,6 +44,7 @@ import time
 ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4
 REORDER_HOLD_S = 0.001
+BURST = 256  # frames read from one side before the other's turn
 
 
 def main():
@@ -46,8 +57,10 @@ def main():
     ap.add_argument("--delay-us", type=int, default=0)
     ap.add_argument("--fixed-delay-us", type=int, default=0,
                     help="every frame forwarded this late, in order (a longer wire)")
+    ap.add_argument("--control", help="JSON file of faults, read on SIGUSR1")
     ap.add_argument("--stats", required=True)
     a = ap.parse_args()
+    hold = {"until": 0.0, "frames": []}  # (out interface, frame) while the wire stalls
     rnd = random.Random(a.seed)
     socks = {}
     for name in (a.if_a, a.if_b):
@@ -57,13 +70,31 @@ def main():
         s.setblocking(False)
         socks[name] = s
     peer = {a.if_a: a.if_b, a.if_b: a.if_a}
-    stats = {d: {k: 0 for k in ("rx", "tx", "dropped", "duplicated", "reordered", "delayed")}
+    stats = {d: {k: 0 for k in ("rx", "tx", "dropped", "duplicated", "reordered", "delayed",
+                                "held")}
              for d in (f"{a.if_a}->{a.if_b}", f"{a.if_b}->{a.if_a}")}
+    if a.control:
+        stats["controls"] = 0
     timers = []  # (due, seq, out interface, frame)
     held = {}    # out interface -> (due, frame): a frame waiting for the next one
     seq = 0
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+
+    def control(*_):
+        try:
+            with open(a.control) as f:
+                c = json.load(f)
+        except (OSError, ValueError) as e:
+            print(f"faulty_link: control file {a.control}: {e}", file=sys.stderr)
+            return
+        for name in ("drop", "dup", "reorder", "delay"):
+            setattr(a, name, float(c.get(name, 0.0)))
+        a.delay_us = int(c.get("delay_us", 0))
+        hold["until"] = time.monotonic() + float(c.get("hold_ms", 0)) / 1000
+        stats["controls"] += 1
+    if a.control:
+        signal.signal(signal.SIGUSR1, control)
 
     def send(out, frame, st):
         try:
@@ -80,6 +111,8 @@ def main():
     while not stop:
         now = time.monotonic()
         wait = 0.05
+        if hold["frames"] or hold["until"] > now:
+            wait = max(0.0, min(wait, hold["until"] - now))
         if timers:
             wait = max(0.0, min(wait, timers[0][0] - now))
         for due, _ in held.values():
@@ -92,7 +125,7 @@ def main():
             src = next(n for n, x in socks.items() if x is s)
             out = peer[src]
             st = stats[f"{src}->{out}"]
-            while True:
+            for _ in range(BURST):  # then the other direction: neither starves
                 try:
                     frame, addr = s.recvfrom(65535)
                 except BlockingIOError:
@@ -100,6 +133,10 @@ def main():
                 if addr[2] == PACKET_OUTGOING:
                     continue  # what this relay sent itself
                 st["rx"] += 1
+                if hold["until"] > time.monotonic():  # a stalled wire: later, in order
+                    st["held"] += 1
+                    hold["frames"].append((out, frame))
+                    continue
                 fault, r = "none", rnd.random()
                 for name, p in (("drop", a.drop), ("dup", a.dup), ("reorder", a.reorder),
                                 ("delay", a.delay)):
@@ -130,6 +167,10 @@ def main():
                 if out in held:  # the held frame goes after this one
                     send(out, held.pop(out)[1], st)
         now = time.monotonic()
+        if hold["frames"] and hold["until"] <= now:
+            for out, frame in hold["frames"]:
+                send(out, frame, stats[f"{peer[out]}->{out}"])
+            hold["frames"].clear()
         while timers and timers[0][0] <= now:
             _, _, out, frame = heapq.heappop(timers)
             send(out, frame, stats[f"{peer[out]}->{out}"])
