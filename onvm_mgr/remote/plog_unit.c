@@ -111,6 +111,7 @@ struct plog_chain {
 	struct plog_cursor resume; /* where the primary's output stopped for a failover */
 	uint32_t cancels_left;	   /* REPLAY_CANCELs still to send for `attempt` */
 	uint64_t failovers_given_up, failovers_refused, failovers_followed;
+	uint64_t epochs_adopted; /* a newer epoch the standby runs, heard after a restart */
 	uint64_t first_ts; /* the first this run gave */
 	struct rsync_peer_runs primary_run, standby_run; /* as heard */
 	uint64_t hb_ns;			   /* HEARTBEATs last sent to them */
@@ -367,6 +368,34 @@ follow_takeover(struct plog_chain *c)
 		"to it", c->cfg->name, c->epoch);
 }
 
+/* The standby's HEARTBEAT names an epoch newer than this node's: it runs
+ * the chain.  The epoch this node offered and gave up (its echo lost):
+ * follow it, replaying.  One this run never offered: the node restarted
+ * after a failover, its configured epoch stale and the log of the run
+ * before gone -- adopt it and send to the standby from this run's log on
+ * (what went to the old primary is lost with it). */
+static void
+follow_newer_epoch(struct plog_chain *c, uint32_t epoch)
+{
+	if (c->state != PL_PRIMARY || epoch <= c->epoch)
+		return;
+	if (epoch == c->attempt) {
+		c->failovers_followed++;
+		follow_takeover(c);
+		return;
+	}
+	c->epoch = epoch;
+	c->attempt = RTE_MAX(c->attempt, epoch);
+	c->cancels_left = 0;
+	c->state = PL_STANDBY;
+	c->end_echoed = true; /* no replay: nothing to end */
+	plog_log_seek(&c->log, &c->cur, c->first_ts - 1);
+	c->behind = true;
+	c->epochs_adopted++;
+	MGR_LOG(WARNING, "remote chain %s: the standby runs the chain at epoch %u: sending to it",
+		c->cfg->name, epoch);
+}
+
 /* Send the log again from timestamp `ts` on (go-back-N): the standby lacks
  * it, and drops what comes after it until it has it. */
 static void
@@ -436,6 +465,8 @@ control_in(struct plog_chain *c, struct rte_mbuf *mb)
 			r = RSYNC_RX_PEER_RESTARTED;
 			goto out;
 		}
+		if (!from_primary)
+			follow_newer_epoch(c, m.h.epoch);
 		if (from_primary) {
 			if (heard == RSYNC_RUN_NEW) {
 				c->primary_restarts++;
@@ -458,6 +489,15 @@ control_in(struct plog_chain *c, struct rte_mbuf *mb)
 			}
 		} else {
 			c->standby_restarts += heard == RSYNC_RUN_NEW;
+			/* Running the chain, the standby names the newest
+			 * timestamp it admitted: stamp above it (a restarted
+			 * node's clock may be behind), the log only a buffer. */
+			if (c->state == PL_STANDBY && m.h.epoch == c->epoch &&
+			    m.u.heartbeat.cut_ts > c->last_ts) {
+				c->last_ts = m.u.heartbeat.cut_ts;
+				plog_log_trim(&c->log, c->last_ts);
+				c->ts_raised++;
+			}
 		}
 		goto out;
 	}
@@ -875,6 +915,7 @@ tel_remote(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "failovers_given_up", c->failovers_given_up);
 		rte_tel_data_add_dict_uint(o, "failovers_refused", c->failovers_refused);
 		rte_tel_data_add_dict_uint(o, "failovers_followed", c->failovers_followed);
+		rte_tel_data_add_dict_uint(o, "epochs_adopted", c->epochs_adopted);
 		rte_tel_data_add_dict_uint(o, "replay_acks", c->replay_acks);
 		rte_tel_data_add_dict_uint(o, "replay_rewinds", c->replay_rewinds);
 		rte_tel_data_add_dict_uint(o, "replay_timeouts", c->replay_timeouts);

@@ -573,6 +573,11 @@ pred_heartbeat(struct rsync_chain *c, uint64_t now)
 		m.h.epoch = rsync_standby_epoch(c->sby);
 		m.u.heartbeat.txid = a.txid;
 		m.u.heartbeat.cut_ts = a.cut_ts;
+		/* Running the chain: the newest timestamp admitted, which a
+		 * restarted predecessor must stamp above. */
+		if (rsync_standby_taken_over(c->sby))
+			m.u.heartbeat.cut_ts = RTE_MAX(a.cut_ts,
+						       __atomic_load_n(&c->last_ts, __ATOMIC_RELAXED));
 	}
 	(void)send_frame(c, (uint16_t)c->cfg->predecessor_port, c->pred_mac, c->src_mac_pred, &m,
 			 NULL, 0);

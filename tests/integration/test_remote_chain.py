@@ -104,6 +104,9 @@ Usage: test_remote_chain.py steady | switchover | kill | bfd | linkdown | linkdo
   slow_replay: a stateless chain whose NF is slow on the standby (300 us a
               packet), cuts 2 s apart, the primary killed 60 % of the way:
               every replayed packet the standby admitted reaches its NF.
+  pred_restart_after_failover: the operator fails the chain over, the old
+              primary dies, then the predecessor restarts (its epoch and
+              log lost): it follows the standby's epoch, input resumes.
   release_burst: no failure, the primary's exit link paced at 100 Mbit/s
               (a TX ring of 64 frames): whole stages released at once wait
               for the port; nothing is lost.
@@ -143,7 +146,8 @@ import time
 from onvm import flowtable, lab, pcap, traces
 from onvm.remote_lab import (BACKENDS, NODES, STAGE_PACKETS, STAGES, build, check_exports,
                              check_sink, check_stateful, dump, instances_merged, new_flows, quiet,
-                             remote, set_relay, start_all, tag_of, tagged_input)
+                             remote, set_relay, start_all, start_source, tag_of,
+                             tagged_input)
 
 
 def main(L, scenario):
@@ -159,7 +163,8 @@ def run(L, scenario):
     # standby_restart: long enough (about 9 s paced) for a node's restart
     # (about 4 s here) and traffic after it; 2400 flows (the tables hold 3072)
     copies = {"steady": 40, "switchover": 40, "syncfaults": 100,
-              "standby_restart": 1200, "latch_full": 500}.get(scenario, 200)
+              "standby_restart": 1200, "latch_full": 500,
+              "pred_restart_after_failover": 400}.get(scenario, 200)
     # syncfaults: many flows, so that a packet released without a vote is
     # usually its flow's last, which the standby's TxTs must then hold
     # nd_heavy: new flows every 32 frames -- the balancer draws a backend
@@ -190,6 +195,9 @@ def run(L, scenario):
         return
     if scenario == "release_burst":
         release_burst(L, frames)
+        return
+    if scenario == "pred_restart_after_failover":
+        pred_restart_after_failover(L, frames)
         return
     if scenario == "dpi":
         dpi_scenario(L, dpi_input(), int(os.environ.get("ONVM_REMOTE_KILLS", "2")),
@@ -528,6 +536,52 @@ def release_burst(L, frames):
     got_m = pcap.read_capture_out(L.path("sink-m.pcap"))
     L.expect(len(got_m) == n, f"sink: {len(got_m)} of {n}")
     check_sink(L, frames, got_m, [], allow_loss=0)
+
+
+def pred_restart_after_failover(L, frames):
+    """The predecessor restarts after a failover: its log, and the epoch it
+    failed the chain over to, are gone with it, and its configuration still
+    names the old primary.  The standby's HEARTBEATs name the newer epoch it
+    runs the chain at: the predecessor adopts it and sends to the standby,
+    stamping above what the standby admitted -- the input sent once it runs
+    again reaches the sink through the standby, none of it twice."""
+    rate = 2000
+    sink, standby, primary, pred = build(L, frames, source=rate)
+    start_all(sink, standby, primary, pred)
+    start_source(L, pred)
+    lab.wait_until(lambda: remote(primary)["out_released"] >= rate, 60, "a second released")
+    rep = pred.query("/onvm/remote/failover,web")
+    L.expect(rep.get("status") == "ok", f"failover: {rep}")
+    lab.wait_until(lambda: remote(standby)["state"] == "active", 60, "the standby took over")
+    primary.crash()
+    pred.crash()
+    pred.stop()
+    pred.remove_runtime()
+    time.sleep(0.3)
+    pred.start()
+    t_up = time.monotonic()
+    before = sink.port("in_s")["rx"]
+    lab.wait_until(lambda: sink.port("in_s")["rx"] >= before + rate, 30,
+                   "a second of input through the standby after the predecessor's restart")
+    st_p, st_s = remote(pred), remote(standby)
+    print(f"pred_restart_after_failover: the restarted predecessor at epoch {st_p['epoch']} "
+          f"({st_p['state']}), epochs adopted {st_p['epochs_adopted']}, resent "
+          f"{st_p['resent']}, ts raised {st_p['ts_raised']}; the standby passed "
+          f"{st_s['out_passed']} ({sink.port('in_s')['rx'] - before} in "
+          f"{time.monotonic() - t_up:.1f} s since the restart)")
+    L.expect(st_p["state"] == "standby" and st_p["epoch"] == st_s["epoch"] and
+             st_p["epochs_adopted"] == 1, f"predecessor: {st_p}")
+    for node in (pred, standby, primary, sink):
+        node.stop()
+    # (a starting node's af_packet ports take every frame of their
+    # namespace until bound to their interface: the predecessor's input
+    # port, a HEARTBEAT or two of the others -- not the input, dropped here)
+    got_m, got_s = ([x for x in pcap.read_capture_out(L.path(f"sink-{k}.pcap"))
+                     if x[6:8] == b"\x02\x00"] for k in "ms")
+    # lost: what the source sent while the predecessor was down (on the
+    # wire), and what was in flight to the old primary when it died
+    check_sink(L, frames, got_m, got_s, allow_loss=len(frames), tail_only=False)
+    L.expect(len(got_s) >= rate, f"the standby passed {len(got_s)}")
 
 
 def clock_input(trace, copies):
@@ -899,6 +953,7 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
 if __name__ == "__main__":
     SCENARIOS = (("steady", "switchover", "kill", "bfd", "syncfaults", "standby_lost",
                   "standby_restart", "primary_restart", "slow_replay", "release_burst",
+                  "pred_restart_after_failover",
                   "clock", "dpi") +
                  LINKDOWN + STATEFUL)
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
