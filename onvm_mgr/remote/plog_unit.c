@@ -120,6 +120,10 @@ struct plog_chain {
 	struct plog_cursor cur; /* the replay's, or a chain behind's, next entry */
 	bool behind;		/* the output port refused: cur sends from the log */
 	uint32_t failover_req; /* atomic: 1 when another thread asks for a failover */
+	/* atomic: a cause heard while a failover was under way (a primary
+	 * restart, BFD Down): asked again if that one is given up */
+	const char *failover_again;
+	uint64_t failovers_asked_again;
 	const char *trigger;   /* what asked first: "bfd", "link" or "operator" */
 	struct rte_ring *ctl;  /* RSync frames from the primary: RX unit -> TX unit */
 	/* counters */
@@ -157,13 +161,17 @@ static struct plog_chain chains[MGR_CFG_MAX_REMOTE];
 static int nchains;
 
 /* The first request of a failover wins; later ones (BFD after the link)
- * change nothing. */
+ * change nothing -- unless that failover is given up: a cause that came
+ * while it was under way (the primary restarted, BFD went Down) is not
+ * heard again, so it is kept and asks once more then (give_up_failover). */
 static void
 request_failover(struct plog_chain *c, const char *why, uint64_t now_ns)
 {
 	if (!__atomic_exchange_n(&c->failover_req, 1, __ATOMIC_ACQ_REL)) {
 		c->failover_req_ns = now_ns;
 		c->trigger = why;
+	} else {
+		__atomic_store_n(&c->failover_again, why, __ATOMIC_RELEASE);
 	}
 }
 
@@ -341,6 +349,8 @@ mgr_plog_rx(uint16_t port, struct rte_mbuf *m)
 static void
 give_up_failover(struct plog_chain *c, const char *why)
 {
+	const char *again;
+
 	c->state = PL_PRIMARY;
 	c->cur = c->resume;
 	c->behind = true;
@@ -349,6 +359,13 @@ give_up_failover(struct plog_chain *c, const char *why)
 	__atomic_store_n(&c->failover_req, 0, __ATOMIC_RELEASE);
 	MGR_LOG(WARNING, "remote chain %s: failover to epoch %u given up (%s); the primary goes "
 		"on at epoch %u", c->cfg->name, c->attempt, why, c->epoch);
+	again = __atomic_exchange_n(&c->failover_again, NULL, __ATOMIC_ACQ_REL);
+	if (again != NULL) {
+		c->failovers_asked_again++;
+		MGR_LOG(WARNING, "remote chain %s: %s while it was under way: failing over again",
+			c->cfg->name, again);
+		request_failover(c, again, mgr_now_ns());
+	}
 }
 
 /* The standby took the epoch given up: it runs the chain now.  The replay
@@ -470,8 +487,11 @@ control_in(struct plog_chain *c, struct rte_mbuf *mb)
 		if (from_primary) {
 			if (heard == RSYNC_RUN_NEW) {
 				c->primary_restarts++;
-				/* Its NFs' state is gone: the standby has it. */
-				if (c->state == PL_PRIMARY && m.h.epoch == c->epoch)
+				/* Its NFs' state is gone: the standby has it.
+				 * (Heard while a failover starts: asked again
+				 * should that one be given up.) */
+				if ((c->state == PL_PRIMARY || c->state == PL_STARTING) &&
+				    m.h.epoch == c->epoch)
 					request_failover(c, "primary_restart", mgr_now_ns());
 			}
 			/* Never stamp at or below what the primary admitted
@@ -802,6 +822,8 @@ mgr_plog_tx(struct mgr_dp_ctx *ctx)
 			}
 			n++;
 			c->cancels_left = 0;
+			/* causes heard until now are this failover's */
+			__atomic_store_n(&c->failover_again, NULL, __ATOMIC_RELEASE);
 			/* What the primary has not been sent yet (were this
 			 * given up): the log from its end on. */
 			plog_log_seek_end(&c->log, &c->resume);
@@ -916,6 +938,7 @@ tel_remote(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "failovers_refused", c->failovers_refused);
 		rte_tel_data_add_dict_uint(o, "failovers_followed", c->failovers_followed);
 		rte_tel_data_add_dict_uint(o, "epochs_adopted", c->epochs_adopted);
+		rte_tel_data_add_dict_uint(o, "failovers_asked_again", c->failovers_asked_again);
 		rte_tel_data_add_dict_uint(o, "replay_acks", c->replay_acks);
 		rte_tel_data_add_dict_uint(o, "replay_rewinds", c->replay_rewinds);
 		rte_tel_data_add_dict_uint(o, "replay_timeouts", c->replay_timeouts);
