@@ -28,8 +28,10 @@
 #define RSYNC_WAIT_SLOTS       (RSYNC_WAIT_RING + RSYNC_WAIT_MARKERS)
 #define RSYNC_RELEASE_RING     65536 /* released packets their ports did not take yet */
 /* A timestamp this far past the last one is a restarted predecessor's new
- * base (its clock), not frames lost: no log holds 2^32 packets. */
-#define RSYNC_GAP_NEW_BASE     (1ull << 32)
+ * base, not frames lost: it starts from its clock in ns, at least the
+ * restart's time (over a second) above the last; 2^26 (67 million) frames
+ * lost in a row is a link down for seconds at line rate, failed over. */
+#define RSYNC_GAP_NEW_BASE     (1ull << 26)
 #define CTL_PER_POLL	       64
 #define FENCE_HEARTBEAT_GAP_NS (10 * 1000 * 1000ull) /* at most one per 10 ms */
 #define FENCE_UNASKED	       50 /* HEARTBEATs sent unasked after a takeover */
