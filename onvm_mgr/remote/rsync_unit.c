@@ -388,6 +388,11 @@ mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uin
 	 * one expected means one was lost on the way -- dropped, and the
 	 * predecessor told, which sends again from the one lacking. */
 	if (unlikely(c->sby != NULL && c->replay_next <= c->replay_newest_ts)) {
+		/* What the applied cut holds is not needed: a log trimmed up to
+		 * it since the REPLAY_START (a takeover followed after it was
+		 * given up) starts past replay_next, and that is no gap. */
+		if (sh.ts > c->replay_next && sh.ts <= c->takeover_cut_ts + 1)
+			c->replay_next = sh.ts;
 		if (sh.ts != c->replay_next) {
 			if (sh.ts > c->replay_next) {
 				c->replay_gap_drops++;
