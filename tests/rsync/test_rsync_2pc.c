@@ -222,6 +222,14 @@ test_takeover_applies_voted_but_uncommitted_stages(void **state)
 	sim_free(sm);
 }
 
+/* A cut of no state: marker `id` over `base`, after packet `ts`. */
+static void
+bare_cut(struct sim *sm, uint64_t id, uint64_t base, uint64_t ts)
+{
+	assert_int_equal(rsync_primary_cut_begin(sm->p, id, base, ts, sm->now), 0);
+	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+}
+
 /* A cut of `n` bytes of `fill` at offset 0 of `region`, over `base`. */
 static void
 cut_with(struct sim *sm, uint64_t id, uint64_t base, uint16_t region, uint8_t fill, uint32_t n)
@@ -638,15 +646,13 @@ test_nd_in_a_tick_right_after_a_marker_waits_for_the_next_cut(void **state)
 	 * packet's are the same: only the marker's id orders the decision
 	 * after the cut -- libnf reports "cut 2 or later". */
 	add_n(sm, 4, 2);
-	assert_int_equal(rsync_primary_cut_begin(sm->p, 1, 0, 4, sm->now), 0);
-	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+	bare_cut(sm, 1, 0, 4);
 	rsync_primary_nd(sm->p, 2);
 	add_n(sm, 8, 2); /* shaped by the decision */
 	sim_drain(sm, 100, 10 * US);
 	assert_int_equal(sm->nreleased, 4);
 	assert_int_equal(rsync_primary_nd_uncovered(sm->p), 2);
-	assert_int_equal(rsync_primary_cut_begin(sm->p, 2, 1, 12, sm->now), 0);
-	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+	bare_cut(sm, 2, 1, 12);
 	assert_int_equal(rsync_primary_nd_uncovered(sm->p), 0);
 	sim_drain(sm, 100, 10 * US);
 	assert_int_equal(sm->nreleased, 12);
@@ -668,8 +674,7 @@ test_cut_keeps_a_stage_free_when_packets_fill_the_latch(void **state)
 	add_n(sm, (pc.stages - 1) * pc.stage_pkts, 3);
 	assert_int_equal(sim_add(sm, 0), -ENOBUFS);
 	assert_int_equal(rsync_primary_stats(sm->p)->latch_full, 1);
-	assert_int_equal(rsync_primary_cut_begin(sm->p, 1, 0, sm->npkts, sm->now), 0);
-	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+	bare_cut(sm, 1, 0, sm->npkts);
 	sm->f_to_s.cut = 0;
 	sim_drain(sm, 200, 50 * US);
 	assert_int_equal(sm->nreleased, (pc.stages - 1) * pc.stage_pkts);
@@ -700,8 +705,7 @@ test_stages_waiting_for_a_cut_never_block_the_cut(void **state)
 	sim_drain(sm, 20, 10 * US);
 	assert_int_equal(sm->nreleased, 0);
 	assert_int_equal(rsync_standby_stats(sm->s)->votes, pc.stages - 1);
-	assert_int_equal(rsync_primary_cut_begin(sm->p, 1, 0, sm->npkts, sm->now), 0);
-	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+	bare_cut(sm, 1, 0, sm->npkts);
 	sim_drain(sm, 200, 20 * US);
 	assert_int_equal(sm->nreleased, (pc.stages - 1) * pc.stage_pkts);
 	sim_free(sm);
@@ -841,8 +845,7 @@ test_lost_aborts_never_fill_the_standby_for_good(void **state)
 	 * slots; the votes are lost, then the ABORT. */
 	sm->f_to_p.cut = 1;
 	add_n(sm, 2 * pc.stage_pkts, 3);
-	assert_int_equal(rsync_primary_cut_begin(sm->p, 1, 0, sm->npkts, sm->now), 0);
-	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+	bare_cut(sm, 1, 0, sm->npkts);
 	sim_step(sm, 1 * US);
 	assert_int_equal(rsync_standby_staged(sm->s), 3);
 	sm->f_to_s.cut = 1;
@@ -912,16 +915,14 @@ test_cut_before_any_packet_sends_no_log_trim(void **state)
 
 	/* A marker injected before the first packet: a cut at timestamp 0.
 	 * LOG_TRIM 0 is not a message (the codec refuses it): none is sent. */
-	assert_int_equal(rsync_primary_cut_begin(sm->p, 1, 0, 0, sm->now), 0);
-	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+	bare_cut(sm, 1, 0, 0);
 	sim_drain(sm, 100, 10 * US);
 	for (int i = 0; i < 40; i++)
 		sim_step(sm, 100 * US);
 	assert_int_equal(rsync_primary_stats(sm->p)->stages_released, 1);
 	assert_int_equal(rsync_primary_stats(sm->p)->trims_sent, 0);
 	add_n(sm, 8, 2);
-	assert_int_equal(rsync_primary_cut_begin(sm->p, 2, 1, 8, sm->now), 0);
-	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+	bare_cut(sm, 2, 1, 8);
 	sim_drain(sm, 100, 10 * US);
 	assert_int_equal(sm->last_trim, 8);
 	sim_free(sm);
@@ -937,8 +938,7 @@ test_cut_whose_base_was_aborted_is_stale(void **state)
 
 	sm->f_to_s.cut = 1;
 	add_n(sm, 2, 1);
-	assert_int_equal(rsync_primary_cut_begin(sm->p, 1, 0, 2, sm->now), 0);
-	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+	bare_cut(sm, 1, 0, 2);
 	assert_int_equal(rsync_primary_cut_base(sm->p), 1);
 	for (int i = 0; i < 60; i++)
 		sim_step(sm, 10 * US); /* cut 1's stage is aborted */
@@ -946,8 +946,7 @@ test_cut_whose_base_was_aborted_is_stale(void **state)
 	/* a marker that left with base 1 comes back: refused */
 	assert_int_equal(rsync_primary_cut_begin(sm->p, 2, 1, 3, sm->now), -ESTALE);
 	assert_int_equal(rsync_primary_stats(sm->p)->cuts_stale, 1);
-	assert_int_equal(rsync_primary_cut_begin(sm->p, 3, 0, 3, sm->now), 0);
-	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+	bare_cut(sm, 3, 0, 3);
 	sim_free(sm);
 }
 
@@ -992,8 +991,7 @@ test_cut_dropped_by_the_owner_leaves_the_stage_without_it(void **state)
 	assert_int_equal(rsync_primary_stats(sm->p)->cuts_too_big, 0);
 	assert_int_equal(rsync_primary_cut_base(sm->p), 0); /* no cut in the chain */
 	/* the next cut names the old base again, and goes */
-	assert_int_equal(rsync_primary_cut_begin(sm->p, 2, 0, 1, sm->now), 0);
-	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+	bare_cut(sm, 2, 0, 1);
 	sim_drain(sm, 100, 20 * US);
 	assert_int_equal(sm->nreleased, 1);
 	assert_int_equal(rsync_primary_cut_base(sm->p), 2);
@@ -1195,14 +1193,12 @@ test_a_predecessor_restart_heard_behind_a_marker_waits_for_the_cut_after(void **
 	 * it into the NFs; then the new run's HEARTBEAT */
 	hb.h.sender_run = 0xBB;
 	assert_int_equal(rsync_primary_rx(sm->p, &hb, sm->now), RSYNC_RX_OK);
-	assert_int_equal(rsync_primary_cut_begin(sm->p, 1, 0, 4, sm->now), 0);
-	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+	bare_cut(sm, 1, 0, 4);
 	add_n(sm, 4, 2);
 	sim_drain(sm, 100, 10 * US);
 	assert_int_equal(sm->nreleased, 4); /* not before a cut holds them */
 	assert_int_equal(rsync_primary_nd_uncovered(sm->p), 2);
-	assert_int_equal(rsync_primary_cut_begin(sm->p, 2, 1, 8, sm->now), 0);
-	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+	bare_cut(sm, 2, 1, 8);
 	sim_drain(sm, 100, 10 * US);
 	assert_int_equal(sm->nreleased, 8);
 	sim_free(sm);
@@ -1716,8 +1712,7 @@ test_a_full_txts_table_still_takes_the_cut_that_empties_it(void **state)
 	/* seven new flows and a cut after them: their stage carries the cut */
 	for (uint32_t i = 48; i < 55; i++)
 		assert_int_equal(sim_add(sm, i), 0);
-	assert_int_equal(rsync_primary_cut_begin(sm->p, 1, 0, sm->npkts, sm->now), 0);
-	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+	bare_cut(sm, 1, 0, sm->npkts);
 	settle(sm);
 	assert_int_equal(rsync_standby_stats(sm->s)->txts_no_room, 0);
 	assert_int_equal(sm->nreleased, 55);
