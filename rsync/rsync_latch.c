@@ -452,18 +452,22 @@ rsync_primary_describe(const struct rsync_primary *p, char *buf, size_t len)
 bool
 rsync_primary_stage_waits_cut(const struct rsync_primary *p)
 {
-	bool waiting = false;
+	uint64_t need = 0;
 
-	/* A stage that needs a cut with none at or after it. */
+	/* A stage that needs a cut with none at or after it that is new
+	 * enough: a cut whose marker was on its way when an ND decision was
+	 * made closes a stage after the decision's, but does not cover it. */
 	for (uint32_t k = 0; k < p->used; k++) {
 		const struct stage *s = stage_at((struct rsync_primary *)(uintptr_t)p, k);
 
-		if (s->cut_id != 0 || s->cut_open)
-			waiting = false;
-		if (s->needs_cut && s->cut_id == 0)
-			waiting = true;
+		uint64_t nd = s->nd_cut != 0 ? s->nd_cut : 1;
+
+		if (s->cut_id != 0 && s->cut_id >= need)
+			need = 0;
+		if (s->needs_cut && s->cut_id == 0 && nd > need)
+			need = nd;
 	}
-	return waiting;
+	return need != 0;
 }
 
 bool

@@ -267,7 +267,8 @@ uint64_t rsync_primary_nd_uncovered(const struct rsync_primary *p);
  * travelling. */
 bool rsync_primary_needs_cut(const struct rsync_primary *p);
 /* Only the second half: a closed stage waits for a cut none at or after it
- * carries (a marker queued behind packets must then go ahead of them). */
+ * carries, of the id it needs or newer (a marker queued behind packets must
+ * then go ahead of them). */
 bool rsync_primary_stage_waits_cut(const struct rsync_primary *p);
 /* The busy stages, head first, for operators: state (O open, s sending,
  * S sent, V voted), packets, "c" carries a cut, "n" needs one. */

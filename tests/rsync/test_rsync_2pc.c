@@ -660,6 +660,34 @@ test_nd_in_a_tick_right_after_a_marker_waits_for_the_next_cut(void **state)
 	sim_free(sm);
 }
 
+/* ND decisions made while marker 1 was on its way wait for cut 2; marker
+ * 1 then closes a stage after theirs.  That cut does not cover them: they
+ * still wait for a cut, and a marker queued behind packets must be let
+ * ahead of them (the unit asks rsync_primary_stage_waits_cut()), or the
+ * latch fills with stages no cut can release. */
+static void
+test_a_cut_older_than_the_nd_stages_need_leaves_them_waiting(void **state)
+{
+	(void)state;
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct sim *sm = sim_new(&pc, &sc, 58, NULL, 0);
+
+	rsync_primary_nd(sm->p, 2);
+	add_n(sm, 16, 2); /* two stages, each needing cut 2 */
+	sim_step(sm, 1 * US);
+	assert_true(rsync_primary_stage_waits_cut(sm->p));
+	bare_cut(sm, 1, 0, 16); /* marker 1, sent before the decisions */
+	assert_true(rsync_primary_stage_waits_cut(sm->p));
+	sim_drain(sm, 100, 10 * US);
+	assert_int_equal(sm->nreleased, 0);
+	bare_cut(sm, 2, 1, 16);
+	assert_false(rsync_primary_stage_waits_cut(sm->p));
+	sim_drain(sm, 100, 10 * US);
+	assert_int_equal(sm->nreleased, 16);
+	sim_free(sm);
+}
+
 static void
 test_cut_keeps_a_stage_free_when_packets_fill_the_latch(void **state)
 {
@@ -1857,6 +1885,7 @@ main(void)
 		cmocka_unit_test(test_takeover_presumes_only_what_could_have_been_released),
 		cmocka_unit_test(test_the_standby_reckons_the_primary_chain_clock),
 		cmocka_unit_test(test_only_the_cut_awaited_or_a_later_one_releases_an_nd_stage),
+		cmocka_unit_test(test_a_cut_older_than_the_nd_stages_need_leaves_them_waiting),
 		cmocka_unit_test(test_cut_keeps_a_stage_free_when_packets_fill_the_latch),
 		cmocka_unit_test(test_stages_waiting_for_a_cut_never_block_the_cut),
 		cmocka_unit_test(test_aborted_branch_is_never_applied_in_place_of_the_live_one),
