@@ -205,6 +205,18 @@ def canary_plan(seed=1):
                         "races": []}]}
 
 
+def restart_then_kill_plan(role, chain="stateful", seed=1):
+    """A fixed episode: `role` ("pred" or "standby") killed and restarted
+    mid-stream, then the primary killed and the operator failing over --
+    each role's restart followed by a failover, checked by the oracle
+    (tests/integration/test_campaign.py restart_then_kill)."""
+    kind = {"pred": "pred_restart", "standby": "standby_kill"}[role]
+    return {"seed": seed, "episode": -2, "chain": chain, "local": False, "bfd": False,
+            "faults": [{"kind": kind, "gap_ms": 800, "params": {"down_ms": 300}},
+                       {"kind": "primary_kill", "gap_ms": 1500,
+                        "params": {"operator_ms": 50}, "races": []}]}
+
+
 def describe(p):
     """The schedule, one line a fault (what a violation report carries)."""
     lines = [f"seed {p['seed']} episode {p['episode']}: chain {p['chain']}, local resiliency "

@@ -13,6 +13,10 @@ records (campaign.check_episode: nothing twice, order, loss explained and
 bounded, the NFs' state), printing each with its seed and episode:
 `bench/campaign.py --seed S --episode E` replays that episode.
 
+`test_campaign.py restart_then_kill` runs fixed episodes instead: the
+predecessor, then the standby, killed and restarted mid-stream and the
+primary killed after it, on the stateful and the ND chain.
+
 First, the oracle must not be vacuous: a canary episode loses frames where
 no node counts them (the link to the sink set down a moment), and the
 oracle must call that loss unexplained.
@@ -24,7 +28,27 @@ import time
 from onvm import campaign, lab
 
 
+def restart_then_kill(L):
+    """Each role's restart, then the primary killed: the predecessor (its
+    log lost, its timestamps from a new base) and the standby (rejoined by
+    a full cut) on the stateful and the ND chain, the oracle after each."""
+    for role in ("pred", "standby"):
+        for chain in ("stateful", "nd"):
+            res = campaign.run_episode(1, -2, p=campaign.restart_then_kill_plan(role, chain))
+            fo = res.get("failover") or {}
+            print(f"{role} restart then kill, {chain} chain: {len(res['rows'])} faults, lost "
+                  f"{res['lost']}, violations {len(res['violations'])}")
+            for cat, msg in res["violations"]:
+                L.expect(False, f"{role} restart then kill ({chain}) [{cat}] {msg}")
+            L.expect(any(r["kind"] == "primary_kill" and r["loss"] != "" for r in res["rows"]),
+                     f"{role} restart then kill ({chain}): no failover measured: "
+                     f"{[(r['kind'], r['outcome']) for r in res['rows']]} {fo}")
+
+
 def main(L):
+    if sys.argv[1:] == ["restart_then_kill"]:
+        restart_then_kill(L)
+        return
     seed = int(os.environ.get("ONVM_SEED", "7"))
     target = int(os.environ.get("ONVM_CAMPAIGN_FAULTS", "50"))
     budget = float(os.environ.get("ONVM_CAMPAIGN_S", "140")) * lab.SLOWDOWN
@@ -58,4 +82,4 @@ def main(L):
 
 
 if __name__ == "__main__":
-    lab.run("campaign", main)
+    lab.run("campaign" + ("_" + sys.argv[1] if sys.argv[1:] else ""), main)
