@@ -537,30 +537,34 @@ standby_restarted(struct rsync_primary *p)
 	p->abort_first = p->abort_through = 0;
 }
 
-/* The predecessor restarted and lost its log: no stage not released yet
- * may go out before a cut after it is voted (its inputs cannot be replayed
- * any more, so the standby must hold their effects), as for an ND decision
- * no cut covers.  Not the next cut: its marker may be on its way already,
- * ahead of input of the old run still in the NFs, whose outputs come after
- * it -- the one after, whose marker is sent once this is heard (after all
- * the old run's input: the HEARTBEAT comes in line with it), covers them
- * all.  Stages released before this is heard are not covered: that window
- * is the HEARTBEAT's way from the predecessor (docs/design/remote.md). */
-static void
-pred_restarted(struct rsync_primary *p)
+void
+rsync_primary_hold_for_cut(struct rsync_primary *p, uint64_t cut_id)
 {
-	uint64_t cut = p->chain_cut_id + 2;
-
-	p->stats.pred_restarts++;
 	for (uint32_t k = 0; k < p->used; k++) {
 		struct stage *s = stage_at(p, k);
 
-		if (s->cut_id == 0 && (!s->needs_cut || s->nd_cut < cut)) {
+		if (s->cut_id == 0 && (!s->needs_cut || s->nd_cut < cut_id)) {
 			s->needs_cut = true;
-			s->nd_cut = cut;
+			s->nd_cut = cut_id;
 		}
 	}
-	rsync_primary_nd(p, cut);
+	rsync_primary_nd(p, cut_id);
+}
+
+/* The predecessor restarted and lost its log: no stage not released yet
+ * may go out before a cut after it is voted (its inputs cannot be replayed
+ * any more, so the standby must hold their effects), as for an ND decision
+ * no cut covers; the next cut, asked for at once, covers them all.  The
+ * owner, who knows which marker is on its way, names a later cut if that
+ * one may have left ahead of the old run's input
+ * (rsync_primary_hold_for_cut()).  Stages released before this is heard
+ * are not covered: that window is the HEARTBEAT's way from the predecessor
+ * (docs/design/remote.md). */
+static void
+pred_restarted(struct rsync_primary *p)
+{
+	p->stats.pred_restarts++;
+	rsync_primary_hold_for_cut(p, p->chain_cut_id + 1);
 }
 
 /* A HEARTBEAT of the predecessor: its run (a new one: it restarted) and its

@@ -775,9 +775,13 @@ control_in(struct rsync_chain *c, struct rte_mbuf *mb, uint64_t now)
 		goto out;
 	}
 	if (c->pri != NULL) {
+		uint64_t pred_restarts = rsync_primary_stats(c->pri)->pred_restarts;
+
 		r = rsync_primary_rx(c->pri, &m, now);
 		if (from_pred && r == RSYNC_RX_OK)
 			c->pred_run = rsync_primary_pred_run(c->pri);
+		if (rsync_primary_stats(c->pri)->pred_restarts != pred_restarts)
+			rsync_state_pred_restarted(c);
 		if (rsync_primary_fenced(c->pri) && c->state == RS_PRIMARY) {
 			c->state = RS_FENCED;
 			MGR_LOG(WARNING, "remote chain %s: fenced by epoch %u, releasing nothing more",

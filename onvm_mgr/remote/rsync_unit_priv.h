@@ -197,6 +197,7 @@ int rsync_unit_release_drain(struct rsync_chain *c);
 
 /* rsync_unit_state.c: the chain's NFs' state. */
 int rsync_state_reserve(struct rsync_chain *c);		   /* start-up */
+void rsync_state_pred_restarted(struct rsync_chain *c);	   /* a new predecessor run */
 void rsync_state_request_marker(struct rsync_chain *c, uint64_t now); /* TX unit */
 void rsync_state_nd(struct rsync_chain *c, uint64_t now); /* TX unit, per exit packet */
 /* TX unit: a marker reached the exit; 0 (taken), -ENOBUFS (keep it waiting) */

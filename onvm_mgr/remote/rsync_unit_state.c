@@ -418,6 +418,28 @@ rsync_state_request_marker(struct rsync_chain *c, uint64_t now)
 	__atomic_store_n(&c->marker_req, 1, __ATOMIC_RELEASE);
 }
 
+/* A new predecessor run heard (TX unit): its HEARTBEAT came in line with
+ * its input, so the RX unit has admitted all of the old run's before it.
+ * A marker injected already may be ahead of some of that input: it is
+ * given up (it makes no cut when it comes back), and the stages wait for
+ * the next marker's cut, which follows it all.  A marker asked for and not
+ * injected yet will be injected after it: its cut will do. */
+void
+rsync_state_pred_restarted(struct rsync_chain *c)
+{
+	uint64_t next = c->cut_id + 1;
+
+	if (c->marker_out) {
+		if (__atomic_load_n(&c->marker_req, __ATOMIC_ACQUIRE)) {
+			next = c->cut_id;
+		} else {
+			c->marker_out = false;
+			c->markers_lost++;
+		}
+	}
+	rsync_primary_hold_for_cut(c->pri, next);
+}
+
 struct rte_mbuf *
 mgr_rsync_marker_due(uint16_t port)
 {

@@ -201,6 +201,13 @@ bool rsync_primary_cut_stage_full(const struct rsync_primary *p);
  * packet between it and a marker, is ordered against that marker only by
  * the marker's id. */
 void rsync_primary_nd(struct rsync_primary *p, uint64_t nd_cut);
+/* Every stage not released yet, and every stage opened until cut `cut_id`
+ * is made, waits for that cut (or a newer one) once voted: what it holds
+ * came from input no log can replay any more (the predecessor restarted).
+ * The library does so by itself with the next cut id when it hears a new
+ * predecessor run; the owner names a later one when the marker of that cut
+ * may have left ahead of input of the old run. */
+void rsync_primary_hold_for_cut(struct rsync_primary *p, uint64_t cut_id);
 
 /*
  * A cut's marker reached the end of the chain.  The open stage (or a new
