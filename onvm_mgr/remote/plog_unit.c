@@ -139,6 +139,10 @@ struct plog_chain {
 	uint64_t failover_req_ns, replay_start_ns, replay_end_ns;
 	uint64_t start_echo_ns;	   /* REPLAY_START echoed: the replay begins */
 	struct rsync_msg start_msg, end_msg; /* what is repeated until echoed */
+	/* the REPLAY_START of the attempt before (given up): the standby may
+	 * have taken that epoch, its echo lost */
+	struct rsync_msg prev_start_msg;
+	uint32_t start_attempt, prev_attempt;
 	uint64_t ctl_sent_ns;	   /* REPLAY_START/END last sent */
 	bool end_echoed;
 	uint64_t ctl_retrans;	   /* REPLAY_START/END sent again */
@@ -368,15 +372,17 @@ give_up_failover(struct plog_chain *c, const char *why)
 	}
 }
 
-/* The standby took the epoch given up: it runs the chain now.  The replay
- * of REPLAY_START is sent again from its start. */
+/* The standby took `epoch`, an epoch offered and given up: it runs the
+ * chain now.  The replay of REPLAY_START is sent again from its start. */
 static void
-follow_takeover(struct plog_chain *c)
+follow_takeover(struct plog_chain *c, uint32_t epoch, const struct rsync_msg *start)
 {
-	c->epoch = c->attempt;
+	c->epoch = epoch;
 	c->cancels_left = 0;
-	plog_log_seek(&c->log, &c->cur, c->start_msg.u.replay_start.after_ts);
-	c->replay_acked = c->start_msg.u.replay_start.after_ts + 1;
+	plog_log_seek(&c->log, &c->cur, start->u.replay_start.after_ts);
+	c->replay_from_ts = start->u.replay_start.after_ts;
+	c->replay_newest = start->u.replay_start.newest_ts;
+	c->replay_acked = start->u.replay_start.after_ts + 1;
 	c->replay_progress_ns = c->replay_rewind_ns = 0;
 	c->behind = false;
 	c->state = PL_REPLAY;
@@ -386,19 +392,21 @@ follow_takeover(struct plog_chain *c)
 }
 
 /* The standby's HEARTBEAT names an epoch newer than this node's: it runs
- * the chain.  The epoch this node offered and gave up (its echo lost):
- * follow it, replaying.  One this run never offered: the node restarted
- * after a failover, its configured epoch stale and the log of the run
- * before gone -- adopt it and send to the standby from this run's log on
- * (what went to the old primary is lost with it). */
+ * the chain.  An epoch this node offered and gave up (its echo lost; a
+ * later attempt may have been made since, and given up too): follow it,
+ * replaying.  One this run never offered: the node restarted after a
+ * failover, its configured epoch stale and the log of the run before gone
+ * -- adopt it and send to the standby from this run's log on (what went
+ * to the old primary is lost with it). */
 static void
 follow_newer_epoch(struct plog_chain *c, uint32_t epoch)
 {
 	if (c->state != PL_PRIMARY || epoch <= c->epoch)
 		return;
-	if (epoch == c->attempt) {
+	if (epoch == c->start_attempt || epoch == c->prev_attempt) {
 		c->failovers_followed++;
-		follow_takeover(c);
+		follow_takeover(c, epoch,
+				epoch == c->start_attempt ? &c->start_msg : &c->prev_start_msg);
 		return;
 	}
 	c->epoch = epoch;
@@ -559,7 +567,7 @@ control_in(struct plog_chain *c, struct rte_mbuf *mb)
 			/* Given up, but the standby had taken over (its answer
 			 * was lost): follow it, replaying from the start. */
 			c->failovers_followed++;
-			follow_takeover(c);
+			follow_takeover(c, c->attempt, &c->start_msg);
 		} else {
 			r = RSYNC_RX_DUPLICATE;
 		}
@@ -836,7 +844,10 @@ mgr_plog_tx(struct mgr_dp_ctx *ctx)
 			if (c->behind)
 				c->resume = c->cur;
 			c->cur = from;
+			c->prev_start_msg = c->start_msg;
+			c->prev_attempt = c->start_attempt;
 			c->start_msg = m;
+			c->start_attempt = c->attempt;
 			c->ctl_sent_ns = mgr_now_ns();
 			/* Everything untrimmed goes to the standby, whatever the
 			 * primary got of it (the cursor is on its first). */
