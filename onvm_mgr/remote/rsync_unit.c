@@ -105,9 +105,11 @@ primary_send(void *ctx, enum rsync_peer to, const struct rsync_msg *m, const voi
 /* Released packets go to their ports as the ports take them: a stage
  * (a whole latch, voted at once) is more than a port's burst, and what a
  * port refuses now waits, in order, in the release queue (drained first
- * each poll, rsync_unit_release_drain()) -- dropped only if that is full,
- * counted.  A released packet is in the standby's TxTs: lost here, a
- * failover would not make it again. */
+ * each poll, rsync_unit_release_drain()) -- dropped if that is full
+ * (out_release_drops), or by the port after it took nothing for 20 ms
+ * (its tx_drop).  A released packet is in the standby's TxTs: lost here,
+ * or with a primary that dies while it waits, a failover would not make it
+ * again. */
 static void
 primary_release(void *ctx, void *const *pkts, uint32_t n)
 {
@@ -131,6 +133,19 @@ primary_release(void *ctx, void *const *pkts, uint32_t n)
 					      n - i - q);
 	}
 	c->out_released += n;
+}
+
+/* The release queue takes at most a quarter of the node's mbufs (its
+ * ring one slot less): released packets held by a slow port must not
+ * starve the rest of the node -- its input, the sync link's frames, the
+ * markers. */
+static unsigned int
+release_ring_size(void)
+{
+	uint32_t quarter = mgr.cfg.nb_mbufs / 4;
+
+	return quarter >= RSYNC_RELEASE_RING ? RSYNC_RELEASE_RING
+					     : rte_align32prevpow2(RTE_MAX(quarter, 64u));
 }
 
 int
@@ -223,7 +238,7 @@ session_init(struct rsync_chain *c, int idx)
 					 RING_F_SP_ENQ | RING_F_SC_DEQ);
 		c->wait = rte_zmalloc("onvm_rsync_wait", RSYNC_WAIT_SLOTS * sizeof(*c->wait), 0);
 		snprintf(name, sizeof(name), "onvm_rsync_rel%d", idx);
-		c->rel = rte_ring_create(name, RSYNC_RELEASE_RING, rte_socket_id(),
+		c->rel = rte_ring_create(name, release_ring_size(), rte_socket_id(),
 					 RING_F_SP_ENQ | RING_F_SC_DEQ);
 		if (c->ctl == NULL || c->wait == NULL || c->rel == NULL) {
 			MGR_LOG(ERR, "remote chain %s: no memory for its rings", rc->name);

@@ -26,7 +26,7 @@
 #define RSYNC_WAIT_RING	       8192 /* packets waiting for room in the latch */
 #define RSYNC_WAIT_MARKERS     16   /* ... and markers among them */
 #define RSYNC_WAIT_SLOTS       (RSYNC_WAIT_RING + RSYNC_WAIT_MARKERS)
-#define RSYNC_RELEASE_RING     65536 /* released packets their ports did not take yet */
+#define RSYNC_RELEASE_RING     65536 /* at most: released packets their ports did not take yet */
 /* A timestamp this far past the last one is a restarted predecessor's new
  * base, not frames lost: it starts from its clock in ns, at least the
  * restart's time (over a second) above the last; 2^26 (67 million) frames
