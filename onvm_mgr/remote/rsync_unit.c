@@ -634,6 +634,22 @@ send_replay_ack(struct rsync_chain *c, uint64_t now, bool force)
 	}
 }
 
+/* The predecessor replaying to this node restarted: its log is gone, and
+ * what the replayed range still lacks will never come (lost, counted).
+ * The chain runs here on what came: the new run sends its input. */
+static void
+replay_orphaned(struct rsync_chain *c, uint64_t now)
+{
+	if (c->replay_next <= c->replay_newest_ts) {
+		c->replay_lost += c->replay_newest_ts - c->replay_next + 1;
+		c->replay_newest_ts = c->replay_next - 1;
+	}
+	c->replay_end_ns = now;
+	__atomic_store_n(&c->state, RS_ACTIVE, __ATOMIC_RELEASE);
+	MGR_LOG(WARNING, "remote chain %s: the predecessor restarted during the replay: %" PRIu64
+		" replayed frames lost", c->cfg->name, c->replay_lost);
+}
+
 /* REPLAY_START / REPLAY_END from the predecessor. */
 static enum rsync_rx_reason
 standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t now)
@@ -780,13 +796,20 @@ control_in(struct rsync_chain *c, struct rte_mbuf *mb, uint64_t now)
 	}
 	if (from_pred && c->sby != NULL) {
 		/* The predecessor's HEARTBEAT: its run, for the echoes. */
-		if (m.h.type != RSYNC_HEARTBEAT)
+		enum rsync_run_heard heard;
+
+		if (m.h.type != RSYNC_HEARTBEAT) {
 			r = RSYNC_RX_WRONG_ROLE;
-		else if (rsync_peer_run_heard(&c->pred_runs, m.h.sender_run) ==
-			 RSYNC_RUN_REPLACED)
+			goto out;
+		}
+		heard = rsync_peer_run_heard(&c->pred_runs, m.h.sender_run);
+		if (heard == RSYNC_RUN_REPLACED) {
 			r = RSYNC_RX_PEER_RESTARTED; /* sent before it restarted */
-		else
-			c->pred_run = c->pred_runs.cur;
+			goto out;
+		}
+		c->pred_run = c->pred_runs.cur;
+		if (heard == RSYNC_RUN_NEW && c->state == RS_REPLAY)
+			replay_orphaned(c, now);
 		goto out;
 	}
 	if (c->pri != NULL) {

@@ -127,6 +127,7 @@ struct rsync_chain {
 	uint64_t replay_ack_ns;	    /* the last REPLAY_ACK sent */
 	uint64_t replay_gap_ts;	    /* the last timestamp past a gap (0: none since the ack) */
 	uint64_t replay_gap_drops;  /* replayed frames past a gap, dropped (sent again) */
+	uint64_t replay_lost;	    /* of the range, never to come: the predecessor restarted */
 	uint64_t replay_acks_sent;
 	/* the chain's NFs' state (rsync_unit_state.c) */
 	struct rsync_nf_ref nf[RSYNC_MAX_WINDOWS]; /* by window */

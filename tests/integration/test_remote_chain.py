@@ -107,6 +107,9 @@ Usage: test_remote_chain.py steady | switchover | kill | bfd | linkdown | linkdo
   pred_restart_after_failover: the operator fails the chain over, the old
               primary dies, then the predecessor restarts (its epoch and
               log lost): it follows the standby's epoch, input resumes.
+  pred_restart_in_replay: the predecessor dies mid-replay (the standby's
+              NF slow) and restarts: the standby gives the rest of the
+              range up, the new run's input comes through it.
   release_burst: no failure, the primary's exit link paced at 100 Mbit/s
               (a TX ring of 64 frames): whole stages released at once wait
               for the port; nothing is lost.
@@ -164,7 +167,8 @@ def run(L, scenario):
     # (about 4 s here) and traffic after it; 2400 flows (the tables hold 3072)
     copies = {"steady": 40, "switchover": 40, "syncfaults": 100,
               "standby_restart": 1200, "latch_full": 500,
-              "pred_restart_after_failover": 400}.get(scenario, 200)
+              "pred_restart_after_failover": 400,
+              "pred_restart_in_replay": 400}.get(scenario, 200)
     # syncfaults: many flows, so that a packet released without a vote is
     # usually its flow's last, which the standby's TxTs must then hold
     # nd_heavy: new flows every 32 frames -- the balancer draws a backend
@@ -195,6 +199,9 @@ def run(L, scenario):
         return
     if scenario == "release_burst":
         release_burst(L, frames)
+        return
+    if scenario == "pred_restart_in_replay":
+        pred_restart_in_replay(L, frames)
         return
     if scenario == "pred_restart_after_failover":
         pred_restart_after_failover(L, frames)
@@ -584,6 +591,51 @@ def pred_restart_after_failover(L, frames):
     L.expect(len(got_s) >= rate, f"the standby passed {len(got_s)}")
 
 
+def pred_restart_in_replay(L, frames):
+    """The predecessor dies in the middle of a replay and restarts: its log,
+    and with it what the standby's replayed range still lacks, are gone.
+    The standby, hearing its new run, gives the rest of the range up
+    (counted, replay_lost) and runs the chain on; the new run adopts the
+    standby's epoch and its input comes through (before, the standby waited
+    for the range for ever and dropped every new frame as past a gap).  The
+    standby's NF is slow (test_nf -d 2000: 500 packets/s) and no cut for 4 s:
+    a replay of seconds, of which the predecessor sends 2 048 frames past
+    the acknowledged ones at a time."""
+    rate = 2000
+    nfs = ([{"name": "fwd", "binary": lab.TEST_NF, "service": 1}], [1])
+    sink, standby, primary, pred = build(L, frames, nfs=nfs, checkpoint_ms=4000, source=rate)
+    standby.config["nfs"][0]["args"] = ["-d", "2000"]
+    with open(standby.config_path, "w") as f:
+        json.dump(standby.config, f)
+    start_all(sink, standby, primary, pred)
+    start_source(L, pred)
+    lab.wait_until(lambda: remote(primary)["out_released"] >= 6 * rate, 60, "6 s released")
+    primary.crash()
+    L.expect(pred.query("/onvm/remote/failover,web").get("status") == "ok", "failover")
+    lab.wait_until(lambda: remote(standby)["state"] == "replaying" and
+                   remote(standby)["ingress_replayed"] >= 200, 30, "the replay under way")
+    pred.crash()
+    pred.stop()
+    pred.remove_runtime()
+    pred.start()
+    lab.wait_until(lambda: remote(standby)["state"] == "active", 30,
+                   "the standby running the chain without the rest of its range")
+    before = sink.port("in_s")["rx"]
+    lab.wait_until(lambda: sink.port("in_s")["rx"] >= before + 500, 60,
+                   "the restarted predecessor's input through the standby")
+    st_s, st_p = remote(standby), remote(pred)
+    print(f"pred_restart_in_replay: the standby replayed {st_s['ingress_replayed']}, lost "
+          f"{st_s.get('replay_lost')} of its range; the new predecessor at epoch "
+          f"{st_p['epoch']} ({st_p['state']}), epochs adopted {st_p['epochs_adopted']}")
+    L.expect(st_s.get("replay_lost", 0) > 0 and st_p["epochs_adopted"] == 1,
+             f"standby {st_s} / predecessor {st_p}")
+    for node in (pred, standby, primary, sink):
+        node.stop()
+    got_m, got_s = ([x for x in pcap.read_capture_out(L.path(f"sink-{k}.pcap"))
+                     if x[6:8] == b"\x02\x00"] for k in "ms")
+    check_sink(L, frames, got_m, got_s, allow_loss=len(frames), tail_only=False)
+
+
 def clock_input(trace, copies):
     """The trace `copies` times, tagged as tagged_input() tags: the odd
     copies with the trace's own flows (they go on across a failover), the
@@ -953,7 +1005,7 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
 if __name__ == "__main__":
     SCENARIOS = (("steady", "switchover", "kill", "bfd", "syncfaults", "standby_lost",
                   "standby_restart", "primary_restart", "slow_replay", "release_burst",
-                  "pred_restart_after_failover",
+                  "pred_restart_after_failover", "pred_restart_in_replay",
                   "clock", "dpi") +
                  LINKDOWN + STATEFUL)
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
