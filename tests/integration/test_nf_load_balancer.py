@@ -3,7 +3,7 @@
 # Copyright(c) 2026 REINFORCE-NFV authors
 """load_balancer keeps every flow on its backend across a failover.
 
-Input: the twelve traces of shared/traces interleaved into one capture (each
+Input: the twelve traces of traces/ interleaved into one capture (each
 trace spread evenly over the whole run, so flows of every trace are alive
 at once: ~3300 frames, ~250 directional flows, jumbo frames that net_pcap
 chains over several mbufs).  Chain: test_nf -d 300 (a slow upstream: the

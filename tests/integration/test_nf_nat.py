@@ -3,7 +3,7 @@
 # Copyright(c) 2026 REINFORCE-NFV authors
 """nat keeps every flow's external port across a failover.
 
-Input: the twelve traces of shared/traces interleaved into one capture (each
+Input: the twelve traces of traces/ interleaved into one capture (each
 trace spread evenly over the whole run: ~3300 frames; the clients of the
 traces sit in private prefixes, ~120 of their TCP/UDP 5-tuples leave through
 the NAT).  Chain: test_nf -d 300 (a slow upstream) -> nat with the three
