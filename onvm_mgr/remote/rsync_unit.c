@@ -608,14 +608,11 @@ pred_heartbeat(struct rsync_chain *c, uint64_t now)
  * replay_next received, and the last one seen past a gap.  Every
  * REPLAY_ACK_NS while replaying, at most every REPLAY_NACK_NS for a gap,
  * and when `force`d (the range is whole). */
-static void
-send_replay_ack(struct rsync_chain *c, uint64_t now, bool force)
+static bool
+send_replay_ack_of(struct rsync_chain *c, uint64_t next_ts, uint64_t gap_ts)
 {
 	struct rsync_msg m = {0};
 
-	if (!force && now - c->replay_ack_ns < (c->replay_gap_ts != 0 ? REPLAY_NACK_NS
-								      : REPLAY_ACK_NS))
-		return;
 	m.h.version = RSYNC_VERSION;
 	m.h.type = RSYNC_REPLAY_ACK;
 	m.h.chain = c->cfg->id;
@@ -624,13 +621,25 @@ send_replay_ack(struct rsync_chain *c, uint64_t now, bool force)
 	m.h.role = RSYNC_ROLE_STANDBY;
 	m.h.sender_run = mgr.remote.run;
 	m.h.receiver_run = c->pred_run;
-	m.u.replay_ack.next_ts = c->replay_next;
-	m.u.replay_ack.gap_ts = c->replay_gap_ts > c->replay_next ? c->replay_gap_ts : 0;
+	m.u.replay_ack.next_ts = next_ts;
+	m.u.replay_ack.gap_ts = gap_ts;
 	if (send_frame(c, (uint16_t)c->cfg->predecessor_port, c->pred_mac, c->src_mac_pred, &m,
-		       NULL, 0) == 0) {
+		       NULL, 0) != 0)
+		return false;
+	c->replay_acks_sent++;
+	return true;
+}
+
+static void
+send_replay_ack(struct rsync_chain *c, uint64_t now, bool force)
+{
+	if (!force && now - c->replay_ack_ns < (c->replay_gap_ts != 0 ? REPLAY_NACK_NS
+								      : REPLAY_ACK_NS))
+		return;
+	if (send_replay_ack_of(c, c->replay_next,
+			       c->replay_gap_ts > c->replay_next ? c->replay_gap_ts : 0)) {
 		c->replay_ack_ns = now;
 		c->replay_gap_ts = 0;
-		c->replay_acks_sent++;
 	}
 }
 
@@ -663,8 +672,16 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 		return RSYNC_RX_WRONG_ROLE;
 	if (m->h.receiver_run != mgr.remote.run)
 		return RSYNC_RX_STALE_RUN;
-	if (rsync_peer_run_heard(&c->pred_runs, m->h.sender_run) == RSYNC_RUN_REPLACED)
+	switch (rsync_peer_run_heard(&c->pred_runs, m->h.sender_run)) {
+	case RSYNC_RUN_REPLACED:
 		return RSYNC_RX_PEER_RESTARTED; /* a run that is gone */
+	case RSYNC_RUN_NEW:
+		if (c->state == RS_REPLAY)
+			replay_orphaned(c, now);
+		break;
+	case RSYNC_RUN_SAME:
+		break;
+	}
 	c->pred_run = c->pred_runs.cur;
 	if (m->h.type == RSYNC_REPLAY_CANCEL) {
 		/* The predecessor gave that epoch up: never take it.  If it
@@ -686,6 +703,12 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 			return RSYNC_RX_OK;
 		}
 		echo_to_predecessor(c, m, 0);
+		/* Replayed already (a predecessor that restarted since, and
+		 * offered the epoch this node runs before it heard so): nothing
+		 * of that range is wanted -- say it is whole, or the
+		 * predecessor would wait for acknowledgements for ever. */
+		if (m->h.type == RSYNC_REPLAY_START && c->state == RS_ACTIVE)
+			send_replay_ack_of(c, m->u.replay_start.newest_ts + 1, 0);
 		return RSYNC_RX_DUPLICATE;
 	}
 	if (m->h.type == RSYNC_REPLAY_START) {
