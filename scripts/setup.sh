@@ -147,7 +147,7 @@ PACKAGES=(
 # without Recommends (node-exporter), and the service the package enables is
 # stopped again -- an NFV node runs no Prometheus of ours.
 # git: the commit-message check (scripts/check-commits.sh) reads the history.
-TEST_PACKAGES=(prometheus git)
+TEST_PACKAGES=(prometheus git spin)
 
 # For the fuzz step.  clang alone does not bring the libFuzzer/ASan/UBSan
 # runtimes: they are in libclang-rt-dev (-> libclang-rt-14-dev), only a
