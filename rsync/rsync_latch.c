@@ -234,6 +234,8 @@ rsync_primary_nd(struct rsync_primary *p, uint64_t nd_cut)
 		p->nd_cut = nd_cut;
 }
 
+static uint64_t cut_awaited(const struct rsync_primary *p);
+
 int
 rsync_primary_cut_begin(struct rsync_primary *p, uint64_t cut_id, uint64_t base_id,
 			uint64_t cut_ts, uint64_t now)
@@ -245,6 +247,20 @@ rsync_primary_cut_begin(struct rsync_primary *p, uint64_t cut_id, uint64_t base_
 	if ((base_id != p->chain_cut_id && base_id != RSYNC_CUT_FULL) || cut_id == 0 ||
 	    cut_id <= p->chain_cut_id || cut_ts < p->chain_cut_ts) {
 		p->stats.cuts_stale++;
+		return -ESTALE;
+	}
+	/* The last stage is kept for the cut the waiting stages need -- free,
+	 * or open already with the packets queued ahead of a marker: an older
+	 * cut (its marker on its way when their ND decisions were published)
+	 * would take it and release none of them, and the cut they need would
+	 * find no stage: every stage voted, none releasable.  Made no cut: the
+	 * owner asks for the next marker, which they accept (a stage waits for
+	 * at most the cut after the markers sent when it closed). */
+	if ((p->used > 0 && stage_at(p, p->used - 1)->state == ST_OPEN
+		     ? p->used >= p->cfg.stages
+		     : p->used + 1 >= p->cfg.stages) &&
+	    cut_id < cut_awaited(p)) {
+		p->stats.cuts_too_old++;
 		return -ESTALE;
 	}
 	s = open_stage(p, now, true);
@@ -449,8 +465,10 @@ rsync_primary_describe(const struct rsync_primary *p, char *buf, size_t len)
 	return (int)o;
 }
 
-bool
-rsync_primary_stage_waits_cut(const struct rsync_primary *p)
+/* The cut id a stage waits for with none at or after it new enough (the
+ * newest such); 0: none waits. */
+static uint64_t
+cut_awaited(const struct rsync_primary *p)
 {
 	uint64_t need = 0;
 
@@ -467,7 +485,13 @@ rsync_primary_stage_waits_cut(const struct rsync_primary *p)
 		if (s->needs_cut && s->cut_id == 0 && nd > need)
 			need = nd;
 	}
-	return need != 0;
+	return need;
+}
+
+bool
+rsync_primary_stage_waits_cut(const struct rsync_primary *p)
+{
+	return cut_awaited(p) != 0;
 }
 
 bool

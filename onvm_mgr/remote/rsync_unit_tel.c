@@ -49,6 +49,7 @@ add_primary_stats(struct rte_tel_data *o, const struct rsync_chain *c)
 	rte_tel_data_add_dict_uint(o, "aborts_fenced", s->aborts[RSYNC_ABORT_FENCED]);
 	rte_tel_data_add_dict_uint(o, "cuts", s->cuts);
 	rte_tel_data_add_dict_uint(o, "cuts_stale", s->cuts_stale);
+	rte_tel_data_add_dict_uint(o, "cuts_too_old", s->cuts_too_old);
 	rte_tel_data_add_dict_uint(o, "cuts_too_big", s->cuts_too_big);
 	rte_tel_data_add_dict_uint(o, "cuts_dropped", s->cuts_dropped);
 	rte_tel_data_add_dict_uint(o, "trims_sent", s->trims_sent);

@@ -129,6 +129,7 @@ struct rsync_primary_stats {
 	uint64_t trims_sent;
 	uint64_t cuts;		    /* cuts attached to a stage */
 	uint64_t cuts_stale;	    /* cuts refused: their base was aborted */
+	uint64_t cuts_too_old;	    /* cuts refused the last free stage: older than the one awaited */
 	uint64_t cuts_too_big;	    /* cuts dropped: more than stage_state_bytes */
 	uint64_t cuts_dropped;	    /* cuts dropped by the owner (an NF could not freeze) */
 	uint64_t resyncs_asked;	    /* the standby asked for a full cut (RSYNC_F_RESYNC) */

@@ -688,6 +688,38 @@ test_a_cut_older_than_the_nd_stages_need_leaves_them_waiting(void **state)
 	sim_free(sm);
 }
 
+/* Every stage but the one kept for a cut holds outputs waiting for cut 2
+ * (ND decisions made while marker 1 was on its way).  Marker 1 must not
+ * take that stage: cut 1 releases none of them, and cut 2 would then find
+ * no stage -- nothing released ever again.  Cut 1 is refused; cut 2 takes
+ * the stage and releases everything. */
+static void
+test_an_older_cut_leaves_the_last_stage_to_the_cut_awaited(void **state)
+{
+	(void)state;
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct sim *sm = sim_new(&pc, &sc, 59, NULL, 0);
+	uint32_t held = (pc.stages - 1) * pc.stage_pkts;
+
+	rsync_primary_nd(sm->p, 2);
+	add_n(sm, held, 2);
+	sim_drain(sm, 100, 10 * US);
+	assert_int_equal(sm->nreleased, 0);
+	assert_int_equal(rsync_primary_cut_begin(sm->p, 1, 0, held, sm->now), -ESTALE);
+	assert_int_equal(rsync_primary_stats(sm->p)->cuts_too_old, 1);
+	/* the packets queued ahead of marker 1 opened the kept stage first:
+	 * refused all the same, and they wait there for cut 2 */
+	for (uint32_t i = 0; i < 3; i++)
+		assert_int_equal(sim_add_as(sm, i % 2, true), 0);
+	assert_int_equal(rsync_primary_cut_begin(sm->p, 1, 0, held + 3, sm->now), -ESTALE);
+	assert_int_equal(rsync_primary_stats(sm->p)->cuts_too_old, 2);
+	bare_cut(sm, 2, 0, held + 3);
+	sim_drain(sm, 100, 10 * US);
+	assert_int_equal(sm->nreleased, held + 3);
+	sim_free(sm);
+}
+
 static void
 test_cut_keeps_a_stage_free_when_packets_fill_the_latch(void **state)
 {
@@ -1886,6 +1918,7 @@ main(void)
 		cmocka_unit_test(test_the_standby_reckons_the_primary_chain_clock),
 		cmocka_unit_test(test_only_the_cut_awaited_or_a_later_one_releases_an_nd_stage),
 		cmocka_unit_test(test_a_cut_older_than_the_nd_stages_need_leaves_them_waiting),
+		cmocka_unit_test(test_an_older_cut_leaves_the_last_stage_to_the_cut_awaited),
 		cmocka_unit_test(test_cut_keeps_a_stage_free_when_packets_fill_the_latch),
 		cmocka_unit_test(test_stages_waiting_for_a_cut_never_block_the_cut),
 		cmocka_unit_test(test_aborted_branch_is_never_applied_in_place_of_the_live_one),
