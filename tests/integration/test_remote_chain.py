@@ -598,12 +598,12 @@ def pred_restart_in_replay(L, frames):
     (counted, replay_lost) and runs the chain on; the new run adopts the
     standby's epoch and its input comes through (before, the standby waited
     for the range for ever and dropped every new frame as past a gap).  The
-    standby's NF is slow (test_nf -d 2000: 500 packets/s) and no cut for 4 s:
-    a replay of seconds, of which the predecessor sends 2 048 frames past
-    the acknowledged ones at a time."""
+    standby's NF is slow (test_nf -d 2000) and no cut for 10 s: a replayed
+    range of about 12 000 frames, of which the predecessor sends 2 048 past
+    the acknowledged ones at a time, killed as soon as the replay starts."""
     rate = 2000
     nfs = ([{"name": "fwd", "binary": lab.TEST_NF, "service": 1}], [1])
-    sink, standby, primary, pred = build(L, frames, nfs=nfs, checkpoint_ms=4000, source=rate)
+    sink, standby, primary, pred = build(L, frames, nfs=nfs, checkpoint_ms=10000, source=rate)
     standby.config["nfs"][0]["args"] = ["-d", "2000"]
     with open(standby.config_path, "w") as f:
         json.dump(standby.config, f)
@@ -612,8 +612,8 @@ def pred_restart_in_replay(L, frames):
     lab.wait_until(lambda: remote(primary)["out_released"] >= 6 * rate, 60, "6 s released")
     primary.crash()
     L.expect(pred.query("/onvm/remote/failover,web").get("status") == "ok", "failover")
-    lab.wait_until(lambda: remote(standby)["state"] == "replaying" and
-                   remote(standby)["ingress_replayed"] >= 200, 30, "the replay under way")
+    lab.wait_until(lambda: remote(standby)["state"] == "replaying", 30, "the replay under way",
+                   interval=0.005)
     pred.crash()
     pred.stop()
     pred.remove_runtime()
