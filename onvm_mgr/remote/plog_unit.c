@@ -684,15 +684,18 @@ send_from_log(struct mgr_dp_ctx *ctx, struct plog_chain *c)
 	struct rte_mbuf *mb;
 
 	while (room > 0) {
-		bool more = plog_log_peek(&c->log, &c->cur, &e) == 1;
 		uint32_t nsegs;
 
-		/* The replayed range must be whole at the standby before
-		 * REPLAY_END: until acknowledged, a gap may still be reported
-		 * and sent again.  Then the replay ends, whatever came in since
-		 * and is not sent yet: that goes on from the log (behind), or
-		 * input faster than the port would hold the replay open. */
-		if (c->state == PL_REPLAY && c->replay_acked > c->replay_newest) {
+		if (plog_log_peek(&c->log, &c->cur, &e) == 0) {
+			if (c->state != PL_REPLAY) {
+				c->behind = false; /* caught up: back to sending directly */
+				break;
+			}
+			/* The replayed range must be whole at the standby before
+			 * REPLAY_END: until acknowledged, a gap may still be
+			 * reported and sent again. */
+			if (c->replay_acked <= c->replay_newest)
+				break;
 			struct rsync_msg m = {0};
 
 			m.u.replay_end.last_ts = c->replay_last_ts;
@@ -704,19 +707,10 @@ send_from_log(struct mgr_dp_ctx *ctx, struct plog_chain *c)
 			c->replay_end_ns = mgr_now_ns();
 			c->ctl_sent_ns = c->replay_end_ns;
 			c->state = PL_STANDBY;
-			c->behind = more;
-			/* Replayed: from now on the log is only a buffer of what
-			 * the port has not taken yet. */
-			plog_log_trim(&c->log, more ? c->replay_last_ts : c->last_ts);
+			c->behind = false;
+			/* Replayed: from now on the log is only a buffer. */
+			plog_log_trim(&c->log, c->last_ts);
 			sent++;
-			if (!more)
-				break;
-			room--;
-			continue;
-		}
-		if (!more) {
-			if (c->state != PL_REPLAY)
-				c->behind = false; /* caught up: back to sending directly */
 			break;
 		}
 		/* The replayed range is paced by the standby's
