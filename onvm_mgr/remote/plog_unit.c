@@ -147,6 +147,7 @@ struct plog_chain {
 	bool end_echoed;
 	uint64_t ctl_retrans;	   /* REPLAY_START/END sent again */
 	uint64_t replay_from_ts, replay_last_ts;
+	uint64_t replay_sent_max; /* the newest timestamp sent under the replay */
 	/* The reliable replay: its range's end, the first timestamp the
 	 * standby lacks (REPLAY_ACK), when that last moved, the last rewind. */
 	uint64_t replay_newest, replay_acked, replay_progress_ns, replay_rewind_ns;
@@ -381,6 +382,7 @@ follow_takeover(struct plog_chain *c, uint32_t epoch, const struct rsync_msg *st
 	c->cancels_left = 0;
 	plog_log_seek(&c->log, &c->cur, start->u.replay_start.after_ts);
 	c->replay_from_ts = start->u.replay_start.after_ts;
+	c->replay_sent_max = start->u.replay_start.after_ts;
 	c->replay_newest = start->u.replay_start.newest_ts;
 	c->replay_acked = start->u.replay_start.after_ts + 1;
 	c->replay_progress_ns = c->replay_rewind_ns = 0;
@@ -442,12 +444,15 @@ replay_acked(struct plog_chain *c, const struct rsync_replay_ack *a, uint64_t no
 	if (a->next_ts > c->replay_acked) {
 		c->replay_acked = a->next_ts;
 		c->replay_progress_ns = now;
+		/* the standby has it: the log need not keep it (a replay that
+		 * input keeps going must not fill it) */
+		plog_log_trim(&c->log, c->replay_acked - 1);
 	}
 	/* A gap: send again from what it lacks -- once for the frames of one
 	 * loss (those after it are reported too, while the rewound ones are
 	 * on their way).  An older REPLAY_ACK overtaken by a newer one asks
 	 * for less than that says arrived: from the newest word on. */
-	if (a->gap_ts != 0 && c->replay_acked <= c->replay_newest &&
+	if (a->gap_ts != 0 && c->replay_acked <= c->replay_sent_max &&
 	    now - c->replay_rewind_ns >= REPLAY_REWIND_GAP_NS &&
 	    (plog_log_peek(&c->log, &c->cur, &e) == 0 || e.ts > c->replay_acked))
 		replay_rewind(c, c->replay_acked, now);
@@ -691,10 +696,13 @@ send_from_log(struct mgr_dp_ctx *ctx, struct plog_chain *c)
 				c->behind = false; /* caught up: back to sending directly */
 				break;
 			}
-			/* The replayed range must be whole at the standby before
+			/* Everything sent under the replay -- the range, and what
+			 * came in since -- must be whole at the standby before
 			 * REPLAY_END: until acknowledged, a gap may still be
-			 * reported and sent again. */
-			if (c->replay_acked <= c->replay_newest)
+			 * reported and sent again.  (Sent on afterwards, a frame
+			 * lost on the link would be lost for good, and the
+			 * standby would no longer hold its port for the NF.) */
+			if (c->replay_acked <= RTE_MAX(c->replay_newest, c->replay_sent_max))
 				break;
 			struct rsync_msg m = {0};
 
@@ -713,10 +721,9 @@ send_from_log(struct mgr_dp_ctx *ctx, struct plog_chain *c)
 			sent++;
 			break;
 		}
-		/* The replayed range is paced by the standby's
-		 * acknowledgements (what came in since is not theirs). */
-		if (c->state == PL_REPLAY && e.ts <= c->replay_newest &&
-		    e.ts >= c->replay_acked + REPLAY_WINDOW)
+		/* The replay -- the range and what came in since -- is paced
+		 * by the standby's acknowledgements. */
+		if (c->state == PL_REPLAY && e.ts >= c->replay_acked + REPLAY_WINDOW)
 			break;
 		/* The mbufs first (a jumbo frame takes several), then the
 		 * entry: an entry taken is an entry sent. */
@@ -732,6 +739,8 @@ send_from_log(struct mgr_dp_ctx *ctx, struct plog_chain *c)
 					    rte_pktmbuf_data_len(mb), PLOG_SHIM_F_REPLAY);
 			c->replayed++;
 			c->replay_last_ts = e.ts;
+			if (e.ts > c->replay_sent_max)
+				c->replay_sent_max = e.ts;
 		} else {
 			c->resent++;
 			if (c->state == PL_STANDBY)
@@ -847,6 +856,7 @@ mgr_plog_tx(struct mgr_dp_ctx *ctx)
 			 * primary got of it (the cursor is on its first). */
 			c->behind = false;
 			c->replay_from_ts = m.u.replay_start.after_ts;
+			c->replay_sent_max = m.u.replay_start.after_ts;
 			c->replay_newest = m.u.replay_start.newest_ts;
 			c->replay_acked = m.u.replay_start.after_ts + 1;
 			c->replay_progress_ns = c->replay_rewind_ns = 0;
@@ -894,7 +904,7 @@ mgr_plog_tx(struct mgr_dp_ctx *ctx)
 			/* Sent and never acknowledged: lost with nothing after
 			 * it to show the gap (the tail), or its REPLAY_ACK lost. */
 			if (now - c->replay_progress_ns >= REPLAY_RTO_NS &&
-			    c->replay_acked <= c->replay_newest &&
+			    c->replay_acked <= RTE_MAX(c->replay_newest, c->replay_sent_max) &&
 			    (plog_log_peek(&c->log, &c->cur, &e) == 0 || e.ts > c->replay_acked)) {
 				replay_rewind(c, c->replay_acked, now);
 				c->replay_timeouts++;

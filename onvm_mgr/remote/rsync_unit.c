@@ -399,10 +399,11 @@ mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uin
 		rte_pktmbuf_free(m);
 		return true;
 	}
-	/* The replayed range, whole and in order: a timestamp past the next
-	 * one expected means one was lost on the way -- dropped, and the
+	/* The replay, whole and in order -- the range and what the
+	 * predecessor sends with it until REPLAY_END: a timestamp past the
+	 * next one expected means one was lost on the way -- dropped, and the
 	 * predecessor told, which sends again from the one lacking. */
-	if (unlikely(c->sby != NULL && c->replay_next <= c->replay_newest_ts)) {
+	if (unlikely(c->sby != NULL && c->state == RS_REPLAY)) {
 		/* What the applied cut holds is not needed: a log trimmed up to
 		 * it since the REPLAY_START (a takeover followed after it was
 		 * given up) starts past replay_next, and that is no gap. */
@@ -420,9 +421,9 @@ mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uin
 			rte_pktmbuf_free(m);
 			return true;
 		}
-		if (++c->replay_next > c->replay_newest_ts) {
+		if (++c->replay_next == c->replay_newest_ts + 1) {
 			c->tx = ctx;
-			send_replay_ack(c, mgr_now_ns(), true); /* whole */
+			send_replay_ack(c, mgr_now_ns(), true); /* the range whole */
 		}
 	}
 	if (sh.ts <= c->last_ts) {
