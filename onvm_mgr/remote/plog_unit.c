@@ -512,12 +512,12 @@ control_in(struct plog_chain *c, struct rte_mbuf *mb)
 			 * before's): the entries at or below it were dropped
 			 * there as stale, and go, so that the log's
 			 * timestamps stay consecutive for a replay. */
-			if (m.u.heartbeat.cut_ts > c->last_ts) {
+			if (c->state == PL_PRIMARY && m.u.heartbeat.cut_ts > c->last_ts) {
+				/* (Not while a failover is under way: the standby
+				 * takes all it is sent then whole, and a jump in
+				 * the log would be a gap no entry fills.) */
 				c->last_ts = m.u.heartbeat.cut_ts;
-				/* (A failover's range stays whole: entries past
-				 * it may jump, the standby admits those as any.) */
-				if (c->state == PL_PRIMARY)
-					plog_log_trim(&c->log, c->last_ts);
+				plog_log_trim(&c->log, c->last_ts);
 				c->ts_raised++;
 			}
 		} else {

@@ -361,6 +361,7 @@ static void control_in(struct rsync_chain *c, struct rte_mbuf *mb, uint64_t now)
 static void send_fence_heartbeat(struct rsync_chain *c, uint64_t now);
 static void pred_heartbeat(struct rsync_chain *c, uint64_t now);
 static void send_replay_ack(struct rsync_chain *c, uint64_t now, bool force);
+static bool send_replay_ack_of(struct rsync_chain *c, uint64_t next_ts, uint64_t gap_ts);
 
 bool
 mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uint64_t *ts,
@@ -421,9 +422,24 @@ mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uin
 			rte_pktmbuf_free(m);
 			return true;
 		}
-		if (++c->replay_next == c->replay_newest_ts + 1) {
+		/* at once when the range is whole, and every half window: the
+		 * predecessor paces the replay by these */
+		if (++c->replay_next == c->replay_newest_ts + 1 ||
+		    ++c->replay_since_ack >= REPLAY_ACK_EVERY) {
 			c->tx = ctx;
-			send_replay_ack(c, mgr_now_ns(), true); /* the range whole */
+			send_replay_ack(c, mgr_now_ns(), true);
+		}
+	} else if (unlikely(c->sby != NULL && (sh.flags & PLOG_SHIM_F_REPLAY) &&
+			    c->state == RS_ACTIVE)) {
+		/* Replayed to a standby that runs the chain already (a restarted
+		 * predecessor offered its epoch again): say what it has, or the
+		 * predecessor would wait for acknowledgements for ever. */
+		uint64_t now = mgr_now_ns();
+
+		if (now - c->replay_ack_ns >= REPLAY_ACK_NS) {
+			c->tx = ctx;
+			if (send_replay_ack_of(c, RTE_MAX(sh.ts, c->last_ts) + 1, 0))
+				c->replay_ack_ns = now;
 		}
 	}
 	if (sh.ts <= c->last_ts) {
@@ -641,6 +657,7 @@ send_replay_ack(struct rsync_chain *c, uint64_t now, bool force)
 			       c->replay_gap_ts > c->replay_next ? c->replay_gap_ts : 0)) {
 		c->replay_ack_ns = now;
 		c->replay_gap_ts = 0;
+		c->replay_since_ack = 0;
 	}
 }
 

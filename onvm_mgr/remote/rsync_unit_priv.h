@@ -38,6 +38,7 @@
 #define PRED_HEARTBEAT_NS      (20 * 1000 * 1000ull) /* to the predecessor: run, progress */
 #define REPLAY_ACK_NS	       (1000 * 1000ull)	     /* the replay acknowledged every 1 ms */
 #define REPLAY_NACK_NS	       (200 * 1000ull)	     /* a gap reported at most every 200 us */
+#define REPLAY_ACK_EVERY       1024 /* ... and every half the predecessor's window (2048) */
 
 /* A chain's state windows: one per rank of each position (a service with
  * several instances has several), at most this many. */
@@ -128,6 +129,7 @@ struct rsync_chain {
 	uint64_t replay_gap_ts;	    /* the last timestamp past a gap (0: none since the ack) */
 	uint64_t replay_gap_drops;  /* replayed frames past a gap, dropped (sent again) */
 	uint64_t replay_lost;	    /* of the range, never to come: the predecessor restarted */
+	uint32_t replay_since_ack;  /* admitted in the replay since the last REPLAY_ACK */
 	uint64_t replay_acks_sent;
 	/* the chain's NFs' state (rsync_unit_state.c) */
 	struct rsync_nf_ref nf[RSYNC_MAX_WINDOWS]; /* by window */

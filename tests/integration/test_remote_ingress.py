@@ -16,7 +16,9 @@ The replayed range (0, 30] must arrive whole and in order: frames 12..15
 sent before 11 are dropped (replay_gap_drops) and a REPLAY_ACK names the gap;
 then 11..30 come again and are admitted.  After the range, the input mixes
 a trace's frames with what a link or a bad peer can add: a duplicate, a
-frame overtaken (reordered), a replayed frame, shims cut short or with a bad
+frame overtaken (reordered: while it replays, the standby takes the one
+ahead for a gap too, and it is sent again), a replayed frame, shims cut
+short or with a bad
 version, flag, nested type or timestamp 0, an unstamped frame and an RSync
 frame.  Asserted: the sink receives exactly the trace's frames that were
 admitted, shim removed, byte for byte, in timestamp order; every other frame
@@ -66,6 +68,9 @@ def build_input(frames):
         want.append(frames[i])
         if i == 41:
             inp.append(stamp(frames[40], 41))  # the late one
+            # ... and 42 again: still replaying, the standby took 42 for a
+            # gap and dropped it, and the predecessor sends again from 41
+            inp.append(stamp(frames[41], 42))
         if i == 50:
             inp.append(stamp(frames[i], ts))  # a duplicate
     # a replayed frame (the REPLAY flag) after the range: admitted as any
@@ -136,7 +141,7 @@ def test(L):
     lab.wait_until(lambda: remote()["ingress_unstamped"] == 1, 10, "every frame handled")
     st = remote()
     expect = {"ingress_admitted": len(want), "ingress_replayed": REPLAYED + 1,
-              "ingress_stale": 2, "replay_gap_drops": 4,
+              "ingress_stale": 1, "replay_gap_drops": 5,
               "ingress_last_ts": n + 1, "ingress_unstamped": 1, "ctl_ok": 3, "synced": 1,
               "ctl_bad_version": 1, "takeovers": 1, "epoch": 2, "out_passed": len(want),
               "out_dup": 0, "out_before_takeover": 0,
@@ -185,10 +190,11 @@ def test(L):
     L.expect(st["ctl_wrong_role"] == 3 and st["ctl_bad_version"] == 1 and st["ctl_ok"] == 0 and
              st["votes"] == 0, f"primary: RSync on the predecessor link: {st}")
     # No replayed range at a primary: 13..16 are admitted, and 12..16 sent
-    # again after them are stale, as are the overtaken and the duplicate.
-    L.expect(st["ingress_admitted"] == n - 1 and st["ingress_stale"] == 7,
+    # again after them are stale, as are the overtaken, 42 sent again and
+    # the duplicate.
+    L.expect(st["ingress_admitted"] == n - 1 and st["ingress_stale"] == 8,
              f"primary: admitted {st['ingress_admitted']} stale {st['ingress_stale']}, "
-             f"want {n - 1} and 7")
+             f"want {n - 1} and 8")
     L.expect(st["out_released"] == 0 and st["state"] == "primary", f"primary: {st}")
     rc = node.stop()
     L.expect(rc == 0, f"manager exit status {rc}")
