@@ -137,7 +137,11 @@ def test(L):
     lab.wait_until(lambda: remote()["replay_gap_drops"] == 4, 10, "the frames past the gap")
     time.sleep(0.05)
     lab.send_frames(ns, "p1", L.path("stamped-2.pcap"), inp[GAP_END:])
-    node.wait_port("sink", "tx", len(want))
+    try:
+        node.wait_port("sink", "tx", len(want))
+    except lab.TestFailure as e:
+        raise lab.TestFailure(f"{e}; /onvm/remote: {remote()}; "
+                              f"port from_p: {node.port('from_p')}") from None
     lab.wait_until(lambda: remote()["ingress_unstamped"] == 1, 10, "every frame handled")
     st = remote()
     expect = {"ingress_admitted": len(want), "ingress_replayed": REPLAYED + 1,
