@@ -898,13 +898,24 @@ rsync_unit_drain_ctl(struct rsync_chain *c, uint64_t now)
 
 /* ---- exit ---- */
 
+/* A ring of mbufs: what it still holds back to the pool, then the ring. */
+static void
+drain_and_free_ring(struct rte_ring **r)
+{
+	struct rte_mbuf *m;
+
+	while (*r != NULL && rte_ring_sc_dequeue(*r, (void **)&m) == 0)
+		rte_pktmbuf_free(m);
+	rte_ring_free(*r);
+	*r = NULL;
+}
+
 void
 mgr_rsync_fini(void)
 {
 	pthread_mutex_lock(&rsync_fini_lock);
 	for (int i = 0; i < rsync_nchains; i++) {
 		struct rsync_chain *c = &rsync_chains[i];
-		struct rte_mbuf *m;
 
 		/* Held packets go back to the pool, counted as aborted. */
 		rsync_primary_free(c->pri);
@@ -918,16 +929,10 @@ mgr_rsync_fini(void)
 		}
 		rte_free(c->wait);
 		c->wait = NULL;
-		while (c->ctl != NULL && rte_ring_sc_dequeue(c->ctl, (void **)&m) == 0)
-			rte_pktmbuf_free(m);
-		rte_ring_free(c->ctl);
-		c->ctl = NULL;
+		drain_and_free_ring(&c->ctl);
 		rte_pktmbuf_free(c->rel_head);
 		c->rel_head = NULL;
-		while (c->rel != NULL && rte_ring_sc_dequeue(c->rel, (void **)&m) == 0)
-			rte_pktmbuf_free(m);
-		rte_ring_free(c->rel);
-		c->rel = NULL;
+		drain_and_free_ring(&c->rel);
 		rsync_auth_free(c->auth);
 		c->auth = NULL;
 	}
