@@ -311,6 +311,15 @@ class Node:
             if mine(p):
                 os.kill(p, signal.SIGKILL)
                 killed.append(p)
+        # Until they are gone their hugepages are not free: a node started
+        # again at once could lack memory for its EAL (the kernel may take
+        # seconds to tear a killed DPDK process down).
+        try:
+            wait_until(lambda: not any(mine(p) for p in killed), 30,
+                       "NFs killed to be gone", interval=0.1)
+        except TestFailure:
+            print(f"lab: node {self.name}: NFs {[p for p in killed if mine(p)]} still there "
+                  f"30 s after SIGKILL", file=sys.stderr)
         return killed
 
     def runtime_leftovers(self):
