@@ -528,7 +528,10 @@ class Episode:
     def ready(self, role):
         node = self.node(role)
         if not node.running():
-            tail = [x for x in node.log().splitlines() if not x.startswith(("EAL", "TELEM"))]
+            # (EAL's and telemetry's chatter left out, not their errors)
+            tail = [x for x in node.log().splitlines()
+                    if not x.startswith(("EAL", "TELEM")) or
+                    re.search(r"(?i)cannot|error|fail|not enough", x)]
             raise lab.TestFailure(f"{role} exited with status {node.proc.returncode} while "
                                   f"starting again: {tail[-6:]}")
         text = node.log()
