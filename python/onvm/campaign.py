@@ -70,6 +70,7 @@ RECOVER_S = 30       # a fault's recovery awaited at most this long (then: liven
 # detect) Downs falsely on two shared cores while a node restarts next to it
 BFD_MS = 50
 NODE_START_S = 120
+HUGEPAGES_WAIT_S = 30  # for a killed run's hugepages to be free before its restart
 
 # The faults that leave the primary in charge.  `weight` for the schedule;
 # `when`: a condition on the episode's set-up.
@@ -352,6 +353,7 @@ class Episode:
         self.source = None
         self.dead = set()
         self.restarting = set()  # roles started again, not ready yet
+        self.hugepages_held = {}  # role: bytes its killed run held
         self.flagged = set()     # counter invariants already reported
         self.sync_tx = []        # (time, the primary's frames sent on the sync link)
 
@@ -514,6 +516,7 @@ class Episode:
         t1 = self.now()
         node.stop()
         t2 = self.now()
+        self.hugepages_held[role] = lab.hugepage_bytes(node.prefix)
         node.remove_runtime()
         self._fold(role)
         if self.now() - t > 1.0:
@@ -521,7 +524,18 @@ class Episode:
                      f"{t2 - t1:.1f}, runtime files {self.now() - t2:.1f})")
 
     def restart(self, role):
+        """Start the node again once the memory its killed run held is free
+        (a host restarting a process needs it too): the kernel may take
+        seconds to tear a killed DPDK process down."""
         node = self.node(role)
+        need, t = self.hugepages_held.pop(role, 0), self.now()
+        if not self.wait(until=lambda: lab.hugepages_free_bytes() >= need,
+                         timeout=HUGEPAGES_WAIT_S):
+            self.log(f"{role}: {need >> 20} MiB of hugepages still not free "
+                     f"{HUGEPAGES_WAIT_S} s after its kill: started anyway")
+        elif self.now() - t > 0.5:
+            self.log(f"{role}: started {self.now() - t:.1f} s late, when the killed "
+                     f"run's hugepages were free")
         node.start(wait=False)
         self.restarting.add(role)
 

@@ -133,6 +133,28 @@ def remove_runtime(prefix):
                 pass
 
 
+def hugepages_free_bytes():
+    """Free memory in the default-size hugepage pool (/proc/meminfo)."""
+    v = {}
+    with open("/proc/meminfo") as f:
+        for line in f:
+            k, _, rest = line.partition(":")
+            v[k] = int(rest.split()[0])
+    return v.get("HugePages_Free", 0) * v.get("Hugepagesize", 0) * 1024
+
+
+def hugepage_bytes(prefix):
+    """Hugepage memory the files of DPDK file prefix `prefix` hold."""
+    n = 0
+    for d in hugetlbfs_mounts():
+        for p in glob.glob(os.path.join(d, glob.escape(prefix) + "map_*")):
+            try:
+                n += os.stat(p).st_size
+            except OSError:
+                pass
+    return n
+
+
 def hugetlbfs_mounts():
     dirs = []
     try:
