@@ -713,17 +713,30 @@ rsync_encode(uint8_t *buf, size_t buflen, const uint8_t dst_mac[6], const uint8_
 enum rsync_run_heard
 rsync_peer_run_heard(struct rsync_peer_runs *r, uint64_t run)
 {
-	if (run == r->cur)
+	if (run == r->cur) {
+		r->again_n = 0;
 		return RSYNC_RUN_SAME;
+	}
 	if (r->cur == 0) {
 		r->cur = run;
 		return RSYNC_RUN_SAME;
 	}
-	for (uint32_t i = 0; i < RSYNC_RUNS_REPLACED; i++)
-		if (r->replaced[i] == run)
+	for (uint32_t i = 0; i < RSYNC_RUNS_REPLACED; i++) {
+		if (r->replaced[i] != run)
+			continue;
+		r->again_n = r->again == run ? r->again_n + 1 : 1;
+		r->again = run;
+		if (r->again_n < RSYNC_RUN_LIVE_AFTER)
 			return RSYNC_RUN_REPLACED;
+		/* alive after all: current again, the other in its place */
+		r->replaced[i] = r->cur;
+		r->cur = run;
+		r->again_n = 0;
+		return RSYNC_RUN_NEW;
+	}
 	r->replaced[r->next] = r->cur;
 	r->next = (r->next + 1) % RSYNC_RUNS_REPLACED;
 	r->cur = run;
+	r->again_n = 0;
 	return RSYNC_RUN_NEW;
 }

@@ -365,13 +365,23 @@ uint32_t rsync_crc32c(const void *data, size_t len);
  * replaced.  A frame of a replaced run (a HEARTBEAT reordered or
  * duplicated on the link, sent before the peer restarted) must not be
  * taken for yet another restart: refused, RSYNC_RX_PEER_RESTARTED.
+ *
+ * Yet a run replaced is not proven dead: one stray frame of a run the
+ * history does not hold (from before this node restarted, older than the
+ * history, or a recorded frame sent again) replaces the live run too.
+ * The live run goes on sending where a straggler does not: heard
+ * RSYNC_RUN_LIVE_AFTER times in a row, the current run unheard between,
+ * it is current again (RSYNC_RUN_NEW: to its peer, a restart).
  */
 #define RSYNC_RUNS_REPLACED 4
+#define RSYNC_RUN_LIVE_AFTER 8
 
 struct rsync_peer_runs {
 	uint64_t cur; /* 0: none heard yet */
 	uint64_t replaced[RSYNC_RUNS_REPLACED];
 	uint32_t next; /* the oldest in replaced[] */
+	uint64_t again;	     /* the replaced run last heard again ... */
+	uint32_t again_n;    /* ... this many times in a row */
 };
 
 enum rsync_run_heard {

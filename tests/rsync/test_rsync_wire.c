@@ -1292,6 +1292,44 @@ test_reason_and_type_names_are_distinct(void **state)
 	assert_string_equal(rsync_msg_type_str(255), "unknown");
 }
 
+/*
+ * A peer's runs: a frame of a run replaced (a straggler, reordered or
+ * duplicated on the link) is refused, not taken for yet another restart;
+ * but one stray frame of a run not in the history (older than it, from
+ * before this node restarted, or replayed) must not lock the peer's live
+ * run out: the live run, heard on, is current again -- as a restart.
+ */
+static void
+test_peer_runs_stragglers_refused_live_run_taken_back(void **state)
+{
+	struct rsync_peer_runs r = {0};
+	const uint64_t a = 0xA, b = 0xB, stray = 0x57;
+
+	(void)state;
+	assert_int_equal(rsync_peer_run_heard(&r, a), RSYNC_RUN_SAME);
+	assert_int_equal(rsync_peer_run_heard(&r, b), RSYNC_RUN_NEW);
+	/* a's stragglers, fewer than a live run sends: refused, b current */
+	for (int i = 0; i < RSYNC_RUN_LIVE_AFTER - 1; i++)
+		assert_int_equal(rsync_peer_run_heard(&r, a), RSYNC_RUN_REPLACED);
+	assert_int_equal(rsync_peer_run_heard(&r, b), RSYNC_RUN_SAME);
+	assert_int_equal(rsync_peer_run_heard(&r, a), RSYNC_RUN_REPLACED);
+	assert_int_equal(r.cur, b);
+	/* one stray frame of an unknown run: taken as a restart ... */
+	assert_int_equal(rsync_peer_run_heard(&r, stray), RSYNC_RUN_NEW);
+	/* ... but b goes on sending: refused a while, then current again */
+	int refused = 0;
+	enum rsync_run_heard h;
+
+	while ((h = rsync_peer_run_heard(&r, b)) == RSYNC_RUN_REPLACED)
+		assert_true(++refused < 100);
+	assert_int_equal(h, RSYNC_RUN_NEW);
+	assert_int_equal(refused, RSYNC_RUN_LIVE_AFTER - 1);
+	assert_int_equal(r.cur, b);
+	assert_int_equal(rsync_peer_run_heard(&r, b), RSYNC_RUN_SAME);
+	/* and the stray run is a replaced one now */
+	assert_int_equal(rsync_peer_run_heard(&r, stray), RSYNC_RUN_REPLACED);
+}
+
 int
 main(void)
 {
@@ -1321,6 +1359,7 @@ main(void)
 	    cmocka_unit_test(test_encoder_derives_version_length_flags_and_key_id),
 	    cmocka_unit_test(test_full_and_resync_flags_round_trip_where_they_belong),
 	    cmocka_unit_test(test_reason_and_type_names_are_distinct),
+	    cmocka_unit_test(test_peer_runs_stragglers_refused_live_run_taken_back),
 	};
 
 	/* before any OpenSSL call; refused if something allocated already */
