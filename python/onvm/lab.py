@@ -442,7 +442,11 @@ def in_netns(ns, argv):
 
 
 # Sends every frame of a capture (argv: interface, file) in order.
-_SEND_FRAMES = ("import socket, struct, sys\n"
+# (on one CPU: a veth hands each frame to the backlog of the CPU that sent
+# it, and two CPUs' backlogs drain independently -- a sender moved between
+# two sends may overtake itself)
+_SEND_FRAMES = ("import os, socket, struct, sys\n"
+                "os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})\n"
                 "d = open(sys.argv[2], 'rb').read(); off = 24\n"
                 "s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW); s.bind((sys.argv[1], 0))\n"
                 "while off + 16 <= len(d):\n"

@@ -34,6 +34,7 @@ held ("held") and, with --control, the changes ("controls").
 import argparse
 import heapq
 import json
+import os
 import random
 import select
 import signal
@@ -62,6 +63,10 @@ def main():
     a = ap.parse_args()
     hold = {"until": 0.0, "frames": []}  # (out interface, frame) while the wire stalls
     rnd = random.Random(a.seed)
+    # A faultless wire keeps order only from one CPU: a veth hands each
+    # frame to the backlog of the CPU that sent it, and a relay moved
+    # between CPUs may overtake itself.
+    os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
     socks = {}
     for name in (a.if_a, a.if_b):
         s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))

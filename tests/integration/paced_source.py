@@ -44,6 +44,10 @@ def main():
     stop = []
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.append(1))
+    # In order only from one CPU: a veth hands each frame to the backlog of
+    # the CPU that sent it, and a sender moved between CPUs may overtake
+    # itself.
+    os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
     s.bind((a.iface, 0))
     log = open(a.log, "w", buffering=1)
