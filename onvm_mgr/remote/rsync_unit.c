@@ -721,12 +721,17 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 			return RSYNC_RX_OK;
 		}
 		echo_to_predecessor(c, m, 0);
-		/* Replayed already (a predecessor that restarted since, and
-		 * offered the epoch this node runs before it heard so): nothing
-		 * of that range is wanted -- say it is whole, or the
-		 * predecessor would wait for acknowledgements for ever. */
+		/* Running the chain already (a predecessor that restarted
+		 * since, and offered the epoch this node runs before it heard
+		 * so): say how far it has the input -- what the range holds
+		 * above that is the new run's, sent to the dead primary and
+		 * wanted here, and a REPLAY_ACK of all of it would have the
+		 * predecessor drop it from its log unsent.  Acknowledged,
+		 * or the predecessor would wait for acknowledgements for ever. */
 		if (m->h.type == RSYNC_REPLAY_START && c->state == RS_ACTIVE)
-			send_replay_ack_of(c, m->u.replay_start.newest_ts + 1, 0);
+			send_replay_ack_of(c, RTE_MIN(m->u.replay_start.newest_ts,
+						      __atomic_load_n(&c->last_ts,
+								      __ATOMIC_RELAXED)) + 1, 0);
 		return RSYNC_RX_DUPLICATE;
 	}
 	if (m->h.type == RSYNC_REPLAY_START) {
