@@ -304,10 +304,12 @@ flush_all(struct mgr_dp_ctx *ctx)
  * chain is too full for a burst, leave the packets in the port (a NIC drops
  * them in hardware, counted as imissed) instead of receiving, classifying and
  * then dropping them.  Bounded like the NF hold, so a hung NF cannot stall a
- * port for other chains (flow rules) for longer than MGR_HOLD_MAX_US at once.
+ * port for other chains (flow rules) for longer than MGR_HOLD_MAX_US at once
+ * -- except a standby's replay (`replay`), held for as long as it takes:
+ * mgr_rx_poll still reads the port's control frames now and then.
  */
 static bool
-entry_full(struct mgr_dp_ctx *ctx, uint16_t port)
+entry_full(struct mgr_dp_ctx *ctx, uint16_t port, bool replay)
 {
 	const struct onvm_port_info *pi = &mgr.shm->ports[port];
 	const struct onvm_chain *c;
@@ -320,9 +322,6 @@ entry_full(struct mgr_dp_ctx *ctx, uint16_t port)
 	 * Held until every instance takes a whole burst, for as long as it
 	 * takes (what the port's ring cannot hold is lost on the link, and
 	 * sent again). */
-	const bool replay = unlikely(mgr.remote.rsync_in_port[port] != 0) &&
-			    mgr_rsync_replaying(port);
-
 	if (!pi->has_default_chain)
 		return false;
 	c = &mgr.shm->chains[pi->default_chain];
@@ -382,8 +381,19 @@ mgr_rx_poll(void)
 		struct mgr_dest dest[ONVM_BURST];
 		uint16_t n, nout = 0;
 
-		if (mgr.shm->ports[port].no_rx ||
-		    (entry_full(ctx, port) && !mgr_bfd_peek_due(port, &ctx->bfd_peek_tsc[port])))
+		/* A standby's replay (its input is acknowledged as admitted). */
+		const bool replay = unlikely(rsync_in) && mgr_rsync_replaying(port);
+		bool held;
+
+		if (mgr.shm->ports[port].no_rx)
+			continue;
+		/* A port held is read now and then all the same, for the frames
+		 * that are no input: BFD's, and the RSync frames of a replay
+		 * (REPLAY_END, a restarted predecessor's HEARTBEAT). */
+		held = entry_full(ctx, port, replay);
+		if (held && !mgr_bfd_peek_due(port, &ctx->bfd_peek_tsc[port]) &&
+		    !(replay && mgr_rsync_held_peek_due(ctx->port_rx_hold_since[port],
+						   &ctx->replay_peek_tsc[port])))
 			continue;
 		n = rte_eth_rx_burst(port, 0, pkts, ONVM_BURST);
 		/* Headers and metadata are in two different cache lines of
@@ -417,7 +427,10 @@ mgr_rx_poll(void)
 				ps->ctrl_rx++;
 				continue;
 			}
-			/* A protected chain's stamped input (rsync_unit.c). */
+			/* A protected chain's stamped input (rsync_unit.c); read
+			 * while held for a replay, none of it is admitted. */
+			if (unlikely(held && rsync_in) && mgr_rsync_held_rx(ctx, port, m))
+				continue;
 			if (unlikely(rsync_in) && mgr_rsync_ingress(ctx, port, m, &ts, &rflags))
 				continue;
 			pr = onvm_pkt_parse(m, &pi);

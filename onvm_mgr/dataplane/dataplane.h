@@ -89,6 +89,7 @@ struct mgr_dp_ctx {
 	uint64_t markers_refused;  /* not the NF's step, rolled back, unknown cut, no copy */
 	uint64_t align_waits; /* polls an NF's output was held for an alignment */
 	uint64_t bfd_peek_tsc[ONVM_MAX_PORTS]; /* last read of a held BFD port */
+	uint64_t replay_peek_tsc[ONVM_MAX_PORTS]; /* ... of a port held for a replay */
 	struct mgr_dp_buf nf_buf[ONVM_MAX_NFS];
 	struct mgr_dp_buf port_buf[ONVM_MAX_PORTS];
 } __rte_cache_aligned;

@@ -141,6 +141,14 @@ void mgr_rsync_crossing(int from, int to, bool rx, struct rte_mbuf *m);
 /* RX unit: whether the protected chain whose stamped input arrives on
  * `port` (rsync_in_port[] != 0) is a standby replaying its takeover. */
 bool mgr_rsync_replaying(uint16_t port);
+/* A port held for a replay (its NFs' rings full) since `held_since_tsc` is
+ * read every millisecond all the same: true when due, `last_tsc` updated. */
+bool mgr_rsync_held_peek_due(uint64_t held_since_tsc, uint64_t *last_tsc);
+/* A frame read from a held port of a protected ingress: RSync frames are
+ * handled; input, while the replay lasts, is dropped unadmitted
+ * (`replay_held_drops`: never acknowledged, so sent again).  False: input
+ * of a chain no longer replaying, for mgr_rsync_ingress(). */
+bool mgr_rsync_held_rx(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m);
 void mgr_rsync_telemetry(struct rte_tel_data *d); /* adds its chains to /onvm/remote */
 /* RX unit, after each burst of a port rsync_in_port[] marks: a consistent-cut
  * marker to send into the chain now (metadata: ts; the caller routes it), or

@@ -493,6 +493,38 @@ mgr_rsync_replaying(uint16_t port)
 	return c->sby != NULL && __atomic_load_n(&c->state, __ATOMIC_RELAXED) == RS_REPLAY;
 }
 
+bool
+mgr_rsync_held_peek_due(uint64_t held_since_tsc, uint64_t *last_tsc)
+{
+	const uint64_t ms = rte_get_tsc_hz() / 1000;
+	uint64_t now = rte_get_tsc_cycles();
+
+	/* (a hold shorter than that, an NF slower than its input, loses
+	 * nothing: the port keeps the frames) */
+	if (now - held_since_tsc < ms || now - *last_tsc < ms)
+		return false;
+	*last_tsc = now;
+	return true;
+}
+
+bool
+mgr_rsync_held_rx(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
+{
+	struct rsync_chain *c = &rsync_chains[mgr.remote.rsync_in_port[port] - 1];
+	uint64_t ts;
+	uint8_t flags;
+
+	MGR_ASSERT_UNIT(MGR_UNIT_RX);
+	if (is_rsync(m))
+		return mgr_rsync_ingress(ctx, port, m, &ts, &flags);
+	/* (a REPLAY_END earlier in the burst ended it: input as any) */
+	if (!mgr_rsync_replaying(port))
+		return false;
+	c->replay_held_drops++;
+	rte_pktmbuf_free(m);
+	return true;
+}
+
 int
 mgr_rsync_rx_timers(struct mgr_dp_ctx *ctx)
 {

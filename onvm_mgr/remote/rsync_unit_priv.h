@@ -128,6 +128,7 @@ struct rsync_chain {
 	uint64_t replay_ack_ns;	    /* the last REPLAY_ACK sent */
 	uint64_t replay_gap_ts;	    /* the last timestamp past a gap (0: none since the ack) */
 	uint64_t replay_gap_drops;  /* replayed frames past a gap, dropped (sent again) */
+	uint64_t replay_held_drops; /* ... read while the NFs' rings were full (sent again) */
 	uint64_t replay_lost;	    /* of the range, never to come: the predecessor restarted */
 	uint32_t replay_since_ack;  /* admitted in the replay since the last REPLAY_ACK */
 	uint64_t replay_acks_sent;

@@ -113,6 +113,7 @@ add_standby_stats(struct rte_tel_data *o, const struct rsync_chain *c)
 	rte_tel_data_add_dict_uint(o, "primary_restarts", s->primary_restarts);
 	rte_tel_data_add_dict_uint(o, "replay_next", c->replay_next);
 	rte_tel_data_add_dict_uint(o, "replay_gap_drops", c->replay_gap_drops);
+	rte_tel_data_add_dict_uint(o, "replay_held_drops", c->replay_held_drops);
 	rte_tel_data_add_dict_uint(o, "replay_lost", c->replay_lost);
 	rte_tel_data_add_dict_uint(o, "replay_acks_sent", c->replay_acks_sent);
 	rte_tel_data_add_dict_uint(o, "replay_start_ns", c->replay_start_ns);

@@ -29,12 +29,14 @@ Then the same input into a primary without a standby: the same admission,
 the RSync frames on the predecessor link refused (a primary takes only the
 predecessor's HEARTBEATs from there), nothing released.
 """
+import os
+import signal
 import struct
 import time
 
 from onvm import lab, pcap, traces
-from onvm.wire import (COMMIT, PREPARE, REPLAY_ACK, REPLAY_START, ROLE_STANDBY, TEST_RUN,
-                       rsync_fields, rsync_frame, rsync_meta)
+from onvm.wire import (COMMIT, PREPARE, REPLAY_ACK, REPLAY_END, REPLAY_START, ROLE_STANDBY,
+                       TEST_RUN, rsync_fields, rsync_frame, rsync_meta)
 
 SHIM = 0x88B5
 REPLAYED = 30  # the replayed range: timestamps (0, REPLAYED]
@@ -210,6 +212,65 @@ def test(L):
     cfg["ports"][0]["dev"] = f"net_pcap0,rx_pcap={empty},tx_pcap={L.path('p2-out.pcap')}"
     cfg["ports"][2]["dev"] = f"net_pcap2,rx_pcap={empty},tx_pcap={L.path('s2-out.pcap')}"
     placement(L, cfg, empty)
+    replay_held(L, frames)
+
+
+def replay_held(L, frames):
+    """A replay held for a hung NF: the standby stops reading its
+    predecessor link while the first NF's ring has no room for a burst
+    (what it admits is acknowledged, and must reach the NF) -- but it
+    still reads the link's RSync frames now and then: REPLAY_END ends
+    the replay, and no input is admitted in those reads (never
+    acknowledged, so the predecessor sends it again)."""
+    ns = L.netns("held")
+    L.veth(ns, "p0", ns, "p1", mtu=1600)
+    L.veth(ns, "s0", ns, "s1")
+    cfg = node_config(L, "held", "standby", "p0", "s0")
+    cfg["nfs"] = [{"name": "fwd", "binary": "simple_forward", "service": 1}]
+    cfg["chains"] = [dict(cfg["chains"][0], services=[1])]
+    cfg["rings"] = {"nf_size": 64}
+    node = L.node("held", cfg, netns=ns).start()
+    remote = lambda: node.query("/onvm/remote")["web"]
+    run = remote()["run_id"]
+    lab.send_frames(ns, "s1", L.path("held-sync.pcap"),
+                    [rsync_frame(PREPARE, 7, 1, rsync_meta(), txid=1, region=0xFFFF,
+                                 receiver_run=run),
+                     rsync_frame(COMMIT, 7, 1, txid=1, receiver_run=run)])
+    lab.wait_until(lambda: remote()["synced"] == 1, 10, "held: the first transaction applied")
+    sent = 400
+    lab.send_frames(ns, "p1", L.path("held-start.pcap"),
+                    [rsync_frame(REPLAY_START, 7, 2, struct.pack(">QQ", 0, sent),
+                                 receiver_run=run)])
+    lab.wait_until(lambda: remote()["state"] == "replaying", 10, "held: taken over")
+    nf = lab.wait_until(lambda: node.nf_by(name="fwd"), 10, "held: the NF")[0]
+    os.kill(nf["pid"], signal.SIGSTOP)  # hung: its ring fills
+    try:
+        lab.send_frames(ns, "p1", L.path("held-in.pcap"),
+                        [stamp(frames[i % len(frames)], i + 1, flags=1) for i in range(sent)])
+        lab.wait_until(lambda: remote()["ingress_admitted"] >= 32, 10, "held: input admitted")
+        time.sleep(0.2)
+        admitted = remote()["ingress_admitted"]
+        L.expect(admitted < sent, f"held: admitted {admitted} of {sent} with the NF hung")
+        lab.send_frames(ns, "p1", L.path("held-end.pcap"),
+                        [rsync_frame(REPLAY_END, 7, 2, struct.pack(">QQ", sent, sent),
+                                     receiver_run=run)])
+        lab.wait_until(lambda: remote()["state"] == "active", 10,
+                       "held: REPLAY_END read while the NF hangs")
+    finally:
+        os.kill(nf["pid"], signal.SIGCONT)
+    st = remote()
+    L.expect(st["replay_held_drops"] > 0 and
+             st["ingress_admitted"] + st["replay_held_drops"] <= sent,
+             f"held: {st['replay_held_drops']} read while held and dropped, "
+             f"{st['ingress_admitted']} admitted, of {sent}")
+    print(f"held: {st['ingress_admitted']} admitted, {st['replay_held_drops']} read while held")
+    lab.wait_until(lambda: node.port("sink")["tx"] >= st["ingress_admitted"], 10,
+                   "held: everything admitted let out")
+    drops = node.drops()
+    L.expect(node.port("sink")["tx"] == st["ingress_admitted"],
+             f"held: sink {node.port('sink')['tx']}, admitted {st['ingress_admitted']}; "
+             f"drops {drops}")
+    L.expect(node.stop() == 0, "held: exit status")
 
 
 def placement(L, cfg, empty):
