@@ -122,6 +122,25 @@ def pid_cmdline(pid):
         return []
 
 
+def threads_where(pid):
+    """Where each thread of `pid` is: name, state, kernel wait channel and
+    the top of its kernel stack (a process that does not exit may be stuck
+    in the kernel's teardown, not in its own code)."""
+    out = []
+    for tdir in sorted(glob.glob(f"/proc/{pid}/task/*")):
+        def rd(name):
+            try:
+                with open(os.path.join(tdir, name)) as f:
+                    return f.read().strip()
+            except OSError:
+                return "?"
+        stat = rd("stat")
+        state = stat.rsplit(")", 1)[1].split()[0] if ")" in stat else "?"
+        stack = [ln.split()[-1] for ln in rd("stack").splitlines()[:4] if ln.strip()]
+        out.append(f"{rd('comm')}:{state}:{rd('wchan')}:{'<'.join(stack)}")
+    return "; ".join(out) or "gone"
+
+
 def remove_runtime(prefix):
     """The runtime directory and hugepage files of DPDK file prefix `prefix`."""
     shutil.rmtree(os.path.join(RUNTIME_ROOT, prefix), ignore_errors=True)
@@ -284,8 +303,8 @@ class Node:
             try:
                 self.exit_code = self.proc.wait(timeout)
             except subprocess.TimeoutExpired:
-                print(f"lab: node {self.name}: onvm_mgr did not stop in {timeout} s: SIGKILL",
-                      file=sys.stderr)
+                print(f"lab: node {self.name}: onvm_mgr did not stop in {timeout} s: SIGKILL; "
+                      f"its threads: {threads_where(self.proc.pid)}", file=sys.stderr)
                 self.proc.kill()
                 self.proc.wait()
                 self.exit_code = None
