@@ -264,6 +264,10 @@ rsync_standby_takeover(struct rsync_standby *s, uint32_t new_epoch,
 {
 	if (new_epoch <= s->epoch)
 		return -ESTALE;
+	/* Once: the node runs the chain from then on (a later attempt's
+	 * REPLAY_START, delayed, must not start the replay again). */
+	if (s->taken_over)
+		return -EALREADY;
 	/* The newest voted transaction whose chain is complete: every released
 	 * one is in it (a transaction's chain holds every transaction closed
 	 * before it and not aborted, and a released one was voted). */

@@ -795,6 +795,9 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 			echo_to_predecessor(c, m, RSYNC_F_RESYNC);
 			return RSYNC_RX_WRONG_ROLE;
 		}
+		/* (-EALREADY: a later attempt's, delayed, to a node that
+		 * runs the chain -- no echo: the predecessor gives it up and
+		 * follows the epoch this node's HEARTBEATs name) */
 		if (rc != 0)
 			return RSYNC_RX_STALE_EPOCH;
 		c->takeovers++;

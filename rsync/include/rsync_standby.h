@@ -153,7 +153,8 @@ enum rsync_rx_reason rsync_standby_rx(struct rsync_standby *s, const struct rsyn
  * have been, and neither could any after it: those are discarded with the
  * rest, and the replay makes their outputs again), refuse older epochs
  * from now on.  Returns 0 and what is applied in `out`; -ESTALE when
- * new_epoch is not above the current epoch; -ENOTRECOVERABLE when, the
+ * new_epoch is not above the current epoch; -EALREADY once it took over
+ * (it runs the chain: never taken over twice); -ENOTRECOVERABLE when, the
  * voted chain applied, the standby is not in sync (nothing else changes:
  * it stays a standby of the current epoch). */
 int rsync_standby_takeover(struct rsync_standby *s, uint32_t new_epoch,

@@ -219,6 +219,11 @@ test_takeover_applies_voted_but_uncommitted_stages(void **state)
 	assert_int_equal(rsync_standby_txts(sm->s, &sm->flow[8]), 8);
 	assert_int_equal(rsync_standby_stats(sm->s)->takeover_applied, 1);
 	assert_int_equal(rsync_standby_takeover(sm->s, 2, &a), -ESTALE);
+	/* A REPLAY_START of a later attempt, delayed on the way: the node
+	 * runs the chain, taking over again would restart the replay at an
+	 * epoch its predecessor (following this one) refuses the ACKs of. */
+	assert_int_equal(rsync_standby_takeover(sm->s, 3, &a), -EALREADY);
+	assert_int_equal(rsync_standby_epoch(sm->s), 2);
 	sim_free(sm);
 }
 
