@@ -98,6 +98,7 @@ static const char *const state_names[] = {"primary", "starting", "replaying", "s
 #define REPLAY_WINDOW 2048			   /* entries sent past the acknowledged */
 #define CANCEL_SENDS 20				   /* REPLAY_CANCELs sent, one every retrans */
 #define CURSOR_BURSTS 8 /* bursts the log's cursor may send a poll */
+#define PLOG_STARTS_KEPT 8 /* REPLAY_STARTs of past attempts a takeover may follow */
 
 struct plog_chain {
 	const struct mgr_remote_cfg *cfg;
@@ -139,10 +140,13 @@ struct plog_chain {
 	uint64_t failover_req_ns, replay_start_ns, replay_end_ns;
 	uint64_t start_echo_ns;	   /* REPLAY_START echoed: the replay begins */
 	struct rsync_msg start_msg, end_msg; /* what is repeated until echoed */
-	/* the REPLAY_START of the attempt before (given up): the standby may
-	 * have taken that epoch, its echo lost */
-	struct rsync_msg prev_start_msg;
-	uint32_t start_attempt, prev_attempt;
+	/* the REPLAY_STARTs of this run's last attempts, given up ones too
+	 * (at attempt % PLOG_STARTS_KEPT): the standby may have taken any of
+	 * those epochs, its echo lost */
+	struct {
+		uint32_t attempt;
+		struct rsync_msg msg;
+	} offered[PLOG_STARTS_KEPT];
 	uint64_t ctl_sent_ns;	   /* REPLAY_START/END last sent */
 	bool end_echoed;
 	uint64_t ctl_retrans;	   /* REPLAY_START/END sent again */
@@ -394,9 +398,9 @@ follow_takeover(struct plog_chain *c, uint32_t epoch, const struct rsync_msg *st
 }
 
 /* The standby's HEARTBEAT names an epoch newer than this node's: it runs
- * the chain.  An epoch this node offered and gave up (its echo lost; a
- * later attempt may have been made since, and given up too): follow it,
- * replaying.  One this run never offered: the node restarted after a
+ * the chain.  An epoch this node offered and gave up (its echo lost;
+ * later attempts may have been made since, and given up too -- the last
+ * PLOG_STARTS_KEPT are kept): follow it, replaying.  One this run never offered: the node restarted after a
  * failover, its configured epoch stale and the log of the run before gone
  * -- adopt it and send to the standby from this run's log on (what went
  * to the old primary is lost with it). */
@@ -405,12 +409,15 @@ follow_newer_epoch(struct plog_chain *c, uint32_t epoch)
 {
 	if (c->state != PL_PRIMARY || epoch <= c->epoch)
 		return;
-	if (epoch == c->start_attempt || epoch == c->prev_attempt) {
+	if (c->offered[epoch % PLOG_STARTS_KEPT].attempt == epoch) {
 		c->failovers_followed++;
-		follow_takeover(c, epoch,
-				epoch == c->start_attempt ? &c->start_msg : &c->prev_start_msg);
+		follow_takeover(c, epoch, &c->offered[epoch % PLOG_STARTS_KEPT].msg);
 		return;
 	}
+	if (epoch <= c->attempt)
+		MGR_LOG(ERR, "remote chain %s: the standby runs epoch %u, an attempt of this run "
+			"too old to follow (%u since): sending to it without a replay",
+			c->cfg->name, epoch, c->attempt - epoch);
 	c->epoch = epoch;
 	c->attempt = RTE_MAX(c->attempt, epoch);
 	c->cancels_left = 0;
@@ -847,10 +854,9 @@ mgr_plog_tx(struct mgr_dp_ctx *ctx)
 			if (c->behind)
 				c->resume = c->cur;
 			c->cur = from;
-			c->prev_start_msg = c->start_msg;
-			c->prev_attempt = c->start_attempt;
 			c->start_msg = m;
-			c->start_attempt = c->attempt;
+			c->offered[c->attempt % PLOG_STARTS_KEPT].attempt = c->attempt;
+			c->offered[c->attempt % PLOG_STARTS_KEPT].msg = m;
 			c->ctl_sent_ns = mgr_now_ns();
 			/* Everything untrimmed goes to the standby, whatever the
 			 * primary got of it (the cursor is on its first). */
