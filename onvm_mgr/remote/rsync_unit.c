@@ -135,17 +135,20 @@ primary_release(void *ctx, void *const *pkts, uint32_t n)
 	c->out_released += n;
 }
 
-/* The release queue takes at most a quarter of the node's mbufs (its
- * ring one slot less): released packets held by a slow port must not
- * starve the rest of the node -- its input, the sync link's frames, the
- * markers. */
+/* The release queues of all the chains this node is primary of take at
+ * most a quarter of the node's mbufs together (a ring one slot less than
+ * its share): released packets held by a slow port must not starve the
+ * rest of the node -- its input, the sync link's frames, the markers. */
 static unsigned int
 release_ring_size(void)
 {
-	uint32_t quarter = mgr.cfg.nb_mbufs / 4;
+	uint32_t primaries = 0, share;
 
-	return quarter >= RSYNC_RELEASE_RING ? RSYNC_RELEASE_RING
-					     : rte_align32prevpow2(RTE_MAX(quarter, 64u));
+	for (int r = 0; r < mgr.cfg.nremote; r++)
+		primaries += mgr.cfg.remote[r].role == MGR_REMOTE_PRIMARY;
+	share = mgr.cfg.nb_mbufs / 4 / RTE_MAX(primaries, 1u);
+	return share >= RSYNC_RELEASE_RING ? RSYNC_RELEASE_RING
+					   : rte_align32prevpow2(RTE_MAX(share, 64u));
 }
 
 int
