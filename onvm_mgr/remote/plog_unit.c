@@ -377,6 +377,20 @@ give_up_failover(struct plog_chain *c, const char *why)
 	}
 }
 
+/* The replay of REPLAY_START `start`'s range (after_ts, newest_ts]: the
+ * log goes to the standby from the cursor (on its first entry), none of it
+ * acknowledged yet. */
+static void
+replay_range_begin(struct plog_chain *c, const struct rsync_msg *start)
+{
+	c->behind = false;
+	c->replay_from_ts = start->u.replay_start.after_ts;
+	c->replay_sent_max = start->u.replay_start.after_ts;
+	c->replay_newest = start->u.replay_start.newest_ts;
+	c->replay_acked = start->u.replay_start.after_ts + 1;
+	c->replay_progress_ns = c->replay_rewind_ns = 0;
+}
+
 /* The standby took `epoch`, an epoch offered and given up: it runs the
  * chain now.  The replay of REPLAY_START is sent again from its start. */
 static void
@@ -385,12 +399,7 @@ follow_takeover(struct plog_chain *c, uint32_t epoch, const struct rsync_msg *st
 	c->epoch = epoch;
 	c->cancels_left = 0;
 	plog_log_seek(&c->log, &c->cur, start->u.replay_start.after_ts);
-	c->replay_from_ts = start->u.replay_start.after_ts;
-	c->replay_sent_max = start->u.replay_start.after_ts;
-	c->replay_newest = start->u.replay_start.newest_ts;
-	c->replay_acked = start->u.replay_start.after_ts + 1;
-	c->replay_progress_ns = c->replay_rewind_ns = 0;
-	c->behind = false;
+	replay_range_begin(c, start);
 	c->state = PL_REPLAY;
 	c->start_echo_ns = mgr_now_ns();
 	MGR_LOG(WARNING, "remote chain %s: the standby took over at epoch %u after all: replaying "
@@ -860,12 +869,7 @@ mgr_plog_tx(struct mgr_dp_ctx *ctx)
 			c->ctl_sent_ns = mgr_now_ns();
 			/* Everything untrimmed goes to the standby, whatever the
 			 * primary got of it (the cursor is on its first). */
-			c->behind = false;
-			c->replay_from_ts = m.u.replay_start.after_ts;
-			c->replay_sent_max = m.u.replay_start.after_ts;
-			c->replay_newest = m.u.replay_start.newest_ts;
-			c->replay_acked = m.u.replay_start.after_ts + 1;
-			c->replay_progress_ns = c->replay_rewind_ns = 0;
+			replay_range_begin(c, &m);
 			c->replay_start_ns = c->ctl_sent_ns;
 			c->failovers++;
 			c->state = PL_STARTING; /* the replay waits for the echo */
