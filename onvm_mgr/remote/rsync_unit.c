@@ -712,6 +712,22 @@ replay_orphaned(struct rsync_chain *c, uint64_t now)
 		" replayed frames lost", c->cfg->name, c->replay_lost);
 }
 
+/* A frame of the predecessor's run `run`: false if of a run it replaced
+ * (refused).  A new run is followed, and the replay of the run before, if
+ * one was going on, orphaned. */
+static bool
+pred_run_heard(struct rsync_chain *c, uint64_t run, uint64_t now)
+{
+	enum rsync_run_heard heard = rsync_peer_run_heard(&c->pred_runs, run);
+
+	if (heard == RSYNC_RUN_REPLACED)
+		return false;
+	c->pred_run = c->pred_runs.cur;
+	if (heard == RSYNC_RUN_NEW && c->state == RS_REPLAY)
+		replay_orphaned(c, now);
+	return true;
+}
+
 /* REPLAY_START / REPLAY_END from the predecessor. */
 static enum rsync_rx_reason
 standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t now)
@@ -725,17 +741,8 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 		return RSYNC_RX_WRONG_ROLE;
 	if (m->h.receiver_run != mgr.remote.run)
 		return RSYNC_RX_STALE_RUN;
-	switch (rsync_peer_run_heard(&c->pred_runs, m->h.sender_run)) {
-	case RSYNC_RUN_REPLACED:
+	if (!pred_run_heard(c, m->h.sender_run, now))
 		return RSYNC_RX_PEER_RESTARTED; /* a run that is gone */
-	case RSYNC_RUN_NEW:
-		if (c->state == RS_REPLAY)
-			replay_orphaned(c, now);
-		break;
-	case RSYNC_RUN_SAME:
-		break;
-	}
-	c->pred_run = c->pred_runs.cur;
 	if (m->h.type == RSYNC_REPLAY_CANCEL) {
 		/* The predecessor gave that epoch up: never take it.  If it
 		 * was taken already (the echo lost), say so: it follows. */
@@ -880,20 +887,10 @@ control_in(struct rsync_chain *c, struct rte_mbuf *mb, uint64_t now)
 	}
 	if (from_pred && c->sby != NULL) {
 		/* The predecessor's HEARTBEAT: its run, for the echoes. */
-		enum rsync_run_heard heard;
-
-		if (m.h.type != RSYNC_HEARTBEAT) {
+		if (m.h.type != RSYNC_HEARTBEAT)
 			r = RSYNC_RX_WRONG_ROLE;
-			goto out;
-		}
-		heard = rsync_peer_run_heard(&c->pred_runs, m.h.sender_run);
-		if (heard == RSYNC_RUN_REPLACED) {
+		else if (!pred_run_heard(c, m.h.sender_run, now))
 			r = RSYNC_RX_PEER_RESTARTED; /* sent before it restarted */
-			goto out;
-		}
-		c->pred_run = c->pred_runs.cur;
-		if (heard == RSYNC_RUN_NEW && c->state == RS_REPLAY)
-			replay_orphaned(c, now);
 		goto out;
 	}
 	if (c->pri != NULL) {
