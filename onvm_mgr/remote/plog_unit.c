@@ -474,6 +474,18 @@ replay_acked(struct plog_chain *c, const struct rsync_replay_ack *a, uint64_t no
 		replay_rewind(c, c->replay_acked, now);
 }
 
+/* Stamp above `admitted`, the newest timestamp the node running the chain
+ * admitted: the log's entries at or below it go (dropped there as stale). */
+static void
+stamp_above(struct plog_chain *c, uint64_t admitted)
+{
+	if (admitted <= c->last_ts)
+		return;
+	c->last_ts = admitted;
+	plog_log_trim(&c->log, c->last_ts);
+	c->ts_raised++;
+}
+
 /*
  * An RSync frame from the primary (on the primary link) or the standby (on
  * the standby link): who may send what where is checked first, so a frame
@@ -528,25 +540,18 @@ control_in(struct plog_chain *c, struct rte_mbuf *mb)
 			 * before's): the entries at or below it were dropped
 			 * there as stale, and go, so that the log's
 			 * timestamps stay consecutive for a replay. */
-			if (c->state == PL_PRIMARY && m.u.heartbeat.cut_ts > c->last_ts) {
-				/* (Not while a failover is under way: the standby
-				 * takes all it is sent then whole, and a jump in
-				 * the log would be a gap no entry fills.) */
-				c->last_ts = m.u.heartbeat.cut_ts;
-				plog_log_trim(&c->log, c->last_ts);
-				c->ts_raised++;
-			}
+			/* (Not while a failover is under way: the standby
+			 * takes all it is sent then whole, and a jump in the
+			 * log would be a gap no entry fills.) */
+			if (c->state == PL_PRIMARY)
+				stamp_above(c, m.u.heartbeat.cut_ts);
 		} else {
 			c->standby_restarts += heard == RSYNC_RUN_NEW;
 			/* Running the chain, the standby names the newest
 			 * timestamp it admitted: stamp above it (a restarted
 			 * node's clock may be behind), the log only a buffer. */
-			if (c->state == PL_STANDBY && m.h.epoch == c->epoch &&
-			    m.u.heartbeat.cut_ts > c->last_ts) {
-				c->last_ts = m.u.heartbeat.cut_ts;
-				plog_log_trim(&c->log, c->last_ts);
-				c->ts_raised++;
-			}
+			if (c->state == PL_STANDBY && m.h.epoch == c->epoch)
+				stamp_above(c, m.u.heartbeat.cut_ts);
 		}
 		goto out;
 	}
