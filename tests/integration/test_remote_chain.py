@@ -107,6 +107,10 @@ Usage: test_remote_chain.py steady | switchover | kill | bfd | linkdown | linkdo
   pred_restart_after_failover: the operator fails the chain over, the old
               primary dies, then the predecessor restarts (its epoch and
               log lost): it follows the standby's epoch, input resumes.
+  pred_restart_then_failover: as pred_restart_after_failover, but the
+              restarted predecessor, its link to the standby down, is
+              asked to fail over before it hears the standby: every frame
+              its new run stamped reaches the sink.
   pred_restart_in_replay: the predecessor dies mid-replay (the standby's
               NF slow) and restarts: the standby gives the rest of the
               range up, the new run's input comes through it.
@@ -167,7 +171,7 @@ def run(L, scenario):
     # (about 4 s here) and traffic after it; 2400 flows (the tables hold 3072)
     copies = {"steady": 40, "switchover": 40, "syncfaults": 100,
               "standby_restart": 1200, "latch_full": 500,
-              "pred_restart_after_failover": 400,
+              "pred_restart_after_failover": 400, "pred_restart_then_failover": 400,
               "pred_restart_in_replay": 400}.get(scenario, 200)
     # syncfaults: many flows, so that a packet released without a vote is
     # usually its flow's last, which the standby's TxTs must then hold
@@ -205,6 +209,9 @@ def run(L, scenario):
         return
     if scenario == "pred_restart_after_failover":
         pred_restart_after_failover(L, frames)
+        return
+    if scenario == "pred_restart_then_failover":
+        pred_restart_then_failover(L, frames)
         return
     if scenario == "dpi":
         dpi_scenario(L, dpi_input(), int(os.environ.get("ONVM_REMOTE_KILLS", "2")),
@@ -589,6 +596,62 @@ def pred_restart_after_failover(L, frames):
     # wire), and what was in flight to the old primary when it died
     check_sink(L, frames, got_m, got_s, allow_loss=len(frames), tail_only=False)
     L.expect(len(got_s) >= rate, f"the standby passed {len(got_s)}")
+
+
+def pred_restart_then_failover(L, frames):
+    """The predecessor restarts after a failover and, before it hears the
+    standby (its link to it down meanwhile), is asked to fail over again:
+    it offers the epoch the standby already runs the chain at.  What the
+    new run stamped until then went to the dead primary only, and is in
+    its log: the standby, taking the REPLAY_START for a copy of the one
+    it took, must acknowledge only the input it has -- the new run's log
+    is replayed, and every frame the new run stamped reaches the sink
+    (before, the standby acknowledged the whole range and the predecessor
+    dropped it from its log unsent)."""
+    rate = 2000
+    sink, standby, primary, pred = build(L, frames, source=rate)
+    start_all(sink, standby, primary, pred)
+    source = start_source(L, pred)
+    lab.wait_until(lambda: remote(primary)["out_released"] >= rate, 60, "a second released")
+    rep = pred.query("/onvm/remote/failover,web")
+    L.expect(rep.get("status") == "ok", f"failover: {rep}")
+    lab.wait_until(lambda: remote(standby)["state"] == "active", 60, "the standby took over")
+    primary.crash()
+    pred.crash()
+    pred.stop()
+    pred.remove_runtime()
+    link_p_s = lambda up: lab.run_cmd(lab.in_netns(pred.netns, [
+        "ip", "link", "set", "dev", "p_s", "up" if up else "down"]))
+    link_p_s(False)  # no HEARTBEAT of the standby heard: its epoch unknown
+    try:
+        before = sink.port("in_s")["rx"]
+        pred.start()
+        lab.wait_until(lambda: remote(pred)["stamped"] >= rate // 2, 30,
+                       "the new run's input logged (sent to the dead primary)")
+        rep = pred.query("/onvm/remote/failover,web")
+        L.expect(rep.get("status") == "ok", f"failover after the restart: {rep}")
+        time.sleep(0.05)
+    finally:
+        link_p_s(True)
+    lab.wait_until(lambda: remote(pred)["state"] == "standby", 30,
+                   "the predecessor sending to the standby")
+    lab.wait_until(lambda: sink.port("in_s")["rx"] >= before + rate, 30,
+                   "a second of input through the standby")
+    source.terminate()
+    source.wait(10)
+    stamped = lab.wait_until(
+        lambda: (lambda st, got: st["stamped"] if got >= st["stamped"] else None)(
+            remote(pred), sink.port("in_s")["rx"] - before), 30,
+        "every frame the new run stamped at the sink", )
+    st_p, st_s = remote(pred), remote(standby)
+    got = sink.port("in_s")["rx"] - before
+    print(f"pred_restart_then_failover: the new run stamped {stamped}, the sink got {got} "
+          f"through the standby; predecessor: followed {st_p['failovers_followed']}, "
+          f"adopted {st_p['epochs_adopted']}, replayed {st_p['replayed']}, log trimmed to "
+          f"{st_p['log_trimmed_to']}; standby: {st_s['out_passed']} passed")
+    L.expect(got == stamped, f"the sink got {got} of the {stamped} frames the new run stamped")
+    for node in (pred, standby, primary, sink):
+        node.stop()
 
 
 def pred_restart_in_replay(L, frames):
@@ -1005,11 +1068,9 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
 if __name__ == "__main__":
     SCENARIOS = (("steady", "switchover", "kill", "bfd", "syncfaults", "standby_lost",
                   "standby_restart", "primary_restart", "slow_replay", "release_burst",
-                  "pred_restart_after_failover", "pred_restart_in_replay",
-                  "clock", "dpi") +
+                  "pred_restart_after_failover", "pred_restart_then_failover",
+                  "pred_restart_in_replay", "clock", "dpi") +
                  LINKDOWN + STATEFUL)
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
-        sys.exit(f"usage: {sys.argv[0]} steady|switchover|kill|bfd|linkdown|linkdown_bfd|"
-                 "syncfaults|stateful|nd_heavy|multi|latch_full|standby_lost|standby_restart|"
-                 "primary_restart|slow_replay|release_burst|clock|dpi")
+        sys.exit(f"usage: {sys.argv[0]} {'|'.join(SCENARIOS)}")
     lab.run(f"remote_chain_{sys.argv[1]}", lambda L: main(L, sys.argv[1]))
