@@ -899,8 +899,10 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
         if scenario == "latch_full":
             # unpaced: the latch falls behind, and the kill lands while
             # outputs wait for room in it
+            # (polled closely: a latch that falls behind only for a
+            # moment must not be missed)
             lab.wait_until(lambda: remote(primary)["out_waiting"] >= 256, 120,
-                           "outputs waiting for the latch")
+                           "outputs waiting for the latch", interval=0.002)
         else:
             lab.wait_until(lambda: remote(primary)["out_released"] >= n * share, 120,
                            f"{share:.2f} of the input released")
