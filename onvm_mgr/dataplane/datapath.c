@@ -389,7 +389,8 @@ mgr_rx_poll(void)
 			continue;
 		/* A port held is read now and then all the same, for the frames
 		 * that are no input: BFD's, and the RSync frames of a replay
-		 * (REPLAY_END, a restarted predecessor's HEARTBEAT). */
+		 * held for an NF that takes nothing (REPLAY_END, a restarted
+		 * predecessor's HEARTBEAT). */
 		held = entry_full(ctx, port, replay);
 		if (held && !mgr_bfd_peek_due(port, &ctx->bfd_peek_tsc[port]) &&
 		    !(replay && mgr_rsync_held_peek_due(ctx->port_rx_hold_since[port],

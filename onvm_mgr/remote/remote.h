@@ -141,8 +141,9 @@ void mgr_rsync_crossing(int from, int to, bool rx, struct rte_mbuf *m);
 /* RX unit: whether the protected chain whose stamped input arrives on
  * `port` (rsync_in_port[] != 0) is a standby replaying its takeover. */
 bool mgr_rsync_replaying(uint16_t port);
-/* A port held for a replay (its NFs' rings full) since `held_since_tsc` is
- * read every millisecond all the same: true when due, `last_tsc` updated. */
+/* A port held for a replay (its NFs' rings full) since `held_since_tsc`,
+ * 100 ms and more, is read every 10 ms all the same: true when due,
+ * `last_tsc` updated. */
 bool mgr_rsync_held_peek_due(uint64_t held_since_tsc, uint64_t *last_tsc);
 /* A frame read from a held port of a protected ingress: RSync frames are
  * handled; input, while the replay lasts, is dropped unadmitted

@@ -502,9 +502,13 @@ mgr_rsync_held_peek_due(uint64_t held_since_tsc, uint64_t *last_tsc)
 	const uint64_t ms = rte_get_tsc_hz() / 1000;
 	uint64_t now = rte_get_tsc_cycles();
 
-	/* (a hold shorter than that, an NF slower than its input, loses
-	 * nothing: the port keeps the frames) */
-	if (now - held_since_tsc < ms || now - *last_tsc < ms)
+	/* Only an NF that takes nothing for that long, not one slower than
+	 * its input: what a peek reads of the input is dropped and sent
+	 * again, and the standby drops all that follows a gap until then --
+	 * peeks every millisecond made a slow NF's replay send its log 50
+	 * times over. */
+	if (now - held_since_tsc < REPLAY_HELD_PEEK_AFTER_MS * ms ||
+	    now - *last_tsc < REPLAY_HELD_PEEK_MS * ms)
 		return false;
 	*last_tsc = now;
 	return true;

@@ -39,6 +39,8 @@
 #define REPLAY_ACK_NS	       (1000 * 1000ull)	     /* the replay acknowledged every 1 ms */
 #define REPLAY_NACK_NS	       (200 * 1000ull)	     /* a gap reported at most every 200 us */
 #define REPLAY_ACK_EVERY       1024 /* ... and every half the predecessor's window (2048) */
+#define REPLAY_HELD_PEEK_AFTER_MS 100 /* a port held for a replay this long ... */
+#define REPLAY_HELD_PEEK_MS 10	     /* ... is read for its RSync frames this often */
 
 /* A chain's state windows: one per rank of each position (a service with
  * several instances has several), at most this many. */
