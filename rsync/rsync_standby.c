@@ -104,6 +104,22 @@ rsync_sby_slot_free(struct rsync_standby *s, struct slot *sl)
 	s->staged--;
 }
 
+/* Serve primary run `run` instead of the one served, of which nothing was
+ * applied: what was staged of that run goes (never committed now). */
+static void
+serve_other_run(struct rsync_standby *s, uint64_t run)
+{
+	for (uint32_t i = 0; i < s->cfg.window; i++)
+		if (s->slots[i].used)
+			rsync_sby_slot_free(s, &s->slots[i]);
+	s->aborted_through = 0;
+	s->primary_clock = s->primary_clock_rx_ns = 0;
+	s->primary_run = run;
+	s->restarted_run = 0;
+	s->other_run_n = 0;
+	s->stats.primary_runs_taken_back++;
+}
+
 struct slot *
 rsync_sby_slot_find(struct rsync_standby *s, uint64_t txid)
 {
@@ -385,16 +401,26 @@ rsync_standby_rx(struct rsync_standby *s, const struct rsync_msg *m, uint64_t no
 		goto out;
 	}
 	/* The primary run served is the first heard; another one is a
-	 * restarted primary, whose state is gone: refused until a takeover. */
+	 * restarted primary, whose state is gone: refused until a takeover.
+	 * Unless this standby holds nothing of the run it serves (it just
+	 * started, and the first frame heard may be a stray of a run that is
+	 * gone): then another run heard on, RSYNC_RUN_LIVE_AFTER frames in a
+	 * row, is the live one. */
 	if (s->primary_run == 0) {
 		s->primary_run = m->h.sender_run;
-	} else if (m->h.sender_run != s->primary_run) {
+	} else if (m->h.sender_run == s->primary_run) {
+		s->other_run_n = 0;
+	} else {
 		if (m->h.sender_run != s->restarted_run) {
 			s->restarted_run = m->h.sender_run;
 			s->stats.primary_restarts++;
+			s->other_run_n = 0;
 		}
-		r = RSYNC_RX_PEER_RESTARTED;
-		goto out;
+		if (s->ever_applied || ++s->other_run_n < RSYNC_RUN_LIVE_AFTER) {
+			r = RSYNC_RX_PEER_RESTARTED;
+			goto out;
+		}
+		serve_other_run(s, m->h.sender_run);
 	}
 	/* (Not COMMITs: a primary repeats one it has no ACK for, forever.) */
 	if (m->h.type == RSYNC_PREPARE || m->h.type == RSYNC_CHECKPOINT)

@@ -46,6 +46,7 @@ struct rsync_standby {
 	/* The newest chain clock a META brought, and when (this side's now). */
 	uint64_t primary_clock, primary_clock_rx_ns;
 	uint64_t restarted_run;	/* the last other primary run refused (counted once) */
+	uint32_t other_run_n;	/* ... heard this many times in a row */
 	struct slot *slots;
 	struct slot **chain;   /* scratch: a chain being applied (window entries) */
 	uint32_t staged;

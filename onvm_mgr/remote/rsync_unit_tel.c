@@ -111,6 +111,7 @@ add_standby_stats(struct rte_tel_data *o, const struct rsync_chain *c)
 	rte_tel_data_add_dict_uint(o, "takeover_unreleasable", s->takeover_unreleasable);
 	rte_tel_data_add_dict_uint(o, "primary_run", rsync_standby_primary_run(c->sby));
 	rte_tel_data_add_dict_uint(o, "primary_restarts", s->primary_restarts);
+	rte_tel_data_add_dict_uint(o, "primary_runs_taken_back", s->primary_runs_taken_back);
 	rte_tel_data_add_dict_uint(o, "replay_next", c->replay_next);
 	rte_tel_data_add_dict_uint(o, "replay_gap_drops", c->replay_gap_drops);
 	rte_tel_data_add_dict_uint(o, "replay_held_drops", c->replay_held_drops);

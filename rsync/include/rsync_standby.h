@@ -123,6 +123,7 @@ struct rsync_standby_stats {
 	uint64_t unchecked_refused; /* pieces staged unchecked that state_ok refused at apply */
 	uint64_t resync_hbs;	   /* HEARTBEATs that asked for a full cut */
 	uint64_t primary_restarts; /* messages of a new primary run first heard (once per run) */
+	uint64_t primary_runs_taken_back; /* runs served instead of one of which nothing was applied */
 };
 
 /* What has been applied so far. */

@@ -1231,6 +1231,43 @@ heartbeat_of(uint8_t role, uint64_t run)
 	return hb;
 }
 
+/* A standby that holds nothing yet (it just started) and first hears a
+ * stray frame of a primary run that is gone (late on the link, or sent
+ * again) must not refuse the live primary for ever: that run, heard on,
+ * is the one it serves -- its stages are voted and released. */
+static void
+test_a_fresh_standby_serves_the_live_primary_after_a_stray_run(void **state)
+{
+	(void)state;
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct sim *sm = sim_new(&pc, &sc, 61, NULL, 0);
+	struct rsync_msg hb = heartbeat_of(RSYNC_ROLE_PRIMARY, SIM_RUN_P + 9);
+
+	hb.h.receiver_run = SIM_RUN_S;
+	assert_int_equal(rsync_standby_rx(sm->s, &hb, sm->now), RSYNC_RX_OK);
+	assert_int_equal(rsync_standby_primary_run(sm->s), SIM_RUN_P + 9);
+	/* (the first stages go unvoted, aborted: their frames are the
+	 * live run heard on) */
+	for (int k = 0; k < 4; k++) {
+		add_n(sm, 8, 2);
+		sim_drain(sm, 200, 10 * US);
+	}
+	assert_int_equal(rsync_standby_primary_run(sm->s), SIM_RUN_P);
+	assert_int_equal(rsync_standby_stats(sm->s)->primary_runs_taken_back, 1);
+	assert_true(rsync_standby_stats(sm->s)->votes > 0);
+	assert_true(sm->nreleased >= 8);
+	assert_int_equal(sm->nreleased + sm->ndropped, 32);
+	/* and once it holds the live run's state, a stray of the dead run is
+	 * refused, however many */
+	for (int i = 0; i < 3 * RSYNC_RUN_LIVE_AFTER; i++) {
+		hb.h.sender_run = SIM_RUN_P + 9;
+		assert_int_equal(rsync_standby_rx(sm->s, &hb, sm->now), RSYNC_RX_PEER_RESTARTED);
+	}
+	assert_int_equal(rsync_standby_primary_run(sm->s), SIM_RUN_P);
+	sim_free(sm);
+}
+
 /* The predecessor's restart is heard while marker 1 is on its way, ahead
  * of input of its old run still in the NFs: the owner gives that marker up
  * (it makes no cut) and names the next one's cut.  Stages keep coming and
@@ -1945,6 +1982,7 @@ main(void)
 		cmocka_unit_test(test_a_restarted_predecessor_holds_stages_until_a_cut),
 		cmocka_unit_test(test_a_predecessor_restart_heard_behind_a_marker_waits_for_the_cut_after),
 		cmocka_unit_test(test_a_heartbeat_of_a_replaced_run_is_not_a_restart),
+		cmocka_unit_test(test_a_fresh_standby_serves_the_live_primary_after_a_stray_run),
 		cmocka_unit_test(test_reflected_messages_are_refused),
 		cmocka_unit_test(test_random_faults_never_release_unknown_packets),
 	};
