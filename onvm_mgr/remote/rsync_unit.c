@@ -718,7 +718,9 @@ replay_orphaned(struct rsync_chain *c, uint64_t now)
 
 /* A frame of the predecessor's run `run`: false if of a run it replaced
  * (refused).  A new run is followed, and the replay of the run before, if
- * one was going on, orphaned. */
+ * one was going on, orphaned; the epochs the run before cancelled are
+ * not the new one's to offer or not (it counts its attempts from its
+ * configured epoch again: refused, its failover would never be taken). */
 static bool
 pred_run_heard(struct rsync_chain *c, uint64_t run, uint64_t now)
 {
@@ -727,8 +729,11 @@ pred_run_heard(struct rsync_chain *c, uint64_t run, uint64_t now)
 	if (heard == RSYNC_RUN_REPLACED)
 		return false;
 	c->pred_run = c->pred_runs.cur;
-	if (heard == RSYNC_RUN_NEW && c->state == RS_REPLAY)
-		replay_orphaned(c, now);
+	if (heard == RSYNC_RUN_NEW) {
+		c->cancelled_epoch = 0;
+		if (c->state == RS_REPLAY)
+			replay_orphaned(c, now);
+	}
 	return true;
 }
 

@@ -111,6 +111,9 @@ Usage: test_remote_chain.py steady | switchover | kill | bfd | linkdown | linkdo
               restarted predecessor, its link to the standby down, is
               asked to fail over before it hears the standby: every frame
               its new run stamped reaches the sink.
+  pred_restart_after_given_up: the predecessor's run cancels epoch 2 at
+              the standby (a failover given up), then restarts and, the
+              primary killed, offers epoch 2 again: the standby takes it.
   pred_restart_in_replay: the predecessor dies mid-replay (the standby's
               NF slow) and restarts: the standby gives the rest of the
               range up, the new run's input comes through it.
@@ -151,6 +154,7 @@ import sys
 import time
 
 from onvm import flowtable, lab, pcap, traces
+from onvm.wire import REPLAY_CANCEL, rsync_frame
 from onvm.remote_lab import (BACKENDS, NODES, STAGE_PACKETS, STAGES, build, check_exports,
                              check_sink, check_stateful, dump, instances_merged, new_flows, quiet,
                              remote, set_relay, start_all, start_source, tag_of,
@@ -172,6 +176,7 @@ def run(L, scenario):
     copies = {"steady": 40, "switchover": 40, "syncfaults": 100,
               "standby_restart": 1200, "latch_full": 500,
               "pred_restart_after_failover": 400, "pred_restart_then_failover": 400,
+              "pred_restart_after_given_up": 400,
               "pred_restart_in_replay": 400}.get(scenario, 200)
     # syncfaults: many flows, so that a packet released without a vote is
     # usually its flow's last, which the standby's TxTs must then hold
@@ -212,6 +217,9 @@ def run(L, scenario):
         return
     if scenario == "pred_restart_then_failover":
         pred_restart_then_failover(L, frames)
+        return
+    if scenario == "pred_restart_after_given_up":
+        pred_restart_after_given_up(L, frames)
         return
     if scenario == "dpi":
         dpi_scenario(L, dpi_input(), int(os.environ.get("ONVM_REMOTE_KILLS", "2")),
@@ -654,6 +662,47 @@ def pred_restart_then_failover(L, frames):
         node.stop()
 
 
+def pred_restart_after_given_up(L, frames):
+    """The predecessor's run gives a failover to epoch 2 up, and its
+    REPLAY_CANCEL reaches the standby (sent here into the link, as that run
+    would send it: a failover given up for real needs a standby that
+    cannot answer yet can hear).  Then the predecessor restarts; its new
+    run counts its attempts from its configured epoch again, and offers
+    epoch 2 once the primary dies.  The standby must take it: the cancel
+    was the old run's (before, it refused the epoch for good, silently,
+    and the chain stayed down)."""
+    rate = 2000
+    sink, standby, primary, pred = build(L, frames, source=rate)
+    start_all(sink, standby, primary, pred)
+    start_source(L, pred)
+    lab.wait_until(lambda: remote(primary)["out_released"] >= rate, 60, "a second released")
+    st_p, st_s = remote(pred), remote(standby)
+    mac = lambda ns, ifn: bytes.fromhex(lab.run_cmd(lab.in_netns(ns, [
+        "ip", "-br", "link", "show", "dev", ifn])).split()[2].replace(":", ""))
+    cancel = rsync_frame(REPLAY_CANCEL, 7, st_p["epoch"] + 1, sender_run=st_p["run_id"],
+                         receiver_run=st_s["run_id"])
+    cancel = mac(standby.netns, "s_p") + mac(pred.netns, "p_s") + cancel[12:]
+    lab.send_frames(pred.netns, "p_s", L.path("cancel.pcap"), [cancel] * 3)
+    lab.wait_until(lambda: remote(standby)["ctl_ok"] >= st_s["ctl_ok"] + 3, 10,
+                   "the REPLAY_CANCELs taken")
+    pred.crash()
+    pred.stop()
+    pred.remove_runtime()
+    pred.start()
+    lab.wait_until(lambda: remote(pred)["stamped"] >= rate // 4, 30, "the new run's input")
+    primary.crash()
+    rep = pred.query("/onvm/remote/failover,web")
+    L.expect(rep.get("status") == "ok", f"failover of the new run: {rep}")
+    lab.wait_until(lambda: remote(standby)["state"] in ("replaying", "active"), 10,
+                   f"the standby taking epoch {st_p['epoch'] + 1} over from the new run")
+    st_p, st_s = remote(pred), remote(standby)
+    print(f"pred_restart_after_given_up: the new run offered {st_p['epoch_offered']}, the "
+          f"standby took {st_s['epoch']} over")
+    L.expect(st_s["epoch"] == st_p["epoch_offered"] == 2, f"{st_p} / {st_s}")
+    for node in (pred, standby, primary, sink):
+        node.stop()
+
+
 def pred_restart_in_replay(L, frames):
     """The predecessor dies in the middle of a replay and restarts: its log,
     and with it what the standby's replayed range still lacks, are gone.
@@ -1071,6 +1120,7 @@ if __name__ == "__main__":
     SCENARIOS = (("steady", "switchover", "kill", "bfd", "syncfaults", "standby_lost",
                   "standby_restart", "primary_restart", "slow_replay", "release_burst",
                   "pred_restart_after_failover", "pred_restart_then_failover",
+                  "pred_restart_after_given_up",
                   "pred_restart_in_replay", "clock", "dpi") +
                  LINKDOWN + STATEFUL)
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
