@@ -317,8 +317,9 @@ mgr_plog_on_send(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 		if (likely(mgr_dp_port_try(ctx, m, out_port_of(c)))) {
 			/* After a failover nobody trims: the new active has no
 			 * standby to fail over to, so the log only buffers what
-			 * the port has not taken yet. */
-			if (c->state == PL_STANDBY)
+			 * the port has not taken yet -- once the REPLAY_END is
+			 * echoed (until then the standby may report a gap). */
+			if (c->state == PL_STANDBY && c->end_echoed)
 				plog_log_trim(&c->log, ts);
 			return;
 		}
@@ -486,6 +487,38 @@ stamp_above(struct plog_chain *c, uint64_t admitted)
 	c->ts_raised++;
 }
 
+/* A REPLAY_ACK while REPLAY_END waits for its echo: the standby, still
+ * replaying until REPLAY_END reaches it, takes only the next timestamp, so
+ * a frame lost on the way (REPLAY_END lost too, or not there yet) is one
+ * it reports -- sent again from the log, kept until the echo. */
+static void
+end_unechoed_acked(struct plog_chain *c, const struct rsync_replay_ack *a, uint64_t now)
+{
+	c->replay_acks++;
+	if (a->next_ts > c->replay_acked) {
+		c->replay_acked = a->next_ts;
+		plog_log_trim(&c->log, c->replay_acked - 1);
+	}
+	if (a->gap_ts != 0 && now - c->replay_rewind_ns >= REPLAY_REWIND_GAP_NS) {
+		replay_rewind(c, c->replay_acked, now);
+		c->behind = true; /* the cursor sends, from the gap on */
+	}
+}
+
+/* The standby echoed REPLAY_END: it runs the chain, and takes the input as
+ * it comes -- the log is only a buffer for the port from now on. */
+static void
+end_echoed(struct plog_chain *c)
+{
+	struct plog_entry e;
+
+	c->end_echoed = true;
+	if (c->behind && plog_log_peek(&c->log, &c->cur, &e) != 0)
+		plog_log_trim(&c->log, e.ts - 1); /* the rest is sent from the cursor */
+	else
+		plog_log_trim(&c->log, c->last_ts);
+}
+
 /*
  * An RSync frame from the primary (on the primary link) or the standby (on
  * the standby link): who may send what where is checked first, so a frame
@@ -600,16 +633,17 @@ control_in(struct plog_chain *c, struct rte_mbuf *mb)
 		break;
 	case RSYNC_REPLAY_END:
 		if (c->state == PL_STANDBY && !c->end_echoed)
-			c->end_echoed = true;
+			end_echoed(c);
 		else
 			r = RSYNC_RX_DUPLICATE;
 		break;
 	case RSYNC_REPLAY_ACK:
-		if (c->state != PL_REPLAY) {
+		if (c->state == PL_REPLAY)
+			replay_acked(c, &m.u.replay_ack, mgr_now_ns());
+		else if (c->state == PL_STANDBY && !c->end_echoed)
+			end_unechoed_acked(c, &m.u.replay_ack, mgr_now_ns());
+		else
 			r = RSYNC_RX_DUPLICATE;
-			break;
-		}
-		replay_acked(c, &m.u.replay_ack, mgr_now_ns());
 		break;
 	default:
 		r = RSYNC_RX_WRONG_ROLE;
@@ -737,8 +771,7 @@ send_from_log(struct mgr_dp_ctx *ctx, struct plog_chain *c)
 			c->ctl_sent_ns = c->replay_end_ns;
 			c->state = PL_STANDBY;
 			c->behind = false;
-			/* Replayed: from now on the log is only a buffer. */
-			plog_log_trim(&c->log, c->last_ts);
+			/* Replayed: the log is only a buffer from the echo on. */
 			sent++;
 			break;
 		}
@@ -764,7 +797,7 @@ send_from_log(struct mgr_dp_ctx *ctx, struct plog_chain *c)
 				c->replay_sent_max = e.ts;
 		} else {
 			c->resent++;
-			if (c->state == PL_STANDBY)
+			if (c->state == PL_STANDBY && c->end_echoed)
 				plog_log_trim(&c->log, e.ts); /* see mgr_plog_on_send */
 		}
 		mgr_dp_port_try(ctx, mb, port); /* takes it: room counted */

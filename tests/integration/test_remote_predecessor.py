@@ -28,7 +28,8 @@ Asserted:
   - a second node with a log of 1024 packets and a longer trace refuses the
     packets past the bound (counted, never sent) and keeps the first 1024;
   - a third node with a log of 1024 packets, failed over with nothing in
-    its log, then given 3000 frames live: all are stamped and sent to the
+    its log: a gap the standby reports before it echoes REPLAY_END is sent
+    again, from the gap on; then given 3000 frames live: all are stamped and sent to the
     standby, none refused (after a failover nobody trims, so the log only
     buffers what the port has not taken);
   - a failover the standby refuses (not in sync), and one it never answers
@@ -282,25 +283,41 @@ def test(L):
     last = remote()["last_ts"]
     inject(L, ns, "echo3", standby_says(REPLAY_START, 2, run, struct.pack(">QQ", last, last)))
     lab.wait_until(lambda: remote()["state"] == "standby", 10, "replay (of nothing) done")
-    inject(L, ns, "echo3", standby_says(REPLAY_END, 2, run, struct.pack(">QQ", 0, 0)))
-    live = L.path("live.pcap")
     small = [f for f in bframes if len(f) <= 1514]  # what the veth's MTU takes
+    # Until REPLAY_END is echoed, the standby (still replaying until it
+    # gets it) may report a gap in the input that follows: sent again,
+    # from the log, from the gap on.
+    pre = small[:20]
+    lab.send_frames(ns, "in1", L.path("pre.pcap"), pre)
+    lab.wait_until(lambda: remote()["stamped"] >= len(pre), 10, "input before the echo")
+    inject(L, ns, "echo3", standby_says(REPLAY_ACK, 2, run, struct.pack(">QQ", last + 6,
+                                                                         last + 8)))
+    lab.wait_until(lambda: remote()["resent"] >= len(pre) - 5, 10,
+                   f"the input from the gap on sent again: {remote()}")
+    inject(L, ns, "echo3", standby_says(REPLAY_END, 2, run, struct.pack(">QQ", 0, 0)))
+    lab.wait_until(lambda: remote()["end_echoed"] == 1, 10, "REPLAY_END echoed")
+    resent = remote()["resent"]
+    live = L.path("live.pcap")
     many = (small * (3000 // len(small) + 1))[:3000]
     pcap.write_pcap(live, many)
     lab.send_frames(ns, "in1", live)
     lab.wait_until(lambda: (lambda s: s["stamped"] + s["refused_full"] + s["refused_frame"] >=
                             len(many))(remote()), 60, "every live frame stamped or refused")
     st = remote()
-    L.expect(st["stamped"] == len(many) - st["refused_frame"] and st["refused_full"] == 0,
+    L.expect(st["stamped"] == len(pre) + len(many) - st["refused_frame"] and
+             st["refused_full"] == 0,
              f"after the failover: stamped {st['stamped']}, refused {st['refused_full']} "
-             f"of {len(many)} (log of 1024)")
+             f"of {len(pre)} + {len(many)} (log of 1024)")
     L.expect(st["log_pkts"] <= 64, f"after the failover the log still holds {st['log_pkts']}")
     rc = node.stop()
     L.expect(rc == 0, f"manager exit status {rc}")
     data = [f for f in pcap.read_capture_out(L.path("after-to_s.pcap"))
             if struct.unpack_from(">H", f, 12)[0] == ETH_SHIM]
-    L.expect(len(data) == st["stamped"], f"to_s: {len(data)} stamped frames, want "
-             f"{st['stamped']}")
+    L.expect(len(data) == st["stamped"] + resent, f"to_s: {len(data)} stamped frames, want "
+             f"{st['stamped']} and {resent} sent again")
+    L.expect([pop_shim(f)[0] for f in data[len(pre):len(pre) + resent]] ==
+             list(range(last + 6, last + 6 + resent)),
+             f"sent again: not the input from the gap on, in order")
 
     given_up(L, ns, bframes)
 
