@@ -864,8 +864,25 @@ class Episode:
             self.at(delay, go)
         elif kind == "replay_stall_link":
             end, ifname = prm["end"], {"pred": "p_s", "standby": "s_p"}[prm["end"]]
-            self.at(delay, lambda: self.link(end, ifname, False))
-            self.at(delay + prm["dur_ms"] / 1000, lambda: self.link(end, ifname, True))
+            dur = prm["dur_ms"] / 1000
+
+            def down():
+                # The replay may be over already (a short one ends in a
+                # few ms): then this is the input link of the chain's
+                # active node down, and what is sent meanwhile is lost
+                # on it, as on any link.
+                try:
+                    over = self.standby.query("/onvm/remote")["web"].get("state") == "active"
+                except Exception:
+                    over = False
+                if over:
+                    t0 = self.now()
+                    self.windows.append((t0 - 0.01, t0 + dur + 0.05,
+                                         "the active node's input link down"))
+                    r["outcome"] += " (after the replay)"
+                self.link(end, ifname, False)
+            self.at(delay, down)
+            self.at(delay + dur, lambda: self.link(end, ifname, True))
             r["outcome"] = f"{ifname} down {prm['dur_ms']} ms"
         elif kind == "replay_stall_sync":
             self.at(delay, lambda: rc.set_relay(self.pred, hold_ms=prm["dur_ms"]))
@@ -1157,8 +1174,12 @@ def check_episode(e):
     unexplained = []
     last_m = max((rc.tag_of(x) for x in got_m), default=0)
     tail = []
+    # (sent while a link was down or the predecessor was: lost there, not
+    # in the failover's tail)
+    in_window = lambda t: any(a <= when(t) <= b for a, b, _ in e.windows)
     if fo and (fo.get("primary_dies") or took):
-        tail = [t for t in lost if t > last_m and when(t) >= fo["t"] - SLACK_BEFORE]
+        tail = [t for t in lost if t > last_m and when(t) >= fo["t"] - SLACK_BEFORE and
+                not in_window(t)]
         if took:
             flow = lambda t: rc.flow_of(frames[t - 1])
             rc.check_tail_loss(f, flow, [rc.tag_of(x) for x in got_m],
