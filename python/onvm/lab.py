@@ -122,10 +122,10 @@ def pid_cmdline(pid):
         return []
 
 
-def threads_where(pid):
-    """Where each thread of `pid` is: name, state, kernel wait channel and
-    the top of its kernel stack (a process that does not exit may be stuck
-    in the kernel's teardown, not in its own code)."""
+def thread_states(pid):
+    """[(name, state, kernel wait channel, top of its kernel stack)] of each
+    thread of `pid` (a process that does not exit may be stuck in the
+    kernel's teardown, not in its own code)."""
     out = []
     for tdir in sorted(glob.glob(f"/proc/{pid}/task/*")):
         def rd(name):
@@ -137,8 +137,12 @@ def threads_where(pid):
         stat = rd("stat")
         state = stat.rsplit(")", 1)[1].split()[0] if ")" in stat else "?"
         stack = [ln.split()[-1] for ln in rd("stack").splitlines()[:4] if ln.strip()]
-        out.append(f"{rd('comm')}:{state}:{rd('wchan')}:{'<'.join(stack)}")
-    return "; ".join(out) or "gone"
+        out.append((rd("comm"), state, rd("wchan"), "<".join(stack)))
+    return out
+
+
+def threads_where(pid):
+    return "; ".join(":".join(t) for t in thread_states(pid)) or "gone"
 
 
 def remove_runtime(prefix):
@@ -303,6 +307,8 @@ class Node:
             try:
                 self.exit_code = self.proc.wait(timeout)
             except subprocess.TimeoutExpired:
+                self.exit_code = self._wait_reaper_in_kernel(timeout)
+            if self.exit_code is False:
                 print(f"lab: node {self.name}: onvm_mgr did not stop in {timeout} s: SIGKILL; "
                       f"its threads: {threads_where(self.proc.pid)}", file=sys.stderr)
                 self.proc.kill()
@@ -313,6 +319,22 @@ class Node:
         self.tel.close()
         self.leftover_nfs = self._reap_nfs()
         return self.exit_code
+
+    def _wait_reaper_in_kernel(self, waited):
+        """A manager done but for its NF reaper thread, still in the kernel
+        reaping a dead NF (release_task can spin in shrink_dcache_parent()
+        for a minute: docs/design/nf-lifecycle.md), is the kernel's
+        slowness, not a hang of its own: wait for it, 90 s more.  Returns
+        the exit status, or False (not that, or not done then)."""
+        live = [t for t in thread_states(self.proc.pid) if t[1] != "Z"]
+        if not live or any(t[0] != "onvm-reap" for t in live):
+            return False
+        print(f"lab: node {self.name}: exit held {waited} s by its NF reaper in the kernel "
+              f"({threads_where(self.proc.pid)}): waiting 90 s more", file=sys.stderr)
+        try:
+            return self.proc.wait(90)
+        except subprocess.TimeoutExpired:
+            return False
 
     def crash(self):
         """The whole node dies at once: SIGKILL to the manager and to every
