@@ -388,6 +388,7 @@ for arg in sys.argv[1:]:
     name, path, rc = arg.rsplit(":", 2)
     rc = int(rc)
     p = f = s = 0
+    names = []  # of the tests that failed, said last: the end of a long log is what is read
     if path == "-":
         f = 1
     elif os.path.exists(path):
@@ -397,7 +398,8 @@ for arg in sys.argv[1:]:
                 if not line:
                     continue
                 try:
-                    result = json.loads(line).get("result")
+                    t = json.loads(line)
+                    result = t.get("result")
                 except ValueError:
                     f += 1
                     continue
@@ -407,6 +409,8 @@ for arg in sys.argv[1:]:
                     s += 1
                 else:
                     f += 1
+                    names.append("%s (%s, %.0f s)" % (t.get("name"), result,
+                                                      t.get("duration") or 0))
     else:
         print("setup.sh: %s not found: no %s test ran" % (path, name), file=sys.stderr)
     if p + f == 0:
@@ -416,7 +420,8 @@ for arg in sys.argv[1:]:
         print("setup.sh: meson test (%s) exited with %d although no test failed" % (name, rc),
               file=sys.stderr)
         bad = True
-    print("setup.sh: %s: %d passed, %d failed, %d skipped" % (name, p, f, s), file=sys.stderr)
+    print("setup.sh: %s: %d passed, %d failed, %d skipped%s" %
+          (name, p, f, s, "".join("\n  failed: " + x for x in names)), file=sys.stderr)
     passed, failed, skipped = passed + p, failed + f, skipped + s
 
 summary = "%d passed, %d failed" % (passed, failed)
