@@ -1090,6 +1090,15 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
         print(f"{scenario}{rnd_tag}: presumed committed at the takeover: {presumed} packets "
               f"({remote_applied.get('takeover_applied')} transactions; "
               f"{remote_applied.get('takeover_unreleasable')} could not have been released)")
+        # (what to read should a released frame come out twice: how far the
+        # standby had applied, what it refused, what the primary sent)
+        refused = ", ".join(f"{k} {v}" for k, v in sorted(remote_applied.items())
+                            if k.startswith("ctl_") and k != "ctl_ok" and v)
+        print(f"{scenario}{rnd_tag}: standby applied txid {remote_applied.get('applied_txid')}"
+              f", took over at {remote_applied.get('takeover_txid')}, refused "
+              f"{refused or 'nothing'}; primary before: stages released "
+              f"{remote_before.get('stages_released')}, commits sent "
+              f"{remote_before.get('commits_sent')}, votes {remote_before.get('votes')}")
         allow = presumed + 2 * 32 if scenario == "latch_full" else STAGES * STAGE_PACKETS + 2 * 32
         lost, backend = check_stateful(L, frames, got_m, got_s, allow,
                                        vlan=not nd_heavy, per_flow=scenario == "multi")
