@@ -560,17 +560,14 @@ def release_burst(L, frames):
     check_sink(L, frames, got_m, [], allow_loss=0)
 
 
-def pred_restart_after_failover(L, frames):
-    """The predecessor restarts after a failover: its log, and the epoch it
-    failed the chain over to, are gone with it, and its configuration still
-    names the old primary.  The standby's HEARTBEATs name the newer epoch it
-    runs the chain at: the predecessor adopts it and sends to the standby,
-    stamping above what the standby admitted -- the input sent once it runs
-    again reaches the sink through the standby, none of it twice."""
-    rate = 2000
+def failed_over_then_pred_down(L, frames, rate):
+    """The chain fed at `rate` frames/s, failed over by the operator once a
+    second of it is released, then the old primary and the predecessor
+    killed (the predecessor's runtime files gone, for its restart).
+    Returns (sink, standby, primary, pred, the source's process)."""
     sink, standby, primary, pred = build(L, frames, source=rate)
     start_all(sink, standby, primary, pred)
-    start_source(L, pred)
+    source = start_source(L, pred)
     lab.wait_until(lambda: remote(primary)["out_released"] >= rate, 60, "a second released")
     rep = pred.query("/onvm/remote/failover,web")
     L.expect(rep.get("status") == "ok", f"failover: {rep}")
@@ -579,6 +576,18 @@ def pred_restart_after_failover(L, frames):
     pred.crash()
     pred.stop()
     pred.remove_runtime()
+    return sink, standby, primary, pred, source
+
+
+def pred_restart_after_failover(L, frames):
+    """The predecessor restarts after a failover: its log, and the epoch it
+    failed the chain over to, are gone with it, and its configuration still
+    names the old primary.  The standby's HEARTBEATs name the newer epoch it
+    runs the chain at: the predecessor adopts it and sends to the standby,
+    stamping above what the standby admitted -- the input sent once it runs
+    again reaches the sink through the standby, none of it twice."""
+    rate = 2000
+    sink, standby, primary, pred, _ = failed_over_then_pred_down(L, frames, rate)
     time.sleep(0.3)
     pred.start()
     t_up = time.monotonic()
@@ -617,17 +626,7 @@ def pred_restart_then_failover(L, frames):
     (before, the standby acknowledged the whole range and the predecessor
     dropped it from its log unsent)."""
     rate = 2000
-    sink, standby, primary, pred = build(L, frames, source=rate)
-    start_all(sink, standby, primary, pred)
-    source = start_source(L, pred)
-    lab.wait_until(lambda: remote(primary)["out_released"] >= rate, 60, "a second released")
-    rep = pred.query("/onvm/remote/failover,web")
-    L.expect(rep.get("status") == "ok", f"failover: {rep}")
-    lab.wait_until(lambda: remote(standby)["state"] == "active", 60, "the standby took over")
-    primary.crash()
-    pred.crash()
-    pred.stop()
-    pred.remove_runtime()
+    sink, standby, primary, pred, source = failed_over_then_pred_down(L, frames, rate)
     link_p_s = lambda up: lab.run_cmd(lab.in_netns(pred.netns, [
         "ip", "link", "set", "dev", "p_s", "up" if up else "down"]))
     link_p_s(False)  # no HEARTBEAT of the standby heard: its epoch unknown
