@@ -139,7 +139,7 @@ struct plog_chain {
 	uint64_t failovers;
 	uint64_t failover_req_ns, replay_start_ns, replay_end_ns;
 	uint64_t start_echo_ns;	   /* REPLAY_START echoed: the replay begins */
-	struct rsync_msg start_msg, end_msg; /* what is repeated until echoed */
+	struct rsync_msg end_msg; /* repeated until echoed (REPLAY_START: offered[]) */
 	/* the REPLAY_STARTs of this run's last attempts, given up ones too
 	 * (at attempt % PLOG_STARTS_KEPT): the standby may have taken any of
 	 * those epochs, its echo lost */
@@ -378,6 +378,15 @@ give_up_failover(struct plog_chain *c, const char *why)
 	}
 }
 
+/* The REPLAY_START this run sent for attempt `epoch`, if still kept. */
+static const struct rsync_msg *
+offered_start(const struct plog_chain *c, uint32_t epoch)
+{
+	return c->offered[epoch % PLOG_STARTS_KEPT].attempt == epoch
+		       ? &c->offered[epoch % PLOG_STARTS_KEPT].msg
+		       : NULL;
+}
+
 /* The replay of REPLAY_START `start`'s range (after_ts, newest_ts]: the
  * log goes to the standby from the cursor (on its first entry), none of it
  * acknowledged yet. */
@@ -419,9 +428,9 @@ follow_newer_epoch(struct plog_chain *c, uint32_t epoch)
 {
 	if (c->state != PL_PRIMARY || epoch <= c->epoch)
 		return;
-	if (c->offered[epoch % PLOG_STARTS_KEPT].attempt == epoch) {
+	if (offered_start(c, epoch) != NULL) {
 		c->failovers_followed++;
-		follow_takeover(c, epoch, &c->offered[epoch % PLOG_STARTS_KEPT].msg);
+		follow_takeover(c, epoch, offered_start(c, epoch));
 		return;
 	}
 	if (epoch <= c->attempt)
@@ -451,20 +460,26 @@ replay_rewind(struct plog_chain *c, uint64_t ts, uint64_t now)
 	c->replay_rewinds++;
 }
 
+/* What a REPLAY_ACK says the standby has: no longer the log's to keep (a
+ * replay that input keeps going must not fill it). */
+static void
+ack_progress(struct plog_chain *c, const struct rsync_replay_ack *a, uint64_t now)
+{
+	c->replay_acks++;
+	if (a->next_ts > c->replay_acked) {
+		c->replay_acked = a->next_ts;
+		c->replay_progress_ns = now;
+		plog_log_trim(&c->log, c->replay_acked - 1);
+	}
+}
+
 /* The standby's REPLAY_ACK: progress, and a gap to fill. */
 static void
 replay_acked(struct plog_chain *c, const struct rsync_replay_ack *a, uint64_t now)
 {
 	struct plog_entry e;
 
-	c->replay_acks++;
-	if (a->next_ts > c->replay_acked) {
-		c->replay_acked = a->next_ts;
-		c->replay_progress_ns = now;
-		/* the standby has it: the log need not keep it (a replay that
-		 * input keeps going must not fill it) */
-		plog_log_trim(&c->log, c->replay_acked - 1);
-	}
+	ack_progress(c, a, now);
 	/* A gap: send again from what it lacks -- once for the frames of one
 	 * loss (those after it are reported too, while the rewound ones are
 	 * on their way).  An older REPLAY_ACK overtaken by a newer one asks
@@ -494,11 +509,7 @@ stamp_above(struct plog_chain *c, uint64_t admitted)
 static void
 end_unechoed_acked(struct plog_chain *c, const struct rsync_replay_ack *a, uint64_t now)
 {
-	c->replay_acks++;
-	if (a->next_ts > c->replay_acked) {
-		c->replay_acked = a->next_ts;
-		plog_log_trim(&c->log, c->replay_acked - 1);
-	}
+	ack_progress(c, a, now);
 	if (a->gap_ts != 0 && now - c->replay_rewind_ns >= REPLAY_REWIND_GAP_NS) {
 		replay_rewind(c, c->replay_acked, now);
 		c->behind = true; /* the cursor sends, from the gap on */
@@ -626,7 +637,7 @@ control_in(struct plog_chain *c, struct rte_mbuf *mb)
 			/* Given up, but the standby had taken over (its answer
 			 * was lost): follow it, replaying from the start. */
 			c->failovers_followed++;
-			follow_takeover(c, c->attempt, &c->start_msg);
+			follow_takeover(c, c->attempt, offered_start(c, c->attempt));
 		} else {
 			r = RSYNC_RX_DUPLICATE;
 		}
@@ -901,7 +912,6 @@ mgr_plog_tx(struct mgr_dp_ctx *ctx)
 			if (c->behind)
 				c->resume = c->cur;
 			c->cur = from;
-			c->start_msg = m;
 			c->offered[c->attempt % PLOG_STARTS_KEPT].attempt = c->attempt;
 			c->offered[c->attempt % PLOG_STARTS_KEPT].msg = m;
 			c->ctl_sent_ns = mgr_now_ns();
@@ -920,7 +930,8 @@ mgr_plog_tx(struct mgr_dp_ctx *ctx)
 			if (now - c->ctl_sent_ns >= REPLAY_CTL_RETRANS_NS &&
 			    send_control(ctx, c,
 					 c->state == PL_STARTING
-						 ? control_frame(c, RSYNC_REPLAY_START, &c->start_msg)
+						 ? control_frame(c, RSYNC_REPLAY_START,
+								 offered_start(c, c->attempt))
 						 : control_frame(c, RSYNC_REPLAY_END, &c->end_msg))) {
 				n++;
 				c->ctl_sent_ns = now;
