@@ -104,8 +104,19 @@ rsync_sby_slot_free(struct rsync_standby *s, struct slot *sl)
 	s->staged--;
 }
 
+/* Whether a transaction of the run served was voted: the primary may have
+ * released its outputs on that vote, so the run is this standby's for good. */
+static bool
+voted_any(const struct rsync_standby *s)
+{
+	for (uint32_t i = 0; i < s->cfg.window; i++)
+		if (s->slots[i].used && s->slots[i].voted)
+			return true;
+	return false;
+}
+
 /* Serve primary run `run` instead of the one served, of which nothing was
- * applied: what was staged of that run goes (never committed now). */
+ * applied or voted: what was staged of that run goes (never committed now). */
 static void
 serve_other_run(struct rsync_standby *s, uint64_t run)
 {
@@ -402,10 +413,10 @@ rsync_standby_rx(struct rsync_standby *s, const struct rsync_msg *m, uint64_t no
 	}
 	/* The primary run served is the first heard; another one is a
 	 * restarted primary, whose state is gone: refused until a takeover.
-	 * Unless this standby holds nothing of the run it serves (it just
-	 * started, and the first frame heard may be a stray of a run that is
-	 * gone): then another run heard on, RSYNC_RUN_LIVE_AFTER frames in a
-	 * row, is the live one. */
+	 * Unless this standby holds nothing of the run it serves, neither
+	 * applied nor voted (it just started, and the first frame heard may be
+	 * a stray of a run that is gone): then another run heard on,
+	 * RSYNC_RUN_LIVE_AFTER frames in a row, is the live one. */
 	if (s->primary_run == 0) {
 		s->primary_run = m->h.sender_run;
 	} else if (m->h.sender_run == s->primary_run) {
@@ -416,7 +427,7 @@ rsync_standby_rx(struct rsync_standby *s, const struct rsync_msg *m, uint64_t no
 			s->stats.primary_restarts++;
 			s->other_run_n = 0;
 		}
-		if (s->ever_applied || ++s->other_run_n < RSYNC_RUN_LIVE_AFTER) {
+		if (s->ever_applied || voted_any(s) || ++s->other_run_n < RSYNC_RUN_LIVE_AFTER) {
 			r = RSYNC_RX_PEER_RESTARTED;
 			goto out;
 		}
