@@ -149,6 +149,9 @@ struct plog_chain {
 	} offered[PLOG_STARTS_KEPT];
 	uint64_t ctl_sent_ns;	   /* REPLAY_START/END last sent */
 	bool end_echoed;
+	/* REPLAY_END sent, not echoed yet, for at most failover_timeout_ms:
+	 * the log is kept, for the gaps the standby may still report */
+	bool log_kept;
 	uint64_t ctl_retrans;	   /* REPLAY_START/END sent again */
 	uint64_t replay_from_ts, replay_last_ts;
 	uint64_t replay_sent_max; /* the newest timestamp sent under the replay */
@@ -319,7 +322,7 @@ mgr_plog_on_send(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 			 * standby to fail over to, so the log only buffers what
 			 * the port has not taken yet -- once the REPLAY_END is
 			 * echoed (until then the standby may report a gap). */
-			if (c->state == PL_STANDBY && c->end_echoed)
+			if (c->state == PL_STANDBY && !c->log_kept)
 				plog_log_trim(&c->log, ts);
 			return;
 		}
@@ -516,18 +519,31 @@ end_unechoed_acked(struct plog_chain *c, const struct rsync_replay_ack *a, uint6
 	}
 }
 
-/* The standby echoed REPLAY_END: it runs the chain, and takes the input as
- * it comes -- the log is only a buffer for the port from now on. */
+/* The log no longer kept for the standby's gap reports (REPLAY_END echoed,
+ * or unanswered for failover_timeout_ms: a standby that died or restarted
+ * must not have the log fill and refuse the input): only a buffer for the
+ * port from now on. */
 static void
-end_echoed(struct plog_chain *c)
+log_keep_end(struct plog_chain *c)
 {
 	struct plog_entry e;
 
-	c->end_echoed = true;
+	if (!c->log_kept)
+		return;
+	c->log_kept = false;
 	if (c->behind && plog_log_peek(&c->log, &c->cur, &e) != 0)
 		plog_log_trim(&c->log, e.ts - 1); /* the rest is sent from the cursor */
 	else
 		plog_log_trim(&c->log, c->last_ts);
+}
+
+/* The standby echoed REPLAY_END: it runs the chain, and takes the input as
+ * it comes. */
+static void
+end_echoed(struct plog_chain *c)
+{
+	c->end_echoed = true;
+	log_keep_end(c);
 }
 
 /*
@@ -651,7 +667,7 @@ control_in(struct plog_chain *c, struct rte_mbuf *mb)
 	case RSYNC_REPLAY_ACK:
 		if (c->state == PL_REPLAY)
 			replay_acked(c, &m.u.replay_ack, mgr_now_ns());
-		else if (c->state == PL_STANDBY && !c->end_echoed)
+		else if (c->state == PL_STANDBY && c->log_kept)
 			end_unechoed_acked(c, &m.u.replay_ack, mgr_now_ns());
 		else
 			r = RSYNC_RX_DUPLICATE;
@@ -778,6 +794,7 @@ send_from_log(struct mgr_dp_ctx *ctx, struct plog_chain *c)
 				break;
 			c->end_msg = m;
 			c->end_echoed = false;
+			c->log_kept = true;
 			c->replay_end_ns = mgr_now_ns();
 			c->ctl_sent_ns = c->replay_end_ns;
 			c->state = PL_STANDBY;
@@ -808,7 +825,7 @@ send_from_log(struct mgr_dp_ctx *ctx, struct plog_chain *c)
 				c->replay_sent_max = e.ts;
 		} else {
 			c->resent++;
-			if (c->state == PL_STANDBY && c->end_echoed)
+			if (c->state == PL_STANDBY && !c->log_kept)
 				plog_log_trim(&c->log, e.ts); /* see mgr_plog_on_send */
 		}
 		mgr_dp_port_try(ctx, mb, port); /* takes it: room counted */
@@ -943,6 +960,9 @@ mgr_plog_tx(struct mgr_dp_ctx *ctx)
 					give_up_failover(c, "no answer from the standby");
 				continue;
 			}
+			if (c->log_kept && now - c->replay_end_ns >=
+					       (uint64_t)c->cfg->failover_timeout_ms * 1000000ull)
+				log_keep_end(c);
 		}
 		if (unlikely(c->cancels_left > 0) && c->state == PL_PRIMARY) {
 			uint64_t now = mgr_now_ns();
