@@ -1409,7 +1409,7 @@ static const struct fault_row fault_rows[] = {
  * was taken, so it cannot pass by never reaching them. */
 static struct {
 	uint64_t released, dropped, aborts, nd_waits, takeover_applied, stale_cuts, revotes,
-		tainted_released, decode_dups, trims;
+		tainted_released, decode_dups, trims, before_cut, refused;
 } seen;
 
 static void
@@ -1904,6 +1904,153 @@ test_scattered_chunks_fit_the_standby_in_fragments(void **state)
 	sim_free(sm);
 }
 
+/*
+ * Randomised, the way the manager drives the latch when it falls behind
+ * its input: outputs wait (in order) for room, nearly every stage waits for
+ * a cut (ND decisions all the time), a marker reaches the exit behind the
+ * outputs that left before it -- into the stage kept for its cut when
+ * every stage waits (rsync_primary_add_before_cut) -- and is refused when
+ * its base or id is stale, a predecessor restart now and then holds every
+ * busy stage for a later cut; then a takeover at a random moment, checked
+ * as run_random() checks it.
+ */
+static void
+run_latch_full(const struct fault_row *row, uint64_t seed)
+{
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct rsync_standby_applied a;
+	static uint64_t need[SIM_MAX_PKTS + 1]; /* the cut an ND decision before it needs */
+	/* outputs and markers in the order they reach the exit; a marker is
+	 * flow UINT32_MAX, its cut id in `need` */
+	struct {
+		uint32_t flow;
+		uint64_t need, base;
+	} wq[1024];
+	uint32_t wait_n = 0, markers = 0, marker_wait = 0, stop_at;
+	uint64_t cut_id = 0, marker_base = 0, passed_id = 0, nd_need = 0;
+	struct sim *sm;
+
+	pc.stages = 4 + seed % 5;
+	pc.stage_pkts = 8;
+	pc.cut_extra_pkts = 64;
+	pc.max_tries = 6;
+	sc.window = pc.stages + pc.standby_window;
+	sm = sim_new(&pc, &sc, seed, NULL, 0);
+	sm->f_to_s = row->to_s;
+	sm->f_to_p = row->to_p;
+	memset(need, 0, sizeof(need));
+	stop_at = 200 + sim_rand(sm) % 1500;
+	for (uint32_t step = 0; step < stop_at; step++) {
+		uint32_t burst = sim_rand(sm) % 12;
+
+		if (sim_rand(sm) % 3 == 0) {
+			/* an ND decision: the cut after the markers that passed */
+			nd_need = (passed_id > cut_id ? passed_id : cut_id) + 1;
+			rsync_primary_nd(sm->p, nd_need);
+		}
+		if (sim_rand(sm) % 400 == 0) /* a predecessor restart heard */
+			rsync_primary_hold_for_cut(sm->p, (passed_id > cut_id ? passed_id : cut_id) + 1);
+		/* outputs leave the chain, shaped by the decisions before them */
+		for (uint32_t b = 0; b < burst && wait_n < 1023; b++) {
+			wq[wait_n].flow = sim_rand(sm) % 37;
+			wq[wait_n++].need = nd_need;
+		}
+		/* a marker asked for passes the chain's NFs after a while */
+		if (marker_wait == 0 && markers == 0 && rsync_primary_needs_cut(sm->p)) {
+			marker_wait = 1 + sim_rand(sm) % 8;
+			marker_base = rsync_primary_cut_base(sm->p);
+		}
+		if (marker_wait > 0 && --marker_wait == 0 && wait_n < 1023) {
+			passed_id = (passed_id > cut_id ? passed_id : cut_id) + 1;
+			wq[wait_n].flow = UINT32_MAX;
+			wq[wait_n].need = passed_id;
+			wq[wait_n++].base = marker_base;
+			markers++;
+		}
+		/* the exit: in order, a marker in its turn */
+		while (wait_n > 0) {
+			if (wq[0].flow == UINT32_MAX) {
+				int rc = rsync_primary_cut_begin(sm->p, wq[0].need, wq[0].base,
+								 sm->npkts, sm->now);
+
+				if (rc == -ENOBUFS)
+					break;
+				if (rc == 0) {
+					uint8_t byte = (uint8_t)wq[0].need;
+
+					rsync_primary_cut_piece(sm->p, 0, wq[0].need % 64, &byte, 1);
+					if (sim_rand(sm) % 6 == 0) /* an NF could not collect */
+						rsync_primary_cut_drop(sm->p);
+					if (rsync_primary_cut_end(sm->p, sm->now) == 0)
+						cut_id = wq[0].need;
+				}
+				markers--;
+			} else {
+				int rc = sim_add(sm, wq[0].flow);
+
+				if (rc != 0 && markers > 0 && rsync_primary_stage_waits_cut(sm->p))
+					rc = sim_add_as(sm, wq[0].flow, true);
+				if (rc != 0)
+					break;
+				need[sm->npkts] = wq[0].need > cut_id ? wq[0].need : 0;
+			}
+			memmove(wq, wq + 1, --wait_n * sizeof(wq[0]));
+		}
+		sim_step(sm, 5 * US + sim_rand(sm) % (20 * US));
+		assert_int_equal(sm->double_fate, 0);
+	}
+	seen.nd_waits += rsync_primary_stats(sm->p)->nd_waits;
+	seen.before_cut += rsync_primary_stats(sm->p)->pkts_before_cut;
+	if (rsync_standby_takeover(sm->s, 2, &a) != 0) {
+		/* (a standby that never applied anything is not in sync yet:
+		 * refused, with nothing released) */
+		assert_int_equal(sm->nreleased, 0);
+		seen.refused++;
+		sim_free(sm);
+		return;
+	}
+	seen.takeover_applied += rsync_standby_stats(sm->s)->takeover_applied;
+	if (sm->last_trim > a.cut_ts)
+		fail_msg("%s seed %lu: LOG_TRIM to %lu, above the cut applied at the takeover (%lu)",
+			 row->name, (unsigned long)seed, (unsigned long)sm->last_trim,
+			 (unsigned long)a.cut_ts);
+	for (uint32_t i = 0; i < sm->nreleased; i++) {
+		uint32_t id = sm->release_order[i];
+
+		if (rsync_standby_txts(sm->s, &sm->flow[id]) < sm->ts[id] && sm->ts[id] > a.cut_ts)
+			fail_msg("%s seed %lu: released packet %u (ts %lu) unknown to the standby "
+				 "(TxTs %lu, cut %lu)",
+				 row->name, (unsigned long)seed, id, (unsigned long)sm->ts[id],
+				 (unsigned long)rsync_standby_txts(sm->s, &sm->flow[id]),
+				 (unsigned long)a.cut_ts);
+		if (need[id] > a.cut_id)
+			fail_msg("%s seed %lu: packet %u released, shaped by an ND decision cut "
+				 "%lu covers, above the cut applied (%lu)",
+				 row->name, (unsigned long)seed, id, (unsigned long)need[id],
+				 (unsigned long)a.cut_id);
+	}
+	for (uint32_t i = 1; i < sm->nreleased; i++)
+		assert_true(sm->release_order[i] > sm->release_order[i - 1]);
+	seen.released += sm->nreleased;
+	sim_free(sm);
+}
+
+static void
+test_random_latch_full_takeovers_lose_and_double_nothing_released(void **state)
+{
+	(void)state;
+	memset(&seen, 0, sizeof(seen));
+	for (size_t r = 0; r < sizeof(fault_rows) / sizeof(fault_rows[0]); r++)
+		for (uint64_t seed = 1; seed <= 60; seed++)
+			run_latch_full(&fault_rows[r], seed * 509 + r);
+	print_message("latch-full runs: %lu released, %lu ND waits, %lu before a cut, "
+		      "%lu applied at takeover\n",
+		      (unsigned long)seen.released, (unsigned long)seen.nd_waits,
+		      (unsigned long)seen.before_cut, (unsigned long)seen.takeover_applied);
+	assert_true(seen.released > 10000 && seen.nd_waits > 0 && seen.before_cut > 0);
+}
+
 static void
 test_random_faults_never_release_unknown_packets(void **state)
 {
@@ -1985,6 +2132,7 @@ main(void)
 		cmocka_unit_test(test_a_fresh_standby_serves_the_live_primary_after_a_stray_run),
 		cmocka_unit_test(test_reflected_messages_are_refused),
 		cmocka_unit_test(test_random_faults_never_release_unknown_packets),
+		cmocka_unit_test(test_random_latch_full_takeovers_lose_and_double_nothing_released),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
