@@ -894,7 +894,8 @@ class Episode:
         comes out (or is counted)."""
         self.wait(1.0)
         self.source.send_signal(signal.SIGTERM)
-        self.source.wait(10)
+        # (generous: on a loaded machine the source may get little CPU)
+        self.source.wait(60)
         self.t_end = self.now()
         _, total = rc.source_progress(self.pred)
         self.n = total
@@ -1094,8 +1095,14 @@ def _brief(st):
     keys = ("state", "epoch", "synced", "state_lost", "failovers", "failovers_given_up",
             "failover_trigger", "out_released", "out_aborted", "out_latch_full", "stages_busy",
             "out_waiting", "takeovers", "takeovers_refused", "takeovers_not_synced",
-            "out_passed", "out_dup", "stamped", "replayed", "joins", "full_applied")
-    return {k: st[k] for k in keys if k in st}
+            "out_passed", "out_dup", "stamped", "replayed", "joins", "full_applied",
+            "votes", "aborts_no_vote", "resyncs_asked", "full_cuts", "cuts_too_old",
+            "state_bytes_applied", "layout_mismatch")
+    brief = {k: st[k] for k in keys if k in st}
+    # what the node refused on its sync link, by reason: where a pair that
+    # never protects again is stuck
+    brief.update({k: v for k, v in st.items() if k.startswith("ctl_") and k != "ctl_ok" and v})
+    return brief
 
 
 # ---- the oracle ----------------------------------------------------------------------------
