@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rsync_prefix.h"
 #include "rsync_primary_priv.h"
 
 #define TRIM_REPEAT_FACTOR 16 /* LOG_TRIM repeated every 16 retransmission periods */
@@ -264,34 +265,31 @@ static void
 try_release(struct rsync_primary *p, uint64_t now)
 {
 	bool released = false, new_cut = false;
-	uint32_t releasable = 0, last_cut = 0;
-	bool any_cut = false;
+	uint32_t releasable = 0, voted = 0;
 
-	/* Rule 2: a stage that needs a cut goes once a stage at or after it in
-	 * the voted prefix carries one -- the cut it waits for, or a later one
-	 * (an output an NF sent out from the middle of the chain reaches the
+	/* Rule 2: a stage that needs a cut goes only with a prefix that holds
+	 * one at or after it -- the cut it waits for, or a later one (an
+	 * output an NF sent out from the middle of the chain reaches the
 	 * latch before the marker that passed that NF after its decision: an
-	 * older cut's, closer behind it, holds no trace of the decision). */
-	for (uint32_t k = 0; k < p->used && stage_at(p, k)->state == ST_VOTED; k++) {
-		if (stage_at(p, k)->cut_id != 0) {
-			any_cut = true;
-			last_cut = k;
-		}
+	 * older cut's, closer behind it, holds no trace of the decision).  The
+	 * prefix, not just the voted stages: a takeover applies a prefix of
+	 * the chain, and a cut behind a stage that cannot go is never in it
+	 * (rsync_prefix.h). */
+	for (struct rsync_prefix_scan sc = {0};
+	     voted < p->used && stage_at(p, voted)->state == ST_VOTED; voted++) {
+		const struct stage *s = stage_at(p, voted);
+
+		rsync_prefix_add(&sc, s->cut_id, s->needs_cut ? s->nd_cut : 0);
+		if (rsync_prefix_ok(&sc))
+			releasable = voted + 1;
 	}
-	while (releasable < p->used) {
+	if (releasable < voted) {
 		struct stage *s = stage_at(p, releasable);
 
-		if (s->state != ST_VOTED)
-			break;
-		if (s->needs_cut && !(any_cut && releasable <= last_cut &&
-				      stage_at(p, last_cut)->cut_id >= s->nd_cut)) {
-			if (!s->nd_wait_counted) {
-				s->nd_wait_counted = true;
-				p->stats.nd_waits++;
-			}
-			break;
+		if (!s->nd_wait_counted) {
+			s->nd_wait_counted = true;
+			p->stats.nd_waits++;
 		}
-		releasable++;
 	}
 	while (releasable-- > 0) {
 		struct stage *s = stage_at(p, 0);

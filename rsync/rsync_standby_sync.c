@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "rsync_prefix.h"
 #include "rsync_standby_priv.h"
 
 static void
@@ -224,38 +225,32 @@ joined_late(struct rsync_standby *s)
 
 /*
  * Of the `n` links walk_chain() left in s->chain (newest first), how many
- * -- the oldest ones -- the primary could have released: its rule 2
- * releases a transaction that waits for a cut (META nd_cut) only once one
- * at or after it carries that cut or a later one and is voted, and
- * releases in order.  The links from the first that cannot have gone are
- * never presumed committed: any cut among them is older than the one it
- * waits for, so the state applied is the newest cut before them, their
- * packets come after it, and the replay makes their outputs again instead
- * of suppressing them as released.
+ * -- the oldest ones -- the primary could have released: the longest prefix
+ * release rule 2 lets go (rsync_prefix.h, the rule the primary releases
+ * by), kept at the front of s->chain, newest first.  The links after it
+ * are never presumed committed: their packets come after the state
+ * applied, and the replay makes their outputs again instead of
+ * suppressing them as released.
  */
 static uint32_t
 releasable_prefix(struct rsync_standby *s, uint32_t n)
 {
-	uint32_t newest_cut = UINT32_MAX; /* index (newest first) of the newest cut */
+	struct rsync_prefix_scan sc = {0};
+	uint32_t keep = 0;
 
-	for (uint32_t i = 0; i < n && newest_cut == UINT32_MAX; i++)
-		if (s->chain[i]->meta.cut_id != 0)
-			newest_cut = i;
-	for (uint32_t i = n; i-- > 0;) {
-		const struct slot *sl = s->chain[i];
+	for (uint32_t k = 0; k < n; k++) { /* oldest first: s->chain[n - 1 - k] */
+		const struct slot *sl = s->chain[n - 1 - k];
 
-		/* (newest first: "at or after it" is an index <= i; the newest
-		 * cut is the highest, and must be the one awaited or later) */
-		if (sl->meta.nd_cut != 0 && sl->meta.cut_id == 0 &&
-		    (newest_cut == UINT32_MAX || newest_cut > i ||
-		     s->chain[newest_cut]->meta.cut_id < sl->meta.nd_cut)) {
-			s->stats.takeover_unreleasable += i + 1;
-			/* keep s->chain[i + 1 .. n) (the older ones), newest first */
-			memmove(&s->chain[0], &s->chain[i + 1], (n - i - 1) * sizeof(s->chain[0]));
-			return n - i - 1;
-		}
+		rsync_prefix_add(&sc, sl->meta.cut_id, sl->meta.cut_id == 0 ? sl->meta.nd_cut : 0);
+		if (rsync_prefix_ok(&sc))
+			keep = k + 1;
 	}
-	return n;
+	if (keep < n) {
+		s->stats.takeover_unreleasable += n - keep;
+		/* keep s->chain[n - keep .. n) (the oldest), newest first */
+		memmove(&s->chain[0], &s->chain[n - keep], keep * sizeof(s->chain[0]));
+	}
+	return keep;
 }
 
 int

@@ -1732,6 +1732,47 @@ test_only_the_cut_awaited_or_a_later_one_releases_an_nd_stage(void **state)
 	sim_free(sm);
 }
 
+/* A stage that waits for a cut goes only with a prefix that holds the cut:
+ * the standby applies a prefix of the chain at a takeover, and a cut behind
+ * a stage that cannot go yet is never in it.  (libnf names, for a whole
+ * batch that held a marker and an ND decision after it, the cut after that
+ * marker -- for the outputs ahead of the marker too: a stage waiting for a
+ * later cut can close before the very cut an earlier stage waits for.) */
+static void
+test_an_nd_stage_goes_only_with_a_prefix_that_holds_its_cut(void **state)
+{
+	(void)state;
+	struct sim *sm = synced_sim(51);
+	struct rsync_standby_applied a;
+	uint32_t before = sm->nreleased;
+
+	rsync_primary_nd(sm->p, 2);
+	add_n(sm, 8, 3); /* stage A: needs cut 2 */
+	rsync_primary_nd(sm->p, 3);
+	add_n(sm, 8, 3); /* stage B, ahead of marker 2 in a batch after it: needs cut 3 */
+	cut_with(sm, 2, 1, 0, 0x22, 600); /* stage C: cut 2, behind B */
+	for (int i = 0; i < 40; i++)
+		sim_step(sm, 20 * US);
+	assert_int_equal(rsync_standby_stats(sm->s)->votes, sm->votes_before + 3);
+	/* A's cut sits behind B, which waits: A waits with it */
+	assert_int_equal(sm->nreleased, before);
+	assert_int_equal(rsync_standby_takeover(sm->s, 2, &a), 0);
+	assert_int_equal(a.cut_id, 1);
+	assert_int_equal(rsync_standby_stats(sm->s)->takeover_applied, 0);
+	sim_free(sm);
+
+	sm = synced_sim(51);
+	rsync_primary_nd(sm->p, 2);
+	add_n(sm, 8, 3);
+	rsync_primary_nd(sm->p, 3);
+	add_n(sm, 8, 3);
+	cut_with(sm, 2, 1, 0, 0x22, 600);
+	cut_with(sm, 3, 2, 0, 0x33, 600); /* the one B waits for: all go */
+	settle(sm);
+	assert_int_equal(sm->nreleased, before + 16);
+	sim_free(sm);
+}
+
 /* The standby carries the primary's chain clock on: the newest META's,
  * plus the time since it came -- a takeover runs the NFs on it, so their
  * stamps keep their age on a host whose clock is another. */
@@ -1967,6 +2008,14 @@ run_latch_full(const struct fault_row *row, uint64_t seed)
 			wq[wait_n].need = passed_id;
 			wq[wait_n++].base = marker_base;
 			markers++;
+			/* An NF's batch held the marker and a decision after
+			 * it: libnf names the cut after the marker for the
+			 * whole batch -- the outputs ahead of the marker too
+			 * (more than they need: safe) */
+			if (sim_rand(sm) % 2 == 0) {
+				nd_need = passed_id + 1;
+				rsync_primary_nd(sm->p, nd_need);
+			}
 		}
 		/* the exit: in order, a marker in its turn */
 		while (wait_n > 0) {
@@ -2106,6 +2155,7 @@ main(void)
 		cmocka_unit_test(test_takeover_presumes_only_what_could_have_been_released),
 		cmocka_unit_test(test_the_standby_reckons_the_primary_chain_clock),
 		cmocka_unit_test(test_only_the_cut_awaited_or_a_later_one_releases_an_nd_stage),
+		cmocka_unit_test(test_an_nd_stage_goes_only_with_a_prefix_that_holds_its_cut),
 		cmocka_unit_test(test_a_cut_older_than_the_nd_stages_need_leaves_them_waiting),
 		cmocka_unit_test(test_an_older_cut_leaves_the_last_stage_to_the_cut_awaited),
 		cmocka_unit_test(test_cut_keeps_a_stage_free_when_packets_fill_the_latch),
