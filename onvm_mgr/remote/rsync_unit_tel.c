@@ -59,6 +59,9 @@ add_primary_stats(struct rte_tel_data *o, const struct rsync_chain *c)
 	rte_tel_data_add_dict_uint(o, "full_cuts", s->full_cuts);
 	rte_tel_data_add_dict_uint(o, "full_too_big", c->full_too_big);
 	rte_tel_data_add_dict_uint(o, "released_cut_ts", rsync_primary_released_cut_ts(c->pri));
+	rte_tel_data_add_dict_uint(o, "released_cut_id", rsync_primary_released_cut_id(c->pri));
+	rte_tel_data_add_dict_uint(o, "chain_cut_id", rsync_primary_cut_base(c->pri));
+	rte_tel_data_add_dict_uint(o, "nd_seen", c->nd_seen);
 	rte_tel_data_add_dict_uint(o, "standby_run", rsync_primary_standby_run(c->pri));
 	rte_tel_data_add_dict_uint(o, "standby_restarts", s->standby_restarts);
 	rte_tel_data_add_dict_uint(o, "pred_restarts", s->pred_restarts);

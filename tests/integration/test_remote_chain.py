@@ -949,8 +949,19 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
             # outputs wait for room in it
             # (polled closely: a latch that falls behind only for a
             # moment must not be missed)
-            lab.wait_until(lambda: remote(primary)["out_waiting"] >= 256, 120,
-                           "outputs waiting for the latch", interval=0.002)
+            first_release = {}
+
+            def waiting():
+                st = remote(primary)
+                if st["out_released"] > 0 and not first_release:
+                    first_release.update(st)
+                return st["out_waiting"] >= 256
+            lab.wait_until(waiting, 120, "outputs waiting for the latch", interval=0.002)
+            fr = first_release
+            print(f"{rnd_tag}: first release seen: released {fr.get('out_released')} in "
+                  f"{fr.get('stages_released')} stages, released cut {fr.get('released_cut_id')} "
+                  f"(ts {fr.get('released_cut_ts')}), chain cut {fr.get('chain_cut_id')}, ND seen "
+                  f"{fr.get('nd_seen')}, ND waits {fr.get('nd_waits')}, stages {fr.get('stages')}")
         else:
             lab.wait_until(lambda: remote(primary)["out_released"] >= n * share, 120,
                            f"{share:.2f} of the input released")
