@@ -23,6 +23,7 @@
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
 #include <rte_memzone.h>
+#include <rte_random.h>
 #include <rte_ring.h>
 #include <rte_string_fns.h>
 
@@ -173,6 +174,12 @@ mgr_init_shared(void)
 		char name[RTE_RING_NAMESIZE];
 
 		s->instance_id = id;
+		/* A random start, never 0: what an NF of an earlier run of this
+		 * file prefix asks for its slot (still leaving when this run
+		 * started) names a generation this run's slots do not have --
+		 * from 1 in every run, a stale unregistration took this run's
+		 * NF of the same instance down. */
+		s->generation = (uint32_t)rte_rand() | 1;
 		s->standby_lcore = UINT32_MAX;
 		mgr_nf_alive_lock_init(s);
 		snprintf(name, sizeof(name), ONVM_NF_RX_RING_FMT, id);

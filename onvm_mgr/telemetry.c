@@ -157,6 +157,7 @@ nf_dict(uint16_t id, struct rte_tel_data *c)
 								       __ATOMIC_RELAXED)));
 	rte_tel_data_add_dict_int(c, "service", s->service_id);
 	rte_tel_data_add_dict_int(c, "instance", id);
+	rte_tel_data_add_dict_uint(c, "generation", s->generation);
 	rte_tel_data_add_dict_int(c, "pid", s->pid);
 	rte_tel_data_add_dict_int(c, "lcore", s->lcore_id);
 	rte_tel_data_add_dict_int(c, "launched", s->launched);

@@ -13,6 +13,8 @@ SIGKILLed; asserted that every NF is gone within 1.5 s (times
 lab.SLOWDOWN under a sanitizer), with the times printed.
 """
 import os
+import socket
+import struct
 import time
 
 from onvm import lab, traces
@@ -59,6 +61,57 @@ def test(L):
     limit = 1.5 * lab.SLOWDOWN
     L.expect(max(worst) <= limit, f"an NF outlived its manager by {max(worst):.2f} s "
              f"(at most {limit} s)")
+    stale_unregister(L, trace)
+
+
+def mp_request(prefix, name, param):
+    """One request to the DPDK primary of file prefix `prefix`, as a
+    secondary's EAL sends it (struct mp_msg_internal: MP_REQ, then struct
+    rte_mp_msg without its fds, which go as SCM_RIGHTS), from a socket of
+    our own; the reply is not waited for."""
+    msg = struct.pack("i64sii256s", 1, name.encode(), len(param), 0, param)
+    me = os.path.join(lab.RUNTIME_ROOT, prefix, f"mp_socket_test_{os.getpid()}")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+        s.bind(me)
+        try:
+            s.sendto(msg, os.path.join(lab.RUNTIME_ROOT, prefix, "mp_socket"))
+        finally:
+            os.unlink(me)
+
+
+def stale_unregister(L, trace):
+    """An NF of a manager that died, still leaving (a slow exit on a loaded
+    host), asks a manager started meanwhile with the same file prefix to
+    unregister it -- sent here as that NF's EAL would send it.  The new
+    run's NF in the same slot, same instance id, must not be taken down by
+    it: a slot's generations start at random in every run, so the old run's
+    does not name it.  (They started at 1 in every run: a restarted standby
+    lost an NF that way, no cut could be written there, and it never voted
+    again.)"""
+    node = L.node("restarted", {
+        "ports": [{"name": "a", "dev": f"net_pcap0,rx_pcap={trace},"
+                                      f"tx_pcap={L.path('out-r.pcap')}"}],
+        "nfs": [{"name": "fwd", "binary": "simple_forward", "service": 1}],
+        "chains": [{"name": "c", "services": [1], "ingress_port": "a", "exit_port": "a"}],
+    }).start()
+    running = lambda: [nf for nf in node.nfs().values()
+                       if isinstance(nf, dict) and nf.get("status") == "running"]
+    (old,) = lab.wait_until(running, 30, "the NF running")
+    node.stop()
+    node.remove_runtime()
+    node.start()
+    (new,) = lab.wait_until(lambda: [nf for nf in running() if nf["pid"] != old["pid"]], 30,
+                            "the new run's NF running")
+    L.expect(new["instance"] == old["instance"], f"another slot: {old} / {new}")
+    mp_request(node.prefix, "onvm_nf_unregister",
+               struct.pack("HxxI", old["instance"], old["generation"]))
+    time.sleep(0.5)
+    nfs = [(nf["pid"], nf.get("status")) for nf in node.nfs().values() if isinstance(nf, dict)]
+    L.expect(nfs == [(new["pid"], "running")],
+             f"the new run's NF after the old run's unregistration: {nfs}")
+    print(f"stale unregistration: generation {old['generation']} then {new['generation']}; "
+          f"the new run's NF: {nfs}")
+    L.expect(node.stop() == 0, "manager exit status")
 
 
 if __name__ == "__main__":
