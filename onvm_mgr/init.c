@@ -174,12 +174,12 @@ mgr_init_shared(void)
 		char name[RTE_RING_NAMESIZE];
 
 		s->instance_id = id;
-		/* A random start, never 0: what an NF of an earlier run of this
+		/* A random start in [1, 2^32 - 1]: what an NF of an earlier run of this
 		 * file prefix asks for its slot (still leaving when this run
 		 * started) names a generation this run's slots do not have --
 		 * from 1 in every run, a stale unregistration took this run's
 		 * NF of the same instance down. */
-		s->generation = (uint32_t)rte_rand() | 1;
+		s->generation = (uint32_t)rte_rand_max(UINT32_MAX) + 1;
 		s->standby_lcore = UINT32_MAX;
 		mgr_nf_alive_lock_init(s);
 		snprintf(name, sizeof(name), ONVM_NF_RX_RING_FMT, id);

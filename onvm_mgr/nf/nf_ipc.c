@@ -318,8 +318,13 @@ do_register(const struct onvm_mp_register_req *req, pid_t ns_pid, int *pidfd,
 	      * NF gets it from whoever wakes it, before the wake-up) */
 		__atomic_store_n(&slot->clock_offset, mgr_rsync_clock_offset(req->service_id),
 				 __ATOMIC_SEQ_CST);
-	if (++slot->generation == 0) /* (0: nothing written, to the remote units) */
-		slot->generation = 1;
+	{
+		/* One store, never 0 (0: nothing written, to the remote units):
+		 * other threads read it. */
+		uint32_t gen = slot->generation + 1;
+
+		__atomic_store_n(&slot->generation, gen != 0 ? gen : 1, __ATOMIC_RELAXED);
+	}
 	mgr_nf_slot_note_used(id);
 	__atomic_store_n(&slot->status, ONVM_NF_READY, __ATOMIC_RELEASE);
 	/* After READY: whoever lists the service's slots again sees it. */
