@@ -652,8 +652,14 @@ control_in(struct plog_chain *c, struct rte_mbuf *mb)
 		} else if (c->state == PL_PRIMARY && c->attempt > c->epoch) {
 			/* Given up, but the standby had taken over (its answer
 			 * was lost): follow it, replaying from the start. */
-			c->failovers_followed++;
-			follow_takeover(c, c->attempt, offered_start(c, c->attempt));
+			const struct rsync_msg *start = offered_start(c, c->attempt);
+
+			if (start != NULL) {
+				c->failovers_followed++;
+				follow_takeover(c, c->attempt, start);
+			} else {
+				r = RSYNC_RX_DUPLICATE; /* (an attempt no longer kept) */
+			}
 		} else {
 			r = RSYNC_RX_DUPLICATE;
 		}
