@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * store_scripts.c -- the server-side scripts of stateless resiliency
+ * (onvm_store.h says what each takes and returns).  Redis runs a script
+ * atomically: no other client's command runs in the middle of one, so a
+ * version check and the writes it guards are one step.
+ *
+ * Lua 5.1 numbers are doubles: epochs and sequence numbers stay below 2^53
+ * (a marker a microsecond for 285 years), and tostring() of an integral
+ * double prints it without a fraction.
+ */
+#include "onvm_store.h"
+
+static const char fence_lua[] =
+	"local run = KEYS[1]\n"
+	"if redis.call('HGET', run, 'token') == ARGV[1] then\n"
+	"  local r = redis.call('HMGET', run, 'gen', 'epoch', 'state')\n"
+	"  return {tonumber(r[1]), tonumber(r[2]), tonumber(r[3])}\n"
+	"end\n"
+	"local gen = redis.call('HINCRBY', run, 'gen', 1)\n"
+	"local e, have, miss = nil, 0, 0\n"
+	"for i = 2, #KEYS do\n"
+	"  local c = redis.call('HGET', KEYS[i], 'closed')\n"
+	"  if c then have = have + 1 else miss = miss + 1 end\n"
+	"  local v = tonumber(c) or 0\n"
+	"  if e == nil or v < e then e = v end\n"
+	"end\n"
+	"if e == nil or miss > 0 then e = 0 end\n"
+	"local state = 1\n"
+	"if have == 0 then state = 0 elseif miss > 0 then state = 2 end\n"
+	"for i = 2, #KEYS do\n"
+	"  redis.call('HSET', KEYS[i], 'gen', gen, 'epoch', e, 'seq', 0, 'closed', e)\n"
+	"end\n"
+	"redis.call('HSET', run, 'token', ARGV[1], 'epoch', e, 'state', state)\n"
+	"return {gen, e, state}\n";
+
+static const char load_lua[] =
+	"local m = redis.call('HMGET', KEYS[1], 'gen', 'layout')\n"
+	"if tonumber(m[1]) ~= tonumber(ARGV[1]) then return {-1, tonumber(m[1]) or 0} end\n"
+	"if m[2] and m[2] ~= ARGV[3] then return {-3} end\n"
+	"redis.call('HSET', KEYS[1], 'layout', ARGV[3])\n"
+	"local E = tonumber(ARGV[2])\n"
+	"local out = {1}\n"
+	"for i = 2, #KEYS do\n"
+	"  local best = -1\n"
+	"  for _, f in ipairs(redis.call('HKEYS', KEYS[i])) do\n"
+	"    local n = tonumber(f)\n"
+	"    if n > E then redis.call('HDEL', KEYS[i], f) elseif n > best then best = n end\n"
+	"  end\n"
+	"  if best >= 0 then out[#out + 1] = redis.call('HGET', KEYS[i], tostring(best))\n"
+	"  else out[#out + 1] = false end\n"
+	"end\n"
+	"return out\n";
+
+/* The version check, then the writes.  %s: the check (or nothing). */
+#define WRITE_HEAD                                                                     \
+	"local m = redis.call('HMGET', KEYS[1], 'gen', 'epoch', 'seq')\n"                \
+	"if not m[1] then return {-2} end\n"                                             \
+	"local g, e, s = tonumber(m[1]), tonumber(m[2]), tonumber(m[3])\n"               \
+	"local ue, us = tonumber(ARGV[2]), tonumber(ARGV[3])\n"
+#define WRITE_CHECK                                                                    \
+	"if tonumber(ARGV[1]) ~= g then return {-1, g} end\n"                            \
+	"if ue < e or (ue == e and us <= s) then return {0, e, s} end\n"
+#define WRITE_BODY                                                                     \
+	"local floor = tonumber(ARGV[5])\n"                                              \
+	"local nk = #KEYS - 2\n"                                                         \
+	"for i = 1, nk do\n"                                                             \
+	"  local k = KEYS[i + 2]\n"                                                      \
+	"  redis.call('HSET', k, ARGV[2], ARGV[i + 5])\n"                                \
+	"  if floor > 0 and redis.call('HLEN', k) > 1 then\n"                            \
+	"    local fs, keep = redis.call('HKEYS', k), -1\n"                               \
+	"    for _, f in ipairs(fs) do\n"                                                \
+	"      local n = tonumber(f)\n"                                                  \
+	"      if n <= floor and n > keep then keep = n end\n"                           \
+	"    end\n"                                                                      \
+	"    for _, f in ipairs(fs) do\n"                                                \
+	"      if tonumber(f) < keep then redis.call('HDEL', k, f) end\n"                \
+	"    end\n"                                                                      \
+	"  end\n"                                                                        \
+	"end\n"                                                                          \
+	"for i = nk + 6, #ARGV do redis.call('SADD', KEYS[2], ARGV[i]) end\n"            \
+	"if ARGV[4] == '1' then\n"                                                       \
+	"  redis.call('HSET', KEYS[1], 'epoch', ue, 'seq', us, 'closed', ue)\n"           \
+	"else\n"                                                                         \
+	"  redis.call('HSET', KEYS[1], 'epoch', ue, 'seq', us)\n"                         \
+	"end\n"                                                                          \
+	"return {1, ue, us}\n"
+
+static const char write_lua[] = WRITE_HEAD WRITE_CHECK WRITE_BODY;
+static const char write_unchecked_lua[] = WRITE_HEAD WRITE_BODY;
+
+static const char *const texts[ONVM_STORE_NSCRIPTS] = {
+	[ONVM_STORE_FENCE] = fence_lua,
+	[ONVM_STORE_LOAD] = load_lua,
+	[ONVM_STORE_WRITE] = write_lua,
+};
+
+static const char *const names[ONVM_STORE_NSCRIPTS] = {
+	[ONVM_STORE_FENCE] = "fence",
+	[ONVM_STORE_LOAD] = "load",
+	[ONVM_STORE_WRITE] = "write",
+};
+
+const char *
+onvm_store_script_text(enum onvm_store_script s)
+{
+	return (unsigned int)s < ONVM_STORE_NSCRIPTS ? texts[s] : NULL;
+}
+
+const char *
+onvm_store_script_text_unchecked(enum onvm_store_script s)
+{
+	if (s == ONVM_STORE_WRITE)
+		return write_unchecked_lua;
+	return onvm_store_script_text(s);
+}
+
+const char *
+onvm_store_script_name(enum onvm_store_script s)
+{
+	return (unsigned int)s < ONVM_STORE_NSCRIPTS ? names[s] : "?";
+}

@@ -1,0 +1,109 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 REINFORCE-NFV authors
+"""The store's scripts (common/onvm_store_scripts.c) on a real redis-server,
+driven directly: what FENCE, LOAD and WRITE do with versions, generations,
+trimming and recovery points, as onvm_store.h says.  Then the same late
+update -- a dead incarnation's, arriving after the recovery -- against the
+WRITE without its version check: it lands and the next recovery loads it,
+which is what the check is for.
+"""
+import os
+import subprocess
+
+from onvm import lab, store
+
+C = "t"
+
+
+def scripts():
+    exe = os.path.join(os.environ.get("ONVM_BUILD", "build"), "tests/unit/store_scripts_dump")
+    out = subprocess.run([exe], check=True, capture_output=True, text=True).stdout
+    texts, name = {}, None
+    for line in out.splitlines(keepends=True):
+        if line.startswith("== "):
+            name = line[3:].strip()
+            texts[name] = ""
+        else:
+            texts[name] += line
+    return texts
+
+
+def key(kind, svc=None, rc=None):
+    if kind == "run":
+        return f"onvm:{{{C}}}:run"
+    if kind == "c":
+        return f"onvm:{{{C}}}:s{svc}:c:{rc}"
+    return f"onvm:{{{C}}}:s{svc}:{kind}"
+
+
+def test(L):
+    r = store.Redis(L).start()
+    sha = {n: r.cmd("SCRIPT", "LOAD", t).decode() for n, t in scripts().items()}
+
+    def fence(token, svcs=(1, 2)):
+        return r.cmd("EVALSHA", sha["fence"], 1 + len(svcs), key("run"),
+                     *[key("m", s) for s in svcs], token)
+
+    def write(svc, gen, epoch, seq, close, floor, chunks, new=(), script="write"):
+        keys = [key("m", svc), key("i", svc)] + [key("c", svc, rc) for rc in chunks]
+        return r.cmd("EVALSHA", sha[script], len(keys), *keys, gen, epoch, seq,
+                     1 if close else 0, floor, *chunks.values(), *new)
+
+    def load(svc, gen, epoch, rcs, layout="L1"):
+        return r.cmd("EVALSHA", sha["load"], 1 + len(rcs), key("m", svc),
+                     *[key("c", svc, rc) for rc in rcs], gen, epoch, layout)
+
+    # A fresh chain: generation 1, recovery point 0, state "fresh";
+    # the same token gives the same answer, a new one the next generation.
+    L.expect(fence("A") == [1, 0, 0], "fresh fence")
+    L.expect(fence("A") == [1, 0, 0], "the same token, the same answer")
+    L.expect(load(1, 1, 0, ["0.0"]) == [1, None], "nothing to load")
+    # Versions: applied once, a retry is "not newer", an older one too.
+    L.expect(write(1, 1, 1, 1, False, 0, {"0.0": b"a1"}, ["0.0"]) == [1, 1, 1], "first write")
+    L.expect(write(1, 1, 1, 1, False, 0, {"0.0": b"XX"}) == [0, 1, 1], "a retry is not newer")
+    L.expect(r.cmd("HGET", key("c", 1, "0.0"), "1") == b"a1", "a retry changed nothing")
+    L.expect(write(1, 1, 1, 2, True, 0, {"0.0": b"a2"}) == [1, 1, 2], "close epoch 1")
+    L.expect(write(1, 1, 1, 1, False, 0, {"0.0": b"XX"}) == [0, 1, 2], "older: not newer")
+    L.expect(r.cmd("SMEMBERS", key("i", 1)) == [b"0.0"], "the index")
+    L.expect(write(1, 7, 2, 3, False, 0, {"0.0": b"XX"}) == [-1, 1], "another generation")
+    # NF 2 closes epoch 1 too; NF 1 runs ahead to epochs 2 and 3.
+    L.expect(write(2, 1, 1, 1, True, 0, {"0.0": b"b1"}, ["0.0"]) == [1, 1, 1], "nf2 closes 1")
+    L.expect(write(1, 1, 2, 3, True, 1, {"0.0": b"a3"}) == [1, 2, 3], "nf1 closes 2")
+    L.expect(write(1, 1, 3, 4, False, 1, {"0.0": b"a4"}) == [1, 3, 4], "nf1 writes in 3")
+    L.expect(sorted(r.cmd("HKEYS", key("c", 1, "0.0"))) == [b"1", b"2", b"3"],
+             "versions above the floor and the newest at or below it kept")
+    L.expect(write(1, 1, 3, 5, True, 2, {"0.0": b"a5"}) == [1, 3, 5], "nf1 closes 3, floor 2")
+    L.expect(sorted(r.cmd("HKEYS", key("c", 1, "0.0"))) == [b"2", b"3"], "trimmed below 2")
+
+    # Recovery: E = the lowest epoch closed (nf2's 1)... but nf1 trimmed
+    # its epoch-1 version (floor 2 said every NF had closed 2: a lie here,
+    # to see LOAD take the newest version at or below E, or nothing).
+    L.expect(fence("B") == [2, 1, 1], "recovery point: the lowest closed epoch")
+    L.expect(fence("B") == [2, 1, 1], "idempotent")
+    L.expect(load(2, 2, 1, ["0.0"]) == [1, b"b1"], "nf2's state at 1")
+    L.expect(load(1, 2, 1, ["0.0"]) == [1, None], "nf1 has no version at or below 1 left")
+    L.expect(r.cmd("HKEYS", key("c", 1, "0.0")) == [], "versions above E deleted at load")
+    L.expect(load(1, 2, 1, ["0.0"], layout="L2") == [-3], "another layout refused")
+    L.expect(load(1, 1, 1, ["0.0"]) == [-1, 2], "an old generation may not load")
+
+    # The dead generation's update, late (it sat in a socket buffer): the
+    # version check refuses it ...
+    L.expect(write(1, 1, 2, 9, True, 0, {"0.0": b"zombie"}) == [-1, 2], "fenced")
+    L.expect(r.cmd("HKEYS", key("c", 1, "0.0")) == [], "nothing of it stored")
+    # ... without the check, it lands, and the next recovery loads it.
+    write(1, 1, 2, 9, True, 0, {"0.0": b"zombie"}, script="write_unchecked")
+    L.expect(write(2, 2, 2, 1, True, 0, {}) == [1, 2, 1], "nf2 closes 2 (new generation)")
+    fence("C")
+    got = load(1, 3, 2, ["0.0"])
+    L.expect(got == [1, b"zombie"], f"unchecked: the recovery loads the dead run's update {got}")
+
+    # The store lost an NF's record (a restart without persistence).
+    r.cmd("DEL", key("m", 2))
+    L.expect(write(2, 3, 3, 1, True, 0, {}) == [-2], "lost")
+    L.expect(fence("D") == [4, 0, 2], "partial: E 0")
+    r.kill()
+
+
+if __name__ == "__main__":
+    lab.Lab("store_scripts").run(test)
