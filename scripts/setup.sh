@@ -141,6 +141,8 @@ PACKAGES=(
 	podman runc  # container NFs (tests/integration/test_container_*.py); runc: crun
 	             # refuses some hosts' cgroup layouts
 	python3-prometheus-client  # tools/onvm-exporter
+	libhiredis-dev redis-server  # stateless chains: libnf's store client, and the
+	                             # Redis the tests, benchmarks and demo start
 )
 
 # For the test suite only (test_exporter.py runs a Prometheus of its own):
@@ -193,6 +195,15 @@ if [ "${#MISSING[@]}" -gt 0 ] || [ "${#MISSING_FUZZ[@]}" -gt 0 ] ||
 	# Recommends are wanted: dpdk recommends its run-time PMD/mempool drivers.
 	if [ "${#MISSING[@]}" -gt 0 ]; then
 		"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install "${APT_OPTS[@]}" "${MISSING[@]}"
+		# The package starts a system Redis on 127.0.0.1:6379; the tests
+		# and benchmarks start their own, on Unix sockets.
+		if printf '%s\n' "${MISSING[@]}" | grep -qx redis-server; then
+			if [ -d /run/systemd/system ]; then
+				"${SUDO[@]}" systemctl disable --now redis-server >/dev/null 2>&1 || true
+			elif [ -x /etc/init.d/redis-server ]; then
+				"${SUDO[@]}" /etc/init.d/redis-server stop >/dev/null 2>&1 || true
+			fi
+		fi
 	fi
 	if [ "${#MISSING_FUZZ[@]}" -gt 0 ]; then
 		"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install "${APT_OPTS[@]}" \

@@ -36,13 +36,15 @@
 #include <rte_mbuf_dyn.h>
 #include <rte_ring.h>
 
+#include "onvm_store.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define ONVM_SHM_NAME "onvm_shm"
 #define ONVM_SHM_MAGIC 0x4f4e564d52464e31ULL /* "ONVMRFN1" */
-#define ONVM_SHM_VERSION 14
+#define ONVM_SHM_VERSION 15
 #define ONVM_PKTMBUF_POOL_NAME "onvm_pktmbuf_pool"
 #define ONVM_PKT_META_DYNFIELD "onvm_dynfield_pkt_meta"
 #define ONVM_NF_RX_RING_FMT "onvm_nf%u_rx"
@@ -124,6 +126,41 @@ struct onvm_pkt_meta {
 _Static_assert(sizeof(struct onvm_pkt_meta) == 24, "packet metadata is 24 bytes");
 _Static_assert(_Alignof(struct onvm_pkt_meta) == 8, "packet metadata is 8-byte aligned");
 _Static_assert(ONVM_MAX_PORTS <= ONVM_PORT_UNSET, "port ids fit in_port/egress_port");
+
+/* Stateless resiliency (docs/design/stateless.md): an NF's store client,
+ * written by the NF only. */
+enum onvm_store_state {
+	ONVM_STORE_OFF = 0,   /* not in a stateless chain */
+	ONVM_STORE_LOADING,   /* connecting, fencing, loading its state */
+	ONVM_STORE_READY,     /* connected, updates flowing */
+	ONVM_STORE_DOWN,      /* connection lost: reconnecting, updates kept */
+	ONVM_STORE_STOPPED,   /* fenced, or the store lost its record: no more updates */
+};
+
+struct onvm_store_stats {
+	uint64_t updates_sent;	   /* WRITEs sent (first sends) */
+	uint64_t updates_acked;	   /* answered applied, or already applied */
+	uint64_t updates_retried;  /* sent again on a new connection */
+	uint64_t versions_refused; /* answered "not newer": a retry already applied */
+	uint64_t fenced;	   /* refused: a newer incarnation of the chain runs */
+	uint64_t lost;		   /* refused: the store no longer has the NF's record */
+	uint64_t bad_replies;	   /* not an answer the protocol gives: connection reset */
+	uint64_t resets;	   /* connections lost or reset */
+	uint64_t connect_fails;
+	uint64_t pipeline_waits;   /* backpressure: a full pipeline held the NF */
+	uint64_t sync_waits;	   /* sync mode: batches that waited for their replies */
+	uint64_t wait_ns;	   /* time the NF spent waiting on the store */
+	uint64_t bytes_sent;	   /* chunk bytes in WRITEs */
+	uint64_t chunks_sent;
+	uint64_t chunks_dirtied;   /* chunk touches per batch; less chunks_sent: absorbed by the cache */
+	uint64_t epochs_closed;	   /* markers whose close the store acknowledged */
+	uint64_t loaded_chunks;	   /* warm-up: chunks loaded from the store */
+	uint64_t load_ns;	   /* warm-up: fence and load */
+	uint64_t recovered_epoch;  /* the epoch the warm-up loaded (0: fresh) */
+	uint64_t gen;		   /* the chain's incarnation in the store */
+	uint32_t state;		   /* enum onvm_store_state */
+	uint32_t outstanding;	   /* WRITEs not yet answered */
+};
 
 /* NF slot life cycle. */
 enum onvm_nf_status {
@@ -374,6 +411,12 @@ struct onvm_nf_slot {
 	uint64_t cut_chunks;	      /* chunks frozen into the cut log */
 	uint64_t cut_failed;	      /* markers whose freeze failed (log full, base unknown) */
 	uint64_t bad_markers;	      /* markers too short to hold struct onvm_marker */
+	/* Stateless resiliency: the newest epoch (marker id) whose updates the
+	 * store acknowledged, every one of them (atomic, NF-written; the
+	 * manager releases a stateless chain's output up to the lowest of its
+	 * NFs'). */
+	uint64_t store_closed;
+	struct onvm_store_stats store;
 	struct onvm_nf_app_stats app; /* NF-published counters */
 } __rte_cache_aligned;
 
@@ -422,6 +465,14 @@ struct onvm_chain {
 	uint16_t exit_port;		    /* where NEXT after the last step goes */
 	uint8_t exit_drop;		    /* 1: drop instead of exit_port */
 	uint8_t used;
+	/* Stateless resiliency (docs/design/stateless.md): its NFs keep their
+	 * state in `store`.  sl_token names this run of the chain (a recovery
+	 * of it: onvm_store.h FENCE); sl_committed (atomic, manager-written)
+	 * is the newest epoch every NF of the chain closed. */
+	uint8_t stateless;
+	struct onvm_store_cfg store;
+	uint64_t sl_token;
+	uint64_t sl_committed;
 };
 
 /* A flow rule: IPv4 5-tuple with prefixes and port ranges; 0-length prefix

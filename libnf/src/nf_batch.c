@@ -124,6 +124,9 @@ handle_marker(struct nf_ctx *nf, struct rte_mbuf *m, struct onvm_pkt_meta *meta)
 		nf->last_marker = mk.cut_id;
 	if (mk.cut_id > __atomic_load_n(&s->marker_seen, __ATOMIC_RELAXED))
 		__atomic_store_n(&s->marker_seen, mk.cut_id, __ATOMIC_RELAXED);
+	/* A stateless chain: the marker closes an epoch in the store. */
+	if (nf->store != NULL)
+		nfl_store_marker(nf, mk.cut_id);
 	if (!nf->has_cut)
 		return; /* stateless, or not in a remote chain: nothing to freeze */
 	rc = onvm_cut_freeze_ex(&nf->cut, &nf->state, mk.cut_id, mk.base_id, meta->ts,
@@ -255,6 +258,10 @@ nfl_batch_run_handlers(struct nf_ctx *nf, uint32_t n)
 void
 nfl_batch_commit(struct nf_ctx *nf)
 {
+	/* A stateless chain: what the batch dirtied goes to the store (a
+	 * sync NF waits for it here, before the batch's outputs leave). */
+	if (nf->store != NULL)
+		nfl_store_batch_end(nf);
 	/* A batch that touched nothing has nothing to make durable. */
 	if (nf->has_state && nf_state_dirty_chunks(&nf->state) > 0) {
 		struct onvm_nf_slot *s = nf->slot;

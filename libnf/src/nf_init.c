@@ -510,6 +510,7 @@ nf_fini(struct nf_ctx *nf)
 		while (nf->ops != NULL && !__atomic_load_n(&nf->slot->stop, __ATOMIC_ACQUIRE) &&
 		       nfl_loop_poll_once(nf) > 0)
 			;
+		nfl_store_stop(nf); /* its last updates out (while the store answers) */
 		if (nf->ops != NULL && nf->ops->fini != NULL)
 			nf->ops->fini(nf);
 		NF_LOG(INFO, "%s: rx %" PRIu64 " tx %" PRIu64 " drop %" PRIu64, nf->name,

@@ -173,6 +173,13 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 		nf->fifo_until_ns = nfl_mono_ns() + NF_TAKEOVER_FIFO_MAX_NS;
 	}
 	nfl_crash_check(nf); /* the thread that holds the lock, our handlers */
+	/* A stateless chain's NF: its state from the store, before any packet. */
+	if (nf->store == NULL) {
+		int r = nfl_store_start(nf);
+
+		if (r < 0)
+			return r;
+	}
 	/* (after a promotion: on the active's CPUs by now) */
 	shares_mgr_cpu = nfl_on_mgr_cpus(nf, NULL);
 	tick_cycles = (ops->tick_ms ? ops->tick_ms : 1000) * (tsc_hz / 1000);
@@ -188,6 +195,8 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 		 * waiting for work, not hung). */
 		nfl_heartbeat(nf);
 		got = nfl_loop_poll_once(nf);
+		if (nf->store != NULL && nfl_store_busy(nf))
+			nfl_store_poll(nf);
 		if (unlikely(nf->promotion_unfinished))
 			nfl_standby_finish(nf);
 		else if (unlikely(nf->rt.on)) {
@@ -218,6 +227,12 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 		}
 		if (idle_since == 0) {
 			idle_since = now;
+		} else if (nf->store != NULL && nfl_store_busy(nf)) {
+			/* Replies still due: wait on the store's socket, not the
+			 * futex (at most 1 ms: the manager's enqueue does not
+			 * wake a poll). */
+			nfl_rt_leave(nf);
+			nfl_store_wait(nf);
 		} else if (now - idle_since > nf->idle_spin_cycles) {
 			uint64_t wait_ns = (uint64_t)NF_MAX_SLEEP_MS * 1000000ULL;
 

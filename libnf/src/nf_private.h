@@ -24,6 +24,8 @@
  *                   standby at once (a futex wake), then the process dies
  *   nf_nd.c         non-determinism helpers (nf_nd_rand, nf_nd_time_ns)
  *   nf_app_stats.c  NF-published counters (/onvm/nf/app,ID)
+ *   nf_store.c      stateless resiliency: the state's versioned updates to a
+ *                   Redis-protocol store, the warm-up of a fresh instance
  *   nf_pidns.c      an NF in a container: taking the pid the manager gave it
  *                   in its pid namespace, as a minimal init
  *   pkt_helper.c, flow_table.c, region_heap.c, nf_json.c, nf_output.c:
@@ -106,6 +108,7 @@ struct nf_ctx {
 	bool crash_takeover;	   /* it handed over from its crash handler */
 	uint64_t fifo_until_ns;	   /* latest end of the promotion's priority */
 	uint64_t promoted_seq;	 /* state batch the promotion recovered to */
+	struct nf_store *store;	 /* in a stateless chain: its store client (nf_store.c) */
 	struct nfl_rt rt;      /* real-time priority while parked and promoting */
 	nf_fault_fn fault;     /* test hook: called at the batch's fault points */
 	char name[ONVM_NAME_LEN];
@@ -164,6 +167,20 @@ nfl_nd_wait_next_cut(struct nf_ctx *nf)
 	if (need > nf->nd_cut_batch)
 		nf->nd_cut_batch = need;
 }
+
+/* nf_store.c -- stateless resiliency, the NF's thread only.  start: in a
+ * stateless chain, connect, fence the chain's older incarnation and load
+ * the state (before the first packet; 0 when not in one); batch_end: before
+ * the batch's state commit (a sync NF waits there for its replies);
+ * marker: a marker closes an epoch; poll/busy/wait: the connection from
+ * the run loop; stop: at nf_fini. */
+int nfl_store_start(struct nf_ctx *nf);
+void nfl_store_batch_end(struct nf_ctx *nf);
+void nfl_store_marker(struct nf_ctx *nf, uint64_t cut_id);
+void nfl_store_poll(struct nf_ctx *nf);
+bool nfl_store_busy(const struct nf_ctx *nf);
+void nfl_store_wait(struct nf_ctx *nf);
+void nfl_store_stop(struct nf_ctx *nf);
 
 /* A wait is coming (a full TX ring, an idle spin, a sleep): leave real-time
  * priority first.  A waiting real-time thread on a CPU it shares with the
