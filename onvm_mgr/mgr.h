@@ -4,7 +4,7 @@
 
 /*
  * mgr.h -- onvm_mgr, the node manager (the DPDK primary process): its
- * node-wide state and the node skeleton's interfaces.  The manager is five
+ * node-wide state and the node skeleton's interfaces.  The manager is six
  * components, a folder each with a header that maps its files:
  *
  *   config/     the JSON configuration, parsed and validated  (config.h)
@@ -13,6 +13,8 @@
  *   dataplane/  the RX/TX units, routing, BFD on the ports  (dataplane.h)
  *   remote/     remote resiliency: predecessor, primary and standby
  *               roles on the ports                           (remote.h)
+ *   stateless/  stateless resiliency: a chain's root and exit, whose
+ *               NFs keep their state in a store          (stateless.h)
  *   this folder, the node skeleton:
  *     main.c         start-up order, housekeeping, shutdown
  *     init.c         EAL arguments, shared tables, pools, rings, NF

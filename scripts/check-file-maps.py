@@ -28,6 +28,7 @@ HEADER_MAPS = [
     ("onvm_mgr/nf/nf.h", ["onvm_mgr/nf"]),
     ("onvm_mgr/dataplane/dataplane.h", ["onvm_mgr/dataplane"]),
     ("onvm_mgr/remote/remote.h", ["onvm_mgr/remote"]),
+    ("onvm_mgr/stateless/stateless.h", ["onvm_mgr/stateless"]),
     ("libnf/src/nf_private.h", ["libnf/src"]),
 ]
 README_MAPS = [

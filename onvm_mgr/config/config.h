@@ -41,6 +41,7 @@
 #include <sched.h>
 
 #include "onvm_cpuset.h"
+#include "onvm_store.h"
 
 #define MGR_CFG_NAME_LEN 32
 #define MGR_CFG_DEV_LEN 512
@@ -108,6 +109,10 @@ struct mgr_chain_cfg {
 	uint16_t services[MGR_CFG_MAX_CHAIN_LEN];
 	int ingress_port; /* -1: none */
 	int exit_port;	  /* -1: drop at the end of the chain */
+	/* "resiliency": "stateless": the NFs' state in a store (docs/design/
+	 * stateless.md); `store` is its "store" object, with defaults. */
+	bool stateless;
+	struct onvm_store_cfg store;
 };
 
 struct mgr_rule_cfg {

@@ -22,6 +22,108 @@
 
 #include "config_walk.h"
 
+/* A stateless chain's "store" object (docs/operator-guide.md). */
+static int
+parse_store(struct cfg_walk *w, const json_t *chain, const char *base, struct mgr_chain_cfg *cc)
+{
+	static const char *const keys[] = {"address", "mode", "cache", "flush_packets", "flush_us",
+					   "pipeline", "timeout_ms", NULL};
+	struct onvm_store_cfg *st = &cc->store;
+	struct onvm_store_addr a;
+	char p[CFG_PATH_LEN], ap[CFG_PATH_LEN], mode[16] = "async", err[160];
+	json_t *v = cfg_member(chain, base, "store", p);
+	bool cache = true;
+
+	onvm_store_cfg_defaults(st);
+	if (v == NULL)
+		return cfg_fail(w, base, "a stateless chain needs a \"store\" object");
+	if (cfg_check_object(w, v, p, "a store object", keys) < 0 ||
+	    cfg_get_string(w, v, p, "address", st->addr, sizeof(st->addr), true, true) < 0 ||
+	    cfg_get_string(w, v, p, "mode", mode, sizeof(mode), false, false) < 0 ||
+	    cfg_get_bool(w, v, p, "cache", &cache) < 0 ||
+	    CFG_UINT_FIELD(w, v, p, "flush_packets", 1, ONVM_STORE_FLUSH_PKTS_MAX, st->flush_pkts) < 0 ||
+	    CFG_UINT_FIELD(w, v, p, "flush_us", 1, ONVM_STORE_FLUSH_US_MAX, st->flush_us) < 0 ||
+	    CFG_UINT_FIELD(w, v, p, "pipeline", 1, ONVM_STORE_PIPELINE_MAX, st->pipeline) < 0 ||
+	    CFG_UINT_FIELD(w, v, p, "timeout_ms", 1, ONVM_STORE_TIMEOUT_MS_MAX, st->timeout_ms) < 0)
+		return -1;
+	cfg_join_key(ap, p, "address");
+	if (onvm_store_addr_parse(st->addr, &a, err, sizeof(err)) < 0)
+		return cfg_fail(w, ap, "%s", err);
+	if (strcmp(mode, "sync") == 0) {
+		st->mode = ONVM_STORE_SYNC;
+	} else if (strcmp(mode, "async") == 0) {
+		st->mode = ONVM_STORE_ASYNC;
+	} else {
+		cfg_join_key(ap, p, "mode");
+		return cfg_fail(w, ap, "\"%s\" is not a store mode (sync, async)", mode);
+	}
+	st->cache = cache;
+	return 0;
+}
+
+/* "resiliency": "none" (the default) or "stateless". */
+static int
+parse_chain_resiliency(struct cfg_walk *w, const json_t *v, const char *p, struct mgr_chain_cfg *cc)
+{
+	char mode[16] = "none", rp[CFG_PATH_LEN];
+
+	if (cfg_get_string(w, v, p, "resiliency", mode, sizeof(mode), false, false) < 0)
+		return -1;
+	if (strcmp(mode, "stateless") == 0) {
+		cc->stateless = true;
+		return parse_store(w, v, p, cc);
+	}
+	cfg_join_key(rp, p, "resiliency");
+	if (strcmp(mode, "none") != 0)
+		return cfg_fail(w, rp, "\"%s\" is not a chain's resiliency mode (none, stateless; "
+				       "an NF's \"local\" is set on the NF, \"remote\" in the "
+				       "\"remote\" section)",
+				mode);
+	if (json_object_get(v, "store") != NULL) {
+		cfg_join_key(rp, p, "store");
+		return cfg_fail(w, rp, "\"store\" is for a chain with \"resiliency\": \"stateless\"");
+	}
+	return 0;
+}
+
+/* What a stateless chain cannot share: its services are its own, have one
+ * instance each, and no local standby (the store is the copy). */
+static int
+check_stateless(struct cfg_walk *w, const char *p, const struct mgr_config *cfg, size_t ci)
+{
+	const struct mgr_chain_cfg *cc = &cfg->chains[ci];
+
+	for (uint16_t k = 0; k < cc->len; k++) {
+		uint16_t svc = cc->services[k];
+
+		for (uint16_t j = 0; j < k; j++)
+			if (cc->services[j] == svc)
+				return cfg_fail(w, p, "a stateless chain visits service %u once only", svc);
+		for (size_t c = 0; c < ci; c++)
+			for (uint16_t j = 0; j < cfg->chains[c].len; j++)
+				if (cfg->chains[c].services[j] == svc &&
+				    (cc->stateless || cfg->chains[c].stateless))
+					return cfg_fail(w, p, "service %u is in chain \"%s\" too: a "
+							      "stateless chain's services are its own",
+							svc, cfg->chains[c].name);
+		if (!cc->stateless)
+			continue;
+		for (int n = 0; n < cfg->nnfs; n++) {
+			if (cfg->nfs[n].service != svc)
+				continue;
+			if (cfg->nfs[n].instances != 1)
+				return cfg_fail(w, p, "service %u of a stateless chain runs %u "
+						      "instances: one only",
+						svc, cfg->nfs[n].instances);
+			if (cfg->nfs[n].local)
+				return cfg_fail(w, p, "NF \"%s\" of a stateless chain has \"resiliency\": "
+						      "\"local\": its state is in the store",
+						cfg->nfs[n].name);
+		}
+	}
+	return 0;
+}
+
 /* The optional port reference `key` of `obj`; null is the same as absent. */
 static int
 get_port(struct cfg_walk *w, const json_t *obj, const char *base, const char *key,
@@ -38,7 +140,8 @@ get_port(struct cfg_walk *w, const json_t *obj, const char *base, const char *ke
 int
 cfg_parse_chains(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 {
-	static const char *const keys[] = {"name", "services", "ingress_port", "exit_port", NULL};
+	static const char *const keys[] = {"name",	"services",   "ingress_port", "exit_port",
+					   "resiliency", "store", NULL};
 	char p[CFG_PATH_LEN], sp[CFG_PATH_LEN], ep[CFG_PATH_LEN];
 	json_t *arr, *v, *svcs, *s;
 	size_t i, j;
@@ -77,6 +180,13 @@ cfg_parse_chains(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 			return -1;
 		if (cc->len == 0 && cc->exit_port < 0)
 			return cfg_fail(w, p, "a chain needs services or an exit_port");
+		if (parse_chain_resiliency(w, v, p, cc) < 0)
+			return -1;
+		if (cc->stateless && (cc->len == 0 || cc->ingress_port < 0))
+			return cfg_fail(w, p, "a stateless chain needs services and an ingress_port "
+					      "(its root: where epochs begin)");
+		if (check_stateless(w, p, cfg, i) < 0)
+			return -1;
 		for (j = 0; j < i; j++)
 			if (cc->ingress_port >= 0 &&
 			    cfg->chains[j].ingress_port == cc->ingress_port)

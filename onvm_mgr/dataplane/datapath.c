@@ -28,6 +28,7 @@
 #include <rte_ring.h>
 
 #include "mgr.h"
+#include "stateless/stateless.h"
 
 void
 mgr_nf_wake(struct onvm_nf_slot *slot)
@@ -208,6 +209,13 @@ dispatch(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, const struct mgr_dest *d)
 			flush_nf(ctx, d->id);
 		return;
 	case MGR_DEST_PORT:
+		if (unlikely(mgr_sl_any) && ctx->direct_port_tx &&
+		    mgr.shm->chains[onvm_pkt_meta(m, mgr.dyn_off)->chain_id % ONVM_MAX_CHAINS].stateless) {
+			/* Out of a stateless chain: held until its epoch is in
+			 * the store (sl_unit.c). */
+			mgr_sl_on_exit(ctx, d->id, m);
+			return;
+		}
 		if (unlikely(mgr.remote.rsync_out_port[d->id] != 0) && ctx->direct_port_tx) {
 			/* Out of a protected chain: latched until the standby
 			 * voted (primary), or filtered by TxTs (standby). */
@@ -452,6 +460,17 @@ mgr_rx_poll(void)
 				meta->flags |= rflags;
 			}
 			out[nout++] = m;
+			/* A stateless chain's root: stamped; after the last packet
+			 * of an epoch, its marker (the packets before it first). */
+			if (unlikely(mgr_sl_any) && dest[nout - 1].kind == MGR_DEST_NF) {
+				mgr_sl_ingress(meta);
+				if (mgr_sl_marker_due_now(meta)) {
+					for (uint16_t i = 0; i < nout; i++)
+						dispatch(ctx, out[i], &dest[i]);
+					nout = 0;
+					mgr_sl_marker_now(ctx, meta->chain_id);
+				}
+			}
 		}
 		for (uint16_t i = 0; i < nout; i++)
 			dispatch(ctx, out[i], &dest[i]);
@@ -484,6 +503,9 @@ mgr_rx_poll(void)
 	}
 	if (unlikely(mgr.remote.rsync_standbys))
 		work += mgr_rsync_rx_timers(ctx);
+	/* Stateless chains: an epoch's time is up (flush_us). */
+	if (unlikely(mgr_sl_any))
+		work += mgr_sl_markers(ctx);
 	if (work > 0)
 		flush_all(ctx);
 	return work;
@@ -578,6 +600,9 @@ mgr_tx_poll(void)
 	work += mgr_plog_tx(ctx);
 	/* Remote resiliency's primary and standby: RSync frames, timers. */
 	work += mgr_rsync_tx(ctx);
+	/* Stateless chains: what the store has acknowledged leaves. */
+	if (unlikely(mgr_sl_any))
+		work += mgr_sl_tx(ctx);
 	/* What the control thread handed back (a dead NF's mbufs): a few
 	 * bursts a poll, counted as work so a quiet lcore does not nap on it. */
 	for (int k = 0; k < MGR_TX_FREE_BURSTS && unlikely(!rte_ring_empty(mgr.ctl_free_ring));
@@ -739,6 +764,8 @@ mgr_dp_drop_leftovers(void)
 		ctx->stash_pending = 0;
 	}
 	mgr_align_reset(); /* the markers kept for alignments */
+	if (mgr_sl_any)
+		mgr_sl_drop_held(); /* a stateless chain's exit */
 }
 
 void
