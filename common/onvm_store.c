@@ -24,6 +24,7 @@ onvm_store_cfg_defaults(struct onvm_store_cfg *c)
 	c->flush_us = ONVM_STORE_FLUSH_US_DEFAULT;
 	c->pipeline = ONVM_STORE_PIPELINE_DEFAULT;
 	c->timeout_ms = ONVM_STORE_TIMEOUT_MS_DEFAULT;
+	c->log_packets = ONVM_STORE_LOG_PACKETS_DEFAULT;
 }
 
 static int

@@ -120,8 +120,9 @@ struct onvm_pkt_meta {
 	uint8_t in_port;      /* port it entered the node on */
 	uint32_t flow_hash;   /* 5-tuple hash, picks the service instance */
 	uint8_t egress_port;  /* ONVM_PORT_UNSET, or where the chain's end sends it */
-	uint8_t reserved[3];
-	uint64_t ts;	      /* logical timestamp (remote resiliency) */
+	uint8_t chain_run;    /* a stateless chain's incarnation it entered in (sl_unit.c) */
+	uint8_t reserved[2];
+	uint64_t ts;	      /* logical timestamp (remote resiliency, stateless chains) */
 };
 _Static_assert(sizeof(struct onvm_pkt_meta) == 24, "packet metadata is 24 bytes");
 _Static_assert(_Alignof(struct onvm_pkt_meta) == 8, "packet metadata is 8-byte aligned");

@@ -50,6 +50,8 @@ enum onvm_store_mode {
 #define ONVM_STORE_PIPELINE_MAX 4096
 #define ONVM_STORE_TIMEOUT_MS_DEFAULT 1000
 #define ONVM_STORE_TIMEOUT_MS_MAX 60000
+#define ONVM_STORE_LOG_PACKETS_DEFAULT 16384
+#define ONVM_STORE_LOG_PACKETS_MAX (1u << 20)
 
 /* A chain's store, as the config gives it; shared with its NFs. */
 struct onvm_store_cfg {
@@ -61,6 +63,7 @@ struct onvm_store_cfg {
 	uint32_t flush_us;   /* an epoch is closed this long after its first packet */
 	uint32_t pipeline;   /* updates sent and not yet answered, at most */
 	uint32_t timeout_ms; /* connect, and a reply overdue: the connection is reset */
+	uint32_t log_packets; /* the root's log of input not yet committed, at most */
 };
 
 /* A parsed address. */

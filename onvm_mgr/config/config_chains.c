@@ -27,7 +27,7 @@ static int
 parse_store(struct cfg_walk *w, const json_t *chain, const char *base, struct mgr_chain_cfg *cc)
 {
 	static const char *const keys[] = {"address", "mode", "cache", "flush_packets", "flush_us",
-					   "pipeline", "timeout_ms", NULL};
+					   "pipeline", "timeout_ms", "log_packets", NULL};
 	struct onvm_store_cfg *st = &cc->store;
 	struct onvm_store_addr a;
 	char p[CFG_PATH_LEN], ap[CFG_PATH_LEN], mode[16] = "async", err[160];
@@ -44,7 +44,8 @@ parse_store(struct cfg_walk *w, const json_t *chain, const char *base, struct mg
 	    CFG_UINT_FIELD(w, v, p, "flush_packets", 1, ONVM_STORE_FLUSH_PKTS_MAX, st->flush_pkts) < 0 ||
 	    CFG_UINT_FIELD(w, v, p, "flush_us", 1, ONVM_STORE_FLUSH_US_MAX, st->flush_us) < 0 ||
 	    CFG_UINT_FIELD(w, v, p, "pipeline", 1, ONVM_STORE_PIPELINE_MAX, st->pipeline) < 0 ||
-	    CFG_UINT_FIELD(w, v, p, "timeout_ms", 1, ONVM_STORE_TIMEOUT_MS_MAX, st->timeout_ms) < 0)
+	    CFG_UINT_FIELD(w, v, p, "timeout_ms", 1, ONVM_STORE_TIMEOUT_MS_MAX, st->timeout_ms) < 0 ||
+	    CFG_UINT_FIELD(w, v, p, "log_packets", 64, ONVM_STORE_LOG_PACKETS_MAX, st->log_packets) < 0)
 		return -1;
 	cfg_join_key(ap, p, "address");
 	if (onvm_store_addr_parse(st->addr, &a, err, sizeof(err)) < 0)

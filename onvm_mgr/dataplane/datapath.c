@@ -395,6 +395,9 @@ mgr_rx_poll(void)
 
 		if (mgr.shm->ports[port].no_rx)
 			continue;
+		/* A stateless chain's input waits while it recovers. */
+		if (unlikely(mgr_sl_any) && mgr_sl_port_held(port))
+			continue;
 		/* A port held is read now and then all the same, for the frames
 		 * that are no input: BFD's, and the RSync frames of a replay
 		 * held for an NF that takes nothing (REPLAY_END, a restarted
@@ -459,11 +462,16 @@ mgr_rx_poll(void)
 				meta->ts = ts;
 				meta->flags |= rflags;
 			}
-			out[nout++] = m;
-			/* A stateless chain's root: stamped; after the last packet
+			/* A stateless chain's root: stamped and logged (or, the
+			 * log full, dropped here, counted); after the last packet
 			 * of an epoch, its marker (the packets before it first). */
+			if (unlikely(mgr_sl_any) && dest[nout].kind == MGR_DEST_NF &&
+			    !mgr_sl_ingress(m, meta)) {
+				rte_pktmbuf_free(m);
+				continue;
+			}
+			out[nout++] = m;
 			if (unlikely(mgr_sl_any) && dest[nout - 1].kind == MGR_DEST_NF) {
-				mgr_sl_ingress(meta);
 				if (mgr_sl_marker_due_now(meta)) {
 					for (uint16_t i = 0; i < nout; i++)
 						dispatch(ctx, out[i], &dest[i]);
@@ -503,9 +511,10 @@ mgr_rx_poll(void)
 	}
 	if (unlikely(mgr.remote.rsync_standbys))
 		work += mgr_rsync_rx_timers(ctx);
-	/* Stateless chains: an epoch's time is up (flush_us). */
+	/* Stateless chains: an epoch's time is up (flush_us), the log's
+	 * trim, a recovery's replay. */
 	if (unlikely(mgr_sl_any))
-		work += mgr_sl_markers(ctx);
+		work += mgr_sl_rx(ctx);
 	if (work > 0)
 		flush_all(ctx);
 	return work;

@@ -222,7 +222,7 @@ mgr_route_ingress(struct onvm_shm *shm, struct onvm_pkt_meta *meta, uint16_t in_
 	meta->flags = 0;
 	meta->in_port = in_port;
 	meta->egress_port = ONVM_PORT_UNSET;
-	meta->reserved[0] = meta->reserved[1] = meta->reserved[2] = 0;
+	meta->chain_run = meta->reserved[0] = meta->reserved[1] = 0;
 	meta->ts = 0;
 	meta->flow_hash = 0;
 	if (parse == ONVM_PARSE_OK) {

@@ -45,6 +45,7 @@
 #endif
 
 #include "nf_ctl.h"
+#include "stateless/stateless.h"
 
 #define CTL_BUSY_MS 1
 #define CTL_IDLE_MS 100
@@ -125,6 +126,23 @@ kill_watched(int pidfd, const char *ctr_name)
 	if (ctr_name != NULL)
 		mgr_ctr_remove(ctr_name);
 	return ret;
+}
+
+int
+mgr_nf_kill(uint16_t id, const char *why)
+{
+	struct onvm_nf_slot *s = &mgr.shm->nfs[id];
+	struct mgr_nf_priv *p = &mgr.nf_priv[id];
+	int err;
+
+	MGR_ASSERT_CTL_LOCKED();
+	if (s->status == ONVM_NF_FREE || !s->launched || p->exited || p->killed)
+		return 0;
+	NFCTL_LOG(WARNING, "NF '%s' pid %d (instance %u): SIGKILL: %s", s->name, s->pid, id, why);
+	err = kill_watched(p->pidfd, p->launcher_watched ? p->ctr_name : NULL);
+	if (err == 0)
+		p->killed = true;
+	return err;
 }
 
 /* Shutdown back-stop: SIGKILL every NF we launched that is still there. */
@@ -289,6 +307,8 @@ ctl_loop(void)
 		if (req & CTL_REQ_KILL)
 			kill_launched();
 		timeout_ms = scan_slots();
+		if (mgr_sl_any)
+			timeout_ms = RTE_MIN(timeout_ms, mgr_sl_ctl());
 		mgr_ctl_unlock();
 		mgr_bfd_log_flush();
 		timeout_ms = RTE_MIN(timeout_ms, console_stats(mgr_now_ns()));

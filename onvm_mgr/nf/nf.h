@@ -122,6 +122,10 @@ mgr_nf_slot_live(const struct onvm_nf_slot *s)
  * mgr_nf_kill_launched() only ask the control thread. */
 int mgr_nf_ctl_init(void);
 int mgr_nf_launch_all(void);
+/* ctl_lock held: one more instance of NF entry `cfg_index` in a free slot
+ * (a stateless chain's recovery); SIGKILL a launched NF (`why` logged). */
+int mgr_nf_launch_cfg(int cfg_index);
+int mgr_nf_kill(uint16_t id, const char *why);
 int mgr_ctl_start(void);
 int mgr_nf_wait_ready(uint32_t timeout_ms);
 void mgr_ctl_stop(void);

@@ -285,6 +285,21 @@ mgr_nf_launch_standby(uint16_t id)
 }
 
 int
+mgr_nf_launch_cfg(int cfg_index)
+{
+	uint16_t id = 0;
+
+	MGR_ASSERT_CTL_LOCKED();
+	while (id < ONVM_MAX_NFS && mgr.shm->nfs[id].status != ONVM_NF_FREE)
+		id++;
+	if (id >= ONVM_MAX_NFS) {
+		MGR_LOG(ERR, "no free NF slot for '%s'", mgr.cfg.nfs[cfg_index].name);
+		return -ENOSPC;
+	}
+	return mgr_nf_launch_one(cfg_index, id);
+}
+
+int
 mgr_nf_launch_all(void)
 {
 	uint16_t next = 0;

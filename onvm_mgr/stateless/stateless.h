@@ -10,8 +10,13 @@
  * design: docs/design/stateless.md.
  *
  * What each file is for:
- *   sl_unit.c      the root on the RX unit, the exit on the TX unit,
- *                  /onvm/store
+ *   sl_root.c      the root on the RX unit: stamps, the log, markers,
+ *                  the replay after a recovery
+ *   sl_exit.c      the exit on the TX unit: held until committed, a
+ *                  recovery's release point, replayed duplicates
+ *   sl_recover.c   set-up, the control thread's recovery of a chain (its
+ *                  NFs killed and relaunched), /onvm/store
+ *   sl_priv.h      what these files share
  *   stateless.h    this interface
  */
 #ifndef MGR_STATELESS_H
@@ -31,20 +36,26 @@ int mgr_sl_telemetry_init(void);
 /* Some chain of this node is stateless (read on the data path). */
 extern bool mgr_sl_any;
 
-/* RX unit: a packet routed into chain `meta->chain_id` (after routing). */
-void mgr_sl_ingress(struct onvm_pkt_meta *meta);
+/* RX unit: a packet routed into chain `meta->chain_id` (after routing):
+ * stamped and logged; false: the log is full, drop it (counted). */
+bool mgr_sl_ingress(struct rte_mbuf *m, struct onvm_pkt_meta *meta);
+/* RX unit: the port is a stateless chain's ingress, held while it recovers. */
+bool mgr_sl_port_held(uint16_t port);
 /* RX unit, inside a burst: the packet just routed ended an epoch (its
  * chain's flush_packets); then the marker goes in after it. */
 bool mgr_sl_marker_due_now(const struct onvm_pkt_meta *meta);
 void mgr_sl_marker_now(struct mgr_dp_ctx *ctx, uint16_t chain);
-/* RX unit: the markers now due (each into its chain); returns how many. */
-int mgr_sl_markers(struct mgr_dp_ctx *ctx);
+/* RX unit, each poll: markers due by time, the log's trim, a replay. */
+int mgr_sl_rx(struct mgr_dp_ctx *ctx);
 /* TX unit: `m` leaves stateless chain `meta->chain_id` through `port`:
  * held until its epoch is in the store.  A marker closes an epoch. */
 void mgr_sl_on_exit(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m);
 /* TX unit: release what the store has acknowledged; returns packets moved. */
 int mgr_sl_tx(struct mgr_dp_ctx *ctx);
-/* At exit: what is still held goes back to the pool, counted. */
+/* At exit: what is still held or logged goes back to the pool, counted. */
 void mgr_sl_drop_held(void);
+/* The control thread (ctl_lock held): a chain's NF died -- recover the
+ * chain; returns ms until it wants to look again. */
+int mgr_sl_ctl(void);
 
 #endif /* MGR_STATELESS_H */

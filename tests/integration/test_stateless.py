@@ -15,10 +15,22 @@ Scenarios (argument; none: all of them, in each of the four modes):
           a second run of the node on the same store with no input: its
           fresh NFs load their state from the store (warm-up), and their
           exports equal the first run's input, per flow, exactly.
+  kill    the same chain, its input paced (test_nf -d in a chain before
+          it, on a loopback port, so the trace takes a while), in each mode: an NF SIGKILLed mid-trace
+          (vlan_tagger, then load_balancer, at seeded random points).  The
+          chain recovers (its NFs restarted, their state loaded at the
+          recovery point, the root's log replayed): every frame reaches
+          the sink exactly once, in order, one backend per flow; the last
+          NFs' per-flow counts equal the input's exactly.  The same with
+          ONVM_STORE_UNSAFE_NO_VERSION_CHECK is `kill_unchecked`.
   absent  the store is not running at start: the chain's NF says so and
-          exits, the node's other chain still forwards every frame.
+          exits, the node's other chain still forwards every frame; the
+          store started, the chain starts too (retried every second) and
+          forwards its input.
 """
 import os
+import random
+import signal
 import sys
 
 from onvm import lab, pcap, store, traces
@@ -27,13 +39,24 @@ from onvm.remote_lab import check_exports, check_stateful, stateful_nfs, tagged_
 CHAIN = "sl"
 
 
-def node_cfg(L, name, inp, out, st, nfs):
-    return {
+def node_cfg(L, name, inp, out, st, nfs, pace_us=0):
+    """The stateful chain as a stateless one on p0; `pace_us`: its input
+    paced first by another chain (test_nf -d, on the node's p0) that hands it
+    over on a loopback port (net_ring: what it sends comes back in)."""
+    cfg = {
         "ports": [{"name": "p0", "dev": f"net_pcap0,rx_pcap={inp},tx_pcap={out}"}],
         "nfs": nfs,
         "chains": [{"name": CHAIN, "services": [1, 2, 3], "ingress_port": "p0",
                     "exit_port": "p0", "resiliency": "stateless", "store": st}],
     }
+    if pace_us:
+        cfg["ports"].append({"name": "loop", "dev": "net_ring0"})
+        cfg["nfs"] = nfs + [{"name": "pace", "binary": lab.TEST_NF, "service": 4,
+                             "args": ["-d", str(pace_us)]}]
+        cfg["chains"][0]["ingress_port"] = "loop"
+        cfg["chains"].append({"name": "pace", "services": [4], "ingress_port": "p0",
+                              "exit_port": "loop"})
+    return cfg
 
 
 def exports(L, name):
@@ -93,6 +116,46 @@ def modes(L, mode, cache):
     r.kill()
 
 
+def kill(L, mode, cache, seed, unchecked=False):
+    """Two NFs of the chain SIGKILLed mid-trace, one after the other."""
+    tag = "kill-" + store.mode_name(mode, cache).replace("+", "_")
+    r = store.Redis(L, f"redis-{tag}").start()
+    frames = tagged_input(traces.trace("ssh.pcap"), 4, flows_per_copy=True)
+    inp, out = L.path(f"{tag}-in.pcap"), L.path(f"{tag}-out.pcap")
+    pcap.write_pcap(inp, frames)
+    st = store.store_cfg(r.addr, mode, cache, flush_packets=32)
+    nfs = stateful_nfs(L, tag, "")
+    env = {"ONVM_STORE_UNSAFE_NO_VERSION_CHECK": "1"} if unchecked else None
+    node = L.node(tag, node_cfg(L, tag, inp, out, st, nfs, pace_us=300), env=env).start()
+    rng = random.Random(seed)
+    points = sorted(rng.sample(range(150, len(frames) - 250), 2))
+    print(f"{tag}, seed {seed}: kills after {points} packets out")
+    for k, (at, victim) in enumerate(zip(points, ("vlan", "lb"))):
+        store.wait_store(node, CHAIN, lambda d: d["phase"] == "running" and
+                         d["released"] >= at, 60, f"{at} packets out")
+        nf = node.nf_by(name=victim)
+        lab.check(len(nf) == 1, f"{victim}: {nf}")
+        os.kill(nf[0]["pid"], signal.SIGKILL)  # an NF of our own manager (/onvm/nfs)
+        store.wait_store(node, CHAIN, lambda d: d["recoveries"] == k + 1 and
+                         d["phase"] == "running", 60, f"recovery {k + 1}")
+    node.wait_port("p0", "tx", len(frames), timeout=120)
+    d = node.query(f"/onvm/store,{CHAIN}")
+    rc = node.stop()
+    L.expect(rc == 0, f"{tag}: manager exit status {rc}")
+    print(f"{tag}: recoveries {d['recoveries']}, replayed {d['replayed']} in "
+          f"{d['replay_runs']} runs, released at recovery {d['recovery_released']}, dropped "
+          f"{d['recovery_dropped']} + {d['stale_dropped']} stale, duplicates suppressed "
+          f"{d['dup_suppressed']}; last: NFs gone {d.get('last_down_us')} us, loaded "
+          f"{d.get('last_load_us')} us, replayed {d.get('last_replay_us')} us")
+    L.expect(d["recoveries"] == 2 and d["log_full"] == 0 and d["exit_full"] == 0 and
+             d["dup_suppressed"] == 0, f"{tag}: {d}")
+    got = pcap.read_capture_out(out)
+    _, backend = check_stateful(L, frames, got, [], allow_loss=0, tail=False)
+    mon, lb = exports(L, tag)
+    check_exports(L, frames, mon, lb, backend)
+    r.kill()
+
+
 def absent(L):
     """No store: the stateless chain cannot start, the other chain runs."""
     frames = tagged_input(traces.trace("ssh.pcap"), 1)
@@ -112,17 +175,29 @@ def absent(L):
     }
     node = L.node("absent", cfg).start()
     node.wait_port("p1", "tx", len(frames))
-    lab.wait_until(lambda: not node.nf_by(service=1), 30, "the stateless chain's NF gone")
-    log = node.log()
-    L.expect("cannot reach the store of chain 'sl'" in log, "no clear error about the store")
+    store.wait_store(node, CHAIN, lambda d: d["start_retries"] >= 2, 30,
+                     "the chain's start retried")
+    L.expect("cannot reach the store of chain 'sl'" in node.log(), "no clear error about the store")
+    L.expect(node.port("p0")["tx"] == 0, "the stateless chain forwarded without its store")
+    # The store comes up: the chain starts and forwards what waited.
+    r = store.Redis(L, "redis-absent")
+    r.sock = L.path("no-such.sock")
+    r.start()
+    node.wait_port("p0", "tx", len(frames), timeout=60)
     L.expect(node.stop() == 0, "manager exit status")
     L.expect(len(pcap.read_capture_out(other_out)) == len(frames), "the other chain lost frames")
+    L.expect(len(pcap.read_capture_out(out)) == len(frames), "the stateless chain lost frames")
+    r.kill()
 
 
 def test(L, which):
     if which in (None, "modes"):
         for mode, cache in store.MODES:
             modes(L, mode, cache)
+    if which in (None, "kill", "kill_unchecked"):
+        seed = int(os.environ.get("ONVM_TEST_SEED", random.randrange(1 << 32)))
+        for mode, cache in store.MODES:
+            kill(L, mode, cache, seed, unchecked=which == "kill_unchecked")
     if which in (None, "absent"):
         absent(L)
 

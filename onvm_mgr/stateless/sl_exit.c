@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * sl_exit.c -- a stateless chain's exit, on the TX unit (design:
+ * docs/design/stateless.md).
+ *
+ * What leaves the chain is held, markers included, in order, and released
+ * up to a marker once every NF of the chain closed that marker's epoch in
+ * the store (the chain's committed epoch).  So nothing leaves whose state
+ * the store does not have: a recovery restarts the chain from a state that
+ * produced every packet released, and a load balancer's released choice
+ * is never made again, differently.
+ *
+ * A recovery (sl_recover.c) starts a new incarnation of the chain.  Held
+ * output of the old one up to the recovery point E is released (the store
+ * has all of it); the rest is dropped -- the replay makes it again -- and
+ * so is anything of the old incarnation still on its way.  A replayed
+ * packet whose timestamp was released already is dropped too (counted):
+ * by construction there is none, unless the store lost acknowledged state.
+ */
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include "sl_priv.h"
+
+static void
+drop_head(struct sl_chain *c, uint64_t *counter)
+{
+	rte_pktmbuf_free(c->q[c->hold.head]);
+	c->hold.head = (c->hold.head + 1) % c->hold.cap;
+	c->hold.n--;
+	c->hold.abs_head++;
+	if (counter != NULL)
+		(*counter)++;
+}
+
+void
+mgr_sl_on_exit(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
+{
+	const struct onvm_pkt_meta *meta = onvm_pkt_meta(m, mgr.dyn_off);
+	struct sl_chain *c = &mgr_sl[meta->chain_id % ONVM_MAX_CHAINS];
+	bool marker = (meta->flags & ONVM_PKT_F_MARKER) != 0;
+	uint32_t at;
+
+	RTE_SET_USED(ctx);
+	if (meta->chain_run != c->tx_run) {
+		c->stale_dropped++; /* the dead incarnation's: the replay makes it again */
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (!marker && (meta->flags & ONVM_PKT_F_REPLAY) && meta->ts != 0 &&
+	    meta->ts <= c->released_ts) {
+		c->dup_suppressed++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (c->hold.n >= c->hold.cap - (marker ? 0 : SL_MARKER_ROOM)) {
+		/* Loss, counted; never an unprotected release. */
+		if (marker)
+			c->markers_full++;
+		else
+			c->exit_full++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	at = (c->hold.head + c->hold.n) % c->hold.cap;
+	if (marker) {
+		struct onvm_marker mk;
+		uint32_t mat = (c->xmk.head + c->xmk.n) % c->xmk.cap;
+
+		memcpy(&mk, rte_pktmbuf_mtod(m, const void *), sizeof(mk));
+		c->xmk_id[mat] = mk.cut_id;
+		c->xmk_pos[mat] = c->hold.abs_head + c->hold.n;
+		c->xmk.n++;
+		c->markers_out++;
+	} else {
+		c->held_total++;
+	}
+	c->q[at] = m;
+	c->port[at] = port;
+	c->hold.n++;
+}
+
+/* The newest epoch every NF of the chain closed in the store. */
+static uint64_t
+committed_of(uint16_t ci)
+{
+	uint64_t low = UINT64_MAX;
+
+	for (uint16_t k = 0; k < mgr.shm->chains[ci].len; k++) {
+		const struct onvm_nf_slot *s = mgr_sl_step_slot(ci, k);
+
+		if (s == NULL)
+			return 0; /* an NF is missing: nothing more is safe */
+		low = RTE_MIN(low, __atomic_load_n(&s->store_closed, __ATOMIC_ACQUIRE));
+	}
+	return low == UINT64_MAX ? 0 : low;
+}
+
+/* Release up to and including each marker at or below `c->committed`, as
+ * far as the ports take them now; false if a port was full. */
+static bool
+release(struct mgr_dp_ctx *ctx, struct sl_chain *c, int *moved, uint64_t *counter)
+{
+	while (c->xmk.n > 0 && c->xmk_id[c->xmk.head] <= c->committed) {
+		uint64_t upto = c->xmk_pos[c->xmk.head];
+
+		while (c->hold.abs_head <= upto) {
+			struct rte_mbuf *m = c->q[c->hold.head];
+
+			if (c->hold.abs_head == upto) {
+				drop_head(c, NULL); /* the marker */
+				continue;
+			}
+			if (!mgr_dp_port_try(ctx, m, c->port[c->hold.head]))
+				return false;
+			c->released_ts = RTE_MAX(c->released_ts, onvm_pkt_meta(m, mgr.dyn_off)->ts);
+			c->hold.head = (c->hold.head + 1) % c->hold.cap;
+			c->hold.n--;
+			c->hold.abs_head++;
+			c->released++;
+			(*counter)++;
+			(*moved)++;
+		}
+		c->xmk.head = (c->xmk.head + 1) % c->xmk.cap;
+		c->xmk.n--;
+		c->xmk.abs_head++;
+	}
+	return true;
+}
+
+/* A new incarnation: what the old one left here up to the recovery point
+ * goes (the store has it), the rest is dropped.  false: a port was full,
+ * the rest on a later poll. */
+static bool
+change_run(struct mgr_dp_ctx *ctx, struct sl_chain *c, uint8_t run, int *moved)
+{
+	uint64_t e = c->replay_epoch;
+
+	if (e > c->committed) {
+		c->committed = e;
+		__atomic_store_n(&mgr.shm->chains[c->id].sl_committed, e, __ATOMIC_RELEASE);
+	}
+	if (!release(ctx, c, moved, &c->recovery_released))
+		return false;
+	while (c->hold.n > 0)
+		drop_head(c, &c->recovery_dropped);
+	c->xmk.abs_head += c->xmk.n;
+	c->xmk.n = 0;
+	c->tx_run = run;
+	return true;
+}
+
+int
+mgr_sl_tx(struct mgr_dp_ctx *ctx)
+{
+	int moved = 0;
+
+	for (uint16_t ci = 0; ci < ONVM_MAX_CHAINS; ci++) {
+		struct sl_chain *c = &mgr_sl[ci];
+		uint32_t phase;
+		uint64_t cm, dummy = 0;
+
+		if (!c->on)
+			continue;
+		phase = __atomic_load_n(&c->phase, __ATOMIC_ACQUIRE);
+		if (phase == SL_DOWN || phase == SL_STARTING)
+			continue; /* held as it is until the recovery point is known */
+		if (c->tx_run != __atomic_load_n(&c->run, __ATOMIC_ACQUIRE)) {
+			if (!change_run(ctx, c, __atomic_load_n(&c->run, __ATOMIC_ACQUIRE), &moved))
+				continue;
+		}
+		if (c->xmk.n == 0)
+			continue;
+		cm = committed_of(ci);
+		if (cm > c->committed) {
+			c->committed = cm;
+			__atomic_store_n(&mgr.shm->chains[ci].sl_committed, cm, __ATOMIC_RELEASE);
+		}
+		release(ctx, c, &moved, &dummy);
+	}
+	return moved;
+}
+
+void
+mgr_sl_drop_held(void)
+{
+	for (uint16_t ci = 0; ci < ONVM_MAX_CHAINS; ci++) {
+		struct sl_chain *c = &mgr_sl[ci];
+		uint32_t n = c->hold.n;
+
+		if (!c->on)
+			continue;
+		while (c->hold.n > 0)
+			drop_head(c, NULL);
+		c->xmk.n = 0;
+		if (n > 0)
+			MGR_LOG(INFO, "chain '%s': %u entries held at its exit dropped at stop",
+				mgr.shm->chains[ci].name, n);
+		while (c->log.n > 0) {
+			rte_pktmbuf_free(c->log_m[c->log.head]);
+			c->log.head = (c->log.head + 1) % c->log.cap;
+			c->log.n--;
+		}
+	}
+}

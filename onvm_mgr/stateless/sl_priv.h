@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * sl_priv.h -- what the stateless chain's files share: one record per
+ * chain, each part written by one thread (the RX unit's, the TX unit's,
+ * the control thread's), the hand-overs between them atomic.
+ */
+#ifndef MGR_SL_PRIV_H
+#define MGR_SL_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mgr.h"
+#include "stateless/stateless.h"
+
+#define SL_HOLD_MAX 32768  /* what one chain's exit holds at most */
+#define SL_MARKER_ROOM 256 /* of it, kept for markers: a full exit still closes epochs */
+
+/* A chain's life, written by the control thread (DOWN, STARTING, REPLAY)
+ * and the RX unit (REPLAY -> RUNNING); read by all three. */
+enum sl_phase {
+	SL_RUNNING = 0, /* forwarding (or starting for the first time) */
+	SL_DOWN,	/* an NF died: the others killed, the chain's input held */
+	SL_STARTING,	/* fresh NFs launched, loading their state */
+	SL_REPLAY,	/* the RX unit replays the log after the recovery point */
+};
+
+/* A range of a ring: entries [head, head + n) of `cap`, with absolute
+ * positions (abs_head for head) that never wrap. */
+struct sl_ring {
+	uint32_t cap, head, n;
+	uint64_t abs_head;
+};
+
+static inline uint32_t
+sl_ring_at(const struct sl_ring *r, uint64_t abs)
+{
+	return (uint32_t)((r->head + (abs - r->abs_head)) % r->cap);
+}
+
+struct sl_chain {
+	bool on;
+	uint16_t id; /* the chain's index in the table */
+	uint32_t phase;	       /* enum sl_phase, atomic */
+	uint8_t run;	       /* incarnation (meta->chain_run), atomic; control thread */
+	uint64_t replay_epoch; /* the recovery point, before phase REPLAY */
+
+	/* ---- RX unit: the root ---- */
+	uint64_t clock;	      /* the newest packet's timestamp */
+	uint64_t next_marker; /* the next marker's id (epoch) */
+	uint32_t since;	      /* packets since the last marker */
+	uint64_t first_tsc;   /* the first of them arrived */
+	bool started;	      /* its NFs loaded their state: epochs may close */
+	uint64_t flush_cycles;
+	/* The log: a copy of every packet that entered since the committed
+	 * epoch, and where each marker went in among them. */
+	struct sl_ring log;
+	struct rte_mbuf **log_m;
+	uint64_t *log_ts;
+	struct sl_ring lmk;
+	uint64_t *lmk_id, *lmk_pos;
+	uint8_t rx_run;	      /* the incarnation the RX unit works for */
+	uint64_t cursor;      /* replay: the next log position to send */
+	uint64_t packets_in, markers_in, markers_failed, log_full, log_copy_fail;
+	uint64_t replayed, replay_runs;
+
+	/* ---- TX unit: the exit ---- */
+	struct sl_ring hold;
+	struct rte_mbuf **q;
+	uint16_t *port;
+	struct sl_ring xmk; /* markers held: ids and positions in `hold` */
+	uint64_t *xmk_id, *xmk_pos;
+	uint8_t tx_run;
+	uint64_t committed;
+	uint64_t released_ts; /* the newest timestamp released */
+	uint64_t held_total, released, exit_full, markers_out, markers_full;
+	uint64_t stale_dropped, dup_suppressed, recovery_released, recovery_dropped;
+
+	/* ---- control thread: recoveries ---- */
+	bool launched; /* some NF of it was launched */
+	bool armed;    /* every NF ran once: a missing one is a failure */
+	uint64_t retry_ns;
+	uint64_t t_detect, t_down, t_started, t_replayed; /* the last recovery */
+	uint64_t recoveries, start_retries;
+	bool timing_open;
+};
+
+extern struct sl_chain mgr_sl[ONVM_MAX_CHAINS];
+
+/* The slot of the instance of step k of chain `ci`, or NULL. */
+const struct onvm_nf_slot *mgr_sl_step_slot(uint16_t ci, uint16_t k);
+
+#endif /* MGR_SL_PRIV_H */

@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * sl_root.c -- a stateless chain's root, on the RX unit (design:
+ * docs/design/stateless.md).
+ *
+ * Every packet entering the chain is stamped with the chain's clock and a
+ * copy of it logged; every `flush_packets` packets, or `flush_us` after an
+ * epoch's first packet, a marker goes in after them, its id naming the
+ * epoch it closes, and its place in the log is recorded.  The log is
+ * trimmed up to a marker once the chain committed its epoch (every NF
+ * closed it in the store): from then on the store holds what those
+ * packets did.  After a failure the fresh NFs load the state at the
+ * recovery point E, and the root replays the log after marker E -- the
+ * original packets, with their timestamps -- before any new input.
+ */
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "dataplane/router.h"
+#include "onvm_pkt_parse.h"
+#include "sl_priv.h"
+
+/* Replayed per poll, at most: the rest on the next (the NFs' rings). */
+#define SL_REPLAY_BURST 64
+
+bool mgr_sl_any;
+struct sl_chain mgr_sl[ONVM_MAX_CHAINS];
+
+const struct onvm_nf_slot *
+mgr_sl_step_slot(uint16_t ci, uint16_t k)
+{
+	const struct onvm_service *svc =
+		&mgr.shm->services[mgr.shm->chains[ci].services[k] % ONVM_MAX_SERVICES];
+	uint32_t a = __atomic_load_n(&svc->active, __ATOMIC_ACQUIRE) & 1;
+	uint16_t inst;
+
+	if (svc->n[a] == 0 || (inst = svc->inst[a][0]) == ONVM_INST_NONE || inst >= ONVM_MAX_NFS)
+		return NULL;
+	return &mgr.shm->nfs[inst];
+}
+
+
+/* Every NF of the chain warmed up: markers may go, numbered above what
+ * the store holds (its recovery point may come from an earlier run). */
+static bool
+chain_started(struct sl_chain *c)
+{
+	uint64_t top = 0;
+
+	if (c->started)
+		return true;
+	for (uint16_t k = 0; k < mgr.shm->chains[c->id].len; k++) {
+		const struct onvm_nf_slot *s = mgr_sl_step_slot(c->id, k);
+
+		if (s == NULL || __atomic_load_n(&s->store.state, __ATOMIC_ACQUIRE) != ONVM_STORE_READY)
+			return false;
+		top = RTE_MAX(top, __atomic_load_n(&s->store_closed, __ATOMIC_ACQUIRE));
+	}
+	c->next_marker = RTE_MAX(c->next_marker, top + 1);
+	c->started = true;
+	return true;
+}
+
+/* Drop the log up to every marker the chain has committed. */
+static void
+log_trim(struct sl_chain *c)
+{
+	uint64_t cm = __atomic_load_n(&mgr.shm->chains[c->id].sl_committed, __ATOMIC_ACQUIRE);
+
+	while (c->lmk.n > 0 && c->lmk_id[c->lmk.head] <= cm) {
+		uint64_t upto = c->lmk_pos[c->lmk.head];
+
+		while (c->log.abs_head < upto && c->log.n > 0) {
+			rte_pktmbuf_free(c->log_m[c->log.head]);
+			c->log.head = (c->log.head + 1) % c->log.cap;
+			c->log.n--;
+			c->log.abs_head++;
+		}
+		c->lmk.head = (c->lmk.head + 1) % c->lmk.cap;
+		c->lmk.n--;
+		c->lmk.abs_head++;
+	}
+}
+
+bool
+mgr_sl_ingress(struct rte_mbuf *m, struct onvm_pkt_meta *meta)
+{
+	struct sl_chain *c;
+	struct rte_mbuf *copy;
+
+	if (meta->chain_id >= ONVM_MAX_CHAINS || !(c = &mgr_sl[meta->chain_id])->on)
+		return true;
+	if (c->log.n == c->log.cap) {
+		log_trim(c);
+		if (c->log.n == c->log.cap) {
+			c->log_full++; /* dropped at the entry: never unprotected */
+			return false;
+		}
+	}
+	meta->ts = ++c->clock;
+	meta->chain_run = c->rx_run;
+	copy = rte_pktmbuf_copy(m, mgr.pool, 0, UINT32_MAX);
+	if (copy == NULL) {
+		c->log_copy_fail++;
+		return false;
+	}
+	c->log_m[(c->log.head + c->log.n) % c->log.cap] = copy;
+	c->log_ts[(c->log.head + c->log.n) % c->log.cap] = meta->ts;
+	c->log.n++;
+	c->packets_in++;
+	if (c->since++ == 0)
+		c->first_tsc = rte_get_tsc_cycles();
+	return true;
+}
+
+static void
+inject(struct mgr_dp_ctx *ctx, struct sl_chain *c, uint64_t log_pos)
+{
+	struct rte_mbuf *m;
+	struct onvm_marker mk = {.cut_id = c->next_marker};
+	struct onvm_pkt_meta *meta;
+	void *p;
+
+	if (c->lmk.n == c->lmk.cap) {
+		c->markers_failed++; /* the log's marker records are full: later */
+		return;
+	}
+	m = rte_pktmbuf_alloc(mgr.pool);
+	if (m == NULL || (p = rte_pktmbuf_append(m, sizeof(mk))) == NULL) {
+		rte_pktmbuf_free(m);
+		c->markers_failed++; /* the next poll tries again */
+		return;
+	}
+	memcpy(p, &mk, sizeof(mk));
+	meta = onvm_pkt_meta(m, mgr.dyn_off);
+	memset(meta, 0, sizeof(*meta));
+	meta->chain_id = c->id;
+	meta->chain_run = c->rx_run;
+	meta->ts = c->clock;
+	meta->flags = ONVM_PKT_F_MARKER;
+	meta->action = ONVM_ACTION_NEXT;
+	meta->egress_port = ONVM_PORT_UNSET;
+	c->lmk_id[(c->lmk.head + c->lmk.n) % c->lmk.cap] = c->next_marker;
+	c->lmk_pos[(c->lmk.head + c->lmk.n) % c->lmk.cap] = log_pos;
+	c->lmk.n++;
+	c->next_marker++;
+	c->since = 0;
+	c->markers_in++;
+	mgr_marker_fanout(ctx, m, 0);
+}
+
+static inline uint64_t
+log_tail(const struct sl_chain *c)
+{
+	return c->log.abs_head + c->log.n;
+}
+
+bool
+mgr_sl_marker_due_now(const struct onvm_pkt_meta *meta)
+{
+	const struct sl_chain *c;
+
+	return meta->chain_id < ONVM_MAX_CHAINS && (c = &mgr_sl[meta->chain_id])->on &&
+	       c->started && c->since >= mgr.shm->chains[meta->chain_id].store.flush_pkts;
+}
+
+void
+mgr_sl_marker_now(struct mgr_dp_ctx *ctx, uint16_t chain)
+{
+	struct sl_chain *c = &mgr_sl[chain];
+
+	inject(ctx, c, __atomic_load_n(&c->phase, __ATOMIC_RELAXED) == SL_REPLAY ? c->cursor
+										  : log_tail(c));
+}
+
+bool
+mgr_sl_port_held(uint16_t port)
+{
+	for (uint16_t ci = 0; ci < ONVM_MAX_CHAINS; ci++) {
+		const struct sl_chain *c = &mgr_sl[ci];
+
+		/* (held until its NFs first loaded their state too: routed to
+		 * no instance, input would be dropped, not logged) */
+		if (c->on && mgr.cfg.chains[ci].ingress_port == port &&
+		    (__atomic_load_n(&c->phase, __ATOMIC_ACQUIRE) != SL_RUNNING || !c->started))
+			return true;
+	}
+	return false;
+}
+
+/* A recovery: start the replay after marker E.  Marker records after it
+ * are the dead run's: forgotten (their epochs will be closed anew, under
+ * new ids, as the replay goes). */
+static void
+replay_begin(struct sl_chain *c)
+{
+	uint64_t e = c->replay_epoch, from = c->log.abs_head;
+
+	while (c->lmk.n > 0) {
+		uint32_t h = c->lmk.head;
+
+		if (c->lmk_id[h] == e)
+			from = c->lmk_pos[h];
+		if (c->lmk_id[h] > e)
+			break;
+		c->lmk.head = (h + 1) % c->lmk.cap;
+		c->lmk.n--;
+		c->lmk.abs_head++;
+	}
+	c->lmk.n = 0; /* the rest: the dead run's */
+	/* What came before the recovery point is in the store. */
+	while (c->log.abs_head < from && c->log.n > 0) {
+		rte_pktmbuf_free(c->log_m[c->log.head]);
+		c->log.head = (c->log.head + 1) % c->log.cap;
+		c->log.n--;
+		c->log.abs_head++;
+	}
+	c->cursor = c->log.abs_head;
+	c->since = 0;
+	c->started = false; /* numbered above what the fresh NFs loaded */
+	c->rx_run = __atomic_load_n(&c->run, __ATOMIC_ACQUIRE);
+	c->replay_runs++;
+}
+
+/* Send the next piece of the replay; true when it is done. */
+static bool
+replay_some(struct mgr_dp_ctx *ctx, struct sl_chain *c)
+{
+	const struct onvm_nf_slot *first = mgr_sl_step_slot(c->id, 0);
+
+	/* As fast as the chain's first NF takes it: a replayed packet lost
+	 * on a full ring would be lost for good. */
+	if (first == NULL || rte_ring_free_count(first->rx_ring) < 2 * SL_REPLAY_BURST)
+		return false;
+	for (int k = 0; k < SL_REPLAY_BURST && c->cursor < log_tail(c); k++) {
+		uint32_t at = sl_ring_at(&c->log, c->cursor);
+		struct rte_mbuf *m = rte_pktmbuf_copy(c->log_m[at], mgr.pool, 0, UINT32_MAX);
+		struct onvm_pkt_meta *meta;
+		struct onvm_pkt_info pi;
+		enum onvm_parse_reason pr;
+		struct mgr_dest d;
+		uint16_t port;
+
+		if (m == NULL)
+			return false; /* the pool is short: on the next poll */
+		meta = onvm_pkt_meta(m, mgr.dyn_off);
+		port = meta->in_port;
+		pr = onvm_pkt_parse(m, &pi);
+		mgr_route_ingress(mgr.shm, meta, port, pr, &pi, &d);
+		meta->ts = c->log_ts[at];
+		meta->flags |= ONVM_PKT_F_REPLAY;
+		meta->chain_run = c->rx_run;
+		c->cursor++;
+		c->replayed++;
+		if (meta->chain_id != c->id) {
+			rte_pktmbuf_free(m); /* the rules changed? not this chain's now */
+			continue;
+		}
+		mgr_dp_dispatch(ctx, m, &d);
+		if (c->since++ == 0)
+			c->first_tsc = rte_get_tsc_cycles();
+		if (c->since >= mgr.shm->chains[c->id].store.flush_pkts)
+			inject(ctx, c, c->cursor);
+	}
+	return c->cursor >= log_tail(c);
+}
+
+int
+mgr_sl_rx(struct mgr_dp_ctx *ctx)
+{
+	uint64_t now = 0;
+	int n = 0;
+
+	for (uint16_t ci = 0; ci < ONVM_MAX_CHAINS; ci++) {
+		struct sl_chain *c = &mgr_sl[ci];
+		uint32_t phase;
+
+		if (!c->on)
+			continue;
+		phase = __atomic_load_n(&c->phase, __ATOMIC_ACQUIRE);
+		if (phase == SL_DOWN || phase == SL_STARTING)
+			continue; /* input held; the log as it is */
+		if (phase == SL_REPLAY) {
+			if (c->rx_run != __atomic_load_n(&c->run, __ATOMIC_ACQUIRE))
+				replay_begin(c);
+			if (!chain_started(c))
+				continue;
+			n++;
+			if (replay_some(ctx, c)) {
+				if (c->since > 0)
+					inject(ctx, c, c->cursor); /* the replay's last epoch */
+				__atomic_store_n(&c->phase, SL_RUNNING, __ATOMIC_RELEASE);
+			}
+			continue;
+		}
+		log_trim(c);
+		if (!chain_started(c) || c->since == 0)
+			continue;
+		if (now == 0)
+			now = rte_get_tsc_cycles();
+		if (c->since >= mgr.shm->chains[ci].store.flush_pkts ||
+		    now - c->first_tsc >= c->flush_cycles) {
+			inject(ctx, c, log_tail(c));
+			n++;
+		}
+	}
+	return n;
+}
