@@ -336,9 +336,16 @@ service(struct nf_ctx *nf)
 			return;
 		}
 	}
-	/* The oldest WRITE overdue: the store hangs, or the path to it. */
-	if (s->n_sent > 0 && now - s->q[s->head].sent_ns > (uint64_t)s->cfg->timeout_ms * 1000000ULL)
-		conn_drop(nf, "no reply within timeout_ms");
+	/* The oldest WRITE overdue: the store hangs, or the path to it.  (A
+	 * fresh clock: a reconnect above stamped them after `now`.) */
+	if (s->n_sent > 0) {
+		uint64_t t = nfl_mono_ns(), sent = s->q[s->head].sent_ns;
+
+		if (t > sent && t - sent > (uint64_t)s->cfg->timeout_ms * 1000000ULL) {
+			conn_drop(nf, "no reply within timeout_ms");
+			return;
+		}
+	}
 	__atomic_store_n(&s->st->outstanding, s->n, __ATOMIC_RELAXED);
 }
 
