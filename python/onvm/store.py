@@ -137,3 +137,128 @@ def wait_store(node, chain, pred, timeout, what):
 
 def now_ms():
     return time.monotonic() * 1000
+
+
+class Proxy:
+    """A Unix-socket proxy in front of a Redis, to make the path to the store
+    misbehave on purpose: `hold(ms)` keeps what the connections open now
+    send for `ms` before passing it on (their process may be dead by then:
+    a late update from a dead incarnation), `garbage()` answers the next
+    command of every connection with a reply the protocol never gives,
+    `cut()` closes every connection.  New connections pass normally."""
+
+    def __init__(self, L, upstream, name="proxy"):
+        import threading
+        self.upstream = upstream
+        self.sock = L.path(f"{name}.sock")
+        self.lock = threading.Lock()
+        self.conns = []  # {cl, up, until: hold until, buf: held bytes}
+        self.garbage_due = False
+        self.garbage_sent = 0
+        self.held_total = 0
+        self.stopped = False
+        self.srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.srv.bind(self.sock)
+        self.srv.listen(64)
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    @property
+    def addr(self):
+        return f"unix:{self.sock}"
+
+    def hold(self, ms):
+        with self.lock:
+            until = time.monotonic() + ms / 1000
+            for c in self.conns:
+                c["until"] = until
+
+    def garbage(self):
+        with self.lock:
+            self.garbage_due = True
+
+    def cut(self):
+        with self.lock:
+            for c in self.conns:
+                for k in ("cl", "up"):
+                    try:
+                        if c[k] is not None:
+                            c[k].shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+
+    def close(self):
+        self.stopped = True
+        self.cut()
+        self.srv.close()
+
+    def _run(self):
+        import select
+        while not self.stopped:
+            with self.lock:
+                conns = list(self.conns)
+            rl = [self.srv] + [s for c in conns for s in (c["cl"], c["up"]) if s is not None]
+            try:
+                r, _, _ = select.select(rl, [], [], 0.005)
+            except (OSError, ValueError):
+                r = []
+            now = time.monotonic()
+            if self.srv in r:
+                try:
+                    cl, _ = self.srv.accept()
+                    up = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                    up.connect(self.upstream)
+                    with self.lock:
+                        self.conns.append({"cl": cl, "up": up, "until": 0.0, "buf": b""})
+                except OSError:
+                    pass
+            for c in conns:
+                done = False
+                if c["cl"] is not None and c["cl"] in r:
+                    d = self._recv(c["cl"])
+                    if d is None:
+                        c["cl"].close()
+                        c["cl"] = None
+                    elif c["until"] > now:
+                        c["buf"] += d
+                        self.held_total += len(d)
+                    else:
+                        done = not self._send(c["up"], c["buf"] + d)
+                        c["buf"] = b""
+                if c["buf"] and c["until"] <= now:
+                    done = not self._send(c["up"], c["buf"])
+                    c["buf"] = b""
+                if c["up"] in r:
+                    d = self._recv(c["up"])
+                    if d is None:
+                        done = True
+                    elif c["cl"] is not None:
+                        with self.lock:
+                            g, self.garbage_due = self.garbage_due, False
+                        if g:
+                            d = b":42\r\n" * 3
+                            self.garbage_sent += 1
+                        done = not self._send(c["cl"], d)
+                if done or (c["cl"] is None and not c["buf"]):
+                    for k in ("cl", "up"):
+                        if c[k] is not None:
+                            c[k].close()
+                    with self.lock:
+                        if c in self.conns:
+                            self.conns.remove(c)
+
+    @staticmethod
+    def _recv(s):
+        try:
+            d = s.recv(65536)
+        except OSError:
+            return None
+        return d or None
+
+    @staticmethod
+    def _send(s, d):
+        try:
+            s.sendall(d)
+            return True
+        except OSError:
+            return False

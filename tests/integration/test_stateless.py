@@ -23,6 +23,21 @@ Scenarios (argument; none: all of them, in each of the four modes):
           the sink exactly once, in order, one backend per flow; the last
           NFs' per-flow counts equal the input's exactly.  The same with
           ONVM_STORE_UNSAFE_NO_VERSION_CHECK is `kill_unchecked`.
+  zombie  async with the cache, through a proxy (onvm.store.Proxy): what
+          the chain's NFs send is held back for 500 ms just before one of
+          them is SIGKILLed, so the dead incarnation's last updates reach
+          the store after the recovery fenced it; then a second NF is
+          killed and the chain recovers from what the store holds.  The
+          same oracle; the late updates must be refused (fenced).  With
+          ONVM_STORE_UNSAFE_NO_VERSION_CHECK (`zombie_unchecked`) they land,
+          and the second recovery loads a wrong state: that run must FAIL.
+  restart the store (AOF, appendfsync always) SIGKILLed mid-stream and
+          restarted 300 ms later: the NFs reconnect and send again what
+          was unanswered; then an NF is killed and the chain recovers
+          from the restarted store.  The same oracle; resets counted.
+  garbage the proxy answers one command of each connection with replies
+          WRITE never gives: counted, the connections reset, the updates
+          sent again; then an NF killed.  The same oracle.
   absent  the store is not running at start: the chain's NF says so and
           exits, the node's other chain still forwards every frame; the
           store started, the chain starts too (retried every second) and
@@ -32,6 +47,7 @@ import os
 import random
 import signal
 import sys
+import time
 
 from onvm import lab, pcap, store, traces
 from onvm.remote_lab import check_exports, check_stateful, stateful_nfs, tagged_input
@@ -156,6 +172,80 @@ def kill(L, mode, cache, seed, unchecked=False):
     r.kill()
 
 
+def faults(L, kind, seed, unchecked=False):
+    """The kill scenario's chain (async, cache), with a fault of the path to
+    the store before the last kill (see the module's docstring)."""
+    tag = kind + ("_unchecked" if unchecked else "")
+    r = store.Redis(L, f"redis-{tag}", persist=kind == "restart").start()
+    proxy = store.Proxy(L, r.sock, f"proxy-{tag}") if kind in ("zombie", "garbage") else None
+    frames = tagged_input(traces.trace("ssh.pcap"), 4, flows_per_copy=True)
+    inp, out = L.path(f"{tag}-in.pcap"), L.path(f"{tag}-out.pcap")
+    pcap.write_pcap(inp, frames)
+    st = store.store_cfg(proxy.addr if proxy else r.addr, "async", True, flush_packets=32,
+                         timeout_ms=200)
+    env = {"ONVM_STORE_UNSAFE_NO_VERSION_CHECK": "1"} if unchecked else None
+    node = L.node(tag, node_cfg(L, tag, inp, out, st, stateful_nfs(L, tag, ""), pace_us=300),
+                  env=env).start()
+    rng = random.Random(seed)
+    p1, p2 = sorted(rng.sample(range(150, len(frames) - 300), 2))
+    p2 = max(p2, p1 + 100)
+    print(f"{tag}, seed {seed}: fault after {p1} packets out, a kill after {p2}")
+
+    def out_at_least(n, what):
+        return store.wait_store(node, CHAIN, lambda d: d["phase"] == "running" and
+                                d["released"] >= n, 60, what)
+
+    def kill_nf(name, k):
+        nf = node.nf_by(name=name)
+        lab.check(len(nf) == 1, f"{name}: {nf}")
+        os.kill(nf[0]["pid"], signal.SIGKILL)  # an NF of our own manager (/onvm/nfs)
+        return store.wait_store(node, CHAIN, lambda d: d["recoveries"] == k and
+                                d["phase"] == "running", 60, f"recovery {k}")
+
+    out_at_least(p1, f"{p1} packets out")
+    kills = 0
+    if kind == "zombie":
+        proxy.hold(500)
+        time.sleep(0.02)  # some updates held
+        kills += 1
+        kill_nf("vlan", kills)
+        time.sleep(0.6)   # the held updates reach the store, after the fence
+        L.expect(proxy.held_total > 0, f"{tag}: nothing was held back")
+    elif kind == "restart":
+        r.kill()
+        time.sleep(0.3)
+        r.start()
+    elif kind == "garbage":
+        proxy.garbage()
+    out_at_least(p2, f"{p2} packets out")
+    kills += 1
+    kill_nf("lb", kills)
+    node.wait_port("p0", "tx", len(frames), timeout=120)
+    d = node.query(f"/onvm/store,{CHAIN}")
+    rc = node.stop()
+    L.expect(rc == 0, f"{tag}: manager exit status {rc}")
+    nfs = [d[f"nf{k}"] for k in range(3)]
+    total = {f: sum(n[f] for n in nfs) for f in ("resets", "bad_replies", "updates_retried",
+                                                   "versions_refused", "fenced", "lost")}
+    print(f"{tag}: recoveries {d['recoveries']}, replayed {d['replayed']}, dropped at "
+          f"recovery {d['recovery_dropped']}, duplicates suppressed {d['dup_suppressed']}; "
+          f"the last NFs: {total}")
+    L.expect(d["log_full"] == 0 and d["exit_full"] == 0 and d["dup_suppressed"] == 0,
+             f"{tag}: {d}")
+    if kind == "restart":
+        L.expect(d["recoveries"] == 1, f"{tag}: the store's restart cost a recovery: {d}")
+    if kind == "garbage":
+        L.expect(proxy.garbage_sent > 0, f"{tag}: no garbage was sent")
+    got = pcap.read_capture_out(out)
+    _, backend = check_stateful(L, frames, got, [], allow_loss=0, tail=False)
+    mon, lb = exports(L, tag)
+    check_exports(L, frames, mon, lb, backend)
+    if proxy:
+        proxy.close()
+    r.kill()
+    return total
+
+
 def absent(L):
     """No store: the stateless chain cannot start, the other chain runs."""
     frames = tagged_input(traces.trace("ssh.pcap"), 1)
@@ -198,6 +288,10 @@ def test(L, which):
         seed = int(os.environ.get("ONVM_TEST_SEED", random.randrange(1 << 32)))
         for mode, cache in store.MODES:
             kill(L, mode, cache, seed, unchecked=which == "kill_unchecked")
+    for kind in ("zombie", "restart", "garbage"):
+        if which in (None, kind, kind + "_unchecked"):
+            seed = int(os.environ.get("ONVM_TEST_SEED", random.randrange(1 << 32)))
+            faults(L, kind, seed, unchecked=which == kind + "_unchecked")
     if which in (None, "absent"):
         absent(L)
 
