@@ -55,6 +55,8 @@ struct sl_chain {
 	uint64_t first_tsc;   /* the first of them arrived */
 	bool started;	      /* its NFs loaded their state: epochs may close */
 	uint64_t flush_cycles;
+	uint64_t last_inject_tsc; /* the last marker went in */
+	uint64_t nudges;	  /* empty epochs closed because others stayed open */
 	/* The log: a copy of every packet that entered since the committed
 	 * epoch, and where each marker went in among them. */
 	struct sl_ring log;

@@ -303,6 +303,7 @@ add_chain(struct rte_tel_data *d, uint16_t ci)
 	rte_tel_data_add_dict_uint(d, "packets_in", c->packets_in);
 	rte_tel_data_add_dict_uint(d, "markers_in", c->markers_in);
 	rte_tel_data_add_dict_uint(d, "markers_failed", c->markers_failed);
+	rte_tel_data_add_dict_uint(d, "nudges", c->nudges);
 	rte_tel_data_add_dict_uint(d, "log_now", c->log.n);
 	rte_tel_data_add_dict_uint(d, "log_full", c->log_full);
 	rte_tel_data_add_dict_uint(d, "log_copy_fail", c->log_copy_fail);

@@ -26,6 +26,9 @@
 #include "onvm_pkt_parse.h"
 #include "sl_priv.h"
 
+/* An epoch uncommitted this many flush_us after the last marker: nudged. */
+#define SL_NUDGE_EPOCHS 8
+
 /* Replayed per poll, at most: the rest on the next (the NFs' rings). */
 #define SL_REPLAY_BURST 64
 
@@ -152,6 +155,7 @@ inject(struct mgr_dp_ctx *ctx, struct sl_chain *c, uint64_t log_pos)
 	c->next_marker++;
 	c->since = 0;
 	c->markers_in++;
+	c->last_inject_tsc = rte_get_tsc_cycles();
 	mgr_marker_fanout(ctx, m, 0);
 }
 
@@ -300,10 +304,25 @@ mgr_sl_rx(struct mgr_dp_ctx *ctx)
 			continue;
 		}
 		log_trim(c);
-		if (!chain_started(c) || c->since == 0)
+		if (!chain_started(c))
 			continue;
 		if (now == 0)
 			now = rte_get_tsc_cycles();
+		/* No input, but epochs not committed for a while: an update's
+		 * close was lost (the store restarted empty, a marker dropped on
+		 * a full ring).  An empty epoch's marker makes every NF close
+		 * again, past them. */
+		if (c->since == 0) {
+			if (c->next_marker > 1 &&
+			    __atomic_load_n(&mgr.shm->chains[ci].sl_committed, __ATOMIC_ACQUIRE) <
+				    c->next_marker - 1 &&
+			    now - c->last_inject_tsc >= SL_NUDGE_EPOCHS * c->flush_cycles) {
+				c->nudges++;
+				inject(ctx, c, log_tail(c));
+				n++;
+			}
+			continue;
+		}
 		if (c->since >= mgr.shm->chains[ci].store.flush_pkts ||
 		    now - c->first_tsc >= c->flush_cycles) {
 			inject(ctx, c, log_tail(c));
