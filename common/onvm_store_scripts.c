@@ -21,18 +21,20 @@ static const char fence_lua[] =
 	"  return {tonumber(r[1]), tonumber(r[2]), tonumber(r[3])}\n"
 	"end\n"
 	"local gen = redis.call('HINCRBY', run, 'gen', 1)\n"
-	"local e, have, miss = nil, 0, 0\n"
+	"local e, have, miss, base = nil, 0, 0, 0\n"
 	"for i = 2, #KEYS do\n"
-	"  local c = redis.call('HGET', KEYS[i], 'closed')\n"
-	"  if c then have = have + 1 else miss = miss + 1 end\n"
-	"  local v = tonumber(c) or 0\n"
+	"  local m = redis.call('HMGET', KEYS[i], 'closed', 'base')\n"
+	"  if m[1] then have = have + 1 else miss = miss + 1 end\n"
+	"  local v = tonumber(m[1]) or 0\n"
 	"  if e == nil or v < e then e = v end\n"
+	"  base = math.max(base, tonumber(m[2]) or 0)\n"
 	"end\n"
-	"if e == nil or miss > 0 then e = 0 end\n"
 	"local state = 1\n"
-	"if have == 0 then state = 0 elseif miss > 0 then state = 2 end\n"
+	"if have == 0 then state = 0 elseif miss > 0 then state = 2\n"
+	"elseif e < base then state = 3 end\n"
+	"if e == nil or state ~= 1 then e = 0 end\n"
 	"for i = 2, #KEYS do\n"
-	"  redis.call('HSET', KEYS[i], 'gen', gen, 'epoch', e, 'seq', 0, 'closed', e)\n"
+	"  redis.call('HSET', KEYS[i], 'gen', gen, 'epoch', e, 'seq', 0, 'closed', e, 'base', 0)\n"
 	"end\n"
 	"redis.call('HSET', run, 'token', ARGV[1], 'epoch', e, 'state', state)\n"
 	"return {gen, e, state}\n";
@@ -58,7 +60,12 @@ static const char load_lua[] =
 /* The version check, then the writes.  %s: the check (or nothing). */
 #define WRITE_HEAD                                                                     \
 	"local m = redis.call('HMGET', KEYS[1], 'gen', 'epoch', 'seq')\n"                \
-	"if not m[1] then return {-2} end\n"                                             \
+	"local fl = tonumber(ARGV[4])\n"                                                 \
+	"if not m[1] then\n"                                                             \
+	"  if fl < 2 then return {-2} end\n"                                             \
+	"  redis.call('HSET', KEYS[1], 'gen', ARGV[1], 'epoch', 0, 'seq', 0, 'base', ARGV[2])\n" \
+	"  m = {ARGV[1], '0', '0'}\n"                                                     \
+	"end\n"                                                                         \
 	"local g, e, s = tonumber(m[1]), tonumber(m[2]), tonumber(m[3])\n"               \
 	"local ue, us = tonumber(ARGV[2]), tonumber(ARGV[3])\n"
 #define WRITE_CHECK                                                                    \
@@ -82,7 +89,7 @@ static const char load_lua[] =
 	"  end\n"                                                                        \
 	"end\n"                                                                          \
 	"for i = nk + 6, #ARGV do redis.call('SADD', KEYS[2], ARGV[i]) end\n"            \
-	"if ARGV[4] == '1' then\n"                                                       \
+	"if fl % 2 == 1 then\n"                                                         \
 	"  redis.call('HSET', KEYS[1], 'epoch', ue, 'seq', us, 'closed', ue)\n"           \
 	"else\n"                                                                         \
 	"  redis.call('HSET', KEYS[1], 'epoch', ue, 'seq', us)\n"                         \

@@ -101,19 +101,27 @@ int onvm_store_chunk_member_parse(const char *s, size_t len, uint32_t *region, u
  *        recovery point E = the lowest epoch every NF closed.  Calls with
  *        the same token return the same answer.
  *        -> {gen, E, state}: state 0 fresh (no NF had stored anything),
- *           1 whole, 2 partial (some NFs' records are missing: E is 0).
+ *           1 whole, 2 partial (some NFs' records are missing), 3 no cut
+ *           (the store lost state, and an NF re-seeded after the epoch
+ *           every NF closed): E is 0 unless whole.
  * LOAD   KEYS: meta, then chunk keys.  ARGV: gen, E, layout.
  *        The chunks' versions at E; versions above E (the dead run's) are
  *        deleted.  -> {1, value or nil, ...}, {-1, gen} fenced, {-3} another
  *        layout.
- * WRITE  KEYS: meta, index, then chunk keys.  ARGV: gen, epoch, seq, close,
+ * WRITE  KEYS: meta, index, then chunk keys.  ARGV: gen, epoch, seq, flags,
  *        floor, the chunks' values, then index members to add.
  *        Applied only if (epoch, seq) is newer than the NF's last update of
- *        this generation.  close 1 also records `epoch` closed.  Versions of
- *        the chunks older than the newest at or below `floor` are deleted.
+ *        this generation.  flags: ONVM_STORE_W_CLOSE also records `epoch`
+ *        closed; ONVM_STORE_W_SEED makes a missing record anew, with
+ *        `epoch` as its base (the NF sends its whole state: the store lost
+ *        it).  Versions of the chunks older than the newest at or below
+ *        `floor` are deleted.
  *        -> {1, epoch, seq} applied, {0, epoch, seq} not newer (the last
  *           applied), {-1, gen} fenced, {-2} the store lost the NF's record.
  */
+#define ONVM_STORE_W_CLOSE 1
+#define ONVM_STORE_W_SEED 2
+
 enum onvm_store_script { ONVM_STORE_FENCE = 0, ONVM_STORE_LOAD, ONVM_STORE_WRITE, ONVM_STORE_NSCRIPTS };
 
 const char *onvm_store_script_text(enum onvm_store_script s);

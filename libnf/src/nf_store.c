@@ -82,6 +82,9 @@ struct nf_store {
 	char (*members)[24];
 	uint32_t arg_cap;
 	bool stopped_logged;
+	bool seed_pending; /* the store lost our record: the next WRITE re-seeds it */
+	uint64_t seed_seq; /* ... that WRITE's seq: "lost" for an older one is no news */
+	bool lost_logged;
 };
 
 static inline uint64_t
@@ -220,6 +223,46 @@ stop_updates(struct nf_ctx *nf, const char *why)
 	set_state(s, ONVM_STORE_STOPPED);
 }
 
+/*
+ * The store no longer has this NF's record (it restarted without its
+ * data): every chunk it ever stored goes again, in the next WRITE, which
+ * makes the record anew (ONVM_STORE_W_SEED) with its epoch as the base.
+ * Chunks it never stored still hold what a fresh instance's start-up
+ * writes.  Until every NF of the chain closed an epoch past every NF's
+ * base there is no consistent cut: a recovery then says so (FENCE, state
+ * 3).  The updates that got this answer are dropped: the re-seed holds
+ * their chunks, newer.
+ */
+static void
+reseed(struct nf_ctx *nf)
+{
+	struct nf_store *s = nf->store;
+
+	if (s->seed_pending)
+		return; /* (the answers to the rest of the pipeline) */
+	if (!s->lost_logged)
+		NF_LOG(WARNING, "%s: store %s lost this NF's record (restarted without its data?): "
+				"sending its whole state again",
+		       nf->name, s->cfg->addr);
+	s->lost_logged = true;
+	s->seed_pending = true;
+	for (uint32_t rg = 0; nf->has_state && rg < nf->state.n_regions; rg++) {
+		uint32_t chunks = nf_state_chunks(&nf->state, rg);
+
+		for (uint32_t c = 0; c < chunks; c++) {
+			if (!bit_test(s->stored[rg], c))
+				continue;
+			s->stored[rg][c >> 6] &= ~(UINT64_C(1) << (c & 63));
+			if (!bit_test(s->dirty[rg], c)) {
+				bit_set(s->dirty[rg], c);
+				s->dlist[s->n_dirty][0] = rg;
+				s->dlist[s->n_dirty][1] = c;
+				s->n_dirty++;
+			}
+		}
+	}
+}
+
 /* One reply, in order.  false: the connection must be reset. */
 static bool
 handle_reply(struct nf_ctx *nf, redisReply *r)
@@ -261,7 +304,8 @@ handle_reply(struct nf_ctx *nf, redisReply *r)
 		break;
 	case ONVM_STORE_LOST:
 		s->st->lost++;
-		stop_updates(nf, "the store no longer holds this NF's record (restarted empty?)");
+		if (q->seq > s->seed_seq)
+			reseed(nf);
 		break;
 	default:
 		if (r->type == REDIS_REPLY_ERROR)
@@ -428,7 +472,7 @@ write_dirty(struct nf_ctx *nf, uint64_t epoch, bool close)
 {
 	struct nf_store *s = nf->store;
 	struct nf_state_set *set = &nf->state;
-	char nums[FIXED_ARGS][24];
+	char nums[FIXED_ARGS + 1][24];
 	uint32_t nk = s->n_dirty, nmem = 0, i = 0, v0;
 	struct store_req *r;
 	char *cmd = NULL;
@@ -483,7 +527,15 @@ write_dirty(struct nf_ctx *nf, uint64_t epoch, bool close)
 	arg(s, &i, nums[1], strlen(nums[1]));
 	arg(s, &i, nums[2], strlen(nums[2]));
 	arg(s, &i, nums[3], strlen(nums[3]));
-	arg(s, &i, close ? "1" : "0", 1);
+	{
+		int fl = (close ? ONVM_STORE_W_CLOSE : 0) | (s->seed_pending ? ONVM_STORE_W_SEED : 0);
+
+		snprintf(nums[5], sizeof(nums[5]), "%d", fl);
+		arg(s, &i, nums[5], strlen(nums[5]));
+		if (s->seed_pending)
+			s->seed_seq = s->seq;
+		s->seed_pending = false;
+	}
 	arg(s, &i, nums[4], strlen(nums[4]));
 	i += nk; /* the values, filled above */
 	for (uint32_t m = 0; m < nmem; m++)
@@ -702,10 +754,15 @@ fence(struct nf_ctx *nf, uint64_t *epoch)
 	    r->element[1]->integer >= 0) {
 		s->gen = (uint64_t)r->element[0]->integer;
 		*epoch = (uint64_t)r->element[1]->integer;
-		if (r->element[2]->integer == 2)
-			NF_LOG(WARNING, "%s: store %s holds state for some NFs of chain '%s' but not "
-					"all: the chain starts from its initial state",
-			       nf->name, s->cfg->addr, ch->name);
+		if (r->element[2]->integer >= 2) {
+			NF_LOG(ERR, "%s: store %s %s: chain '%s' starts from its initial state",
+			       nf->name, s->cfg->addr,
+			       r->element[2]->integer == 2 ? "holds state for some NFs of the chain, "
+							     "not all"
+							   : "lost state, and no epoch of it is whole",
+			       ch->name);
+			s->st->lost++;
+		}
 		ret = 0;
 	} else {
 		NF_LOG(ERR, "%s: store %s: FENCE: %s", nf->name, s->cfg->addr,

@@ -35,6 +35,10 @@ Scenarios (argument; none: all of them, in each of the four modes):
           restarted 300 ms later: the NFs reconnect and send again what
           was unanswered; then an NF is killed and the chain recovers
           from the restarted store.  The same oracle; resets counted.
+  restart_empty  the same with a store that keeps nothing (no AOF): it
+          comes back empty, the NFs find their records gone and send their
+          whole state again (re-seed), no recovery needed; then the NF
+          killed recovers from the re-seeded store.
   garbage the proxy answers one command of each connection with replies
           WRITE never gives: counted, the connections reset, the updates
           sent again; then an NF killed.  The same oracle.
@@ -211,7 +215,7 @@ def faults(L, kind, seed, unchecked=False):
         kill_nf("vlan", kills)
         time.sleep(0.6)   # the held updates reach the store, after the fence
         L.expect(proxy.held_total > 0, f"{tag}: nothing was held back")
-    elif kind == "restart":
+    elif kind in ("restart", "restart_empty"):
         r.kill()
         time.sleep(0.3)
         r.start()
@@ -232,8 +236,11 @@ def faults(L, kind, seed, unchecked=False):
           f"the last NFs: {total}")
     L.expect(d["log_full"] == 0 and d["exit_full"] == 0 and d["dup_suppressed"] == 0,
              f"{tag}: {d}")
-    if kind == "restart":
+    if kind in ("restart", "restart_empty"):
         L.expect(d["recoveries"] == 1, f"{tag}: the store's restart cost a recovery: {d}")
+        L.expect(total["resets"] >= 3, f"{tag}: {total['resets']} connections reset")
+    if kind == "restart_empty":
+        L.expect(total["lost"] >= 3, f"{tag}: the NFs did not find their records lost")
     if kind == "garbage":
         L.expect(proxy.garbage_sent > 0, f"{tag}: no garbage was sent")
     got = pcap.read_capture_out(out)
@@ -288,7 +295,7 @@ def test(L, which):
         seed = int(os.environ.get("ONVM_TEST_SEED", random.randrange(1 << 32)))
         for mode, cache in store.MODES:
             kill(L, mode, cache, seed, unchecked=which == "kill_unchecked")
-    for kind in ("zombie", "restart", "garbage"):
+    for kind in ("zombie", "restart", "restart_empty", "garbage"):
         if which in (None, kind, kind + "_unchecked"):
             seed = int(os.environ.get("ONVM_TEST_SEED", random.randrange(1 << 32)))
             faults(L, kind, seed, unchecked=which == kind + "_unchecked")

@@ -47,8 +47,9 @@ def test(L):
 
     def write(svc, gen, epoch, seq, close, floor, chunks, new=(), script="write"):
         keys = [key("m", svc), key("i", svc)] + [key("c", svc, rc) for rc in chunks]
+        # close: False/True, or the flags (1 close, 2 seed)
         return r.cmd("EVALSHA", sha[script], len(keys), *keys, gen, epoch, seq,
-                     1 if close else 0, floor, *chunks.values(), *new)
+                     int(close), floor, *chunks.values(), *new)
 
     def load(svc, gen, epoch, rcs, layout="L1"):
         return r.cmd("EVALSHA", sha["load"], 1 + len(rcs), key("m", svc),
@@ -102,6 +103,25 @@ def test(L):
     r.cmd("DEL", key("m", 2))
     L.expect(write(2, 3, 3, 1, True, 0, {}) == [-2], "lost")
     L.expect(fence("D") == [4, 0, 2], "partial: E 0")
+    # Re-seeded: a WRITE flagged SEED (2) makes the record anew, its epoch
+    # the NF's base; there is no cut until every NF closed past every base.
+    r.cmd("FLUSHALL")
+    L.expect(write(1, 4, 10, 1, False, 0, {"0.0": b"s1"}) == [-2], "lost, not seeding")
+    L.expect(write(1, 4, 10, 1, 2, 0, {"0.0": b"s1"}, ["0.0"]) == [1, 10, 1], "seeded at 10")
+    L.expect(write(1, 4, 10, 2, 1, 0, {}) == [1, 10, 2], "nf1 closes 10")
+    L.expect(write(2, 4, 12, 1, 3, 0, {"0.0": b"t1"}, ["0.0"]) == [1, 12, 1],
+             "nf2 seeded and closed at 12")
+    # (FLUSHALL took the chain's run key: generations start again at 1)
+    L.expect(fence("E") == [1, 0, 3], "no cut: nf1 closed 10, below nf2's base 12")
+    # the same without a recovery in between
+    r.cmd("FLUSHALL")
+    L.expect(write(1, 4, 10, 1, 2, 0, {"0.0": b"s1"}, ["0.0"]) == [1, 10, 1], "seeded again")
+    L.expect(write(2, 4, 12, 1, 3, 0, {"0.0": b"t1"}, ["0.0"]) == [1, 12, 1], "nf2 again")
+    L.expect(write(1, 4, 13, 2, 1, 0, {"0.0": b"s2"}) == [1, 13, 2], "nf1 closes 13")
+    L.expect(write(2, 4, 13, 2, 1, 0, {}) == [1, 13, 2], "nf2 closes 13")
+    L.expect(fence("F") == [1, 13, 1], "a cut at 13, past every base")
+    L.expect(load(1, 1, 13, ["0.0"]) == [1, b"s2"] and load(2, 1, 13, ["0.0"]) == [1, b"t1"],
+             "the re-seeded state at 13")
     r.kill()
 
 
