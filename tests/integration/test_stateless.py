@@ -53,7 +53,7 @@ import signal
 import sys
 import time
 
-from onvm import lab, pcap, store, traces
+from onvm import exporter, lab, pcap, store, traces
 from onvm.remote_lab import check_exports, check_stateful, stateful_nfs, tagged_input
 
 CHAIN = "sl"
@@ -94,6 +94,16 @@ def modes(L, mode, cache):
     node = L.node(f"{tag}", node_cfg(L, tag, inp, out, st, nfs)).start()
     node.wait_port("p0", "tx", len(frames), timeout=120)
     d = node.query(f"/onvm/store,{CHAIN}")
+    if (mode, cache) == ("async", True):
+        # The Prometheus exporter shows the chain and its NFs' clients.
+        port = exporter.free_port()
+        exporter.start_exporter(L, [node.prefix], port, tag)
+        m = exporter.metrics(port)
+        got_rel = exporter.metric(m, "onvm_store_chain_released_packets_total", chain=CHAIN)
+        got_acked = exporter.metric(m, "onvm_store_nf_updates_acked_total", chain=CHAIN,
+                                    service="3")
+        L.expect(got_rel == len(frames) and got_acked == d["nf2"]["updates_acked"],
+                 f"{tag}: exporter says released {got_rel}, lb acked {got_acked}")
     rc = node.stop()
     L.expect(rc == 0, f"{tag}: manager exit status {rc}")
     print(f"{tag}: committed {d['committed']}, markers {d['markers_in']}, held "
