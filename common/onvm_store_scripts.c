@@ -8,9 +8,9 @@
  * atomically: no other client's command runs in the middle of one, so a
  * version check and the writes it guards are one step.
  *
- * Lua 5.1 numbers are doubles: epochs and sequence numbers stay below 2^53
- * (a marker a microsecond for 285 years), and tostring() of an integral
- * double prints it without a fraction.
+ * Lua 5.1 numbers are doubles, exact below 2^53: epochs and sequence
+ * numbers are compared as numbers, and a field is always read back by the
+ * string it was written under (tostring() prints 1e+14 for 10^14).
  */
 #include "onvm_store.h"
 
@@ -21,6 +21,7 @@ static const char fence_lua[] =
 	"  return {tonumber(r[1]), tonumber(r[2]), tonumber(r[3])}\n"
 	"end\n"
 	"local gen = redis.call('HINCRBY', run, 'gen', 1)\n"
+	"local want = tonumber(ARGV[2])\n"
 	"local e, have, miss, base = nil, 0, 0, 0\n"
 	"for i = 2, #KEYS do\n"
 	"  local m = redis.call('HMGET', KEYS[i], 'closed', 'base')\n"
@@ -30,9 +31,14 @@ static const char fence_lua[] =
 	"  base = math.max(base, tonumber(m[2]) or 0)\n"
 	"end\n"
 	"local state = 1\n"
-	"if have == 0 then state = 0 elseif miss > 0 then state = 2\n"
-	"elseif e < base then state = 3 end\n"
-	"if e == nil or state ~= 1 then e = 0 end\n"
+	"if have == 0 then state, e = 0, 0\n"
+	"elseif miss > 0 then state, e = 2, 0\n"
+	"else\n"
+	"  if want > 0 then\n"
+	"    if want <= e then e = want else state = 3 end\n"
+	"  end\n"
+	"  if e < base then state, e = 3, 0 end\n"
+	"end\n"
 	"for i = 2, #KEYS do\n"
 	"  redis.call('HSET', KEYS[i], 'gen', gen, 'epoch', e, 'seq', 0, 'closed', e, 'base', 0)\n"
 	"end\n"
@@ -47,12 +53,12 @@ static const char load_lua[] =
 	"local E = tonumber(ARGV[2])\n"
 	"local out = {1}\n"
 	"for i = 2, #KEYS do\n"
-	"  local best = -1\n"
+	"  local best, bf = -1, nil\n"
 	"  for _, f in ipairs(redis.call('HKEYS', KEYS[i])) do\n"
 	"    local n = tonumber(f)\n"
-	"    if n > E then redis.call('HDEL', KEYS[i], f) elseif n > best then best = n end\n"
+	"    if n > E then redis.call('HDEL', KEYS[i], f) elseif n > best then best, bf = n, f end\n"
 	"  end\n"
-	"  if best >= 0 then out[#out + 1] = redis.call('HGET', KEYS[i], tostring(best))\n"
+	"  if bf then out[#out + 1] = redis.call('HGET', KEYS[i], bf)\n"
 	"  else out[#out + 1] = false end\n"
 	"end\n"
 	"return out\n";

@@ -417,6 +417,10 @@ struct onvm_nf_slot {
 	 * manager releases a stateless chain's output up to the lowest of its
 	 * NFs'). */
 	uint64_t store_closed;
+	/* The token of the chain's run this NF fenced and loaded for (atomic,
+	 * stored after store.state READY's fields): the manager counts it as
+	 * loaded only for the run it launched it for. */
+	uint64_t store_token;
 	struct onvm_store_stats store;
 	struct onvm_nf_app_stats app; /* NF-published counters */
 } __rte_cache_aligned;
@@ -469,11 +473,15 @@ struct onvm_chain {
 	/* Stateless resiliency (docs/design/stateless.md): its NFs keep their
 	 * state in `store`.  sl_token names this run of the chain (a recovery
 	 * of it: onvm_store.h FENCE); sl_committed (atomic, manager-written)
-	 * is the newest epoch every NF of the chain closed. */
+	 * is the newest epoch whose marker the exit released: every NF closed
+	 * it, and the store has it. */
 	uint8_t stateless;
 	struct onvm_store_cfg store;
 	uint64_t sl_token;
 	uint64_t sl_committed;
+	/* Written by the manager before a recovery's launch: the epoch its NFs
+	 * load (the newest marker the exit released); 0: the store decides. */
+	uint64_t sl_recover_epoch;
 };
 
 /* A flow rule: IPv4 5-tuple with prefixes and port ranges; 0-length prefix

@@ -50,7 +50,7 @@ enum onvm_store_mode {
 #define ONVM_STORE_PIPELINE_MAX 4096
 #define ONVM_STORE_TIMEOUT_MS_DEFAULT 1000
 #define ONVM_STORE_TIMEOUT_MS_MAX 60000
-#define ONVM_STORE_LOG_PACKETS_DEFAULT 16384
+#define ONVM_STORE_LOG_PACKETS_DEFAULT 2048
 #define ONVM_STORE_LOG_PACKETS_MAX (1u << 20)
 
 /* A chain's store, as the config gives it; shared with its NFs. */
@@ -101,9 +101,9 @@ int onvm_store_chunk_member_parse(const char *s, size_t len, uint32_t *region, u
  *        recovery point E = the lowest epoch every NF closed.  Calls with
  *        the same token return the same answer.
  *        -> {gen, E, state}: state 0 fresh (no NF had stored anything),
- *           1 whole, 2 partial (some NFs' records are missing), 3 no cut
- *           (the store lost state, and an NF re-seeded after the epoch
- *           every NF closed): E is 0 unless whole.
+ *           1 whole, 2 partial (some NFs' records are missing: E 0), 3 the
+ *           store lost state: an NF closed less than the E given (E is the
+ *           lowest closed), or re-seeded after it (E 0).
  * LOAD   KEYS: meta, then chunk keys.  ARGV: gen, E, layout.
  *        The chunks' versions at E; versions above E (the dead run's) are
  *        deleted.  -> {1, value or nil, ...}, {-1, gen} fenced, {-3} another

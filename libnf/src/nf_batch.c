@@ -189,8 +189,11 @@ nfl_batch_run_handlers(struct nf_ctx *nf, uint32_t n)
 			/* Packets the batch handler generates, and tick-time ND
 			 * decisions, take the timestamp of the newest packet
 			 * handled. */
-			if (meta->ts > nf->last_ts && !(meta->flags & ONVM_PKT_F_MARKER))
+			if (meta->ts > nf->last_ts && !(meta->flags & ONVM_PKT_F_MARKER)) {
 				nf->last_ts = meta->ts;
+				nf->last_chain = meta->chain_id;
+				nf->last_run = meta->chain_run;
+			}
 		}
 		for (uint32_t i = 0; i < n; i++) {
 			nf_pkt_meta(b->held[i])->action = ONVM_ACTION_NEXT;
@@ -219,8 +222,11 @@ nfl_batch_run_handlers(struct nf_ctx *nf, uint32_t n)
 				continue;
 			}
 			/* (what the handler generates takes cur_pkt's) */
-			if (meta->ts > nf->last_ts)
+			if (meta->ts > nf->last_ts) {
 				nf->last_ts = meta->ts;
+				nf->last_chain = meta->chain_id;
+				nf->last_run = meta->chain_run;
+			}
 			meta->action = ONVM_ACTION_NEXT;
 			bytes += rte_pktmbuf_pkt_len(m);
 			nf->cur_pkt = m;
@@ -394,6 +400,10 @@ nf_pkt_alloc(struct nf_ctx *nf)
 	/* It belongs to the packet being handled (or, in a tick, follows the
 	 * newest one): remote chains order and deduplicate it by that. */
 	meta->ts = nf->cur_pkt != NULL ? nf_pkt_meta(nf->cur_pkt)->ts : nf->last_ts;
+	/* ... and to its chain's run: a stateless chain holds it at its exit
+	 * with the rest, and drops it with the rest after a recovery. */
+	meta->chain_id = nf->cur_pkt != NULL ? nf_pkt_meta(nf->cur_pkt)->chain_id : nf->last_chain;
+	meta->chain_run = nf->cur_pkt != NULL ? nf_pkt_meta(nf->cur_pkt)->chain_run : nf->last_run;
 	return m;
 }
 

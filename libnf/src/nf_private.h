@@ -95,6 +95,8 @@ struct nf_ctx {
 	bool has_cut;		/* in a remote chain: markers freeze into `cut` */
 	struct onvm_cut_set cut;
 	uint64_t last_ts;	/* highest timestamp of a packet handled */
+	uint16_t last_chain;	/* ... its chain and chain_run (what a tick generates takes) */
+	uint8_t last_run;
 	uint64_t last_marker;	/* cut id of the newest marker passed on */
 	uint64_t nd_cut_batch;	/* the cut the batch's ND decisions wait for (published at commit) */
 	uint32_t n_decl;

@@ -22,6 +22,8 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <arpa/inet.h>
+#include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,7 +104,7 @@ bit_set(uint64_t *b, uint32_t i)
 static void
 set_state(struct nf_store *s, enum onvm_store_state st)
 {
-	__atomic_store_n(&s->st->state, (uint32_t)st, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->st->state, (uint32_t)st, __ATOMIC_RELEASE);
 }
 
 /* ---- the connection ---- */
@@ -722,13 +724,13 @@ load_scripts(struct nf_ctx *nf)
 
 /* FENCE: this incarnation's generation and the chain's recovery point. */
 static int
-fence(struct nf_ctx *nf, uint64_t *epoch)
+fence(struct nf_ctx *nf, const uint64_t *token, uint64_t *epoch)
 {
 	struct nf_store *s = nf->store;
 	const struct onvm_chain *ch = s->chain;
-	char keys[ONVM_MAX_CHAIN_LEN + 1][ONVM_STORE_KEY_LEN], tok[24], nk[8];
-	const char *argv[ONVM_MAX_CHAIN_LEN + 5];
-	size_t argl[ONVM_MAX_CHAIN_LEN + 5];
+	char keys[ONVM_MAX_CHAIN_LEN + 1][ONVM_STORE_KEY_LEN], tok[24], want[24], nk[8];
+	const char *argv[ONVM_MAX_CHAIN_LEN + 6];
+	size_t argl[ONVM_MAX_CHAIN_LEN + 6];
 	uint32_t i = 0;
 	redisReply *r;
 	int ret = -EPROTO;
@@ -743,8 +745,11 @@ fence(struct nf_ctx *nf, uint64_t *epoch)
 		onvm_store_key_meta(keys[k + 1], sizeof(keys[0]), ch->name, ch->services[k]);
 		argv[i++] = keys[k + 1];
 	}
-	snprintf(tok, sizeof(tok), "%" PRIu64, __atomic_load_n(&ch->sl_token, __ATOMIC_ACQUIRE));
+	snprintf(tok, sizeof(tok), "%" PRIu64, *token);
 	argv[i++] = tok;
+	snprintf(want, sizeof(want), "%" PRIu64,
+		 __atomic_load_n(&ch->sl_recover_epoch, __ATOMIC_ACQUIRE));
+	argv[i++] = want;
 	for (uint32_t k = 0; k < i; k++)
 		argl[k] = strlen(argv[k]);
 	r = call_argv(nf, (int)i, argv, argl);
@@ -755,12 +760,14 @@ fence(struct nf_ctx *nf, uint64_t *epoch)
 		s->gen = (uint64_t)r->element[0]->integer;
 		*epoch = (uint64_t)r->element[1]->integer;
 		if (r->element[2]->integer >= 2) {
-			NF_LOG(ERR, "%s: store %s %s: chain '%s' starts from its initial state",
+			NF_LOG(ERR, "%s: store %s %s: chain '%s' starts from its epoch %" PRId64
+				    " (0: its initial state)",
 			       nf->name, s->cfg->addr,
 			       r->element[2]->integer == 2 ? "holds state for some NFs of the chain, "
 							     "not all"
-							   : "lost state, and no epoch of it is whole",
-			       ch->name);
+							   : "lost state the chain's exit had released: "
+							     "no whole epoch is at or after it",
+			       ch->name, (int64_t)r->element[1]->integer);
 			s->st->lost++;
 		}
 		ret = 0;
@@ -900,6 +907,22 @@ layout_fp(const struct nf_ctx *nf)
 	return fp;
 }
 
+static int
+resolve_host(struct nf_ctx *nf, struct onvm_store_addr *a)
+{
+	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res = NULL;
+	int rc = getaddrinfo(a->host, NULL, &hints, &res);
+
+	if (rc != 0 || res == NULL) {
+		NF_LOG(ERR, "%s: store host %s: %s", nf->name, a->host, gai_strerror(rc));
+		return -1;
+	}
+	inet_ntop(AF_INET, &((struct sockaddr_in *)res->ai_addr)->sin_addr, a->host,
+		  sizeof(a->host));
+	freeaddrinfo(res);
+	return 0;
+}
+
 /* The stateless chain this NF's service is in, or NULL. */
 static struct onvm_chain *
 find_chain(struct nf_ctx *nf)
@@ -921,7 +944,7 @@ nfl_store_start(struct nf_ctx *nf)
 {
 	struct nf_store *s;
 	struct onvm_chain *ch = find_chain(nf);
-	uint64_t t0 = nfl_mono_ns(), epoch = 0;
+	uint64_t t0 = nfl_mono_ns(), epoch = 0, token;
 	char err[160];
 	int ret;
 
@@ -947,6 +970,10 @@ nfl_store_start(struct nf_ctx *nf)
 		NF_LOG(ERR, "%s: store address %s", nf->name, err);
 		return -EINVAL;
 	}
+	/* A name is resolved once, here: hiredis resolves at every connect,
+	 * and a reconnect runs in the packet loop (getaddrinfo may block). */
+	if (!s->addr.unix_socket && resolve_host(nf, &s->addr) < 0)
+		return -EHOSTUNREACH;
 	if (s->unchecked)
 		NF_LOG(WARNING, "%s: ONVM_STORE_UNSAFE_NO_VERSION_CHECK: updates are applied "
 				"without their version check (tests only)",
@@ -972,9 +999,10 @@ nfl_store_start(struct nf_ctx *nf)
 		s->st->connect_fails++;
 		return -ECONNREFUSED;
 	}
+	token = __atomic_load_n(&ch->sl_token, __ATOMIC_ACQUIRE);
 	ret = load_scripts(nf);
 	if (ret == 0)
-		ret = fence(nf, &epoch);
+		ret = fence(nf, &token, &epoch);
 	if (ret == 0 && nf->has_state)
 		ret = load_state(nf, epoch);
 	if (ret < 0) {
@@ -991,6 +1019,8 @@ nfl_store_start(struct nf_ctx *nf)
 	s->st->load_ns = nfl_mono_ns() - t0;
 	__atomic_store_n(&nf->slot->store_closed, epoch, __ATOMIC_RELEASE);
 	set_state(s, ONVM_STORE_READY);
+	/* Last: whoever reads the token reads the rest above. */
+	__atomic_store_n(&nf->slot->store_token, token, __ATOMIC_RELEASE);
 	NF_LOG(INFO, "%s: store %s: chain '%s' generation %" PRIu64 ", state at epoch %" PRIu64
 		     " (%" PRIu64 " chunks) loaded in %" PRIu64 " us",
 	       nf->name, s->cfg->addr, ch->name, s->gen, epoch, s->st->loaded_chunks,

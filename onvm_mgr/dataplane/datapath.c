@@ -254,8 +254,12 @@ mgr_dp_dispatch(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, const struct mgr_des
  * counted (mgr_rsync_crossing).
  */
 static inline void
-dispatch_nf_out(struct mgr_dp_ctx *ctx, uint8_t from, struct rte_mbuf *m, const struct mgr_dest *d)
+dispatch_nf_out(struct mgr_dp_ctx *ctx, uint8_t from, uint16_t from_service, struct rte_mbuf *m,
+		const struct mgr_dest *d)
 {
+	if (unlikely(mgr_sl_any) && d->kind == MGR_DEST_NF &&
+	    mgr_sl_crossing(from_service, mgr.shm->nfs[d->id].service_id, m))
+		return;
 	if (unlikely(mgr.remote.rsync_services)) {
 		if (d->kind == MGR_DEST_NF) {
 			uint8_t to = mgr.remote.rsync_service[mgr.shm->nfs[d->id].service_id];
@@ -695,7 +699,8 @@ mgr_tx_poll(void)
 				continue;
 			}
 			for (; routed < i; routed++) {
-				dispatch_nf_out(ctx, chain_of, pkts[routed], &dest[routed]);
+				dispatch_nf_out(ctx, chain_of, slot->service_id, pkts[routed],
+						&dest[routed]);
 				next = dest[routed].kind == MGR_DEST_NF ? (int16_t)dest[routed].id : -1;
 				lastp = dest[routed].kind == MGR_DEST_PORT ? (int16_t)dest[routed].id
 									   : -1;

@@ -168,6 +168,10 @@ mgr_nf_slot_reset(struct onvm_nf_slot *s)
 	s->batch.alloc_seen = s->alloc_ring->cons.tail;
 	memset(&s->stats, 0, sizeof(s->stats));
 	memset(&s->app, 0, sizeof(s->app));
+	/* A stateless chain's NF: nothing of the one before may look loaded. */
+	__atomic_store_n(&s->store_token, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->store_closed, 0, __ATOMIC_RELAXED);
+	memset(&s->store, 0, sizeof(s->store));
 	s->reclaimed = 0;
 	for (int u = 0; u < MGR_UNIT_MAX; u++) {
 		mgr.dp[u].nf_enq[s->instance_id] = 0;

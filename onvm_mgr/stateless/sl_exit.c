@@ -13,12 +13,15 @@
  * produced every packet released, and a load balancer's released choice
  * is never made again, differently.
  *
- * A recovery (sl_recover.c) starts a new incarnation of the chain.  Held
- * output of the old one up to the recovery point E is released (the store
- * has all of it); the rest is dropped -- the replay makes it again -- and
- * so is anything of the old incarnation still on its way.  A replayed
- * packet whose timestamp was released already is dropped too (counted):
- * by construction there is none, unless the store lost acknowledged state.
+ * The newest marker released is the chain's committed epoch (published as
+ * sl_committed): every NF passed that very marker and closed its epoch, so
+ * a recovery restarts from it (sl_recover.c), the root's log is trimmed up
+ * to it, and everything still held here is after it.  A recovery starts a
+ * new incarnation: what the old one left here is dropped -- the replay
+ * after that marker makes it again -- and so is anything of the old
+ * incarnation still on its way.  A replayed packet whose timestamp was
+ * released already is dropped too (counted): by construction there is
+ * none, unless the store lost acknowledged state.
  */
 #include <string.h>
 
@@ -84,6 +87,19 @@ mgr_sl_on_exit(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 	c->hold.n++;
 }
 
+bool
+mgr_sl_crossing(uint16_t from_service, uint16_t to_service, struct rte_mbuf *m)
+{
+	uint8_t a = mgr_sl_service[from_service % ONVM_MAX_SERVICES];
+	uint8_t b = mgr_sl_service[to_service % ONVM_MAX_SERVICES];
+
+	if (a == b)
+		return false;
+	mgr_sl[(a != 0 ? a : b) - 1].crossing++;
+	rte_pktmbuf_free(m);
+	return true;
+}
+
 /* The newest epoch every NF of the chain closed in the store. */
 static uint64_t
 committed_of(uint16_t ci)
@@ -101,57 +117,48 @@ committed_of(uint16_t ci)
 }
 
 /* Release up to and including each marker at or below `c->committed`, as
- * far as the ports take them now; false if a port was full. */
-static bool
-release(struct mgr_dp_ctx *ctx, struct sl_chain *c, int *moved, uint64_t *counter)
+ * far as the ports take them now. */
+static void
+release(struct mgr_dp_ctx *ctx, struct sl_chain *c, int *moved)
 {
 	while (c->xmk.n > 0 && c->xmk_id[c->xmk.head] <= c->committed) {
 		uint64_t upto = c->xmk_pos[c->xmk.head];
 
-		while (c->hold.abs_head <= upto) {
+		while (c->hold.abs_head < upto) {
 			struct rte_mbuf *m = c->q[c->hold.head];
 
-			if (c->hold.abs_head == upto) {
-				drop_head(c, NULL); /* the marker */
-				continue;
-			}
 			if (!mgr_dp_port_try(ctx, m, c->port[c->hold.head]))
-				return false;
+				return; /* the port is full: on a later poll */
 			c->released_ts = RTE_MAX(c->released_ts, onvm_pkt_meta(m, mgr.dyn_off)->ts);
 			c->hold.head = (c->hold.head + 1) % c->hold.cap;
 			c->hold.n--;
 			c->hold.abs_head++;
 			c->released++;
-			(*counter)++;
 			(*moved)++;
 		}
+		drop_head(c, NULL); /* the marker */
+		c->released_marker = c->xmk_id[c->xmk.head];
+		__atomic_store_n(&mgr.shm->chains[c->id].sl_committed, c->released_marker,
+				 __ATOMIC_RELEASE);
 		c->xmk.head = (c->xmk.head + 1) % c->xmk.cap;
 		c->xmk.n--;
 		c->xmk.abs_head++;
 	}
-	return true;
 }
 
-/* A new incarnation: what the old one left here up to the recovery point
- * goes (the store has it), the rest is dropped.  false: a port was full,
- * the rest on a later poll. */
-static bool
-change_run(struct mgr_dp_ctx *ctx, struct sl_chain *c, uint8_t run, int *moved)
+/* A new incarnation: what the old one left here is after the recovery
+ * point (the newest marker released): dropped, the replay makes it again. */
+static void
+change_run(struct sl_chain *c, uint8_t run)
 {
-	uint64_t e = c->replay_epoch;
-
-	if (e > c->committed) {
-		c->committed = e;
-		__atomic_store_n(&mgr.shm->chains[c->id].sl_committed, e, __ATOMIC_RELEASE);
-	}
-	if (!release(ctx, c, moved, &c->recovery_released))
-		return false;
 	while (c->hold.n > 0)
 		drop_head(c, &c->recovery_dropped);
 	c->xmk.abs_head += c->xmk.n;
 	c->xmk.n = 0;
+	c->committed = RTE_MAX(c->committed, c->replay_epoch);
 	c->tx_run = run;
-	return true;
+	/* From here its output is held: the root may replay. */
+	__atomic_store_n(&c->tx_switched, run, __ATOMIC_RELEASE);
 }
 
 int
@@ -161,26 +168,19 @@ mgr_sl_tx(struct mgr_dp_ctx *ctx)
 
 	for (uint16_t ci = 0; ci < ONVM_MAX_CHAINS; ci++) {
 		struct sl_chain *c = &mgr_sl[ci];
-		uint32_t phase;
-		uint64_t cm, dummy = 0;
+		uint32_t st;
 
 		if (!c->on)
 			continue;
-		phase = __atomic_load_n(&c->phase, __ATOMIC_ACQUIRE);
-		if (phase == SL_DOWN || phase == SL_STARTING)
+		st = sl_state(c);
+		if (SL_PHASE(st) == SL_DOWN || SL_PHASE(st) == SL_STARTING)
 			continue; /* held as it is until the recovery point is known */
-		if (c->tx_run != __atomic_load_n(&c->run, __ATOMIC_ACQUIRE)) {
-			if (!change_run(ctx, c, __atomic_load_n(&c->run, __ATOMIC_ACQUIRE), &moved))
-				continue;
-		}
+		if (c->tx_run != SL_RUN(st))
+			change_run(c, SL_RUN(st));
 		if (c->xmk.n == 0)
 			continue;
-		cm = committed_of(ci);
-		if (cm > c->committed) {
-			c->committed = cm;
-			__atomic_store_n(&mgr.shm->chains[ci].sl_committed, cm, __ATOMIC_RELEASE);
-		}
-		release(ctx, c, &moved, &dummy);
+		c->committed = RTE_MAX(c->committed, committed_of(ci));
+		release(ctx, c, &moved);
 	}
 	return moved;
 }

@@ -16,8 +16,8 @@
 #include "mgr.h"
 #include "stateless/stateless.h"
 
-#define SL_HOLD_MAX 32768  /* what one chain's exit holds at most */
-#define SL_MARKER_ROOM 256 /* of it, kept for markers: a full exit still closes epochs */
+#define SL_MARKER_ROOM 256 /* of the exit's room, kept for markers: a full exit still
+			    * closes epochs */
 
 /* A chain's life, written by the control thread (DOWN, STARTING, REPLAY)
  * and the RX unit (REPLAY -> RUNNING); read by all three. */
@@ -44,9 +44,13 @@ sl_ring_at(const struct sl_ring *r, uint64_t abs)
 struct sl_chain {
 	bool on;
 	uint16_t id; /* the chain's index in the table */
-	uint32_t phase;	       /* enum sl_phase, atomic */
-	uint8_t run;	       /* incarnation (meta->chain_run), atomic; control thread */
-	uint64_t replay_epoch; /* the recovery point, before phase REPLAY */
+	/* (run << 8) | phase, one atomic word: a unit never sees a new run with
+	 * an old phase.  The control thread writes it (DOWN, STARTING, REPLAY,
+	 * each with the run), the RX unit too (REPLAY -> RUNNING). */
+	uint32_t state;
+	uint64_t replay_epoch; /* the recovery point, written before phase REPLAY */
+	uint32_t tx_switched;  /* atomic: the run whose output the exit now holds */
+	uint64_t base_epoch;   /* atomic (RX): what the NFs loaded at the first start */
 
 	/* ---- RX unit: the root ---- */
 	uint64_t clock;	      /* the newest packet's timestamp */
@@ -67,6 +71,7 @@ struct sl_chain {
 	uint8_t rx_run;	      /* the incarnation the RX unit works for */
 	uint64_t cursor;      /* replay: the next log position to send */
 	uint64_t packets_in, markers_in, markers_failed, log_full, log_copy_fail;
+	uint64_t foreign_in; /* routed in from another port than the ingress: dropped */
 	uint64_t replayed, replay_runs;
 
 	/* ---- TX unit: the exit ---- */
@@ -76,10 +81,12 @@ struct sl_chain {
 	struct sl_ring xmk; /* markers held: ids and positions in `hold` */
 	uint64_t *xmk_id, *xmk_pos;
 	uint8_t tx_run;
-	uint64_t committed;
+	uint64_t committed;   /* the lowest epoch the chain's NFs closed */
+	uint64_t released_marker; /* the newest marker released (published: sl_committed) */
 	uint64_t released_ts; /* the newest timestamp released */
 	uint64_t held_total, released, exit_full, markers_out, markers_full;
-	uint64_t stale_dropped, dup_suppressed, recovery_released, recovery_dropped;
+	uint64_t stale_dropped, dup_suppressed, recovery_dropped;
+	uint64_t crossing; /* NF output crossing into or out of the chain: dropped (TX) */
 
 	/* ---- control thread: recoveries ---- */
 	bool launched; /* some NF of it was launched */
@@ -91,6 +98,21 @@ struct sl_chain {
 };
 
 extern struct sl_chain mgr_sl[ONVM_MAX_CHAINS];
+
+static inline uint32_t
+sl_state(const struct sl_chain *c)
+{
+	return __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
+}
+
+#define SL_PHASE(st) ((st) & 0xffu)
+#define SL_RUN(st) ((uint8_t)((st) >> 8))
+
+static inline void
+sl_set_state(struct sl_chain *c, uint8_t run, uint32_t phase)
+{
+	__atomic_store_n(&c->state, ((uint32_t)run << 8) | phase, __ATOMIC_RELEASE);
+}
 
 /* The slot of the instance of step k of chain `ci`, or NULL. */
 const struct onvm_nf_slot *mgr_sl_step_slot(uint16_t ci, uint16_t k);

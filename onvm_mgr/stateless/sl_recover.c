@@ -63,7 +63,7 @@ mgr_sl_init(void)
 		const struct mgr_chain_cfg *cc = &mgr.cfg.chains[i];
 		struct onvm_chain *ch = &mgr.shm->chains[i];
 		struct sl_chain *c = &mgr_sl[i];
-		uint32_t logn = cc->store.log_packets;
+		uint32_t logn = cc->store.log_packets, hold;
 
 		if (!cc->stateless)
 			continue;
@@ -72,9 +72,21 @@ mgr_sl_init(void)
 		ch->sl_committed = 0;
 		__atomic_store_n(&ch->stateless, 1, __ATOMIC_RELEASE);
 		c->id = (uint16_t)i;
-		if (ring_alloc(&c->hold, SL_HOLD_MAX, (void **)&c->q, sizeof(*c->q), (void **)&c->port,
+		for (uint16_t k = 0; k < cc->len; k++)
+			mgr_sl_service[cc->services[k]] = (uint8_t)(i + 1);
+		/* Everything in the chain was logged: the exit holds at most the
+		 * log, its markers, and what the NFs generate (a margin). */
+		hold = logn + logn / 2 + SL_MARKER_ROOM;
+		if (2 * logn + hold > mgr.cfg.nb_mbufs / 2) {
+			MGR_LOG(ERR, "chain '%s': its log (%u), a replay's copies and its exit (%u) "
+				     "could take %u mbufs, more than half of the node's %u: raise "
+				     "pool.mbufs or lower store.log_packets",
+				cc->name, logn, hold, 2 * logn + hold, mgr.cfg.nb_mbufs);
+			return -ENOSPC;
+		}
+		if (ring_alloc(&c->hold, hold, (void **)&c->q, sizeof(*c->q), (void **)&c->port,
 			       sizeof(*c->port)) < 0 ||
-		    ring_alloc(&c->xmk, SL_HOLD_MAX, (void **)&c->xmk_id, sizeof(uint64_t),
+		    ring_alloc(&c->xmk, hold, (void **)&c->xmk_id, sizeof(uint64_t),
 			       (void **)&c->xmk_pos, sizeof(uint64_t)) < 0 ||
 		    ring_alloc(&c->log, logn, (void **)&c->log_m, sizeof(*c->log_m),
 			       (void **)&c->log_ts, sizeof(uint64_t)) < 0 ||
@@ -83,10 +95,6 @@ mgr_sl_init(void)
 			MGR_LOG(ERR, "chain '%s': no memory for its log and exit queue", cc->name);
 			return -ENOMEM;
 		}
-		if (logn + SL_HOLD_MAX > mgr.cfg.nb_mbufs / 2)
-			MGR_LOG(WARNING, "chain '%s': its log (%u) and exit (%u) may hold more than "
-					 "half of the node's %u mbufs (tunables.nb_mbufs)",
-				cc->name, logn, SL_HOLD_MAX, mgr.cfg.nb_mbufs);
 		c->next_marker = 1;
 		c->flush_cycles = (uint64_t)cc->store.flush_us * (rte_get_tsc_hz() / 1000000);
 		c->on = true;
@@ -114,18 +122,23 @@ in_chain(uint16_t ci, uint16_t service)
 /* How the chain's NFs are: every step has its instance, and how many of
  * them have loaded their state; the chain's slots in use (any state). */
 static void
-survey(uint16_t ci, bool *whole, uint16_t *ready, uint16_t *used)
+survey(uint16_t ci, bool *whole, uint16_t *ready, uint16_t *used, uint16_t *stopped)
 {
 	*whole = true;
 	*ready = 0;
 	*used = 0;
+	*stopped = 0;
 	for (uint16_t k = 0; k < mgr.shm->chains[ci].len; k++) {
 		const struct onvm_nf_slot *s = mgr_sl_step_slot(ci, k);
 
 		if (s == NULL)
 			*whole = false;
-		else if (__atomic_load_n(&s->store.state, __ATOMIC_ACQUIRE) == ONVM_STORE_READY)
+		else if (__atomic_load_n(&s->store_token, __ATOMIC_ACQUIRE) ==
+				 __atomic_load_n(&mgr.shm->chains[ci].sl_token, __ATOMIC_RELAXED) &&
+			 __atomic_load_n(&s->store.state, __ATOMIC_ACQUIRE) == ONVM_STORE_READY)
 			(*ready)++;
+		else if (__atomic_load_n(&s->store.state, __ATOMIC_ACQUIRE) == ONVM_STORE_STOPPED)
+			(*stopped)++;
 	}
 	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++)
 		if (mgr.shm->nfs[id].status != ONVM_NF_FREE && in_chain(ci, mgr.shm->nfs[id].service_id))
@@ -140,8 +153,7 @@ go_down(struct sl_chain *c, const char *why, uint64_t now)
 	MGR_LOG(WARNING, "chain '%s': %s: its NFs restart from the store", name, why);
 	c->t_detect = now;
 	c->timing_open = true;
-	__atomic_store_n(&c->run, (uint8_t)(c->run + 1), __ATOMIC_RELEASE);
-	__atomic_store_n(&c->phase, SL_DOWN, __ATOMIC_RELEASE);
+	sl_set_state(c, (uint8_t)(SL_RUN(sl_state(c)) + 1), SL_DOWN);
 	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++)
 		if (mgr.shm->nfs[id].status != ONVM_NF_FREE && in_chain(c->id, mgr.shm->nfs[id].service_id))
 			mgr_nf_kill(id, "its stateless chain recovers");
@@ -150,12 +162,21 @@ go_down(struct sl_chain *c, const char *why, uint64_t now)
 static void
 relaunch(struct sl_chain *c)
 {
-	new_token(&mgr.shm->chains[c->id]);
+	struct onvm_chain *ch = &mgr.shm->chains[c->id];
+
+	/* The recovery point: the newest marker the exit released (every NF
+	 * closed exactly that epoch; the root's log starts right after it),
+	 * or, none released yet, what the NFs loaded at their first start. */
+	__atomic_store_n(&ch->sl_recover_epoch,
+			 RTE_MAX(__atomic_load_n(&ch->sl_committed, __ATOMIC_ACQUIRE),
+				 __atomic_load_n(&c->base_epoch, __ATOMIC_ACQUIRE)),
+			 __ATOMIC_RELEASE);
+	new_token(ch);
 	for (int i = 0; i < mgr.cfg.nnfs; i++)
 		if (in_chain(c->id, mgr.cfg.nfs[i].service) && mgr_nf_launch_cfg(i) < 0)
 			MGR_LOG(ERR, "chain '%s': NF '%s' could not be launched again",
 				mgr.shm->chains[c->id].name, mgr.cfg.nfs[i].name);
-	__atomic_store_n(&c->phase, SL_STARTING, __ATOMIC_RELEASE);
+	sl_set_state(c, SL_RUN(sl_state(c)), SL_STARTING);
 }
 
 int
@@ -169,14 +190,16 @@ mgr_sl_ctl(void)
 		return next_ms;
 	for (uint16_t ci = 0; ci < ONVM_MAX_CHAINS; ci++) {
 		struct sl_chain *c = &mgr_sl[ci];
-		uint16_t len = mgr.shm->chains[ci].len, ready, used;
+		uint16_t len = mgr.shm->chains[ci].len, ready, used, stopped;
 		bool whole;
+		uint32_t st;
 
 		if (!c->on)
 			continue;
-		survey(ci, &whole, &ready, &used);
+		survey(ci, &whole, &ready, &used, &stopped);
+		st = sl_state(c);
 		c->launched |= used > 0; /* (the node launches them after this thread starts) */
-		switch (__atomic_load_n(&c->phase, __ATOMIC_ACQUIRE)) {
+		switch (SL_PHASE(st)) {
 		case SL_RUNNING:
 			if (c->timing_open && c->t_replayed == 0) {
 				c->t_replayed = now;
@@ -190,10 +213,12 @@ mgr_sl_ctl(void)
 			}
 			if (whole && ready == len) {
 				c->armed = true;
-			} else if (c->armed && !whole) {
+			} else if (c->armed && (!whole || stopped > 0)) {
 				c->recoveries++;
 				c->t_down = c->t_started = c->t_replayed = 0;
-				go_down(c, "an NF died", now);
+				go_down(c, !whole ? "an NF died"
+						  : "an NF's store stopped taking its updates (fenced)",
+					now);
 				next_ms = 1;
 			} else if (!c->armed && c->launched && used < len) {
 				/* Its first start failed (the store down?): again,
@@ -221,8 +246,8 @@ mgr_sl_ctl(void)
 				c->replay_epoch = e;
 				c->t_started = now;
 				c->armed = true;
-				__atomic_store_n(&c->phase, SL_REPLAY, __ATOMIC_RELEASE);
-			} else if (used < len) {
+				sl_set_state(c, SL_RUN(st), SL_REPLAY);
+			} else if (used < len || stopped > 0) {
 				/* One died starting (the store down?): all of them
 				 * again, a second from now. */
 				c->start_retries++;
@@ -232,8 +257,10 @@ mgr_sl_ctl(void)
 			break;
 		case SL_REPLAY:
 			next_ms = 1;
-			if (!whole)
+			if (!whole || stopped > 0) {
+				c->start_retries++;
 				go_down(c, "an NF died during the replay", now);
+			}
 			break;
 		}
 	}
@@ -287,7 +314,7 @@ add_chain(struct rte_tel_data *d, uint16_t ci)
 {
 	const struct sl_chain *c = &mgr_sl[ci];
 	const struct onvm_chain *ch = &mgr.shm->chains[ci];
-	uint32_t phase = __atomic_load_n(&c->phase, __ATOMIC_RELAXED);
+	uint32_t st = sl_state(c), phase = SL_PHASE(st);
 
 	rte_tel_data_add_dict_string(d, "chain", ch->name);
 	rte_tel_data_add_dict_string(d, "address", ch->store.addr);
@@ -297,9 +324,11 @@ add_chain(struct rte_tel_data *d, uint16_t ci)
 	rte_tel_data_add_dict_uint(d, "flush_us", ch->store.flush_us);
 	rte_tel_data_add_dict_uint(d, "pipeline", ch->store.pipeline);
 	rte_tel_data_add_dict_string(d, "phase", phase < RTE_DIM(phase_names) ? phase_names[phase] : "?");
-	rte_tel_data_add_dict_uint(d, "run", c->run);
+	rte_tel_data_add_dict_uint(d, "run", SL_RUN(st));
 	rte_tel_data_add_dict_uint(d, "started", c->started);
 	rte_tel_data_add_dict_uint(d, "committed", c->committed);
+	rte_tel_data_add_dict_uint(d, "sl_committed",
+				   __atomic_load_n(&mgr.shm->chains[ci].sl_committed, __ATOMIC_RELAXED));
 	rte_tel_data_add_dict_uint(d, "packets_in", c->packets_in);
 	rte_tel_data_add_dict_uint(d, "markers_in", c->markers_in);
 	rte_tel_data_add_dict_uint(d, "markers_failed", c->markers_failed);
@@ -307,6 +336,8 @@ add_chain(struct rte_tel_data *d, uint16_t ci)
 	rte_tel_data_add_dict_uint(d, "log_now", c->log.n);
 	rte_tel_data_add_dict_uint(d, "log_full", c->log_full);
 	rte_tel_data_add_dict_uint(d, "log_copy_fail", c->log_copy_fail);
+	rte_tel_data_add_dict_uint(d, "foreign_in", c->foreign_in);
+	rte_tel_data_add_dict_uint(d, "crossing", c->crossing);
 	rte_tel_data_add_dict_uint(d, "markers_out", c->markers_out);
 	rte_tel_data_add_dict_uint(d, "held_now", c->hold.n);
 	rte_tel_data_add_dict_uint(d, "held_total", c->held_total);
@@ -318,7 +349,7 @@ add_chain(struct rte_tel_data *d, uint16_t ci)
 	rte_tel_data_add_dict_uint(d, "replayed", c->replayed);
 	rte_tel_data_add_dict_uint(d, "replay_runs", c->replay_runs);
 	rte_tel_data_add_dict_uint(d, "replay_epoch", c->replay_epoch);
-	rte_tel_data_add_dict_uint(d, "recovery_released", c->recovery_released);
+	rte_tel_data_add_dict_uint(d, "recover_epoch", mgr.shm->chains[ci].sl_recover_epoch);
 	rte_tel_data_add_dict_uint(d, "recovery_dropped", c->recovery_dropped);
 	rte_tel_data_add_dict_uint(d, "stale_dropped", c->stale_dropped);
 	rte_tel_data_add_dict_uint(d, "dup_suppressed", c->dup_suppressed);

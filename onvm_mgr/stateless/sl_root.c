@@ -33,6 +33,7 @@
 #define SL_REPLAY_BURST 64
 
 bool mgr_sl_any;
+uint8_t mgr_sl_service[ONVM_MAX_SERVICES];
 struct sl_chain mgr_sl[ONVM_MAX_CHAINS];
 
 const struct onvm_nf_slot *
@@ -66,6 +67,8 @@ chain_started(struct sl_chain *c)
 		top = RTE_MAX(top, __atomic_load_n(&s->store_closed, __ATOMIC_ACQUIRE));
 	}
 	c->next_marker = RTE_MAX(c->next_marker, top + 1);
+	if (__atomic_load_n(&c->base_epoch, __ATOMIC_RELAXED) == 0)
+		__atomic_store_n(&c->base_epoch, top, __ATOMIC_RELEASE);
 	c->started = true;
 	return true;
 }
@@ -99,6 +102,13 @@ mgr_sl_ingress(struct rte_mbuf *m, struct onvm_pkt_meta *meta)
 
 	if (meta->chain_id >= ONVM_MAX_CHAINS || !(c = &mgr_sl[meta->chain_id])->on)
 		return true;
+	/* Only the chain's ingress is its root: input steered in from another
+	 * port (a flow rule, the default chain) would reach its NFs while the
+	 * ingress is held for a recovery, unlogged and never replayed. */
+	if (unlikely(meta->in_port != mgr.cfg.chains[meta->chain_id].ingress_port)) {
+		c->foreign_in++;
+		return false;
+	}
 	if (c->log.n == c->log.cap) {
 		log_trim(c);
 		if (c->log.n == c->log.cap) {
@@ -179,8 +189,7 @@ mgr_sl_marker_now(struct mgr_dp_ctx *ctx, uint16_t chain)
 {
 	struct sl_chain *c = &mgr_sl[chain];
 
-	inject(ctx, c, __atomic_load_n(&c->phase, __ATOMIC_RELAXED) == SL_REPLAY ? c->cursor
-										  : log_tail(c));
+	inject(ctx, c, SL_PHASE(sl_state(c)) == SL_REPLAY ? c->cursor : log_tail(c));
 }
 
 bool
@@ -192,43 +201,26 @@ mgr_sl_port_held(uint16_t port)
 		/* (held until its NFs first loaded their state too: routed to
 		 * no instance, input would be dropped, not logged) */
 		if (c->on && mgr.cfg.chains[ci].ingress_port == port &&
-		    (__atomic_load_n(&c->phase, __ATOMIC_ACQUIRE) != SL_RUNNING || !c->started))
+		    (SL_PHASE(sl_state(c)) != SL_RUNNING || !c->started))
 			return true;
 	}
 	return false;
 }
 
-/* A recovery: start the replay after marker E.  Marker records after it
- * are the dead run's: forgotten (their epochs will be closed anew, under
- * new ids, as the replay goes). */
+/* A recovery: the log from its head -- right after the newest marker the
+ * exit released, the recovery point -- is replayed.  Its marker records
+ * are the dead run's: forgotten (the replayed epochs close anew, under new
+ * ids, as the replay goes). */
 static void
-replay_begin(struct sl_chain *c)
+replay_begin(struct sl_chain *c, uint8_t run)
 {
-	uint64_t e = c->replay_epoch, from = c->log.abs_head;
-
-	while (c->lmk.n > 0) {
-		uint32_t h = c->lmk.head;
-
-		if (c->lmk_id[h] == e)
-			from = c->lmk_pos[h];
-		if (c->lmk_id[h] > e)
-			break;
-		c->lmk.head = (h + 1) % c->lmk.cap;
-		c->lmk.n--;
-		c->lmk.abs_head++;
-	}
-	c->lmk.n = 0; /* the rest: the dead run's */
-	/* What came before the recovery point is in the store. */
-	while (c->log.abs_head < from && c->log.n > 0) {
-		rte_pktmbuf_free(c->log_m[c->log.head]);
-		c->log.head = (c->log.head + 1) % c->log.cap;
-		c->log.n--;
-		c->log.abs_head++;
-	}
+	log_trim(c);
+	c->lmk.abs_head += c->lmk.n;
+	c->lmk.n = 0;
 	c->cursor = c->log.abs_head;
 	c->since = 0;
 	c->started = false; /* numbered above what the fresh NFs loaded */
-	c->rx_run = __atomic_load_n(&c->run, __ATOMIC_ACQUIRE);
+	c->rx_run = run;
 	c->replay_runs++;
 }
 
@@ -283,23 +275,26 @@ mgr_sl_rx(struct mgr_dp_ctx *ctx)
 
 	for (uint16_t ci = 0; ci < ONVM_MAX_CHAINS; ci++) {
 		struct sl_chain *c = &mgr_sl[ci];
-		uint32_t phase;
+		uint32_t st;
 
 		if (!c->on)
 			continue;
-		phase = __atomic_load_n(&c->phase, __ATOMIC_ACQUIRE);
-		if (phase == SL_DOWN || phase == SL_STARTING)
+		st = sl_state(c);
+		if (SL_PHASE(st) == SL_DOWN || SL_PHASE(st) == SL_STARTING)
 			continue; /* input held; the log as it is */
-		if (phase == SL_REPLAY) {
-			if (c->rx_run != __atomic_load_n(&c->run, __ATOMIC_ACQUIRE))
-				replay_begin(c);
-			if (!chain_started(c))
+		if (SL_PHASE(st) == SL_REPLAY) {
+			if (c->rx_run != SL_RUN(st))
+				replay_begin(c, SL_RUN(st));
+			/* Not before the exit holds the new run's output, and the
+			 * fresh NFs' warm-up numbered the markers. */
+			if (__atomic_load_n(&c->tx_switched, __ATOMIC_ACQUIRE) != SL_RUN(st) ||
+			    !chain_started(c))
 				continue;
 			n++;
 			if (replay_some(ctx, c)) {
 				if (c->since > 0)
 					inject(ctx, c, c->cursor); /* the replay's last epoch */
-				__atomic_store_n(&c->phase, SL_RUNNING, __ATOMIC_RELEASE);
+				sl_set_state(c, SL_RUN(st), SL_RUNNING);
 			}
 			continue;
 		}

@@ -33,8 +33,17 @@ struct onvm_pkt_meta;
 int mgr_sl_init(void);
 int mgr_sl_telemetry_init(void);
 
-/* Some chain of this node is stateless (read on the data path). */
+/* Some chain of this node is stateless (read on the data path); 1 + the
+ * stateless chain each service is in, 0: none (written at start-up). */
 extern bool mgr_sl_any;
+extern uint8_t mgr_sl_service[];
+
+/* TX unit: an NF's output going to another NF crosses a stateless chain's
+ * boundary (in or out, not along it): dropped and counted.  A packet that
+ * enters a stateless chain other than through its root would be neither
+ * logged nor held; one that leaves it for another chain's NF would escape
+ * its exit. */
+bool mgr_sl_crossing(uint16_t from_service, uint16_t to_service, struct rte_mbuf *m);
 
 /* RX unit: a packet routed into chain `meta->chain_id` (after routing):
  * stamped and logged; false: the log is full, drop it (counted). */

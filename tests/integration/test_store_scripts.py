@@ -41,9 +41,9 @@ def test(L):
     r = store.Redis(L).start()
     sha = {n: r.cmd("SCRIPT", "LOAD", t).decode() for n, t in scripts().items()}
 
-    def fence(token, svcs=(1, 2)):
+    def fence(token, svcs=(1, 2), want=0):
         return r.cmd("EVALSHA", sha["fence"], 1 + len(svcs), key("run"),
-                     *[key("m", s) for s in svcs], token)
+                     *[key("m", s) for s in svcs], token, want)
 
     def write(svc, gen, epoch, seq, close, floor, chunks, new=(), script="write"):
         keys = [key("m", svc), key("i", svc)] + [key("c", svc, rc) for rc in chunks]
@@ -81,6 +81,8 @@ def test(L):
     # its epoch-1 version (floor 2 said every NF had closed 2: a lie here,
     # to see LOAD take the newest version at or below E, or nothing).
     L.expect(fence("B") == [2, 1, 1], "recovery point: the lowest closed epoch")
+    # (the manager names E -- the newest marker its exit released -- with the
+    # same token; an E above what an NF closed: the store lost state, state 3)
     L.expect(fence("B") == [2, 1, 1], "idempotent")
     L.expect(load(2, 2, 1, ["0.0"]) == [1, b"b1"], "nf2's state at 1")
     L.expect(load(1, 2, 1, ["0.0"]) == [1, None], "nf1 has no version at or below 1 left")
@@ -99,10 +101,18 @@ def test(L):
     got = load(1, 3, 2, ["0.0"])
     L.expect(got == [1, b"zombie"], f"unchecked: the recovery loads the dead run's update {got}")
 
+    # The manager's E: taken when every NF closed it, else "lost" (3) and
+    # the lowest closed.
+    L.expect(write(1, 3, 5, 1, True, 0, {}) == [1, 5, 1], "nf1 closes 5")
+    L.expect(write(2, 3, 4, 1, True, 0, {}) == [1, 4, 1], "nf2 closes 4")
+    L.expect(fence("C2", want=3) == [4, 3, 1], "E 3, as the manager says")
+    L.expect(write(1, 4, 6, 1, True, 0, {}) == [1, 6, 1] and
+             write(2, 4, 6, 1, True, 0, {}) == [1, 6, 1], "both close 6")
+    L.expect(fence("C3", want=7) == [5, 6, 3], "E 7 above what they closed: lost, E 6")
     # The store lost an NF's record (a restart without persistence).
     r.cmd("DEL", key("m", 2))
     L.expect(write(2, 3, 3, 1, True, 0, {}) == [-2], "lost")
-    L.expect(fence("D") == [4, 0, 2], "partial: E 0")
+    L.expect(fence("D") == [6, 0, 2], "partial: E 0")
     # Re-seeded: a WRITE flagged SEED (2) makes the record anew, its epoch
     # the NF's base; there is no cut until every NF closed past every base.
     r.cmd("FLUSHALL")
