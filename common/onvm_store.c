@@ -62,7 +62,8 @@ onvm_store_addr_parse(const char *s, struct onvm_store_addr *a, char *err, size_
 	if (colon != NULL) {
 		errno = 0;
 		port = strtoul(colon + 1, &end, 10);
-		if (colon[1] == '\0' || *end != '\0' || errno != 0 || port == 0 || port > 65535)
+		if (colon[1] < '0' || colon[1] > '9' || *end != '\0' || errno != 0 || port == 0 ||
+		    port > 65535)
 			return fail(err, errlen, "the port must be 1..65535", s);
 	}
 	if (hl == 0 || hl >= sizeof(a->host))

@@ -59,6 +59,12 @@ parse_store(struct cfg_walk *w, const json_t *chain, const char *base, struct mg
 		return cfg_fail(w, ap, "\"%s\" is not a store mode (sync, async)", mode);
 	}
 	st->cache = cache;
+	if (st->flush_pkts > st->log_packets / 2) {
+		cfg_join_key(ap, p, "flush_packets");
+		return cfg_fail(w, ap, "%u packets an epoch: at most half of log_packets (%u), or the "
+				       "root's log fills before an epoch closes",
+				st->flush_pkts, st->log_packets);
+	}
 	return 0;
 }
 
@@ -183,9 +189,10 @@ cfg_parse_chains(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 			return cfg_fail(w, p, "a chain needs services or an exit_port");
 		if (parse_chain_resiliency(w, v, p, cc) < 0)
 			return -1;
-		if (cc->stateless && (cc->len == 0 || cc->ingress_port < 0))
-			return cfg_fail(w, p, "a stateless chain needs services and an ingress_port "
-					      "(its root: where epochs begin)");
+		if (cc->stateless && (cc->len == 0 || cc->ingress_port < 0 || cc->exit_port < 0))
+			return cfg_fail(w, p, "a stateless chain needs services, an ingress_port (its "
+					      "root: where epochs begin) and an exit_port (where its "
+					      "output waits for the store)");
 		if (check_stateless(w, p, cfg, i) < 0)
 			return -1;
 		for (j = 0; j < i; j++)

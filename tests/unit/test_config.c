@@ -1529,6 +1529,97 @@ test_free_releases_arguments_and_can_be_repeated(void **state)
 	mgr_config_free(&f->cfg); /* teardown frees again */
 }
 
+
+/* ---- stateless chains ---------------------------------------------------------- */
+
+#define SL_HEAD "{'ports': [{'name': 'in', 'dev': 'net_null0'}],\n" \
+		" 'nfs': [{'binary': 'a', 'service': 1}, {'binary': 'b', 'service': 2}],\n"
+
+static void
+test_stateless_chain_full_and_defaults(void **state)
+{
+	struct fixture *f = *state;
+	const struct onvm_store_cfg *st;
+
+	load_ok(f, SL_HEAD " 'chains': [{'name': 's', 'services': [1, 2], 'ingress_port': 'in',\n"
+		       "   'exit_port': 'in', 'resiliency': 'stateless',\n"
+		       "   'store': {'address': 'unix:/run/r.sock', 'mode': 'sync', 'cache': false,\n"
+		       "             'flush_packets': 8, 'pipeline': 16, 'log_packets': 4096}}]}");
+	assert_true(f->cfg.chains[0].stateless);
+	st = &f->cfg.chains[0].store;
+	assert_string_equal(st->addr, "unix:/run/r.sock");
+	assert_int_equal(st->mode, ONVM_STORE_SYNC);
+	assert_int_equal(st->cache, 0);
+	assert_int_equal(st->flush_pkts, 8);
+	assert_int_equal(st->flush_us, ONVM_STORE_FLUSH_US_DEFAULT);
+	assert_int_equal(st->pipeline, 16);
+	assert_int_equal(st->timeout_ms, ONVM_STORE_TIMEOUT_MS_DEFAULT);
+	assert_int_equal(st->log_packets, 4096);
+	mgr_config_free(&f->cfg);
+	mgr_config_defaults(&f->cfg);
+	load_ok(f, SL_HEAD " 'chains': [{'name': 's', 'services': [1], 'ingress_port': 'in',\n"
+		       "   'exit_port': 'in', 'resiliency': 'stateless', 'store': {'address': 'r1'}}]}");
+	st = &f->cfg.chains[0].store;
+	assert_int_equal(st->mode, ONVM_STORE_ASYNC);
+	assert_int_equal(st->cache, 1);
+	assert_int_equal(st->flush_pkts, ONVM_STORE_FLUSH_PKTS_DEFAULT);
+	assert_int_equal(st->log_packets, ONVM_STORE_LOG_PACKETS_DEFAULT);
+}
+
+static void
+test_stateless_chain_bad_values_are_placed(void **state)
+{
+	expect_error(state, SL_HEAD " 'chains': [{'name': 's', 'services': [1], 'ingress_port': 'in',\n"
+		     "   'exit_port': 'in', 'resiliency': 'stateless',\n"
+		     "   'store': {'address': 'r', 'mode': 'lazy'}}]}",
+		     NAME ":5:38: chains[0].store.mode", "\"lazy\" is not a store mode");
+	expect_error(state, SL_HEAD " 'chains': [{'name': 's', 'services': [1], 'ingress_port': 'in',\n"
+		     "   'exit_port': 'in', 'resiliency': 'stateless',\n"
+		     "   'store': {'address': 'host:99999'}}]}",
+		     NAME ":5:25: chains[0].store.address", "the port must be 1..65535");
+	expect_error(state, SL_HEAD " 'chains': [{'name': 's', 'services': [1], 'ingress_port': 'in',\n"
+		     "   'exit_port': 'in', 'resiliency': 'stateless',\n"
+		     "   'store': {'address': 'r', 'flush_packets': 2000}}]}",
+		     NAME ":5:47: chains[0].store.flush_packets", "at most half of log_packets");
+	expect_error(state, SL_HEAD " 'chains': [{'name': 's', 'services': [1], 'ingress_port': 'in',\n"
+		     "   'exit_port': 'in', 'resiliency': 'stateless',\n"
+		     "   'store': {'address': 'r', 'pipeline': 0}}]}",
+		     NAME ":5:42: chains[0].store.pipeline", "1..4096");
+	expect_error(state, SL_HEAD " 'chains': [{'name': 's', 'services': [1], 'ingress_port': 'in',\n"
+		     "   'exit_port': 'in', 'resiliency': 'stateless'}]}",
+		     NAME ":3:13: chains[0]", "needs a \"store\" object");
+	expect_error(state, SL_HEAD " 'chains': [{'name': 's', 'services': [1], 'ingress_port': 'in',\n"
+		     "   'exit_port': 'in', 'store': {'address': 'r'}}]}",
+		     NAME ":4:32: chains[0].store", "is for a chain with");
+	expect_error(state, SL_HEAD " 'chains': [{'name': 's', 'services': [1], 'ingress_port': 'in',\n"
+		     "   'resiliency': 'stateless', 'store': {'address': 'r'}}]}",
+		     NAME ":3:13: chains[0]", "an exit_port");
+	expect_error(state, SL_HEAD " 'chains': [{'name': 's', 'services': [1], 'exit_port': 'in',\n"
+		     "   'resiliency': 'remote'}]}",
+		     NAME ":4:18: chains[0].resiliency", "not a chain's resiliency mode");
+}
+
+static void
+test_stateless_chain_services_are_its_own(void **state)
+{
+	expect_error(state, SL_HEAD " 'chains': [{'name': 'o', 'services': [1], 'exit_port': 'in'},\n"
+		     "  {'name': 's', 'services': [1, 2], 'ingress_port': 'in', 'exit_port': 'in',\n"
+		     "   'resiliency': 'stateless', 'store': {'address': 'r'}}]}",
+		     NAME ":4:3: chains[1]", "service 1 is in chain \"o\" too");
+	expect_error(state,
+		     "{'ports': [{'name': 'in', 'dev': 'net_null0'}],\n"
+		     " 'nfs': [{'binary': 'a', 'service': 1, 'instances': 2}],\n"
+		     " 'chains': [{'name': 's', 'services': [1], 'ingress_port': 'in', 'exit_port': 'in',\n"
+		     "   'resiliency': 'stateless', 'store': {'address': 'r'}}]}",
+		     NAME ":3:13: chains[0]", "runs 2 instances: one only");
+	expect_error(state,
+		     "{'ports': [{'name': 'in', 'dev': 'net_null0'}],\n"
+		     " 'nfs': [{'binary': 'a', 'service': 1, 'resiliency': 'local'}],\n"
+		     " 'chains': [{'name': 's', 'services': [1], 'ingress_port': 'in', 'exit_port': 'in',\n"
+		     "   'resiliency': 'stateless', 'store': {'address': 'r'}}]}",
+		     NAME ":3:13: chains[0]", "its state is in the store");
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 /* ---- bfd.sessions ------------------------------------------------------------ */
@@ -2011,6 +2102,9 @@ main(void)
 	    T(test_error_is_cut_to_the_buffer_and_terminated),
 	    T(test_error_after_arguments_were_read_leaks_nothing),
 	    T(test_free_releases_arguments_and_can_be_repeated),
+	    T(test_stateless_chain_full_and_defaults),
+	    T(test_stateless_chain_bad_values_are_placed),
+	    T(test_stateless_chain_services_are_its_own),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

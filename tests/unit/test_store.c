@@ -39,7 +39,7 @@ test_addresses(void **state)
 	assert_int_equal(a.port, 6379);
 
 	const char *bad[] = {"", "unix:rel/path", "host:", "host:0", "host:65536", "host:12x",
-			     ":6379", "ho st:1", "a;b:1"};
+			     ":6379", "ho st:1", "a;b:1", "host:+80", "host: 80", "host:-1"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
 		assert_int_equal(onvm_store_addr_parse(bad[i], &a, err, sizeof(err)), -EINVAL);
