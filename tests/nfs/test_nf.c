@@ -12,6 +12,10 @@
  *   -b                          invalid action value (tests the manager's check)
  *   -N K                        draw an ND random number on every Kth packet
  *   -S                          count packets and bytes in a libnf state region
+ *   -W BYTES:N                  with -S: also dirty BYTES of a second region (64-byte
+ *                               chunks) every N packets -- an 8-byte counter in each
+ *                               chunk, a few per packet, round the region (benchmarks:
+ *                               bytes of state updated per epoch of N packets)
  *   -F POINT:N                  SIGKILL itself at fault POINT (processed, mid_commit,
  *                               committed, mid_emit, mid_alloc, fini) of the batch
  *                               holding packet N; only the first incarnation (never a
@@ -55,6 +59,8 @@
 #include "onvm_nflib.h"
 #include "onvm_state.h"
 
+#define WIDE_CHUNK 64 /* -W: NF_STATE_CHUNK_MIN */
+
 struct test_totals {
 	uint64_t packets;
 	uint64_t bytes;
@@ -67,6 +73,8 @@ struct test_conf {
 	uint64_t nd_every;
 	uint64_t seen;
 	struct test_totals *totals; /* state region, with -S */
+	uint64_t *wide;		    /* -W: the second region, `wide_chunks` 64-byte chunks */
+	uint32_t wide_chunks, wide_per_pkt, wide_next;
 	int fault_point;	    /* -1: none */
 	uint64_t fault_at;
 	bool fault_due;
@@ -229,6 +237,13 @@ test_packet(struct rte_mbuf *pkt, struct onvm_pkt_meta *meta, struct nf_ctx *nf)
 		c->totals->packets++;
 		c->totals->bytes += rte_pktmbuf_pkt_len(pkt);
 	}
+	for (uint32_t k = 0; k < c->wide_per_pkt; k++) {
+		uint64_t *w = &c->wide[(size_t)c->wide_next * (WIDE_CHUNK / sizeof(uint64_t))];
+
+		nf_touch(nf, w, sizeof(*w));
+		(*w)++;
+		c->wide_next = c->wide_next + 1 == c->wide_chunks ? 0 : c->wide_next + 1;
+	}
 	if (c->fault_point >= 0 && c->seen == c->fault_at)
 		c->fault_due = true;
 	if (unlikely(c->seen == c->hang_at))
@@ -278,6 +293,7 @@ main(int argc, char **argv)
 	struct nf_ops ops = {.pkt = test_packet, .fini = test_fini};
 	const char *fail_file = NULL;
 	bool with_state = false;
+	unsigned long long wide_bytes = 0, wide_every = 1;
 	uint64_t hang_at = 0, hang_promoted_at = 0;
 	struct nf_ctx *nf;
 	int n, opt;
@@ -287,7 +303,7 @@ main(int argc, char **argv)
 		return 1;
 	argc -= n;
 	argv += n;
-	while ((opt = getopt(argc, argv, "a:d:bN:SF:Ce:D:H:h:g:ux:K:")) != -1) {
+	while ((opt = getopt(argc, argv, "a:d:bN:SW:F:Ce:D:H:h:g:ux:K:")) != -1) {
 		switch (opt) {
 		case 'a':
 			if (parse_action(optarg, &conf) < 0)
@@ -305,6 +321,16 @@ main(int argc, char **argv)
 		case 'S':
 			with_state = true;
 			break;
+		case 'W': {
+			unsigned long long bytes, every;
+
+			if (sscanf(optarg, "%llu:%llu", &bytes, &every) != 2 || bytes == 0 ||
+			    every == 0 || bytes > (64ULL << 20))
+				goto bad;
+			wide_bytes = bytes;
+			wide_every = every;
+			break;
+		}
 		case 'e':
 			conf.export_path = optarg;
 			break;
@@ -381,9 +407,20 @@ main(int argc, char **argv)
 	}
 	if (with_state) {
 		if (nf_state_declare(nf, "totals", sizeof(struct test_totals), 0) < 0 ||
+		    (wide_bytes > 0 &&
+		     nf_state_declare(nf, "wide",
+				      ((wide_bytes + WIDE_CHUNK - 1) / WIDE_CHUNK) * WIDE_CHUNK,
+				      WIDE_CHUNK) < 0) ||
 		    nf_state_map(nf) < 0)
 			goto bad;
 		conf.totals = nf_state_ptr(nf, "totals");
+	}
+	if (wide_bytes > 0) {
+		conf.wide_chunks = (uint32_t)((wide_bytes + WIDE_CHUNK - 1) / WIDE_CHUNK);
+		conf.wide_per_pkt = (uint32_t)((conf.wide_chunks + wide_every - 1) / wide_every);
+		conf.wide = nf_state_ptr(nf, "wide");
+		if (conf.wide == NULL)
+			goto bad;
 	}
 	/* Counted faults hit the first incarnation only: a promoted standby
 	 * runs clean.  Signalled faults hit whoever is active when signalled. */
