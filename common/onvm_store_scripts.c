@@ -50,15 +50,11 @@ static const char load_lua[] =
 	"if tonumber(m[1]) ~= tonumber(ARGV[1]) then return {-1, tonumber(m[1]) or 0} end\n"
 	"if m[2] and m[2] ~= ARGV[3] then return {-3} end\n"
 	"redis.call('HSET', KEYS[1], 'layout', ARGV[3])\n"
-	"local E = tonumber(ARGV[2])\n"
 	"local out = {1}\n"
 	"for i = 2, #KEYS do\n"
-	"  local best, bf = -1, nil\n"
-	"  for _, f in ipairs(redis.call('HKEYS', KEYS[i])) do\n"
-	"    local n = tonumber(f)\n"
-	"    if n > E then redis.call('HDEL', KEYS[i], f) elseif n > best then best, bf = n, f end\n"
-	"  end\n"
-	"  if bf then out[#out + 1] = redis.call('HGET', KEYS[i], bf)\n"
+	"  redis.call('ZREMRANGEBYSCORE', KEYS[i], '(' .. ARGV[2], '+inf')\n"
+	"  local v = redis.call('ZREVRANGEBYSCORE', KEYS[i], ARGV[2], '-inf', 'LIMIT', 0, 1)[1]\n"
+	"  if v then out[#out + 1] = string.sub(v, string.find(v, ':', 1, true) + 1)\n"
 	"  else out[#out + 1] = false end\n"
 	"end\n"
 	"return out\n";
@@ -82,16 +78,11 @@ static const char load_lua[] =
 	"local nk = #KEYS - 2\n"                                                         \
 	"for i = 1, nk do\n"                                                             \
 	"  local k = KEYS[i + 2]\n"                                                      \
-	"  redis.call('HSET', k, ARGV[2], ARGV[i + 5])\n"                                \
-	"  if floor > 0 and redis.call('HLEN', k) > 1 then\n"                            \
-	"    local fs, keep = redis.call('HKEYS', k), -1\n"                               \
-	"    for _, f in ipairs(fs) do\n"                                                \
-	"      local n = tonumber(f)\n"                                                  \
-	"      if n <= floor and n > keep then keep = n end\n"                           \
-	"    end\n"                                                                      \
-	"    for _, f in ipairs(fs) do\n"                                                \
-	"      if tonumber(f) < keep then redis.call('HDEL', k, f) end\n"                \
-	"    end\n"                                                                      \
+	"  redis.call('ZREMRANGEBYSCORE', k, ARGV[2], ARGV[2])\n"                         \
+	"  redis.call('ZADD', k, ARGV[2], ARGV[2] .. ':' .. ARGV[i + 5])\n"               \
+	"  if floor > 0 then\n"                                                          \
+	"    local r = redis.call('ZREVRANGEBYSCORE', k, ARGV[5], '-inf', 'WITHSCORES', 'LIMIT', 0, 1)\n" \
+	"    if r[2] then redis.call('ZREMRANGEBYSCORE', k, '-inf', '(' .. r[2]) end\n"    \
 	"  end\n"                                                                        \
 	"end\n"                                                                          \
 	"for i = nk + 6, #ARGV do redis.call('SADD', KEYS[2], ARGV[i]) end\n"            \

@@ -16,8 +16,10 @@
  *   onvm:{C}:s<S>:m       hash  the NF of service S: gen, epoch, seq, closed,
  *                               layout (fingerprint of its state regions)
  *   onvm:{C}:s<S>:i       set   "<region>.<chunk>" of every chunk it stored
- *   onvm:{C}:s<S>:c:<r>.<k> hash  chunk k of region r: one field per version,
- *                               "<epoch>" -> the chunk's bytes
+ *   onvm:{C}:s<S>:c:<r>.<k> zset  chunk k of region r: one member per
+ *                               version, scored by its epoch: "<epoch>:<bytes>"
+ *                               (a sorted set: finding the newest version at or
+ *                               below an epoch, and trimming, are O(log n))
  *
  * Epochs are the ids of the markers the chain's root injects: the state an
  * NF stored at field <= E is its state at marker E.  A chunk keeps every

@@ -29,6 +29,15 @@ def scripts():
     return texts
 
 
+def versions(r, k):
+    """{epoch: bytes} of a chunk's sorted set of versions."""
+    out = {}
+    for m in r.cmd("ZRANGE", k, 0, -1):
+        e, v = m.split(b":", 1)
+        out[int(e)] = v
+    return out
+
+
 def key(kind, svc=None, rc=None):
     if kind == "run":
         return f"onvm:{{{C}}}:run"
@@ -63,7 +72,7 @@ def test(L):
     # Versions: applied once, a retry is "not newer", an older one too.
     L.expect(write(1, 1, 1, 1, False, 0, {"0.0": b"a1"}, ["0.0"]) == [1, 1, 1], "first write")
     L.expect(write(1, 1, 1, 1, False, 0, {"0.0": b"XX"}) == [0, 1, 1], "a retry is not newer")
-    L.expect(r.cmd("HGET", key("c", 1, "0.0"), "1") == b"a1", "a retry changed nothing")
+    L.expect(versions(r, key("c", 1, "0.0")) == {1: b"a1"}, "a retry changed nothing")
     L.expect(write(1, 1, 1, 2, True, 0, {"0.0": b"a2"}) == [1, 1, 2], "close epoch 1")
     L.expect(write(1, 1, 1, 1, False, 0, {"0.0": b"XX"}) == [0, 1, 2], "older: not newer")
     L.expect(r.cmd("SMEMBERS", key("i", 1)) == [b"0.0"], "the index")
@@ -72,10 +81,10 @@ def test(L):
     L.expect(write(2, 1, 1, 1, True, 0, {"0.0": b"b1"}, ["0.0"]) == [1, 1, 1], "nf2 closes 1")
     L.expect(write(1, 1, 2, 3, True, 1, {"0.0": b"a3"}) == [1, 2, 3], "nf1 closes 2")
     L.expect(write(1, 1, 3, 4, False, 1, {"0.0": b"a4"}) == [1, 3, 4], "nf1 writes in 3")
-    L.expect(sorted(r.cmd("HKEYS", key("c", 1, "0.0"))) == [b"1", b"2", b"3"],
+    L.expect(sorted(versions(r, key("c", 1, "0.0"))) == [1, 2, 3],
              "versions above the floor and the newest at or below it kept")
     L.expect(write(1, 1, 3, 5, True, 2, {"0.0": b"a5"}) == [1, 3, 5], "nf1 closes 3, floor 2")
-    L.expect(sorted(r.cmd("HKEYS", key("c", 1, "0.0"))) == [b"2", b"3"], "trimmed below 2")
+    L.expect(sorted(versions(r, key("c", 1, "0.0"))) == [2, 3], "trimmed below 2")
 
     # Recovery: E = the lowest epoch closed (nf2's 1)... but nf1 trimmed
     # its epoch-1 version (floor 2 said every NF had closed 2: a lie here,
@@ -85,15 +94,21 @@ def test(L):
     # same token; an E above what an NF closed: the store lost state, state 3)
     L.expect(fence("B") == [2, 1, 1], "idempotent")
     L.expect(load(2, 2, 1, ["0.0"]) == [1, b"b1"], "nf2's state at 1")
+    # (an epoch whose decimal tostring() would print as 1e+14, and a value
+    # with the separator in it, come back as written)
+    L.expect(write(3, 0, 1, 1, 2, 0, {"0.0": b"x"}) == [1, 1, 1], "nf3 seeded")
+    L.expect(write(3, 0, 10 ** 14, 2, 1, 0, {"0.0": b"big:epoch:bytes"}) == [1, 10 ** 14, 2],
+             "a big epoch")
+    L.expect(load(3, 0, 10 ** 14 + 5, ["0.0"]) == [1, b"big:epoch:bytes"], "loaded at 1e14")
     L.expect(load(1, 2, 1, ["0.0"]) == [1, None], "nf1 has no version at or below 1 left")
-    L.expect(r.cmd("HKEYS", key("c", 1, "0.0")) == [], "versions above E deleted at load")
+    L.expect(versions(r, key("c", 1, "0.0")) == {}, "versions above E deleted at load")
     L.expect(load(1, 2, 1, ["0.0"], layout="L2") == [-3], "another layout refused")
     L.expect(load(1, 1, 1, ["0.0"]) == [-1, 2], "an old generation may not load")
 
     # The dead generation's update, late (it sat in a socket buffer): the
     # version check refuses it ...
     L.expect(write(1, 1, 2, 9, True, 0, {"0.0": b"zombie"}) == [-1, 2], "fenced")
-    L.expect(r.cmd("HKEYS", key("c", 1, "0.0")) == [], "nothing of it stored")
+    L.expect(versions(r, key("c", 1, "0.0")) == {}, "nothing of it stored")
     # ... without the check, it lands, and the next recovery loads it.
     write(1, 1, 2, 9, True, 0, {"0.0": b"zombie"}, script="write_unchecked")
     L.expect(write(2, 2, 2, 1, True, 0, {}) == [1, 2, 1], "nf2 closes 2 (new generation)")
