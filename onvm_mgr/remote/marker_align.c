@@ -280,6 +280,13 @@ mgr_marker_from_nf(struct mgr_dp_ctx *ctx, uint16_t id, struct rte_mbuf *m)
 		refuse(m, &ctx->markers_refused);
 		return false;
 	}
+	/* A stateless chain's services run one instance each: nothing to
+	 * align, and its markers (one an epoch, as small as a packet) are not
+	 * limited to the MGR_FANNED in flight an alignment can follow. */
+	if (mgr.shm->chains[meta->chain_id].stateless) {
+		mgr_marker_fanout(ctx, m, meta->chain_index + 1);
+		return false;
+	}
 	p = &align_at[meta->chain_id][meta->chain_index];
 	live = mgr_service_ranks(mgr.shm, s->service_id, false);
 	/* The first of its cut here: the ranks must be those it was sent to. */
