@@ -91,7 +91,7 @@ struct sl_chain {
 	/* ---- control thread: recoveries ---- */
 	bool launched; /* some NF of it was launched */
 	bool armed;    /* every NF ran once: a missing one is a failure */
-	uint64_t retry_ns;
+	uint64_t retry_ns, retry_wait_ns; /* a failed start: when to try again, the back-off */
 	uint64_t t_detect, t_down, t_started, t_replayed; /* the last recovery */
 	uint64_t recoveries, start_retries;
 	bool timing_open;

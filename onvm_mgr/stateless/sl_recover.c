@@ -34,7 +34,19 @@
 
 #include "sl_priv.h"
 
-#define SL_RETRY_NS 1000000000ULL /* a chain that could not start: again after */
+/* A chain whose start failed starts again at once, then after 100 ms,
+ * doubling to 1 s while it keeps failing (the store down): a fresh NF
+ * killed once costs no wait, an absent store no busy loop. */
+#define SL_RETRY_FIRST_NS 100000000ULL
+#define SL_RETRY_MAX_NS 1000000000ULL
+
+static void
+retry_later(struct sl_chain *c, uint64_t now)
+{
+	c->retry_ns = now + c->retry_wait_ns;
+	c->retry_wait_ns = c->retry_wait_ns == 0 ? SL_RETRY_FIRST_NS
+						 : RTE_MIN(2 * c->retry_wait_ns, SL_RETRY_MAX_NS);
+}
 
 static int
 ring_alloc(struct sl_ring *r, uint32_t cap, void **a, size_t sa, void **b, size_t sb)
@@ -224,7 +236,7 @@ mgr_sl_ctl(void)
 				/* Its first start failed (the store down?): again,
 				 * a second from now. */
 				c->start_retries++;
-				c->retry_ns = now + SL_RETRY_NS;
+				retry_later(c, now);
 				go_down(c, "its NFs could not start", now);
 				next_ms = 1;
 			}
@@ -246,12 +258,13 @@ mgr_sl_ctl(void)
 				c->replay_epoch = e;
 				c->t_started = now;
 				c->armed = true;
+				c->retry_wait_ns = 0; /* started: the next failure retries at once */
 				sl_set_state(c, SL_RUN(st), SL_REPLAY);
 			} else if (used < len || stopped > 0) {
 				/* One died starting (the store down?): all of them
 				 * again, a second from now. */
 				c->start_retries++;
-				c->retry_ns = now + SL_RETRY_NS;
+				retry_later(c, now);
 				go_down(c, "an NF died while the chain restarted", now);
 			}
 			break;
