@@ -20,21 +20,28 @@ static const char fence_lua[] =
 	"  local r = redis.call('HMGET', run, 'gen', 'epoch', 'state')\n"
 	"  return {tonumber(r[1]), tonumber(r[2]), tonumber(r[3])}\n"
 	"end\n"
-	"local gen = redis.call('HINCRBY', run, 'gen', 1)\n"
-	"local want = tonumber(ARGV[2])\n"
-	"local e, have, miss, base = nil, 0, 0, 0\n"
+	"local want = tonumber(ARGV[2]) - 1\n"
+	"local e, have, miss, base, maxgen = nil, 0, 0, 0, 0\n"
 	"for i = 2, #KEYS do\n"
-	"  local m = redis.call('HMGET', KEYS[i], 'closed', 'base')\n"
+	"  local m = redis.call('HMGET', KEYS[i], 'closed', 'base', 'gen')\n"
 	"  if m[1] then have = have + 1 else miss = miss + 1 end\n"
 	"  local v = tonumber(m[1]) or 0\n"
 	"  if e == nil or v < e then e = v end\n"
 	"  base = math.max(base, tonumber(m[2]) or 0)\n"
+	"  maxgen = math.max(maxgen, tonumber(m[3]) or 0)\n"
+	"end\n"
+	"local gen = redis.call('HINCRBY', run, 'gen', 1)\n"
+	"if gen <= maxgen then\n"
+	"  gen = maxgen + 1\n"
+	"  redis.call('HSET', run, 'gen', gen)\n"
 	"end\n"
 	"local state = 1\n"
-	"if have == 0 then state, e = 0, 0\n"
+	"if have == 0 then\n"
+	"  state, e = 0, 0\n"
+	"  if want > 0 then state = 3 end\n"
 	"elseif miss > 0 then state, e = 2, 0\n"
 	"else\n"
-	"  if want > 0 then\n"
+	"  if want >= 0 then\n"
 	"    if want <= e then e = want else state = 3 end\n"
 	"  end\n"
 	"  if e < base then state, e = 3, 0 end\n"
@@ -59,20 +66,28 @@ static const char load_lua[] =
 	"end\n"
 	"return out\n";
 
-/* The version check, then the writes.  %s: the check (or nothing). */
+/* The version check, then the writes.  Within a generation an NF's
+ * updates are numbered 1, 2, ... with no gap: a gap means the store lost
+ * some it had acknowledged (restarted from an older snapshot), answered
+ * "lost" like a missing record, and the NF re-seeds. */
 #define WRITE_HEAD                                                                     \
 	"local m = redis.call('HMGET', KEYS[1], 'gen', 'epoch', 'seq')\n"                \
 	"local fl = tonumber(ARGV[4])\n"                                                 \
+	"local seed = fl >= 2\n"                                                         \
+	"local ue, us = tonumber(ARGV[2]), tonumber(ARGV[3])\n"                          \
 	"if not m[1] then\n"                                                             \
-	"  if fl < 2 then return {-2} end\n"                                             \
-	"  redis.call('HSET', KEYS[1], 'gen', ARGV[1], 'epoch', 0, 'seq', 0, 'base', ARGV[2])\n" \
-	"  m = {ARGV[1], '0', '0'}\n"                                                     \
+	"  if not seed then return {-2} end\n"                                           \
+	"  redis.call('HSET', KEYS[1], 'gen', ARGV[1], 'epoch', 0, 'seq', us - 1, 'base', ARGV[2])\n" \
+	"  m = {ARGV[1], '0', tostring(us - 1)}\n"                                        \
 	"end\n"                                                                         \
-	"local g, e, s = tonumber(m[1]), tonumber(m[2]), tonumber(m[3])\n"               \
-	"local ue, us = tonumber(ARGV[2]), tonumber(ARGV[3])\n"
+	"local g, e, s = tonumber(m[1]), tonumber(m[2]), tonumber(m[3])\n"
 #define WRITE_CHECK                                                                    \
 	"if tonumber(ARGV[1]) ~= g then return {-1, g} end\n"                            \
-	"if ue < e or (ue == e and us <= s) then return {0, e, s} end\n"
+	"if us <= s then return {0, e, s} end\n"                                         \
+	"if us ~= s + 1 then\n"                                                          \
+	"  if not seed then return {-2} end\n"                                           \
+	"  redis.call('HSET', KEYS[1], 'base', ARGV[2])\n"                                \
+	"end\n"
 #define WRITE_BODY                                                                     \
 	"local floor = tonumber(ARGV[5])\n"                                              \
 	"local nk = #KEYS - 2\n"                                                         \

@@ -479,8 +479,9 @@ struct onvm_chain {
 	struct onvm_store_cfg store;
 	uint64_t sl_token;
 	uint64_t sl_committed;
-	/* Written by the manager before a recovery's launch: the epoch its NFs
-	 * load (the newest marker the exit released); 0: the store decides. */
+	/* Written by the manager before a recovery's launch: 1 + the epoch its
+	 * NFs load (the newest marker the exit released); 0: not known (a
+	 * node's first start), the store decides. */
 	uint64_t sl_recover_epoch;
 };
 

@@ -50,9 +50,10 @@ def test(L):
     r = store.Redis(L).start()
     sha = {n: r.cmd("SCRIPT", "LOAD", t).decode() for n, t in scripts().items()}
 
-    def fence(token, svcs=(1, 2), want=0):
+    def fence(token, svcs=(1, 2), want=None):
+        # (the manager sends 1 + E; 0: E not known)
         return r.cmd("EVALSHA", sha["fence"], 1 + len(svcs), key("run"),
-                     *[key("m", s) for s in svcs], token, want)
+                     *[key("m", s) for s in svcs], token, 0 if want is None else want + 1)
 
     def write(svc, gen, epoch, seq, close, floor, chunks, new=(), script="write"):
         keys = [key("m", svc), key("i", svc)] + [key("c", svc, rc) for rc in chunks]
@@ -137,16 +138,27 @@ def test(L):
     L.expect(write(2, 4, 12, 1, 3, 0, {"0.0": b"t1"}, ["0.0"]) == [1, 12, 1],
              "nf2 seeded and closed at 12")
     # (FLUSHALL took the chain's run key: generations start again at 1)
-    L.expect(fence("E") == [1, 0, 3], "no cut: nf1 closed 10, below nf2's base 12")
+    L.expect(fence("E") == [5, 0, 3], "no cut: nf1 closed 10, below nf2's base 12 (and the "
+             "generation above every record's, though the run key is gone)")
     # the same without a recovery in between
     r.cmd("FLUSHALL")
     L.expect(write(1, 4, 10, 1, 2, 0, {"0.0": b"s1"}, ["0.0"]) == [1, 10, 1], "seeded again")
     L.expect(write(2, 4, 12, 1, 3, 0, {"0.0": b"t1"}, ["0.0"]) == [1, 12, 1], "nf2 again")
     L.expect(write(1, 4, 13, 2, 1, 0, {"0.0": b"s2"}) == [1, 13, 2], "nf1 closes 13")
     L.expect(write(2, 4, 13, 2, 1, 0, {}) == [1, 13, 2], "nf2 closes 13")
-    L.expect(fence("F") == [1, 13, 1], "a cut at 13, past every base")
-    L.expect(load(1, 1, 13, ["0.0"]) == [1, b"s2"] and load(2, 1, 13, ["0.0"]) == [1, b"t1"],
+    L.expect(fence("F") == [5, 13, 1], "a cut at 13, past every base")
+    L.expect(load(1, 5, 13, ["0.0"]) == [1, b"s2"] and load(2, 5, 13, ["0.0"]) == [1, b"t1"],
              "the re-seeded state at 13")
+    # A store rolled back to an older snapshot: a gap in an NF's updates is
+    # "lost" (it re-seeds), and a known E over an empty store is state 3.
+    L.expect(write(1, 5, 14, 1, True, 0, {"0.0": b"s3"}) == [1, 14, 1], "nf1 seq 1")
+    L.expect(write(1, 5, 15, 3, True, 0, {"0.0": b"s4"}) == [-2], "seq 3 after 1: a gap")
+    L.expect(write(1, 5, 15, 3, 3, 0, {"0.0": b"s4"}) == [1, 15, 3], "re-seeded over the gap")
+    L.expect(r.cmd("HGET", key("m", 1), "base") == b"15", "its base moved to 15")
+    r.cmd("FLUSHALL")
+    L.expect(fence("G", want=5) == [1, 0, 3], "E 5 known, the store empty: lost")
+    r.cmd("FLUSHALL")
+    L.expect(fence("H", want=0) == [1, 0, 0], "E 0 known, the store empty: fresh")
     r.kill()
 
 
