@@ -257,8 +257,7 @@ static inline void
 dispatch_nf_out(struct mgr_dp_ctx *ctx, uint8_t from, uint16_t from_service, struct rte_mbuf *m,
 		const struct mgr_dest *d)
 {
-	if (unlikely(mgr_sl_any) && d->kind == MGR_DEST_NF &&
-	    mgr_sl_crossing(from_service, mgr.shm->nfs[d->id].service_id, m))
+	if (unlikely(mgr_sl_any) && mgr_sl_crossing(from_service, d, m))
 		return;
 	if (unlikely(mgr.remote.rsync_services)) {
 		if (d->kind == MGR_DEST_NF) {

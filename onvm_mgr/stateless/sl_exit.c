@@ -88,14 +88,31 @@ mgr_sl_on_exit(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 }
 
 bool
-mgr_sl_crossing(uint16_t from_service, uint16_t to_service, struct rte_mbuf *m)
+mgr_sl_crossing(uint16_t from_service, const struct mgr_dest *d, struct rte_mbuf *m)
 {
 	uint8_t a = mgr_sl_service[from_service % ONVM_MAX_SERVICES];
-	uint8_t b = mgr_sl_service[to_service % ONVM_MAX_SERVICES];
+	uint8_t b = d->kind == MGR_DEST_NF
+			    ? mgr_sl_service[mgr.shm->nfs[d->id].service_id % ONVM_MAX_SERVICES]
+			    : a;
+	const struct onvm_chain *ch;
 
-	if (a == b)
+	if (a != b) {
+		mgr_sl[(a != 0 ? a : b) - 1].crossing++;
+		rte_pktmbuf_free(m);
+		return true;
+	}
+	if (a == 0)
 		return false;
-	mgr_sl[(a != 0 ? a : b) - 1].crossing++;
+	/* Inside a stateless chain, packets move one step at a time, in the
+	 * markers' order: a packet that skipped a step (TONF) or left before
+	 * the last (OUT) would pass a marker it belongs before, and be
+	 * counted in the wrong epoch or released before its state is stored. */
+	ch = &mgr.shm->chains[a - 1];
+	if (d->kind == MGR_DEST_NF
+		    ? onvm_pkt_meta(m, mgr.dyn_off)->action == ONVM_ACTION_NEXT
+		    : d->kind != MGR_DEST_PORT || from_service == ch->services[ch->len - 1])
+		return false;
+	mgr_sl[a - 1].skipped++;
 	rte_pktmbuf_free(m);
 	return true;
 }
@@ -124,6 +141,14 @@ release(struct mgr_dp_ctx *ctx, struct sl_chain *c, int *moved)
 	while (c->xmk.n > 0 && c->xmk_id[c->xmk.head] <= c->committed) {
 		uint64_t upto = c->xmk_pos[c->xmk.head];
 
+		/* Published before the epoch's first packet goes: a recovery
+		 * from here on starts after it (sl_recover.c), and change_run()
+		 * sends the rest of it, should a full port leave some here. */
+		if (c->released_marker != c->xmk_id[c->xmk.head]) {
+			c->released_marker = c->xmk_id[c->xmk.head];
+			__atomic_store_n(&mgr.shm->chains[c->id].sl_committed, c->released_marker,
+					 __ATOMIC_RELEASE);
+		}
 		while (c->hold.abs_head < upto) {
 			struct rte_mbuf *m = c->q[c->hold.head];
 
@@ -137,9 +162,6 @@ release(struct mgr_dp_ctx *ctx, struct sl_chain *c, int *moved)
 			(*moved)++;
 		}
 		drop_head(c, NULL); /* the marker */
-		c->released_marker = c->xmk_id[c->xmk.head];
-		__atomic_store_n(&mgr.shm->chains[c->id].sl_committed, c->released_marker,
-				 __ATOMIC_RELEASE);
 		c->xmk.head = (c->xmk.head + 1) % c->xmk.cap;
 		c->xmk.n--;
 		c->xmk.abs_head++;
@@ -147,14 +169,23 @@ release(struct mgr_dp_ctx *ctx, struct sl_chain *c, int *moved)
 }
 
 /* A new incarnation: what the old one left here is after the recovery
- * point (the newest marker released): dropped, the replay makes it again. */
+ * point (the newest marker released), dropped -- the replay makes it
+ * again -- but for the rest of an epoch a full port cut short: it is the
+ * recovery point's, already half out, and goes on as it was. */
 static void
 change_run(struct sl_chain *c, uint8_t run)
 {
-	while (c->hold.n > 0)
-		drop_head(c, &c->recovery_dropped);
-	c->xmk.abs_head += c->xmk.n;
-	c->xmk.n = 0;
+	uint64_t keep = c->hold.abs_head; /* entries below it stay */
+
+	if (c->xmk.n > 0 && c->xmk_id[c->xmk.head] == c->released_marker)
+		keep = c->xmk_pos[c->xmk.head] + 1;
+	while (c->hold.abs_head + c->hold.n > keep) {
+		/* from the tail */
+		c->hold.n--;
+		rte_pktmbuf_free(c->q[(c->hold.head + c->hold.n) % c->hold.cap]);
+		c->recovery_dropped++;
+	}
+	c->xmk.n = keep > c->hold.abs_head ? 1 : 0;
 	c->committed = RTE_MAX(c->committed, c->replay_epoch);
 	c->tx_run = run;
 	/* From here its output is held: the root may replay. */

@@ -87,6 +87,7 @@ struct sl_chain {
 	uint64_t held_total, released, exit_full, markers_out, markers_full;
 	uint64_t stale_dropped, dup_suppressed, recovery_dropped;
 	uint64_t crossing; /* NF output crossing into or out of the chain: dropped (TX) */
+	uint64_t skipped;  /* NF output skipping a step of the chain: dropped (TX) */
 
 	/* ---- control thread: recoveries ---- */
 	bool launched; /* some NF of it was launched */

@@ -181,7 +181,7 @@ relaunch(struct sl_chain *c)
 	 * or, none released yet, what the NFs loaded at their first start. */
 	__atomic_store_n(&ch->sl_recover_epoch,
 			 RTE_MAX(__atomic_load_n(&ch->sl_committed, __ATOMIC_ACQUIRE),
-				 __atomic_load_n(&c->base_epoch, __ATOMIC_ACQUIRE)),
+				 __atomic_load_n(&c->base_epoch, __ATOMIC_ACQUIRE)) + 1,
 			 __ATOMIC_RELEASE);
 	new_token(ch);
 	for (int i = 0; i < mgr.cfg.nnfs; i++)
@@ -351,6 +351,7 @@ add_chain(struct rte_tel_data *d, uint16_t ci)
 	rte_tel_data_add_dict_uint(d, "log_copy_fail", c->log_copy_fail);
 	rte_tel_data_add_dict_uint(d, "foreign_in", c->foreign_in);
 	rte_tel_data_add_dict_uint(d, "crossing", c->crossing);
+	rte_tel_data_add_dict_uint(d, "skipped", c->skipped);
 	rte_tel_data_add_dict_uint(d, "markers_out", c->markers_out);
 	rte_tel_data_add_dict_uint(d, "held_now", c->hold.n);
 	rte_tel_data_add_dict_uint(d, "held_total", c->held_total);
@@ -362,7 +363,8 @@ add_chain(struct rte_tel_data *d, uint16_t ci)
 	rte_tel_data_add_dict_uint(d, "replayed", c->replayed);
 	rte_tel_data_add_dict_uint(d, "replay_runs", c->replay_runs);
 	rte_tel_data_add_dict_uint(d, "replay_epoch", c->replay_epoch);
-	rte_tel_data_add_dict_uint(d, "recover_epoch", mgr.shm->chains[ci].sl_recover_epoch);
+	rte_tel_data_add_dict_uint(d, "recover_epoch", mgr.shm->chains[ci].sl_recover_epoch
+						       ? mgr.shm->chains[ci].sl_recover_epoch - 1 : 0);
 	rte_tel_data_add_dict_uint(d, "recovery_dropped", c->recovery_dropped);
 	rte_tel_data_add_dict_uint(d, "stale_dropped", c->stale_dropped);
 	rte_tel_data_add_dict_uint(d, "dup_suppressed", c->dup_suppressed);

@@ -292,9 +292,15 @@ mgr_sl_rx(struct mgr_dp_ctx *ctx)
 				continue;
 			n++;
 			if (replay_some(ctx, c)) {
+				uint32_t want = st;
+
 				if (c->since > 0)
 					inject(ctx, c, c->cursor); /* the replay's last epoch */
-				sl_set_state(c, SL_RUN(st), SL_RUNNING);
+				/* Only if the chain is still in this replay: another
+				 * failure may have moved it on meanwhile. */
+				__atomic_compare_exchange_n(&c->state, &want,
+							    ((uint32_t)SL_RUN(st) << 8) | SL_RUNNING,
+							    false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 			}
 			continue;
 		}

@@ -38,12 +38,12 @@ int mgr_sl_telemetry_init(void);
 extern bool mgr_sl_any;
 extern uint8_t mgr_sl_service[];
 
-/* TX unit: an NF's output going to another NF crosses a stateless chain's
- * boundary (in or out, not along it): dropped and counted.  A packet that
- * enters a stateless chain other than through its root would be neither
- * logged nor held; one that leaves it for another chain's NF would escape
- * its exit. */
-bool mgr_sl_crossing(uint16_t from_service, uint16_t to_service, struct rte_mbuf *m);
+/* TX unit: an NF's output (to `d`) that leaves or enters a stateless
+ * chain other than through its root and exit, or skips a step of it
+ * (TONF, OUT before the last step): dropped and counted -- it would be
+ * neither logged nor held, or pass a marker it belongs before. */
+struct mgr_dest;
+bool mgr_sl_crossing(uint16_t from_service, const struct mgr_dest *d, struct rte_mbuf *m);
 
 /* RX unit: a packet routed into chain `meta->chain_id` (after routing):
  * stamped and logged; false: the log is full, drop it (counted). */

@@ -44,6 +44,10 @@ Scenarios (argument; none: all of them, in each of the four modes):
   garbage the proxy answers one command of each connection with replies
           WRITE never gives: counted, the connections reset, the updates
           sent again; then an NF killed.  The same oracle.
+  skip    a middle NF of a stateless chain that sends its packets out of
+          a port (test_nf -a out:0): they would leave before the store has
+          their epoch, so the manager drops them, counted (`skipped`);
+          nothing leaves.
   absent  the store is not running at start: the chain's NF says so and
           exits, the node's other chain still forwards every frame; the
           store started, the chain starts too (retried every second) and
@@ -181,10 +185,15 @@ def kill(L, mode, cache, seed):
     # While the chain recovers its input waits on the loopback port, whose
     # ring may overflow: input lost before the chain's root, counted there.
     # Everything that reached the root must leave, once.
-    lab.wait_until(lambda: (lambda d, lp: d["released"] == d["packets_in"] and
-                            d["packets_in"] + lp["tx_drop"] == len(frames))(
-                                node.query(f"/onvm/store,{CHAIN}"), node.port("loop")),
-                   120, "every frame that reached the chain's root out")
+    try:
+        lab.wait_until(lambda: (lambda d, lp: d["released"] == d["packets_in"] and
+                                d["packets_in"] + lp["tx_drop"] == len(frames))(
+                                    node.query(f"/onvm/store,{CHAIN}"), node.port("loop")),
+                       120, "every frame that reached the chain's root out")
+    except lab.TestFailure:
+        print(f"{tag}: /onvm/store {node.query(f'/onvm/store,{CHAIN}')}, loop port "
+              f"{node.port('loop')}", file=sys.stderr)
+        raise
     d = node.query(f"/onvm/store,{CHAIN}")
     lost_before = node.port("loop")["tx_drop"]
     rc = node.stop()
@@ -301,6 +310,24 @@ def faults(L, kind, seed, unchecked=False):
     return total
 
 
+def skip(L):
+    r = store.Redis(L, "redis-skip").start()
+    frames = tagged_input(traces.trace("ssh.pcap"), 1)
+    inp, out = L.path("skip-in.pcap"), L.path("skip-out.pcap")
+    pcap.write_pcap(inp, frames)
+    nfs = [{"name": "mon", "binary": "basic_monitor", "service": 1, "args": ["-p", "0"]},
+           {"name": "out", "binary": lab.TEST_NF, "service": 2, "args": ["-a", "out:0"]},
+           {"name": "fwd", "binary": "simple_forward", "service": 3}]
+    node = L.node("skip", node_cfg(L, "skip", inp, out, store.store_cfg(r.addr), nfs)).start()
+    d = store.wait_store(node, CHAIN, lambda d: d["skipped"] >= len(frames), 60,
+                         "the middle NF's output dropped")
+    L.expect(d["skipped"] == len(frames) and d["released"] == 0,
+             f"skipped {d['skipped']}, released {d['released']}, {len(frames)} frames")
+    L.expect(node.stop() == 0, "manager exit status")
+    L.expect(pcap.read_capture_out(out) == [], "a frame left the chain past its exit")
+    r.kill()
+
+
 def absent(L):
     """No store: the stateless chain cannot start, the other chain runs."""
     frames = tagged_input(traces.trace("ssh.pcap"), 1)
@@ -347,6 +374,8 @@ def test(L, which):
         if which in (None, kind, kind + "_unchecked"):
             seed = int(os.environ.get("ONVM_TEST_SEED", random.randrange(1 << 32)))
             faults(L, kind, seed, unchecked=which == kind + "_unchecked")
+    if which in (None, "skip"):
+        skip(L)
     if which in (None, "absent"):
         absent(L)
 
