@@ -60,7 +60,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "python"))
 
-from onvm import tput  # noqa: E402
+from onvm import store, tput  # noqa: E402
 from onvm.latshim import LatFile, diff, percentile  # noqa: E402
 from onvm.report import log  # noqa: E402
 
@@ -111,25 +111,12 @@ class Redis:
         tput.Procs.stop(self.p, sig=signal.SIGTERM)
 
 
-def scripts(build):
-    out = subprocess.run([os.path.join(build, "tests", "unit", "store_scripts_dump")],
-                         check=True, capture_output=True, text=True).stdout
-    texts, name = {}, None
-    for line in out.splitlines(keepends=True):
-        if line.startswith("== "):
-            name = line[3:].strip()
-            texts[name] = ""
-        else:
-            texts[name] += line
-    return texts
-
-
 def ceiling(a, lab, rows):
     r = Redis(lab, "redis-ceiling")
     try:
         out = {}
         val = "x" * 1024
-        sha = r.cli("SCRIPT", "LOAD", scripts(a.build)["write_unchecked"])
+        sha = r.cli("SCRIPT", "LOAD", store.scripts(a.build)["write_unchecked"])
         r.cli("HSET", "onvm:{b}:s1:m", "gen", "1", "epoch", "0", "seq", "0")
         for name, cmd in (("set_1k", ["-t", "set", "-d", "1024"]),
                           ("evalsha_write_1k", ["EVALSHA", sha, "3", "onvm:{b}:s1:m",

@@ -204,8 +204,8 @@ mgr_sl_tx(struct mgr_dp_ctx *ctx)
 		if (!c->on)
 			continue;
 		st = sl_state(c);
-		if (SL_PHASE(st) == SL_DOWN || SL_PHASE(st) == SL_STARTING)
-			continue; /* held as it is until the recovery point is known */
+		if (sl_recovering(st))
+			continue;
 		if (c->tx_run != SL_RUN(st))
 			change_run(c, SL_RUN(st));
 		if (c->xmk.n == 0)

@@ -109,6 +109,14 @@ sl_state(const struct sl_chain *c)
 #define SL_PHASE(st) ((st) & 0xffu)
 #define SL_RUN(st) ((uint8_t)((st) >> 8))
 
+/* DOWN or STARTING: the root holds the input, the exit its output, as
+ * they are, until the recovery point is known. */
+static inline bool
+sl_recovering(uint32_t st)
+{
+	return SL_PHASE(st) == SL_DOWN || SL_PHASE(st) == SL_STARTING;
+}
+
 static inline void
 sl_set_state(struct sl_chain *c, uint8_t run, uint32_t phase)
 {

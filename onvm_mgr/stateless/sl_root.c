@@ -280,8 +280,8 @@ mgr_sl_rx(struct mgr_dp_ctx *ctx)
 		if (!c->on)
 			continue;
 		st = sl_state(c);
-		if (SL_PHASE(st) == SL_DOWN || SL_PHASE(st) == SL_STARTING)
-			continue; /* input held; the log as it is */
+		if (sl_recovering(st))
+			continue;
 		if (SL_PHASE(st) == SL_REPLAY) {
 			if (c->rx_run != SL_RUN(st))
 				replay_begin(c, SL_RUN(st));

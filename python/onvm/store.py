@@ -16,6 +16,22 @@ from onvm import lab
 REDIS = shutil.which("redis-server") or "/usr/bin/redis-server"
 
 
+def scripts(build):
+    """{name: Lua text} of the store's scripts, from the build tree's
+    store_scripts_dump (common/onvm_store_scripts.c); "write_unchecked" is
+    WRITE without its version check."""
+    exe = os.path.join(build, "tests", "unit", "store_scripts_dump")
+    out = subprocess.run([exe], check=True, capture_output=True, text=True).stdout
+    texts, name = {}, None
+    for line in out.splitlines(keepends=True):
+        if line.startswith("== "):
+            name = line[3:].strip()
+            texts[name] = ""
+        else:
+            texts[name] += line
+    return texts
+
+
 class Redis:
     def __init__(self, L, name="redis", persist=False, extra=None):
         self.L, self.name = L, name

@@ -9,24 +9,10 @@ WRITE without its version check: it lands and the next recovery loads it,
 which is what the check is for.
 """
 import os
-import subprocess
 
 from onvm import lab, store
 
 C = "t"
-
-
-def scripts():
-    exe = os.path.join(os.environ.get("ONVM_BUILD", "build"), "tests/unit/store_scripts_dump")
-    out = subprocess.run([exe], check=True, capture_output=True, text=True).stdout
-    texts, name = {}, None
-    for line in out.splitlines(keepends=True):
-        if line.startswith("== "):
-            name = line[3:].strip()
-            texts[name] = ""
-        else:
-            texts[name] += line
-    return texts
 
 
 def versions(r, k):
@@ -48,7 +34,8 @@ def key(kind, svc=None, rc=None):
 
 def test(L):
     r = store.Redis(L).start()
-    sha = {n: r.cmd("SCRIPT", "LOAD", t).decode() for n, t in scripts().items()}
+    build = os.environ.get("ONVM_BUILD", "build")
+    sha = {n: r.cmd("SCRIPT", "LOAD", t).decode() for n, t in store.scripts(build).items()}
 
     def fence(token, svcs=(1, 2), want=None):
         # (the manager sends 1 + E; 0: E not known)
