@@ -42,6 +42,7 @@ PACKAGES=(
 	gcc libc6-dev pkgconf meson ninja-build
 	libdpdk-dev libjansson-dev libpcap-dev libbsd-dev libcmocka-dev
 	libndpi-dev # the dpi NF and its unit test; brings libgcrypt20-dev
+	libhiredis-dev # libnf's store client (stateless chains)
 )
 
 T0=$SECONDS
