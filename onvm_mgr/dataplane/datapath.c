@@ -398,7 +398,7 @@ mgr_rx_poll(void)
 
 		if (mgr.shm->ports[port].no_rx)
 			continue;
-		/* A stateless chain's input waits while it recovers. */
+		/* A stateless chain's input waits for its first start. */
 		if (unlikely(mgr_sl_any) && mgr_sl_port_held(port))
 			continue;
 		/* A port held is read now and then all the same, for the frames
@@ -465,11 +465,15 @@ mgr_rx_poll(void)
 				meta->ts = ts;
 				meta->flags |= rflags;
 			}
-			/* A stateless chain's root: stamped and logged (or, the
-			 * log full, dropped here, counted); after the last packet
-			 * of an epoch, its marker (the packets before it first). */
-			if (unlikely(mgr_sl_any) && dest[nout].kind == MGR_DEST_NF &&
-			    !mgr_sl_ingress(m, meta)) {
+			/* A stateless chain's root: stamped and logged (while it
+			 * recovers, only logged; the log full, dropped, counted);
+			 * after the last packet of an epoch, its marker (the
+			 * packets before it first). */
+			if (unlikely(mgr_sl_any) &&
+			    (dest[nout].kind == MGR_DEST_NF ||
+			     (dest[nout].kind == MGR_DEST_DROP &&
+			      dest[nout].reason == MGR_DROP_NO_INSTANCE)) &&
+			    mgr_sl_ingress(m, meta, dest[nout].kind == MGR_DEST_NF) != MGR_SL_PASS) {
 				rte_pktmbuf_free(m);
 				continue;
 			}

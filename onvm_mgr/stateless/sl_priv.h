@@ -72,6 +72,7 @@ struct sl_chain {
 	uint64_t cursor;      /* replay: the next log position to send */
 	uint64_t packets_in, markers_in, markers_failed, log_full, log_copy_fail;
 	uint64_t foreign_in; /* routed in from another port than the ingress: dropped */
+	uint64_t logged_held; /* input logged, not sent, while the chain recovered */
 	uint64_t replayed, replay_runs;
 
 	/* ---- TX unit: the exit ---- */

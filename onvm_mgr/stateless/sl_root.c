@@ -94,26 +94,32 @@ log_trim(struct sl_chain *c)
 	}
 }
 
-bool
-mgr_sl_ingress(struct rte_mbuf *m, struct onvm_pkt_meta *meta)
+int
+mgr_sl_ingress(struct rte_mbuf *m, struct onvm_pkt_meta *meta, bool routed)
 {
 	struct sl_chain *c;
 	struct rte_mbuf *copy;
+	bool held;
 
 	if (meta->chain_id >= ONVM_MAX_CHAINS || !(c = &mgr_sl[meta->chain_id])->on)
-		return true;
+		return MGR_SL_PASS;
 	/* Only the chain's ingress is its root: input steered in from another
 	 * port (a flow rule, the default chain) would reach its NFs while the
 	 * ingress is held for a recovery, unlogged and never replayed. */
 	if (unlikely(meta->in_port != mgr.cfg.chains[meta->chain_id].ingress_port)) {
 		c->foreign_in++;
-		return false;
+		return MGR_SL_DROP;
 	}
+	/* While the chain recovers (or its first NF is gone and it is about
+	 * to) the log is the buffer: the input goes in it, and the replay
+	 * sends it on, in order, after what came before. */
+	held = SL_PHASE(sl_state(c)) != SL_RUNNING || !routed;
 	if (c->log.n == c->log.cap) {
-		log_trim(c);
+		if (!held)
+			log_trim(c);
 		if (c->log.n == c->log.cap) {
 			c->log_full++; /* dropped at the entry: never unprotected */
-			return false;
+			return MGR_SL_DROP;
 		}
 	}
 	meta->ts = ++c->clock;
@@ -121,15 +127,19 @@ mgr_sl_ingress(struct rte_mbuf *m, struct onvm_pkt_meta *meta)
 	copy = rte_pktmbuf_copy(m, mgr.pool, 0, UINT32_MAX);
 	if (copy == NULL) {
 		c->log_copy_fail++;
-		return false;
+		return MGR_SL_DROP;
 	}
 	c->log_m[(c->log.head + c->log.n) % c->log.cap] = copy;
 	c->log_ts[(c->log.head + c->log.n) % c->log.cap] = meta->ts;
 	c->log.n++;
 	c->packets_in++;
+	if (held) {
+		c->logged_held++;
+		return MGR_SL_LOGGED;
+	}
 	if (c->since++ == 0)
 		c->first_tsc = rte_get_tsc_cycles();
-	return true;
+	return MGR_SL_PASS;
 }
 
 static void
@@ -198,10 +208,10 @@ mgr_sl_port_held(uint16_t port)
 	for (uint16_t ci = 0; ci < ONVM_MAX_CHAINS; ci++) {
 		const struct sl_chain *c = &mgr_sl[ci];
 
-		/* (held until its NFs first loaded their state too: routed to
-		 * no instance, input would be dropped, not logged) */
-		if (c->on && mgr.cfg.chains[ci].ingress_port == port &&
-		    (SL_PHASE(sl_state(c)) != SL_RUNNING || !c->started))
+		/* (held until its NFs first loaded their state: a recovery
+		 * keeps reading it, into the log) */
+		if (c->on && mgr.cfg.chains[ci].ingress_port == port && !c->started &&
+		    SL_PHASE(sl_state(c)) == SL_RUNNING)
 			return true;
 	}
 	return false;
