@@ -29,6 +29,7 @@
 #include "onvm_state.h"
 
 #include "nf_ctl.h"
+#include "stateless/stateless.h"
 
 static void
 reply(const struct rte_mp_msg *req, const void *peer, const void *param, size_t len)
@@ -280,6 +281,14 @@ do_register(const struct onvm_mp_register_req *req, pid_t ns_pid, int *pidfd,
 			return refuse(rep, ENOSPC, "all %d NF slots are in use", ONVM_MAX_NFS);
 	}
 	id = slot->instance_id;
+	/* A stateless chain's NFs are the manager's: a recovery kills and
+	 * launches them all again, which it cannot do for one started by hand
+	 * (it would never let the chain restart). */
+	if (slot->status == ONVM_NF_FREE && mgr_sl_service[req->service_id] != 0)
+		return refuse(rep, EPERM,
+			      "service %u is stateless chain '%s''s: its NFs are launched by the "
+			      "manager (a recovery restarts them all)",
+			      req->service_id, mgr.shm->chains[mgr_sl_service[req->service_id] - 1].name);
 	if (check_lcore(req->lcore_id, id, req->pid, rep) < 0)
 		return rep->result;
 	if (mgr.nf_priv[id].launcher_watched && slot->status == ONVM_NF_STARTING) {

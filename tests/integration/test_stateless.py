@@ -47,7 +47,8 @@ Scenarios (argument; none: all of them, in each of the four modes):
   skip    a middle NF of a stateless chain that sends its packets out of
           a port (test_nf -a out:0): they would leave before the store has
           their epoch, so the manager drops them, counted (`skipped`);
-          nothing leaves.
+          nothing leaves.  Then an NF started by hand into the chain's
+          service is refused.
   absent  the store is not running at start: the chain's NF says so and
           exits, the node's other chain still forwards every frame; the
           store started, the chain starts too (retried every second) and
@@ -323,6 +324,14 @@ def skip(L):
                          "the middle NF's output dropped")
     L.expect(d["skipped"] == len(frames) and d["released"] == 0,
              f"skipped {d['skipped']}, released {d['released']}, {len(frames)} frames")
+    # An NF started by hand into the chain's service: refused (a recovery
+    # could neither kill nor relaunch it).
+    nf = L.spawn("hand", [lab.nf_binary("simple_forward"), "--proc-type=secondary",
+                          f"--file-prefix={node.prefix}", "--lcores=61@0", "--no-pci", "--",
+                          "-r", "1"])
+    L.expect(nf.wait(60) != 0, "an NF started by hand registered into a stateless chain")
+    L.expect("is stateless chain 'sl''s" in node.log(), "no refusal in the manager's log")
+    L.expect(len(node.nf_by(service=1)) == 1, f"service 1: {node.nf_by(service=1)}")
     L.expect(node.stop() == 0, "manager exit status")
     L.expect(pcap.read_capture_out(out) == [], "a frame left the chain past its exit")
     r.kill()
