@@ -100,6 +100,8 @@ struct sl_chain {
 };
 
 extern struct sl_chain mgr_sl[ONVM_MAX_CHAINS];
+/* 1 + the stateless chain whose ingress each port is, 0: none (start-up). */
+extern uint8_t mgr_sl_in_port[ONVM_MAX_PORTS];
 
 static inline uint32_t
 sl_state(const struct sl_chain *c)

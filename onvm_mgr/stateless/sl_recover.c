@@ -86,6 +86,7 @@ mgr_sl_init(void)
 		c->id = (uint16_t)i;
 		for (uint16_t k = 0; k < cc->len; k++)
 			mgr_sl_service[cc->services[k]] = (uint8_t)(i + 1);
+		mgr_sl_in_port[cc->ingress_port] = (uint8_t)(i + 1);
 		/* Everything in the chain was logged: the exit holds at most the
 		 * log, its markers, and what the NFs generate (a margin). */
 		hold = logn + logn / 2 + SL_MARKER_ROOM;

@@ -34,6 +34,7 @@
 
 bool mgr_sl_any;
 uint8_t mgr_sl_service[ONVM_MAX_SERVICES];
+uint8_t mgr_sl_in_port[ONVM_MAX_PORTS];
 struct sl_chain mgr_sl[ONVM_MAX_CHAINS];
 
 const struct onvm_nf_slot *
@@ -205,16 +206,13 @@ mgr_sl_marker_now(struct mgr_dp_ctx *ctx, uint16_t chain)
 bool
 mgr_sl_port_held(uint16_t port)
 {
-	for (uint16_t ci = 0; ci < ONVM_MAX_CHAINS; ci++) {
-		const struct sl_chain *c = &mgr_sl[ci];
+	/* (held until its NFs first loaded their state: a recovery keeps
+	 * reading it, into the log) */
+	uint8_t ci = mgr_sl_in_port[port % ONVM_MAX_PORTS];
+	const struct sl_chain *c;
 
-		/* (held until its NFs first loaded their state: a recovery
-		 * keeps reading it, into the log) */
-		if (c->on && mgr.cfg.chains[ci].ingress_port == port && !c->started &&
-		    SL_PHASE(sl_state(c)) == SL_RUNNING)
-			return true;
-	}
-	return false;
+	return ci != 0 && !(c = &mgr_sl[ci - 1])->started &&
+	       SL_PHASE(sl_state(c)) == SL_RUNNING;
 }
 
 /* A recovery: the log from its head -- right after the newest marker the
