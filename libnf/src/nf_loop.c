@@ -175,10 +175,15 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 	nfl_crash_check(nf); /* the thread that holds the lock, our handlers */
 	/* A stateless chain's NF: its state from the store, before any packet. */
 	if (nf->store == NULL) {
-		int r = nfl_store_start(nf);
+		int r;
 
-		if (r < 0)
+		/* Its warm-up waits on the store: never at real-time priority. */
+		nfl_rt_leave(nf);
+		r = nfl_store_start(nf);
+		if (r < 0) {
+			nfl_store_stop(nf); /* nothing half-built is left to use */
 			return r;
+		}
 	}
 	/* (after a promotion: on the active's CPUs by now) */
 	shares_mgr_cpu = nfl_on_mgr_cpus(nf, NULL);
