@@ -91,12 +91,14 @@ def stop_sniffer(p):
     p.wait(30)
 
 
-def run(L, frames, tag, remote, nfs, pace=False, faults=None, sniff=False):
+def run(L, frames, tag, remote, nfs, pace=False, faults=None, sniff=False, store=None):
     """One pass of `frames` through the lab; returns (sink capture
-    timestamps, sniff files or None, the primary's /onvm/remote or {})."""
+    timestamps, sniff files or None, the primary's /onvm/remote or, for a
+    stateless primary (`store`: its chain's store object),
+    /onvm/store,c, else {})."""
     n = len(frames)
     sink, standby, primary, pred = rc.build(L, frames, tag, remote=remote, nfs=nfs, paced=pace,
-                                            faults=faults)
+                                            faults=faults, store=store)
     rc.NODES[:] = [pred, primary, standby, sink]
     for node in (sink, standby, primary):
         node.start(wait=False)
@@ -124,7 +126,8 @@ def run(L, frames, tag, remote, nfs, pace=False, faults=None, sniff=False):
             last[:] = [rx, time.monotonic()]
         return rx >= n or (rx > 0 and time.monotonic() - last[1] > 1.0)
     lab.wait_until(done, 300, f"{tag}: frames at the sink", interval=0.1)
-    st = primary.query("/onvm/remote").get("web", {}) if remote else {}
+    st = (primary.query("/onvm/remote").get("web", {}) if remote else
+          primary.query("/onvm/store,c") if store else {})
     for p in sn:
         stop_sniffer(p)
     if pred.relay is not None:

@@ -202,7 +202,7 @@ BACKENDS = [(f"198.18.1.{i}", f"02:00:00:00:01:0{i}") for i in range(1, 5)]
 def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, faults=None,
           stateful=False, remote=True, nfs=None, paced=None, checkpoint_ms=5,
           nd_heavy=False, dpi=False, multi=False, standby_multi=None, standby_nf_cpus=None,
-          source=None, relay=False, local=False, bfd_ms=BFD_MS):
+          source=None, relay=False, local=False, bfd_ms=BFD_MS, store=None):
     """The four nodes; `idle` (e.g. {"max_sleep_us": 50}) goes to every node;
     `bfd`: a BFD session on the predecessor -> primary link triggers the
     failover (BFD then bypasses that link's pacing: it must not queue behind
@@ -227,7 +227,12 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
     through faulty_link.py, faultless until told otherwise (set_relay(),
     through its control file), the primary configured as without it;
     `local`: the chain's NFs have hot standbys ("resiliency": "local");
-    `bfd_ms`: BFD's interval (x 3: its detection time)."""
+    `bfd_ms`: BFD's interval (x 3: its detection time); `store` (a chain's
+    "store" object): the primary's chain is stateless
+    (docs/design/stateless.md) instead, its state in that store, and
+    `remote` must be False -- the stateless figures of bench/stateless.py
+    next to remote on the same nodes and links."""
+    assert not (store and remote), "a chain is stateless or remote, not both"
     if paced is None:
         paced = stateful and not source
     src = L.path(f"input{rnd_tag}.pcap")
@@ -333,8 +338,12 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
             "chains": [{"name": "c",
                         "services": (nfs[1] if nfs else [1, 2] if dpi else [1, 2, 3] if stateful
                                      else [1]),
-                        "ingress_port": "from_p", "exit_port": "out"}],
+                        "ingress_port": "from_p", "exit_port": "out",
+                        **({"resiliency": "stateless", "store": store}
+                           if store and role == "primary" else {})}],
             **({"remote": {"chains": [rc]}} if remote else {}),
+            # a stateless chain's log, a replay's copies and its held exit
+            **({"pool": {"mbufs": 65535}} if store and role == "primary" else {}),
             # two windows of 96 MB: nDPI's regions twice (canonical and
             # replica) and, on the primary, its cut log
             **({"state": {"pool_mb": 256}} if dpi else
