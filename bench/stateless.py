@@ -119,9 +119,10 @@ def ceiling(a, lab, rows):
         sha = r.cli("SCRIPT", "LOAD", store.scripts(a.build)["write_unchecked"])
         r.cli("HSET", "onvm:{b}:s1:m", "gen", "1", "epoch", "0", "seq", "0")
         for name, cmd in (("set_1k", ["-t", "set", "-d", "1024"]),
-                          ("evalsha_write_1k", ["EVALSHA", sha, "3", "onvm:{b}:s1:m",
-                                                "onvm:{b}:s1:i", "onvm:{b}:s1:c:0.__rand_int__",
-                                                "1", "5", "1", "1", "0", val])):
+                          ("evalsha_write_1k", ["EVALSHA", sha, "4", "onvm:{b}:s1:m",
+                                                "onvm:{b}:s1:i", "onvm:{b}:s1:k",
+                                                "onvm:{b}:s1:c:0.__rand_int__",
+                                                "1", "5", "1", "1", "0", "0", val])):
             res = subprocess.run(["taskset", "-c", "1", REDIS_BENCH, "-s", r.sock, "-P", "64",
                                   "-n", str(a.ceiling_n), "-r", "1024", "-q", "--csv", *cmd],
                                  capture_output=True, text=True, check=True).stdout

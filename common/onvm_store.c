@@ -106,6 +106,12 @@ onvm_store_key_index(char *buf, size_t len, const char *chain, uint16_t service)
 }
 
 int
+onvm_store_key_closes(char *buf, size_t len, const char *chain, uint16_t service)
+{
+	return put(buf, len, snprintf(buf, len, "onvm:{%s}:s%u:k", chain, service));
+}
+
+int
 onvm_store_key_chunk(char *buf, size_t len, const char *chain, uint16_t service, uint32_t region,
 		     uint32_t chunk)
 {

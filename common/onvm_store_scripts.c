@@ -14,21 +14,44 @@
  */
 #include "onvm_store.h"
 
+/* A sorted set's member at exactly `epoch` ("<epoch>:<rest>"): <rest>. */
+#define LUA_AT_EPOCH                                                                   \
+	"local function at_epoch(k, e)\n"                                                \
+	"  local v = redis.call('ZRANGEBYSCORE', k, e, e, 'LIMIT', 0, 1)[1]\n"            \
+	"  if v then return string.sub(v, string.find(v, ':', 1, true) + 1) end\n"        \
+	"  return nil\n"                                                                 \
+	"end\n"
+
 static const char fence_lua[] =
+	LUA_AT_EPOCH
 	"local run = KEYS[1]\n"
 	"if redis.call('HGET', run, 'token') == ARGV[1] then\n"
-	"  local r = redis.call('HMGET', run, 'gen', 'epoch', 'state')\n"
-	"  return {tonumber(r[1]), tonumber(r[2]), tonumber(r[3])}\n"
+	"  local r = redis.call('HMGET', run, 'gen', 'epoch', 'state', 'ts')\n"
+	"  return {tonumber(r[1]), tonumber(r[2]), tonumber(r[3]), tonumber(r[4]) or 0}\n"
 	"end\n"
 	"local want = tonumber(ARGV[2]) - 1\n"
+	"local n = (#KEYS - 1) / 2\n"
 	"local e, have, miss, base, maxgen = nil, 0, 0, 0, 0\n"
-	"for i = 2, #KEYS do\n"
-	"  local m = redis.call('HMGET', KEYS[i], 'closed', 'base', 'gen')\n"
+	"for i = 1, n do\n"
+	"  local m = redis.call('HMGET', KEYS[2 * i], 'closed', 'base', 'gen')\n"
 	"  if m[1] then have = have + 1 else miss = miss + 1 end\n"
 	"  local v = tonumber(m[1]) or 0\n"
 	"  if e == nil or v < e then e = v end\n"
 	"  base = math.max(base, tonumber(m[2]) or 0)\n"
 	"  maxgen = math.max(maxgen, tonumber(m[3]) or 0)\n"
+	"end\n"
+	/* No E given: below the lowest closed, the newest epoch every NF
+	 * closed itself (each one's newest close at or below it, until they
+	 * agree; an NF with no close recorded there does not lower it). */
+	"if have == n and have > 0 and want < 0 then\n"
+	"  local moved = true\n"
+	"  while moved do\n"
+	"    moved = false\n"
+	"    for i = 1, n do\n"
+	"      local r = redis.call('ZREVRANGEBYSCORE', KEYS[2 * i + 1], e, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)\n"
+	"      if r[2] and tonumber(r[2]) < e then e, moved = tonumber(r[2]), true end\n"
+	"    end\n"
+	"  end\n"
 	"end\n"
 	"local gen = redis.call('HINCRBY', run, 'gen', 1)\n"
 	"if gen <= maxgen then\n"
@@ -46,11 +69,18 @@ static const char fence_lua[] =
 	"  end\n"
 	"  if e < base then state, e = 3, 0 end\n"
 	"end\n"
-	"for i = 2, #KEYS do\n"
-	"  redis.call('HSET', KEYS[i], 'gen', gen, 'epoch', e, 'seq', 0, 'closed', e, 'base', 0)\n"
+	"local ts = 0\n"
+	"for i = 1, n do\n"
+	"  local t = at_epoch(KEYS[2 * i + 1], e)\n"
+	"  if t then ts = tonumber(t) break end\n"
 	"end\n"
-	"redis.call('HSET', run, 'token', ARGV[1], 'epoch', e, 'state', state)\n"
-	"return {gen, e, state}\n";
+	"for i = 1, n do\n"
+	"  redis.call('HSET', KEYS[2 * i], 'gen', gen, 'epoch', e, 'seq', 0, 'closed', e, 'base', 0)\n"
+	"  redis.call('ZREMRANGEBYSCORE', KEYS[2 * i + 1], e, '+inf')\n"
+	"  redis.call('ZADD', KEYS[2 * i + 1], e, e .. ':' .. ts)\n"
+	"end\n"
+	"redis.call('HSET', run, 'token', ARGV[1], 'epoch', e, 'state', state, 'ts', ts)\n"
+	"return {gen, e, state, ts}\n";
 
 static const char load_lua[] =
 	"local m = redis.call('HMGET', KEYS[1], 'gen', 'layout')\n"
@@ -78,6 +108,7 @@ static const char load_lua[] =
 	"if not m[1] then\n"                                                             \
 	"  if not seed then return {-2} end\n"                                           \
 	"  redis.call('HSET', KEYS[1], 'gen', ARGV[1], 'epoch', 0, 'seq', us - 1, 'base', ARGV[2])\n" \
+	"  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', '(' .. ARGV[2])\n"              \
 	"  m = {ARGV[1], '0', tostring(us - 1)}\n"                                        \
 	"end\n"                                                                         \
 	"local g, e, s = tonumber(m[1]), tonumber(m[2]), tonumber(m[3])\n"
@@ -87,22 +118,28 @@ static const char load_lua[] =
 	"if us ~= s + 1 then\n"                                                          \
 	"  if not seed then return {-2} end\n"                                           \
 	"  redis.call('HSET', KEYS[1], 'base', ARGV[2])\n"                                \
+	"  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', '(' .. ARGV[2])\n"              \
 	"end\n"
 #define WRITE_BODY                                                                     \
 	"local floor = tonumber(ARGV[5])\n"                                              \
-	"local nk = #KEYS - 2\n"                                                         \
-	"for i = 1, nk do\n"                                                             \
-	"  local k = KEYS[i + 2]\n"                                                      \
-	"  redis.call('ZREMRANGEBYSCORE', k, ARGV[2], ARGV[2])\n"                         \
-	"  redis.call('ZADD', k, ARGV[2], ARGV[2] .. ':' .. ARGV[i + 5])\n"               \
-	"  if floor > 0 then\n"                                                          \
-	"    local r = redis.call('ZREVRANGEBYSCORE', k, ARGV[5], '-inf', 'WITHSCORES', 'LIMIT', 0, 1)\n" \
-	"    if r[2] then redis.call('ZREMRANGEBYSCORE', k, '-inf', '(' .. r[2]) end\n"    \
-	"  end\n"                                                                        \
+	"local function trim(k)\n"                                                       \
+	"  if floor <= 0 then return end\n"                                              \
+	"  local r = redis.call('ZREVRANGEBYSCORE', k, ARGV[5], '-inf', 'WITHSCORES', 'LIMIT', 0, 1)\n" \
+	"  if r[2] then redis.call('ZREMRANGEBYSCORE', k, '-inf', '(' .. r[2]) end\n"      \
 	"end\n"                                                                          \
-	"for i = nk + 6, #ARGV do redis.call('SADD', KEYS[2], ARGV[i]) end\n"            \
+	"local nk = #KEYS - 3\n"                                                         \
+	"for i = 1, nk do\n"                                                             \
+	"  local k = KEYS[i + 3]\n"                                                      \
+	"  redis.call('ZREMRANGEBYSCORE', k, ARGV[2], ARGV[2])\n"                         \
+	"  redis.call('ZADD', k, ARGV[2], ARGV[2] .. ':' .. ARGV[i + 6])\n"               \
+	"  trim(k)\n"                                                                    \
+	"end\n"                                                                          \
+	"for i = nk + 7, #ARGV do redis.call('SADD', KEYS[2], ARGV[i]) end\n"            \
 	"if fl % 2 == 1 then\n"                                                         \
 	"  redis.call('HSET', KEYS[1], 'epoch', ue, 'seq', us, 'closed', ue)\n"           \
+	"  redis.call('ZREMRANGEBYSCORE', KEYS[3], ARGV[2], ARGV[2])\n"                   \
+	"  redis.call('ZADD', KEYS[3], ARGV[2], ARGV[2] .. ':' .. ARGV[6])\n"             \
+	"  trim(KEYS[3])\n"                                                              \
 	"else\n"                                                                         \
 	"  redis.call('HSET', KEYS[1], 'epoch', ue, 'seq', us)\n"                         \
 	"end\n"                                                                          \

@@ -158,6 +158,7 @@ struct onvm_store_stats {
 	uint64_t loaded_chunks;	   /* warm-up: chunks loaded from the store */
 	uint64_t load_ns;	   /* warm-up: fence and load */
 	uint64_t recovered_epoch;  /* the epoch the warm-up loaded (0: fresh) */
+	uint64_t recovered_ts;	   /* ... the timestamp of its marker (0: not known) */
 	uint64_t gen;		   /* the chain's incarnation in the store */
 	uint32_t state;		   /* enum onvm_store_state */
 	uint32_t outstanding;	   /* WRITEs not yet answered */

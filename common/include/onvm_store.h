@@ -16,6 +16,8 @@
  *   onvm:{C}:s<S>:m       hash  the NF of service S: gen, epoch, seq, closed,
  *                               layout (fingerprint of its state regions)
  *   onvm:{C}:s<S>:i       set   "<region>.<chunk>" of every chunk it stored
+ *   onvm:{C}:s<S>:k       zset  the epochs it closed, scored by epoch:
+ *                               "<epoch>:<timestamp of the marker>"
  *   onvm:{C}:s<S>:c:<r>.<k> zset  chunk k of region r: one member per
  *                               version, scored by its epoch: "<epoch>:<bytes>"
  *                               (a sorted set: finding the newest version at or
@@ -87,6 +89,7 @@ void onvm_store_cfg_defaults(struct onvm_store_cfg *c);
 int onvm_store_key_run(char *buf, size_t len, const char *chain);
 int onvm_store_key_meta(char *buf, size_t len, const char *chain, uint16_t service);
 int onvm_store_key_index(char *buf, size_t len, const char *chain, uint16_t service);
+int onvm_store_key_closes(char *buf, size_t len, const char *chain, uint16_t service);
 int onvm_store_key_chunk(char *buf, size_t len, const char *chain, uint16_t service,
 			 uint32_t region, uint32_t chunk);
 /* The index member naming a chunk ("<region>.<chunk>"), and back. */
@@ -96,28 +99,36 @@ int onvm_store_chunk_member_parse(const char *s, size_t len, uint32_t *region, u
 /*
  * The scripts (Lua, run by EVALSHA; their texts in store_scripts.c).
  *
- * FENCE  KEYS: run, the meta key of every NF of the chain.  ARGV: token.
+ * FENCE  KEYS: run, then the meta and closes keys of every NF of the
+ *        chain.  ARGV: token, 1 + E (0: not known).
  *        A recovery of the chain: the first call with a new token bumps the
  *        chain's generation, writes it into every NF's meta (their older
  *        incarnations' updates are refused from then on) and fixes the
- *        recovery point E = the lowest epoch every NF closed.  Calls with
- *        the same token return the same answer.
- *        -> {gen, E, state}: state 0 fresh (no NF had stored anything),
- *           1 whole, 2 partial (some NFs' records are missing: E 0), 3 the
- *           store lost state: an NF closed less than the E given (E is the
- *           lowest closed), or re-seeded after it (E 0).
+ *        recovery point: the E given, which every NF must have closed, or
+ *        if none is given the newest epoch every NF closed -- an epoch each
+ *        of them closed itself, for one that missed a marker (dropped on a
+ *        full ring) holds no version at that epoch, and its next close
+ *        covers the missed epoch's packets too.  Calls with the same token
+ *        return the same answer.
+ *        -> {gen, E, state, ts}: state 0 fresh (no NF had stored
+ *           anything), 1 whole, 2 partial (some NFs' records are missing: E
+ *           0), 3 the store lost state: an NF closed less than the E given,
+ *           or re-seeded after it (E 0); ts: the timestamp of marker E (the
+ *           last input packet before it), 0 if not known.
  * LOAD   KEYS: meta, then chunk keys.  ARGV: gen, E, layout.
  *        The chunks' versions at E; versions above E (the dead run's) are
  *        deleted.  -> {1, value or nil, ...}, {-1, gen} fenced, {-3} another
  *        layout.
- * WRITE  KEYS: meta, index, then chunk keys.  ARGV: gen, epoch, seq, flags,
- *        floor, the chunks' values, then index members to add.
+ * WRITE  KEYS: meta, index, closes, then chunk keys.  ARGV: gen, epoch,
+ *        seq, flags, floor, ts, the chunks' values, then index members to
+ *        add.
  *        Applied only if (epoch, seq) is newer than the NF's last update of
  *        this generation.  flags: ONVM_STORE_W_CLOSE also records `epoch`
- *        closed; ONVM_STORE_W_SEED makes a missing record anew, with
+ *        closed, by the marker whose timestamp is `ts`;
+ *        ONVM_STORE_W_SEED makes a missing record anew, with
  *        `epoch` as its base (the NF sends its whole state: the store lost
- *        it).  Versions of the chunks older than the newest at or below
- *        `floor` are deleted.
+ *        it).  Versions of the chunks, and closes, older than the newest
+ *        at or below `floor` are deleted.
  *        -> {1, epoch, seq} applied, {0, epoch, seq} not newer (the last
  *           applied), {-1, gen} fenced, {-2} the store lost the NF's record.
  */

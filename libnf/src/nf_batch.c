@@ -126,7 +126,7 @@ handle_marker(struct nf_ctx *nf, struct rte_mbuf *m, struct onvm_pkt_meta *meta)
 		__atomic_store_n(&s->marker_seen, mk.cut_id, __ATOMIC_RELAXED);
 	/* A stateless chain: the marker closes an epoch in the store. */
 	if (nf->store != NULL)
-		nfl_store_marker(nf, mk.cut_id);
+		nfl_store_marker(nf, mk.cut_id, meta->ts);
 	if (!nf->has_cut)
 		return; /* stateless, or not in a remote chain: nothing to freeze */
 	rc = onvm_cut_freeze_ex(&nf->cut, &nf->state, mk.cut_id, mk.base_id, meta->ts,

@@ -178,7 +178,7 @@ nfl_nd_wait_next_cut(struct nf_ctx *nf)
  * the run loop; stop: at nf_fini. */
 int nfl_store_start(struct nf_ctx *nf);
 void nfl_store_batch_end(struct nf_ctx *nf);
-void nfl_store_marker(struct nf_ctx *nf, uint64_t cut_id);
+void nfl_store_marker(struct nf_ctx *nf, uint64_t cut_id, uint64_t ts);
 void nfl_store_poll(struct nf_ctx *nf);
 bool nfl_store_busy(const struct nf_ctx *nf);
 void nfl_store_wait(struct nf_ctx *nf);

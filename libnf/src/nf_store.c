@@ -41,7 +41,7 @@
 #define LOAD_BATCH 256		 /* chunk keys per LOAD */
 #define BACKOFF_MIN_NS 10000000ULL /* reconnect after 10 ms, doubling ... */
 #define BACKOFF_MAX_NS 1000000000ULL /* ... up to 1 s */
-#define FIXED_ARGS 5		 /* WRITE's ARGV before the values */
+#define FIXED_ARGS 6		 /* WRITE's ARGV before the values */
 
 struct store_req {
 	char *cmd; /* the formatted command, as sent */
@@ -468,9 +468,10 @@ arg(struct nf_store *s, uint32_t *i, const char *p, size_t len)
 }
 
 /* Queue one WRITE of every dirty chunk at version `epoch`; close: it ends
- * the epoch.  A full pipeline makes the NF wait first (backpressure). */
+ * the epoch, at the marker stamped `ts`.  A full pipeline makes the NF
+ * wait first (backpressure). */
 static void
-write_dirty(struct nf_ctx *nf, uint64_t epoch, bool close)
+write_dirty(struct nf_ctx *nf, uint64_t epoch, bool close, uint64_t ts)
 {
 	struct nf_store *s = nf->store;
 	struct nf_state_set *set = &nf->state;
@@ -495,16 +496,18 @@ write_dirty(struct nf_ctx *nf, uint64_t epoch, bool close)
 	s->seq++;
 	arg(s, &i, "EVALSHA", 7);
 	arg(s, &i, s->sha[ONVM_STORE_WRITE], 40);
-	snprintf(nums[0], sizeof(nums[0]), "%u", nk + 2);
+	snprintf(nums[0], sizeof(nums[0]), "%u", nk + 3);
 	arg(s, &i, nums[0], strlen(nums[0]));
 	onvm_store_key_meta(s->keys[0], ONVM_STORE_KEY_LEN, s->chain->name, s->service);
 	onvm_store_key_index(s->keys[1], ONVM_STORE_KEY_LEN, s->chain->name, s->service);
+	onvm_store_key_closes(s->keys[2], ONVM_STORE_KEY_LEN, s->chain->name, s->service);
 	arg(s, &i, s->keys[0], strlen(s->keys[0]));
 	arg(s, &i, s->keys[1], strlen(s->keys[1]));
+	arg(s, &i, s->keys[2], strlen(s->keys[2]));
 	/* Chunk keys now; their values after the fixed arguments. */
 	v0 = i + nk + FIXED_ARGS;
 	for (uint32_t d = 0; d < nk; d++) {
-		uint32_t rg = s->dlist[d][0], c = s->dlist[d][1], k = d + 2;
+		uint32_t rg = s->dlist[d][0], c = s->dlist[d][1], k = d + 3;
 		uint32_t csz = nf_state_chunk_size(set, rg);
 		uint64_t off = (uint64_t)c * csz;
 
@@ -539,6 +542,8 @@ write_dirty(struct nf_ctx *nf, uint64_t epoch, bool close)
 		s->seed_pending = false;
 	}
 	arg(s, &i, nums[4], strlen(nums[4]));
+	snprintf(nums[6], sizeof(nums[6]), "%" PRIu64, close ? ts : 0);
+	arg(s, &i, nums[6], strlen(nums[6]));
 	i += nk; /* the values, filled above */
 	for (uint32_t m = 0; m < nmem; m++)
 		arg(s, &i, s->members[m], strlen(s->members[m]));
@@ -593,7 +598,7 @@ nfl_store_batch_end(struct nf_ctx *nf)
 	if (nf->has_state)
 		note_batch_dirty(nf);
 	if (!s->cfg->cache && s->n_dirty > 0)
-		write_dirty(nf, s->field, false);
+		write_dirty(nf, s->field, false, 0);
 	if (s->cfg->mode == ONVM_STORE_SYNC && s->n > 0) {
 		s->st->sync_waits++;
 		drain_to(nf, 0);
@@ -601,7 +606,7 @@ nfl_store_batch_end(struct nf_ctx *nf)
 }
 
 void
-nfl_store_marker(struct nf_ctx *nf, uint64_t cut_id)
+nfl_store_marker(struct nf_ctx *nf, uint64_t cut_id, uint64_t ts)
 {
 	struct nf_store *s = nf->store;
 
@@ -609,7 +614,7 @@ nfl_store_marker(struct nf_ctx *nf, uint64_t cut_id)
 		return; /* older than what this incarnation loaded or wrote */
 	if (nf->has_state)
 		note_batch_dirty(nf); /* what the batch changed before the marker */
-	write_dirty(nf, cut_id, true);
+	write_dirty(nf, cut_id, true, ts);
 	s->field = cut_id + 1;
 }
 
@@ -728,22 +733,24 @@ fence(struct nf_ctx *nf, const uint64_t *token, uint64_t *epoch)
 {
 	struct nf_store *s = nf->store;
 	const struct onvm_chain *ch = s->chain;
-	char keys[ONVM_MAX_CHAIN_LEN + 1][ONVM_STORE_KEY_LEN], tok[24], want[24], nk[8];
-	const char *argv[ONVM_MAX_CHAIN_LEN + 6];
-	size_t argl[ONVM_MAX_CHAIN_LEN + 6];
+	char keys[2 * ONVM_MAX_CHAIN_LEN + 1][ONVM_STORE_KEY_LEN], tok[24], want[24], nk[8];
+	const char *argv[2 * ONVM_MAX_CHAIN_LEN + 6];
+	size_t argl[2 * ONVM_MAX_CHAIN_LEN + 6];
 	uint32_t i = 0;
 	redisReply *r;
 	int ret = -EPROTO;
 
 	argv[i++] = "EVALSHA";
 	argv[i++] = s->sha[ONVM_STORE_FENCE];
-	snprintf(nk, sizeof(nk), "%u", ch->len + 1u);
+	snprintf(nk, sizeof(nk), "%u", 2u * ch->len + 1u);
 	argv[i++] = nk;
 	onvm_store_key_run(keys[0], sizeof(keys[0]), ch->name);
 	argv[i++] = keys[0];
 	for (uint16_t k = 0; k < ch->len; k++) {
-		onvm_store_key_meta(keys[k + 1], sizeof(keys[0]), ch->name, ch->services[k]);
-		argv[i++] = keys[k + 1];
+		onvm_store_key_meta(keys[2 * k + 1], sizeof(keys[0]), ch->name, ch->services[k]);
+		onvm_store_key_closes(keys[2 * k + 2], sizeof(keys[0]), ch->name, ch->services[k]);
+		argv[i++] = keys[2 * k + 1];
+		argv[i++] = keys[2 * k + 2];
 	}
 	snprintf(tok, sizeof(tok), "%" PRIu64, *token);
 	argv[i++] = tok;
@@ -753,12 +760,13 @@ fence(struct nf_ctx *nf, const uint64_t *token, uint64_t *epoch)
 	for (uint32_t k = 0; k < i; k++)
 		argl[k] = strlen(argv[k]);
 	r = call_argv(nf, (int)i, argv, argl);
-	if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
+	if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 4 &&
 	    r->element[0]->type == REDIS_REPLY_INTEGER && r->element[1]->type == REDIS_REPLY_INTEGER &&
-	    r->element[2]->type == REDIS_REPLY_INTEGER && r->element[0]->integer > 0 &&
-	    r->element[1]->integer >= 0) {
+	    r->element[2]->type == REDIS_REPLY_INTEGER && r->element[3]->type == REDIS_REPLY_INTEGER &&
+	    r->element[0]->integer > 0 && r->element[1]->integer >= 0) {
 		s->gen = (uint64_t)r->element[0]->integer;
 		*epoch = (uint64_t)r->element[1]->integer;
+		s->st->recovered_ts = (uint64_t)r->element[3]->integer;
 		if (r->element[2]->integer >= 2) {
 			NF_LOG(ERR, "%s: store %s %s: chain '%s' starts from its epoch %" PRId64
 				    " (0: its initial state)",

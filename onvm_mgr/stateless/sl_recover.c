@@ -320,6 +320,7 @@ add_nf(struct rte_tel_data *o, const struct onvm_nf_slot *s)
 	rte_tel_data_add_dict_uint(o, "loaded_chunks", st->loaded_chunks);
 	rte_tel_data_add_dict_uint(o, "load_us", st->load_ns / 1000);
 	rte_tel_data_add_dict_uint(o, "recovered_epoch", st->recovered_epoch);
+	rte_tel_data_add_dict_uint(o, "recovered_ts", st->recovered_ts);
 	rte_tel_data_add_dict_uint(o, "gen", st->gen);
 }
 

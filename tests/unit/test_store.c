@@ -64,6 +64,8 @@ test_keys_share_the_chain_tag(void **state)
 	assert_string_equal(k, "onvm:{c1}:s3:m");
 	assert_true(onvm_store_key_index(k, sizeof(k), "c1", 3) > 0);
 	assert_string_equal(k, "onvm:{c1}:s3:i");
+	assert_true(onvm_store_key_closes(k, sizeof(k), "c1", 3) > 0);
+	assert_string_equal(k, "onvm:{c1}:s3:k");
 	assert_true(onvm_store_key_chunk(k, sizeof(k), "c1", 3, 1, 4095) > 0);
 	assert_string_equal(k, "onvm:{c1}:s3:c:1.4095");
 	assert_int_equal(onvm_store_key_chunk(k, 12, "c1", 3, 1, 4095), -ENAMETOOLONG);
