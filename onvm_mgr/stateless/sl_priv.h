@@ -50,7 +50,6 @@ struct sl_chain {
 	uint32_t state;
 	uint64_t replay_epoch; /* the recovery point, written before phase REPLAY */
 	uint32_t tx_switched;  /* atomic: the run whose output the exit now holds */
-	uint64_t base_epoch;   /* atomic (RX): what the NFs loaded at the first start */
 
 	/* ---- RX unit: the root ---- */
 	uint64_t clock;	      /* the newest packet's timestamp */
@@ -93,6 +92,10 @@ struct sl_chain {
 	/* ---- control thread: recoveries ---- */
 	bool launched; /* some NF of it was launched */
 	bool armed;    /* every NF ran once: a missing one is a failure */
+	/* The epoch its NFs loaded when the chain first ran (known: they
+	 * did; until then a recovery asks the store for none) */
+	bool first_known;
+	uint64_t first_epoch;
 	uint64_t retry_ns, retry_wait_ns; /* a failed start: when to try again, the back-off */
 	uint64_t t_detect, t_down, t_started, t_replayed; /* the last recovery */
 	uint64_t recoveries, start_retries;

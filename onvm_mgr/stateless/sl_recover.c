@@ -179,10 +179,13 @@ relaunch(struct sl_chain *c)
 
 	/* The recovery point: the newest marker the exit released (every NF
 	 * closed exactly that epoch; the root's log starts right after it),
-	 * or, none released yet, what the NFs loaded at their first start. */
+	 * or, none released yet, what the NFs loaded at their first start --
+	 * and if the chain never ran, none (0): the store's own, as at the
+	 * first start.  (Sent as 1 + E.) */
 	__atomic_store_n(&ch->sl_recover_epoch,
-			 RTE_MAX(__atomic_load_n(&ch->sl_committed, __ATOMIC_ACQUIRE),
-				 __atomic_load_n(&c->base_epoch, __ATOMIC_ACQUIRE)) + 1,
+			 c->first_known ? RTE_MAX(__atomic_load_n(&ch->sl_committed, __ATOMIC_ACQUIRE),
+						  c->first_epoch) + 1
+					: 0,
 			 __ATOMIC_RELEASE);
 	new_token(ch);
 	for (int i = 0; i < mgr.cfg.nnfs; i++)
@@ -225,6 +228,11 @@ mgr_sl_ctl(void)
 					(c->t_replayed - c->t_started) / 1000);
 			}
 			if (whole && ready == len) {
+				if (!c->first_known) {
+					/* (all loaded the same E: one FENCE token) */
+					c->first_epoch = mgr_sl_step_slot(ci, 0)->store.recovered_epoch;
+					c->first_known = true;
+				}
 				c->armed = true;
 			} else if (c->armed && (!whole || stopped > 0)) {
 				c->recoveries++;
@@ -259,6 +267,8 @@ mgr_sl_ctl(void)
 				c->replay_epoch = e;
 				c->t_started = now;
 				c->armed = true;
+				c->first_known = true; /* (a known E from here on) */
+				c->first_epoch = RTE_MAX(c->first_epoch, e);
 				c->retry_wait_ns = 0; /* started: the next failure retries at once */
 				sl_set_state(c, SL_RUN(st), SL_REPLAY);
 			} else if (used < len || stopped > 0) {

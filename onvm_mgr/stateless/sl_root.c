@@ -68,8 +68,6 @@ chain_started(struct sl_chain *c)
 		top = RTE_MAX(top, __atomic_load_n(&s->store_closed, __ATOMIC_ACQUIRE));
 	}
 	c->next_marker = RTE_MAX(c->next_marker, top + 1);
-	if (__atomic_load_n(&c->base_epoch, __ATOMIC_RELAXED) == 0)
-		__atomic_store_n(&c->base_epoch, top, __ATOMIC_RELEASE);
 	c->started = true;
 	return true;
 }

@@ -53,6 +53,11 @@ Scenarios (argument; none: all of them, in each of the four modes):
           exits, the node's other chain still forwards every frame; the
           store started, the chain starts too (retried every second) and
           forwards its input.
+  first_fail  the node run again on a store holding the chain's state (AOF),
+          the store hung at its start (SIGSTOP) so that the NFs' warm-up
+          times out and the chain's first start is retried: once the store
+          answers, the NFs must load the state the first run committed (not
+          the initial state), their exports equal to its input per flow.
 """
 import os
 import random
@@ -371,6 +376,48 @@ def absent(L):
     r.kill()
 
 
+def first_fail(L):
+    """A node's first start retried: the state it loads is still the store's."""
+    tag = "ff"
+    r = store.Redis(L, "redis-ff", persist=True).start()
+    frames = tagged_input(traces.trace("ssh.pcap"), 2, flows_per_copy=True)
+    inp, out = L.path(f"{tag}-in.pcap"), L.path(f"{tag}-out.pcap")
+    pcap.write_pcap(inp, frames)
+    st = store.store_cfg(r.addr, "async", True, flush_packets=16, timeout_ms=200)
+    nfs = stateful_nfs(L, tag, "")
+    node = L.node(tag, node_cfg(L, tag, inp, out, st, nfs)).start()
+    node.wait_port("p0", "tx", len(frames), timeout=120)
+    d = node.query(f"/onvm/store,{CHAIN}")
+    L.expect(node.stop() == 0, f"{tag}: manager exit status (run 1)")
+    _, backend = check_stateful(L, frames, pcap.read_capture_out(out), [], allow_loss=0,
+                                tail=False)
+    L.expect(d["committed"] > 0, f"{tag}: run 1 committed nothing: {d}")
+    # The store hangs (it accepts, never answers): the NFs register, their
+    # warm-up times out, and they exit; the chain's start is retried.
+    r.stop(signal.SIGSTOP)
+    for p in (L.path(f"{tag}-mon.json"), L.path(f"{tag}-lb.json")):
+        os.unlink(p)
+    empty = L.path(f"{tag}-empty.pcap")
+    pcap.write_pcap(empty, [])
+    node2 = L.node(f"{tag}-again", node_cfg(L, tag, empty, L.path(f"{tag}-out2.pcap"),
+                                             dict(st, timeout_ms=3000), nfs)).start()
+    try:
+        store.wait_store(node2, CHAIN, lambda d: d["start_retries"] >= 1, 30,
+                         "the chain's first start retried")
+    finally:
+        r.stop(signal.SIGCONT)
+    d2 = store.wait_store(node2, CHAIN, lambda d: d["started"], 30, "the chain started")
+    L.expect(node2.stop() == 0, f"{tag}: manager exit status (run 2)")
+    for k in range(3):
+        nf = d2[f"nf{k}"]
+        L.expect(nf["recovered_epoch"] == d["committed"] and nf["loaded_chunks"] > 0,
+                 f"{tag}: nf{k} loaded epoch {nf['recovered_epoch']} ({nf['loaded_chunks']} "
+                 f"chunks), run 1 committed {d['committed']}")
+    mon, lb = exports(L, tag)
+    check_exports(L, frames, mon, lb, backend)
+    r.kill()
+
+
 def test(L, which):
     if which in (None, "modes"):
         for mode, cache in store.MODES:
@@ -387,6 +434,8 @@ def test(L, which):
         skip(L)
     if which in (None, "absent"):
         absent(L)
+    if which in (None, "first_fail"):
+        first_fail(L)
 
 
 if __name__ == "__main__":
