@@ -235,12 +235,21 @@ static bool
 replay_some(struct mgr_dp_ctx *ctx, struct sl_chain *c)
 {
 	const struct onvm_nf_slot *first = mgr_sl_step_slot(c->id, 0);
+	unsigned int want, burst;
 
+	if (c->cursor >= log_tail(c))
+		return true;
 	/* As fast as the chain's first NF takes it: a replayed packet lost
-	 * on a full ring would be lost for good. */
-	if (first == NULL || rte_ring_free_count(first->rx_ring) < 2 * SL_REPLAY_BURST)
+	 * on a full ring would be lost for good.  A burst when the ring has
+	 * room for two (the other for the markers and input meanwhile), or
+	 * half of it, for a ring smaller than two bursts. */
+	if (first == NULL)
 		return false;
-	for (int k = 0; k < SL_REPLAY_BURST && c->cursor < log_tail(c); k++) {
+	want = RTE_MIN(2u * SL_REPLAY_BURST, rte_ring_get_capacity(first->rx_ring) / 2);
+	burst = RTE_MAX(want / 2, 1u);
+	if (rte_ring_free_count(first->rx_ring) < want)
+		return false;
+	for (unsigned int k = 0; k < burst && c->cursor < log_tail(c); k++) {
 		uint32_t at = sl_ring_at(&c->log, c->cursor);
 		struct rte_mbuf *m = rte_pktmbuf_copy(c->log_m[at], mgr.pool, 0, UINT32_MAX);
 		struct onvm_pkt_meta *meta;

@@ -59,6 +59,9 @@ Scenarios (argument; none: all of them, in each of the four modes):
           times out and the chain's first start is retried: once the store
           answers, the NFs must load the state the first run committed (not
           the initial state), their exports equal to its input per flow.
+  small_ring  a one-NF chain whose NF rings hold 127 packets (rings.nf_size
+          128), its NF killed: the chain recovers and runs (a replay waits
+          for room in the first NF's ring, never for more than it has).
 """
 import os
 import random
@@ -420,6 +423,28 @@ def first_fail(L):
     r.kill()
 
 
+def small_ring(L):
+    """NF rings smaller than a replay's burst: a recovery still ends."""
+    r = store.Redis(L, "redis-ring").start()
+    frames = tagged_input(traces.trace("ssh.pcap"), 1)
+    inp, out = L.path("ring-in.pcap"), L.path("ring-out.pcap")
+    pcap.write_pcap(inp, frames)
+    cfg = {"ports": [{"name": "p0", "dev": f"net_pcap0,rx_pcap={inp},tx_pcap={out}"}],
+           "rings": {"nf_size": 128},
+           "nfs": [{"name": "mon", "binary": "basic_monitor", "service": 1, "args": ["-p", "0"]}],
+           "chains": [{"name": CHAIN, "services": [1], "ingress_port": "p0", "exit_port": "p0",
+                       "resiliency": "stateless", "store": store.store_cfg(r.addr)}]}
+    node = L.node("ring", cfg).start()
+    node.wait_port("p0", "tx", len(frames), timeout=60)
+    store.wait_store(node, CHAIN, lambda d: d["phase"] == "running", 10, "running")
+    os.kill(node.nf_by(name="mon")[0]["pid"], signal.SIGKILL)  # our manager's NF
+    store.wait_store(node, CHAIN, lambda d: d["recoveries"] == 1 and d["phase"] == "running",
+                     30, "the chain recovered")
+    L.expect(node.stop() == 0, "manager exit status")
+    L.expect(len(pcap.read_capture_out(out)) == len(frames), "frames lost")
+    r.kill()
+
+
 def test(L, which):
     if which in (None, "modes"):
         for mode, cache in store.MODES:
@@ -438,6 +463,8 @@ def test(L, which):
         absent(L)
     if which in (None, "first_fail"):
         first_fail(L)
+    if which in (None, "small_ring"):
+        small_ring(L)
 
 
 if __name__ == "__main__":
