@@ -204,8 +204,12 @@ mgr_sl_tx(struct mgr_dp_ctx *ctx)
 		if (!c->on)
 			continue;
 		st = sl_state(c);
-		if (sl_recovering(st))
+		if (sl_recovering(st)) {
+			/* Nothing released from here on (until the new run): the
+			 * control thread may take the newest marker released. */
+			__atomic_store_n(&c->tx_seen, st, __ATOMIC_RELEASE);
 			continue;
+		}
 		if (c->tx_run != SL_RUN(st))
 			change_run(c, SL_RUN(st));
 		if (c->xmk.n == 0)

@@ -50,6 +50,10 @@ struct sl_chain {
 	uint32_t state;
 	uint64_t replay_epoch; /* the recovery point, written before phase REPLAY */
 	uint32_t tx_switched;  /* atomic: the run whose output the exit now holds */
+	/* atomic (TX): the state word the exit last saw while the chain
+	 * recovered -- from then on it releases nothing until the new run, so
+	 * the control thread reads the newest marker released only after */
+	uint32_t tx_seen;
 
 	/* ---- RX unit: the root ---- */
 	uint64_t clock;	      /* the newest packet's timestamp */

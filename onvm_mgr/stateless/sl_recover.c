@@ -181,7 +181,8 @@ relaunch(struct sl_chain *c)
 	 * closed exactly that epoch; the root's log starts right after it),
 	 * or, none released yet, what the NFs loaded at their first start --
 	 * and if the chain never ran, none (0): the store's own, as at the
-	 * first start.  (Sent as 1 + E.) */
+	 * first start.  (Sent as 1 + E; read after the exit saw the chain
+	 * down, so no release is still under way.) */
 	__atomic_store_n(&ch->sl_recover_epoch,
 			 c->first_known ? RTE_MAX(__atomic_load_n(&ch->sl_committed, __ATOMIC_ACQUIRE),
 						  c->first_epoch) + 1
@@ -254,6 +255,8 @@ mgr_sl_ctl(void)
 			next_ms = 1;
 			if (used > 0 || now < c->retry_ns)
 				break; /* the dead ones' slots still being reclaimed */
+			if (__atomic_load_n(&c->tx_seen, __ATOMIC_ACQUIRE) != st)
+				break; /* the exit may still be releasing */
 			c->t_down = now;
 			relaunch(c);
 			break;

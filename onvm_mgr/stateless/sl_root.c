@@ -72,12 +72,10 @@ chain_started(struct sl_chain *c)
 	return true;
 }
 
-/* Drop the log up to every marker the chain has committed. */
+/* Drop the log up to every marker at or below `cm`. */
 static void
-log_trim(struct sl_chain *c)
+log_trim_to(struct sl_chain *c, uint64_t cm)
 {
-	uint64_t cm = __atomic_load_n(&mgr.shm->chains[c->id].sl_committed, __ATOMIC_ACQUIRE);
-
 	while (c->lmk.n > 0 && c->lmk_id[c->lmk.head] <= cm) {
 		uint64_t upto = c->lmk_pos[c->lmk.head];
 
@@ -91,6 +89,13 @@ log_trim(struct sl_chain *c)
 		c->lmk.n--;
 		c->lmk.abs_head++;
 	}
+}
+
+/* ... up to every marker the chain has committed (the exit released). */
+static void
+log_trim(struct sl_chain *c)
+{
+	log_trim_to(c, __atomic_load_n(&mgr.shm->chains[c->id].sl_committed, __ATOMIC_ACQUIRE));
 }
 
 int
@@ -220,7 +225,8 @@ mgr_sl_port_held(uint16_t port)
 static void
 replay_begin(struct sl_chain *c, uint8_t run)
 {
-	log_trim(c);
+	/* (the state loaded: what it holds goes, the rest is replayed) */
+	log_trim_to(c, c->replay_epoch);
 	c->lmk.abs_head += c->lmk.n;
 	c->lmk.n = 0;
 	c->cursor = c->log.abs_head;
