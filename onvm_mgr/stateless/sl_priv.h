@@ -77,6 +77,7 @@ struct sl_chain {
 	uint64_t foreign_in; /* routed in from another port than the ingress: dropped */
 	uint64_t logged_held; /* input logged, not sent, while the chain recovered */
 	uint64_t replayed, replay_runs;
+	uint64_t replay_rerouted; /* replayed, routed elsewhere now (rules changed): dropped */
 
 	/* ---- TX unit: the exit ---- */
 	struct sl_ring hold;

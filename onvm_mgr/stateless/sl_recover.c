@@ -378,6 +378,7 @@ add_chain(struct rte_tel_data *d, uint16_t ci)
 	rte_tel_data_add_dict_uint(d, "start_retries", c->start_retries);
 	rte_tel_data_add_dict_uint(d, "replayed", c->replayed);
 	rte_tel_data_add_dict_uint(d, "replay_runs", c->replay_runs);
+	rte_tel_data_add_dict_uint(d, "replay_rerouted", c->replay_rerouted);
 	rte_tel_data_add_dict_uint(d, "replay_epoch", c->replay_epoch);
 	rte_tel_data_add_dict_uint(d, "recover_epoch", mgr.shm->chains[ci].sl_recover_epoch
 						       ? mgr.shm->chains[ci].sl_recover_epoch - 1 : 0);

@@ -276,7 +276,8 @@ replay_some(struct mgr_dp_ctx *ctx, struct sl_chain *c)
 		c->cursor++;
 		c->replayed++;
 		if (meta->chain_id != c->id) {
-			rte_pktmbuf_free(m); /* the rules changed? not this chain's now */
+			c->replay_rerouted++; /* the rules changed: not this chain's now */
+			rte_pktmbuf_free(m);
 			continue;
 		}
 		mgr_dp_dispatch(ctx, m, &d);
