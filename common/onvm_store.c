@@ -126,20 +126,31 @@ onvm_store_chunk_member(char *buf, size_t len, uint32_t region, uint32_t chunk)
 	return put(buf, len, snprintf(buf, len, "%" PRIu32 ".%" PRIu32, region, chunk));
 }
 
+int
+onvm_store_parse_u64(const char *s, size_t n, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (n == 0 || n > 20)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		unsigned int d = (unsigned int)(s[i] - '0');
+
+		if (s[i] < '0' || s[i] > '9' || v > (UINT64_MAX - d) / 10)
+			return -EINVAL;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
+}
+
 /* Digits only, no sign or space, at most UINT32_MAX. */
 static int
 parse_u32(const char *s, size_t n, uint32_t *out)
 {
-	uint64_t v = 0;
+	uint64_t v;
 
-	if (n == 0 || n > 10)
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -EINVAL;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	if (v > UINT32_MAX)
+	if (n > 10 || onvm_store_parse_u64(s, n, &v) < 0 || v > UINT32_MAX)
 		return -EINVAL;
 	*out = (uint32_t)v;
 	return 0;

@@ -95,6 +95,9 @@ int onvm_store_key_chunk(char *buf, size_t len, const char *chain, uint16_t serv
 /* The index member naming a chunk ("<region>.<chunk>"), and back. */
 int onvm_store_chunk_member(char *buf, size_t len, uint32_t region, uint32_t chunk);
 int onvm_store_chunk_member_parse(const char *s, size_t len, uint32_t *region, uint32_t *chunk);
+/* A decimal number the store sent as a string (digits only, at most
+ * UINT64_MAX): 0 or -EINVAL. */
+int onvm_store_parse_u64(const char *s, size_t len, uint64_t *out);
 
 /*
  * The scripts (Lua, run by EVALSHA; their texts in store_scripts.c).
@@ -110,11 +113,13 @@ int onvm_store_chunk_member_parse(const char *s, size_t len, uint32_t *region, u
  *        full ring) holds no version at that epoch, and its next close
  *        covers the missed epoch's packets too.  Calls with the same token
  *        return the same answer.
- *        -> {gen, E, state, ts}: state 0 fresh (no NF had stored
+ *        -> {gen, E, state, "ts"}: state 0 fresh (no NF had stored
  *           anything), 1 whole, 2 partial (some NFs' records are missing: E
  *           0), 3 the store lost state: an NF closed less than the E given,
  *           or re-seeded after it (E 0); ts: the timestamp of marker E (the
- *           last input packet before it), 0 if not known.
+ *           last input packet before it), "0" if not known -- a decimal
+ *           string: Lua's numbers are doubles, and a timestamp may be above
+ *           2^53.
  * LOAD   KEYS: meta, then chunk keys.  ARGV: gen, E, layout.
  *        The chunks' versions at E; versions above E (the dead run's) are
  *        deleted.  -> {1, value or nil, ...}, {-1, gen} fenced, {-3} another

@@ -734,6 +734,7 @@ fence(struct nf_ctx *nf, const uint64_t *token, uint64_t *epoch)
 	struct nf_store *s = nf->store;
 	const struct onvm_chain *ch = s->chain;
 	char keys[2 * ONVM_MAX_CHAIN_LEN + 1][ONVM_STORE_KEY_LEN], tok[24], want[24], nk[8];
+	uint64_t ts;
 	const char *argv[2 * ONVM_MAX_CHAIN_LEN + 6];
 	size_t argl[2 * ONVM_MAX_CHAIN_LEN + 6];
 	uint32_t i = 0;
@@ -762,11 +763,12 @@ fence(struct nf_ctx *nf, const uint64_t *token, uint64_t *epoch)
 	r = call_argv(nf, (int)i, argv, argl);
 	if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 4 &&
 	    r->element[0]->type == REDIS_REPLY_INTEGER && r->element[1]->type == REDIS_REPLY_INTEGER &&
-	    r->element[2]->type == REDIS_REPLY_INTEGER && r->element[3]->type == REDIS_REPLY_INTEGER &&
-	    r->element[0]->integer > 0 && r->element[1]->integer >= 0) {
+	    r->element[2]->type == REDIS_REPLY_INTEGER && r->element[3]->type == REDIS_REPLY_STRING &&
+	    r->element[0]->integer > 0 && r->element[1]->integer >= 0 &&
+	    onvm_store_parse_u64(r->element[3]->str, r->element[3]->len, &ts) == 0) {
 		s->gen = (uint64_t)r->element[0]->integer;
 		*epoch = (uint64_t)r->element[1]->integer;
-		s->st->recovered_ts = (uint64_t)r->element[3]->integer;
+		s->st->recovered_ts = ts;
 		if (r->element[2]->integer >= 2) {
 			NF_LOG(ERR, "%s: store %s %s: chain '%s' starts from its epoch %" PRId64
 				    " (0: its initial state)",

@@ -72,6 +72,24 @@ test_keys_share_the_chain_tag(void **state)
 }
 
 static void
+test_u64_strict(void **state)
+{
+	uint64_t v = 1;
+
+	(void)state;
+	assert_int_equal(onvm_store_parse_u64("1795993393714265630", 19, &v), 0);
+	assert_true(v == UINT64_C(1795993393714265630)); /* above 2^53: exact */
+	assert_int_equal(onvm_store_parse_u64("18446744073709551615", 20, &v), 0);
+	assert_true(v == UINT64_MAX);
+	assert_int_equal(onvm_store_parse_u64("18446744073709551616", 20, &v), -EINVAL);
+	assert_int_equal(onvm_store_parse_u64("1.7959933937142659e+18", 22, &v), -EINVAL);
+	assert_int_equal(onvm_store_parse_u64("", 0, &v), -EINVAL);
+	assert_int_equal(onvm_store_parse_u64("-1", 2, &v), -EINVAL);
+	assert_int_equal(onvm_store_parse_u64("0", 1, &v), 0);
+	assert_true(v == 0);
+}
+
+static void
 test_members_round_trip(void **state)
 {
 	char m[24];
@@ -153,6 +171,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_addresses),
 	    cmocka_unit_test(test_keys_share_the_chain_tag),
+	    cmocka_unit_test(test_u64_strict),
 	    cmocka_unit_test(test_members_round_trip),
 	    cmocka_unit_test(test_write_verdicts),
 	    cmocka_unit_test(test_defaults_and_scripts),
