@@ -91,6 +91,7 @@ enum onvm_action {
 #define ONVM_PKT_F_REPLAY 0x02 /* replayed by a packet logger after failover */
 #define ONVM_PKT_F_FAILOVER_DROP 0x04 /* output of a dead NF's uncommitted batch, dropped */
 #define ONVM_PKT_F_MARKER 0x08 /* a consistent-cut marker (struct onvm_marker), not a packet */
+#define ONVM_PKT_F_CTRL 0x10   /* the manager's own control frame: out of its port as it is */
 
 /*
  * A consistent-cut marker (remote resiliency, docs/design/remote.md): an mbuf the
@@ -484,6 +485,10 @@ struct onvm_chain {
 	 * NFs load (the newest marker the exit released); 0: not known (a
 	 * node's first start), the store decides. */
 	uint64_t sl_recover_epoch;
+	/* Atomic, manager-written: 1 while the NFs must not touch the store
+	 * yet -- a spare node's, until its predecessor fails the chain over to
+	 * it (docs/design/stateless.md, "A node lost"). */
+	uint8_t sl_hold;
 };
 
 /* A flow rule: IPv4 5-tuple with prefixes and port ranges; 0-length prefix

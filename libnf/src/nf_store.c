@@ -960,6 +960,16 @@ nfl_store_start(struct nf_ctx *nf)
 
 	if (ch == NULL)
 		return 0;
+	/* A spare node's NF: started, but nothing in the store until its
+	 * predecessor fails the chain over to this node (its manager then
+	 * lets go); the slot's heartbeat goes on meanwhile. */
+	while (__atomic_load_n(&ch->sl_hold, __ATOMIC_ACQUIRE) && !nf_stopping(nf)) {
+		nfl_heartbeat(nf);
+		usleep(1000);
+	}
+	if (nf_stopping(nf))
+		return 0; /* stopped while held: nothing to do */
+	t0 = nfl_mono_ns();
 	s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		return -ENOMEM;

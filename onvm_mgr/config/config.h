@@ -113,7 +113,15 @@ struct mgr_chain_cfg {
 	 * stateless.md); `store` is its "store" object, with defaults. */
 	bool stateless;
 	struct onvm_store_cfg store;
+	/* "predecessor": its input comes stamped from remote resiliency's
+	 * predecessor on ingress_port, which fails it over to a spare node:
+	 * role 0 none, MGR_SL_PEER_PRIMARY or MGR_SL_PEER_SPARE; id the
+	 * predecessor's chain id. */
+	uint8_t peer_role;
+	uint16_t peer_id;
 };
+#define MGR_SL_PEER_PRIMARY 1
+#define MGR_SL_PEER_SPARE 2
 
 struct mgr_rule_cfg {
 	uint32_t src_ip, src_mask, dst_ip, dst_mask; /* host byte order */

@@ -68,6 +68,37 @@ parse_store(struct cfg_walk *w, const json_t *chain, const char *base, struct mg
 	return 0;
 }
 
+/* A stateless chain's optional "predecessor" object: {"id": N, "role":
+ * "primary" | "spare"} (docs/operator-guide.md). */
+static int
+parse_peer(struct cfg_walk *w, const json_t *chain, const char *base, struct mgr_chain_cfg *cc)
+{
+	static const char *const keys[] = {"id", "role", NULL};
+	char p[CFG_PATH_LEN], rp[CFG_PATH_LEN], role[16] = "";
+	json_t *v = cfg_member(chain, base, "predecessor", p);
+	uint64_t id = 0;
+
+	if (v == NULL || json_is_null(v))
+		return 0;
+	if (cfg_check_object(w, v, p, "a predecessor object", keys) < 0 ||
+	    cfg_get_uint(w, v, p, "id", 1, UINT16_MAX, &id) < 0 ||
+	    cfg_get_string(w, v, p, "role", role, sizeof(role), true, false) < 0)
+		return -1;
+	if (json_object_get(v, "id") == NULL)
+		return cfg_fail(w, p, "a predecessor needs the \"id\" of its chain");
+	cc->peer_id = (uint16_t)id;
+	if (strcmp(role, "primary") == 0) {
+		cc->peer_role = MGR_SL_PEER_PRIMARY;
+	} else if (strcmp(role, "spare") == 0) {
+		cc->peer_role = MGR_SL_PEER_SPARE;
+	} else {
+		cfg_join_key(rp, p, "role");
+		return cfg_fail(w, rp, "\"%s\" is not a role behind a predecessor (primary, spare)",
+				role);
+	}
+	return 0;
+}
+
 /* "resiliency": "none" (the default) or "stateless". */
 static int
 parse_chain_resiliency(struct cfg_walk *w, const json_t *v, const char *p, struct mgr_chain_cfg *cc)
@@ -78,7 +109,7 @@ parse_chain_resiliency(struct cfg_walk *w, const json_t *v, const char *p, struc
 		return -1;
 	if (strcmp(mode, "stateless") == 0) {
 		cc->stateless = true;
-		return parse_store(w, v, p, cc);
+		return parse_store(w, v, p, cc) < 0 ? -1 : parse_peer(w, v, p, cc);
 	}
 	cfg_join_key(rp, p, "resiliency");
 	if (strcmp(mode, "none") != 0)
@@ -89,6 +120,11 @@ parse_chain_resiliency(struct cfg_walk *w, const json_t *v, const char *p, struc
 	if (json_object_get(v, "store") != NULL) {
 		cfg_join_key(rp, p, "store");
 		return cfg_fail(w, rp, "\"store\" is for a chain with \"resiliency\": \"stateless\"");
+	}
+	if (json_object_get(v, "predecessor") != NULL) {
+		cfg_join_key(rp, p, "predecessor");
+		return cfg_fail(w, rp, "\"predecessor\" is for a chain with \"resiliency\": "
+				       "\"stateless\" (remote chains name theirs in \"remote\")");
 	}
 	return 0;
 }
@@ -147,8 +183,8 @@ get_port(struct cfg_walk *w, const json_t *obj, const char *base, const char *ke
 int
 cfg_parse_chains(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 {
-	static const char *const keys[] = {"name",	"services",   "ingress_port", "exit_port",
-					   "resiliency", "store", NULL};
+	static const char *const keys[] = {"name",	 "services", "ingress_port", "exit_port",
+					   "resiliency", "store",    "predecessor",  NULL};
 	char p[CFG_PATH_LEN], sp[CFG_PATH_LEN], ep[CFG_PATH_LEN];
 	json_t *arr, *v, *svcs, *s;
 	size_t i, j;

@@ -210,7 +210,8 @@ dispatch(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, const struct mgr_dest *d)
 		return;
 	case MGR_DEST_PORT:
 		if (unlikely(mgr_sl_any) && ctx->direct_port_tx &&
-		    mgr.shm->chains[onvm_pkt_meta(m, mgr.dyn_off)->chain_id % ONVM_MAX_CHAINS].stateless) {
+		    mgr.shm->chains[onvm_pkt_meta(m, mgr.dyn_off)->chain_id % ONVM_MAX_CHAINS].stateless &&
+		    !(onvm_pkt_meta(m, mgr.dyn_off)->flags & ONVM_PKT_F_CTRL)) {
 			/* Out of a stateless chain: held until its epoch is in
 			 * the store (sl_unit.c). */
 			mgr_sl_on_exit(ctx, d->id, m);
@@ -385,6 +386,8 @@ mgr_rx_poll(void)
 		const bool plog = mgr.remote.plog_port[port] != 0 || mgr.remote.plog_sb_port[port] != 0;
 		const bool rsync_in = mgr.remote.rsync_in_port[port] != 0;
 		const bool rsync_sync = mgr.remote.rsync_sync_port[port] != 0;
+		/* A stateless chain's predecessor link (sl_peer.c). */
+		const bool sl_peer = unlikely(mgr_sl_any) && mgr_sl_peer_port[port] != 0;
 		/* Routed first, dispatched after: the routing lookups of a
 		 * burst's packets are independent and overlap, where each
 		 * packet's dispatch waits on the previous one's buffer. */
@@ -447,6 +450,8 @@ mgr_rx_poll(void)
 			if (unlikely(held && rsync_in) && mgr_rsync_held_rx(ctx, port, m))
 				continue;
 			if (unlikely(rsync_in) && mgr_rsync_ingress(ctx, port, m, &ts, &rflags))
+				continue;
+			if (unlikely(sl_peer) && mgr_sl_peer_ingress(ctx, port, m, &ts))
 				continue;
 			pr = onvm_pkt_parse(m, &pi);
 			ps->parse[pr]++;

@@ -161,6 +161,8 @@ release(struct mgr_dp_ctx *ctx, struct sl_chain *c, int *moved)
 			c->released++;
 			(*moved)++;
 		}
+		/* (behind a predecessor: its log may go up to here, sl_peer.c) */
+		c->peer_trim_ts = onvm_pkt_meta(c->q[c->hold.head], mgr.dyn_off)->ts;
 		drop_head(c, NULL); /* the marker */
 		c->xmk.head = (c->xmk.head + 1) % c->xmk.cap;
 		c->xmk.n--;
@@ -203,6 +205,8 @@ mgr_sl_tx(struct mgr_dp_ctx *ctx)
 
 		if (!c->on)
 			continue;
+		if (unlikely(c->peer_role != 0))
+			mgr_sl_peer_tx(ctx, c, mgr_now_ns());
 		st = sl_state(c);
 		if (sl_recovering(st)) {
 			/* Nothing released from here on (until the new run): the

@@ -14,6 +14,8 @@
 #include <stdint.h>
 
 #include "mgr.h"
+#include "plog_shim.h"
+#include "rsync_wire.h"
 #include "stateless/stateless.h"
 
 #define SL_MARKER_ROOM 256 /* of the exit's room, kept for markers: a full exit still
@@ -26,6 +28,15 @@ enum sl_phase {
 	SL_DOWN,	/* an NF died: the others killed, the chain's input held */
 	SL_STARTING,	/* fresh NFs launched, loading their state */
 	SL_REPLAY,	/* the RX unit replays the log after the recovery point */
+};
+
+/* A chain behind a predecessor (sl_peer.c): the primary, or a spare
+ * waiting (its NFs held), taking the replay, then running the chain. */
+enum sl_peer_state {
+	SL_PEER_PRIMARY = 0,
+	SL_PEER_SPARE,
+	SL_PEER_REPLAY,
+	SL_PEER_ACTIVE,
 };
 
 /* A range of a ring: entries [head, head + n) of `cap`, with absolute
@@ -78,6 +89,36 @@ struct sl_chain {
 	uint64_t logged_held; /* input logged, not sent, while the chain recovered */
 	uint64_t replayed, replay_runs;
 	uint64_t replay_rerouted; /* replayed, routed elsewhere now (rules changed): dropped */
+	/* Behind a predecessor: the first start sends the log on once the
+	 * NFs loaded, without what the loaded state holds (at or below
+	 * skip_ts, the marker's timestamp the store gave) */
+	bool peer_started, first_replay;
+	uint64_t skip_ts, replay_covered;
+
+	/* ---- behind a predecessor (sl_peer.c; RX unit but where said) ---- */
+	uint8_t peer_role; /* 0: none, MGR_SL_PEER_PRIMARY, MGR_SL_PEER_SPARE */
+	uint16_t peer_id, peer_port;
+	uint8_t peer_mac[6];
+	enum sl_peer_state peer_state;
+	uint32_t peer_epoch;		 /* atomic: the predecessor's, or the one taken */
+	uint64_t peer_pred_run;		 /* atomic: the predecessor's run as heard (0: not yet) */
+	struct rsync_peer_runs peer_pred_runs;
+	uint64_t peer_last_ts;		 /* atomic: the newest timestamp admitted */
+	uint64_t peer_hb_ns;		 /* (the unit that sends them) */
+	/* the spare's takeover: the replayed range admitted whole and in order */
+	struct rsync_msg peer_takeover;
+	uint32_t peer_cancelled;
+	uint64_t peer_next, peer_newest, peer_gap_ts, peer_ack_ns;
+	uint32_t peer_since_ack;
+	uint64_t peer_takeover_ns, peer_end_ns;
+	/* the primary's trims (TX unit): the newest released marker's
+	 * timestamp, the last trimmed */
+	uint64_t peer_trim_ts, peer_trimmed, peer_trim_ns;
+	uint64_t peer_admitted, peer_stale, peer_before_takeover, peer_gap_drops,
+		peer_room_drops, peer_acks, peer_takeovers, peer_hb_rx, peer_sent, peer_send_fail,
+		peer_trims;
+	uint64_t peer_bad[PLOG_SHIM_REASON_MAX];
+	uint64_t peer_ctl_rx[RSYNC_RX_REASON_MAX];
 
 	/* ---- TX unit: the exit ---- */
 	struct sl_ring hold;
@@ -101,6 +142,7 @@ struct sl_chain {
 	 * did; until then a recovery asks the store for none) */
 	bool first_known;
 	uint64_t first_epoch;
+	bool peer_fenced; /* a primary whose spare took over: its NFs stay down */
 	uint64_t retry_ns, retry_wait_ns; /* a failed start: when to try again, the back-off */
 	uint64_t t_detect, t_down, t_started, t_replayed; /* the last recovery */
 	uint64_t recoveries, start_retries;
@@ -136,5 +178,20 @@ sl_set_state(struct sl_chain *c, uint8_t run, uint32_t phase)
 
 /* The slot of the instance of step k of chain `ci`, or NULL. */
 const struct onvm_nf_slot *mgr_sl_step_slot(uint16_t ci, uint16_t k);
+
+/* RX unit: the root's log takes one more packet. */
+static inline bool
+mgr_sl_log_room(const struct sl_chain *c)
+{
+	return c->log.n < c->log.cap;
+}
+
+/* sl_peer.c */
+struct mgr_chain_cfg;
+struct rte_tel_data;
+void mgr_sl_peer_init(struct sl_chain *c, const struct mgr_chain_cfg *cc);
+void mgr_sl_peer_rx(struct mgr_dp_ctx *ctx, struct sl_chain *c, uint64_t now);
+void mgr_sl_peer_tx(struct mgr_dp_ctx *ctx, struct sl_chain *c, uint64_t now);
+void mgr_sl_peer_telemetry(struct rte_tel_data *d, const struct sl_chain *c);
 
 #endif /* MGR_SL_PRIV_H */

@@ -112,6 +112,8 @@ mgr_sl_init(void)
 		c->flush_cycles = (uint64_t)cc->store.flush_us * (rte_get_tsc_hz() / 1000000);
 		c->on = true;
 		mgr_sl_any = true;
+		if (cc->peer_role != 0)
+			mgr_sl_peer_init(c, cc);
 		MGR_LOG(INFO, "chain '%s': stateless, store %s (%s%s, epoch of %u packets or %u us, "
 			      "log of %u)",
 			cc->name, cc->store.addr, cc->store.mode == ONVM_STORE_SYNC ? "sync" : "async",
@@ -235,6 +237,12 @@ mgr_sl_ctl(void)
 					c->first_known = true;
 				}
 				c->armed = true;
+			} else if (c->armed && stopped > 0 &&
+				   c->peer_role == MGR_SL_PEER_PRIMARY) {
+				/* Fenced: a spare took the chain over (the
+				 * predecessor failed it over): never again here. */
+				c->peer_fenced = true;
+				go_down(c, "fenced: another node runs the chain now", now);
 			} else if (c->armed && (!whole || stopped > 0)) {
 				c->recoveries++;
 				c->t_down = c->t_started = c->t_replayed = 0;
@@ -253,6 +261,10 @@ mgr_sl_ctl(void)
 			break;
 		case SL_DOWN:
 			next_ms = 1;
+			if (c->peer_fenced) {
+				next_ms = 100;
+				break;
+			}
 			if (used > 0 || now < c->retry_ns)
 				break; /* the dead ones' slots still being reclaimed */
 			if (__atomic_load_n(&c->tx_seen, __ATOMIC_ACQUIRE) != st)
@@ -390,6 +402,8 @@ add_chain(struct rte_tel_data *d, uint16_t ci)
 		rte_tel_data_add_dict_uint(d, "last_load_us", (c->t_started - c->t_down) / 1000);
 		rte_tel_data_add_dict_uint(d, "last_replay_us", (c->t_replayed - c->t_started) / 1000);
 	}
+	if (c->peer_role != 0)
+		mgr_sl_peer_telemetry(d, c);
 	for (uint16_t k = 0; k < ch->len; k++) {
 		const struct onvm_nf_slot *s = mgr_sl_step_slot(ci, k);
 		struct rte_tel_data *o;

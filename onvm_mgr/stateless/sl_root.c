@@ -117,7 +117,10 @@ mgr_sl_ingress(struct rte_mbuf *m, struct onvm_pkt_meta *meta, bool routed)
 	/* While the chain recovers (or its first NF is gone and it is about
 	 * to) the log is the buffer: the input goes in it, and the replay
 	 * sends it on, in order, after what came before. */
-	held = SL_PHASE(sl_state(c)) != SL_RUNNING || !routed;
+	held = SL_PHASE(sl_state(c)) != SL_RUNNING || !routed ||
+	       /* behind a predecessor: its port is read from the start (its
+	        * control frames), the input held until the NFs loaded */
+	       (c->peer_role != 0 && (!c->started || c->first_replay));
 	if (c->log.n == c->log.cap) {
 		if (!held)
 			log_trim(c);
@@ -126,7 +129,12 @@ mgr_sl_ingress(struct rte_mbuf *m, struct onvm_pkt_meta *meta, bool routed)
 			return MGR_SL_DROP;
 		}
 	}
-	meta->ts = ++c->clock;
+	/* (behind a predecessor, its stamps are the clock: a marker then
+	 * names the last of its timestamps before it) */
+	if (c->peer_role != 0)
+		c->clock = meta->ts;
+	else
+		meta->ts = ++c->clock;
 	meta->chain_run = c->rx_run;
 	copy = rte_pktmbuf_copy(m, mgr.pool, 0, UINT32_MAX);
 	if (copy == NULL) {
@@ -214,7 +222,7 @@ mgr_sl_port_held(uint16_t port)
 	uint8_t ci = mgr_sl_in_port[port % ONVM_MAX_PORTS];
 	const struct sl_chain *c;
 
-	return ci != 0 && !(c = &mgr_sl[ci - 1])->started &&
+	return ci != 0 && !(c = &mgr_sl[ci - 1])->started && c->peer_role == 0 &&
 	       SL_PHASE(sl_state(c)) == SL_RUNNING;
 }
 
@@ -257,13 +265,19 @@ replay_some(struct mgr_dp_ctx *ctx, struct sl_chain *c)
 		return false;
 	for (unsigned int k = 0; k < burst && c->cursor < log_tail(c); k++) {
 		uint32_t at = sl_ring_at(&c->log, c->cursor);
-		struct rte_mbuf *m = rte_pktmbuf_copy(c->log_m[at], mgr.pool, 0, UINT32_MAX);
+		struct rte_mbuf *m;
 		struct onvm_pkt_meta *meta;
 		struct onvm_pkt_info pi;
 		enum onvm_parse_reason pr;
 		struct mgr_dest d;
 		uint16_t port;
 
+		if (c->log_ts[at] <= c->skip_ts) {
+			c->cursor++;
+			c->replay_covered++; /* the loaded state holds it */
+			continue;
+		}
+		m = rte_pktmbuf_copy(c->log_m[at], mgr.pool, 0, UINT32_MAX);
 		if (m == NULL)
 			return false; /* the pool is short: on the next poll */
 		meta = onvm_pkt_meta(m, mgr.dyn_off);
@@ -301,6 +315,8 @@ mgr_sl_rx(struct mgr_dp_ctx *ctx)
 
 		if (!c->on)
 			continue;
+		if (unlikely(c->peer_role != 0))
+			mgr_sl_peer_rx(ctx, c, mgr_now_ns());
 		st = sl_state(c);
 		if (sl_recovering(st))
 			continue;
@@ -329,6 +345,24 @@ mgr_sl_rx(struct mgr_dp_ctx *ctx)
 		log_trim(c);
 		if (!chain_started(c))
 			continue;
+		/* Behind a predecessor, at the first start: the log held the
+		 * input (a spare's: the predecessor's replay) -- sent on now,
+		 * without what the state loaded holds. */
+		if (unlikely(c->peer_role != 0) && !c->peer_started) {
+			c->peer_started = true;
+			c->skip_ts = mgr_sl_step_slot(ci, 0)->store.recovered_ts;
+			c->cursor = c->log.abs_head;
+			c->first_replay = true;
+		}
+		if (unlikely(c->first_replay)) {
+			n++;
+			if (replay_some(ctx, c)) {
+				if (c->since > 0)
+					inject(ctx, c, c->cursor);
+				c->first_replay = false;
+			}
+			continue;
+		}
 		if (now == 0)
 			now = rte_get_tsc_cycles();
 		/* No input, but epochs not committed for a while: an update's

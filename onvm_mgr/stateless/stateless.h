@@ -16,6 +16,8 @@
  *                  recovery's release point, replayed duplicates
  *   sl_recover.c   set-up, the control thread's recovery of a chain (its
  *                  NFs killed and relaunched), /onvm/store
+ *   sl_peer.c      a chain behind remote resiliency's predecessor: the
+ *                  primary's trims, a spare's takeover of the chain
  *   sl_priv.h      what these files share
  *   stateless.h    this interface
  */
@@ -28,6 +30,14 @@
 struct mgr_dp_ctx;
 struct rte_mbuf;
 struct onvm_pkt_meta;
+
+/* RX unit: 1 + the stateless chain whose predecessor's link each port is
+ * (0: none); its input goes through mgr_sl_peer_ingress() first. */
+extern uint8_t mgr_sl_peer_port[];
+/* A frame on a predecessor's link: true if taken (control, or dropped,
+ * counted); else stamped input, its shim removed, `*ts` its timestamp. */
+bool mgr_sl_peer_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m,
+			 uint64_t *ts);
 
 /* Set up the stateless chains' tables (after mgr_init_chains). */
 int mgr_sl_init(void);

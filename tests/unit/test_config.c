@@ -1599,6 +1599,35 @@ test_stateless_chain_bad_values_are_placed(void **state)
 		     NAME ":4:18: chains[0].resiliency", "not a chain's resiliency mode");
 }
 
+/* Behind a remote-resiliency predecessor (docs/design/stateless.md, "A
+ * node lost"): its chain id and this node's role. */
+static void
+test_stateless_chain_predecessor(void **state)
+{
+	struct fixture *f = *state;
+
+	load_ok(f, SL_HEAD " 'chains': [{'name': 's', 'services': [1], 'ingress_port': 'in',\n"
+		       "   'exit_port': 'in', 'resiliency': 'stateless', 'store': {'address': 'r'},\n"
+		       "   'predecessor': {'id': 7, 'role': 'spare'}}]}");
+	assert_int_equal(f->cfg.chains[0].peer_role, MGR_SL_PEER_SPARE);
+	assert_int_equal(f->cfg.chains[0].peer_id, 7);
+	expect_error(state, SL_HEAD " 'chains': [{'name': 's', 'services': [1], 'ingress_port': 'in',\n"
+		     "   'exit_port': 'in', 'resiliency': 'stateless', 'store': {'address': 'r'},\n"
+		     "   'predecessor': {'id': 7, 'role': 'standby'}}]}",
+		     NAME ":5:37: chains[0].predecessor.role", "not a role behind a predecessor");
+	expect_error(state, SL_HEAD " 'chains': [{'name': 's', 'services': [1], 'ingress_port': 'in',\n"
+		     "   'exit_port': 'in', 'resiliency': 'stateless', 'store': {'address': 'r'},\n"
+		     "   'predecessor': {'role': 'primary'}}]}",
+		     NAME ":5:19: chains[0].predecessor", "needs the \"id\"");
+	expect_error(state, SL_HEAD " 'chains': [{'name': 's', 'services': [1], 'ingress_port': 'in',\n"
+		     "   'exit_port': 'in', 'resiliency': 'stateless', 'store': {'address': 'r'},\n"
+		     "   'predecessor': {'id': 0, 'role': 'primary'}}]}",
+		     NAME ":5:26: chains[0].predecessor.id", "1..65535");
+	expect_error(state, SL_HEAD " 'chains': [{'name': 's', 'services': [1], 'ingress_port': 'in',\n"
+		     "   'exit_port': 'in', 'predecessor': {'id': 7, 'role': 'primary'}}]}",
+		     NAME ":4:38: chains[0].predecessor", "is for a chain with");
+}
+
 static void
 test_stateless_chain_services_are_its_own(void **state)
 {
@@ -2104,6 +2133,7 @@ main(void)
 	    T(test_free_releases_arguments_and_can_be_repeated),
 	    T(test_stateless_chain_full_and_defaults),
 	    T(test_stateless_chain_bad_values_are_placed),
+	    T(test_stateless_chain_predecessor),
 	    T(test_stateless_chain_services_are_its_own),
 	};
 
