@@ -228,11 +228,12 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
     through its control file), the primary configured as without it;
     `local`: the chain's NFs have hot standbys ("resiliency": "local");
     `bfd_ms`: BFD's interval (x 3: its detection time); `store` (a chain's
-    "store" object): the primary's chain is stateless
-    (docs/design/stateless.md) instead, its state in that store, and
-    `remote` must be False -- the stateless figures of bench/stateless.py
-    next to remote on the same nodes and links."""
-    assert not (store and remote), "a chain is stateless or remote, not both"
+    "store" object): the chain is stateless (docs/design/stateless.md)
+    instead, its state in that store -- with `remote`, on the primary and on
+    the standby, a spare, behind the predecessor (their chains'
+    "predecessor": the predecessor's log and failover, the state in the
+    store); without, on the primary only, the predecessor just forwarding
+    (the stateless figures of bench/stateless_lab.py)."""
     if paced is None:
         paced = stateful and not source
     src = L.path(f"input{rnd_tag}.pcap")
@@ -302,6 +303,7 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
                    {"name": "s", "services": [], "ingress_port": "in_s", "exit_port": "cap_s"}],
     }), netns=ns["k"])
     def chain_node(name, pred_if, sync_if, out_if, role):
+        sl_here = bool(store) and (role == "primary" or remote)
         sync_port = "to_s" if role == "primary" else "to_m"
         rc = dict(remote_common(role), chain="c", predecessor_port="from_p")
         if role == "primary" and faults:
@@ -340,10 +342,14 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
                                      else [1]),
                         "ingress_port": "from_p", "exit_port": "out",
                         **({"resiliency": "stateless", "store": store}
-                           if store and role == "primary" else {})}],
-            **({"remote": {"chains": [rc]}} if remote else {}),
+                           if sl_here else {}),
+                        **({"predecessor": {"id": remote_common(role)["id"],
+                                            "role": "primary" if role == "primary"
+                                            else "spare"}}
+                           if sl_here and remote else {})}],
+            **({"remote": {"chains": [rc]}} if remote and not store else {}),
             # a stateless chain's log, a replay's copies and its held exit
-            **({"pool": {"mbufs": 65535}} if store and role == "primary" else {}),
+            **({"pool": {"mbufs": 65535}} if sl_here else {}),
             # two windows of 96 MB: nDPI's regions twice (canonical and
             # replica) and, on the primary, its cut log
             **({"state": {"pool_mb": 256}} if dpi else

@@ -59,6 +59,17 @@ Scenarios (argument; none: all of them, in each of the four modes):
           times out and the chain's first start is retried: once the store
           answers, the NFs must load the state the first run committed (not
           the initial state), their exports equal to its input per flow.
+  node_loss  the four-node lab of remote resiliency (python/onvm/remote_lab.py)
+          with the stateful chain stateless behind the predecessor, in each
+          mode: the primary node and a spare (its NFs started, held out of
+          the store), the predecessor stamping and logging the input.  The
+          primary node SIGKILLed mid-trace (manager and NFs), the
+          predecessor fails the chain over: the spare's NFs load the newest
+          epoch every NF closed, the predecessor's log is replayed to it,
+          what the loaded state holds dropped.  The remote tests' oracle:
+          nothing twice, in order, per flow the spare's after the primary's,
+          one backend per flow, only the dead primary's tail lost -- and
+          the spare's per-flow counts equal the whole input's.
   small_ring  a one-NF chain whose NF rings hold 127 packets (rings.nf_size
           128), its NF killed: the chain recovers and runs (a replay waits
           for room in the first NF's ring, never for more than it has).
@@ -70,6 +81,7 @@ import sys
 import time
 
 from onvm import exporter, lab, pcap, store, traces
+from onvm import remote_lab as rc
 from onvm.remote_lab import check_exports, check_stateful, stateful_nfs, tag_of, tagged_input
 
 CHAIN = "sl"
@@ -445,6 +457,77 @@ def small_ring(L):
     r.kill()
 
 
+def node_loss(L, mode, cache, seed):
+    """The primary node lost; the spare takes the chain over from the store
+    and the predecessor's log."""
+    tag = "nl-" + store.mode_name(mode, cache).replace("+", "_")
+    rnd = random.Random(seed)
+    r = store.Redis(L, f"redis-{tag}").start()
+    frames = tagged_input(traces.trace("ssh.pcap"), 24, flows_per_copy=True)
+    n = len(frames)
+    st = store.store_cfg(r.addr, mode, cache, flush_packets=32, log_packets=8192)
+    sink, spare, primary, pred = rc.build(L, frames, tag, stateful=True, store=st)
+    rc.NODES[:] = [pred, primary, spare, sink]
+    for node in (sink, spare, primary):
+        node.start(wait=False)
+    for node in (sink, spare, primary):
+        node.wait_ready(120)
+    pred.start()
+    share = rnd.uniform(0.2, 0.7)
+    q = lambda node: node.query(f"/onvm/store,c")
+    lab.wait_until(lambda: q(primary)["released"] >= n * share, 120,
+                   f"{share:.2f} of the input released")
+    time.sleep(rnd.uniform(0, 0.02))
+    before = q(primary)
+    L.expect(before["peer_trims"] > 0 and q(spare)["peer_state"] == "spare",
+             f"{tag}: no LOG_TRIM sent, or the spare not waiting: {before}")
+    primary.stop(sig=signal.SIGKILL)  # the node: its manager, its NFs die with it
+    rep = pred.query("/onvm/remote/failover,web")
+    L.expect(rep.get("status") == "ok", f"{tag}: failover: {rep}")
+    rem = lambda: pred.query("/onvm/remote")["web"]
+    try:
+        lab.wait_until(lambda: rem()["state"] == "standby" and rem()["stamped"] == n, 120,
+                       f"{tag}: the replay and the input done")
+    except lab.TestFailure:
+        print(f"{tag}: predecessor {rem()}\nspare {q(spare)}", file=sys.stderr)
+        raise
+    lab.wait_until(lambda: q(spare)["peer_state"] == "active", 60, f"{tag}: replay ended")
+    last = [-1]
+
+    def quiet():
+        d = q(spare)
+        done = d["released"] == last[0] and sink.port("in_s")["rx"] >= d["released"]
+        last[0] = d["released"]
+        return done
+    lab.wait_until(quiet, 60, f"{tag}: the spare's output drained", interval=0.3)
+    d, p = q(spare), rem()
+    L.expect(spare.stop() == 0, f"{tag}: spare's exit status")
+    for node in (pred, sink):
+        node.stop()
+    print(f"{tag}: killed at {share:.2f} (primary released {before['released']}, trimmed to "
+          f"ts {before['peer_trimmed_ts']}); pred replayed {p['replayed']} from ts "
+          f"{p['replay_from_ts']}; spare loaded epoch {d['nf0']['recovered_epoch']} (ts "
+          f"{d['nf0']['recovered_ts']}), admitted {d['peer_admitted']}, covered "
+          f"{d['peer_covered']}, gaps {d['peer_gap_drops']}, room {d['peer_room_drops']}, "
+          f"released {d['released']}, dup {d['dup_suppressed']}, replay {d.get('peer_replay_us')} us")
+    L.expect(d["peer_takeovers"] == 1 and d["dup_suppressed"] == 0 and d["log_full"] == 0 and
+             d["exit_full"] == 0 and d["peer_before_takeover"] == 0,
+             f"{tag}: spare: {d}")
+    # (what the replay held of the loaded state, `peer_covered`, may be
+    # none: the predecessor's log trimmed right up to the recovery point)
+    L.expect(d["nf0"]["recovered_epoch"] > 0 and d["nf0"]["recovered_ts"] > 0,
+             f"{tag}: the spare loaded nothing of the primary's: {d}")
+    got_m = pcap.read_capture_out(L.path(f"sink-m{tag}.pcap"))
+    got_s = pcap.read_capture_out(L.path(f"sink-s{tag}.pcap"))
+    lost, backend = check_stateful(L, frames, got_m, got_s, allow_loss=n)
+    print(f"{tag}: sink: {len(got_m)} from the primary, {len(got_s)} from the spare, {lost} "
+          f"lost (the dead primary's tail)")
+    L.expect(len(got_s) > 0, f"{tag}: nothing from the spare")
+    mon, lb = exports(L, f"standby{tag}")
+    check_exports(L, frames, mon, lb, backend)
+    r.kill()
+
+
 def test(L, which):
     if which in (None, "modes"):
         for mode, cache in store.MODES:
@@ -465,6 +548,11 @@ def test(L, which):
         first_fail(L)
     if which in (None, "small_ring"):
         small_ring(L)
+    if which in (None, "node_loss"):
+        seed = int(os.environ.get("ONVM_TEST_SEED", random.randrange(1 << 32)))
+        print(f"node_loss: seed {seed}")
+        for mode, cache in store.MODES:
+            node_loss(L, mode, cache, seed)
 
 
 if __name__ == "__main__":
