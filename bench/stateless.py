@@ -35,11 +35,11 @@ Parts (all by default; --parts a,b,...):
   failover an NF SIGKILLed (--kills times per mode) while the node is offered
            --fo-load of the mode's maximum: the chain's recovery (NFs gone,
            state loaded, log replayed, from /onvm/store) and packets lost
-           (offered - delivered).  The node's loss is not built yet.
+           (offered - delivered).
 
 `remote` (REINFORCE) runs on the four-node lab, whose links are veths:
-bench/remote_tput.py measures it against `none` on the same lab; it is not in
-this run.
+bench/stateless_lab.py draws Figs 3a-3c again there, the four modes next to
+`none` and `remote` in one run, and the loss of the whole primary node.
 
 usage: bench/stateless.py [--build DIR] [--parts ...] [--window S] [--warmup S]
                           [--batches 1,4,...] [--bytes 8,...] [--kills N]

@@ -36,6 +36,16 @@ Parts (all by default; --parts a,b,...):
            kernel's timestamp reaching the sink (bench/sniff.py).
   bytes    Fig 3c: throughput vs bytes of state updated per 256 packets
            (`test_nf -W`), async+cache vs remote and none.
+  failover the primary node SIGKILLed (its manager and NFs) while the input
+           comes at --fo-fps (paced_source.py), --kills times per system:
+           remote, and each mode behind the predecessor (the chain's
+           "predecessor": a spare node takes over from the store and the
+           predecessor's log).  BFD (10 ms x 3) on the predecessor's link
+           detects it.  Per kill: detection (the kill to the predecessor's
+           failover), the time until the spare forwards again (the kill to
+           its first frame at the sink, polled every ms), and frames lost
+           (the input less what reached the sink, each once: the dead
+           primary's tail).
 
 The rounds interleave the systems (--rounds); ratios to `none` are per
 round.  This lab's links are kernel veths, so its packet rates are far
@@ -48,6 +58,7 @@ OUT/stateless_lab.png (OUT: bench/results/stateless).
 """
 import argparse
 import os
+import signal
 import statistics
 import sys
 import time
@@ -55,7 +66,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, HERE)
-from onvm import lab, report, traces  # noqa: E402
+from onvm import lab, pcap, report, traces  # noqa: E402
 from onvm import remote_lab as rc  # noqa: E402
 from onvm import store as st  # noqa: E402
 import remote_tput as rt  # noqa: E402  (one pass through the lab, its figures)
@@ -63,7 +74,8 @@ import remote_tput as rt  # noqa: E402  (one pass through the lab, its figures)
 MODES = ["sync", "async", "sync+cache", "async+cache"]
 FIELDS = ["part", "round", "system", "batch", "wide_bytes", "fps", "frames", "input", "ratio",
           "lat_p5_us", "lat_p25_us", "lat_p50_us", "lat_p75_us", "lat_p99_us",
-          "updates_acked", "log_full", "pipeline_waits"]
+          "updates_acked", "log_full", "pipeline_waits",
+          "kill", "detect_ms", "forward_ms", "lost", "dup", "replayed", "covered"]
 
 
 def nfs(wide=0, batch=256):
@@ -106,6 +118,70 @@ def run_paced(L, frames, tag, remote, nf, store, rate):
     for node in (pred, standby, primary, sink):
         node.stop()
     return files, tel, sink
+
+
+def failover(L, a, k, frames, rnd, system):
+    """The primary node killed mid-stream; the spare (or remote's standby)
+    takes over.  Returns the row."""
+    tag = f"f{k}"
+    redis, store = None, None
+    if system != "remote":
+        redis = st.Redis(L, f"redis{tag}").start()
+        store = st.store_cfg(redis.addr, system.split("+")[0], system.endswith("+cache"),
+                             flush_packets=32, pipeline=256, log_packets=8192)
+    try:
+        sink, spare, primary, pred = rc.build(L, frames, tag, remote=True, nfs=nfs(), store=store,
+                                              bfd=True, source=a.fo_fps)
+        rc.NODES[:] = [pred, primary, spare, sink]
+        for node in (sink, spare, primary):
+            node.start(wait=False)
+        for node in (sink, spare, primary):
+            node.wait_ready(120)
+        pred.start()
+        pred.wait_bfd("to_m", "Up", timeout=60)
+        src = rc.start_source(L, pred, tag)
+        # killed a third of the way in
+        lab.wait_until(lambda: sink.port("in_m")["rx"] >= len(frames) // 3, 120,
+                       f"{tag}: a third of the input out")
+        t_kill, t_kill_wall = time.monotonic(), time.time()
+        primary.stop(sig=signal.SIGKILL)  # the node: its NFs die with its manager
+        lab.wait_until(lambda: sink.port("in_s")["rx"] > 0, 60, f"{tag}: the spare forwarding")
+        lab.wait_until(lambda: rc.source_progress(pred)[1] is not None, 300, f"{tag}: input sent")
+        last = [-1, 0.0]
+
+        def quiet():
+            rx = sink.port("in_s")["rx"]
+            if rx != last[0]:
+                last[:] = [rx, time.monotonic()]
+            return time.monotonic() - last[1] > 1.0
+        lab.wait_until(quiet, 120, f"{tag}: the spare's output drained", interval=0.1)
+        p = pred.query("/onvm/remote")["web"]
+        d = (spare.query("/onvm/store,c") if store else spare.query("/onvm/remote")["web"])
+        src.wait(10)
+        for node in (pred, spare, sink):
+            node.stop()
+    finally:
+        if redis:
+            redis.kill()
+    sent = rc.source_progress(pred)[1]
+    # (only the input's frames: tags 1..n)
+    tags = [t for side in "ms" for t in map(rc.tag_of, pcap.read_capture_out(
+        L.path(f"sink-{side}{tag}.pcap"))) if 1 <= t <= len(frames)]
+    # the spare's first frame at the sink: its capture's timestamp (the
+    # wall clock, as the kill's)
+    t_fwd = rt.pcap_times(L.path(f"sink-s{tag}.pcap"))[0] - t_kill_wall + t_kill
+    # (the kill's time on the predecessor's clock: both CLOCK_MONOTONIC)
+    row = {"part": "failover", "round": rnd, "system": system, "kill": k,
+           "input": sent, "frames": len(set(tags)), "dup": len(tags) - len(set(tags)),
+           "lost": sent - len(set(tags)),
+           "detect_ms": round((p["failover_req_ns"] / 1e9 - t_kill) * 1e3, 2),
+           "forward_ms": round((t_fwd - t_kill) * 1e3, 2),
+           "replayed": p["replayed"],
+           "covered": d.get("peer_covered", d.get("ingress_replay_covered", ""))}
+    print(f"failover {system:12}: detected {row['detect_ms']} ms, forwarding {row['forward_ms']} "
+          f"ms after the kill; lost {row['lost']} of {sent}, dup {row['dup']}, replayed "
+          f"{row['replayed']}", flush=True)
+    return row
 
 
 def one(L, a, k, frames, part, rnd, system, batch=None, wide=0, pace=False):
@@ -195,7 +271,20 @@ def summarize(a, rows):
                 cells.append(f"{system} {med([r['fps'] for r in rs]):.0f} "
                              f"({med([r.get('ratio', 0) for r in rs]):.3f})")
             out.append(f"  {wb:6} B: " + ", ".join(cells))
-    lost = [r for r in rows if r["part"] != "latency" and r["frames"] < r["input"]]
+    fo = [r for r in rows if r["part"] == "failover"]
+    if fo:
+        out.append(f"Failover, the primary node SIGKILLed (BFD 10 ms x 3), input at "
+                   f"{a.fo_fps} frames/s, {a.kills} kill(s) each: medians [max]")
+        for system in ["remote"] + MODES:
+            rs = [r for r in fo if r["system"] == system]
+            if rs:
+                out.append(f"  {system:12} detected {med([r['detect_ms'] for r in rs]):6.1f} ms, "
+                           f"forwarding again {med([r['forward_ms'] for r in rs]):6.1f} ms "
+                           f"[{max(r['forward_ms'] for r in rs):.1f}], lost "
+                           f"{med([r['lost'] for r in rs]):.0f} [{max(r['lost'] for r in rs)}] "
+                           f"frames, duplicates {sum(r['dup'] for r in rs)}")
+    lost = [r for r in rows if r["part"] not in ("latency", "failover") and
+            r["frames"] < r["input"]]
     if lost:
         out.append("passes that lost frames (overload: a full ring or log), frames lost: " +
                    ", ".join(f"{r['part']} {r['system']} batch {r['batch'] or '-'}"
@@ -209,7 +298,7 @@ def plot(a, rows, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     med = lambda xs: statistics.median(xs) if xs else 0
-    fig, ax = plt.subplots(1, 3, figsize=(16, 4.5))
+    fig, ax = plt.subplots(1, 4, figsize=(21, 4.5))
     for m in MODES:
         pts = [(b, med([r["fps"] for r in rows if r["part"] == "batch" and r["system"] == m and
                         r["batch"] == b])) for b in a.batches]
@@ -238,13 +327,22 @@ def plot(a, rows, path):
               title="Fig 3c on the lab: throughput vs state updated")
     if ax[2].get_legend_handles_labels()[0]:
         ax[2].legend(fontsize=7)
+    fo = [s for s in ["remote"] + MODES
+          if any(r["part"] == "failover" and r["system"] == s for r in rows)]
+    if fo:
+        ax[3].boxplot([[r["forward_ms"] for r in rows if r["part"] == "failover" and
+                        r["system"] == s] for s in fo], whis=(0, 100))
+        ax[3].set_xticks(range(1, len(fo) + 1), fo, rotation=30, fontsize=7)
+        ax[3].set(ylabel="ms", title="Node lost: kill to forwarding again")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--parts", default="batch,latency,bytes")
+    ap.add_argument("--parts", default="batch,latency,bytes,failover")
+    ap.add_argument("--kills", type=int, default=3, help="failover: kills per system")
+    ap.add_argument("--fo-fps", type=int, default=5000, help="failover: the input's rate")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--batches", default="1,16,256,2048")
     ap.add_argument("--bytes", default="8,1024,16384,65536")
@@ -260,6 +358,7 @@ def main():
     trace = traces.trace("smtp.pcap")
     frames = rc.tagged_input(trace, a.copies, flows_per_copy=True)
     slow = rc.tagged_input(trace, max(1, a.copies // 5), flows_per_copy=True)
+    fo_frames = rc.tagged_input(trace, max(1, a.copies // 10), flows_per_copy=True)
 
     def body(L):
         rows, k = [], 0
@@ -278,6 +377,11 @@ def main():
                 k += 1
                 rows.append(one(L, a, k, slow if pace else frames, part, rnd, system, batch,
                                 wide, pace))
+        if "failover" in parts:
+            for kill in range(a.kills):
+                for system in ["remote"] + MODES:
+                    k += 1
+                    rows.append(failover(L, a, k, fo_frames, kill, system))
         ratios(rows)
         report.write_csv(os.path.join(a.out, "stateless_lab.csv"), FIELDS, rows)
         text = summarize(a, rows)
