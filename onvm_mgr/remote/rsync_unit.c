@@ -345,10 +345,7 @@ mgr_rsync_init(void)
 static bool
 is_rsync(const struct rte_mbuf *m)
 {
-	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
-
-	return rte_pktmbuf_data_len(m) >= RSYNC_ETH_LEN && p[12] == (RSYNC_ETHERTYPE >> 8) &&
-	       p[13] == (RSYNC_ETHERTYPE & 0xff);
+	return rsync_is_frame(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m));
 }
 
 static void

@@ -270,8 +270,7 @@ mgr_sl_peer_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, u
 	MGR_ASSERT_UNIT(MGR_UNIT_RX);
 	r = plog_shim_parse(p, rte_pktmbuf_data_len(m), &sh);
 	if (unlikely(r != PLOG_SHIM_OK)) {
-		if (r == PLOG_SHIM_NOT_SHIM && rte_pktmbuf_data_len(m) >= RSYNC_ETH_LEN &&
-		    p[12] == (RSYNC_ETHERTYPE >> 8) && p[13] == (RSYNC_ETHERTYPE & 0xff)) {
+		if (r == PLOG_SHIM_NOT_SHIM && rsync_is_frame(p, rte_pktmbuf_data_len(m))) {
 			control_in(ctx, c, m);
 			return true;
 		}

@@ -97,6 +97,14 @@
  *    REPLAY_ACK, REPLAY_CANCEL, a refused REPLAY_START. */
 #define RSYNC_VERSION 4
 #define RSYNC_ETH_LEN 14
+
+/* An RSync frame, by its EtherType (a port may carry other frames too). */
+static inline bool
+rsync_is_frame(const uint8_t *frame, size_t len)
+{
+	return len >= RSYNC_ETH_LEN && frame[12] == (RSYNC_ETHERTYPE >> 8) &&
+	       frame[13] == (RSYNC_ETHERTYPE & 0xff);
+}
 #define RSYNC_HDR_LEN 56
 #define RSYNC_HMAC_LEN 32
 #define RSYNC_KEY_MAX 64	  /* HMAC key bytes */
