@@ -83,33 +83,34 @@ def nfs(wide=0, batch=256):
     return ([{"name": "fwd", "binary": lab.TEST_NF, "service": 1, "args": args}], [1])
 
 
+def drained(L, pred, sink, port, tag, n=None):
+    """The paced input all sent, and the sink's `port` has `n` frames or
+    took none for a second."""
+    lab.wait_until(lambda: rc.source_progress(pred)[1] is not None, 300, f"{tag}: input sent")
+    last = [-1, 0.0]
+
+    def quiet():
+        rx = sink.port(port)["rx"]
+        if rx != last[0]:
+            last[:] = [rx, time.monotonic()]
+        return (n is not None and rx >= n) or time.monotonic() - last[1] > 1.0
+    lab.wait_until(quiet, 120, f"{tag}: frames at the sink ({port})", interval=0.1)
+
+
 def run_paced(L, frames, tag, remote, nf, store, rate):
     """One pass of `frames` fed into the predecessor at `rate` frames/s
     (paced_source.py: a steady input, none of it left in a port's ring
     when it ends); returns (the sniff files, the primary's telemetry)."""
     sink, standby, primary, pred = rc.build(L, frames, tag, remote=remote, nfs=nf, store=store,
                                             source=rate)
-    rc.NODES[:] = [pred, primary, standby, sink]
-    for node in (sink, standby, primary):
-        node.start(wait=False)
-    for node in (sink, standby, primary):
-        node.wait_ready(120)
+    rc.start_all(sink, standby, primary, pred)
     files = (L.path(f"{tag}-g_p.txt"), L.path(f"{tag}-k_m.txt"), L.path(f"{tag}-no-rtt.txt"))
     # (from the source's wire: the predecessor's ports bypass the qdisc,
     # and what they send reaches no other packet socket)
     sn = [rt.sniffer(L, pred.source_ns, "g_p", files[0], "tags"),
           rt.sniffer(L, sink.ns, "k_m", files[1], "tags")]
-    pred.start()
     src = rc.start_source(L, pred, tag)
-    lab.wait_until(lambda: rc.source_progress(pred)[1] is not None, 300, f"{tag}: input sent")
-    last = [-1, 0.0]
-
-    def quiet():
-        rx = sink.port("in_m")["rx"]
-        if rx != last[0]:
-            last[:] = [rx, time.monotonic()]
-        return rx >= len(frames) or time.monotonic() - last[1] > 1.0
-    lab.wait_until(quiet, 60, f"{tag}: frames at the sink", interval=0.1)
+    drained(L, pred, sink, "in_m", tag, len(frames))
     tel = (primary.query("/onvm/remote").get("web", {}) if remote else
            primary.query("/onvm/store,c") if store else {})
     src.wait(10)
@@ -132,12 +133,7 @@ def failover(L, a, k, frames, rnd, system):
     try:
         sink, spare, primary, pred = rc.build(L, frames, tag, remote=True, nfs=nfs(), store=store,
                                               bfd=True, source=a.fo_fps)
-        rc.NODES[:] = [pred, primary, spare, sink]
-        for node in (sink, spare, primary):
-            node.start(wait=False)
-        for node in (sink, spare, primary):
-            node.wait_ready(120)
-        pred.start()
+        rc.start_all(sink, spare, primary, pred)
         pred.wait_bfd("to_m", "Up", timeout=60)
         src = rc.start_source(L, pred, tag)
         # killed a third of the way in
@@ -146,15 +142,7 @@ def failover(L, a, k, frames, rnd, system):
         t_kill, t_kill_wall = time.monotonic(), time.time()
         primary.stop(sig=signal.SIGKILL)  # the node: its NFs die with its manager
         lab.wait_until(lambda: sink.port("in_s")["rx"] > 0, 60, f"{tag}: the spare forwarding")
-        lab.wait_until(lambda: rc.source_progress(pred)[1] is not None, 300, f"{tag}: input sent")
-        last = [-1, 0.0]
-
-        def quiet():
-            rx = sink.port("in_s")["rx"]
-            if rx != last[0]:
-                last[:] = [rx, time.monotonic()]
-            return time.monotonic() - last[1] > 1.0
-        lab.wait_until(quiet, 120, f"{tag}: the spare's output drained", interval=0.1)
+        drained(L, pred, sink, "in_s", tag)
         p = pred.query("/onvm/remote")["web"]
         d = (spare.query("/onvm/store,c") if store else spare.query("/onvm/remote")["web"])
         src.wait(10)

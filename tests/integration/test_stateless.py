@@ -467,14 +467,9 @@ def node_loss(L, mode, cache, seed):
     n = len(frames)
     st = store.store_cfg(r.addr, mode, cache, flush_packets=32, log_packets=8192)
     sink, spare, primary, pred = rc.build(L, frames, tag, stateful=True, store=st)
-    rc.NODES[:] = [pred, primary, spare, sink]
-    for node in (sink, spare, primary):
-        node.start(wait=False)
-    for node in (sink, spare, primary):
-        node.wait_ready(120)
-    pred.start()
+    rc.start_all(sink, spare, primary, pred)
     share = rnd.uniform(0.2, 0.7)
-    q = lambda node: node.query(f"/onvm/store,c")
+    q = lambda node: node.query("/onvm/store,c")
     lab.wait_until(lambda: q(primary)["released"] >= n * share, 120,
                    f"{share:.2f} of the input released")
     time.sleep(rnd.uniform(0, 0.02))
