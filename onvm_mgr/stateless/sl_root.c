@@ -117,6 +117,13 @@ mgr_sl_ingress(struct rte_mbuf *m, struct onvm_pkt_meta *meta, bool routed)
 	/* While the chain recovers (or its first NF is gone and it is about
 	 * to) the log is the buffer: the input goes in it, and the replay
 	 * sends it on, in order, after what came before. */
+	/* Behind a predecessor, what the state loaded holds (at or below the
+	 * recovery point's timestamp) comes again only as the predecessor's
+	 * replay: dropped, whenever it comes. */
+	if (unlikely(c->peer_role != 0) && meta->ts <= c->skip_ts) {
+		c->replay_covered++;
+		return MGR_SL_DROP;
+	}
 	held = SL_PHASE(sl_state(c)) != SL_RUNNING || !routed ||
 	       /* behind a predecessor: its port is read from the start (its
 	        * control frames), the input held until the NFs loaded */
@@ -152,6 +159,12 @@ mgr_sl_ingress(struct rte_mbuf *m, struct onvm_pkt_meta *meta, bool routed)
 	if (c->since++ == 0)
 		c->first_tsc = rte_get_tsc_cycles();
 	return MGR_SL_PASS;
+}
+
+static inline uint64_t
+log_tail(const struct sl_chain *c)
+{
+	return c->log.abs_head + c->log.n;
 }
 
 static void
@@ -191,12 +204,6 @@ inject(struct mgr_dp_ctx *ctx, struct sl_chain *c, uint64_t log_pos)
 	mgr_marker_fanout(ctx, m, 0);
 }
 
-static inline uint64_t
-log_tail(const struct sl_chain *c)
-{
-	return c->log.abs_head + c->log.n;
-}
-
 bool
 mgr_sl_marker_due_now(const struct onvm_pkt_meta *meta)
 {
@@ -211,7 +218,8 @@ mgr_sl_marker_now(struct mgr_dp_ctx *ctx, uint16_t chain)
 {
 	struct sl_chain *c = &mgr_sl[chain];
 
-	inject(ctx, c, SL_PHASE(sl_state(c)) == SL_REPLAY ? c->cursor : log_tail(c));
+	inject(ctx, c, SL_PHASE(sl_state(c)) == SL_REPLAY || c->first_replay ? c->cursor
+									     : log_tail(c));
 }
 
 bool
@@ -303,6 +311,24 @@ replay_some(struct mgr_dp_ctx *ctx, struct sl_chain *c)
 	return c->cursor >= log_tail(c);
 }
 
+/* Behind a predecessor, its NFs' first load (the first start, or a
+ * spare's takeover -- in a recovery's replay if they were relaunched
+ * while held): what is at or below the recovery point's timestamp is in
+ * the state from now on.  At the first start (`running`), the log held
+ * the input: sent on now. */
+static void
+peer_loaded(struct sl_chain *c, bool running)
+{
+	if (likely(c->peer_role == 0) || c->peer_started)
+		return;
+	c->peer_started = true;
+	c->skip_ts = mgr_sl_step_slot(c->id, 0)->store.recovered_ts;
+	if (running) {
+		c->cursor = c->log.abs_head;
+		c->first_replay = true;
+	}
+}
+
 int
 mgr_sl_rx(struct mgr_dp_ctx *ctx)
 {
@@ -328,6 +354,7 @@ mgr_sl_rx(struct mgr_dp_ctx *ctx)
 			if (__atomic_load_n(&c->tx_switched, __ATOMIC_ACQUIRE) != SL_RUN(st) ||
 			    !chain_started(c))
 				continue;
+			peer_loaded(c, false);
 			n++;
 			if (replay_some(ctx, c)) {
 				uint32_t want = st;
@@ -345,15 +372,7 @@ mgr_sl_rx(struct mgr_dp_ctx *ctx)
 		log_trim(c);
 		if (!chain_started(c))
 			continue;
-		/* Behind a predecessor, at the first start: the log held the
-		 * input (a spare's: the predecessor's replay) -- sent on now,
-		 * without what the state loaded holds. */
-		if (unlikely(c->peer_role != 0) && !c->peer_started) {
-			c->peer_started = true;
-			c->skip_ts = mgr_sl_step_slot(ci, 0)->store.recovered_ts;
-			c->cursor = c->log.abs_head;
-			c->first_replay = true;
-		}
+		peer_loaded(c, true);
 		if (unlikely(c->first_replay)) {
 			n++;
 			if (replay_some(ctx, c)) {

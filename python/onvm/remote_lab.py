@@ -202,7 +202,7 @@ BACKENDS = [(f"198.18.1.{i}", f"02:00:00:00:01:0{i}") for i in range(1, 5)]
 def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, faults=None,
           stateful=False, remote=True, nfs=None, paced=None, checkpoint_ms=5,
           nd_heavy=False, dpi=False, multi=False, standby_multi=None, standby_nf_cpus=None,
-          source=None, relay=False, local=False, bfd_ms=BFD_MS, store=None):
+          source=None, relay=False, local=False, bfd_ms=BFD_MS, store=None, spare_store=None):
     """The four nodes; `idle` (e.g. {"max_sleep_us": 50}) goes to every node;
     `bfd`: a BFD session on the predecessor -> primary link triggers the
     failover (BFD then bypasses that link's pacing: it must not queue behind
@@ -233,7 +233,8 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
     the standby, a spare, behind the predecessor (their chains'
     "predecessor": the predecessor's log and failover, the state in the
     store); without, on the primary only, the predecessor just forwarding
-    (the stateless figures of bench/stateless_lab.py)."""
+    (the stateless figures of bench/stateless_lab.py); `spare_store`: the
+    spare's, if not the same."""
     if paced is None:
         paced = stateful and not source
     src = L.path(f"input{rnd_tag}.pcap")
@@ -341,7 +342,8 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
                         "services": (nfs[1] if nfs else [1, 2] if dpi else [1, 2, 3] if stateful
                                      else [1]),
                         "ingress_port": "from_p", "exit_port": "out",
-                        **({"resiliency": "stateless", "store": store}
+                        **({"resiliency": "stateless",
+                            "store": (spare_store or store) if role == "standby" else store}
                            if sl_here else {}),
                         **({"predecessor": {"id": remote_common(role)["id"],
                                             "role": "primary" if role == "primary"

@@ -70,6 +70,11 @@ Scenarios (argument; none: all of them, in each of the four modes):
           nothing twice, in order, per flow the spare's after the primary's,
           one backend per flow, only the dead primary's tail lost -- and
           the spare's per-flow counts equal the whole input's.
+  node_loss_faults  node_loss in async+cache with the spare's log smaller
+          than the replay (the rest of the replay arrives after the log
+          was sent on: what the loaded state holds must still be dropped),
+          and a spare NF killed before the failover (relaunched and held:
+          the takeover must replay once, without what the state holds).
   small_ring  a one-NF chain whose NF rings hold 127 packets (rings.nf_size
           128), its NF killed: the chain recovers and runs (a replay waits
           for room in the first NF's ring, never for more than it has).
@@ -457,26 +462,40 @@ def small_ring(L):
     r.kill()
 
 
-def node_loss(L, mode, cache, seed):
+def node_loss(L, mode, cache, seed, variant=None):
     """The primary node lost; the spare takes the chain over from the store
-    and the predecessor's log."""
-    tag = "nl-" + store.mode_name(mode, cache).replace("+", "_")
+    and the predecessor's log.  `variant`: "small" (the spare's log holds
+    64 packets, less than the replay: it fills, is sent on, and the rest of
+    the replay comes after), "restart" (a spare NF killed before the
+    failover: relaunched, held again), "cutoff" (the primary lives on, the
+    predecessor fails over all the same: it must stop for good)."""
+    tag = (f"nlf-{variant}" if variant else
+           "nl-" + store.mode_name(mode, cache).replace("+", "_"))
     rnd = random.Random(seed)
     r = store.Redis(L, f"redis-{tag}").start()
     frames = tagged_input(traces.trace("ssh.pcap"), 24, flows_per_copy=True)
     n = len(frames)
     st = store.store_cfg(r.addr, mode, cache, flush_packets=32, log_packets=8192)
-    sink, spare, primary, pred = rc.build(L, frames, tag, stateful=True, store=st)
+    spare_st = dict(st, log_packets=64) if variant == "small" else None
+    sink, spare, primary, pred = rc.build(L, frames, tag, stateful=True, store=st,
+                                          spare_store=spare_st)
     rc.start_all(sink, spare, primary, pred)
-    share = rnd.uniform(0.2, 0.7)
     q = lambda node: node.query("/onvm/store,c")
+    if variant == "restart":
+        old = spare.nf_by(name="vlan")[0]["pid"]
+        os.kill(old, signal.SIGKILL)  # an NF of our own spare node
+        # the spare's NFs relaunched, held again (the chain "starting")
+        lab.wait_until(lambda: (lambda d: d["phase"] == "starting" and all(
+            f"nf{k}" in d for k in range(3)))(q(spare)), 60, f"{tag}: the spare's NFs back")
+    share = rnd.uniform(0.2, 0.7)
     lab.wait_until(lambda: q(primary)["released"] >= n * share, 120,
                    f"{share:.2f} of the input released")
     time.sleep(rnd.uniform(0, 0.02))
     before = q(primary)
     L.expect(before["peer_trims"] > 0 and q(spare)["peer_state"] == "spare",
              f"{tag}: no LOG_TRIM sent, or the spare not waiting: {before}")
-    primary.stop(sig=signal.SIGKILL)  # the node: its manager, its NFs die with it
+    if variant != "cutoff":
+        primary.stop(sig=signal.SIGKILL)  # the node: its manager, its NFs die with it
     rep = pred.query("/onvm/remote/failover,web")
     L.expect(rep.get("status") == "ok", f"{tag}: failover: {rep}")
     rem = lambda: pred.query("/onvm/remote")["web"]
@@ -496,6 +515,18 @@ def node_loss(L, mode, cache, seed):
         return done
     lab.wait_until(quiet, 60, f"{tag}: the spare's output drained", interval=0.3)
     d, p = q(spare), rem()
+    if variant == "cutoff":
+        # The old primary heard the predecessor's newer epoch: its NFs
+        # stopped, never relaunched (they would fence the spare).
+        dm = lab.wait_until(lambda: (lambda d: d if d["peer_state"] == "fenced" and
+                                     not primary.nf_by() else None)(q(primary)), 30,
+                            f"{tag}: the old primary stopped")
+        time.sleep(0.5)
+        L.expect(q(primary)["recoveries"] == dm["recoveries"] and not primary.nf_by(),
+                 f"{tag}: the old primary relaunched its NFs: {q(primary)}")
+        L.expect(all(d[f"nf{k}"]["fenced"] == 0 and d[f"nf{k}"]["lost"] == 0 for k in range(3)),
+                 f"{tag}: the spare's NFs were fenced or lost state: {d}")
+        L.expect(primary.stop() == 0, f"{tag}: the old primary's exit status")
     L.expect(spare.stop() == 0, f"{tag}: spare's exit status")
     for node in (pred, sink):
         node.stop()
@@ -548,6 +579,11 @@ def test(L, which):
         print(f"node_loss: seed {seed}")
         for mode, cache in store.MODES:
             node_loss(L, mode, cache, seed)
+    if which in (None, "node_loss_faults"):
+        seed = int(os.environ.get("ONVM_TEST_SEED", random.randrange(1 << 32)))
+        print(f"node_loss_faults: seed {seed}")
+        for variant in ("small", "restart"):
+            node_loss(L, "async", True, seed, variant)
 
 
 if __name__ == "__main__":
