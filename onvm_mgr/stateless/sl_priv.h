@@ -94,6 +94,7 @@ struct sl_chain {
 	 * skip_ts, the marker's timestamp the store gave) */
 	bool peer_started, first_replay;
 	uint64_t skip_ts, replay_covered;
+	uint64_t replay_ts; /* the last entry a replay passed: its markers' timestamp */
 
 	/* ---- behind a predecessor (sl_peer.c; RX unit but where said) ---- */
 	uint8_t peer_role; /* 0: none, MGR_SL_PEER_PRIMARY, MGR_SL_PEER_SPARE */

@@ -167,6 +167,11 @@ log_tail(const struct sl_chain *c)
 	return c->log.abs_head + c->log.n;
 }
 
+/* A marker after the log's entries before `log_pos`: at the tail (the
+ * input as it comes) or at a replay's cursor.  Its timestamp is the last
+ * packet's before it -- the newest stamped, or the last the replay passed
+ * (input held meanwhile is stamped too, and is after the marker): a
+ * predecessor's log is trimmed up to it, and a spare skips up to it. */
 static void
 inject(struct mgr_dp_ctx *ctx, struct sl_chain *c, uint64_t log_pos)
 {
@@ -190,7 +195,7 @@ inject(struct mgr_dp_ctx *ctx, struct sl_chain *c, uint64_t log_pos)
 	memset(meta, 0, sizeof(*meta));
 	meta->chain_id = c->id;
 	meta->chain_run = c->rx_run;
-	meta->ts = c->clock;
+	meta->ts = log_pos == log_tail(c) ? c->clock : c->replay_ts;
 	meta->flags = ONVM_PKT_F_MARKER;
 	meta->action = ONVM_ACTION_NEXT;
 	meta->egress_port = ONVM_PORT_UNSET;
@@ -280,14 +285,21 @@ replay_some(struct mgr_dp_ctx *ctx, struct sl_chain *c)
 		struct mgr_dest d;
 		uint16_t port;
 
+		c->replay_ts = c->log_ts[at];
 		if (c->log_ts[at] <= c->skip_ts) {
 			c->cursor++;
 			c->replay_covered++; /* the loaded state holds it */
 			continue;
 		}
 		m = rte_pktmbuf_copy(c->log_m[at], mgr.pool, 0, UINT32_MAX);
-		if (m == NULL)
-			return false; /* the pool is short: on the next poll */
+		if (m == NULL) {
+			/* the pool is short: on the next poll (the marker's
+			 * timestamp: the entry before) */
+			c->replay_ts = c->cursor > c->log.abs_head
+					       ? c->log_ts[sl_ring_at(&c->log, c->cursor - 1)]
+					       : c->replay_ts;
+			return false;
+		}
 		meta = onvm_pkt_meta(m, mgr.dyn_off);
 		port = meta->in_port;
 		pr = onvm_pkt_parse(m, &pi);
