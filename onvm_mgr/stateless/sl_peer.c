@@ -152,11 +152,11 @@ replay_ack(struct mgr_dp_ctx *ctx, struct sl_chain *c, uint64_t now, bool force)
 /* REPLAY_START and REPLAY_END are repeated until echoed: the same type,
  * epoch and payload, back to the predecessor's run. */
 static void
-echo(struct mgr_dp_ctx *ctx, struct sl_chain *c, const struct rsync_msg *m)
+echo(struct mgr_dp_ctx *ctx, struct sl_chain *c, const struct rsync_msg *m, uint8_t flags)
 {
 	struct rsync_msg e = *m;
 
-	e.h.flags = 0;
+	e.h.flags = flags;
 	e.h.key_id = 0;
 	(void)peer_send(ctx, c, m->h.type, &e);
 }
@@ -173,7 +173,7 @@ spare_control(struct mgr_dp_ctx *ctx, struct sl_chain *c, const struct rsync_msg
 		/* Given up: never take that epoch -- unless taken already (the
 		 * echo lost): say so, and the predecessor follows. */
 		if (c->peer_state != SL_PEER_SPARE && m->h.epoch == c->peer_epoch) {
-			echo(ctx, c, &c->peer_takeover);
+			echo(ctx, c, &c->peer_takeover, 0);
 			return RSYNC_RX_DUPLICATE;
 		}
 		c->peer_cancelled = RTE_MAX(c->peer_cancelled, m->h.epoch);
@@ -182,11 +182,20 @@ spare_control(struct mgr_dp_ctx *ctx, struct sl_chain *c, const struct rsync_msg
 		if (c->peer_state != SL_PEER_SPARE) {
 			if (m->h.epoch != c->peer_epoch)
 				return RSYNC_RX_STALE_EPOCH;
-			echo(ctx, c, m); /* the echo was lost */
+			echo(ctx, c, m, 0); /* the echo was lost */
 			return RSYNC_RX_DUPLICATE;
 		}
 		if (m->h.epoch <= c->peer_epoch || m->h.epoch <= c->peer_cancelled)
 			return RSYNC_RX_STALE_EPOCH; /* a copy of one given up */
+		/* Every NF of the chain there, held: else it cannot take the
+		 * chain over -- say so (RESYNC), and the predecessor gives the
+		 * failover up rather than wait for it. */
+		for (uint16_t k = 0; k < mgr.shm->chains[c->id].len; k++)
+			if (mgr_sl_step_slot(c->id, k) == NULL) {
+				c->peer_refused++;
+				echo(ctx, c, m, RSYNC_F_RESYNC);
+				return RSYNC_RX_WRONG_ROLE;
+			}
 		c->peer_takeover = *m;
 		c->peer_next = m->u.replay_start.after_ts + 1;
 		c->peer_newest = m->u.replay_start.newest_ts;
@@ -201,16 +210,23 @@ spare_control(struct mgr_dp_ctx *ctx, struct sl_chain *c, const struct rsync_msg
 		MGR_LOG(NOTICE, "chain '%s': taken over from the primary at epoch %u, the "
 				"predecessor's log replayed after ts %" PRIu64,
 			name, m->h.epoch, m->u.replay_start.after_ts);
-		echo(ctx, c, m);
+		echo(ctx, c, m, 0);
 		return RSYNC_RX_OK;
 	case RSYNC_REPLAY_END:
 		if (c->peer_state == SL_PEER_SPARE || m->h.epoch != c->peer_epoch)
 			return RSYNC_RX_STALE_EPOCH;
+		/* Echoed once the NFs run the chain (their state loaded, the
+		 * held replay sent on): until then the predecessor keeps its
+		 * log, and repeats REPLAY_END. */
+		if (!c->started || c->first_replay) {
+			c->peer_end_early++;
+			return RSYNC_RX_OK;
+		}
 		if (c->peer_state == SL_PEER_REPLAY) {
 			c->peer_state = SL_PEER_ACTIVE;
 			c->peer_end_ns = now;
 		}
-		echo(ctx, c, m);
+		echo(ctx, c, m, 0);
 		return RSYNC_RX_OK;
 	default:
 		return RSYNC_RX_WRONG_ROLE;
@@ -243,13 +259,43 @@ control_in(struct mgr_dp_ctx *ctx, struct sl_chain *c, struct rte_mbuf *mb)
 		goto out;
 	}
 	__atomic_store_n(&c->peer_pred_run, c->peer_pred_runs.cur, __ATOMIC_RELAXED);
+	if (heard == RSYNC_RUN_NEW) {
+		/* A restarted predecessor: the epochs its run before gave up
+		 * are not its to offer or not, and a replay of that run's log
+		 * will never end -- what it lacks is lost (counted). */
+		c->peer_cancelled = 0;
+		if (c->peer_state == SL_PEER_REPLAY) {
+			if (c->peer_next <= c->peer_newest)
+				c->peer_replay_lost += c->peer_newest - c->peer_next + 1;
+			c->peer_state = SL_PEER_ACTIVE;
+			c->peer_end_ns = mgr_now_ns();
+			MGR_LOG(WARNING, "chain '%s': the predecessor restarted during the replay: %"
+					 PRIu64 " replayed frames lost",
+				mgr.shm->chains[c->id].name, c->peer_replay_lost);
+		}
+	}
 	if (m.h.type == RSYNC_HEARTBEAT) {
-		/* A primary trims, a spare heartbeats, with the epoch the
-		 * predecessor runs the chain in (never below its own). */
-		if (m.h.epoch > __atomic_load_n(&c->peer_epoch, __ATOMIC_RELAXED) &&
-		    c->peer_state != SL_PEER_REPLAY && c->peer_state != SL_PEER_ACTIVE)
-			__atomic_store_n(&c->peer_epoch, m.h.epoch, __ATOMIC_RELAXED);
+		uint32_t mine = __atomic_load_n(&c->peer_epoch, __ATOMIC_RELAXED);
+
 		c->peer_hb_rx++;
+		if (c->peer_role == MGR_SL_PEER_PRIMARY) {
+			/* The epoch it runs the chain in: the first heard; a
+			 * newer one is the spare's, taken over -- this node
+			 * runs the chain no more (sl_recover.c stops it). */
+			if (!c->peer_epoch_heard) {
+				c->peer_epoch_heard = true;
+				__atomic_store_n(&c->peer_epoch, m.h.epoch, __ATOMIC_RELAXED);
+			} else if (m.h.epoch > mine &&
+				   !__atomic_load_n(&c->peer_superseded, __ATOMIC_RELAXED)) {
+				__atomic_store_n(&c->peer_superseded, true, __ATOMIC_RELEASE);
+				MGR_LOG(WARNING, "chain '%s': the predecessor runs it at epoch %u on "
+						 "another node: this primary stops",
+					mgr.shm->chains[c->id].name, m.h.epoch);
+			}
+		} else if (m.h.epoch > mine && c->peer_state == SL_PEER_SPARE) {
+			/* (a spare heartbeats with the predecessor's epoch) */
+			__atomic_store_n(&c->peer_epoch, m.h.epoch, __ATOMIC_RELAXED);
+		}
 		goto out;
 	}
 	r = c->peer_role == MGR_SL_PEER_SPARE ? spare_control(ctx, c, &m, mgr_now_ns())
@@ -290,6 +336,11 @@ mgr_sl_peer_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, u
 	if (c->peer_state == SL_PEER_REPLAY) {
 		uint64_t now = mgr_now_ns();
 
+		/* (a replay after a failover given up and followed may start
+		 * past what the log was trimmed to meanwhile: what the loaded
+		 * state holds, at or below its timestamp, is no gap) */
+		if (sh.ts > c->peer_next && c->skip_ts != 0 && sh.ts <= c->skip_ts + 1)
+			c->peer_next = sh.ts;
 		if (sh.ts != c->peer_next) {
 			if (sh.ts > c->peer_next) {
 				c->peer_gap_drops++;
@@ -373,7 +424,8 @@ mgr_sl_peer_telemetry(struct rte_tel_data *d, const struct sl_chain *c)
 		bad += c->peer_bad[r];
 	for (int r = 1; r < RSYNC_RX_REASON_MAX; r++)
 		refused += c->peer_ctl_rx[r];
-	rte_tel_data_add_dict_string(d, "peer_state", states[c->peer_state]);
+	rte_tel_data_add_dict_string(d, "peer_state",
+				     c->peer_fenced ? "fenced" : states[c->peer_state]);
 	rte_tel_data_add_dict_uint(d, "peer_epoch", c->peer_epoch);
 	rte_tel_data_add_dict_uint(d, "peer_pred_run", c->peer_pred_run);
 	rte_tel_data_add_dict_uint(d, "peer_admitted", c->peer_admitted);
@@ -393,6 +445,9 @@ mgr_sl_peer_telemetry(struct rte_tel_data *d, const struct sl_chain *c)
 	rte_tel_data_add_dict_uint(d, "peer_room_drops", c->peer_room_drops);
 	rte_tel_data_add_dict_uint(d, "peer_acks", c->peer_acks);
 	rte_tel_data_add_dict_uint(d, "peer_covered", c->replay_covered);
+	rte_tel_data_add_dict_uint(d, "peer_refused", c->peer_refused);
+	rte_tel_data_add_dict_uint(d, "peer_end_early", c->peer_end_early);
+	rte_tel_data_add_dict_uint(d, "peer_replay_lost", c->peer_replay_lost);
 	if (c->peer_takeover_ns != 0 && c->peer_end_ns >= c->peer_takeover_ns)
 		rte_tel_data_add_dict_uint(d, "peer_replay_us",
 					   (c->peer_end_ns - c->peer_takeover_ns) / 1000);

@@ -109,6 +109,8 @@ struct sl_chain {
 	/* the spare's takeover: the replayed range admitted whole and in order */
 	struct rsync_msg peer_takeover;
 	uint32_t peer_cancelled;
+	bool peer_epoch_heard;	 /* a primary: the predecessor's epoch heard once */
+	bool peer_superseded;	 /* atomic (RX -> control thread): a newer epoch heard */
 	uint64_t peer_next, peer_newest, peer_gap_ts, peer_ack_ns;
 	uint32_t peer_since_ack;
 	uint64_t peer_takeover_ns, peer_end_ns;
@@ -117,7 +119,7 @@ struct sl_chain {
 	uint64_t peer_trim_ts, peer_trimmed, peer_trim_ns;
 	uint64_t peer_admitted, peer_stale, peer_before_takeover, peer_gap_drops,
 		peer_room_drops, peer_acks, peer_takeovers, peer_hb_rx, peer_sent, peer_send_fail,
-		peer_trims;
+		peer_trims, peer_refused, peer_end_early, peer_replay_lost;
 	uint64_t peer_bad[PLOG_SHIM_REASON_MAX];
 	uint64_t peer_ctl_rx[RSYNC_RX_REASON_MAX];
 

@@ -216,6 +216,18 @@ mgr_sl_ctl(void)
 		if (!c->on)
 			continue;
 		survey(ci, &whole, &ready, &used, &stopped);
+		/* A primary behind a predecessor that failed the chain over to
+		 * its spare (a newer epoch heard, or its NFs fenced in the
+		 * store): it runs the chain no more -- its NFs stopped, never
+		 * relaunched here, or it would fence the spare and load a state
+		 * older than what the spare released. */
+		if (c->peer_role == MGR_SL_PEER_PRIMARY && !c->peer_fenced &&
+		    (__atomic_load_n(&c->peer_superseded, __ATOMIC_ACQUIRE) || stopped > 0)) {
+			c->peer_fenced = true;
+			go_down(c, "another node runs the chain now (failed over)", now);
+		}
+		if (c->peer_fenced)
+			continue;
 		st = sl_state(c);
 		c->launched |= used > 0; /* (the node launches them after this thread starts) */
 		switch (SL_PHASE(st)) {
@@ -237,12 +249,6 @@ mgr_sl_ctl(void)
 					c->first_known = true;
 				}
 				c->armed = true;
-			} else if (c->armed && stopped > 0 &&
-				   c->peer_role == MGR_SL_PEER_PRIMARY) {
-				/* Fenced: a spare took the chain over (the
-				 * predecessor failed it over): never again here. */
-				c->peer_fenced = true;
-				go_down(c, "fenced: another node runs the chain now", now);
 			} else if (c->armed && (!whole || stopped > 0)) {
 				c->recoveries++;
 				c->t_down = c->t_started = c->t_replayed = 0;
@@ -261,10 +267,6 @@ mgr_sl_ctl(void)
 			break;
 		case SL_DOWN:
 			next_ms = 1;
-			if (c->peer_fenced) {
-				next_ms = 100;
-				break;
-			}
 			if (used > 0 || now < c->retry_ns)
 				break; /* the dead ones' slots still being reclaimed */
 			if (__atomic_load_n(&c->tx_seen, __ATOMIC_ACQUIRE) != st)

@@ -73,8 +73,10 @@ Scenarios (argument; none: all of them, in each of the four modes):
   node_loss_faults  node_loss in async+cache with the spare's log smaller
           than the replay (the rest of the replay arrives after the log
           was sent on: what the loaded state holds must still be dropped),
-          and a spare NF killed before the failover (relaunched and held:
-          the takeover must replay once, without what the state holds).
+          a spare NF killed before the failover (relaunched and held: the
+          takeover must replay once, without what the state holds), and
+          the primary only cut off (the predecessor fails over while it
+          lives: it must stop for good, its NFs not relaunched).
   small_ring  a one-NF chain whose NF rings hold 127 packets (rings.nf_size
           128), its NF killed: the chain recovers and runs (a replay waits
           for room in the first NF's ring, never for more than it has).
@@ -582,7 +584,7 @@ def test(L, which):
     if which in (None, "node_loss_faults"):
         seed = int(os.environ.get("ONVM_TEST_SEED", random.randrange(1 << 32)))
         print(f"node_loss_faults: seed {seed}")
-        for variant in ("small", "restart"):
+        for variant in ("small", "restart", "cutoff"):
             node_loss(L, "async", True, seed, variant)
 
 
