@@ -123,9 +123,11 @@ heartbeat(struct mgr_dp_ctx *ctx, struct sl_chain *c, uint64_t now)
 		return;
 	c->peer_hb_ns = now;
 	m.h.epoch = __atomic_load_n(&c->peer_epoch, __ATOMIC_RELAXED);
-	/* The newest timestamp admitted: a restarted predecessor stamps
-	 * above it. */
-	m.u.heartbeat.cut_ts = __atomic_load_n(&c->peer_last_ts, __ATOMIC_RELAXED);
+	/* The newest timestamp admitted, or in the state loaded: a restarted
+	 * predecessor (or one whose clock is behind) stamps above it, or its
+	 * input would be taken for what the state holds. */
+	m.u.heartbeat.cut_ts = RTE_MAX(__atomic_load_n(&c->peer_last_ts, __ATOMIC_RELAXED),
+				       __atomic_load_n(&c->skip_ts, __ATOMIC_RELAXED));
 	(void)peer_send(ctx, c, RSYNC_HEARTBEAT, &m);
 }
 
@@ -188,13 +190,14 @@ spare_control(struct mgr_dp_ctx *ctx, struct sl_chain *c, const struct rsync_msg
 		if (m->h.epoch <= c->peer_epoch || m->h.epoch <= c->peer_cancelled)
 			return RSYNC_RX_STALE_EPOCH; /* a copy of one given up */
 		/* Every NF of the chain there, held: else it cannot take the
-		 * chain over -- say so (RESYNC), and the predecessor gives the
-		 * failover up rather than wait for it. */
+		 * chain over yet (one is being relaunched) -- no answer: the
+		 * predecessor repeats REPLAY_START every few ms, for up to its
+		 * failover_timeout_ms.  (A refusal would end the failover, and
+		 * nothing would start it again.) */
 		for (uint16_t k = 0; k < mgr.shm->chains[c->id].len; k++)
 			if (mgr_sl_step_slot(c->id, k) == NULL) {
-				c->peer_refused++;
-				echo(ctx, c, m, RSYNC_F_RESYNC);
-				return RSYNC_RX_WRONG_ROLE;
+				c->peer_not_ready++;
+				return RSYNC_RX_OK;
 			}
 		c->peer_takeover = *m;
 		c->peer_next = m->u.replay_start.after_ts + 1;
@@ -218,7 +221,7 @@ spare_control(struct mgr_dp_ctx *ctx, struct sl_chain *c, const struct rsync_msg
 		/* Echoed once the NFs run the chain (their state loaded, the
 		 * held replay sent on): until then the predecessor keeps its
 		 * log, and repeats REPLAY_END. */
-		if (!c->started || c->first_replay) {
+		if (!c->started || c->first_replay || SL_PHASE(sl_state(c)) != SL_RUNNING) {
 			c->peer_end_early++;
 			return RSYNC_RX_OK;
 		}
@@ -264,6 +267,7 @@ control_in(struct mgr_dp_ctx *ctx, struct sl_chain *c, struct rte_mbuf *mb)
 		 * are not its to offer or not, and a replay of that run's log
 		 * will never end -- what it lacks is lost (counted). */
 		c->peer_cancelled = 0;
+		c->peer_epoch_heard = false; /* (a primary takes its epoch again) */
 		if (c->peer_state == SL_PEER_REPLAY) {
 			if (c->peer_next <= c->peer_newest)
 				c->peer_replay_lost += c->peer_newest - c->peer_next + 1;
@@ -445,7 +449,7 @@ mgr_sl_peer_telemetry(struct rte_tel_data *d, const struct sl_chain *c)
 	rte_tel_data_add_dict_uint(d, "peer_room_drops", c->peer_room_drops);
 	rte_tel_data_add_dict_uint(d, "peer_acks", c->peer_acks);
 	rte_tel_data_add_dict_uint(d, "peer_covered", c->replay_covered);
-	rte_tel_data_add_dict_uint(d, "peer_refused", c->peer_refused);
+	rte_tel_data_add_dict_uint(d, "peer_not_ready", c->peer_not_ready);
 	rte_tel_data_add_dict_uint(d, "peer_end_early", c->peer_end_early);
 	rte_tel_data_add_dict_uint(d, "peer_replay_lost", c->peer_replay_lost);
 	if (c->peer_takeover_ns != 0 && c->peer_end_ns >= c->peer_takeover_ns)

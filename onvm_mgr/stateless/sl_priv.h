@@ -119,7 +119,7 @@ struct sl_chain {
 	uint64_t peer_trim_ts, peer_trimmed, peer_trim_ns;
 	uint64_t peer_admitted, peer_stale, peer_before_takeover, peer_gap_drops,
 		peer_room_drops, peer_acks, peer_takeovers, peer_hb_rx, peer_sent, peer_send_fail,
-		peer_trims, peer_refused, peer_end_early, peer_replay_lost;
+		peer_trims, peer_not_ready, peer_end_early, peer_replay_lost;
 	uint64_t peer_bad[PLOG_SHIM_REASON_MAX];
 	uint64_t peer_ctl_rx[RSYNC_RX_REASON_MAX];
 

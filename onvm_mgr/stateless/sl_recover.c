@@ -160,12 +160,27 @@ survey(uint16_t ci, bool *whole, uint16_t *ready, uint16_t *used, uint16_t *stop
 			(*used)++;
 }
 
+/* An NF of the chain refused by the store as of a dead incarnation: a
+ * newer one FENCEd the chain (another node runs it). */
+static bool
+fenced_nf(uint16_t ci)
+{
+	for (uint16_t k = 0; k < mgr.shm->chains[ci].len; k++) {
+		const struct onvm_nf_slot *s = mgr_sl_step_slot(ci, k);
+
+		if (s != NULL && __atomic_load_n(&s->store.fenced, __ATOMIC_RELAXED) > 0)
+			return true;
+	}
+	return false;
+}
+
 static void
 go_down(struct sl_chain *c, const char *why, uint64_t now)
 {
 	const char *name = mgr.shm->chains[c->id].name;
 
-	MGR_LOG(WARNING, "chain '%s': %s: its NFs restart from the store", name, why);
+	MGR_LOG(WARNING, "chain '%s': %s: its NFs %s", name, why,
+		c->peer_fenced ? "stop, for good" : "restart from the store");
 	c->t_detect = now;
 	c->timing_open = true;
 	sl_set_state(c, (uint8_t)(SL_RUN(sl_state(c)) + 1), SL_DOWN);
@@ -222,7 +237,7 @@ mgr_sl_ctl(void)
 		 * relaunched here, or it would fence the spare and load a state
 		 * older than what the spare released. */
 		if (c->peer_role == MGR_SL_PEER_PRIMARY && !c->peer_fenced &&
-		    (__atomic_load_n(&c->peer_superseded, __ATOMIC_ACQUIRE) || stopped > 0)) {
+		    (__atomic_load_n(&c->peer_superseded, __ATOMIC_ACQUIRE) || fenced_nf(ci))) {
 			c->peer_fenced = true;
 			go_down(c, "another node runs the chain now (failed over)", now);
 		}

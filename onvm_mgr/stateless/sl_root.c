@@ -285,21 +285,15 @@ replay_some(struct mgr_dp_ctx *ctx, struct sl_chain *c)
 		struct mgr_dest d;
 		uint16_t port;
 
-		c->replay_ts = c->log_ts[at];
 		if (c->log_ts[at] <= c->skip_ts) {
 			c->cursor++;
 			c->replay_covered++; /* the loaded state holds it */
 			continue;
 		}
 		m = rte_pktmbuf_copy(c->log_m[at], mgr.pool, 0, UINT32_MAX);
-		if (m == NULL) {
-			/* the pool is short: on the next poll (the marker's
-			 * timestamp: the entry before) */
-			c->replay_ts = c->cursor > c->log.abs_head
-					       ? c->log_ts[sl_ring_at(&c->log, c->cursor - 1)]
-					       : c->replay_ts;
-			return false;
-		}
+		if (m == NULL)
+			return false; /* the pool is short: on the next poll */
+		c->replay_ts = c->log_ts[at]; /* (a marker at the cursor follows a dispatch) */
 		meta = onvm_pkt_meta(m, mgr.dyn_off);
 		port = meta->in_port;
 		pr = onvm_pkt_parse(m, &pi);
@@ -331,10 +325,14 @@ replay_some(struct mgr_dp_ctx *ctx, struct sl_chain *c)
 static void
 peer_loaded(struct sl_chain *c, bool running)
 {
-	if (likely(c->peer_role == 0) || c->peer_started)
+	const struct onvm_nf_slot *s;
+
+	if (likely(c->peer_role == 0) || c->peer_started ||
+	    (s = mgr_sl_step_slot(c->id, 0)) == NULL)
 		return;
 	c->peer_started = true;
-	c->skip_ts = mgr_sl_step_slot(c->id, 0)->store.recovered_ts;
+	/* (atomic: the TX unit puts it in a primary's HEARTBEATs) */
+	__atomic_store_n(&c->skip_ts, s->store.recovered_ts, __ATOMIC_RELAXED);
 	if (running) {
 		c->cursor = c->log.abs_head;
 		c->first_replay = true;

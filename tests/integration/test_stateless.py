@@ -74,9 +74,11 @@ Scenarios (argument; none: all of them, in each of the four modes):
           than the replay (the rest of the replay arrives after the log
           was sent on: what the loaded state holds must still be dropped),
           a spare NF killed before the failover (relaunched and held: the
-          takeover must replay once, without what the state holds), and
-          the primary only cut off (the predecessor fails over while it
-          lives: it must stop for good, its NFs not relaunched).
+          takeover must replay once, without what the state holds), the
+          same with the failover offered while it is being relaunched (the
+          spare answers once it is back), and the primary only cut off
+          (the predecessor fails over while it lives: it must stop for
+          good, its NFs not relaunched).
   small_ring  a one-NF chain whose NF rings hold 127 packets (rings.nf_size
           128), its NF killed: the chain recovers and runs (a replay waits
           for room in the first NF's ring, never for more than it has).
@@ -469,8 +471,10 @@ def node_loss(L, mode, cache, seed, variant=None):
     and the predecessor's log.  `variant`: "small" (the spare's log holds
     64 packets, less than the replay: it fills, is sent on, and the rest of
     the replay comes after), "restart" (a spare NF killed before the
-    failover: relaunched, held again), "cutoff" (the primary lives on, the
-    predecessor fails over all the same: it must stop for good)."""
+    failover: relaunched, held again), "restart_now" (the same, the failover
+    offered while it is being relaunched: the spare takes over once it is
+    back), "cutoff" (the primary lives on, the predecessor fails over all the
+    same: it must stop for good)."""
     tag = (f"nlf-{variant}" if variant else
            "nl-" + store.mode_name(mode, cache).replace("+", "_"))
     rnd = random.Random(seed)
@@ -496,6 +500,13 @@ def node_loss(L, mode, cache, seed, variant=None):
     before = q(primary)
     L.expect(before["peer_trims"] > 0 and q(spare)["peer_state"] == "spare",
              f"{tag}: no LOG_TRIM sent, or the spare not waiting: {before}")
+    if variant == "restart_now":
+        # a spare NF dies just before the failover: relaunched while the
+        # predecessor offers the takeover (it must wait, not refuse)
+        os.kill(spare.nf_by(name="lb")[0]["pid"], signal.SIGKILL)  # our spare's NF
+        # (relaunched, not registered yet: no NF of the chain there)
+        lab.wait_until(lambda: q(spare)["phase"] == "starting", 30, f"{tag}: the spare's NFs "
+                       "relaunched", interval=0.002)
     if variant != "cutoff":
         primary.stop(sig=signal.SIGKILL)  # the node: its manager, its NFs die with it
     rep = pred.query("/onvm/remote/failover,web")
@@ -584,7 +595,7 @@ def test(L, which):
     if which in (None, "node_loss_faults"):
         seed = int(os.environ.get("ONVM_TEST_SEED", random.randrange(1 << 32)))
         print(f"node_loss_faults: seed {seed}")
-        for variant in ("small", "restart", "cutoff"):
+        for variant in ("small", "restart", "restart_now", "cutoff"):
             node_loss(L, "async", True, seed, variant)
 
 
