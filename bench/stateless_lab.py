@@ -14,6 +14,8 @@ chain one `test_nf -S` (a forwarder counting packets and bytes in a 1 KB
 chunk of a libnf state region) on the primary:
 
   none      the chain unprotected (the predecessor and primary just forward)
+  local     the NF with a hot standby of its own on the primary (local
+            resiliency: its state copied at every batch, in memory)
   remote    remote resiliency: the predecessor stamps and logs, the primary
             commits each stage with the standby (2PC) before its output
             leaves, consistent cuts every 5 ms
@@ -24,7 +26,7 @@ chunk of a libnf state region) on the primary:
 
 Parts (all by default; --parts a,b,...):
   batch    Fig 3a: throughput vs batch (`flush_packets`) for the four modes,
-           next to none and remote (no batch: one value each).  The input
+           next to none, local and remote (no batch: one value each).  The input
            is the tagged trace (smtp.pcap x --copies, new flows per copy),
            sent as fast as the predecessor reads it; throughput = frames
            at the sink over the span of their capture timestamps (frames
@@ -35,7 +37,7 @@ Parts (all by default; --parts a,b,...):
            timestamp leaving the source (into the predecessor) to the
            kernel's timestamp reaching the sink (bench/sniff.py).
   bytes    Fig 3c: throughput vs bytes of state updated per 256 packets
-           (`test_nf -W`), async+cache vs remote and none.
+           (`test_nf -W`), async+cache vs none, local and remote.
   failover the primary node SIGKILLed (its manager and NFs) while the input
            comes at --fo-fps (paced_source.py), --kills times per system:
            remote, and each mode behind the predecessor (the chain's
@@ -72,15 +74,21 @@ from onvm import store as st  # noqa: E402
 import remote_tput as rt  # noqa: E402  (one pass through the lab, its figures)
 
 MODES = ["sync", "async", "sync+cache", "async+cache"]
+BASES = ["none", "local", "remote"]  # no epoch: one value each
 FIELDS = ["part", "round", "system", "batch", "wide_bytes", "fps", "frames", "input", "ratio",
           "lat_p5_us", "lat_p25_us", "lat_p50_us", "lat_p75_us", "lat_p99_us",
           "updates_acked", "log_full", "pipeline_waits",
           "kill", "detect_ms", "forward_ms", "lost", "dup", "replayed", "covered"]
 
 
-def nfs(wide=0, batch=256):
+def nfs(wide=0, batch=256, local=False):
+    """The chain: one test_nf -S (with a hot standby of its own on the
+    same node if `local`)."""
     args = ["-S"] + (["-W", f"{wide}:{batch}"] if wide else [])
-    return ([{"name": "fwd", "binary": lab.TEST_NF, "service": 1, "args": args}], [1])
+    nf = {"name": "fwd", "binary": lab.TEST_NF, "service": 1, "args": args}
+    if local:
+        nf["resiliency"] = "local"
+    return ([nf], [1])
 
 
 def drained(L, pred, sink, port, tag, n=None):
@@ -176,7 +184,7 @@ def one(L, a, k, frames, part, rnd, system, batch=None, wide=0, pace=False):
     """One pass of `system`; returns its row."""
     tag = f"{part[0]}{k}"
     store, redis = None, None
-    if system not in ("none", "remote"):
+    if system not in BASES:
         redis = st.Redis(L, f"redis{tag}").start()
         # a log of four epochs at least: the input comes in faster than a
         # small batch commits, and a full log drops at the entry (counted)
@@ -185,11 +193,12 @@ def one(L, a, k, frames, part, rnd, system, batch=None, wide=0, pace=False):
     try:
         if pace:
             files, tel, sink = run_paced(L, frames, tag, system == "remote",
-                                         nfs(wide, batch or 256), store, a.pace_fps)
+                                         nfs(wide, batch or 256, system == "local"), store,
+                                         a.pace_fps)
             times = rt.pcap_times(L.path(f"sink-m{tag}.pcap"))
         else:
             times, files, tel = rt.run(L, frames, tag, system == "remote",
-                                       nfs(wide, batch or 256), store=store)
+                                       nfs(wide, batch or 256, system == "local"), store=store)
     finally:
         if redis:
             redis.kill()
@@ -230,7 +239,7 @@ def summarize(a, rows):
            f"{a.rounds} round(s); medians; ratio = fps / none's in the same round."]
     if any(r["part"] == "batch" for r in rows):
         out.append("Fig 3a, frames/s vs batch:")
-        for system in ("none", "remote"):
+        for system in BASES:
             rs = pick("batch", system)
             out.append(f"  {system:12} {med([r['fps'] for r in rs]):9.0f} "
                        f"(ratio {med([r.get('ratio', 0) for r in rs]):.3f})")
@@ -244,7 +253,7 @@ def summarize(a, rows):
     lat = [r for r in rows if r["part"] == "latency"]
     if lat:
         out.append(f"Fig 3b, latency (us) at batch 256, input paced at {a.pace_fps} frames/s:")
-        for system in ["none", "remote"] + MODES:
+        for system in BASES + MODES:
             rs = pick("latency", system)
             if rs:
                 out.append(f"  {system:12} " + " ".join(
@@ -254,7 +263,7 @@ def summarize(a, rows):
         out.append("Fig 3c, frames/s vs bytes updated per 256 packets:")
         for wb in a.bytes:
             cells = []
-            for system in ("none", "remote", "async+cache"):
+            for system in BASES + ["async+cache"]:
                 rs = pick("bytes", system, wide_bytes=wb)
                 cells.append(f"{system} {med([r['fps'] for r in rs]):.0f} "
                              f"({med([r.get('ratio', 0) for r in rs]):.3f})")
@@ -291,14 +300,14 @@ def plot(a, rows, path):
         pts = [(b, med([r["fps"] for r in rows if r["part"] == "batch" and r["system"] == m and
                         r["batch"] == b])) for b in a.batches]
         ax[0].plot(*zip(*pts), marker="o", label=m)
-    for system, color in (("none", "grey"), ("remote", "black")):
+    for system, color in (("none", "grey"), ("local", "tab:brown"), ("remote", "black")):
         v = med([r["fps"] for r in rows if r["part"] == "batch" and r["system"] == system])
         if v:
             ax[0].axhline(v, linestyle="--", color=color, label=system)
     ax[0].set(xscale="log", xlabel="batch (packets per epoch)", ylabel="frames/s",
               title="Fig 3a on the lab: throughput vs batch")
     ax[0].legend(fontsize=7)
-    lat = [s for s in ["none", "remote"] + MODES
+    lat = [s for s in BASES + MODES
            if any(r["part"] == "latency" and r["system"] == s for r in rows)]
     if lat:
         ax[1].boxplot([[med([r[f"lat_p{p}_us"] for r in rows if r["part"] == "latency" and
@@ -306,7 +315,7 @@ def plot(a, rows, path):
                       whis=(0, 100))
         ax[1].set_xticks(range(1, len(lat) + 1), lat, rotation=30, fontsize=7)
         ax[1].set(yscale="log", ylabel="us", title="Fig 3b on the lab: latency p5..p99")
-    for system in ("none", "remote", "async+cache"):
+    for system in BASES + ["async+cache"]:
         pts = [(wb, med([r["fps"] for r in rows if r["part"] == "bytes" and
                          r["system"] == system and r["wide_bytes"] == wb])) for wb in a.bytes]
         if any(v for _, v in pts):
@@ -353,14 +362,14 @@ def main():
         for rnd in range(a.rounds):
             plan = []
             if "batch" in parts:
-                plan += [("batch", s, None, 0, False) for s in ("none", "remote")]
+                plan += [("batch", s, None, 0, False) for s in BASES]
                 plan += [("batch", m, b, 0, False) for b in a.batches for m in MODES]
             if "latency" in parts:
-                plan += [("latency", s, None if s in ("none", "remote") else 256, 0, True)
-                         for s in ["none", "remote"] + MODES]
+                plan += [("latency", s, None if s in BASES else 256, 0, True)
+                         for s in BASES + MODES]
             if "bytes" in parts:
                 plan += [("bytes", s, None if s != "async+cache" else 256, wb, False)
-                         for wb in a.bytes for s in ("none", "remote", "async+cache")]
+                         for wb in a.bytes for s in BASES + ["async+cache"]]
             for part, system, batch, wide, pace in plan:
                 k += 1
                 rows.append(one(L, a, k, slow if pace else frames, part, rnd, system, batch,
