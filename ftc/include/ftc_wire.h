@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * ftc_wire.h -- FTC's piggyback header (Ghaznavi et al., "Fault Tolerant
+ * Service Function Chaining", SIGCOMM 2020), without I/O: the state updates
+ * of an NF ride on the packets themselves to the next f servers of the
+ * chain, and the commit vector says, per NF instance, up to which update
+ * its replication group holds f + 1 copies.  docs/wire-format.md draws it
+ * with the rest of the project's formats.
+ *
+ * It shares remote resiliency's EtherType, told apart by its version byte
+ * (the timestamp shim is version 1, pkt_logger/plog_shim.h): a node of one
+ * scheme refuses the other's frames, counted (`bad_version`).
+ *
+ *   0                   1                   2                   3
+ *   0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ *  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ *  |          destination MAC (6) ...  source MAC (6)              |
+ *  +-------------------------------+---------------+---------------+
+ *  |     EtherType 0x88B5          |  version = 2  |     flags     |
+ *  +-------------------------------+---------------+---------------+
+ *  |     inner EtherType           |        section length         |
+ *  +---------------+---------------+-------------------------------+
+ *  |  log count    | commit count  |  the logs, then the commits
+ *  +---------------+---------------+  (section length bytes) ...
+ *  |  the packet as it was, after its EtherType (none: PROPAGATE)
+ *
+ *  a log (16 bytes, then its data):
+ *  +-------------------------------+---------------+---------------+
+ *  |     NF instance               |     part      |    parts      |
+ *  +-------------------------------+---------------+---------------+
+ *  |     data length (bytes of records that follow)                |
+ *  +---------------------------------------------------------------+
+ *  |     sequence number (64 bits): the instance's update, from 1  |
+ *  +---------------------------------------------------------------+
+ *  a record: region (16) | length (16) | offset (32) | length bytes
+ *
+ *  a commit (12 bytes):
+ *  |     NF instance               |     reserved = 0              |
+ *  |     sequence number (64 bits): every update of the instance up |
+ *  |     to it is held by f + 1 members of its replication group    |
+ *
+ * All fields in network byte order.  An update too large for one frame is
+ * split into parts (part 0 .. parts - 1) of one sequence number, carried by
+ * successive frames; a replica applies it only whole.  A frame with the
+ * PROPAGATE flag carries no packet (inner EtherType 0): the egress sends the
+ * commit vector back to the ingress on it when traffic stops.
+ */
+#ifndef FTC_WIRE_H
+#define FTC_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FTC_ETHERTYPE 0x88B5 /* IEEE 802 local experimental 1, shared with the shim */
+#define FTC_VERSION 2
+#define FTC_MAC_LEN 12	       /* destination + source MAC */
+#define FTC_HEAD_LEN 10	       /* EtherType .. commit count */
+#define FTC_LOG_HEAD_LEN 16
+#define FTC_RECORD_HEAD_LEN 8
+#define FTC_COMMIT_LEN 12
+#define FTC_MAX_LOGS 16	       /* logs in one frame: f + 1 groups of a chain, at most */
+#define FTC_MAX_COMMITS 32     /* commit entries in one frame: the chain's instances */
+#define FTC_MAX_SECTION 0xffff /* the section length's field */
+
+#define FTC_F_PROPAGATE 0x01 /* no packet: a commit vector on its way back */
+#define FTC_F_KNOWN FTC_F_PROPAGATE
+
+/* Why a frame was refused (counted by the receiver, one counter each). */
+enum ftc_reason {
+	FTC_OK = 0,
+	FTC_NOT_FTC,	  /* another EtherType, or the shim (version 1): not an error */
+	FTC_SHORT,	  /* shorter than the MACs and the head */
+	FTC_BAD_VERSION,  /* 0x88B5 of neither version */
+	FTC_BAD_FLAGS,	  /* unknown flag bits */
+	FTC_BAD_INNER,	  /* inner EtherType 0 with a packet, not 0 without, or 0x88B5 */
+	FTC_BAD_LENGTH,	  /* the section past the frame, or not filled exactly */
+	FTC_TOO_MANY,	  /* more logs or commits than the limits */
+	FTC_BAD_PART,	  /* parts 0, or part >= parts */
+	FTC_ZERO_SEQ,	  /* sequence number 0 (they start at 1) */
+	FTC_BAD_RECORD,	  /* a record of length 0, or past its log's data, or the
+			   * records not filling it exactly */
+	FTC_BAD_RESERVED, /* a reserved field not 0 */
+	FTC_DUP_COMMIT,	  /* two commits of one instance */
+	FTC_REASON_MAX,
+};
+
+const char *ftc_reason_str(enum ftc_reason r);
+
+/* A frame ftc_parse() accepted: where its parts are (pointers into it). */
+struct ftc_view {
+	const uint8_t *frame;
+	size_t len;
+	uint8_t flags;
+	uint16_t inner_ethertype;
+	uint8_t n_logs, n_commits;
+	uint32_t log_off[FTC_MAX_LOGS]; /* each log's head, from the frame's start */
+	uint32_t commit_off;		/* the first commit */
+	uint32_t payload_off;		/* the packet after its EtherType */
+};
+
+struct ftc_log {
+	uint16_t instance;
+	uint8_t part, parts;
+	uint32_t len; /* bytes of records */
+	uint64_t seq;
+	const uint8_t *data;
+};
+
+struct ftc_record {
+	uint16_t region;
+	uint16_t len;
+	uint32_t offset; /* in the region */
+	const uint8_t *bytes;
+};
+
+struct ftc_commit {
+	uint16_t instance;
+	uint64_t seq;
+};
+
+/* Check a received frame against the layout above; on FTC_OK fill `v`. */
+enum ftc_reason ftc_parse(const uint8_t *frame, size_t len, struct ftc_view *v);
+/* Log / commit `k` of an accepted frame (k below its count). */
+void ftc_log_get(const struct ftc_view *v, unsigned int k, struct ftc_log *out);
+void ftc_commit_get(const struct ftc_view *v, unsigned int k, struct ftc_commit *out);
+/* The next record of an accepted log from `*pos` (start at 0): false at its end. */
+bool ftc_record_next(const struct ftc_log *l, uint32_t *pos, struct ftc_record *out);
+
+/* What a sender puts in: a log's records, and its logs. */
+struct ftc_record_in {
+	uint16_t region;
+	uint16_t len;
+	uint32_t offset;
+	const void *bytes;
+};
+
+struct ftc_log_in {
+	uint16_t instance;
+	uint8_t part, parts;
+	uint64_t seq;
+	const struct ftc_record_in *recs;
+	unsigned int n_recs;
+};
+
+/* The section's bytes for these logs and `n_commits` commits (no check). */
+size_t ftc_section_len(const struct ftc_log_in *logs, unsigned int n_logs,
+		       unsigned int n_commits);
+
+/*
+ * Build into `out` (room `cap`) the frame `pkt` (`pkt_len` bytes, its MACs
+ * first) with the FTC header, logs and commits inserted after its MACs; with
+ * FTC_F_PROPAGATE `pkt` is only the MACs (pkt_len 12).  Returns the new
+ * frame's length, or -1: no room, or what was given would not parse (the
+ * same rules: a sender never sends what a receiver refuses).
+ */
+int ftc_build(uint8_t *out, size_t cap, const uint8_t *pkt, size_t pkt_len, uint8_t flags,
+	      const struct ftc_log_in *logs, unsigned int n_logs, const struct ftc_commit *commits,
+	      unsigned int n_commits);
+
+/* The packet as it was before ftc_build(): its MACs, inner EtherType and
+ * payload, into `out`.  Returns its length, or -1 (no room, or a
+ * propagating frame: no packet). */
+int ftc_strip(uint8_t *out, size_t cap, const struct ftc_view *v);
+
+#endif /* FTC_WIRE_H */
