@@ -3,14 +3,16 @@
 --
 -- Wireshark dissector for REINFORCE-NFV's remote resiliency (docs/wire-format.md):
 --   EtherType 0x88B5: the logical-timestamp shim (then the inner EtherType's
---                     dissector takes the rest of the packet)
+--                     dissector takes the rest of the packet); version 2:
+--                     FTC's piggyback (logs, records, commit vector)
 --   EtherType 0x88B6: RSync messages (header, per-type payload, HMAC)
 --
 --   tshark -X lua_script:tools/reinforce.lua -r capture.pcapng
 --   wireshark -X lua_script:tools/reinforce.lua capture.pcapng
 --
 -- Display filters: reinforce_shim, reinforce_shim.ts == 42, reinforce_rsync,
--- reinforce_rsync.type == 2 (VOTE), reinforce_rsync.txid, reinforce_rsync.meta.cut_ts ...
+-- reinforce_rsync.type == 2 (VOTE), reinforce_rsync.txid, reinforce_rsync.meta.cut_ts ...,
+-- reinforce_ftc, reinforce_ftc.log.instance == 3, reinforce_ftc.commit.seq ...
 
 local ethertype = DissectorTable.get("ethertype")
 
@@ -25,7 +27,100 @@ local sf = {
 }
 shim.fields = { sf.version, sf.flags, sf.replay, sf.inner, sf.ts }
 
+---------------------------------------------------------------- 0x88B5 v2: FTC
+local ftc = Proto("reinforce_ftc", "REINFORCE FTC piggyback")
+local ff = {
+	version = ProtoField.uint8("reinforce_ftc.version", "Version"),
+	flags = ProtoField.uint8("reinforce_ftc.flags", "Flags", base.HEX),
+	propagate = ProtoField.bool("reinforce_ftc.flags.propagate", "Propagating (no packet)", 8,
+		nil, 0x01),
+	inner = ProtoField.uint16("reinforce_ftc.inner_type", "Inner EtherType", base.HEX),
+	section = ProtoField.uint16("reinforce_ftc.section_len", "Section length"),
+	n_logs = ProtoField.uint8("reinforce_ftc.logs", "Logs"),
+	n_commits = ProtoField.uint8("reinforce_ftc.commits", "Commits"),
+	instance = ProtoField.uint16("reinforce_ftc.log.instance", "NF instance"),
+	part = ProtoField.uint8("reinforce_ftc.log.part", "Part"),
+	parts = ProtoField.uint8("reinforce_ftc.log.parts", "Parts"),
+	data_len = ProtoField.uint32("reinforce_ftc.log.len", "Data length"),
+	seq = ProtoField.uint64("reinforce_ftc.log.seq", "Sequence number"),
+	region = ProtoField.uint16("reinforce_ftc.record.region", "Region"),
+	rec_len = ProtoField.uint16("reinforce_ftc.record.len", "Length"),
+	offset = ProtoField.uint32("reinforce_ftc.record.offset", "Offset"),
+	bytes = ProtoField.bytes("reinforce_ftc.record.bytes", "Bytes"),
+	c_instance = ProtoField.uint16("reinforce_ftc.commit.instance", "NF instance"),
+	c_reserved = ProtoField.uint16("reinforce_ftc.commit.reserved", "Reserved"),
+	c_seq = ProtoField.uint64("reinforce_ftc.commit.seq", "Committed up to"),
+}
+ftc.fields = { ff.version, ff.flags, ff.propagate, ff.inner, ff.section, ff.n_logs, ff.n_commits,
+	ff.instance, ff.part, ff.parts, ff.data_len, ff.seq, ff.region, ff.rec_len, ff.offset,
+	ff.bytes, ff.c_instance, ff.c_reserved, ff.c_seq }
+
+-- After the EtherType: version 2, flags, inner EtherType, section length,
+-- log count, commit count, the section, then the packet (ftc/ftc_wire.h).
+local function dissect_ftc(tvb, pinfo, tree)
+	if tvb:len() < 8 then
+		return 0
+	end
+	local sec = tvb(4, 2):uint()
+	local stop = math.min(tvb:len(), 8 + sec)
+	local t = tree:add(ftc, tvb(0, stop))
+	t:add(ff.version, tvb(0, 1))
+	t:add(ff.flags, tvb(1, 1)):add(ff.propagate, tvb(1, 1))
+	t:add(ff.inner, tvb(2, 2))
+	t:add(ff.section, tvb(4, 2))
+	t:add(ff.n_logs, tvb(6, 1))
+	t:add(ff.n_commits, tvb(7, 1))
+	local pos = 8
+	for _ = 1, tvb(6, 1):uint() do
+		if pos + 16 > stop then
+			return tvb:len()
+		end
+		local dl = tvb(pos + 4, 4):uint()
+		local lt = t:add(ftc, tvb(pos, math.min(16 + dl, stop - pos)), "Log")
+		lt:add(ff.instance, tvb(pos, 2))
+		lt:add(ff.part, tvb(pos + 2, 1))
+		lt:add(ff.parts, tvb(pos + 3, 1))
+		lt:add(ff.data_len, tvb(pos + 4, 4))
+		lt:add(ff.seq, tvb(pos + 8, 8))
+		lt:append_text(string.format(": instance %d, seq %s", tvb(pos, 2):uint(),
+			tvb(pos + 8, 8):uint64()))
+		local r, rend = pos + 16, math.min(pos + 16 + dl, stop)
+		while r + 8 <= rend do
+			local rl = tvb(r + 2, 2):uint()
+			local rt = lt:add(ftc, tvb(r, math.min(8 + rl, rend - r)), "Record")
+			rt:add(ff.region, tvb(r, 2))
+			rt:add(ff.rec_len, tvb(r + 2, 2))
+			rt:add(ff.offset, tvb(r + 4, 4))
+			if rl > 0 and r + 8 + rl <= rend then
+				rt:add(ff.bytes, tvb(r + 8, rl))
+			end
+			r = r + 8 + rl
+		end
+		pos = pos + 16 + dl
+	end
+	for _ = 1, tvb(7, 1):uint() do
+		if pos + 12 > stop then
+			return tvb:len()
+		end
+		local ct = t:add(ftc, tvb(pos, 12), "Commit")
+		ct:add(ff.c_instance, tvb(pos, 2))
+		ct:add(ff.c_reserved, tvb(pos + 2, 2))
+		ct:add(ff.c_seq, tvb(pos + 4, 8))
+		ct:append_text(string.format(": instance %d up to %s", tvb(pos, 2):uint(),
+			tvb(pos + 4, 8):uint64()))
+		pos = pos + 12
+	end
+	local inner = tvb(2, 2):uint()
+	if inner ~= 0 and tvb:len() > 8 + sec then
+		ethertype:try(inner, tvb(8 + sec):tvb(), pinfo, tree)
+	end
+	return tvb:len()
+end
+
 function shim.dissector(tvb, pinfo, tree)
+	if tvb:len() >= 1 and tvb(0, 1):uint() == 2 then
+		return dissect_ftc(tvb, pinfo, tree)
+	end
 	if tvb:len() < 12 then
 		return 0
 	end
