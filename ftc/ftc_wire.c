@@ -65,10 +65,10 @@ ftc_parse(const uint8_t *f, size_t len, struct ftc_view *v)
 		return FTC_SHORT;
 	if (onvm_get_be16(h) != FTC_ETHERTYPE)
 		return FTC_NOT_FTC;
+	if (len >= FTC_MAC_LEN + 3 && h[2] != FTC_VERSION)
+		return FTC_BAD_VERSION; /* (the shim's, version 1, too) */
 	if (len < FTC_MAC_LEN + FTC_HEAD_LEN)
-		return len >= FTC_MAC_LEN + 3 && h[2] == 1 ? FTC_NOT_FTC : FTC_SHORT;
-	if (h[2] != FTC_VERSION)
-		return h[2] == 1 ? FTC_NOT_FTC : FTC_BAD_VERSION;
+		return FTC_SHORT;
 	if (h[3] & ~FTC_F_KNOWN)
 		return FTC_BAD_FLAGS;
 	inner = onvm_get_be16(h + 4);
@@ -184,19 +184,51 @@ ftc_section_len(const struct ftc_log_in *logs, unsigned int n_logs, unsigned int
 	return n;
 }
 
+/* What ftc_parse() would refuse in these logs and commits, checked before
+ * anything is written. */
+static bool
+input_ok(const struct ftc_log_in *logs, unsigned int n_logs, const struct ftc_commit *commits,
+	 unsigned int n_commits)
+{
+	for (unsigned int k = 0; k < n_logs; k++) {
+		const struct ftc_log_in *l = &logs[k];
+
+		if (l->parts == 0 || l->part >= l->parts || l->seq == 0)
+			return false;
+		for (unsigned int i = 0; i < l->n_recs; i++)
+			if (l->recs[i].len == 0)
+				return false;
+	}
+	for (unsigned int k = 0; k < n_commits; k++) {
+		if (commits[k].seq == 0)
+			return false;
+		for (unsigned int j = 0; j < k; j++)
+			if (commits[j].instance == commits[k].instance)
+				return false;
+	}
+	return true;
+}
+
 int
 ftc_build(uint8_t *out, size_t cap, const uint8_t *pkt, size_t pkt_len, uint8_t flags,
 	  const struct ftc_log_in *logs, unsigned int n_logs, const struct ftc_commit *commits,
 	  unsigned int n_commits)
 {
 	const bool propagate = (flags & FTC_F_PROPAGATE) != 0;
-	size_t sec = ftc_section_len(logs, n_logs, n_commits), total, pos;
+	size_t sec, total, pos;
 	struct ftc_view v;
 	uint8_t *h = out + FTC_MAC_LEN;
 
-	if (propagate ? pkt_len != FTC_MAC_LEN : pkt_len < FTC_MAC_LEN + 2)
+	if (propagate ? pkt_len != FTC_MAC_LEN
+		      : pkt_len < FTC_MAC_LEN + 2 || pkt_len > FTC_FRAME_MAX ||
+				onvm_get_be16(pkt + FTC_MAC_LEN) == FTC_ETHERTYPE ||
+				onvm_get_be16(pkt + FTC_MAC_LEN) == 0)
 		return -1;
-	if (sec > FTC_MAX_SECTION || n_logs > FTC_MAX_LOGS || n_commits > FTC_MAX_COMMITS)
+	if ((flags & ~FTC_F_KNOWN) != 0 || n_logs > FTC_MAX_LOGS || n_commits > FTC_MAX_COMMITS ||
+	    !input_ok(logs, n_logs, commits, n_commits))
+		return -1;
+	sec = ftc_section_len(logs, n_logs, n_commits);
+	if (sec > FTC_MAX_SECTION)
 		return -1;
 	total = FTC_MAC_LEN + FTC_HEAD_LEN + sec + (propagate ? 0 : pkt_len - FTC_MAC_LEN - 2);
 	if (total > cap || total > INT32_MAX)
@@ -248,7 +280,8 @@ ftc_strip(uint8_t *out, size_t cap, const struct ftc_view *v)
 {
 	size_t body = v->len - v->payload_off;
 
-	if ((v->flags & FTC_F_PROPAGATE) || FTC_MAC_LEN + 2 + body > cap)
+	if ((v->flags & FTC_F_PROPAGATE) || FTC_MAC_LEN + 2 + body > cap ||
+	    FTC_MAC_LEN + 2 + body > FTC_FRAME_MAX)
 		return -1;
 	memmove(out, v->frame, FTC_MAC_LEN); /* (`out` may be the frame itself) */
 	onvm_put_be16(out + FTC_MAC_LEN, v->inner_ethertype);

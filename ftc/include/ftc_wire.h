@@ -12,7 +12,8 @@
  *
  * It shares remote resiliency's EtherType, told apart by its version byte
  * (the timestamp shim is version 1, pkt_logger/plog_shim.h): a node of one
- * scheme refuses the other's frames, counted (`bad_version`).
+ * scheme refuses the other's frames, counted as `bad_version` by either
+ * parser.
  *
  *   0                   1                   2                   3
  *   0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
@@ -65,6 +66,9 @@
 #define FTC_MAX_LOGS 16	       /* logs in one frame: f + 1 groups of a chain, at most */
 #define FTC_MAX_COMMITS 32     /* commit entries in one frame: the chain's instances */
 #define FTC_MAX_SECTION 0xffff /* the section length's field */
+/* The longest record: alone in a section, after its log's head. */
+#define FTC_RECORD_MAX (FTC_MAX_SECTION - FTC_LOG_HEAD_LEN - FTC_RECORD_HEAD_LEN)
+#define FTC_FRAME_MAX (1u << 24) /* a frame ftc_build() or ftc_strip() takes, at most */
 
 #define FTC_F_PROPAGATE 0x01 /* no packet: a commit vector on its way back */
 #define FTC_F_KNOWN FTC_F_PROPAGATE
@@ -72,9 +76,9 @@
 /* Why a frame was refused (counted by the receiver, one counter each). */
 enum ftc_reason {
 	FTC_OK = 0,
-	FTC_NOT_FTC,	  /* another EtherType, or the shim (version 1): not an error */
+	FTC_NOT_FTC,	  /* another EtherType: a plain packet, not an error */
 	FTC_SHORT,	  /* shorter than the MACs and the head */
-	FTC_BAD_VERSION,  /* 0x88B5 of neither version */
+	FTC_BAD_VERSION,  /* 0x88B5 of another version (the shim's is 1) */
 	FTC_BAD_FLAGS,	  /* unknown flag bits */
 	FTC_BAD_INNER,	  /* inner EtherType 0 with a packet, not 0 without, or 0x88B5 */
 	FTC_BAD_LENGTH,	  /* the section past the frame, or not filled exactly */
@@ -124,7 +128,7 @@ struct ftc_commit {
 
 /* Check a received frame against the layout above; on FTC_OK fill `v`. */
 enum ftc_reason ftc_parse(const uint8_t *frame, size_t len, struct ftc_view *v);
-/* Log / commit `k` of an accepted frame (k below its count). */
+/* Log / commit `k` of an accepted frame (k below its count: not checked). */
 void ftc_log_get(const struct ftc_view *v, unsigned int k, struct ftc_log *out);
 void ftc_commit_get(const struct ftc_view *v, unsigned int k, struct ftc_commit *out);
 /* The next record of an accepted log from `*pos` (start at 0): false at its end. */
@@ -154,8 +158,9 @@ size_t ftc_section_len(const struct ftc_log_in *logs, unsigned int n_logs,
  * Build into `out` (room `cap`) the frame `pkt` (`pkt_len` bytes, its MACs
  * first) with the FTC header, logs and commits inserted after its MACs; with
  * FTC_F_PROPAGATE `pkt` is only the MACs (pkt_len 12).  Returns the new
- * frame's length, or -1: no room, or what was given would not parse (the
- * same rules: a sender never sends what a receiver refuses).
+ * frame's length, or -1 with `out` untouched: no room, or what was given
+ * would not parse (the same rules: a sender never sends what a receiver
+ * refuses).  `out` must not overlap `pkt` or the records' bytes.
  */
 int ftc_build(uint8_t *out, size_t cap, const uint8_t *pkt, size_t pkt_len, uint8_t flags,
 	      const struct ftc_log_in *logs, unsigned int n_logs, const struct ftc_commit *commits,
