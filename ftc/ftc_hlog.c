@@ -51,7 +51,8 @@ ftc_hlog_init(void *mem, unsigned int updates, uint32_t bytes, uint64_t first)
 {
 	struct ftc_hlog *h = mem;
 
-	if (mem == NULL || ftc_hlog_mem_size(updates, bytes) == 0 || first == 0)
+	if (mem == NULL || ftc_hlog_mem_size(updates, bytes) == 0 || first == 0 ||
+	    first > (UINT64_C(1) << 63))
 		return NULL;
 	memset(h, 0, sizeof(*h));
 	h->cap = updates;
@@ -96,9 +97,14 @@ ftc_hlog_append(struct ftc_hlog *h, const struct ftc_record_in *recs, unsigned i
 	int64_t at;
 	struct entry *e;
 
-	for (unsigned int i = 0; i < n; i++)
+	if (n == 0)
+		return 0; /* (no update: nothing to number) */
+	for (unsigned int i = 0; i < n; i++) {
+		if (recs[i].len == 0 || recs[i].len > FTC_RECORD_MAX)
+			return 0; /* the wire could not carry it */
 		len += FTC_RECORD_HEAD_LEN + recs[i].len;
-	if (h->n == h->cap || len > UINT32_MAX)
+	}
+	if (h->n == h->cap || len > UINT32_MAX || h->oldest + h->n >= (UINT64_C(1) << 63))
 		return 0;
 	at = place(h, (uint32_t)len, &skip);
 	if (at < 0)
@@ -135,11 +141,13 @@ ftc_hlog_get(const struct ftc_hlog *h, uint64_t seq, const uint8_t **data, uint3
 	return true;
 }
 
-unsigned int
+int
 ftc_hlog_commit(struct ftc_hlog *h, uint64_t seq)
 {
-	unsigned int gone = 0;
+	int gone = 0;
 
+	if (seq >= h->oldest + h->n)
+		return -1; /* an update never made */
 	while (h->n > 0 && h->oldest <= seq) {
 		uint32_t next_start;
 
@@ -157,9 +165,6 @@ ftc_hlog_commit(struct ftc_hlog *h, uint64_t seq)
 		h->used -= (uint32_t)(((uint64_t)next_start + h->size - h->start) % h->size);
 		h->start = next_start;
 	}
-	/* (a commit past every update made: the next ones start above it) */
-	if (h->n == 0 && seq >= h->oldest)
-		h->oldest = seq + 1;
 	return gone;
 }
 

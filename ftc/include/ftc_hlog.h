@@ -26,11 +26,14 @@ struct ftc_hlog;
 /* Bytes of memory for at most `updates` updates (1 .. 65536) and `bytes`
  * bytes of records (each record's head included); 0 if out of range. */
 size_t ftc_hlog_mem_size(unsigned int updates, uint32_t bytes);
-/* Set up in `mem` (8-byte aligned); the first update will be `first` (>= 1). */
+/* Set up in `mem` (8-byte aligned); the first update will be `first` (1 ..
+ * 2^63: numbers never wrap). */
 struct ftc_hlog *ftc_hlog_init(void *mem, unsigned int updates, uint32_t bytes, uint64_t first);
 
-/* A new update of these records: its sequence number, or 0 if the log is
- * full (in updates or bytes) -- nothing kept. */
+/* A new update of these records: its sequence number, or 0 -- nothing
+ * kept -- if the log is full (in updates or bytes), or the update is not
+ * one the wire can carry: no record, or a record of 0 or more than
+ * FTC_RECORD_MAX bytes. */
 uint64_t ftc_hlog_append(struct ftc_hlog *h, const struct ftc_record_in *recs, unsigned int n);
 
 /* Update `seq`, kept: its records as a log's data (ftc_record_next() on a
@@ -39,8 +42,9 @@ uint64_t ftc_hlog_append(struct ftc_hlog *h, const struct ftc_record_in *recs, u
 bool ftc_hlog_get(const struct ftc_hlog *h, uint64_t seq, const uint8_t **data, uint32_t *len);
 
 /* The group holds every update up to `seq`: they go.  Returns how many
- * went (a commit at or below an earlier one: none). */
-unsigned int ftc_hlog_commit(struct ftc_hlog *h, uint64_t seq);
+ * went (a commit at or below an earlier one: none), or -1 for a commit of
+ * an update never made (from the wire: refused, nothing changes). */
+int ftc_hlog_commit(struct ftc_hlog *h, uint64_t seq);
 
 /* The oldest update kept (0: none), the next to be made, and what is used. */
 uint64_t ftc_hlog_oldest(const struct ftc_hlog *h);

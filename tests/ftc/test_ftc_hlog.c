@@ -66,11 +66,22 @@ test_basics(void **state)
 		assert_int_equal(ftc_hlog_commit(h, 11), 1);
 		assert_true(ftc_hlog_append(h, &rb, 1) == 12); /* an empty log takes it */
 	}
-	/* a commit past everything made: the next update is above it */
-	assert_int_equal(ftc_hlog_commit(h, 20), 1);
-	assert_true(ftc_hlog_oldest(h) == 0);
-	assert_true(ftc_hlog_next(h) == 21);
-	assert_true(ftc_hlog_append(h, r, 0) == 21); /* (an update of no records) */
+	/* a commit of an update never made (from the wire): refused */
+	assert_int_equal(ftc_hlog_commit(h, 20), -1);
+	assert_int_equal(ftc_hlog_count(h), 1);
+	assert_true(ftc_hlog_next(h) == 13);
+	assert_int_equal(ftc_hlog_commit(h, UINT64_MAX), -1);
+	assert_int_equal(ftc_hlog_commit(h, 12), 1);
+	assert_true(ftc_hlog_oldest(h) == 0 && ftc_hlog_next(h) == 13);
+	/* what the wire cannot carry is not kept: no record, a record of 0 */
+	{
+		const struct ftc_record_in r0 = {.region = 0, .len = 0, .offset = 0, .bytes = a};
+
+		assert_true(ftc_hlog_append(h, r, 0) == 0);
+		assert_true(ftc_hlog_append(h, &r0, 1) == 0);
+		assert_int_equal(ftc_hlog_count(h), 0);
+	}
+	assert_null(ftc_hlog_init(mem, 2, 64, UINT64_MAX)); /* numbers would wrap */
 }
 
 /* Random appends (0-3 records of 0-60 bytes), commits and gets against a
@@ -79,7 +90,7 @@ test_basics(void **state)
 static void
 test_random_against_model(void **state)
 {
-	enum { CAP = 32, BYTES = 2048, OPS = 300000, MAXU = 3 * (8 + 60) };
+	enum { CAP = 32, BYTES = 1024, OPS = 300000, MAXU = 3 * (8 + 60) };
 	static uint8_t pat[4096];
 	static struct { uint64_t seq; uint32_t len; uint16_t lens[3]; uint16_t offs[3]; int n; }
 		model[CAP];
@@ -99,13 +110,13 @@ test_random_against_model(void **state)
 
 		if (what < 12) { /* append (more than commits: the log fills) */
 			struct ftc_record_in r[3];
-			int n = rand() % 4;
+			int n = 1 + rand() % 3;
 			uint32_t len = 0;
 			uint64_t got;
 
 			for (int i = 0; i < n; i++) {
 				r[i] = (struct ftc_record_in){.region = (uint16_t)i,
-							      .len = (uint16_t)(rand() % 61),
+							      .len = (uint16_t)(1 + rand() % 60),
 							      .offset = (uint32_t)(rand() % 3000)};
 				r[i].bytes = pat + r[i].offset;
 				len += 8 + r[i].len;
@@ -135,6 +146,7 @@ test_random_against_model(void **state)
 			uint64_t upto = k > 0 ? model[k - 1].seq : (mn > 0 ? model[0].seq - 1 : next - 1);
 
 			assert_int_equal(ftc_hlog_commit(h, upto), k);
+			assert_int_equal(ftc_hlog_commit(h, next), -1); /* never made */
 			for (int i = 0; i < k; i++)
 				model_bytes -= model[i].len;
 			memmove(model, model + k, sizeof(model[0]) * (size_t)(mn - k));
