@@ -68,7 +68,7 @@ ftc_seq_init(void *mem, unsigned int window, uint32_t slot_bytes, uint64_t next)
 	struct ftc_seq *s = mem;
 	size_t n = ftc_seq_mem_size(window, slot_bytes);
 
-	if (mem == NULL || n == 0 || next == 0)
+	if (mem == NULL || n == 0 || next == 0 || next > (UINT64_C(1) << 63))
 		return NULL;
 	memset(mem, 0, align8(sizeof(*s)) + align8((size_t)window * sizeof(struct slot)));
 	s->window = window;
@@ -128,6 +128,21 @@ ftc_seq_offer(struct ftc_seq *s, const struct ftc_log *l)
 	sl->got[l->part / 8] |= (uint8_t)(1u << (l->part % 8));
 	sl->have++;
 	return FTC_SEQ_HELD;
+}
+
+bool
+ftc_seq_forget(struct ftc_seq *s, uint64_t seq)
+{
+	struct slot *sl;
+
+	if (seq < s->next || seq - s->next >= s->window)
+		return false;
+	sl = slot_of(s, seq, NULL);
+	if (sl->seq == 0)
+		return false;
+	sl->seq = 0;
+	s->held--;
+	return true;
 }
 
 bool

@@ -42,17 +42,22 @@ struct ftc_seq;
  * `slot_bytes` bytes of records each; 0 if out of range. */
 size_t ftc_seq_mem_size(unsigned int window, uint32_t slot_bytes);
 /* Set up in `mem` (ftc_seq_mem_size() bytes, 8-byte aligned); the first
- * update expected is `next` (>= 1).  NULL if out of range. */
+ * update expected is `next` (1 .. 2^63: numbers never wrap).  NULL if out
+ * of range.  `slot_bytes` must hold the head's largest update (its
+ * records' bytes): one that does not fit is refused (`no_room`). */
 struct ftc_seq *ftc_seq_init(void *mem, unsigned int window, uint32_t slot_bytes, uint64_t next);
 
 /* A log (one part of an update) received: its records' bytes copied. */
 enum ftc_seq_verdict ftc_seq_offer(struct ftc_seq *s, const struct ftc_log *l);
+/* Forget what is held of update `seq` (parts that disagreed, or filled its
+ * slot: it is asked for again whole); false if none of it is held. */
+bool ftc_seq_forget(struct ftc_seq *s, uint64_t seq);
 
 /* The next update in order, if it is whole: its sequence number and parts
  * (ftc_seq_part()); ftc_seq_done() then moves on to the next. */
 bool ftc_seq_ready(const struct ftc_seq *s, uint64_t *seq, unsigned int *parts);
-/* Part `p` of the ready update: its records (ftc_record_next() on a log
- * whose data and len these are). */
+/* Part `p` (below its parts: not checked) of the ready update: its records
+ * (ftc_record_next() on a log whose data and len these are). */
 void ftc_seq_part(const struct ftc_seq *s, unsigned int p, const uint8_t **data, uint32_t *len);
 void ftc_seq_done(struct ftc_seq *s);
 

@@ -118,8 +118,38 @@ test_window_and_room(void **state)
 	assert_int_equal(ftc_seq_held(s), 2);
 	l = part_of(3, 2, 2, big, 1);
 	assert_int_equal(ftc_seq_offer(s, &l), FTC_SEQ_MISMATCH);
+	/* update 3 is stuck half held: forgotten, it is taken again whole */
+	assert_int_equal(ftc_seq_missing(s), 1);
+	assert_true(ftc_seq_forget(s, 3));
+	assert_false(ftc_seq_forget(s, 3));
+	assert_false(ftc_seq_forget(s, 9)); /* past the window */
+	assert_int_equal(ftc_seq_held(s), 1);
+	l = part_of(3, 0, 1, big, 60);
+	assert_int_equal(ftc_seq_offer(s, &l), FTC_SEQ_HELD);
+	assert_null(ftc_seq_init(mem, 4, 64, UINT64_MAX)); /* numbers would wrap */
 	for (int v = 0; v < FTC_SEQ_VERDICT_MAX; v++)
 		assert_string_not_equal(ftc_seq_verdict_str((enum ftc_seq_verdict)v), "?");
+}
+
+/* An update in 255 parts, delivered last part first: out in part order. */
+static void
+test_255_parts(void **state)
+{
+	static uint8_t bytes[255], out[255];
+	struct ftc_seq *s;
+	struct ftc_log l;
+	uint64_t seq;
+
+	(void)state;
+	s = ftc_seq_init(mem, 2, 255, 1);
+	for (int p = 254; p >= 0; p--) {
+		bytes[p] = (uint8_t)p;
+		l = part_of(1, (uint8_t)p, 255, &bytes[p], 1);
+		assert_int_equal(ftc_seq_offer(s, &l), FTC_SEQ_HELD);
+		assert_int_equal(ftc_seq_offer(s, &l), FTC_SEQ_DUP_PART);
+	}
+	assert_int_equal(pop(s, &seq, out), 255);
+	assert_memory_equal(out, bytes, 255);
 }
 
 /* Random updates (1-4 parts of 0-40 bytes) delivered shuffled within a
@@ -203,6 +233,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_in_and_out_of_order),
 	    cmocka_unit_test(test_window_and_room),
+	    cmocka_unit_test(test_255_parts),
 	    cmocka_unit_test(test_random_against_model),
 	};
 
