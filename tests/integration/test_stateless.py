@@ -479,7 +479,9 @@ def node_loss(L, mode, cache, seed, variant=None):
            "nl-" + store.mode_name(mode, cache).replace("+", "_"))
     rnd = random.Random(seed)
     r = store.Redis(L, f"redis-{tag}").start()
-    frames = tagged_input(traces.trace("ssh.pcap"), 24, flows_per_copy=True)
+    # (the variants wait for a spare NF's relaunch first, which a loaded
+    # machine makes slow: an input long enough to be still coming then)
+    frames = tagged_input(traces.trace("ssh.pcap"), 96 if variant else 24, flows_per_copy=True)
     n = len(frames)
     st = store.store_cfg(r.addr, mode, cache, flush_packets=32, log_packets=8192)
     spare_st = dict(st, log_packets=64) if variant == "small" else None
@@ -498,6 +500,8 @@ def node_loss(L, mode, cache, seed, variant=None):
                    f"{share:.2f} of the input released")
     time.sleep(rnd.uniform(0, 0.02))
     before = q(primary)
+    lab.check(before["released"] < n, f"{tag}: the whole input was out before the failure "
+              f"(lengthen it): {before['released']} of {n}")
     L.expect(before["peer_trims"] > 0 and q(spare)["peer_state"] == "spare",
              f"{tag}: no LOG_TRIM sent, or the spare not waiting: {before}")
     if variant == "restart_now":
