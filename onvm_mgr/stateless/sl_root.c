@@ -114,9 +114,6 @@ mgr_sl_ingress(struct rte_mbuf *m, struct onvm_pkt_meta *meta, bool routed)
 		c->foreign_in++;
 		return MGR_SL_DROP;
 	}
-	/* While the chain recovers (or its first NF is gone and it is about
-	 * to) the log is the buffer: the input goes in it, and the replay
-	 * sends it on, in order, after what came before. */
 	/* Behind a predecessor, what the state loaded holds (at or below the
 	 * recovery point's timestamp) comes again only as the predecessor's
 	 * replay: dropped, whenever it comes. */
@@ -124,6 +121,9 @@ mgr_sl_ingress(struct rte_mbuf *m, struct onvm_pkt_meta *meta, bool routed)
 		c->replay_covered++;
 		return MGR_SL_DROP;
 	}
+	/* While the chain recovers (or its first NF is gone and it is about
+	 * to) the log is the buffer: the input goes in it, and the replay
+	 * sends it on, in order, after what came before. */
 	held = SL_PHASE(sl_state(c)) != SL_RUNNING || !routed ||
 	       /* behind a predecessor: its port is read from the start (its
 	        * control frames), the input held until the NFs loaded */
@@ -223,8 +223,9 @@ mgr_sl_marker_now(struct mgr_dp_ctx *ctx, uint16_t chain)
 {
 	struct sl_chain *c = &mgr_sl[chain];
 
-	inject(ctx, c, SL_PHASE(sl_state(c)) == SL_REPLAY || c->first_replay ? c->cursor
-									     : log_tail(c));
+	/* (never during a first replay: input is held then, and no packet
+	 * passed makes a marker due) */
+	inject(ctx, c, SL_PHASE(sl_state(c)) == SL_REPLAY ? c->cursor : log_tail(c));
 }
 
 bool
