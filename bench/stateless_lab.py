@@ -235,6 +235,9 @@ def summarize(a, rows):
     pick = lambda part, system, **kw: [r for r in rows if r["part"] == part and
                                        r["system"] == system and
                                        all(r.get(k) == v for k, v in kw.items())]
+    # "system fps (ratio to none)", medians of its rounds
+    cell = lambda system, rs: (f"{system} {med([r['fps'] for r in rs]):.0f} "
+                               f"({med([r.get('ratio', 0) for r in rs]):.3f})")
     out = [f"Stateless vs remote on the four-node lab (bench/stateless_lab.py), one run, "
            f"{a.rounds} round(s); medians; ratio = fps / none's in the same round."]
     if any(r["part"] == "batch" for r in rows):
@@ -246,9 +249,7 @@ def summarize(a, rows):
         for b in a.batches:
             cells = []
             for m in MODES:
-                rs = pick("batch", m, batch=b)
-                cells.append(f"{m} {med([r['fps'] for r in rs]):.0f} "
-                             f"({med([r.get('ratio', 0) for r in rs]):.3f})")
+                cells.append(cell(m, pick("batch", m, batch=b)))
             out.append(f"  batch {b:5}: " + ", ".join(cells))
     lat = [r for r in rows if r["part"] == "latency"]
     if lat:
@@ -264,9 +265,7 @@ def summarize(a, rows):
         for wb in a.bytes:
             cells = []
             for system in BASES + ["async+cache"]:
-                rs = pick("bytes", system, wide_bytes=wb)
-                cells.append(f"{system} {med([r['fps'] for r in rs]):.0f} "
-                             f"({med([r.get('ratio', 0) for r in rs]):.3f})")
+                cells.append(cell(system, pick("bytes", system, wide_bytes=wb)))
             out.append(f"  {wb:6} B: " + ", ".join(cells))
     fo = [r for r in rows if r["part"] == "failover"]
     if fo:
