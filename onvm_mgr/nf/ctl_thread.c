@@ -141,7 +141,7 @@ mgr_nf_kill(uint16_t id, const char *why)
 	NFCTL_LOG(WARNING, "NF '%s' pid %d (instance %u): SIGKILL: %s", s->name, s->pid, id, why);
 	err = kill_watched(p->pidfd, p->launcher_watched ? p->ctr_name : NULL);
 	if (err == 0)
-		p->killed = true;
+		p->killed = p->recovery_kill = true;
 	return err;
 }
 

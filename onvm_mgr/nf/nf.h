@@ -48,6 +48,7 @@ struct mgr_nf_priv {
 	bool exited;		/* pidfd said the process is gone */
 	bool held_reclaimed;	/* held[] and RX backlog already returned */
 	bool killed;		/* we sent SIGKILL (start timeout, shutdown) */
+	bool recovery_kill;	/* ... for its stateless chain's recovery (mgr_nf_kill) */
 	int cfg_index;		/* index in cfg.nfs if launched, else -1 */
 	int exit_status;	/* from waitid, launched NFs only */
 	bool exit_signaled;	/* ... a signal's number, not an exit status */

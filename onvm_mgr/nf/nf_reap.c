@@ -542,9 +542,10 @@ mgr_nf_handle_exit(uint16_t id)
 			if (!mgr.shm->shutting_down)
 				mgr.nf_container_failures++;
 			mgr_ctr_remove(p->ctr_name); /* if only its CLI died */
-		} else if (p->killed) {
-			/* We killed it: its stateless chain restarts (or the
-			 * node stops) -- not a failure of the node's start. */
+		} else if (p->recovery_kill) {
+			/* We killed it: its stateless chain restarts -- not a
+			 * failure of the node's start (a start time-out's kill
+			 * still is). */
 			NFCTL_LOG(INFO, "NF '%s' (pid %d) killed before it registered", s->name,
 				  s->pid);
 		} else {
