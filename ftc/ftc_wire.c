@@ -27,6 +27,7 @@ static const char *const reasons[FTC_REASON_MAX] = {
 	[FTC_BAD_RECORD] = "bad_record",
 	[FTC_BAD_RESERVED] = "bad_reserved",
 	[FTC_DUP_COMMIT] = "dup_commit",
+	[FTC_BAD_KIND] = "bad_kind",
 };
 
 const char *
@@ -113,13 +114,18 @@ ftc_parse(const uint8_t *f, size_t len, struct ftc_view *v)
 	for (unsigned int k = 0; k < v->n_commits; k++) {
 		const uint8_t *c = f + pos + (size_t)k * FTC_COMMIT_LEN;
 
-		if (onvm_get_be16(c + 2) != 0)
+		if (c[2] > FTC_NEED)
+			return FTC_BAD_KIND;
+		if (c[3] != 0)
 			return FTC_BAD_RESERVED;
 		if (onvm_get_be64(c + 4) == 0)
 			return FTC_ZERO_SEQ;
-		for (unsigned int j = 0; j < k; j++)
-			if (onvm_get_be16(f + pos + (size_t)j * FTC_COMMIT_LEN) == onvm_get_be16(c))
+		for (unsigned int j = 0; j < k; j++) {
+			const uint8_t *o = f + pos + (size_t)j * FTC_COMMIT_LEN;
+
+			if (onvm_get_be16(o) == onvm_get_be16(c) && o[2] == c[2])
 				return FTC_DUP_COMMIT;
+		}
 	}
 	/* (a propagating frame may be padded to Ethernet's minimum: ignored) */
 	v->payload_off = (uint32_t)end;
@@ -145,6 +151,7 @@ ftc_commit_get(const struct ftc_view *v, unsigned int k, struct ftc_commit *out)
 	const uint8_t *c = v->frame + v->commit_off + (size_t)k * FTC_COMMIT_LEN;
 
 	out->instance = onvm_get_be16(c);
+	out->kind = c[2];
 	out->seq = onvm_get_be64(c + 4);
 }
 
@@ -200,10 +207,11 @@ input_ok(const struct ftc_log_in *logs, unsigned int n_logs, const struct ftc_co
 				return false;
 	}
 	for (unsigned int k = 0; k < n_commits; k++) {
-		if (commits[k].seq == 0)
+		if (commits[k].seq == 0 || commits[k].kind > FTC_NEED)
 			return false;
 		for (unsigned int j = 0; j < k; j++)
-			if (commits[j].instance == commits[k].instance)
+			if (commits[j].instance == commits[k].instance &&
+			    commits[j].kind == commits[k].kind)
 				return false;
 	}
 	return true;
@@ -264,7 +272,8 @@ ftc_build(uint8_t *out, size_t cap, const uint8_t *pkt, size_t pkt_len, uint8_t 
 	}
 	for (unsigned int k = 0; k < n_commits; k++) {
 		onvm_put_be16(out + pos, commits[k].instance);
-		onvm_put_be16(out + pos + 2, 0);
+		out[pos + 2] = commits[k].kind;
+		out[pos + 3] = 0;
 		onvm_put_be64(out + pos + 4, commits[k].seq);
 		pos += FTC_COMMIT_LEN;
 	}

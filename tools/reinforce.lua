@@ -48,12 +48,14 @@ local ff = {
 	offset = ProtoField.uint32("reinforce_ftc.record.offset", "Offset"),
 	bytes = ProtoField.bytes("reinforce_ftc.record.bytes", "Bytes"),
 	c_instance = ProtoField.uint16("reinforce_ftc.commit.instance", "NF instance"),
-	c_reserved = ProtoField.uint16("reinforce_ftc.commit.reserved", "Reserved"),
+	c_kind = ProtoField.uint8("reinforce_ftc.commit.kind", "Kind", base.DEC,
+		{ [0] = "held", [1] = "need" }),
+	c_reserved = ProtoField.uint8("reinforce_ftc.commit.reserved", "Reserved"),
 	c_seq = ProtoField.uint64("reinforce_ftc.commit.seq", "Committed up to"),
 }
 ftc.fields = { ff.version, ff.flags, ff.propagate, ff.inner, ff.section, ff.n_logs, ff.n_commits,
 	ff.instance, ff.part, ff.parts, ff.data_len, ff.seq, ff.region, ff.rec_len, ff.offset,
-	ff.bytes, ff.c_instance, ff.c_reserved, ff.c_seq }
+	ff.bytes, ff.c_instance, ff.c_kind, ff.c_reserved, ff.c_seq }
 
 -- After the EtherType: version 2, flags, inner EtherType, section length,
 -- log count, commit count, the section, then the packet (ftc/ftc_wire.h).
@@ -104,9 +106,11 @@ local function dissect_ftc(tvb, pinfo, tree)
 		end
 		local ct = t:add(ftc, tvb(pos, 12), "Commit")
 		ct:add(ff.c_instance, tvb(pos, 2))
-		ct:add(ff.c_reserved, tvb(pos + 2, 2))
+		ct:add(ff.c_kind, tvb(pos + 2, 1))
+		ct:add(ff.c_reserved, tvb(pos + 3, 1))
 		ct:add(ff.c_seq, tvb(pos + 4, 8))
-		ct:append_text(string.format(": instance %d up to %s", tvb(pos, 2):uint(),
+		ct:append_text(string.format(": instance %d %s %s", tvb(pos, 2):uint(),
+			tvb(pos + 2, 1):uint() == 1 and "needs up to" or "held up to",
 			tvb(pos + 4, 8):uint64()))
 		pos = pos + 12
 	end

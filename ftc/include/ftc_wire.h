@@ -39,9 +39,11 @@
  *  a record: region (16) | length (16) | offset (32) | length bytes
  *
  *  a commit (12 bytes):
- *  |     NF instance               |     reserved = 0              |
- *  |     sequence number (64 bits): every update of the instance up |
- *  |     to it is held by f + 1 members of its replication group    |
+ *  |     NF instance               |     kind      | reserved = 0  |
+ *  |     sequence number (64 bits)                                 |
+ *  kind 0, held: every update of the instance up to it is held by
+ *  f + 1 members of its replication group; kind 1, need: the packet may
+ *  leave the chain only once the instance's updates up to it are held
  *
  * All fields in network byte order.  An update too large for one frame is
  * split into parts (part 0 .. parts - 1) of one sequence number, carried by
@@ -64,7 +66,7 @@
 #define FTC_RECORD_HEAD_LEN 8
 #define FTC_COMMIT_LEN 12
 #define FTC_MAX_LOGS 16	       /* logs in one frame: f + 1 groups of a chain, at most */
-#define FTC_MAX_COMMITS 32     /* commit entries in one frame: the chain's instances */
+#define FTC_MAX_COMMITS 32     /* commit entries in one frame: held and need per instance */
 #define FTC_MAX_SECTION 0xffff /* the section length's field */
 /* The longest record: alone in a section, after its log's head. */
 #define FTC_RECORD_MAX (FTC_MAX_SECTION - FTC_LOG_HEAD_LEN - FTC_RECORD_HEAD_LEN)
@@ -88,7 +90,8 @@ enum ftc_reason {
 	FTC_BAD_RECORD,	  /* a record of length 0, or past its log's data, or the
 			   * records not filling it exactly */
 	FTC_BAD_RESERVED, /* a reserved field not 0 */
-	FTC_DUP_COMMIT,	  /* two commits of one instance */
+	FTC_DUP_COMMIT,	  /* two commits of one instance and kind */
+	FTC_BAD_KIND,	  /* a commit of an unknown kind */
 	FTC_REASON_MAX,
 };
 
@@ -121,8 +124,15 @@ struct ftc_record {
 	const uint8_t *bytes;
 };
 
+/* A commit's kind: what its sequence number says about the instance. */
+enum ftc_commit_kind {
+	FTC_HELD = 0, /* its updates up to seq are on f + 1 nodes */
+	FTC_NEED = 1, /* this packet leaves only once they are */
+};
+
 struct ftc_commit {
 	uint16_t instance;
+	uint8_t kind; /* enum ftc_commit_kind */
 	uint64_t seq;
 };
 

@@ -49,7 +49,8 @@ main(int argc, char **argv)
 		{.instance = 5, .part = 1, .parts = 2, .seq = 1099511627776ull, .recs = recs + 1,
 		 .n_recs = 1},
 	};
-	const struct ftc_commit commits[] = {{.instance = 3, .seq = 40}, {.instance = 9, .seq = 7}};
+	const struct ftc_commit commits[] = {{.instance = 3, .kind = FTC_HELD, .seq = 40},
+					    {.instance = 9, .kind = FTC_NEED, .seq = 7}};
 	uint8_t vlan[sizeof(ipv4) + 4], out[512];
 	FILE *f;
 	int n;

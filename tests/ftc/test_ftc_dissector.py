@@ -16,18 +16,19 @@ FIELDS = ["reinforce_ftc.flags.propagate", "reinforce_ftc.logs", "reinforce_ftc.
           "reinforce_ftc.log.instance", "reinforce_ftc.log.seq", "reinforce_ftc.log.part",
           "reinforce_ftc.log.parts", "reinforce_ftc.record.region",
           "reinforce_ftc.record.offset", "reinforce_ftc.record.len",
-          "reinforce_ftc.commit.instance", "reinforce_ftc.commit.seq", "ip.src", "vlan.id"]
+          "reinforce_ftc.commit.instance", "reinforce_ftc.commit.kind", "reinforce_ftc.commit.seq",
+          "ip.src", "vlan.id"]
 WANT = [
     {"reinforce_ftc.flags.propagate": "0", "reinforce_ftc.logs": "2",
      "reinforce_ftc.commits": "2", "reinforce_ftc.log.instance": "3,5",
      "reinforce_ftc.log.seq": "41,1099511627776", "reinforce_ftc.log.part": "0,1",
      "reinforce_ftc.log.parts": "1,2", "reinforce_ftc.record.region": "0,2,2",
      "reinforce_ftc.record.offset": "4096,7,7", "reinforce_ftc.record.len": "8,3,3",
-     "reinforce_ftc.commit.instance": "3,9", "reinforce_ftc.commit.seq": "40,7",
-     "ip.src": "198.18.0.1", "vlan.id": ""},
+     "reinforce_ftc.commit.instance": "3,9", "reinforce_ftc.commit.kind": "0,1",
+     "reinforce_ftc.commit.seq": "40,7", "ip.src": "198.18.0.1", "vlan.id": ""},
     {"reinforce_ftc.flags.propagate": "1", "reinforce_ftc.logs": "0",
      "reinforce_ftc.commits": "2", "reinforce_ftc.commit.instance": "3,9",
-     "reinforce_ftc.commit.seq": "40,7", "ip.src": ""},
+     "reinforce_ftc.commit.kind": "0,1", "reinforce_ftc.commit.seq": "40,7", "ip.src": ""},
     {"reinforce_ftc.logs": "1", "reinforce_ftc.log.instance": "3", "vlan.id": "42",
      "ip.src": "198.18.0.1"},
 ]

@@ -39,7 +39,9 @@ static const struct ftc_log_in logs[] = {
 	 .n_recs = 1},
 };
 
-static const struct ftc_commit commits[] = {{.instance = 3, .seq = 40}, {.instance = 9, .seq = 7}};
+/* a held and a need entry: one instance may have one of each */
+static const struct ftc_commit commits[] = {{.instance = 3, .kind = FTC_HELD, .seq = 40},
+					    {.instance = 3, .kind = FTC_NEED, .seq = 7}};
 
 static int
 build(uint8_t *out, size_t cap)
@@ -115,8 +117,13 @@ test_round_trip(void **state)
 	assert_int_equal(l.part, 1);
 	assert_int_equal(l.parts, 2);
 	assert_true(l.seq == UINT64_C(1) << 40);
+	ftc_commit_get(&v, 0, &c);
+	assert_int_equal(c.instance, 3);
+	assert_int_equal(c.kind, FTC_HELD);
+	assert_true(c.seq == 40);
 	ftc_commit_get(&v, 1, &c);
-	assert_int_equal(c.instance, 9);
+	assert_int_equal(c.instance, 3);
+	assert_int_equal(c.kind, FTC_NEED);
 	assert_true(c.seq == 7);
 	/* stripped: the packet as it was, byte for byte, in place too */
 	assert_int_equal(ftc_strip(back, sizeof(back), &v), (int)sizeof(ipv4));
@@ -163,12 +170,14 @@ test_propagate_and_empty(void **state)
 		};
 		const struct ftc_commit dup[] = {{.instance = 4, .seq = 1}, {.instance = 4, .seq = 2}};
 		const struct ftc_commit zero[] = {{.instance = 4, .seq = 0}};
+		const struct ftc_commit kind[] = {{.instance = 4, .kind = 2, .seq = 1}};
 
 		for (unsigned int k = 0; k < 3; k++)
 			assert_int_equal(ftc_build(f, sizeof(f), ipv4, sizeof(ipv4), 0, &bad[k], 1, NULL,
 						   0), -1);
 		assert_int_equal(ftc_build(f, sizeof(f), ipv4, sizeof(ipv4), 0, NULL, 0, dup, 2), -1);
 		assert_int_equal(ftc_build(f, sizeof(f), ipv4, sizeof(ipv4), 0, NULL, 0, zero, 1), -1);
+		assert_int_equal(ftc_build(f, sizeof(f), ipv4, sizeof(ipv4), 0, NULL, 0, kind, 1), -1);
 		for (size_t i = 0; i < sizeof(f); i++)
 			assert_int_equal(f[i], 0xee); /* untouched */
 	}
@@ -250,7 +259,7 @@ test_every_refusal(void **state)
 		onvm_put_be64(f + c0 + 4, 0);
 		assert_int_equal(ftc_parse(f, (size_t)n, &v), FTC_ZERO_SEQ);
 		memcpy(f, g, (size_t)n);
-		onvm_put_be16(f + c0 + 12, 3); /* the second commit: the first's instance */
+		f[c0 + 14] = FTC_HELD; /* the second: the first's instance and kind */
 		assert_int_equal(ftc_parse(f, (size_t)n, &v), FTC_DUP_COMMIT);
 	}
 	expect_bad(g, (size_t)n, 20, FTC_MAX_LOGS + 1, FTC_TOO_MANY);
@@ -260,6 +269,7 @@ test_every_refusal(void **state)
 	expect_bad(g, (size_t)n, 25, 0, FTC_BAD_PART);	  /* parts 0 */
 	expect_bad(g, (size_t)n, 24, 1, FTC_BAD_PART);	  /* part 1 of 1 */
 	expect_bad(g, (size_t)n, c0 + 3, 1, FTC_BAD_RESERVED);
+	expect_bad(g, (size_t)n, c0 + 2, 2, FTC_BAD_KIND);
 	/* every reason has a name */
 	for (int r = 0; r < FTC_REASON_MAX; r++)
 		assert_string_not_equal(ftc_reason_str((enum ftc_reason)r), "?");

@@ -22,8 +22,9 @@ def log(instance, seq, records, part=0, parts=1):
     return struct.pack(">HBBIQ", instance, part, parts, len(data), seq) + data
 
 
-def commit(instance, seq, reserved=0):
-    return struct.pack(">HHQ", instance, reserved, seq)
+def commit(instance, seq, kind=0, reserved=0):
+    """kind 0: held f + 1 times up to seq; 1: the packet needs that."""
+    return struct.pack(">HBBQ", instance, kind, reserved, seq)
 
 
 def ftc(inner, payload, logs=(), commits=(), flags=0, version=2):
@@ -39,7 +40,7 @@ def frames():
         "one_log": ftc(0x0800, IPV4_UDP, [one]),
         "logs_commits": ftc(0x0800, IPV4_UDP, [one, log(5, 1 << 40, [record(1, 0, b"x" * 64)],
                                                            part=1, parts=2)],
-                            [commit(3, 40), commit(9, 7)]),
+                            [commit(3, 40), commit(3, 7, kind=1), commit(9, 7)]),
         "vlan": ftc(0x8100, b"\x00\x2a\x08\x00" + IPV4_UDP, [one], [commit(1, 1)]),
         "propagate": ftc(0, b"", [], [commit(3, 40), commit(4, 2)], flags=1),
         "propagate_padded": ftc(0, b"", [], [commit(3, 40)], flags=1) + bytes(20),
@@ -47,6 +48,7 @@ def frames():
         "shim_v1": MACS + struct.pack(">HBBHQ", 0x88B5, 1, 0, 0x0800, 5) + IPV4_UDP,
         "bad_zero_seq": ftc(0x0800, IPV4_UDP, [log(3, 0, [])]),
         "bad_dup_commit": ftc(0x0800, IPV4_UDP, [], [commit(3, 1), commit(3, 2)]),
+        "bad_kind": ftc(0x0800, IPV4_UDP, [], [commit(3, 1, kind=2)]),
         "bad_record": ftc(0x0800, IPV4_UDP, [log(3, 1, [struct.pack(">HHI", 0, 0, 0)])]),
         "plain_ipv4": MACS + b"\x08\x00" + IPV4_UDP,
     }
