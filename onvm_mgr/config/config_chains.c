@@ -197,6 +197,8 @@ cfg_parse_chains(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 		struct mgr_chain_cfg *cc = &cfg->chains[i];
 
 		cfg_join_index(p, "chains", i);
+		/* (a failed load may have left a partial chain here) */
+		memset(cc, 0, sizeof(*cc));
 		cc->ingress_port = -1;
 		cc->exit_port = -1;
 		if (cfg_check_object(w, v, p, "a chain object", keys) < 0 ||
