@@ -21,6 +21,8 @@
  *   config_ports.c   "ports", and port references by name or index
  *   config_nfs.c     "nfs": NF binaries, services, instances, resiliency
  *   config_chains.c  "chains" and "flow_rules"
+ *   config_ftc.c     a chain's "ftc" object: its node's place in an FTC
+ *                    chain, the links and tunables
  *   config_bfd.c     "bfd": BFD sessions, timers, authentication
  *   config_remote.c  "remote": this node's role in protected chains, links,
  *                    peers, keys, the RSync and logger tunables
@@ -119,7 +121,27 @@ struct mgr_chain_cfg {
 	 * predecessor's chain id. */
 	uint8_t peer_role;
 	uint16_t peer_id;
+	/* "resiliency": "ftc": this node's part of an FTC chain spread over
+	 * nodes (docs/design/ftc.md); `ftc` is its "ftc" object. */
+	bool is_ftc;
+	struct mgr_ftc_cfg {
+		uint16_t id;	   /* the FTC chain's, the same on every node */
+		uint8_t f;	   /* node failures survived, 1..MGR_FTC_F_MAX */
+		uint8_t position;  /* this node's place: 0 .. nf_nodes + f - 1 */
+		uint8_t nf_nodes;  /* nodes 0 .. nf_nodes - 1 run one NF each */
+		int feedback_port; /* the egress -> forwarder link (first, last) */
+		uint32_t propagate_us; /* longest wait for a packet to ride on */
+		uint32_t retrans_us;   /* an update not held this long: again */
+		uint32_t mtu;	       /* frames out carry at most this after
+					* their Ethernet header */
+		uint32_t log_kb, log_updates; /* the head's log */
+		uint32_t replica_mb;	      /* per instance replicated */
+		uint32_t window;	      /* updates held out of order */
+		uint32_t hold_packets;	      /* the egress buffer */
+	} ftc;
 };
+#define MGR_FTC_F_MAX 4
+#define MGR_FTC_MAX_NF_NODES 15
 #define MGR_SL_PEER_PRIMARY 1
 #define MGR_SL_PEER_SPARE 2
 

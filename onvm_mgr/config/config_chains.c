@@ -99,22 +99,36 @@ parse_peer(struct cfg_walk *w, const json_t *chain, const char *base, struct mgr
 	return 0;
 }
 
-/* "resiliency": "none" (the default) or "stateless". */
+/* "resiliency": "none" (the default), "stateless" or "ftc". */
 static int
-parse_chain_resiliency(struct cfg_walk *w, const json_t *v, const char *p, struct mgr_chain_cfg *cc)
+parse_chain_resiliency(struct cfg_walk *w, const json_t *v, const char *p, struct mgr_config *cfg,
+		       struct mgr_chain_cfg *cc)
 {
 	char mode[16] = "none", rp[CFG_PATH_LEN];
 
 	if (cfg_get_string(w, v, p, "resiliency", mode, sizeof(mode), false, false) < 0)
 		return -1;
+	if (strcmp(mode, "ftc") != 0 && json_object_get(v, "ftc") != NULL) {
+		cfg_join_key(rp, p, "ftc");
+		return cfg_fail(w, rp, "\"ftc\" is for a chain with \"resiliency\": \"ftc\"");
+	}
+	if (strcmp(mode, "ftc") == 0) {
+		cc->is_ftc = true;
+		if (json_object_get(v, "store") != NULL || json_object_get(v, "predecessor") != NULL) {
+			cfg_join_key(rp, p, json_object_get(v, "store") ? "store" : "predecessor");
+			return cfg_fail(w, rp, "an FTC chain keeps its state on its next nodes: no "
+					       "store, no predecessor");
+		}
+		return cfg_parse_ftc(w, v, p, cfg, cc);
+	}
 	if (strcmp(mode, "stateless") == 0) {
 		cc->stateless = true;
 		return parse_store(w, v, p, cc) < 0 ? -1 : parse_peer(w, v, p, cc);
 	}
 	cfg_join_key(rp, p, "resiliency");
 	if (strcmp(mode, "none") != 0)
-		return cfg_fail(w, rp, "\"%s\" is not a chain's resiliency mode (none, stateless; "
-				       "an NF's \"local\" is set on the NF, \"remote\" in the "
+		return cfg_fail(w, rp, "\"%s\" is not a chain's resiliency mode (none, stateless, "
+				       "ftc; an NF's \"local\" is set on the NF, \"remote\" in the "
 				       "\"remote\" section)",
 				mode);
 	if (json_object_get(v, "store") != NULL) {
@@ -145,10 +159,13 @@ check_stateless(struct cfg_walk *w, const char *p, const struct mgr_config *cfg,
 		for (size_t c = 0; c < ci; c++)
 			for (uint16_t j = 0; j < cfg->chains[c].len; j++)
 				if (cfg->chains[c].services[j] == svc &&
-				    (cc->stateless || cfg->chains[c].stateless))
-					return cfg_fail(w, p, "service %u is in chain \"%s\" too: a "
-							      "stateless chain's services are its own",
-							svc, cfg->chains[c].name);
+				    (cc->stateless || cfg->chains[c].stateless || cc->is_ftc ||
+				     cfg->chains[c].is_ftc))
+					return cfg_fail(w, p, "service %u is in chain \"%s\" too: "
+							      "%s chain's services are its own",
+							svc, cfg->chains[c].name,
+							cc->stateless || cfg->chains[c].stateless
+								? "a stateless" : "an FTC");
 		if (!cc->stateless)
 			continue;
 		for (int n = 0; n < cfg->nnfs; n++) {
@@ -184,7 +201,8 @@ int
 cfg_parse_chains(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 {
 	static const char *const keys[] = {"name",	 "services", "ingress_port", "exit_port",
-					   "resiliency", "store",    "predecessor",  NULL};
+					   "resiliency", "store",    "predecessor",  "ftc",
+					   NULL};
 	char p[CFG_PATH_LEN], sp[CFG_PATH_LEN], ep[CFG_PATH_LEN];
 	json_t *arr, *v, *svcs, *s;
 	size_t i, j;
@@ -225,7 +243,7 @@ cfg_parse_chains(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 			return -1;
 		if (cc->len == 0 && cc->exit_port < 0)
 			return cfg_fail(w, p, "a chain needs services or an exit_port");
-		if (parse_chain_resiliency(w, v, p, cc) < 0)
+		if (parse_chain_resiliency(w, v, p, cfg, cc) < 0)
 			return -1;
 		if (cc->stateless && (cc->len == 0 || cc->ingress_port < 0 || cc->exit_port < 0))
 			return cfg_fail(w, p, "a stateless chain needs services, an ingress_port (its "
@@ -233,6 +251,10 @@ cfg_parse_chains(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 					      "output waits for the store)");
 		if (check_stateless(w, p, cfg, i) < 0)
 			return -1;
+		for (j = 0; j < i && cc->is_ftc; j++)
+			if (cfg->chains[j].is_ftc)
+				return cfg_fail(w, p, "chain \"%s\" is this node's FTC chain already: "
+						      "one per node", cfg->chains[j].name);
 		for (j = 0; j < i; j++)
 			if (cc->ingress_port >= 0 &&
 			    cfg->chains[j].ingress_port == cc->ingress_port)

@@ -278,6 +278,9 @@ int cfg_parse_chains(struct cfg_walk *w, const json_t *root, struct mgr_config *
 int cfg_parse_rules(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg);
 int cfg_parse_bfd(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg);
 int cfg_parse_remote(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg);
+/* A chain's "ftc" object (config_ftc.c), once its ports and services are read. */
+int cfg_parse_ftc(struct cfg_walk *w, const json_t *chain, const char *base,
+		  struct mgr_config *cfg, struct mgr_chain_cfg *cc);
 
 /**
  * A reference to a port of `cfg` (parsed already): its name, or its index.

@@ -1649,6 +1649,113 @@ test_stateless_chain_services_are_its_own(void **state)
 		     NAME ":3:13: chains[0]", "its state is in the store");
 }
 
+/* ---- FTC chains ------------------------------------------------------------------ */
+
+#define FTC_HEAD "{'ports': [{'name': 'in', 'dev': 'net_null0'}, {'name': 'out', 'dev': 'net_null1'},\n" \
+		 "           {'name': 'back', 'dev': 'net_null2'}],\n" \
+		 " 'nfs': [{'binary': 'a', 'service': 1}],\n"
+
+static void
+test_ftc_chain_full_and_defaults(void **state)
+{
+	struct fixture *f = *state;
+	const struct mgr_ftc_cfg *fc;
+
+	load_ok(f, FTC_HEAD " 'chains': [{'name': 'c', 'services': [1], 'ingress_port': 'in',\n"
+			"   'exit_port': 'out', 'resiliency': 'ftc',\n"
+			"   'ftc': {'id': 9, 'f': 2, 'position': 0, 'nf_nodes': 3, 'feedback_port': 'back',\n"
+			"           'propagate_us': 200, 'mtu': 9000}}]}");
+	fc = &f->cfg.chains[0].ftc;
+	assert_true(f->cfg.chains[0].is_ftc);
+	assert_int_equal(fc->id, 9);
+	assert_int_equal(fc->f, 2);
+	assert_int_equal(fc->position, 0);
+	assert_int_equal(fc->nf_nodes, 3);
+	assert_int_equal(fc->feedback_port, 2);
+	assert_int_equal(fc->propagate_us, 200);
+	assert_int_equal(fc->mtu, 9000);
+	assert_int_equal(fc->retrans_us, 5000);
+	assert_int_equal(fc->window, 64);
+	mgr_config_free(&f->cfg);
+	mgr_config_defaults(&f->cfg);
+	/* a middle node: no feedback link; a replica-only node: no NF */
+	load_ok(f, FTC_HEAD " 'chains': [{'name': 'c', 'services': [1], 'ingress_port': 'in',\n"
+			"   'exit_port': 'out', 'resiliency': 'ftc',\n"
+			"   'ftc': {'id': 9, 'f': 1, 'position': 1, 'nf_nodes': 3}}]}");
+	assert_int_equal(f->cfg.chains[0].ftc.feedback_port, -1);
+	mgr_config_free(&f->cfg);
+	mgr_config_defaults(&f->cfg);
+	load_ok(f, FTC_HEAD " 'chains': [{'name': 'c', 'services': [], 'ingress_port': 'in',\n"
+			"   'exit_port': 'out', 'resiliency': 'ftc',\n"
+			"   'ftc': {'id': 9, 'f': 1, 'position': 3, 'nf_nodes': 3, 'feedback_port': 2}}]}");
+	assert_int_equal(f->cfg.chains[0].ftc.position, 3);
+}
+
+static void
+test_ftc_chain_bad_values_are_placed(void **state)
+{
+	/* past the last node: nf_nodes + f - 1 */
+	expect_error(state, FTC_HEAD " 'chains': [{'name': 'c', 'services': [], 'ingress_port': 'in',\n"
+		     "   'exit_port': 'out', 'resiliency': 'ftc',\n"
+		     "   'ftc': {'id': 9, 'f': 1, 'position': 4, 'nf_nodes': 3}}]}",
+		     NAME ":6:41: chains[0].ftc.position", "0..3");
+	expect_error(state, FTC_HEAD " 'chains': [{'name': 'c', 'services': [1], 'ingress_port': 'in',\n"
+		     "   'exit_port': 'out', 'resiliency': 'ftc',\n"
+		     "   'ftc': {'id': 9, 'f': 5, 'position': 1, 'nf_nodes': 3}}]}",
+		     NAME ":6:26: chains[0].ftc.f", "1..4");
+	expect_error(state, FTC_HEAD " 'chains': [{'name': 'c', 'services': [1], 'ingress_port': 'in',\n"
+		     "   'exit_port': 'out', 'resiliency': 'ftc',\n"
+		     "   'ftc': {'id': 9, 'position': 1, 'nf_nodes': 3}}]}",
+		     NAME ":6:11: chains[0].ftc", "needs \"f\"");
+	expect_error(state, FTC_HEAD " 'chains': [{'name': 'c', 'services': [1], 'ingress_port': 'in',\n"
+		     "   'exit_port': 'out', 'resiliency': 'ftc'}]}",
+		     NAME ":4:13: chains[0]", "needs an \"ftc\" object");
+	/* a replica-only node runs no NF, an NF node one */
+	expect_error(state, FTC_HEAD " 'chains': [{'name': 'c', 'services': [1], 'ingress_port': 'in',\n"
+		     "   'exit_port': 'out', 'resiliency': 'ftc',\n"
+		     "   'ftc': {'id': 9, 'f': 1, 'position': 3, 'nf_nodes': 3, 'feedback_port': 'back'}}]}",
+		     NAME ":4:13: chains[0]", "runs replicas only");
+	expect_error(state, FTC_HEAD " 'chains': [{'name': 'c', 'services': [], 'ingress_port': 'in',\n"
+		     "   'exit_port': 'out', 'resiliency': 'ftc',\n"
+		     "   'ftc': {'id': 9, 'f': 1, 'position': 1, 'nf_nodes': 3}}]}",
+		     NAME ":4:13: chains[0]", "runs one NF");
+	/* the feedback link: first and last node only, a port of its own */
+	expect_error(state, FTC_HEAD " 'chains': [{'name': 'c', 'services': [1], 'ingress_port': 'in',\n"
+		     "   'exit_port': 'out', 'resiliency': 'ftc',\n"
+		     "   'ftc': {'id': 9, 'f': 1, 'position': 0, 'nf_nodes': 3}}]}",
+		     NAME ":6:11: chains[0].ftc.feedback_port", "need the feedback_port");
+	expect_error(state, FTC_HEAD " 'chains': [{'name': 'c', 'services': [1], 'ingress_port': 'in',\n"
+		     "   'exit_port': 'out', 'resiliency': 'ftc',\n"
+		     "   'ftc': {'id': 9, 'f': 1, 'position': 1, 'nf_nodes': 3, 'feedback_port': 'back'}}]}",
+		     NAME ":6:76: chains[0].ftc.feedback_port", "only the first and the last");
+	expect_error(state, FTC_HEAD " 'chains': [{'name': 'c', 'services': [1], 'ingress_port': 'in',\n"
+		     "   'exit_port': 'out', 'resiliency': 'ftc',\n"
+		     "   'ftc': {'id': 9, 'f': 1, 'position': 0, 'nf_nodes': 3, 'feedback_port': 'out'}}]}",
+		     NAME ":6:76: chains[0].ftc.feedback_port", "a port of its own");
+	expect_error(state, FTC_HEAD " 'chains': [{'name': 'c', 'services': [1], 'ingress_port': 'in',\n"
+		     "   'exit_port': 'out', 'resiliency': 'ftc', 'store': {'address': 'r'},\n"
+		     "   'ftc': {'id': 9, 'f': 1, 'position': 1, 'nf_nodes': 3}}]}",
+		     NAME ":5:54: chains[0].store", "no store");
+	expect_error(state, FTC_HEAD " 'chains': [{'name': 'c', 'services': [1], 'ingress_port': 'in',\n"
+		     "   'exit_port': 'out',\n"
+		     "   'ftc': {'id': 9, 'f': 1, 'position': 1, 'nf_nodes': 3}}]}",
+		     NAME ":6:11: chains[0].ftc", "is for a chain with");
+	expect_error(state, FTC_HEAD " 'chains': [{'name': 'c', 'services': [1], 'ingress_port': 'in',\n"
+		     "   'resiliency': 'ftc',\n"
+		     "   'ftc': {'id': 9, 'f': 1, 'position': 1, 'nf_nodes': 3}}]}",
+		     NAME ":4:13: chains[0]", "an ingress_port and an exit_port");
+	expect_error(state,
+		     "{'ports': [{'name': 'in', 'dev': 'net_null0'}, {'name': 'out', 'dev': 'net_null1'}],\n"
+		     " 'nfs': [{'binary': 'a', 'service': 1, 'instances': 2}],\n"
+		     " 'chains': [{'name': 'c', 'services': [1], 'ingress_port': 'in', 'exit_port': 'out',\n"
+		     "   'resiliency': 'ftc', 'ftc': {'id': 9, 'f': 1, 'position': 1, 'nf_nodes': 3}}]}",
+		     NAME ":3:13: chains[0]", "one instance, not 2");
+	expect_error(state, FTC_HEAD " 'chains': [{'name': 'o', 'services': [1], 'exit_port': 'in'},\n"
+		     "  {'name': 'c', 'services': [1], 'ingress_port': 'in', 'exit_port': 'out',\n"
+		     "   'resiliency': 'ftc', 'ftc': {'id': 9, 'f': 1, 'position': 1, 'nf_nodes': 3}}]}",
+		     NAME ":5:3: chains[1]", "an FTC chain's services are its own");
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 /* ---- bfd.sessions ------------------------------------------------------------ */
@@ -2135,6 +2242,8 @@ main(void)
 	    T(test_stateless_chain_bad_values_are_placed),
 	    T(test_stateless_chain_predecessor),
 	    T(test_stateless_chain_services_are_its_own),
+	    T(test_ftc_chain_full_and_defaults),
+	    T(test_ftc_chain_bad_values_are_placed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
