@@ -128,6 +128,42 @@ ftc_hlog_append(struct ftc_hlog *h, const struct ftc_record_in *recs, unsigned i
 	return h->oldest + h->n - 1;
 }
 
+uint64_t
+ftc_hlog_append_encoded(struct ftc_hlog *h, const uint8_t *data, uint32_t len)
+{
+	const struct ftc_log l = {.part = 0, .parts = 1, .len = len, .seq = 1, .data = data};
+	struct ftc_record r;
+	uint32_t pos = 0, skip;
+	int64_t at;
+	struct entry *e;
+
+	if (len == 0)
+		return 0;
+	/* whole records of 1 .. FTC_RECORD_MAX bytes, filling it exactly */
+	while (pos < len) {
+		if (len - pos < FTC_RECORD_HEAD_LEN)
+			return 0;
+		if (!ftc_record_next(&l, &pos, &r) || r.len == 0 || r.len > FTC_RECORD_MAX)
+			return 0;
+	}
+	if (pos != len)
+		return 0;
+	if (h->n == h->cap || h->oldest + h->n >= (UINT64_C(1) << 63))
+		return 0;
+	at = place(h, len, &skip);
+	if (at < 0)
+		return 0;
+	if (h->n == 0)
+		h->start = (uint32_t)at;
+	memcpy(h->ring + at, data, len);
+	e = &h->entries[(h->head + h->n) % h->cap];
+	e->off = (uint32_t)at;
+	e->len = len;
+	h->used += skip + len;
+	h->n++;
+	return h->oldest + h->n - 1;
+}
+
 bool
 ftc_hlog_get(const struct ftc_hlog *h, uint64_t seq, const uint8_t **data, uint32_t *len)
 {

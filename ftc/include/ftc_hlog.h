@@ -36,6 +36,12 @@ struct ftc_hlog *ftc_hlog_init(void *mem, unsigned int updates, uint32_t bytes, 
  * FTC_RECORD_MAX bytes. */
 uint64_t ftc_hlog_append(struct ftc_hlog *h, const struct ftc_record_in *recs, unsigned int n);
 
+/* The same, for records already in the wire's encoding (as a log's data:
+ * region, length, offset, bytes; as an NF hands them over): copied once.
+ * 0 also when they are not whole records of 1 .. FTC_RECORD_MAX bytes
+ * filling `len` exactly. */
+uint64_t ftc_hlog_append_encoded(struct ftc_hlog *h, const uint8_t *data, uint32_t len);
+
 /* Update `seq`, kept: its records as a log's data (ftc_record_next() on a
  * struct ftc_log whose data and len these are); false if not kept
  * (committed already, or never made). */
