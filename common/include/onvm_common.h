@@ -336,6 +336,10 @@ struct onvm_nf_slot {
 	uint64_t state_size;
 	uint64_t cut_off;	      /* the cut area (onvm_cut.h) in that segment; */
 	uint64_t cut_size;	      /* cut_size 0: the NF is not in a remote chain */
+	/* An FTC chain's NF: the ring it hands its updates to the manager on
+	 * (onvm_ftc_ring.h), after its state block; ftc_size 0: not in one. */
+	uint64_t ftc_off;
+	uint64_t ftc_size;
 
 	/* ---- Manager-written, read by a sleeping NF: the futex word. ---- */
 	uint32_t wake_seq __rte_cache_aligned; /* atomic; bumped by whoever enqueues */
@@ -424,6 +428,15 @@ struct onvm_nf_slot {
 	 * loaded only for the run it launched it for. */
 	uint64_t store_token;
 	struct onvm_store_stats store;
+	/* FTC (docs/design/ftc.md): the sequence number of the NF's newest
+	 * update in its ring (atomic; stored, release, before the batch's
+	 * outputs leave: an output's update is at or below it).  Written by the
+	 * manager before the NF runs (an NF restarted on a spare node goes on
+	 * from its replicas' state), then by the NF. */
+	uint64_t ftc_seq;
+	uint64_t ftc_updates;	  /* updates handed over */
+	uint64_t ftc_bytes;	  /* ... their records' bytes */
+	uint64_t ftc_ring_waits;  /* batches that waited for room in the ring */
 	struct onvm_nf_app_stats app; /* NF-published counters */
 } __rte_cache_aligned;
 

@@ -275,6 +275,8 @@ nfl_batch_commit(struct nf_ctx *nf)
 
 		if (nf->has_cut) /* which chunks changed in which cut period */
 			onvm_cut_note_batch(&nf->cut, &nf->state);
+		if (nf->ftc != NULL) /* an FTC chain: the update to its replicas */
+			nfl_ftc_batch_end(nf);
 		s->state_seq = nf_state_commit(&nf->state);
 		dt = rte_rdtsc() - t0;
 		s->state_chunks = nf_state_stats(&nf->state)->chunks_committed;

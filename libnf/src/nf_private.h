@@ -26,6 +26,8 @@
  *   nf_app_stats.c  NF-published counters (/onvm/nf/app,ID)
  *   nf_store.c      stateless resiliency: the state's versioned updates to a
  *                   Redis-protocol store, the warm-up of a fresh instance
+ *   nf_ftc.c        FTC: each batch's dirty chunks, as an update, to the
+ *                   manager's ring (it piggybacks them to the replicas)
  *   nf_pidns.c      an NF in a container: taking the pid the manager gave it
  *                   in its pid namespace, as a minimal init
  *   pkt_helper.c, flow_table.c, region_heap.c, nf_json.c, nf_output.c:
@@ -52,6 +54,7 @@
 #include "nf_rt.h"
 #include "onvm_nf_batch.h"
 #include "onvm_cut.h"
+#include "onvm_ftc_ring.h"
 #include "onvm_nflib.h"
 #include "onvm_seg.h"
 #include "onvm_state.h"
@@ -111,6 +114,8 @@ struct nf_ctx {
 	uint64_t fifo_until_ns;	   /* latest end of the promotion's priority */
 	uint64_t promoted_seq;	 /* state batch the promotion recovered to */
 	struct nf_store *store;	 /* in a stateless chain: its store client (nf_store.c) */
+	struct onvm_ftc_ring *ftc; /* in an FTC chain: its updates' ring (nf_ftc.c) */
+	uint64_t ftc_seq;	 /* the last update handed over */
 	struct nfl_rt rt;      /* real-time priority while parked and promoting */
 	nf_fault_fn fault;     /* test hook: called at the batch's fault points */
 	char name[ONVM_NAME_LEN];
@@ -183,6 +188,12 @@ void nfl_store_poll(struct nf_ctx *nf);
 bool nfl_store_busy(const struct nf_ctx *nf);
 void nfl_store_wait(struct nf_ctx *nf);
 void nfl_store_stop(struct nf_ctx *nf);
+
+/* nf_ftc.c -- FTC, the NF's thread only.  attach: once the state is mapped
+ * (0 when not in an FTC chain); batch_end: before the batch's state commit,
+ * hand its dirty chunks over as the next update (waiting for room). */
+int nfl_ftc_attach(struct nf_ctx *nf);
+void nfl_ftc_batch_end(struct nf_ctx *nf);
 
 /* A wait is coming (a full TX ring, an idle spin, a sleep): leave real-time
  * priority first.  A waiting real-time thread on a CPU it shares with the

@@ -154,6 +154,10 @@ nf_state_map(struct nf_ctx *nf)
 		nf->has_cut = true;
 	}
 	nf->has_state = true;
+	/* In an FTC chain the manager added the ring of its updates. */
+	ret = nfl_ftc_attach(nf);
+	if (ret < 0)
+		return ret;
 	NF_LOG(INFO, "%s: %u state regions mapped (%" PRIu64 " bytes)%s", nf->name, nf->n_decl,
 	       nf->slot->state_size, nf->standby ? " as standby" : "");
 	return 0;
