@@ -34,6 +34,7 @@
 
 #include "mgr.h"
 #include "stateless/stateless.h"
+#include "ftc/ftc.h"
 
 #define DRAIN_TIMEOUT_MS 1000
 #define NF_STOP_TIMEOUT_MS 3000
@@ -263,13 +264,13 @@ main(int argc, char **argv)
 
 	mgr_dp_init();
 	if (mgr_init_shared() < 0 || mgr_init_nf_placement() < 0 || mgr_ports_init() < 0 ||
-	    mgr_init_chains() < 0 || mgr_sl_init() < 0 ||
+	    mgr_init_chains() < 0 || mgr_sl_init() < 0 || mgr_ftc_init() < 0 ||
 	    mgr_units_init() < 0 || mgr_nf_ctl_init() < 0 || mgr_vdev_guard_init() < 0 ||
 	    mgr_bfd_init() < 0 || mgr_plog_init() < 0 || mgr_rsync_init() < 0 ||
 	    mgr_link_watch_init() < 0 ||
 	    mgr_telemetry_init() < 0 ||
 	    mgr_bfd_telemetry_init() < 0 || mgr_plog_telemetry_init() < 0 ||
-	    mgr_sl_telemetry_init() < 0 ||
+	    mgr_sl_telemetry_init() < 0 || mgr_ftc_telemetry_init() < 0 ||
 	    mgr_ctl_start() < 0) {
 		ret = EXIT_FAILURE;
 		goto cleanup;

@@ -4,7 +4,7 @@
 
 /*
  * mgr.h -- onvm_mgr, the node manager (the DPDK primary process): its
- * node-wide state and the node skeleton's interfaces.  The manager is six
+ * node-wide state and the node skeleton's interfaces.  The manager is seven
  * components, a folder each with a header that maps its files:
  *
  *   config/     the JSON configuration, parsed and validated  (config.h)
@@ -15,6 +15,8 @@
  *               roles on the ports                           (remote.h)
  *   stateless/  stateless resiliency: a chain's root and exit, whose
  *               NFs keep their state in a store          (stateless.h)
+ *   ftc/        FTC: this node's part of a chain whose NFs' updates ride
+ *               on its packets to the next f nodes             (ftc.h)
  *   this folder, the node skeleton:
  *     main.c         start-up order, housekeeping, shutdown
  *     init.c         EAL arguments, shared tables, pools, rings, NF

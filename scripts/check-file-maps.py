@@ -29,6 +29,7 @@ HEADER_MAPS = [
     ("onvm_mgr/dataplane/dataplane.h", ["onvm_mgr/dataplane"]),
     ("onvm_mgr/remote/remote.h", ["onvm_mgr/remote"]),
     ("onvm_mgr/stateless/stateless.h", ["onvm_mgr/stateless"]),
+    ("onvm_mgr/ftc/ftc.h", ["onvm_mgr/ftc"]),
     ("libnf/src/nf_private.h", ["libnf/src"]),
 ]
 README_MAPS = [

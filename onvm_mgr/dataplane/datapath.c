@@ -29,6 +29,7 @@
 
 #include "mgr.h"
 #include "stateless/stateless.h"
+#include "ftc/ftc.h"
 
 void
 mgr_nf_wake(struct onvm_nf_slot *slot)
@@ -209,6 +210,13 @@ dispatch(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, const struct mgr_dest *d)
 			flush_nf(ctx, d->id);
 		return;
 	case MGR_DEST_PORT:
+		if (unlikely(mgr_ftc_any) && ctx->direct_port_tx && mgr_ftc_exit_port[d->id] &&
+		    !(onvm_pkt_meta(m, mgr.dyn_off)->flags & ONVM_PKT_F_CTRL)) {
+			/* Out of an FTC chain's node: its logs and vectors
+			 * attached, or held at the egress (ftc_out.c). */
+			mgr_ftc_on_exit(ctx, d->id, m);
+			return;
+		}
 		if (unlikely(mgr_sl_any) && ctx->direct_port_tx &&
 		    mgr.shm->chains[onvm_pkt_meta(m, mgr.dyn_off)->chain_id % ONVM_MAX_CHAINS].stateless &&
 		    !(onvm_pkt_meta(m, mgr.dyn_off)->flags & ONVM_PKT_F_CTRL)) {
@@ -435,6 +443,11 @@ mgr_rx_poll(void)
 				continue;
 			}
 			ps->rx_bytes += rte_pktmbuf_pkt_len(m);
+			/* An FTC chain's link: everything on it is the TX unit's
+			 * (ftc_in.c), which owns the chain's FTC state. */
+			if (unlikely(mgr_ftc_any) && mgr_ftc_in_port[port] &&
+			    mgr_ftc_rx(port, m))
+				continue;
 			/* LOG_TRIM from a primary to this predecessor (plog_unit.c). */
 			if (unlikely(plog) && mgr_plog_rx(port, m)) {
 				ps->ctrl_rx++;
@@ -624,6 +637,10 @@ mgr_tx_poll(void)
 	/* Stateless chains: what the store has acknowledged leaves. */
 	if (unlikely(mgr_sl_any))
 		work += mgr_sl_tx(ctx);
+	/* An FTC chain: frames from the node before, the NF's updates, the
+	 * timers, the egress buffer. */
+	if (unlikely(mgr_ftc_any))
+		work += mgr_ftc_tx(ctx);
 	/* What the control thread handed back (a dead NF's mbufs): a few
 	 * bursts a poll, counted as work so a quiet lcore does not nap on it. */
 	for (int k = 0; k < MGR_TX_FREE_BURSTS && unlikely(!rte_ring_empty(mgr.ctl_free_ring));
@@ -788,6 +805,8 @@ mgr_dp_drop_leftovers(void)
 	mgr_align_reset(); /* the markers kept for alignments */
 	if (mgr_sl_any)
 		mgr_sl_drop_held(); /* a stateless chain's exit */
+	if (mgr_ftc_any)
+		mgr_ftc_drop_held(); /* an FTC chain's egress buffer */
 }
 
 void

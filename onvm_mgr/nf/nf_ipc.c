@@ -29,6 +29,8 @@
 #include "onvm_state.h"
 
 #include "nf_ctl.h"
+#include "ftc/ftc.h"
+#include "onvm_ftc_ring.h"
 #include "stateless/stateless.h"
 
 static void
@@ -490,7 +492,7 @@ do_state_alloc(const struct onvm_mp_state_req *req, struct onvm_mp_state_rep *re
 	struct nf_state_layout layout;
 	struct mgr_rsync_placement pl;
 	struct onvm_nf_slot *s;
-	uint64_t span;
+	uint64_t span, ftc_ring, alloc;
 	bool remote;
 	int64_t off;
 	uint32_t n;
@@ -514,14 +516,17 @@ do_state_alloc(const struct onvm_mp_state_req *req, struct onvm_mp_state_rep *re
 	if (ret < 0)
 		return ret; /* the reason is written */
 	remote = ret > 0;
-	off = remote ? (int64_t)pl.off : mgr_state_pool_alloc(&mgr.state_pool, layout.total_size);
+	/* An FTC chain's NF: the ring of its updates after the block. */
+	ftc_ring = remote ? 0 : mgr_ftc_ring_bytes(s->service_id);
+	alloc = ftc_ring > 0 ? RTE_ALIGN_CEIL(layout.total_size, 64) + ftc_ring : layout.total_size;
+	off = remote ? (int64_t)pl.off : mgr_state_pool_alloc(&mgr.state_pool, alloc);
 	if (off < 0)
 		return state_fail(rep, ENOMEM,
 				  "%" PRIu64 " bytes of state do not fit the pool (%" PRIu64
 				  " of %" PRIu64 " in use; raise state.pool_mb)",
-				  layout.total_size, mgr_state_pool_in_use(&mgr.state_pool),
+				  alloc, mgr_state_pool_in_use(&mgr.state_pool),
 				  mgr.state_pool.size);
-	span = pl.cut_size > 0 ? pl.cut_off + pl.cut_size - pl.off : layout.total_size;
+	span = pl.cut_size > 0 ? pl.cut_off + pl.cut_size - pl.off : alloc;
 	/* The huge pages now, so that running out is this answer, not a SIGBUS
 	 * in whoever touches the block first. */
 	ret = onvm_seg_reserve(&mgr.state_seg, (uint64_t)off, span);
@@ -539,6 +544,12 @@ do_state_alloc(const struct onvm_mp_state_req *req, struct onvm_mp_state_rep *re
 		snprintf(rep->reason, sizeof(rep->reason), "cannot format the cut area");
 		ret = -EINVAL;
 	}
+	if (ret == 0 && ftc_ring > 0 &&
+	    onvm_ftc_ring_format(mgr.state_seg.base + off + RTE_ALIGN_CEIL(layout.total_size, 64),
+				 ftc_ring) < 0) {
+		snprintf(rep->reason, sizeof(rep->reason), "cannot format the FTC ring");
+		ret = -EINVAL;
+	}
 	if (ret < 0) {
 		onvm_seg_release(&mgr.state_seg, (uint64_t)off, span);
 		if (!remote)
@@ -547,6 +558,9 @@ do_state_alloc(const struct onvm_mp_state_req *req, struct onvm_mp_state_rep *re
 	}
 	s->cut_off = pl.cut_off;
 	s->cut_size = pl.cut_size;
+	s->ftc_off = ftc_ring > 0 ? (uint64_t)off + RTE_ALIGN_CEIL(layout.total_size, 64) : 0;
+	s->ftc_size = ftc_ring;
+	s->ftc_seq = 0; /* (a fresh NF's first update is 1) */
 	/* On the standby node the NF waits (no packets, no ticks) while the
 	 * primary's state is written into its block, until the takeover. */
 	__atomic_store_n(&s->remote_parked, pl.parked ? 1 : 0, __ATOMIC_SEQ_CST);

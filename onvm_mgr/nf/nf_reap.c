@@ -480,7 +480,9 @@ static void
 free_state(struct onvm_nf_slot *s)
 {
 	uint64_t off = s->state_off;
-	uint64_t len = s->cut_size > 0 ? s->cut_off + s->cut_size - s->state_off : s->state_size;
+	uint64_t len = s->cut_size > 0	 ? s->cut_off + s->cut_size - s->state_off
+		       : s->ftc_size > 0 ? s->ftc_off + s->ftc_size - s->state_off
+					 : s->state_size;
 
 	if (s->state_mz[0] == '\0')
 		return;
@@ -491,7 +493,8 @@ free_state(struct onvm_nf_slot *s)
 	 * only then do the pages go (touching a punched hugetlbfs page
 	 * allocates a new one, or raises SIGBUS when none is left). */
 	__atomic_store_n(&s->state_mz[0], '\0', __ATOMIC_RELEASE);
-	if (mgr_rsync_state_window(off)) { /* the units attach nothing else */
+	/* (an FTC chain's TX unit reads the NF's update ring in it too) */
+	if (mgr_rsync_state_window(off) || s->ftc_size > 0) {
 		int self = mgr_qsbr_thread_id();
 
 		rte_rcu_qsbr_synchronize(mgr.qsbr,
@@ -506,6 +509,8 @@ free_state(struct onvm_nf_slot *s)
 	s->state_size = 0;
 	s->cut_off = 0;
 	s->cut_size = 0;
+	s->ftc_off = 0;
+	s->ftc_size = 0;
 	s->n_state_req = 0;
 }
 

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * ftc_in.c -- a frame from the node before (or, at the forwarder, the
+ * egress's feedback), on the TX unit.
+ *
+ * Its logs: each one of an NF this node replicates is offered to the
+ * replica's sequencer (ftc_seq.h) and every update now whole and next in
+ * order is written into the replica; a log whose group goes on past this
+ * node is queued for the next one whatever the verdict here (a node after
+ * may lack it even when this one has it: a retransmission is for them).
+ * Its held and need entries are merged (they only grow).  Then the
+ * packet, stripped of the header, is routed into the node's chain as an
+ * input would be; a propagating frame ends here.
+ */
+#include <rte_mbuf.h>
+
+#include "dataplane/dataplane.h"
+#include "ftc_priv.h"
+
+static struct ftc_replica *
+replica_of(struct ftc_node *n, uint16_t instance)
+{
+	for (unsigned int k = 0; k < n->n_rep; k++)
+		if (n->rep[k].instance == instance)
+			return &n->rep[k];
+	return NULL;
+}
+
+static inline void
+raise_to(uint64_t *v, uint64_t x)
+{
+	if (x > *v)
+		__atomic_store_n(v, x, __ATOMIC_RELAXED);
+}
+
+/* Every update of `r` now whole and next in order, into its store. */
+static void
+apply_ready(struct ftc_node *n, struct ftc_replica *r)
+{
+	uint64_t seq;
+	unsigned int parts;
+
+	while (ftc_seq_ready(r->seq, &seq, &parts)) {
+		for (unsigned int p = 0; p < parts; p++) {
+			struct ftc_log l = {.parts = 1};
+			struct ftc_record rec;
+			uint32_t pos = 0;
+
+			ftc_seq_part(r->seq, p, &l.data, &l.len);
+			while (ftc_record_next(&l, &pos, &rec)) {
+				if (ftc_store_write(&r->store, rec.region, rec.offset, rec.bytes,
+						    rec.len) < 0)
+					r->store_full++;
+				r->applied_bytes += rec.len;
+			}
+		}
+		ftc_seq_done(r->seq);
+		r->applied_updates = seq;
+		if (r->tail) {
+			raise_to(&n->held[r->instance], seq);
+			n->held_dirty = true;
+			if (n->pending_tsc == 0)
+				n->pending_tsc = rte_rdtsc();
+		}
+	}
+}
+
+static void
+take_logs(struct ftc_node *n, const struct ftc_view *v)
+{
+	for (unsigned int k = 0; k < v->n_logs; k++) {
+		enum ftc_seq_verdict verdict;
+		struct ftc_replica *r;
+		struct ftc_log l;
+
+		ftc_log_get(v, k, &l);
+		r = replica_of(n, l.instance);
+		if (r == NULL) {
+			n->c.in_foreign_logs++;
+			continue;
+		}
+		verdict = ftc_seq_offer(r->seq, &l);
+		r->verdicts[verdict]++;
+		/* a tail seeing an update again: its head has not heard it is
+		 * held (a feedback frame lost): say it again */
+		if (verdict == FTC_SEQ_OLD && r->tail)
+			n->held_dirty = true;
+		apply_ready(n, r);
+		if (r->carry) {
+			if (ftc_oq_push(n, l.instance, l.part, l.parts, l.seq, l.data, l.len))
+				n->c.logs_carried++;
+			else
+				n->c.carry_full++; /* (the head sends it again) */
+		}
+	}
+}
+
+static void
+take_vectors(struct ftc_node *n, const struct ftc_view *v)
+{
+	for (unsigned int k = 0; k < v->n_commits; k++) {
+		struct ftc_commit c;
+
+		ftc_commit_get(v, k, &c);
+		if (c.instance >= n->n_inst) {
+			n->c.in_foreign_logs++;
+			continue;
+		}
+		if (c.kind == FTC_HELD) {
+			if (c.seq > n->held[c.instance]) {
+				raise_to(&n->held[c.instance], c.seq);
+				n->held_dirty = true;
+				if (n->pending_tsc == 0)
+					n->pending_tsc = rte_rdtsc();
+			}
+		} else {
+			raise_to(&n->need[c.instance], c.seq);
+		}
+	}
+}
+
+/* The packet as it was: its MACs moved up to the inner EtherType, the
+ * header cut off the front (no copy of the payload). */
+static void
+strip(struct rte_mbuf *m, const struct ftc_view *v)
+{
+	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+	const uint32_t cut = v->payload_off - FTC_MAC_LEN - 2;
+
+	f[v->payload_off - 2] = (uint8_t)(v->inner_ethertype >> 8);
+	f[v->payload_off - 1] = (uint8_t)v->inner_ethertype;
+	memmove(f + cut, f, FTC_MAC_LEN);
+	rte_pktmbuf_adj(m, (uint16_t)cut);
+}
+
+static void
+route(struct mgr_dp_ctx *ctx, struct ftc_node *n, struct rte_mbuf *m)
+{
+	struct onvm_pkt_meta *meta = onvm_pkt_meta(m, mgr.dyn_off);
+	struct onvm_pkt_info pi;
+	enum onvm_parse_reason pr = onvm_pkt_parse(m, &pi);
+	struct mgr_dest d;
+
+	mgr_route_ingress(mgr.shm, meta, n->in_port, pr, &pi, &d);
+	mgr_dp_dispatch(ctx, m, &d);
+}
+
+int
+ftc_in_poll(struct mgr_dp_ctx *ctx)
+{
+	struct ftc_node *n = &mgr_ftc_node;
+	struct rte_mbuf *pkts[ONVM_BURST];
+	unsigned int nb = rte_ring_sc_dequeue_burst(n->in_ring, (void **)pkts, ONVM_BURST, NULL);
+
+	for (unsigned int i = 0; i < nb; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct ftc_view v;
+		enum ftc_reason r;
+
+		n->c.in_frames++;
+		if (m->nb_segs != 1) {
+			n->c.in_bad[FTC_BAD_LENGTH]++;
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		r = ftc_parse(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &v);
+		if (r == FTC_NOT_FTC) {
+			/* A packet with no needs would leave unchecked. */
+			n->c.in_plain++;
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		if (r != FTC_OK) {
+			n->c.in_bad[r]++;
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		take_logs(n, &v);
+		take_vectors(n, &v);
+		if (v.flags & FTC_F_PROPAGATE) {
+			n->c.in_propagating++;
+			/* a propagating frame is news: the egress passes it back */
+			if (n->egress)
+				n->held_dirty = true;
+			if (n->forwarder)
+				n->c.feedback_rx++;
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		if (n->forwarder) { /* the feedback link carries no packets */
+			n->c.in_plain++;
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		strip(m, &v);
+		route(ctx, n, m);
+	}
+	return (int)nb;
+}

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * ftc_priv.h -- what the FTC files of the manager share: the node's one
+ * record (`mgr_ftc_node`), written by the TX unit only once set up (the
+ * RX unit only enqueues into `in_ring`; telemetry reads counters).
+ */
+#ifndef MGR_FTC_PRIV_H
+#define MGR_FTC_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ring.h>
+
+#include "ftc/ftc.h"
+#include "ftc_hlog.h"
+#include "ftc_seq.h"
+#include "ftc_wire.h"
+#include "mgr.h"
+#include "onvm_ftc_ring.h"
+
+#define FTC_INST_MAX (MGR_FTC_MAX_NF_NODES + 1)
+#define FTC_IN_RING 4096   /* frames the RX unit hands over */
+#define FTC_PAGE_SHIFT 12  /* a replica keeps state in 4 KB pages */
+#define FTC_PAGE (1u << FTC_PAGE_SHIFT)
+/* Frames are single mbufs: at most the pool's data room. */
+#define FTC_FRAME_ROOM 2048u
+
+/* A replica's copy of one NF's regions: 4 KB pages, made on first write
+ * (a region starts all zero, as the NF's does), found by (region, page). */
+struct ftc_store {
+	uint32_t slots;	  /* hash slots, a power of two */
+	uint32_t pages;	  /* pages the arena holds */
+	uint32_t used;	  /* pages made */
+	uint64_t *keys;	  /* 1 + (region << 32 | page index); 0: empty */
+	uint32_t *at;	  /* the page's index in the arena */
+	uint8_t *arena;
+};
+
+/* One instance this node replicates. */
+struct ftc_replica {
+	uint16_t instance;
+	bool tail;   /* this node ends its group: it writes held */
+	bool carry;  /* its logs go on to the next node */
+	struct ftc_seq *seq;
+	struct ftc_store store;
+	uint64_t verdicts[FTC_SEQ_VERDICT_MAX];
+	uint64_t applied_updates, applied_bytes, store_full;
+};
+
+/* A log part waiting to go to the next node (the node's own updates, and
+ * logs it carries): a FIFO of these, each followed by its data. */
+struct ftc_out_log {
+	uint16_t instance;
+	uint8_t part, parts;
+	uint32_t len;
+	uint64_t seq;
+	uint64_t tsc; /* queued */
+};
+
+struct ftc_counters {
+	uint64_t in_frames, in_propagating, in_full, in_bad[FTC_REASON_MAX];
+	uint64_t in_plain;	   /* no FTC header on an FTC link: dropped */
+	uint64_t in_foreign_logs;  /* of an instance this node has no part in */
+	uint64_t logs_carried, carry_full;
+	uint64_t own_updates, own_bytes, own_parts, own_log_full;
+	uint64_t retransmits, retrans_parts, held_ahead;
+	uint64_t out_packets, out_piggybacked_logs, out_propagating, out_too_big, out_copied;
+	uint64_t out_no_mbuf;
+	uint64_t held_packets_in, released, hold_full, held_max;
+	uint64_t release_wait_cycles, release_wait_max;
+	uint64_t feedback_tx, feedback_rx;
+};
+
+struct ftc_node {
+	bool on;
+	const struct mgr_ftc_cfg *cfg;
+	int chain;
+	uint16_t in_port, out_port;
+	int fb_port; /* -1: none */
+	bool forwarder, egress, head;
+	uint8_t n_inst; /* the chain's NFs: instances 0 .. n_inst - 1 */
+	uint16_t own;	/* head: its instance (= position) */
+	uint16_t service;
+	struct rte_ring *in_ring;
+	uint64_t hz;
+	uint64_t propagate_cycles, retrans_cycles;
+	uint32_t frame_max;   /* bytes a frame out may have */
+	uint32_t part_budget; /* bytes of records a log part may carry */
+
+	/* what the chain's packets say, merged from every frame seen */
+	uint64_t held[FTC_INST_MAX];
+	uint64_t need[FTC_INST_MAX];
+	bool held_dirty;	 /* held grew since the last frame out */
+	uint64_t pending_tsc;	 /* the oldest thing waiting to go out (0: none) */
+
+	/* replicas: the instances position - f .. position - 1 */
+	uint8_t n_rep;
+	struct ftc_replica rep[MGR_FTC_F_MAX];
+
+	/* head: the NF's ring, its log of updates not held f + 1 times */
+	struct onvm_ftc_ring *nf_ring;
+	uint32_t nf_gen;	/* the slot generation nf_ring is of */
+	uint16_t nf_slot;
+	struct ftc_hlog *hlog;
+	uint64_t own_sent;	/* the newest update queued out */
+	uint64_t *sent_tsc;	/* when update s was last queued: [s % log_updates] */
+	uint64_t held_ahead_seen;
+	uint8_t *part_buf;
+
+	/* the queue of log parts out */
+	uint8_t *oq;
+	uint64_t oq_size, oq_head, oq_tail; /* byte counters */
+
+	/* egress: the buffer, packets with their needs */
+	struct ftc_held_pkt {
+		struct rte_mbuf *m;
+		uint64_t tsc;
+		uint64_t need[FTC_INST_MAX];
+	} *hold;
+	uint32_t hold_cap, hold_head, hold_n;
+	uint64_t fb_last_tsc;
+	bool fb_dirty;
+
+	struct ftc_counters c;
+};
+
+extern struct ftc_node mgr_ftc_node;
+
+/* ftc_replica.c */
+int ftc_store_init(struct ftc_store *s, uint64_t bytes);
+/* Write `len` bytes at `offset` of `region`: 0, or -1 when the arena is
+ * full (nothing written of what did not fit: counted by the caller). */
+int ftc_store_write(struct ftc_store *s, uint16_t region, uint32_t offset, const uint8_t *b,
+		    uint32_t len);
+/* The page of `region` at byte `offset` (NULL: never written: zeros). */
+const uint8_t *ftc_store_page(const struct ftc_store *s, uint16_t region, uint32_t offset);
+
+/* ftc_in.c */
+int ftc_in_poll(struct mgr_dp_ctx *ctx);
+
+/* ftc_out.c */
+/* Queue a log part for the next node; false when the queue is full. */
+bool ftc_oq_push(struct ftc_node *n, uint16_t instance, uint8_t part, uint8_t parts,
+		 uint64_t seq, const uint8_t *data, uint32_t len);
+int ftc_out_poll(struct mgr_dp_ctx *ctx);
+
+#endif /* MGR_FTC_PRIV_H */
