@@ -4,7 +4,8 @@
 -- Wireshark dissector for REINFORCE-NFV's remote resiliency (docs/wire-format.md):
 --   EtherType 0x88B5: the logical-timestamp shim (then the inner EtherType's
 --                     dissector takes the rest of the packet); version 2:
---                     FTC's piggyback (logs, records, commit vector)
+--                     FTC's piggyback (logs, records, commit vector);
+--                     version 3: FTC's state transfer (FETCH, PIECE, END, RESYNC)
 --   EtherType 0x88B6: RSync messages (header, per-type payload, HMAC)
 --
 --   tshark -X lua_script:tools/reinforce.lua -r capture.pcapng
@@ -121,9 +122,63 @@ local function dissect_ftc(tvb, pinfo, tree)
 	return tvb:len()
 end
 
+---------------------------------------------------------------- 0x88B5 v3: FTC state transfer
+local xfer = Proto("reinforce_ftc_xfer", "REINFORCE FTC state transfer")
+local xops = { [1] = "FETCH", [2] = "PIECE", [3] = "END", [4] = "RESYNC" }
+local xf = {
+	version = ProtoField.uint8("reinforce_ftc_xfer.version", "Version"),
+	op = ProtoField.uint8("reinforce_ftc_xfer.op", "Op", base.DEC, xops),
+	chain = ProtoField.uint16("reinforce_ftc_xfer.chain", "FTC chain"),
+	from = ProtoField.uint8("reinforce_ftc_xfer.from", "From position"),
+	instance = ProtoField.uint8("reinforce_ftc_xfer.instance", "NF instance"),
+	nonce = ProtoField.uint32("reinforce_ftc_xfer.nonce", "Nonce", base.HEX),
+	seq = ProtoField.uint64("reinforce_ftc_xfer.seq", "Applied up to"),
+	index = ProtoField.uint32("reinforce_ftc_xfer.index", "Index / pieces"),
+	region = ProtoField.uint16("reinforce_ftc_xfer.region", "Region"),
+	len = ProtoField.uint16("reinforce_ftc_xfer.len", "Length"),
+	offset = ProtoField.uint32("reinforce_ftc_xfer.offset", "Offset"),
+	bytes = ProtoField.bytes("reinforce_ftc_xfer.bytes", "Bytes"),
+}
+xfer.fields = { xf.version, xf.op, xf.chain, xf.from, xf.instance, xf.nonce, xf.seq, xf.index,
+	xf.region, xf.len, xf.offset, xf.bytes }
+
+-- After the EtherType: version 3, op, chain, from, instance, nonce, seq,
+-- index (22 bytes); a PIECE then region, length, offset and its bytes.
+local function dissect_xfer(tvb, pinfo, tree)
+	if tvb:len() < 22 then
+		return 0
+	end
+	local t = tree:add(xfer, tvb())
+	local op = tvb(1, 1):uint()
+	t:add(xf.version, tvb(0, 1))
+	t:add(xf.op, tvb(1, 1))
+	t:add(xf.chain, tvb(2, 2))
+	t:add(xf.from, tvb(4, 1))
+	t:add(xf.instance, tvb(5, 1))
+	t:add(xf.nonce, tvb(6, 4))
+	t:add(xf.seq, tvb(10, 8))
+	t:add(xf.index, tvb(18, 4))
+	if op == 2 and tvb:len() >= 30 then
+		local n = tvb(24, 2):uint()
+		t:add(xf.region, tvb(22, 2))
+		t:add(xf.len, tvb(24, 2))
+		t:add(xf.offset, tvb(26, 4))
+		if tvb:len() >= 30 + n and n > 0 then
+			t:add(xf.bytes, tvb(30, n))
+		end
+	end
+	pinfo.cols.protocol = "FTC-XFER"
+	pinfo.cols.info = string.format("%s chain %d from %d instance %d seq %s", xops[op] or "?",
+		tvb(2, 2):uint(), tvb(4, 1):uint(), tvb(5, 1):uint(), tvb(10, 8):uint64())
+	return tvb:len()
+end
+
 function shim.dissector(tvb, pinfo, tree)
 	if tvb:len() >= 1 and tvb(0, 1):uint() == 2 then
 		return dissect_ftc(tvb, pinfo, tree)
+	end
+	if tvb:len() >= 1 and tvb(0, 1):uint() == 3 then
+		return dissect_xfer(tvb, pinfo, tree)
 	end
 	if tvb:len() < 12 then
 		return 0

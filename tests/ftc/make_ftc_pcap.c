@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ftc_wire.h"
+#include "ftc_xfer.h"
 
 static const uint8_t ipv4[] = {
 	0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, 0x08, 0x00, 0x45, 0, 0, 20, 0, 0,
@@ -81,5 +82,23 @@ main(int argc, char **argv)
 	if (n < 0)
 		return 1;
 	frame(f, out, n);
+	/* the state transfer: a PIECE of 8 bytes and a FETCH */
+	{
+		struct ftc_xfer x = {.op = FTC_XFER_PIECE, .chain = 29, .from = 2, .instance = 1,
+				     .nonce = 7, .seq = 40, .index = 3, .region = 1, .len = sizeof(a),
+				     .offset = 4096, .bytes = a};
+
+		memcpy(out, ipv4, 12);
+		n = ftc_xfer_build(out, sizeof(out), &x);
+		if (n < 0)
+			return 1;
+		frame(f, out, n);
+		x = (struct ftc_xfer){.op = FTC_XFER_FETCH, .chain = 29, .from = 1, .instance = 1,
+				      .nonce = 8};
+		n = ftc_xfer_build(out, sizeof(out), &x);
+		if (n < 0)
+			return 1;
+		frame(f, out, n);
+	}
 	return fclose(f) == 0 ? 0 : 1;
 }

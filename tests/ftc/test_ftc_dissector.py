@@ -17,7 +17,9 @@ FIELDS = ["reinforce_ftc.flags.propagate", "reinforce_ftc.logs", "reinforce_ftc.
           "reinforce_ftc.log.parts", "reinforce_ftc.record.region",
           "reinforce_ftc.record.offset", "reinforce_ftc.record.len",
           "reinforce_ftc.commit.instance", "reinforce_ftc.commit.kind", "reinforce_ftc.commit.seq",
-          "ip.src", "vlan.id"]
+          "ip.src", "vlan.id", "reinforce_ftc_xfer.op", "reinforce_ftc_xfer.chain",
+          "reinforce_ftc_xfer.from", "reinforce_ftc_xfer.instance", "reinforce_ftc_xfer.seq",
+          "reinforce_ftc_xfer.index", "reinforce_ftc_xfer.offset", "reinforce_ftc_xfer.len"]
 WANT = [
     {"reinforce_ftc.flags.propagate": "0", "reinforce_ftc.logs": "2",
      "reinforce_ftc.commits": "2", "reinforce_ftc.log.instance": "3,5",
@@ -31,6 +33,11 @@ WANT = [
      "reinforce_ftc.commit.kind": "0,1", "reinforce_ftc.commit.seq": "40,7", "ip.src": ""},
     {"reinforce_ftc.logs": "1", "reinforce_ftc.log.instance": "3", "vlan.id": "42",
      "ip.src": "198.18.0.1"},
+    {"reinforce_ftc_xfer.op": "2", "reinforce_ftc_xfer.chain": "29", "reinforce_ftc_xfer.from": "2",
+     "reinforce_ftc_xfer.instance": "1", "reinforce_ftc_xfer.seq": "40",
+     "reinforce_ftc_xfer.index": "3", "reinforce_ftc_xfer.offset": "4096",
+     "reinforce_ftc_xfer.len": "8", "reinforce_ftc.logs": ""},
+    {"reinforce_ftc_xfer.op": "1", "reinforce_ftc_xfer.from": "1", "reinforce_ftc_xfer.seq": "0"},
 ]
 
 

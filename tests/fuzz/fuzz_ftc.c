@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "ftc_wire.h"
+#include "ftc_xfer.h"
 
 #include "fuzz_check.h"
 
@@ -43,6 +44,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size > FRAME_MAX)
 		return 0;
+	{
+		struct ftc_xfer x;
+		enum ftc_xfer_reason xr = ftc_xfer_parse(data, size, &x);
+
+		CHECK((unsigned int)xr < FTC_XFER_REASON_MAX);
+		if (xr == FTC_XFER_OK) {
+			int k;
+
+			memcpy(again, data, FTC_MAC_LEN);
+			k = ftc_xfer_build(again, sizeof(again), &x);
+			CHECK(k > 0 && (size_t)k <= size && memcmp(again, data, (size_t)k) == 0);
+			CHECK(x.op != FTC_XFER_PIECE || (size_t)k == size);
+		}
+	}
 	r = ftc_parse(data, size, &v);
 	CHECK((unsigned int)r < FTC_REASON_MAX);
 	if (r != FTC_OK)
@@ -71,8 +86,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (unsigned int k = 0; k < v.n_commits; k++) {
 		ftc_commit_get(&v, k, &commits[k]);
 		CHECK(commits[k].seq != 0);
+		CHECK(commits[k].kind <= FTC_NEED);
 		for (unsigned int j = 0; j < k; j++)
-			CHECK(commits[j].instance != commits[k].instance);
+			CHECK(commits[j].instance != commits[k].instance ||
+			      commits[j].kind != commits[k].kind);
 	}
 	/* Built again from what was read: the same bytes. */
 	if (v.flags & FTC_F_PROPAGATE) {

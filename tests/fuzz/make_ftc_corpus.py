@@ -33,6 +33,12 @@ def ftc(inner, payload, logs=(), commits=(), flags=0, version=2):
                                len(logs), len(commits)) + section + payload)
 
 
+def xfer(op, chain, frm, instance, nonce, seq, index):
+    """The state transfer (version 3): its head after the MACs."""
+    return MACS + struct.pack(">HBBHBBIQI", 0x88B5, 3, op, chain, frm, instance, nonce, seq,
+                              index)
+
+
 def frames():
     one = log(3, 41, [record(0, 4096, bytes(range(8))), record(2, 7, b"\x09\x09\x09")])
     return {
@@ -51,6 +57,10 @@ def frames():
         "bad_kind": ftc(0x0800, IPV4_UDP, [], [commit(3, 1, kind=2)]),
         "bad_record": ftc(0x0800, IPV4_UDP, [log(3, 1, [struct.pack(">HHI", 0, 0, 0)])]),
         "plain_ipv4": MACS + b"\x08\x00" + IPV4_UDP,
+        "xfer_fetch": xfer(1, 29, 1, 1, 7, 0, 0),
+        "xfer_piece": xfer(2, 29, 2, 1, 7, 40, 3) + struct.pack(">HHI", 1, 8, 4096) + bytes(8),
+        "xfer_end": xfer(3, 29, 2, 1, 7, 40, 12) + bytes(24),
+        "xfer_resync": xfer(4, 29, 3, 2, 9, 0, 0),
     }
 
 
