@@ -105,6 +105,9 @@ struct mgr_containers_cfg {
 	char *args[MGR_CFG_MAX_ARGS]; /* more `run` arguments, every container NF */
 };
 
+#define MGR_FTC_F_MAX 4
+#define MGR_FTC_MAX_NF_NODES 15
+
 struct mgr_chain_cfg {
 	char name[MGR_CFG_NAME_LEN];
 	uint16_t len;
@@ -138,10 +141,15 @@ struct mgr_chain_cfg {
 		uint32_t replica_mb;	      /* per instance replicated */
 		uint32_t window;	      /* updates held out of order */
 		uint32_t hold_packets;	      /* the egress buffer */
+		int state_port;		      /* the state network (-1: none) */
+		/* "recover": this node takes a failed one's place: its NF's
+		 * state from the replicas at these positions, its replicas
+		 * from whole updates of their heads */
+		bool recover;
+		uint8_t n_recover_from;
+		uint8_t recover_from[MGR_FTC_F_MAX];
 	} ftc;
 };
-#define MGR_FTC_F_MAX 4
-#define MGR_FTC_MAX_NF_NODES 15
 #define MGR_SL_PEER_PRIMARY 1
 #define MGR_SL_PEER_SPARE 2
 

@@ -13,6 +13,7 @@
  * output), and the two are joined by the feedback link that takes the
  * commit vector back.
  */
+#include <inttypes.h>
 #include <string.h>
 
 #include "config_walk.h"
@@ -23,13 +24,14 @@ ftc_defaults(struct mgr_ftc_cfg *fc)
 {
 	*fc = (struct mgr_ftc_cfg){
 		.feedback_port = -1,
+		.state_port = -1,
 		.propagate_us = 1000,
 		.retrans_us = 5000,
 		.mtu = 1500,
 		.log_kb = 4096,
 		.log_updates = 4096,
 		.replica_mb = 16,
-		.window = 64,
+		.window = 16,
 		.hold_packets = 8192,
 	};
 }
@@ -46,6 +48,39 @@ get_u32(struct cfg_walk *w, const json_t *v, const char *p, const char *key, uin
 	return 0;
 }
 
+/* "recover_from": the positions of the NF's replicas that are alive (the
+ * next f nodes, those not recovering too), where its state comes from. */
+static int
+parse_recover_from(struct cfg_walk *w, const json_t *v, const char *p, struct mgr_ftc_cfg *fc)
+{
+	char ap[CFG_PATH_LEN], ep[CFG_PATH_LEN];
+	json_t *arr, *e;
+	size_t i;
+
+	if (cfg_get_array(w, v, p, "recover_from", MGR_FTC_F_MAX, &arr) < 0)
+		return -1;
+	if (arr == NULL)
+		return 0;
+	cfg_join_key(ap, p, "recover_from");
+	if (!fc->recover)
+		return cfg_fail(w, ap, "\"recover_from\" is for a node with \"recover\": true");
+	if (fc->position >= fc->nf_nodes)
+		return cfg_fail(w, ap, "a replica-only node has no NF state to fetch");
+	json_array_foreach(arr, i, e) {
+		uint64_t pos;
+
+		cfg_join_index(ep, ap, i);
+		if (cfg_check_uint(w, e, ep, fc->position + 1u, fc->position + (uint64_t)fc->f,
+				   &pos) < 0)
+			return -1;
+		for (uint8_t k = 0; k < fc->n_recover_from; k++)
+			if (fc->recover_from[k] == pos)
+				return cfg_fail(w, ep, "position %" PRIu64 " twice", pos);
+		fc->recover_from[fc->n_recover_from++] = (uint8_t)pos;
+	}
+	return 0;
+}
+
 int
 cfg_parse_ftc(struct cfg_walk *w, const json_t *chain, const char *base, struct mgr_config *cfg,
 	      struct mgr_chain_cfg *cc)
@@ -53,10 +88,11 @@ cfg_parse_ftc(struct cfg_walk *w, const json_t *chain, const char *base, struct 
 	static const char *const keys[] = {"id",	  "f",		"position", "nf_nodes",
 					   "feedback_port", "propagate_us", "retrans_us", "mtu",
 					   "log_kb",	  "log_updates",  "replica_mb", "window",
-					   "hold_packets",  NULL};
+					   "hold_packets",  "state_port",	"recover",    "recover_from",
+					   NULL};
 	static const char *const required[] = {"id", "f", "position", "nf_nodes", NULL};
 	char p[CFG_PATH_LEN], kp[CFG_PATH_LEN];
-	json_t *v = cfg_member(chain, base, "ftc", p);
+	json_t *v = cfg_member(chain, base, "ftc", p), *s;
 	struct mgr_ftc_cfg *fc = &cc->ftc;
 	uint64_t id = 0, f = 0, pos = 0, nfn = 0;
 	unsigned int last;
@@ -97,8 +133,8 @@ cfg_parse_ftc(struct cfg_walk *w, const json_t *chain, const char *base, struct 
 	if (cc->ingress_port < 0 || cc->exit_port < 0)
 		return cfg_fail(w, base, "an FTC chain needs an ingress_port and an exit_port");
 	cfg_join_key(kp, p, "feedback_port");
-	if ((v = json_object_get(v, "feedback_port")) != NULL && !json_is_null(v) &&
-	    cfg_port_ref(w, v, kp, cfg, &fc->feedback_port) < 0)
+	if ((s = json_object_get(v, "feedback_port")) != NULL && !json_is_null(s) &&
+	    cfg_port_ref(w, s, kp, cfg, &fc->feedback_port) < 0)
 		return -1;
 	if ((fc->position == 0 || fc->position == last) != (fc->feedback_port >= 0))
 		return cfg_fail(w, kp, "%s", fc->feedback_port >= 0
@@ -106,9 +142,21 @@ cfg_parse_ftc(struct cfg_walk *w, const json_t *chain, const char *base, struct 
 				  "feedback_port"
 				: "the first and the last node of an FTC chain need the "
 				  "feedback_port between them");
-	if (fc->feedback_port == cc->ingress_port || fc->feedback_port == cc->exit_port)
+	if (fc->feedback_port >= 0 &&
+	    (fc->feedback_port == cc->ingress_port || fc->feedback_port == cc->exit_port))
 		return cfg_fail(w, kp, "the feedback link is a port of its own, not the chain's "
 				       "ingress or exit");
+	cfg_join_key(kp, p, "state_port");
+	if ((s = json_object_get(v, "state_port")) != NULL && !json_is_null(s) &&
+	    cfg_port_ref(w, s, kp, cfg, &fc->state_port) < 0)
+		return -1;
+	if (cfg_get_bool(w, v, p, "recover", &fc->recover) < 0 || parse_recover_from(w, v, p, fc) < 0)
+		return -1;
+	if (fc->recover && fc->state_port < 0)
+		return cfg_fail(w, p, "a node that recovers fetches state: it needs a state_port");
+	if (fc->recover && fc->position < fc->nf_nodes && fc->n_recover_from == 0)
+		return cfg_fail(w, p, "a recovering NF node needs \"recover_from\": the positions "
+				      "of its NF's live replicas");
 	for (int n = 0; n < cfg->nnfs && cc->len == 1; n++) {
 		if (cfg->nfs[n].service != cc->services[0])
 			continue;

@@ -1675,7 +1675,9 @@ test_ftc_chain_full_and_defaults(void **state)
 	assert_int_equal(fc->propagate_us, 200);
 	assert_int_equal(fc->mtu, 9000);
 	assert_int_equal(fc->retrans_us, 5000);
-	assert_int_equal(fc->window, 64);
+	assert_int_equal(fc->window, 16);
+	assert_int_equal(fc->state_port, -1);
+	assert_false(fc->recover);
 	mgr_config_free(&f->cfg);
 	mgr_config_defaults(&f->cfg);
 	/* a middle node: no feedback link; a replica-only node: no NF */
@@ -1689,6 +1691,18 @@ test_ftc_chain_full_and_defaults(void **state)
 			"   'exit_port': 'out', 'resiliency': 'ftc',\n"
 			"   'ftc': {'id': 9, 'f': 1, 'position': 3, 'nf_nodes': 3, 'feedback_port': 2}}]}");
 	assert_int_equal(f->cfg.chains[0].ftc.position, 3);
+	mgr_config_free(&f->cfg);
+	mgr_config_defaults(&f->cfg);
+	/* a node taking a failed one's place: its NF's state from position 3 */
+	load_ok(f, FTC_HEAD " 'chains': [{'name': 'c', 'services': [1], 'ingress_port': 'in',\n"
+			"   'exit_port': 'out', 'resiliency': 'ftc',\n"
+			"   'ftc': {'id': 9, 'f': 2, 'position': 1, 'nf_nodes': 3, 'state_port': 'back',\n"
+			"           'recover': true, 'recover_from': [3]}}]}");
+	fc = &f->cfg.chains[0].ftc;
+	assert_true(fc->recover);
+	assert_int_equal(fc->state_port, 2);
+	assert_int_equal(fc->n_recover_from, 1);
+	assert_int_equal(fc->recover_from[0], 3);
 }
 
 static void
@@ -1750,6 +1764,26 @@ test_ftc_chain_bad_values_are_placed(void **state)
 		     " 'chains': [{'name': 'c', 'services': [1], 'ingress_port': 'in', 'exit_port': 'out',\n"
 		     "   'resiliency': 'ftc', 'ftc': {'id': 9, 'f': 1, 'position': 1, 'nf_nodes': 3}}]}",
 		     NAME ":3:13: chains[0]", "one instance, not 2");
+	/* recovery: a state network, and where an NF's state comes from */
+	expect_error(state, FTC_HEAD " 'chains': [{'name': 'c', 'services': [1], 'ingress_port': 'in',\n"
+		     "   'exit_port': 'out', 'resiliency': 'ftc',\n"
+		     "   'ftc': {'id': 9, 'f': 1, 'position': 1, 'nf_nodes': 3, 'recover': true,\n"
+		     "           'recover_from': [2]}}]}",
+		     NAME ":6:11: chains[0].ftc", "needs a state_port");
+	expect_error(state, FTC_HEAD " 'chains': [{'name': 'c', 'services': [1], 'ingress_port': 'in',\n"
+		     "   'exit_port': 'out', 'resiliency': 'ftc',\n"
+		     "   'ftc': {'id': 9, 'f': 1, 'position': 1, 'nf_nodes': 3, 'recover': true,\n"
+		     "           'state_port': 'back'}}]}",
+		     NAME ":6:11: chains[0].ftc", "needs \"recover_from\"");
+	expect_error(state, FTC_HEAD " 'chains': [{'name': 'c', 'services': [1], 'ingress_port': 'in',\n"
+		     "   'exit_port': 'out', 'resiliency': 'ftc',\n"
+		     "   'ftc': {'id': 9, 'f': 1, 'position': 1, 'nf_nodes': 3, 'recover': true,\n"
+		     "           'state_port': 'back', 'recover_from': [3]}}]}",
+		     NAME ":7:51: chains[0].ftc.recover_from[0]", "2..2");
+	expect_error(state, FTC_HEAD " 'chains': [{'name': 'c', 'services': [1], 'ingress_port': 'in',\n"
+		     "   'exit_port': 'out', 'resiliency': 'ftc',\n"
+		     "   'ftc': {'id': 9, 'f': 1, 'position': 1, 'nf_nodes': 3, 'recover_from': [2]}}]}",
+		     NAME ":6:75: chains[0].ftc.recover_from", "is for a node with");
 	expect_error(state, FTC_HEAD " 'chains': [{'name': 'o', 'services': [1], 'exit_port': 'in'},\n"
 		     "  {'name': 'c', 'services': [1], 'ingress_port': 'in', 'exit_port': 'out',\n"
 		     "   'resiliency': 'ftc', 'ftc': {'id': 9, 'f': 1, 'position': 1, 'nf_nodes': 3}}]}",
