@@ -114,7 +114,7 @@ ftc_parse(const uint8_t *f, size_t len, struct ftc_view *v)
 	for (unsigned int k = 0; k < v->n_commits; k++) {
 		const uint8_t *c = f + pos + (size_t)k * FTC_COMMIT_LEN;
 
-		if (c[2] > FTC_NEED)
+		if (c[2] > FTC_VOID)
 			return FTC_BAD_KIND;
 		if (c[3] != 0)
 			return FTC_BAD_RESERVED;
@@ -207,7 +207,7 @@ input_ok(const struct ftc_log_in *logs, unsigned int n_logs, const struct ftc_co
 				return false;
 	}
 	for (unsigned int k = 0; k < n_commits; k++) {
-		if (commits[k].seq == 0 || commits[k].kind > FTC_NEED)
+		if (commits[k].seq == 0 || commits[k].kind > FTC_VOID)
 			return false;
 		for (unsigned int j = 0; j < k; j++)
 			if (commits[j].instance == commits[k].instance &&

@@ -50,7 +50,7 @@ local ff = {
 	bytes = ProtoField.bytes("reinforce_ftc.record.bytes", "Bytes"),
 	c_instance = ProtoField.uint16("reinforce_ftc.commit.instance", "NF instance"),
 	c_kind = ProtoField.uint8("reinforce_ftc.commit.kind", "Kind", base.DEC,
-		{ [0] = "held", [1] = "need" }),
+		{ [0] = "held", [1] = "need", [2] = "void" }),
 	c_reserved = ProtoField.uint8("reinforce_ftc.commit.reserved", "Reserved"),
 	c_seq = ProtoField.uint64("reinforce_ftc.commit.seq", "Committed up to"),
 }
@@ -111,7 +111,7 @@ local function dissect_ftc(tvb, pinfo, tree)
 		ct:add(ff.c_reserved, tvb(pos + 3, 1))
 		ct:add(ff.c_seq, tvb(pos + 4, 8))
 		ct:append_text(string.format(": instance %d %s %s", tvb(pos, 2):uint(),
-			tvb(pos + 2, 1):uint() == 1 and "needs up to" or "held up to",
+			({ [0] = "held up to", [1] = "needs up to", [2] = "recovered from" })[tvb(pos + 2, 1):uint()] or "?",
 			tvb(pos + 4, 8):uint64()))
 		pos = pos + 12
 	end

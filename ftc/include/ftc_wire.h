@@ -43,7 +43,9 @@
  *  |     sequence number (64 bits)                                 |
  *  kind 0, held: every update of the instance up to it is held by
  *  f + 1 members of its replication group; kind 1, need: the packet may
- *  leave the chain only once the instance's updates up to it are held
+ *  leave the chain only once the instance's updates up to it are held;
+ *  kind 2, void: the instance was recovered from its update seq, and its
+ *  numbers seq + 1 .. seq + 2^32 are void (a dead incarnation's, lost)
  *
  * All fields in network byte order.  An update too large for one frame is
  * split into parts (part 0 .. parts - 1) of one sequence number, carried by
@@ -128,7 +130,12 @@ struct ftc_record {
 enum ftc_commit_kind {
 	FTC_HELD = 0, /* its updates up to seq are on f + 1 nodes */
 	FTC_NEED = 1, /* this packet leaves only once they are */
+	FTC_VOID = 2, /* recovered from seq: seq + 1 .. seq + FTC_VOID_SPAN are void */
 };
+/* A recovered instance numbers its updates on from seq + FTC_VOID_SPAN: a
+ * packet that needs one of the numbers between depends on an update lost
+ * with the dead incarnation. */
+#define FTC_VOID_SPAN (UINT64_C(1) << 32)
 
 struct ftc_commit {
 	uint16_t instance;

@@ -170,7 +170,7 @@ test_propagate_and_empty(void **state)
 		};
 		const struct ftc_commit dup[] = {{.instance = 4, .seq = 1}, {.instance = 4, .seq = 2}};
 		const struct ftc_commit zero[] = {{.instance = 4, .seq = 0}};
-		const struct ftc_commit kind[] = {{.instance = 4, .kind = 2, .seq = 1}};
+		const struct ftc_commit kind[] = {{.instance = 4, .kind = 3, .seq = 1}};
 
 		for (unsigned int k = 0; k < 3; k++)
 			assert_int_equal(ftc_build(f, sizeof(f), ipv4, sizeof(ipv4), 0, &bad[k], 1, NULL,
@@ -269,7 +269,7 @@ test_every_refusal(void **state)
 	expect_bad(g, (size_t)n, 25, 0, FTC_BAD_PART);	  /* parts 0 */
 	expect_bad(g, (size_t)n, 24, 1, FTC_BAD_PART);	  /* part 1 of 1 */
 	expect_bad(g, (size_t)n, c0 + 3, 1, FTC_BAD_RESERVED);
-	expect_bad(g, (size_t)n, c0 + 2, 2, FTC_BAD_KIND);
+	expect_bad(g, (size_t)n, c0 + 2, 3, FTC_BAD_KIND);
 	/* every reason has a name */
 	for (int r = 0; r < FTC_REASON_MAX; r++)
 		assert_string_not_equal(ftc_reason_str((enum ftc_reason)r), "?");

@@ -86,7 +86,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (unsigned int k = 0; k < v.n_commits; k++) {
 		ftc_commit_get(&v, k, &commits[k]);
 		CHECK(commits[k].seq != 0);
-		CHECK(commits[k].kind <= FTC_NEED);
+		CHECK(commits[k].kind <= FTC_VOID);
 		for (unsigned int j = 0; j < k; j++)
 			CHECK(commits[j].instance != commits[k].instance ||
 			      commits[j].kind != commits[k].kind);
