@@ -437,6 +437,11 @@ struct onvm_nf_slot {
 	uint64_t ftc_updates;	  /* updates handed over */
 	uint64_t ftc_bytes;	  /* ... their records' bytes */
 	uint64_t ftc_ring_waits;  /* batches that waited for room in the ring */
+	/* atomic, manager-written: bumped to ask for a whole-state update (a
+	 * replica of the NF was replaced); the NF makes one at its next batch
+	 * and counts it in ftc_full_updates */
+	uint64_t ftc_full_req;
+	uint64_t ftc_full_updates;
 	struct onvm_nf_app_stats app; /* NF-published counters */
 } __rte_cache_aligned;
 

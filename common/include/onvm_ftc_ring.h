@@ -28,6 +28,10 @@
 
 #define ONVM_FTC_RING_MAGIC UINT64_C(0x4654435249474e31) /* "FTCRIGN1" */
 #define ONVM_FTC_ENTRY_HEAD 16 /* bytes before an entry's records */
+/* A whole-state update (asked for with the slot's ftc_full_req) begins
+ * with a record of this region, 1 byte: a replica clears its copy before
+ * it applies the rest (ftc/include/ftc_wire.h says the same). */
+#define ONVM_FTC_RESET_REGION 0xffff
 
 /* The shared header; the data follows it (ring.size bytes). */
 struct onvm_ftc_ring {

@@ -268,6 +268,9 @@ nfl_batch_commit(struct nf_ctx *nf)
 	 * sync NF waits for it here, before the batch's outputs leave). */
 	if (nf->store != NULL)
 		nfl_store_batch_end(nf);
+	/* An FTC chain: a whole-state update asked for dirties the state. */
+	if (unlikely(nf->ftc != NULL))
+		nfl_ftc_batch_start_commit(nf);
 	/* A batch that touched nothing has nothing to make durable. */
 	if (nf->has_state && nf_state_dirty_chunks(&nf->state) > 0) {
 		struct onvm_nf_slot *s = nf->slot;

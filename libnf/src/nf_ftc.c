@@ -54,6 +54,60 @@ nfl_ftc_attach(struct nf_ctx *nf)
 	return 0;
 }
 
+bool
+nfl_ftc_full_due(const struct nf_ctx *nf)
+{
+	return nf->ftc != NULL &&
+	       __atomic_load_n(&nf->slot->ftc_full_req, __ATOMIC_ACQUIRE) != nf->ftc_full_done;
+}
+
+void
+nfl_ftc_unparked(struct nf_ctx *nf)
+{
+	if (nf->ftc != NULL)
+		nf->ftc_seq = __atomic_load_n(&nf->slot->ftc_seq, __ATOMIC_ACQUIRE);
+}
+
+static bool
+chunk_zero(const uint8_t *b, uint64_t len)
+{
+	for (uint64_t i = 0; i < len; i++)
+		if (b[i] != 0)
+			return false;
+	return true;
+}
+
+/* At the start of a batch's commit: a whole-state update asked for makes
+ * every chunk that is not all zero dirty (a replica clears its copy
+ * first: zero chunks need not go), and at least one, so that there is an
+ * update to carry the reset. */
+void
+nfl_ftc_batch_start_commit(struct nf_ctx *nf)
+{
+	bool any = false;
+
+	if (!nfl_ftc_full_due(nf))
+		return;
+	nf->ftc_full_done = __atomic_load_n(&nf->slot->ftc_full_req, __ATOMIC_ACQUIRE);
+	for (unsigned int r = 0; r < nf->state.n_regions; r++) {
+		const uint32_t cs = nf_state_chunk_size(&nf->state, r);
+		const uint64_t size = nf_state_region_size(&nf->state, r);
+		const uint8_t *canon = nf_state_region_ptr(&nf->state, r);
+
+		for (uint64_t off = 0; off < size; off += cs) {
+			uint64_t len = RTE_MIN((uint64_t)cs, size - off);
+
+			if (!chunk_zero(canon + off, len)) {
+				nf_state_touch(&nf->state, r, off, len);
+				any = true;
+			}
+		}
+	}
+	if (!any)
+		nf_state_touch(&nf->state, 0, 0, 1);
+	nf->ftc_full = true;
+}
+
 /* Bytes of records the batch's dirty chunks make. */
 static uint64_t
 update_len(const struct nf_ctx *nf)
@@ -113,7 +167,8 @@ void
 nfl_ftc_batch_end(struct nf_ctx *nf)
 {
 	struct onvm_nf_slot *s = nf->slot;
-	const uint64_t len = update_len(nf);
+	const uint64_t reset = nf->ftc_full ? REC_HEAD + 1 : 0;
+	const uint64_t len = update_len(nf) + reset;
 	bool waited = false;
 	uint8_t *w;
 
@@ -138,7 +193,19 @@ nfl_ftc_batch_end(struct nf_ctx *nf)
 			return; /* the node is going: nothing will take it */
 		sched_yield();
 	}
-	put_records(nf, w);
+	if (reset > 0) { /* the replicas clear their copy first */
+		const uint16_t region = rte_cpu_to_be_16(ONVM_FTC_RESET_REGION), one =
+								       rte_cpu_to_be_16(1);
+		const uint32_t zero = 0;
+
+		memcpy(w, &region, 2);
+		memcpy(w + 2, &one, 2);
+		memcpy(w + 4, &zero, 4);
+		w[REC_HEAD] = 1;
+		nf->ftc_full = false;
+		s->ftc_full_updates++;
+	}
+	put_records(nf, w + reset);
 	onvm_ftc_ring_publish(nf->ftc, ++nf->ftc_seq, (uint32_t)len);
 	s->ftc_updates++;
 	s->ftc_bytes += len;

@@ -171,6 +171,9 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 		}
 		__atomic_store_n(&nf->slot->remote_park_ack, 0, __ATOMIC_RELEASE);
 		nf->fifo_until_ns = nfl_mono_ns() + NF_TAKEOVER_FIFO_MAX_NS;
+		/* (an FTC node that took a failed one's place: its NF goes on
+		 * from the update number of the state the manager wrote) */
+		nfl_ftc_unparked(nf);
 	}
 	nfl_crash_check(nf); /* the thread that holds the lock, our handlers */
 	/* A stateless chain's NF: its state from the store, before any packet. */
@@ -225,6 +228,13 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 		if (ops->tick != NULL && now >= next_tick) {
 			nfl_batch_run_tick(nf, nf_clock_ns());
 			next_tick = now + tick_cycles;
+		}
+		/* An FTC chain: a whole-state update asked for while no packet
+		 * comes goes out in a batch of none. */
+		if (unlikely(nfl_ftc_full_due(nf)) && nfl_batch_out(nf)) {
+			nfl_batch_open(nf, 0);
+			nfl_batch_commit(nf);
+			got++;
 		}
 		if (got > 0) {
 			idle_since = 0;

@@ -116,6 +116,8 @@ struct nf_ctx {
 	struct nf_store *store;	 /* in a stateless chain: its store client (nf_store.c) */
 	struct onvm_ftc_ring *ftc; /* in an FTC chain: its updates' ring (nf_ftc.c) */
 	uint64_t ftc_seq;	 /* the last update handed over */
+	uint64_t ftc_full_done;	 /* the slot's ftc_full_req this NF answered */
+	bool ftc_full;		 /* the batch's update is a whole-state one */
 	struct nfl_rt rt;      /* real-time priority while parked and promoting */
 	nf_fault_fn fault;     /* test hook: called at the batch's fault points */
 	char name[ONVM_NAME_LEN];
@@ -194,6 +196,12 @@ void nfl_store_stop(struct nf_ctx *nf);
  * hand its dirty chunks over as the next update (waiting for room). */
 int nfl_ftc_attach(struct nf_ctx *nf);
 void nfl_ftc_batch_end(struct nf_ctx *nf);
+/* A whole-state update asked for: true once; then every chunk that is not
+ * all zero is touched, so the batch's update holds the whole state. */
+bool nfl_ftc_full_due(const struct nf_ctx *nf);
+void nfl_ftc_batch_start_commit(struct nf_ctx *nf);
+/* After a park: the manager may have set the update number to go on from. */
+void nfl_ftc_unparked(struct nf_ctx *nf);
 
 /* A wait is coming (a full TX ring, an idle spin, a sleep): leave real-time
  * priority first.  A waiting real-time thread on a CPU it shares with the
