@@ -26,6 +26,9 @@
  *                  taken, logs and vectors attached, what does not fit sent
  *                  ahead on propagating frames, retransmission, the timer;
  *                  at the last node the egress buffer and the feedback
+ *   ftc_recover.c  a node that takes a failed one's place: its NF's state
+ *                  fetched from the replicas, its replicas rebuilt by
+ *                  whole-state updates; the state transfer that serves it
  *   ftc_replica.c  a replica's copy of an NF's state regions, in pages
  *   ftc_priv.h     what these files share
  *   ftc.h          this interface
@@ -55,6 +58,10 @@ int mgr_ftc_telemetry_init(void);
 /* do_state_alloc(): the bytes of the update ring an NF of service
  * `service` needs after its state block (0: not in an FTC chain). */
 uint64_t mgr_ftc_ring_bytes(uint16_t service);
+
+/* The NF of service `service` waits, parked, for the state a recovering
+ * node fetches (registration and state allocation set remote_parked). */
+bool mgr_ftc_parks(uint16_t service);
 
 /* RX unit: a frame in on an FTC port, handed to the TX unit; true if
  * taken (always, but counted as dropped when the hand-over is full). */

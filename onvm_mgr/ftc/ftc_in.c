@@ -19,6 +19,7 @@
 
 #include "dataplane/dataplane.h"
 #include "ftc_priv.h"
+#include "ftc_xfer.h"
 
 static struct ftc_replica *
 replica_of(struct ftc_node *n, uint16_t instance)
@@ -36,7 +37,18 @@ raise_to(uint64_t *v, uint64_t x)
 		__atomic_store_n(v, x, __ATOMIC_RELAXED);
 }
 
-/* Every update of `r` now whole and next in order, into its store. */
+/* Part 0 of a whole-state update: its first record is the reset. */
+static bool
+is_reset(const struct ftc_log *l)
+{
+	struct ftc_record rec;
+	uint32_t pos = 0;
+
+	return l->part == 0 && ftc_record_next(l, &pos, &rec) && rec.region == ONVM_FTC_RESET_REGION;
+}
+
+/* Every update of `r` now whole and next in order, into its store (a
+ * whole-state one clears it first). */
 static void
 apply_ready(struct ftc_node *n, struct ftc_replica *r)
 {
@@ -50,7 +62,14 @@ apply_ready(struct ftc_node *n, struct ftc_replica *r)
 			uint32_t pos = 0;
 
 			ftc_seq_part(r->seq, p, &l.data, &l.len);
+			if (p == 0 && is_reset(&l)) {
+				ftc_store_clear(&r->store);
+				r->resets++;
+				r->synced = true;
+			}
 			while (ftc_record_next(&l, &pos, &rec)) {
+				if (rec.region == ONVM_FTC_RESET_REGION)
+					continue;
 				if (ftc_store_write(&r->store, rec.region, rec.offset, rec.bytes,
 						    rec.len) < 0)
 					r->store_full++;
@@ -82,11 +101,21 @@ take_logs(struct ftc_node *n, const struct ftc_view *v)
 			n->c.in_foreign_logs++;
 			continue;
 		}
-		verdict = ftc_seq_offer(r->seq, &l);
-		r->verdicts[verdict]++;
+		/* A whole-state update ahead of what is expected: the sequence
+		 * jumps to it (a recovered head numbers on from past a void,
+		 * and an empty replica takes nothing else). */
+		if (is_reset(&l) && l.seq > ftc_seq_next(r->seq))
+			r->seq = ftc_seq_init(r->seq_mem, n->cfg->window, r->seq_slot, l.seq);
+		if (!r->synced && ftc_seq_next(r->seq) == 1 && !is_reset(&l)) {
+			r->unsynced_logs++; /* (it goes on all the same, below) */
+			verdict = FTC_SEQ_OLD;
+		} else {
+			verdict = ftc_seq_offer(r->seq, &l);
+			r->verdicts[verdict]++;
+		}
 		/* a tail seeing an update again: its head has not heard it is
 		 * held (a feedback frame lost): say it again */
-		if (verdict == FTC_SEQ_OLD && r->tail)
+		if (verdict == FTC_SEQ_OLD && r->tail && r->synced)
 			n->held_dirty = true;
 		apply_ready(n, r);
 		if (r->carry) {
@@ -109,7 +138,9 @@ take_vectors(struct ftc_node *n, const struct ftc_view *v)
 			n->c.in_foreign_logs++;
 			continue;
 		}
-		if (c.kind == FTC_HELD) {
+		if (c.kind == FTC_VOID) {
+			raise_to(&n->void_seq[c.instance], c.seq);
+		} else if (c.kind == FTC_HELD) {
 			if (c.seq > n->held[c.instance]) {
 				raise_to(&n->held[c.instance], c.seq);
 				n->held_dirty = true;
@@ -157,6 +188,7 @@ ftc_in_poll(struct mgr_dp_ctx *ctx)
 
 	for (unsigned int i = 0; i < nb; i++) {
 		struct rte_mbuf *m = pkts[i];
+		const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
 		struct ftc_view v;
 		enum ftc_reason r;
 
@@ -164,6 +196,12 @@ ftc_in_poll(struct mgr_dp_ctx *ctx)
 		if (m->nb_segs != 1) {
 			n->c.in_bad[FTC_BAD_LENGTH]++;
 			rte_pktmbuf_free(m);
+			continue;
+		}
+		/* the state transfer (ftc_recover.c) */
+		if (rte_pktmbuf_data_len(m) > FTC_MAC_LEN + 2 && f[FTC_MAC_LEN] == 0x88 &&
+		    f[FTC_MAC_LEN + 1] == 0xb5 && f[FTC_MAC_LEN + 2] == FTC_XFER_VERSION) {
+			ftc_xfer_rx(ctx, n, m);
 			continue;
 		}
 		r = ftc_parse(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &v);
@@ -192,6 +230,11 @@ ftc_in_poll(struct mgr_dp_ctx *ctx)
 		}
 		if (n->forwarder) { /* the feedback link carries no packets */
 			n->c.in_plain++;
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		if (!n->ready) { /* its NF has no state yet: the packet is lost */
+			n->c.recovering_drops++;
 			rte_pktmbuf_free(m);
 			continue;
 		}

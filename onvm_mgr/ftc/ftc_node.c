@@ -64,6 +64,9 @@ setup_replicas(struct ftc_node *n)
 		sz = ftc_seq_mem_size(fc->window, slot);
 		mem = sz > 0 ? rte_zmalloc("ftc_seq", sz, 64) : NULL;
 		r->seq = mem != NULL ? ftc_seq_init(mem, fc->window, slot, 1) : NULL;
+		r->seq_mem = mem;
+		r->seq_slot = slot;
+		r->synced = true;
 		if (r->seq == NULL ||
 		    ftc_store_init(&r->store, (uint64_t)fc->replica_mb << 20) < 0) {
 			MGR_LOG(ERR, "FTC chain %u: no memory for the replica of NF %d (a window "
@@ -136,8 +139,17 @@ mgr_ftc_init(void)
 			MGR_LOG(ERR, "FTC chain %u: no memory for its queues", fc->id);
 			return -ENOMEM;
 		}
-		if (setup_replicas(n) < 0 || (n->head && setup_head(n) < 0))
+		if (255ull * n->part_budget < max_update(fc)) {
+			MGR_LOG(ERR, "FTC chain %u: an update of %u bytes (log_kb / 4) would take "
+				     "more than 255 parts of %u bytes: raise mtu or lower log_kb",
+				fc->id, max_update(fc), n->part_budget);
+			return -EINVAL;
+		}
+		if (setup_replicas(n) < 0 || (n->head && setup_head(n) < 0) ||
+		    ftc_recover_init(n) < 0)
 			return -ENOMEM;
+		if (n->state_port >= 0)
+			mgr_ftc_in_port[n->state_port] = 1;
 		if (n->egress) {
 			n->hold_cap = fc->hold_packets;
 			n->hold = rte_zmalloc("ftc_hold", (size_t)n->hold_cap * sizeof(*n->hold), 64);
@@ -300,6 +312,41 @@ tel_ftc(const char *cmd, const char *params, struct rte_tel_data *d)
 	U(d, "release_wait_max_us", n->hz ? c->release_wait_max * 1000000 / n->hz : 0);
 	U(d, "feedback_tx", c->feedback_tx);
 	U(d, "feedback_rx", c->feedback_rx);
+	U(d, "void_dropped", c->void_dropped);
+	for (unsigned int i = 0; i < n->n_inst; i++) {
+		char key[32];
+
+		snprintf(key, sizeof(key), "void%u", i);
+		U(d, key, __atomic_load_n(&n->void_seq[i], __ATOMIC_RELAXED));
+	}
+	/* recovery */
+	rte_tel_data_add_dict_string(d, "phase", !n->cfg->recover ? "running"
+						 : n->recovering ? "fetching"
+						 : "running");
+	U(d, "recovering_drops", c->recovering_drops);
+	U(d, "fetch_tries", c->fetch_tries);
+	U(d, "pieces_in", c->pieces_in);
+	U(d, "pieces_out", c->pieces_out);
+	U(d, "fetch_answers", c->fetch_answers);
+	U(d, "resync_in", c->resync_in);
+	U(d, "resync_out", c->resync_out);
+	U(d, "full_asked", c->full_asked);
+	U(d, "xfer_other", c->xfer_other);
+	U(d, "loaded_seq", n->loaded_seq);
+	U(d, "fetch_us", n->fetched_ns > n->start_ns ? (n->fetched_ns - n->start_ns) / 1000 : 0);
+	U(d, "load_us", n->ready_ns > n->start_ns ? (n->ready_ns - n->start_ns) / 1000 : 0);
+	for (unsigned int k = 0; k < n->n_rep; k++) {
+		char key[48];
+
+		snprintf(key, sizeof(key), "replica%u_synced", n->rep[k].instance);
+		U(d, key, n->rep[k].synced);
+		snprintf(key, sizeof(key), "replica%u_resets", n->rep[k].instance);
+		U(d, key, n->rep[k].resets);
+		snprintf(key, sizeof(key), "replica%u_unsynced_logs", n->rep[k].instance);
+		U(d, key, n->rep[k].unsynced_logs);
+		snprintf(key, sizeof(key), "replica%u_applied", n->rep[k].instance);
+		U(d, key, n->rep[k].applied_updates);
+	}
 	return 0;
 }
 

@@ -123,8 +123,8 @@ nf_slot(struct ftc_node *n)
 
 /* Queue every part of kept update `seq`; false if the queue had no room
  * for all of them (nothing queued then). */
-static bool
-queue_update(struct ftc_node *n, uint64_t seq)
+bool
+ftc_queue_update(struct ftc_node *n, uint64_t seq)
 {
 	const uint8_t *d;
 	uint32_t len;
@@ -174,7 +174,7 @@ pull_own(struct ftc_node *n)
 		onvm_ftc_ring_take(n->nf_ring);
 		n->c.own_updates++;
 		n->c.own_bytes += e.len;
-		if (queue_update(n, seq))
+		if (ftc_queue_update(n, seq))
 			n->own_sent = seq;
 	}
 }
@@ -211,7 +211,7 @@ head_timers(struct ftc_node *n, uint64_t now)
 	for (uint64_t s = ftc_hlog_oldest(n->hlog); s <= last; s++) {
 		if (now - n->sent_tsc[s % n->cfg->log_updates] < n->retrans_cycles)
 			break;
-		if (!queue_update(n, s))
+		if (!ftc_queue_update(n, s))
 			break;
 		n->c.retrans_parts++;
 	}
@@ -230,6 +230,10 @@ vectors(struct ftc_node *n, bool packet, uint64_t own_need, struct ftc_commit *c
 		if (n->held[i] > 0)
 			c[k++] = (struct ftc_commit){.instance = i, .kind = FTC_HELD,
 						     .seq = n->held[i]};
+	for (uint16_t i = 0; i < n->n_inst; i++)
+		if (n->void_seq[i] > 0)
+			c[k++] = (struct ftc_commit){.instance = i, .kind = FTC_VOID,
+						     .seq = n->void_seq[i]};
 	if (!packet)
 		return k;
 	for (uint16_t i = 0; i < n->n_inst; i++) {
@@ -330,7 +334,7 @@ frame_sent(struct ftc_node *n)
 static bool
 send_propagating(struct mgr_dp_ctx *ctx, struct ftc_node *n, uint16_t port)
 {
-	struct ftc_commit c[2 * FTC_INST_MAX];
+	struct ftc_commit c[3 * FTC_INST_MAX];
 	struct ftc_out_log *logs[FTC_MAX_LOGS];
 	unsigned int nc = vectors(n, false, 0, c), nl;
 	struct rte_mbuf *m = rte_pktmbuf_alloc(mgr.pool);
@@ -377,7 +381,7 @@ send_propagating(struct mgr_dp_ctx *ctx, struct ftc_node *n, uint16_t port)
 static void
 send_packet(struct mgr_dp_ctx *ctx, struct ftc_node *n, struct rte_mbuf *m)
 {
-	struct ftc_commit c[2 * FTC_INST_MAX];
+	struct ftc_commit c[3 * FTC_INST_MAX];
 	struct ftc_out_log *logs[FTC_MAX_LOGS];
 	uint64_t own_need = 0;
 	const uint32_t plen = rte_pktmbuf_pkt_len(m);
@@ -478,6 +482,18 @@ hold_packet(struct ftc_node *n, struct rte_mbuf *m)
 		n->c.held_max = n->hold_n;
 }
 
+/* A need of a number a recovery made void: an update lost with the dead
+ * incarnation (ftc_recover.c). */
+static bool
+voided(const struct ftc_node *n, const uint64_t *need)
+{
+	for (uint16_t i = 0; i < n->n_inst; i++)
+		if (n->void_seq[i] > 0 && need[i] > n->void_seq[i] &&
+		    need[i] <= n->void_seq[i] + FTC_VOID_SPAN)
+			return true;
+	return false;
+}
+
 static bool
 covered(const struct ftc_node *n, const uint64_t *need)
 {
@@ -496,6 +512,14 @@ release(struct mgr_dp_ctx *ctx, struct ftc_node *n, uint64_t now)
 		struct ftc_held_pkt *h = &n->hold[n->hold_head];
 		uint64_t w;
 
+		if (unlikely(voided(n, h->need))) {
+			n->c.void_dropped++;
+			rte_pktmbuf_free(h->m);
+			n->hold_head = (n->hold_head + 1) % n->hold_cap;
+			n->hold_n--;
+			work++;
+			continue;
+		}
 		if (!covered(n, h->need))
 			break;
 		if (!mgr_dp_port_try(ctx, h->m, n->out_port))
@@ -531,7 +555,9 @@ ftc_out_poll(struct mgr_dp_ctx *ctx)
 	const uint64_t now = rte_rdtsc();
 	int work = 0;
 
-	if (n->head) {
+	if (unlikely(n->cfg->recover))
+		work += ftc_recover_poll(ctx, n, now);
+	if (n->head && !n->recovering) {
 		pull_own(n);
 		work += head_timers(n, now);
 	}

@@ -45,6 +45,14 @@ struct ftc_replica {
 	uint16_t instance;
 	bool tail;   /* this node ends its group: it writes held */
 	bool carry;  /* its logs go on to the next node */
+	/* false on a node that took a failed one's place, until a whole-state
+	 * update of the head (asked for with RESYNC) gave it a copy */
+	bool synced;
+	uint64_t resync_tsc;	 /* the last RESYNC sent */
+	uint64_t unsynced_logs;	 /* logs passed on while not synced */
+	uint64_t resets;	 /* whole-state updates applied */
+	void *seq_mem;
+	uint32_t seq_slot;
 	struct ftc_seq *seq;
 	struct ftc_store store;
 	uint64_t verdicts[FTC_SEQ_VERDICT_MAX];
@@ -73,6 +81,11 @@ struct ftc_counters {
 	uint64_t held_packets_in, released, hold_full, held_max;
 	uint64_t release_wait_cycles, release_wait_max;
 	uint64_t feedback_tx, feedback_rx;
+	uint64_t void_dropped;	   /* egress: needed a dead incarnation's lost update */
+	uint64_t recovering_drops; /* packets in before this node's NF had its state */
+	uint64_t xfer_bad[8], xfer_other; /* state frames refused, or of another chain */
+	uint64_t fetch_tries, pieces_in, pieces_out, fetch_answers, resync_in, resync_out;
+	uint64_t full_asked;	   /* whole-state updates asked of this node's NF */
 };
 
 struct ftc_node {
@@ -125,6 +138,28 @@ struct ftc_node {
 	uint64_t fb_last_tsc;
 	bool fb_dirty;
 
+	/* void: instance i was recovered from update void_seq[i] (0: never) */
+	uint64_t void_seq[FTC_INST_MAX];
+
+	/* recovery (a node that took a failed one's place) */
+	int state_port;		/* -1: none */
+	bool ready;		/* its NF has its state: packets go through */
+	bool recovering;	/* an NF node still fetching its NF's state */
+	uint32_t nonce;
+	uint64_t fetch_tsc;	/* the last FETCH */
+	uint64_t last_in_tsc;	/* the last piece in */
+	int cand;		/* the source being collected (-1: none) */
+	uint64_t cand_seq;
+	uint32_t cand_pieces, cand_total; /* total 0: its END not in yet */
+	bool heard[MGR_FTC_F_MAX];	  /* recover_from[k] answered */
+	struct ftc_store fetched;
+	uint8_t *piece_seen;	/* a bit a piece of the candidate's */
+	uint32_t pieces_max;
+	uint8_t *full_buf;	/* the whole-state update made of what was fetched */
+	uint64_t full_cap;
+	uint64_t resync_answered_tsc; /* head: the last RESYNC it answered */
+	uint64_t start_ns, fetched_ns, ready_ns, loaded_seq;
+
 	struct ftc_counters c;
 };
 
@@ -139,10 +174,22 @@ int ftc_store_write(struct ftc_store *s, uint16_t region, uint32_t offset, const
 /* The page of `region` at byte `offset` (NULL: never written: zeros). */
 const uint8_t *ftc_store_page(const struct ftc_store *s, uint16_t region, uint32_t offset);
 
+void ftc_store_clear(struct ftc_store *s);
+
 /* ftc_in.c */
 int ftc_in_poll(struct mgr_dp_ctx *ctx);
 
+/* ftc_recover.c */
+int ftc_recover_init(struct ftc_node *n);
+/* A frame of the state transfer (version 3): handled, freed. */
+void ftc_xfer_rx(struct mgr_dp_ctx *ctx, struct ftc_node *n, struct rte_mbuf *m);
+/* TX unit, each poll: FETCH and RESYNC repeated, the state loaded. */
+int ftc_recover_poll(struct mgr_dp_ctx *ctx, struct ftc_node *n, uint64_t now);
+
+
 /* ftc_out.c */
+/* Queue every part of kept update `seq`; false if the queue had no room. */
+bool ftc_queue_update(struct ftc_node *n, uint64_t seq);
 /* Queue a log part for the next node; false when the queue is full. */
 bool ftc_oq_push(struct ftc_node *n, uint16_t instance, uint8_t part, uint8_t parts,
 		 uint64_t seq, const uint8_t *data, uint32_t len);

@@ -99,3 +99,13 @@ ftc_store_write(struct ftc_store *s, uint16_t region, uint32_t offset, const uin
 	}
 	return 0;
 }
+
+void
+ftc_store_clear(struct ftc_store *s)
+{
+	if (s->slots == 0)
+		return;
+	memset(s->keys, 0, (size_t)s->slots * sizeof(*s->keys));
+	memset(s->arena, 0, (size_t)s->used << FTC_PAGE_SHIFT);
+	s->used = 0;
+}

@@ -322,7 +322,7 @@ do_register(const struct onvm_mp_register_req *req, pid_t ns_pid, int *pidfd,
 	 * stateless or not (libnf parks it: woken by the takeover, it runs at
 	 * once).  Checked again once it is READY: the takeover may come in
 	 * between (mgr_rsync_state_parked_check()). */
-	if (mgr_rsync_parks(req->service_id))
+	if (mgr_rsync_parks(req->service_id) || mgr_ftc_parks(req->service_id))
 		__atomic_store_n(&slot->remote_parked, 1, __ATOMIC_SEQ_CST);
 	else /* the chain's clock, if it took over here: read after its
 	      * state, which the takeover stores after the clock (a parked
@@ -563,7 +563,10 @@ do_state_alloc(const struct onvm_mp_state_req *req, struct onvm_mp_state_rep *re
 	s->ftc_seq = 0; /* (a fresh NF's first update is 1) */
 	/* On the standby node the NF waits (no packets, no ticks) while the
 	 * primary's state is written into its block, until the takeover. */
-	__atomic_store_n(&s->remote_parked, pl.parked ? 1 : 0, __ATOMIC_SEQ_CST);
+	/* (an FTC node that took a failed one's place: until the NF's state
+	 * is fetched, ftc_recover.c) */
+	__atomic_store_n(&s->remote_parked, pl.parked || mgr_ftc_parks(s->service_id) ? 1 : 0,
+			 __ATOMIC_SEQ_CST);
 	if (pl.parked)
 		mgr_rsync_state_parked_check(s);
 	/* A standby may be waiting for the block (nf_state_map()): offset and
