@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_cycles.h>
@@ -164,6 +165,12 @@ mgr_ftc_init(void)
 		if (n->forwarder)
 			mgr_ftc_in_port[n->fb_port] = 1;
 		mgr_ftc_exit_port[n->out_port] = 1;
+		if (n->egress && getenv("ONVM_FTC_UNSAFE_EARLY_RELEASE") != NULL) {
+			n->unsafe_early_release = true;
+			MGR_LOG(WARNING, "FTC chain %u: ONVM_FTC_UNSAFE_EARLY_RELEASE: packets leave "
+					 "before their updates are held (a test's mutation)",
+				fc->id);
+		}
 		n->on = true;
 		mgr_ftc_any = true;
 		MGR_LOG(INFO, "chain '%s': FTC chain %u, node %u of %u (f = %u)%s%s%s, frames of "
@@ -331,6 +338,7 @@ tel_ftc(const char *cmd, const char *params, struct rte_tel_data *d)
 	U(d, "resync_in", c->resync_in);
 	U(d, "resync_out", c->resync_out);
 	U(d, "full_asked", c->full_asked);
+	U(d, "forgot", c->forgot);
 	U(d, "xfer_other", c->xfer_other);
 	U(d, "loaded_seq", n->loaded_seq);
 	U(d, "fetch_us", n->fetched_ns > n->start_ns ? (n->fetched_ns - n->start_ns) / 1000 : 0);

@@ -179,14 +179,17 @@ pull_own(struct ftc_node *n)
 	}
 }
 
-/* The held vector moved for this node's NF: prune.  An update sent
- * `retrans_us` ago and not held since: sent again, with every one after it
- * that is as old (go-back-N: the replicas apply in order). */
+/* The held vector moved for this node's NF: prune.  The oldest update
+ * sent `retrans_us` ago and not held since: sent again, with the ones
+ * after it that are as old, as many as a replica's window takes (the
+ * replicas apply in order: what is past the window they drop).  Each
+ * round without progress waits twice as long, up to 64 times: a group
+ * member that is down is not flooded while it is replaced. */
 static int
 head_timers(struct ftc_node *n, uint64_t now)
 {
 	const uint64_t held = n->held[n->own];
-	uint64_t last;
+	uint64_t last, oldest;
 	int work = 0;
 
 	if (held >= ftc_hlog_next(n->hlog)) {
@@ -199,18 +202,21 @@ head_timers(struct ftc_node *n, uint64_t now)
 	}
 	if (ftc_hlog_oldest(n->hlog) != 0 && held >= ftc_hlog_oldest(n->hlog)) {
 		ftc_hlog_commit(n->hlog, held);
+		n->retrans_backoff = 0;
 		work++;
 	}
 	if (ftc_hlog_count(n->hlog) == 0)
 		return work;
-	last = RTE_MIN(n->own_sent, ftc_hlog_next(n->hlog) - 1);
-	if (ftc_hlog_oldest(n->hlog) > last ||
-	    now - n->sent_tsc[ftc_hlog_oldest(n->hlog) % n->cfg->log_updates] < n->retrans_cycles)
+	oldest = ftc_hlog_oldest(n->hlog);
+	last = RTE_MIN(RTE_MIN(n->own_sent, ftc_hlog_next(n->hlog) - 1),
+		       oldest + n->cfg->window - 1);
+	if (oldest > last ||
+	    now - n->sent_tsc[oldest % n->cfg->log_updates] < n->retrans_cycles << n->retrans_backoff)
 		return work;
 	n->c.retransmits++;
-	for (uint64_t s = ftc_hlog_oldest(n->hlog); s <= last; s++) {
-		if (now - n->sent_tsc[s % n->cfg->log_updates] < n->retrans_cycles)
-			break;
+	if (n->retrans_backoff < 6)
+		n->retrans_backoff++;
+	for (uint64_t s = oldest; s <= last; s++) {
 		if (!ftc_queue_update(n, s))
 			break;
 		n->c.retrans_parts++;
@@ -497,6 +503,8 @@ voided(const struct ftc_node *n, const uint64_t *need)
 static bool
 covered(const struct ftc_node *n, const uint64_t *need)
 {
+	if (unlikely(n->unsafe_early_release))
+		return true; /* the tests' mutation: proves the oracle would see it */
 	for (uint16_t i = 0; i < n->n_inst; i++)
 		if (need[i] > n->held[i])
 			return false;

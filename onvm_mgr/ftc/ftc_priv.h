@@ -86,6 +86,7 @@ struct ftc_counters {
 	uint64_t xfer_bad[8], xfer_other; /* state frames refused, or of another chain */
 	uint64_t fetch_tries, pieces_in, pieces_out, fetch_answers, resync_in, resync_out;
 	uint64_t full_asked;	   /* whole-state updates asked of this node's NF */
+	uint64_t forgot;	   /* kept updates dropped for a whole-state one */
 };
 
 struct ftc_node {
@@ -95,6 +96,9 @@ struct ftc_node {
 	uint16_t in_port, out_port;
 	int fb_port; /* -1: none */
 	bool forwarder, egress, head;
+	/* ONVM_FTC_UNSAFE_EARLY_RELEASE (tests only): the egress releases
+	 * without waiting for the held vector -- the bug the oracle must see */
+	bool unsafe_early_release;
 	uint8_t n_inst; /* the chain's NFs: instances 0 .. n_inst - 1 */
 	uint16_t own;	/* head: its instance (= position) */
 	uint16_t service;
@@ -122,6 +126,7 @@ struct ftc_node {
 	uint64_t own_sent;	/* the newest update queued out */
 	uint64_t *sent_tsc;	/* when update s was last queued: [s % log_updates] */
 	uint64_t held_ahead_seen;
+	unsigned int retrans_backoff; /* rounds without progress (the wait doubles) */
 	uint8_t *part_buf;
 
 	/* the queue of log parts out */

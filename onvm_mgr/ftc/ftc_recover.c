@@ -242,6 +242,14 @@ ftc_xfer_rx(struct mgr_dp_ctx *ctx, struct ftc_node *n, struct rte_mbuf *m)
 			if (id < 0 || now - n->resync_answered_tsc < n->hz / 1000 * RESYNC_MIN_MS)
 				break;
 			n->resync_answered_tsc = now;
+			/* Whatever the log keeps is superseded by the whole update
+			 * (every replica jumps to it): it goes, so that the NF,
+			 * maybe waiting for room while the replaced member was
+			 * down, can make it. */
+			if (ftc_hlog_count(n->hlog) > 0) {
+				n->c.forgot += ftc_hlog_count(n->hlog);
+				ftc_hlog_commit(n->hlog, ftc_hlog_next(n->hlog) - 1);
+			}
 			__atomic_fetch_add(&mgr.shm->nfs[id].ftc_full_req, 1, __ATOMIC_RELEASE);
 			mgr_nf_wake(&mgr.shm->nfs[id]);
 			n->c.full_asked++;
