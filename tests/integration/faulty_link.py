@@ -12,14 +12,19 @@ repeats a run's decisions (not its timing).
 
   faulty_link.py IF_A IF_B --seed N [--drop P] [--dup P] [--reorder P]
                  [--delay P --delay-us D] [--fixed-delay-us D]
-                 [--control FILE] --stats FILE
+                 [--only-ethertype T] [--only-ftc-propagating] [--control FILE]
+                 --stats FILE
 
 Per frame, in each direction: dropped with probability --drop; else sent
 twice with probability --dup; else held back and sent after the next frame
 (or after 1 ms if none comes) with probability --reorder; else delayed by a
 uniform 0..D us with probability --delay (which may also reorder it).
 --fixed-delay-us delays every frame by D us, in order (a longer wire: the
-benchmarks' sync-link RTT).  On
+benchmarks' sync-link RTT).  --only-ethertype T (e.g. 0x88b5): the faults
+hit only frames of that EtherType, the others pass as on a faultless wire
+(FTC's piggybacked frames faulted, BFD's not); --only-ftc-propagating: only
+FTC's propagating frames (0x88B5 version 2 with its PROPAGATE flag: logs and
+vectors with no packet), so that a duplicate never duplicates a packet.  On
 SIGTERM it writes its counters as JSON to --stats and exits 0.
 
 --control FILE: on SIGUSR1 the relay reads FILE, a JSON object, and its
@@ -58,6 +63,10 @@ def main():
     ap.add_argument("--delay-us", type=int, default=0)
     ap.add_argument("--fixed-delay-us", type=int, default=0,
                     help="every frame forwarded this late, in order (a longer wire)")
+    ap.add_argument("--only-ethertype", type=lambda x: int(x, 0), default=None,
+                    help="fault only frames of this EtherType")
+    ap.add_argument("--only-ftc-propagating", action="store_true",
+                    help="fault only FTC's propagating frames")
     ap.add_argument("--control", help="JSON file of faults, read on SIGUSR1")
     ap.add_argument("--stats", required=True)
     a = ap.parse_args()
@@ -143,8 +152,14 @@ def main():
                     hold["frames"].append((out, frame))
                     continue
                 fault, r = "none", rnd.random()
+                spared = (a.only_ethertype is not None and
+                          (len(frame) < 14 or
+                           int.from_bytes(frame[12:14], "big") != a.only_ethertype))
+                if a.only_ftc_propagating:
+                    spared = not (len(frame) > 15 and frame[12:15] == b"\x88\xb5\x02" and
+                                  frame[15] & 1)
                 for name, p in (("drop", a.drop), ("dup", a.dup), ("reorder", a.reorder),
-                                ("delay", a.delay)):
+                                ("delay", a.delay)) if not spared else ():
                     if r < p:
                         fault = name
                         break

@@ -15,9 +15,35 @@ Scenarios (argument; none: all of them):
           NF's state equal to the NF's own once the input is done (a
           digest of every page on both sides); the heads' logs pruned to
           nothing by the held vector; no frame refused anywhere.
+  kill    f = 1, the input paced from outside (10 copies of ssh.pcap, new
+          flows each copy): each node in turn (the three NF nodes, the
+          replica-only egress) SIGKILLed mid-trace.  BFD shows its
+          neighbours it is gone; the orchestrator starts a replacement in
+          its place, which fetches its NF's state from the live replica
+          and has its replicas rebuilt by whole-state updates.  Asserted:
+          every frame out at most once, in order, tagged, one backend per
+          flow; each NF's per-flow packet count at least the frames
+          delivered and at most those plus the frames lost (none of the
+          delivered frames' updates lost, none counted twice); the loss
+          bounded; every replica equal to its NF's state after.  Prints
+          the recovery time split into detection, start, state fetch and
+          reroute.
+  kill2   the same with f = 2 and two nodes killed at once (two NF nodes
+          side by side; an NF node and the egress).
+  mutation  the egress told to release before the held vector covers a
+          packet (ONVM_FTC_UNSAFE_EARLY_RELEASE), FTC's frames on the link
+          n0 -> n1 dropped at 20 % (its updates late: held back by the
+          egress until sent again), n0 killed: the run must fail the
+          oracle -- it passes only if the oracle catches the early release.
+  faults  the same faults without the mutation, f = 1, n0 killed: nothing
+          released early (the oracle holds), the faults counted; then only
+          the replication's own (propagating) frames faulted: 10 % lost,
+          20 % duplicated, 20 % reordered.
 """
+import json
 import os
 import sys
+import time
 
 from onvm import ftc_lab, lab, remote_lab, traces
 
@@ -113,10 +139,136 @@ def steady(L, f):
     remote_lab.check_exports(L, frames, ex["mon"], ex["lb"], backend)
 
 
+def check_counts(L, frames, got, ex):
+    """After failures, per flow: each NF counted every frame delivered (its
+    updates were held f + 1 times before it left), and at most the frames
+    lost besides (counted by an NF whose output then died, never twice)."""
+    sent = {remote_lab.tag_of(f): f for f in frames}
+    deliv, lost = {}, {}
+    seen = {remote_lab.tag_of(f) for f in got}
+    for t, f in sent.items():
+        fl = remote_lab.flow_of(f)
+        if fl is None:
+            continue
+        key = (remote_lab.ip4(fl[0]), remote_lab.ip4(fl[1]), fl[2], fl[3], fl[4])
+        d = deliv if t in seen else lost
+        d[key] = d.get(key, 0) + 1
+    for nf in ("mon", "lb"):
+        counts = {(e["src"], e["dst"], e["proto"], e["sport"], e["dport"]): e["packets"]
+                  for e in ex[nf]["flows"]}
+        under = [(k, counts.get(k, 0), n) for k, n in deliv.items() if counts.get(k, 0) < n]
+        over = [(k, n, deliv.get(k, 0), lost.get(k, 0)) for k, n in counts.items()
+                if n > deliv.get(k, 0) + lost.get(k, 0)]
+        L.expect(not under, f"{nf}: {len(under)} flows counted fewer frames than were "
+                 f"delivered (a delivered frame's update lost), e.g. {under[:3]}")
+        L.expect(not over, f"{nf}: {len(over)} flows counted more than delivered + lost "
+                 f"(counted twice), e.g. {over[:3]}")
+
+
+def settle_after(L, c, frames, quiet_s=1.5, timeout=60):
+    """Wait for the input to end and the sink to stop taking frames."""
+    lab.wait_until(lambda: ftc_lab.source_progress(c)[1] is not None, timeout, "the input sent")
+    last, since = -1, time.monotonic()
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        n = ftc_lab.delivered(c.sink)
+        if n != last:
+            last, since = n, time.monotonic()
+        elif time.monotonic() - since >= quiet_s:
+            return n
+        time.sleep(0.05)
+    return last
+
+
+def kill(L, f, positions, tag, rate=2000, faults=None, expect_fail=False):
+    frames = remote_lab.tagged_input(traces.trace("ssh.pcap"), 10, flows_per_copy=True)
+    c = ftc_lab.build(L, frames, f=f, tag=tag, source=rate, recover=True, faults=faults,
+                      retrans_us=50000 if faults else 5000)
+    ftc_lab.start(c, source=False)
+    ftc_lab.wait_bfd_up(c)
+    orch = ftc_lab.Orchestrator(c)
+    ftc_lab.start_source(c)
+    lab.wait_until(lambda: (ftc_lab.source_progress(c)[0] or [(0, 0)])[-1][1] >=
+                   len(frames) * 2 // 5, 60, "40 % of the input sent")
+    t_kill = min(c.nodes[p].crash() for p in positions)
+    dead, det = orch.watch()
+    L.expect(dead == set(positions), f"the orchestrator saw {sorted(dead)} die, not "
+             f"{sorted(positions)}")
+    tl = orch.replace(dead, det)
+    settle_after(L, c, frames)
+    try:
+        lab.wait_until(lambda: settled(c.nodes), 30, "the chain settled")
+    except lab.TestFailure:
+        ftc_lab.dump(c.nodes)
+        raise
+    check_replicas(L, c.nodes, f)
+    states = [ftc_lab.ftc_state(n) for n in c.nodes]
+    for t in tl:
+        print(f"{tag}: n{t['position']} killed: detection "
+              f"{(t['detected_ns'] - t_kill) / 1e6:.1f} ms, start "
+              f"{(t['up_ns'] - t['launched_ns']) / 1e6:.1f} ms, state fetch "
+              f"{(t['state_ns'] - t['up_ns']) / 1e6:.1f} ms, reroute "
+              + (f"{(t['forwarding_ns'] - t['state_ns']) / 1e6:.1f} ms"
+                 if t['forwarding_ns'] else "never") +
+              f" (from update {t['loaded_seq']})")
+    eg = states[-1]
+    for c_node in [c.sink] + c.nodes:
+        c_node.stop()
+    got = ftc_lab.sink_frames(c.sink)
+    lost = len(frames) - len({remote_lab.tag_of(x) for x in got})
+    wire = 0
+    if c.relay is not None:
+        c.relay.terminate()
+        c.relay.wait(10)
+        with open(L.path(f"faults{tag}.json")) as fh:
+            st = json.load(fh)
+        print(f"{tag}: the faulty link: {st}")
+        wire = sum(d["dropped"] for k, d in st.items() if isinstance(d, dict))
+    print(f"{tag}: {len(got)} of {len(frames)} frames out, {lost} lost: {wire} on the faulty "
+          f"wire, {eg['void_dropped']} needing a dead incarnation's lost update (dropped "
+          f"by the egress), the rest at the failure; released {eg['released']}")
+    # a second of input (detection, a node's start and its fetch), what the
+    # faulty wire dropped, and the packets whose updates died unreplicated
+    # (at most what the egress holds)
+    L.expect(eg["void_dropped"] <= eg["held_max"] + 2 * rate,
+             f"the egress dropped {eg['void_dropped']} of a void, more than it held")
+    remote_lab.check_stateful(L, frames, got, [], allow_loss=rate + wire + eg["void_dropped"],
+                              tail=False)
+    check_counts(L, frames, got, ftc_lab.read_exports(L, tag))
+
+
 def test(L, which):
     if which in (None, "steady"):
         for f in (1, 2):
             steady(L, f)
+    if which in (None, "kill"):
+        only = os.environ.get("ONVM_FTC_KILL")  # one position, to look at it
+        for p in ([int(only)] if only else range(ftc_lab.NF_NODES + 1)):
+            kill(L, 1, [p], f"_k{p}")
+    if which in (None, "kill2"):
+        for ps in ((1, 2), (0, 4)):
+            kill(L, 2, list(ps), f"_k{ps[0]}{ps[1]}")
+    if which in (None, "faults"):
+        # FTC's frames lost (their packets with them), then only the
+        # replication's own frames lost, duplicated and reordered
+        kill(L, 1, [0], "_faults", faults=["--seed", "3", "--drop", "0.2",
+                                           "--only-ethertype", "0x88b5"])
+        kill(L, 1, [0], "_faults2", faults=["--seed", "4", "--drop", "0.1", "--dup", "0.2",
+                                            "--reorder", "0.2", "--only-ftc-propagating"])
+    if which in (None, "mutation"):
+        # the run must fail the oracle: only the failures it found count
+        os.environ["ONVM_FTC_UNSAFE_EARLY_RELEASE"] = "1"
+        before = len(L.failures)
+        try:
+            kill(L, 1, [0], "_mut", faults=["--seed", "3", "--drop", "0.2",
+                                            "--only-ethertype", "0x88b5"])
+        finally:
+            del os.environ["ONVM_FTC_UNSAFE_EARLY_RELEASE"]
+        caught = L.failures[before:]
+        del L.failures[before:]
+        print(f"mutation: the oracle found {len(caught)} mismatch(es): {caught[:2]}")
+        L.expect(caught, "the egress released before the held vector covered packets, and "
+                 "the oracle did not notice")
 
 
 if __name__ == "__main__":
