@@ -335,6 +335,44 @@ frame_sent(struct ftc_node *n)
 	n->pending_tsc = oq_peek(n) != NULL ? oq_peek(n)->tsc : 0;
 }
 
+/* A frame of the node's own for `port` (a propagating or state frame):
+ * its MACs written -- to everyone (nothing on these links reads them),
+ * from the port; NULL, counted, if the pool is empty. */
+uint8_t *
+ftc_frame_new(struct ftc_node *n, uint16_t port, struct rte_mbuf **mp)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(mgr.pool);
+	struct rte_ether_addr src;
+	uint8_t *f;
+
+	*mp = m;
+	if (m == NULL) {
+		n->c.out_no_mbuf++;
+		return NULL;
+	}
+	f = rte_pktmbuf_mtod(m, uint8_t *);
+	memset(f, 0xff, 6);
+	rte_eth_macaddr_get(port, &src);
+	memcpy(f + 6, src.addr_bytes, 6);
+	return f;
+}
+
+/* The frame `len` bytes long (padded to Ethernet's minimum: both parsers
+ * ignore padding where a frame may have it), to `port`. */
+void
+ftc_frame_send(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint32_t len, uint16_t port)
+{
+	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+
+	if (len < RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN) {
+		memset(f + len, 0, RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN - len);
+		len = RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN;
+	}
+	m->data_len = (uint16_t)len;
+	m->pkt_len = len;
+	mgr_dp_to_port(ctx, m, port);
+}
+
 /* A propagating frame to `port`: queued logs that fit and the held
  * vector.  False if no mbuf. */
 static bool
@@ -343,15 +381,11 @@ send_propagating(struct mgr_dp_ctx *ctx, struct ftc_node *n, uint16_t port)
 	struct ftc_commit c[3 * FTC_INST_MAX];
 	struct ftc_out_log *logs[FTC_MAX_LOGS];
 	unsigned int nc = vectors(n, false, 0, c), nl;
-	struct rte_mbuf *m = rte_pktmbuf_alloc(mgr.pool);
-	struct rte_ether_addr src;
-	uint8_t *f;
-	uint32_t len;
+	struct rte_mbuf *m;
+	uint8_t *f = ftc_frame_new(n, port, &m);
 
-	if (m == NULL) {
-		n->c.out_no_mbuf++;
+	if (f == NULL)
 		return false;
-	}
 	nl = port == n->out_port ? pick_logs(n, n->frame_max - FTC_MAC_LEN - FTC_HEAD_LEN -
 							    nc * FTC_COMMIT_LEN,
 					       logs)
@@ -363,19 +397,10 @@ send_propagating(struct mgr_dp_ctx *ctx, struct ftc_node *n, uint16_t port)
 		n->c.carry_full++;
 		oq_pop(n, oq_peek(n));
 	}
-	f = rte_pktmbuf_mtod(m, uint8_t *);
-	memset(f, 0xff, 6); /* (nothing on these links reads the MACs) */
-	rte_eth_macaddr_get(port, &src);
-	memcpy(f + 6, src.addr_bytes, 6);
-	len = FTC_MAC_LEN + put_header(f + FTC_MAC_LEN, FTC_F_PROPAGATE, 0, logs, nl, c, nc);
-	if (len < RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN) { /* padded: ignored by the parser */
-		memset(f + len, 0, RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN - len);
-		len = RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN;
-	}
-	m->data_len = (uint16_t)len;
-	m->pkt_len = len;
+	ftc_frame_send(ctx, m,
+		       FTC_MAC_LEN + put_header(f + FTC_MAC_LEN, FTC_F_PROPAGATE, 0, logs, nl, c, nc),
+		       port);
 	pop_logs(n, logs, nl);
-	mgr_dp_to_port(ctx, m, port);
 	if (port == n->out_port) {
 		n->c.out_propagating++;
 		frame_sent(n);

@@ -193,6 +193,10 @@ int ftc_recover_poll(struct mgr_dp_ctx *ctx, struct ftc_node *n, uint64_t now);
 
 
 /* ftc_out.c */
+/* A frame of the node's own for `port`: its MACs written (NULL: no mbuf,
+ * counted); then sent `len` bytes long, padded to Ethernet's minimum. */
+uint8_t *ftc_frame_new(struct ftc_node *n, uint16_t port, struct rte_mbuf **m);
+void ftc_frame_send(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint32_t len, uint16_t port);
 /* Queue every part of kept update `seq`; false if the queue had no room. */
 bool ftc_queue_update(struct ftc_node *n, uint64_t seq);
 /* Queue a log part for the next node; false when the queue is full. */

@@ -94,31 +94,18 @@ ftc_recover_init(struct ftc_node *n)
 static bool
 send_xfer(struct mgr_dp_ctx *ctx, struct ftc_node *n, const struct ftc_xfer *x)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(mgr.pool);
-	struct rte_ether_addr src;
-	uint8_t *f;
+	struct rte_mbuf *m;
+	uint8_t *f = ftc_frame_new(n, (uint16_t)n->state_port, &m);
 	int len;
 
-	if (m == NULL) {
-		n->c.out_no_mbuf++;
+	if (f == NULL)
 		return false;
-	}
-	f = rte_pktmbuf_mtod(m, uint8_t *);
-	memset(f, 0xff, 6); /* every node of the state network */
-	rte_eth_macaddr_get((uint16_t)n->state_port, &src);
-	memcpy(f + 6, src.addr_bytes, 6);
 	len = ftc_xfer_build(f, rte_pktmbuf_tailroom(m), x);
 	if (len < 0) {
 		rte_pktmbuf_free(m);
 		return false;
 	}
-	if (len < RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN) { /* (padding: allowed) */
-		memset(f + len, 0, (size_t)(RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN - len));
-		len = RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN;
-	}
-	m->data_len = (uint16_t)len;
-	m->pkt_len = (uint32_t)len;
-	mgr_dp_to_port(ctx, m, (uint16_t)n->state_port);
+	ftc_frame_send(ctx, m, (uint32_t)len, (uint16_t)n->state_port);
 	return true;
 }
 

@@ -37,7 +37,8 @@ import os
 import time
 
 from onvm import lab, pcap
-from onvm.remote_lab import BIG, FAULTY_LINK, PACED_SOURCE, af, bfd_session, link, stateful_nfs
+from onvm.remote_lab import (BIG, FAULTY_LINK, PACED_SOURCE, af, bfd_session, link, paced_log,
+                             stateful_nfs)
 
 FTC_ID = 29
 FTC_MTU = 1900  # frames <= 1914 bytes: one mbuf each (2048 of data room)
@@ -54,8 +55,8 @@ class Chain:
     """The nodes of one FTC lab: nodes[0] the forwarder, nodes[-1] the
     egress; cfgs[i] node i's configuration (its replacement's base)."""
 
-    def __init__(self, L, f, tag, ftc):
-        self.L, self.f, self.tag, self.ftc = L, f, tag, ftc
+    def __init__(self, L, f, tag, ftc, n_nf=NF_NODES):
+        self.L, self.f, self.tag, self.ftc, self.n_nf = L, f, tag, ftc, n_nf
         self.nodes, self.cfgs, self.ns = [], [], {}
         self.sink = None
         self.source = None
@@ -71,19 +72,24 @@ class Chain:
 
 
 def build(L, frames, f=1, tag="", ftc=True, propagate_us=500, retrans_us=5000, idle=None,
-          nfs=None, source=None, recover=False, faults=None, fault_link=0, bfd_ms=BFD_MS):
+          nfs=None, source=None, recover=False, faults=None, fault_link=0, bfd_ms=BFD_MS,
+          bfd=None, sniff_src=False):
     """The nodes for `frames` (the input) with `f` replica-only nodes;
     returns a Chain.  `nfs`: for each NF node, (NF object, service) instead
-    of the stateful chain's; `faults`: faulty_link.py's arguments for the
+    of the stateful chain's (any number of them; the stateful chain is
+    three); `bfd` (default: `recover`): BFD on the chain's links; `faults`: faulty_link.py's arguments for the
     link n_(fault_link) -> n_(fault_link + 1), through its relay (give it
     --only-ethertype 0x88b5 or --only-ftc-propagating: BFD's frames are
     not to be faulted)."""
-    c = Chain(L, f, tag, ftc)
+    n_nf = len(nfs) if nfs else NF_NODES
+    c = Chain(L, f, tag, ftc, n_nf)
+    if bfd is None:
+        bfd = recover
     src = L.path(f"input{tag}.pcap")
     pcap.write_pcap(src, frames)
     empty = L.path("empty.pcap")
     pcap.write_pcap(empty, [])
-    total = NF_NODES + f if ftc else NF_NODES
+    total = n_nf + f if ftc else n_nf
     names = [f"n{i}" for i in range(total)]
     extra = (["g"] if source else []) + (["st"] if recover else []) + (["fl"] if faults else [])
     ns = {k: L.netns(k + tag) for k in names + ["k"] + extra}
@@ -128,7 +134,7 @@ def build(L, frames, f=1, tag="", ftc=True, propagate_us=500, retrans_us=5000, i
             ports.append({"name": "fb", "dev": af(2, "n0_fb" if i == 0 else "e_fb", BIG)})
         if recover:
             ports.append({"name": "st", "dev": af(4, f"n{i}_st", BIG)})
-        if i < NF_NODES:
+        if i < n_nf:
             nf, svc = (nfs[i] if nfs else (chain_nfs[i], chain_nfs[i]["service"]))
             node_nfs, services = [nf], [svc]
         else:
@@ -137,13 +143,13 @@ def build(L, frames, f=1, tag="", ftc=True, propagate_us=500, retrans_us=5000, i
                  "ingress_port": "src" if i == 0 else "prev", "exit_port": "next"}
         if ftc:
             chain["resiliency"] = "ftc"
-            chain["ftc"] = dict({"id": FTC_ID, "f": f, "position": i, "nf_nodes": NF_NODES,
+            chain["ftc"] = dict({"id": FTC_ID, "f": f, "position": i, "nf_nodes": n_nf,
                                  "propagate_us": propagate_us, "retrans_us": retrans_us,
                                  "mtu": FTC_MTU},
                                 **({"feedback_port": "fb"} if i == 0 or name == last else {}),
                                 **({"state_port": "st"} if recover else {}))
         sessions = []
-        if recover:  # BFD with each neighbour on the chain's links
+        if bfd:  # BFD with each neighbour on the chain's links
             if i > 0:
                 sessions.append(bfd_session("prev", "prev", link_ip(i - 1, 1),
                                             link_ip(i - 1, 0), bfd_ms))
@@ -203,18 +209,7 @@ def wait_bfd_up(c, timeout=60):
 def source_progress(c):
     """[(CLOCK_MONOTONIC s, frames sent by then)] of the paced input, and
     the total once it ended (None while it runs)."""
-    points, total = [], None
-    try:
-        with open(c.source[2]) as fh:
-            for line in fh:
-                w = line.split()
-                if len(w) == 2 and w[0] == "end":
-                    total = int(w[1])
-                elif len(w) == 2:
-                    points.append((float(w[0]), int(w[1])))
-    except OSError:
-        pass
-    return points, total
+    return paced_log(c.source[2])
 
 
 class Orchestrator:
@@ -275,7 +270,7 @@ class Orchestrator:
             cfg = copy.deepcopy(c.cfgs[p])
             fc = cfg["chains"][0]["ftc"]
             fc["recover"] = True
-            if p < NF_NODES:
+            if p < c.n_nf:
                 fc["recover_from"] = [q for q in range(p + 1, p + c.f + 1) if q not in dead]
             k = c.replaced.get(p, 0) + 1
             c.replaced[p] = k
@@ -301,7 +296,7 @@ class Orchestrator:
             def forwarding():
                 s = node.query("/onvm/ftc")
                 return s if (s.get("out_packets", 0) > 0 or s.get("released", 0) > 0 or
-                             p >= NF_NODES and s.get("in_frames", 0) > 0) else None
+                             p >= c.n_nf and s.get("in_frames", 0) > 0) else None
             try:
                 lab.wait_until(forwarding, 30, f"n{p}'s replacement forwards", interval=0.005)
                 t_fwd = time.monotonic_ns()

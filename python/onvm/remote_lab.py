@@ -399,9 +399,15 @@ def start_source(L, pred, tag=""):
 def source_progress(pred):
     """[(CLOCK_MONOTONIC s, frames sent by then)] of the paced input, and
     the total once it ended (None while it runs)."""
+    return paced_log(pred.source[2])
+
+
+def paced_log(path):
+    """paced_source.py's log at `path`: [(CLOCK_MONOTONIC s, frames sent by
+    then)], and the total once it ended (None while it runs)."""
     points, total = [], None
     try:
-        with open(pred.source[2]) as f:
+        with open(path) as f:
             for line in f:
                 w = line.split()
                 if len(w) == 2 and w[0] == "end":
