@@ -114,11 +114,11 @@ ftc_parse(const uint8_t *f, size_t len, struct ftc_view *v)
 	for (unsigned int k = 0; k < v->n_commits; k++) {
 		const uint8_t *c = f + pos + (size_t)k * FTC_COMMIT_LEN;
 
-		if (c[2] > FTC_VOID)
+		if (c[2] > FTC_APPLIED)
 			return FTC_BAD_KIND;
-		if (c[3] != 0)
+		if (c[2] == FTC_VOID ? c[3] == 0 : c[3] != 0)
 			return FTC_BAD_RESERVED;
-		if (onvm_get_be64(c + 4) == 0)
+		if (onvm_get_be64(c + 4) == 0 && c[2] != FTC_APPLIED)
 			return FTC_ZERO_SEQ;
 		for (unsigned int j = 0; j < k; j++) {
 			const uint8_t *o = f + pos + (size_t)j * FTC_COMMIT_LEN;
@@ -152,6 +152,7 @@ ftc_commit_get(const struct ftc_view *v, unsigned int k, struct ftc_commit *out)
 
 	out->instance = onvm_get_be16(c);
 	out->kind = c[2];
+	out->span = c[3];
 	out->seq = onvm_get_be64(c + 4);
 }
 
@@ -207,7 +208,9 @@ input_ok(const struct ftc_log_in *logs, unsigned int n_logs, const struct ftc_co
 				return false;
 	}
 	for (unsigned int k = 0; k < n_commits; k++) {
-		if (commits[k].seq == 0 || commits[k].kind > FTC_VOID)
+		if ((commits[k].seq == 0 && commits[k].kind != FTC_APPLIED) ||
+		    commits[k].kind > FTC_APPLIED ||
+		    (commits[k].kind == FTC_VOID ? commits[k].span == 0 : commits[k].span != 0))
 			return false;
 		for (unsigned int j = 0; j < k; j++)
 			if (commits[j].instance == commits[k].instance &&
@@ -273,7 +276,7 @@ ftc_build(uint8_t *out, size_t cap, const uint8_t *pkt, size_t pkt_len, uint8_t 
 	for (unsigned int k = 0; k < n_commits; k++) {
 		onvm_put_be16(out + pos, commits[k].instance);
 		out[pos + 2] = commits[k].kind;
-		out[pos + 3] = 0;
+		out[pos + 3] = commits[k].span;
 		onvm_put_be64(out + pos + 4, commits[k].seq);
 		pos += FTC_COMMIT_LEN;
 	}

@@ -49,6 +49,9 @@ ftc_xfer_parse(const uint8_t *frame, size_t len, struct ftc_xfer *x)
 	case FTC_XFER_RESYNC:
 		return x->seq != 0 || x->index != 0 ? FTC_XFER_BAD_FIELD : FTC_XFER_OK;
 	case FTC_XFER_END:
+		if (len < FTC_MAC_LEN + FTC_XFER_HEAD_LEN + FTC_XFER_END_LEN)
+			return FTC_XFER_SHORT;
+		x->high = onvm_get_be64(h + FTC_XFER_HEAD_LEN);
 		return FTC_XFER_OK;
 	case FTC_XFER_PIECE: {
 		const uint8_t *p = h + FTC_XFER_HEAD_LEN;
@@ -73,7 +76,9 @@ int
 ftc_xfer_build(uint8_t *out, size_t cap, const struct ftc_xfer *x)
 {
 	const size_t n = FTC_MAC_LEN + FTC_XFER_HEAD_LEN +
-			 (x->op == FTC_XFER_PIECE ? FTC_XFER_PIECE_HEAD + (size_t)x->len : 0);
+			 (x->op == FTC_XFER_PIECE ? FTC_XFER_PIECE_HEAD + (size_t)x->len
+			  : x->op == FTC_XFER_END ? FTC_XFER_END_LEN
+						  : 0);
 	uint8_t *h = out + FTC_MAC_LEN;
 	struct ftc_xfer check;
 
@@ -90,6 +95,8 @@ ftc_xfer_build(uint8_t *out, size_t cap, const struct ftc_xfer *x)
 	onvm_put_be32(h + 8, x->nonce);
 	onvm_put_be64(h + 12, x->seq);
 	onvm_put_be32(h + 20, x->index);
+	if (x->op == FTC_XFER_END)
+		onvm_put_be64(h + FTC_XFER_HEAD_LEN, x->high);
 	if (x->op == FTC_XFER_PIECE) {
 		uint8_t *p = h + FTC_XFER_HEAD_LEN;
 

@@ -50,8 +50,8 @@ local ff = {
 	bytes = ProtoField.bytes("reinforce_ftc.record.bytes", "Bytes"),
 	c_instance = ProtoField.uint16("reinforce_ftc.commit.instance", "NF instance"),
 	c_kind = ProtoField.uint8("reinforce_ftc.commit.kind", "Kind", base.DEC,
-		{ [0] = "held", [1] = "need", [2] = "void" }),
-	c_reserved = ProtoField.uint8("reinforce_ftc.commit.reserved", "Reserved"),
+		{ [0] = "held", [1] = "need", [2] = "void", [3] = "applied" }),
+	c_reserved = ProtoField.uint8("reinforce_ftc.commit.span", "Span (void) / reserved"),
 	c_seq = ProtoField.uint64("reinforce_ftc.commit.seq", "Committed up to"),
 }
 ftc.fields = { ff.version, ff.flags, ff.propagate, ff.inner, ff.section, ff.n_logs, ff.n_commits,
@@ -111,7 +111,8 @@ local function dissect_ftc(tvb, pinfo, tree)
 		ct:add(ff.c_reserved, tvb(pos + 3, 1))
 		ct:add(ff.c_seq, tvb(pos + 4, 8))
 		ct:append_text(string.format(": instance %d %s %s", tvb(pos, 2):uint(),
-			({ [0] = "held up to", [1] = "needs up to", [2] = "recovered from" })[tvb(pos + 2, 1):uint()] or "?",
+			({ [0] = "held up to", [1] = "needs up to", [2] = "recovered from",
+			   [3] = "applied by the group so far up to" })[tvb(pos + 2, 1):uint()] or "?",
 			tvb(pos + 4, 8):uint64()))
 		pos = pos + 12
 	end
@@ -138,9 +139,10 @@ local xf = {
 	len = ProtoField.uint16("reinforce_ftc_xfer.len", "Length"),
 	offset = ProtoField.uint32("reinforce_ftc_xfer.offset", "Offset"),
 	bytes = ProtoField.bytes("reinforce_ftc_xfer.bytes", "Bytes"),
+	high = ProtoField.uint64("reinforce_ftc_xfer.high", "Highest number seen"),
 }
 xfer.fields = { xf.version, xf.op, xf.chain, xf.from, xf.instance, xf.nonce, xf.seq, xf.index,
-	xf.region, xf.len, xf.offset, xf.bytes }
+	xf.region, xf.len, xf.offset, xf.bytes, xf.high }
 
 -- After the EtherType: version 3, op, chain, from, instance, nonce, seq,
 -- index (22 bytes); a PIECE then region, length, offset and its bytes.
@@ -158,6 +160,9 @@ local function dissect_xfer(tvb, pinfo, tree)
 	t:add(xf.nonce, tvb(6, 4))
 	t:add(xf.seq, tvb(10, 8))
 	t:add(xf.index, tvb(18, 4))
+	if op == 3 and tvb:len() >= 30 then
+		t:add(xf.high, tvb(22, 8))
+	end
 	if op == 2 and tvb:len() >= 30 then
 		local n = tvb(24, 2):uint()
 		t:add(xf.region, tvb(22, 2))

@@ -39,13 +39,17 @@
  *  a record: region (16) | length (16) | offset (32) | length bytes
  *
  *  a commit (12 bytes):
- *  |     NF instance               |     kind      | reserved = 0  |
+ *  |     NF instance               |     kind      | span / 0      |
  *  |     sequence number (64 bits)                                 |
  *  kind 0, held: every update of the instance up to it is held by
  *  f + 1 members of its replication group; kind 1, need: the packet may
  *  leave the chain only once the instance's updates up to it are held;
  *  kind 2, void: the instance was recovered from its update seq, and its
- *  numbers seq + 1 .. seq + 2^32 are void (a dead incarnation's, lost)
+ *  numbers seq + 1 .. seq + span x 2^32 are void (a dead incarnation's,
+ *  lost; span 1..255, 0 for the other kinds); kind 3, applied: every
+ *  member of the group from the head to the sender applied the updates up
+ *  to seq (0: one of them has no copy) -- the tail's held is its own and
+ *  this, so a member that lacks them holds the release back
  *
  * All fields in network byte order.  An update too large for one frame is
  * split into parts (part 0 .. parts - 1) of one sequence number, carried by
@@ -68,7 +72,7 @@
 #define FTC_RECORD_HEAD_LEN 8
 #define FTC_COMMIT_LEN 12
 #define FTC_MAX_LOGS 16	       /* logs in one frame: f + 1 groups of a chain, at most */
-#define FTC_MAX_COMMITS 32     /* commit entries in one frame: held and need per instance */
+#define FTC_MAX_COMMITS 64     /* commit entries in one frame: a few kinds per instance */
 #define FTC_MAX_SECTION 0xffff /* the section length's field */
 /* The longest record: alone in a section, after its log's head. */
 #define FTC_RECORD_MAX (FTC_MAX_SECTION - FTC_LOG_HEAD_LEN - FTC_RECORD_HEAD_LEN)
@@ -91,7 +95,7 @@ enum ftc_reason {
 	FTC_ZERO_SEQ,	  /* sequence number 0 (they start at 1) */
 	FTC_BAD_RECORD,	  /* a record of length 0, or past its log's data, or the
 			   * records not filling it exactly */
-	FTC_BAD_RESERVED, /* a reserved field not 0 */
+	FTC_BAD_RESERVED, /* a reserved field not 0 (a void's span 0) */
 	FTC_DUP_COMMIT,	  /* two commits of one instance and kind */
 	FTC_BAD_KIND,	  /* a commit of an unknown kind */
 	FTC_REASON_MAX,
@@ -130,17 +134,20 @@ struct ftc_record {
 enum ftc_commit_kind {
 	FTC_HELD = 0, /* its updates up to seq are on f + 1 nodes */
 	FTC_NEED = 1, /* this packet leaves only once they are */
-	FTC_VOID = 2, /* recovered from seq: seq + 1 .. seq + FTC_VOID_SPAN are void */
+	FTC_VOID = 2,	 /* recovered from seq: the next span x 2^32 numbers are void */
+	FTC_APPLIED = 3, /* the group's members up to the sender applied up to seq */
 };
-/* A recovered instance numbers its updates on from seq + FTC_VOID_SPAN: a
- * packet that needs one of the numbers between depends on an update lost
- * with the dead incarnation. */
+/* A recovered instance numbers its updates on from seq + span x
+ * FTC_VOID_SPAN (past every number the replicas saw): a packet that needs
+ * one of the numbers between depends on an update lost with the dead
+ * incarnation. */
 #define FTC_VOID_SPAN (UINT64_C(1) << 32)
 
 struct ftc_commit {
 	uint16_t instance;
 	uint8_t kind; /* enum ftc_commit_kind */
-	uint64_t seq;
+	uint8_t span; /* FTC_VOID: 1..255; else 0 */
+	uint64_t seq; /* at least 1, but for FTC_APPLIED */
 };
 
 /* Check a received frame against the layout above; on FTC_OK fill `v`. */

@@ -15,10 +15,13 @@
  *   | seq (64): PIECE, END: the replica's last update applied; else 0 |
  *   | index (32): PIECE: its number; END: the pieces sent; else 0 |
  *   PIECE: | region (16) | length (16, 1..1024) | offset (32) | bytes |
+ *   END:   | high (64): the highest number of the instance the replica
+ *            has seen anywhere (a log, a need, a held entry, a void) |
  *
  *   FETCH   a new head asks for the replica of `instance` (nonce: its ask)
  *   PIECE   one piece of that replica's pages, all at update `seq`
- *   END     the replica had `index` pieces, at `seq`
+ *   END     the replica had `index` pieces, at `seq`; `high`: the new
+ *           incarnation numbers on from past it
  *   RESYNC  a new replica asks the head of `instance` for a whole update
  *
  * All fields in network byte order.  A frame may be padded past its end
@@ -33,6 +36,7 @@
 #define FTC_XFER_VERSION 3
 #define FTC_XFER_HEAD_LEN 24   /* after the MACs */
 #define FTC_XFER_PIECE_HEAD 8
+#define FTC_XFER_END_LEN 8 /* after the head: high */
 #define FTC_XFER_PIECE_MAX 1024 /* bytes of state in one piece */
 
 enum ftc_xfer_op {
@@ -45,7 +49,7 @@ enum ftc_xfer_op {
 enum ftc_xfer_reason {
 	FTC_XFER_OK = 0,
 	FTC_XFER_NOT_XFER,	/* another EtherType or version: not this codec's */
-	FTC_XFER_SHORT,		/* shorter than its head (or a PIECE's record head) */
+	FTC_XFER_SHORT,		/* shorter than its head (or a PIECE's record head, an END's high) */
 	FTC_XFER_BAD_OP,	/* an op not above */
 	FTC_XFER_BAD_LENGTH,	/* a PIECE's bytes not 1..1024, or not ending the frame */
 	FTC_XFER_BAD_FIELD,	/* seq or index set where the op has none */
@@ -61,6 +65,7 @@ struct ftc_xfer {
 	uint32_t nonce;
 	uint64_t seq;
 	uint32_t index;
+	uint64_t high; /* END */
 	/* PIECE */
 	uint16_t region, len;
 	uint32_t offset;

@@ -170,7 +170,8 @@ test_propagate_and_empty(void **state)
 		};
 		const struct ftc_commit dup[] = {{.instance = 4, .seq = 1}, {.instance = 4, .seq = 2}};
 		const struct ftc_commit zero[] = {{.instance = 4, .seq = 0}};
-		const struct ftc_commit kind[] = {{.instance = 4, .kind = 3, .seq = 1}};
+		const struct ftc_commit kind[] = {{.instance = 4, .kind = 4, .seq = 1}};
+		const struct ftc_commit nospan[] = {{.instance = 4, .kind = FTC_VOID, .seq = 1}};
 
 		for (unsigned int k = 0; k < 3; k++)
 			assert_int_equal(ftc_build(f, sizeof(f), ipv4, sizeof(ipv4), 0, &bad[k], 1, NULL,
@@ -178,9 +179,50 @@ test_propagate_and_empty(void **state)
 		assert_int_equal(ftc_build(f, sizeof(f), ipv4, sizeof(ipv4), 0, NULL, 0, dup, 2), -1);
 		assert_int_equal(ftc_build(f, sizeof(f), ipv4, sizeof(ipv4), 0, NULL, 0, zero, 1), -1);
 		assert_int_equal(ftc_build(f, sizeof(f), ipv4, sizeof(ipv4), 0, NULL, 0, kind, 1), -1);
+		assert_int_equal(ftc_build(f, sizeof(f), ipv4, sizeof(ipv4), 0, NULL, 0, nospan, 1),
+				 -1);
 		for (size_t i = 0; i < sizeof(f); i++)
 			assert_int_equal(f[i], 0xee); /* untouched */
 	}
+}
+
+/* The four kinds: a void's span in the entry's fourth byte (1..255), an
+ * applied entry may say 0 (a member with no copy), the others may not. */
+static void
+test_kinds(void **state)
+{
+	const struct ftc_commit c[] = {
+		{.instance = 1, .kind = FTC_HELD, .seq = 9},
+		{.instance = 1, .kind = FTC_NEED, .seq = 10},
+		{.instance = 1, .kind = FTC_VOID, .span = 3, .seq = 5},
+		{.instance = 1, .kind = FTC_APPLIED, .seq = 0},
+	};
+	uint8_t f[256], g[256];
+	struct ftc_view v;
+	struct ftc_commit got;
+	size_t c0;
+	int n;
+
+	(void)state;
+	n = ftc_build(f, sizeof(f), ipv4, sizeof(ipv4), 0, NULL, 0, c, 4);
+	assert_true(n > 0);
+	assert_int_equal(ftc_parse(f, (size_t)n, &v), FTC_OK);
+	for (unsigned int k = 0; k < 4; k++) {
+		ftc_commit_get(&v, k, &got);
+		assert_int_equal(got.kind, c[k].kind);
+		assert_int_equal(got.span, c[k].span);
+		assert_true(got.seq == c[k].seq);
+	}
+	c0 = v.commit_off;
+	memcpy(g, f, (size_t)n);
+	g[c0 + 24 + 3] = 0; /* a void of no span */
+	assert_int_equal(ftc_parse(g, (size_t)n, &v), FTC_BAD_RESERVED);
+	memcpy(g, f, (size_t)n);
+	g[c0 + 3] = 1; /* a held entry with a span */
+	assert_int_equal(ftc_parse(g, (size_t)n, &v), FTC_BAD_RESERVED);
+	memcpy(g, f, (size_t)n);
+	memset(g + c0 + 12 + 4, 0, 8); /* a need of 0 */
+	assert_int_equal(ftc_parse(g, (size_t)n, &v), FTC_ZERO_SEQ);
 }
 
 static void
@@ -269,7 +311,7 @@ test_every_refusal(void **state)
 	expect_bad(g, (size_t)n, 25, 0, FTC_BAD_PART);	  /* parts 0 */
 	expect_bad(g, (size_t)n, 24, 1, FTC_BAD_PART);	  /* part 1 of 1 */
 	expect_bad(g, (size_t)n, c0 + 3, 1, FTC_BAD_RESERVED);
-	expect_bad(g, (size_t)n, c0 + 2, 3, FTC_BAD_KIND);
+	expect_bad(g, (size_t)n, c0 + 2, 4, FTC_BAD_KIND);
 	/* every reason has a name */
 	for (int r = 0; r < FTC_REASON_MAX; r++)
 		assert_string_not_equal(ftc_reason_str((enum ftc_reason)r), "?");
@@ -283,6 +325,7 @@ main(void)
 	    cmocka_unit_test(test_bytes_as_drawn),
 	    cmocka_unit_test(test_round_trip),
 	    cmocka_unit_test(test_propagate_and_empty),
+	    cmocka_unit_test(test_kinds),
 	    cmocka_unit_test(test_vlan_frame),
 	    cmocka_unit_test(test_every_refusal),
 	};

@@ -58,12 +58,15 @@ test_round_trips(void **state)
 			continue;
 		x = (struct ftc_xfer){.op = op, .chain = 1, .from = 0, .instance = 1, .nonce = 9,
 				      .seq = op == FTC_XFER_END ? 40 : 0,
-				      .index = op == FTC_XFER_END ? 12 : 0};
+				      .index = op == FTC_XFER_END ? 12 : 0,
+				      .high = op == FTC_XFER_END ? UINT64_C(5) << 32 : 0};
 		n = ftc_xfer_build(f, sizeof(f), &x);
-		assert_int_equal(n, 36);
+		assert_int_equal(n, op == FTC_XFER_END ? 44 : 36);
 		assert_int_equal(ftc_xfer_parse(f, 60, &y), FTC_XFER_OK);
 		assert_int_equal(y.op, op);
-		assert_true(y.seq == x.seq && y.index == x.index);
+		assert_true(y.seq == x.seq && y.index == x.index && y.high == x.high);
+		if (op == FTC_XFER_END) /* its high cut off */
+			assert_int_equal(ftc_xfer_parse(f, 43, &y), FTC_XFER_SHORT);
 	}
 }
 

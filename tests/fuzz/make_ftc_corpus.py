@@ -23,7 +23,8 @@ def log(instance, seq, records, part=0, parts=1):
 
 
 def commit(instance, seq, kind=0, reserved=0):
-    """kind 0: held f + 1 times up to seq; 1: the packet needs that."""
+    """kind 0: held f + 1 times up to seq; 1: the packet needs that; 2:
+    void (reserved: its span); 3: applied by the group so far."""
     return struct.pack(">HBBQ", instance, kind, reserved, seq)
 
 
@@ -54,13 +55,14 @@ def frames():
         "shim_v1": MACS + struct.pack(">HBBHQ", 0x88B5, 1, 0, 0x0800, 5) + IPV4_UDP,
         "bad_zero_seq": ftc(0x0800, IPV4_UDP, [log(3, 0, [])]),
         "bad_dup_commit": ftc(0x0800, IPV4_UDP, [], [commit(3, 1), commit(3, 2)]),
-        "void": ftc(0x0800, IPV4_UDP, [], [commit(3, 1, kind=2), commit(3, 9, kind=1)]),
-        "bad_kind": ftc(0x0800, IPV4_UDP, [], [commit(3, 1, kind=3)]),
+        "void": ftc(0x0800, IPV4_UDP, [], [commit(3, 1, kind=2, reserved=2), commit(3, 9, kind=1),
+                                            commit(3, 0, kind=3)]),
+        "bad_kind": ftc(0x0800, IPV4_UDP, [], [commit(3, 1, kind=4)]),
         "bad_record": ftc(0x0800, IPV4_UDP, [log(3, 1, [struct.pack(">HHI", 0, 0, 0)])]),
         "plain_ipv4": MACS + b"\x08\x00" + IPV4_UDP,
         "xfer_fetch": xfer(1, 29, 1, 1, 7, 0, 0),
         "xfer_piece": xfer(2, 29, 2, 1, 7, 40, 3) + struct.pack(">HHI", 1, 8, 4096) + bytes(8),
-        "xfer_end": xfer(3, 29, 2, 1, 7, 40, 12) + bytes(24),
+        "xfer_end": xfer(3, 29, 2, 1, 7, 40, 12) + struct.pack(">Q", 5 << 32) + bytes(16),
         "xfer_resync": xfer(4, 29, 3, 2, 9, 0, 0),
     }
 
