@@ -22,6 +22,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_byteorder.h>
 
@@ -191,7 +192,11 @@ nfl_ftc_batch_end(struct nf_ctx *nf)
 		}
 		if (__atomic_load_n(&s->stop, __ATOMIC_RELAXED) || nf->stop)
 			return; /* the node is going: nothing will take it */
-		sched_yield();
+		/* Alive, only waiting (the replicas confirm nothing while a
+		 * group member is down): the manager must not take the NF for
+		 * hung. */
+		nfl_heartbeat(nf);
+		usleep(50);
 	}
 	if (reset > 0) { /* the replicas clear their copy first */
 		const uint16_t region = rte_cpu_to_be_16(ONVM_FTC_RESET_REGION), one =
