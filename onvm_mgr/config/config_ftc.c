@@ -28,7 +28,7 @@ ftc_defaults(struct mgr_ftc_cfg *fc)
 		.propagate_us = 1000,
 		.retrans_us = 5000,
 		.mtu = 1500,
-		.log_kb = 1024,
+		.log_kb = 2048,
 		.log_updates = 1024,
 		.replica_mb = 16,
 		.window = 16,

@@ -55,6 +55,13 @@ extern uint8_t mgr_ftc_exit_port[];
 int mgr_ftc_init(void);
 int mgr_ftc_telemetry_init(void);
 
+struct nf_state_layout;
+/* do_state_alloc(): whether the NF of `service` may run in this node's FTC
+ * chain with this state: its whole state must fit one update (the ring's
+ * quarter, log_kb / 4) and a replica (replica_mb).  0, or -E2BIG with a
+ * sentence in `why`. */
+int mgr_ftc_state_check(uint16_t service, const struct nf_state_layout *layout, char *why,
+			size_t whylen);
 /* do_state_alloc(): the bytes of the update ring an NF of service
  * `service` needs after its state block (0: not in an FTC chain). */
 uint64_t mgr_ftc_ring_bytes(uint16_t service);
@@ -62,6 +69,12 @@ uint64_t mgr_ftc_ring_bytes(uint16_t service);
 /* The NF of service `service` waits, parked, for the state a recovering
  * node fetches (registration and state allocation set remote_parked). */
 bool mgr_ftc_parks(uint16_t service);
+
+/* The control thread: the NF of `service` died.  An FTC node is one
+ * failure unit -- its NF's next updates would be numbered from 1 again on a
+ * state the replicas never saw -- so the node dies at once, SIGKILL, as a
+ * whole node would; its replacement takes its place (docs/design/ftc.md). */
+void mgr_ftc_nf_died(uint16_t service);
 
 /* RX unit: a frame in on an FTC port, handed to the TX unit; true if
  * taken (always, but counted as dropped when the hand-over is full). */

@@ -47,15 +47,37 @@ is_reset(const struct ftc_log *l)
 	return l->part == 0 && ftc_record_next(l, &pos, &rec) && rec.region == ONVM_FTC_RESET_REGION;
 }
 
+static void
+vector_moved(struct ftc_node *n)
+{
+	n->held_dirty = true;
+	if (n->pending_tsc == 0)
+		n->pending_tsc = rte_rdtsc();
+}
+
+/* The tail's held: the updates every member of the group applied -- its
+ * own and what the members before it said (docs/design/ftc.md). */
+static void
+tail_held(struct ftc_node *n, const struct ftc_replica *r)
+{
+	const uint64_t h = ftc_group_applied(r);
+
+	if (r->tail && h > n->held[r->instance]) {
+		raise_to(&n->held[r->instance], h);
+		vector_moved(n);
+	}
+}
+
 /* Every update of `r` now whole and next in order, into its store (a
- * whole-state one clears it first). */
+ * whole-state one clears it first).  A store out of room stops the
+ * replica: it applies nothing more and holds the release back. */
 static void
 apply_ready(struct ftc_node *n, struct ftc_replica *r)
 {
 	uint64_t seq;
 	unsigned int parts;
 
-	while (ftc_seq_ready(r->seq, &seq, &parts)) {
+	while (!r->broken && ftc_seq_ready(r->seq, &seq, &parts)) {
 		for (unsigned int p = 0; p < parts; p++) {
 			struct ftc_log l = {.parts = 1};
 			struct ftc_record rec;
@@ -71,19 +93,23 @@ apply_ready(struct ftc_node *n, struct ftc_replica *r)
 				if (rec.region == ONVM_FTC_RESET_REGION)
 					continue;
 				if (ftc_store_write(&r->store, rec.region, rec.offset, rec.bytes,
-						    rec.len) < 0)
+						    rec.len) < 0) {
 					r->store_full++;
+					r->broken = true;
+					MGR_LOG(ERR, "FTC: the replica of NF %u is out of room "
+						     "(replica_mb %u): it holds the chain's release",
+						r->instance, n->cfg->replica_mb);
+				}
 				r->applied_bytes += rec.len;
 			}
 		}
 		ftc_seq_done(r->seq);
+		if (r->broken)
+			return;
 		r->applied_updates = seq;
-		if (r->tail) {
-			raise_to(&n->held[r->instance], seq);
-			n->held_dirty = true;
-			if (n->pending_tsc == 0)
-				n->pending_tsc = rte_rdtsc();
-		}
+		if (r->carry)
+			vector_moved(n); /* (its applied entry moved) */
+		tail_held(n, r);
 	}
 }
 
@@ -101,17 +127,50 @@ take_logs(struct ftc_node *n, const struct ftc_view *v)
 			n->c.in_foreign_logs++;
 			continue;
 		}
+		if (l.seq > r->high)
+			r->high = l.seq;
+		/* After a FETCH this replica answered, the dead incarnation's
+		 * logs still on their way are dropped -- not applied, not
+		 * passed on: the new NF went on from the newest copy, which
+		 * may lack them (docs/design/ftc.md, "Recovery").  The new
+		 * incarnation's first update, whole, numbered past the void
+		 * it announced (the frame's vectors are read first), opens the
+		 * way again. */
+		if (r->fenced) {
+			const uint16_t i = l.instance;
+			const bool newer = n->void_seq[i] > r->fence_void_seq ||
+					   (n->void_seq[i] == r->fence_void_seq &&
+					    n->void_span[i] > r->fence_void_span);
+
+			if (!newer || !is_reset(&l) ||
+			    l.seq <= n->void_seq[i] + n->void_span[i] * FTC_VOID_SPAN) {
+				r->fenced_logs++;
+				continue;
+			}
+			r->fenced = false;
+		}
 		/* A whole-state update ahead of what is expected: the sequence
 		 * jumps to it (a recovered head numbers on from past a void,
 		 * and an empty replica takes nothing else). */
-		if (is_reset(&l) && l.seq > ftc_seq_next(r->seq))
-			r->seq = ftc_seq_init(r->seq_mem, n->cfg->window, r->seq_slot, l.seq);
+		if (is_reset(&l) && l.seq > ftc_seq_next(r->seq)) {
+			struct ftc_seq *j = ftc_seq_init(r->seq_mem, n->cfg->window, r->seq_slot, l.seq);
+
+			if (j == NULL) { /* (a number past 2^63: never made) */
+				n->c.in_bad_resets++;
+				continue;
+			}
+			r->seq = j;
+		}
 		if (!r->synced && ftc_seq_next(r->seq) == 1 && !is_reset(&l)) {
 			r->unsynced_logs++; /* (it goes on all the same, below) */
 			verdict = FTC_SEQ_OLD;
 		} else {
 			verdict = ftc_seq_offer(r->seq, &l);
 			r->verdicts[verdict]++;
+			/* parts that disagree (a stray frame): what is held of
+			 * that update goes, to be sent again whole */
+			if (verdict == FTC_SEQ_MISMATCH)
+				ftc_seq_forget(r->seq, l.seq);
 		}
 		/* a tail seeing an update again: its head has not heard it is
 		 * held (a feedback frame lost): say it again */
@@ -127,28 +186,58 @@ take_logs(struct ftc_node *n, const struct ftc_view *v)
 	}
 }
 
+/* A void (recovered from `s`, `span` x 2^32 numbers void) newer than what
+ * is known: taken, and the egress keeps it with the older ones -- a
+ * packet of any dead incarnation may still come. */
+void
+ftc_take_void(struct ftc_node *n, uint16_t i, uint64_t s, uint8_t span)
+{
+	struct ftc_void *last = &n->voids[i][(n->n_voids[i] + FTC_VOIDS - 1) % FTC_VOIDS];
+
+	if (n->n_voids[i] > 0 && (s < last->seq || (s == last->seq && span <= last->span)))
+		return;
+	n->voids[i][n->n_voids[i] % FTC_VOIDS] = (struct ftc_void){.seq = s, .span = span};
+	n->n_voids[i]++;
+	__atomic_store_n(&n->void_seq[i], s, __ATOMIC_RELAXED);
+	n->void_span[i] = span;
+}
+
 static void
 take_vectors(struct ftc_node *n, const struct ftc_view *v)
 {
 	for (unsigned int k = 0; k < v->n_commits; k++) {
 		struct ftc_commit c;
+		struct ftc_replica *r;
 
 		ftc_commit_get(v, k, &c);
 		if (c.instance >= n->n_inst) {
 			n->c.in_foreign_logs++;
 			continue;
 		}
-		if (c.kind == FTC_VOID) {
-			raise_to(&n->void_seq[c.instance], c.seq);
-		} else if (c.kind == FTC_HELD) {
+		switch (c.kind) {
+		case FTC_VOID:
+			ftc_take_void(n, c.instance, c.seq, c.span);
+			break;
+		case FTC_HELD:
 			if (c.seq > n->held[c.instance]) {
 				raise_to(&n->held[c.instance], c.seq);
-				n->held_dirty = true;
-				if (n->pending_tsc == 0)
-					n->pending_tsc = rte_rdtsc();
+				vector_moved(n);
 			}
-		} else {
+			break;
+		case FTC_NEED:
 			raise_to(&n->need[c.instance], c.seq);
+			break;
+		default: /* FTC_APPLIED: from the member before this one */
+			r = replica_of(n, c.instance);
+			if (r == NULL || r->first)
+				break; /* (not ours to read: passed no further) */
+			if (c.seq != r->up_applied) {
+				r->up_applied = c.seq;
+				if (r->carry)
+					vector_moved(n);
+				tail_held(n, r);
+			}
+			break;
 		}
 	}
 }
@@ -198,10 +287,16 @@ ftc_in_poll(struct mgr_dp_ctx *ctx)
 			rte_pktmbuf_free(m);
 			continue;
 		}
-		/* the state transfer (ftc_recover.c) */
+		/* the state transfer (ftc_recover.c), and nothing else on the
+		 * state network */
 		if (rte_pktmbuf_data_len(m) > FTC_MAC_LEN + 2 && f[FTC_MAC_LEN] == 0x88 &&
 		    f[FTC_MAC_LEN + 1] == 0xb5 && f[FTC_MAC_LEN + 2] == FTC_XFER_VERSION) {
 			ftc_xfer_rx(ctx, n, m);
+			continue;
+		}
+		if (n->state_port >= 0 && m->port == n->state_port) {
+			n->c.xfer_bad[FTC_XFER_NOT_XFER]++;
+			rte_pktmbuf_free(m);
 			continue;
 		}
 		r = ftc_parse(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &v);
@@ -216,8 +311,10 @@ ftc_in_poll(struct mgr_dp_ctx *ctx)
 			rte_pktmbuf_free(m);
 			continue;
 		}
-		take_logs(n, &v);
+		/* (the vectors first: a void announced comes with the new
+		 * incarnation's first update) */
 		take_vectors(n, &v);
+		take_logs(n, &v);
 		if (v.flags & FTC_F_PROPAGATE) {
 			n->c.in_propagating++;
 			/* a propagating frame is news: the egress passes it back */

@@ -21,6 +21,7 @@
 #include "ftc_priv.h"
 #include "nf/nf.h"
 #include "onvm_state.h"
+#include "ftc_xfer.h"
 
 bool mgr_ftc_any;
 uint8_t mgr_ftc_in_port[ONVM_MAX_PORTS];
@@ -44,6 +45,45 @@ mgr_ftc_ring_bytes(uint16_t service)
 	return onvm_ftc_ring_area((size_t)n->cfg->log_kb * 1024);
 }
 
+int
+mgr_ftc_state_check(uint16_t service, const struct nf_state_layout *layout, char *why,
+		    size_t whylen)
+{
+	const struct ftc_node *n = &mgr_ftc_node;
+	/* (the NF's ring holds updates of up to a quarter of its bytes) */
+	/* (the NF's ring holds updates of up to a quarter of its bytes, and
+	 * an update goes in at most 255 parts) */
+	const uint64_t max = RTE_MIN((uint64_t)n->cfg->log_kb * 256 - ONVM_FTC_ENTRY_HEAD,
+				     255ull * (n->part_budget - FTC_RECORD_HEAD_LEN));
+	uint64_t whole = 8 + 1, pages = 0;
+
+	if (!n->on || !n->head || service != n->service)
+		return 0;
+	for (uint32_t r = 0; r < layout->n_regions; r++) {
+		const struct nf_state_region_layout *g = &layout->regions[r];
+
+		/* every chunk a record (a longer one several), after the reset */
+		whole += g->size + 8 * ((uint64_t)g->n_chunks + g->size / 32768 + 1);
+		pages += (g->size + FTC_PAGE - 1) / FTC_PAGE;
+	}
+	if (whole > max) {
+		snprintf(why, whylen,
+			 "FTC: the NF's whole state as one update (%" PRIu64 " bytes) exceeds "
+			 "what an update may be (%" PRIu64 ": log_kb / 4, and 255 frames of the "
+			 "mtu): raise log_kb or mtu",
+			 whole, max);
+		return -E2BIG;
+	}
+	if (pages * FTC_PAGE > (uint64_t)n->cfg->replica_mb << 20) {
+		snprintf(why, whylen,
+			 "FTC: the NF's state (%" PRIu64 " KB in pages) exceeds a replica's "
+			 "replica_mb (%u MB)",
+			 pages * FTC_PAGE / 1024, n->cfg->replica_mb);
+		return -E2BIG;
+	}
+	return 0;
+}
+
 static int
 setup_replicas(struct ftc_node *n)
 {
@@ -62,6 +102,7 @@ setup_replicas(struct ftc_node *n)
 		r->instance = (uint16_t)i;
 		r->tail = i + fc->f == fc->position;
 		r->carry = !r->tail;
+		r->first = i + 1 == fc->position;
 		sz = ftc_seq_mem_size(fc->window, slot);
 		mem = sz > 0 ? rte_zmalloc("ftc_seq", sz, 64) : NULL;
 		r->seq = mem != NULL ? ftc_seq_init(mem, fc->window, slot, 1) : NULL;
@@ -127,10 +168,10 @@ mgr_ftc_init(void)
 		n->retrans_cycles = (uint64_t)fc->retrans_us * n->hz / 1000000;
 		room = RTE_MIN(fc->mtu + 14u, FTC_FRAME_ROOM);
 		n->frame_max = room;
-		/* A part goes alone on a propagating frame, beside the held
-		 * vector at most. */
+		/* A part goes alone on a propagating frame, beside the held,
+		 * void and applied entries at most. */
 		n->part_budget = room - FTC_MAC_LEN - FTC_HEAD_LEN - FTC_LOG_HEAD_LEN -
-				 FTC_INST_MAX * FTC_COMMIT_LEN;
+				 3 * fc->nf_nodes * FTC_COMMIT_LEN;
 		snprintf(name, sizeof(name), "ftc_in_%u", fc->id);
 		n->in_ring = rte_ring_create(name, FTC_IN_RING, rte_socket_id(),
 					     RING_F_SP_ENQ | RING_F_SC_DEQ);
@@ -139,12 +180,6 @@ mgr_ftc_init(void)
 		if (n->in_ring == NULL || n->oq == NULL) {
 			MGR_LOG(ERR, "FTC chain %u: no memory for its queues", fc->id);
 			return -ENOMEM;
-		}
-		if (255ull * n->part_budget < max_update(fc)) {
-			MGR_LOG(ERR, "FTC chain %u: an update of %u bytes (log_kb / 4) would take "
-				     "more than 255 parts of %u bytes: raise mtu or lower log_kb",
-				fc->id, max_update(fc), n->part_budget);
-			return -EINVAL;
 		}
 		if (setup_replicas(n) < 0 || (n->head && setup_head(n) < 0) ||
 		    ftc_recover_init(n) < 0)
@@ -293,6 +328,13 @@ tel_ftc(const char *cmd, const char *params, struct rte_tel_data *d)
 	U(d, "in_propagating", c->in_propagating);
 	U(d, "in_full", __atomic_load_n(&c->in_full, __ATOMIC_RELAXED));
 	U(d, "in_plain", c->in_plain);
+	U(d, "in_bad_resets", c->in_bad_resets);
+	U(d, "xfer_not_xfer", c->xfer_bad[FTC_XFER_NOT_XFER]);
+	U(d, "xfer_short", c->xfer_bad[FTC_XFER_SHORT]);
+	U(d, "xfer_bad_op", c->xfer_bad[FTC_XFER_BAD_OP]);
+	U(d, "xfer_bad_length", c->xfer_bad[FTC_XFER_BAD_LENGTH]);
+	U(d, "xfer_bad_field", c->xfer_bad[FTC_XFER_BAD_FIELD]);
+	U(d, "xfer_stale", c->xfer_stale);
 	U(d, "in_foreign_logs", c->in_foreign_logs);
 	U(d, "logs_carried", c->logs_carried);
 	U(d, "carry_full", c->carry_full);
@@ -354,6 +396,10 @@ tel_ftc(const char *cmd, const char *params, struct rte_tel_data *d)
 		U(d, key, n->rep[k].unsynced_logs);
 		snprintf(key, sizeof(key), "replica%u_applied", n->rep[k].instance);
 		U(d, key, n->rep[k].applied_updates);
+		snprintf(key, sizeof(key), "replica%u_group_applied", n->rep[k].instance);
+		U(d, key, ftc_group_applied(&n->rep[k]));
+		snprintf(key, sizeof(key), "replica%u_fenced_logs", n->rep[k].instance);
+		U(d, key, n->rep[k].fenced_logs);
 	}
 	return 0;
 }

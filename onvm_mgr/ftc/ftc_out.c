@@ -174,6 +174,13 @@ pull_own(struct ftc_node *n)
 		onvm_ftc_ring_take(n->nf_ring);
 		n->c.own_updates++;
 		n->c.own_bytes += e.len;
+		/* a whole-state update supersedes what the log keeps (every
+		 * replica jumps to it): a retransmission starts from it */
+		if (e.len >= 2 && onvm_get_be16(e.records) == ONVM_FTC_RESET_REGION &&
+		    ftc_hlog_oldest(n->hlog) < seq) {
+			n->c.forgot += seq - ftc_hlog_oldest(n->hlog);
+			ftc_hlog_commit(n->hlog, seq - 1);
+		}
 		if (ftc_queue_update(n, seq))
 			n->own_sent = seq;
 	}
@@ -239,7 +246,14 @@ vectors(struct ftc_node *n, bool packet, uint64_t own_need, struct ftc_commit *c
 	for (uint16_t i = 0; i < n->n_inst; i++)
 		if (n->void_seq[i] > 0)
 			c[k++] = (struct ftc_commit){.instance = i, .kind = FTC_VOID,
+						     .span = n->void_span[i],
 						     .seq = n->void_seq[i]};
+	/* to the next member of each group this node is inside of */
+	for (unsigned int j = 0; j < n->n_rep; j++)
+		if (n->rep[j].carry)
+			c[k++] = (struct ftc_commit){.instance = n->rep[j].instance,
+						     .kind = FTC_APPLIED,
+						     .seq = ftc_group_applied(&n->rep[j])};
 	if (!packet)
 		return k;
 	for (uint16_t i = 0; i < n->n_inst; i++) {
@@ -285,7 +299,7 @@ put_header(uint8_t *w, uint8_t flags, uint16_t inner, struct ftc_out_log *const 
 	for (unsigned int k = 0; k < n_c; k++) {
 		onvm_put_be16(w + pos, c[k].instance);
 		w[pos + 2] = c[k].kind;
-		w[pos + 3] = 0;
+		w[pos + 3] = c[k].span;
 		onvm_put_be64(w + pos + 4, c[k].seq);
 		pos += FTC_COMMIT_LEN;
 	}
@@ -378,7 +392,7 @@ ftc_frame_send(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint32_t len, uint16_
 static bool
 send_propagating(struct mgr_dp_ctx *ctx, struct ftc_node *n, uint16_t port)
 {
-	struct ftc_commit c[3 * FTC_INST_MAX];
+	struct ftc_commit c[4 * FTC_INST_MAX];
 	struct ftc_out_log *logs[FTC_MAX_LOGS];
 	unsigned int nc = vectors(n, false, 0, c), nl;
 	struct rte_mbuf *m;
@@ -412,7 +426,7 @@ send_propagating(struct mgr_dp_ctx *ctx, struct ftc_node *n, uint16_t port)
 static void
 send_packet(struct mgr_dp_ctx *ctx, struct ftc_node *n, struct rte_mbuf *m)
 {
-	struct ftc_commit c[3 * FTC_INST_MAX];
+	struct ftc_commit c[4 * FTC_INST_MAX];
 	struct ftc_out_log *logs[FTC_MAX_LOGS];
 	uint64_t own_need = 0;
 	const uint32_t plen = rte_pktmbuf_pkt_len(m);
@@ -519,9 +533,12 @@ static bool
 voided(const struct ftc_node *n, const uint64_t *need)
 {
 	for (uint16_t i = 0; i < n->n_inst; i++)
-		if (n->void_seq[i] > 0 && need[i] > n->void_seq[i] &&
-		    need[i] <= n->void_seq[i] + FTC_VOID_SPAN)
-			return true;
+		for (unsigned int k = 0; k < RTE_MIN(n->n_voids[i], (unsigned int)FTC_VOIDS); k++) {
+			const struct ftc_void *v = &n->voids[i][k];
+
+			if (need[i] > v->seq && need[i] <= v->seq + v->span * FTC_VOID_SPAN)
+				return true;
+		}
 	return false;
 }
 

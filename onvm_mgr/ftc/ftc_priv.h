@@ -28,6 +28,7 @@
 #define FTC_PAGE (1u << FTC_PAGE_SHIFT)
 /* Frames are single mbufs: at most the pool's data room. */
 #define FTC_FRAME_ROOM 2048u
+#define FTC_VOIDS 8 /* voids the egress remembers per instance */
 
 /* A replica's copy of one NF's regions: 4 KB pages, made on first write
  * (a region starts all zero, as the NF's does), found by (region, page). */
@@ -51,6 +52,20 @@ struct ftc_replica {
 	uint64_t resync_tsc;	 /* the last RESYNC sent */
 	uint64_t unsynced_logs;	 /* logs passed on while not synced */
 	uint64_t resets;	 /* whole-state updates applied */
+	/* the group's applied entry: `first` (the member right after the
+	 * head) has none to read; the others take the one the member before
+	 * sent (0 until it has a copy) */
+	bool first;
+	uint64_t up_applied;
+	bool broken;		 /* its store ran out of room: applies nothing more */
+	uint64_t high;		 /* the highest number seen in its logs */
+	/* fenced by a FETCH it answered: the dead incarnation's logs are
+	 * dropped until the new one's whole update, past a void newer than
+	 * the one known then */
+	bool fenced;
+	uint64_t fence_void_seq;
+	uint8_t fence_void_span;
+	uint64_t fenced_logs;
 	void *seq_mem;
 	uint32_t seq_slot;
 	struct ftc_seq *seq;
@@ -72,6 +87,7 @@ struct ftc_out_log {
 struct ftc_counters {
 	uint64_t in_frames, in_propagating, in_full, in_bad[FTC_REASON_MAX];
 	uint64_t in_plain;	   /* no FTC header on an FTC link: dropped */
+	uint64_t in_bad_resets;	   /* a whole update numbered past what can be made */
 	uint64_t in_foreign_logs;  /* of an instance this node has no part in */
 	uint64_t logs_carried, carry_full;
 	uint64_t own_updates, own_bytes, own_parts, own_log_full;
@@ -84,6 +100,7 @@ struct ftc_counters {
 	uint64_t void_dropped;	   /* egress: needed a dead incarnation's lost update */
 	uint64_t recovering_drops; /* packets in before this node's NF had its state */
 	uint64_t xfer_bad[8], xfer_other; /* state frames refused, or of another chain */
+	uint64_t xfer_stale;	   /* an answer to a FETCH not this node's last */
 	uint64_t fetch_tries, pieces_in, pieces_out, fetch_answers, resync_in, resync_out;
 	uint64_t full_asked;	   /* whole-state updates asked of this node's NF */
 	uint64_t forgot;	   /* kept updates dropped for a whole-state one */
@@ -143,8 +160,16 @@ struct ftc_node {
 	uint64_t fb_last_tsc;
 	bool fb_dirty;
 
-	/* void: instance i was recovered from update void_seq[i] (0: never) */
+	/* void: instance i was recovered from update void_seq[i] (0: never),
+	 * its next void_span[i] x 2^32 numbers void; the egress keeps the
+	 * last FTC_VOIDS of them (a dead incarnation's packet may come late) */
 	uint64_t void_seq[FTC_INST_MAX];
+	uint8_t void_span[FTC_INST_MAX];
+	struct ftc_void {
+		uint64_t seq;
+		uint8_t span;
+	} voids[FTC_INST_MAX][FTC_VOIDS];
+	unsigned int n_voids[FTC_INST_MAX];
 
 	/* recovery (a node that took a failed one's place) */
 	int state_port;		/* -1: none */
@@ -155,6 +180,7 @@ struct ftc_node {
 	uint64_t last_in_tsc;	/* the last piece in */
 	int cand;		/* the source being collected (-1: none) */
 	uint64_t cand_seq;
+	uint64_t fetch_high;	/* the highest number any answer had seen */
 	uint32_t cand_pieces, cand_total; /* total 0: its END not in yet */
 	bool heard[MGR_FTC_F_MAX];	  /* recover_from[k] answered */
 	struct ftc_store fetched;
@@ -181,8 +207,21 @@ const uint8_t *ftc_store_page(const struct ftc_store *s, uint16_t region, uint32
 
 void ftc_store_clear(struct ftc_store *s);
 
+/* The updates every member of `r`'s group from the head to this node
+ * applied (0: one has no copy). */
+static inline uint64_t
+ftc_group_applied(const struct ftc_replica *r)
+{
+	uint64_t a = r->broken ? 0 : r->applied_updates;
+
+	return r->first || a < r->up_applied ? a : r->up_applied;
+}
+
 /* ftc_in.c */
 int ftc_in_poll(struct mgr_dp_ctx *ctx);
+/* Instance `i` recovered from `s`, `span` x 2^32 numbers void: taken if
+ * newer than what is known (the egress keeps the older ones too). */
+void ftc_take_void(struct ftc_node *n, uint16_t i, uint64_t s, uint8_t span);
 
 /* ftc_recover.c */
 int ftc_recover_init(struct ftc_node *n);

@@ -27,7 +27,10 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -55,6 +58,19 @@ mgr_ftc_parks(uint16_t service)
 	/* (until the state is in: an NF relaunched later runs at once) */
 	return n->on && n->head && n->service == service && n->cfg->recover &&
 	       __atomic_load_n(&n->recovering, __ATOMIC_ACQUIRE);
+}
+
+void
+mgr_ftc_nf_died(uint16_t service)
+{
+	const struct ftc_node *n = &mgr_ftc_node;
+
+	if (!n->on || !n->head || service != n->service)
+		return;
+	MGR_LOG(ERR, "FTC chain %u: the NF of node %u died: the node fails with it", n->cfg->id,
+		n->cfg->position);
+	fflush(rte_log_get_stream());
+	kill(getpid(), SIGKILL);
 }
 
 int
@@ -118,13 +134,32 @@ zero(const uint8_t *b, uint32_t len)
 	return true;
 }
 
+/* The highest number of `r`'s instance this node has seen: in its logs,
+ * in a need or held entry, and the end of a void. */
+static uint64_t
+high_of(const struct ftc_node *n, const struct ftc_replica *r)
+{
+	const uint16_t i = r->instance;
+	uint64_t h = RTE_MAX(r->high, RTE_MAX(n->need[i], n->held[i]));
+
+	if (n->void_seq[i] > 0)
+		h = RTE_MAX(h, n->void_seq[i] + n->void_span[i] * FTC_VOID_SPAN);
+	return h;
+}
+
 /* A replica's copy, as it is now (one update: the TX unit applies nothing
  * meanwhile), in pieces; pieces all zero are left out (the new NF's block
- * starts all zero). */
+ * starts all zero).  From now on the dead incarnation's logs are dropped
+ * here (ftc_in.c): the new NF may go on from this copy. */
 static void
-answer_fetch(struct mgr_dp_ctx *ctx, struct ftc_node *n, const struct ftc_replica *r,
+answer_fetch(struct mgr_dp_ctx *ctx, struct ftc_node *n, struct ftc_replica *r,
 	     const struct ftc_xfer *q)
 {
+	if (!r->fenced) {
+		r->fenced = true;
+		r->fence_void_seq = n->void_seq[r->instance];
+		r->fence_void_span = n->void_span[r->instance];
+	}
 	const struct ftc_store *st = &r->store;
 	struct ftc_xfer x = {.op = FTC_XFER_PIECE, .chain = n->cfg->id, .from = n->cfg->position,
 			     .instance = (uint8_t)r->instance, .nonce = q->nonce,
@@ -152,7 +187,7 @@ answer_fetch(struct mgr_dp_ctx *ctx, struct ftc_node *n, const struct ftc_replic
 	}
 	x = (struct ftc_xfer){.op = FTC_XFER_END, .chain = n->cfg->id, .from = n->cfg->position,
 			      .instance = (uint8_t)r->instance, .nonce = q->nonce,
-			      .seq = r->applied_updates, .index = k};
+			      .seq = r->applied_updates, .index = k, .high = high_of(n, r)};
 	send_xfer(ctx, n, &x);
 	n->c.fetch_answers++;
 }
@@ -169,6 +204,8 @@ collect(struct ftc_node *n, const struct ftc_xfer *x)
 	if (k == n->cfg->n_recover_from || x->instance != n->own)
 		return; /* not a source this node listed */
 	n->heard[k] = true;
+	if (x->op == FTC_XFER_END && x->high > n->fetch_high)
+		n->fetch_high = x->high;
 	if (n->cand < 0 || x->seq > n->cand_seq) {
 		/* a newer copy: collected from scratch */
 		n->cand = x->from;
@@ -212,13 +249,16 @@ ftc_xfer_rx(struct mgr_dp_ctx *ctx, struct ftc_node *n, struct rte_mbuf *m)
 	switch (x.op) {
 	case FTC_XFER_FETCH:
 		for (unsigned int k = 0; k < n->n_rep; k++)
-			if (n->rep[k].instance == x.instance && n->rep[k].synced)
+			if (n->rep[k].instance == x.instance && n->rep[k].synced &&
+			    !n->rep[k].broken)
 				answer_fetch(ctx, n, &n->rep[k], &x);
 		break;
 	case FTC_XFER_PIECE:
 	case FTC_XFER_END:
 		if (n->recovering && x.nonce == n->nonce)
 			collect(n, &x);
+		else
+			n->c.xfer_stale++;
 		break;
 	case FTC_XFER_RESYNC:
 		if (n->head && x.instance == n->own && !n->recovering) {
@@ -323,6 +363,7 @@ finish(struct ftc_node *n)
 	int id = mgr_service_pick(mgr.shm, n->service, 0);
 	struct onvm_nf_slot *s;
 	uint64_t base, seq;
+	uint8_t span;
 	int64_t len;
 
 	if (id < 0)
@@ -335,7 +376,12 @@ finish(struct ftc_node *n)
 	len = load(n, s);
 	if (len < 0)
 		return;
-	base = n->cand_seq + FTC_VOID_SPAN;
+	/* on from past every number any replica saw of the dead NF (an
+	 * earlier recovery's that no replica applied included) */
+	span = (uint8_t)RTE_MIN(
+		(n->fetch_high > n->cand_seq ? (n->fetch_high - n->cand_seq) / FTC_VOID_SPAN : 0) + 1,
+		(uint64_t)UINT8_MAX);
+	base = n->cand_seq + span * FTC_VOID_SPAN;
 	/* the head's log from the whole update on: numbers base + 1, ... */
 	n->hlog = ftc_hlog_init(n->hlog, n->cfg->log_updates, n->cfg->log_kb * 1024, base + 1);
 	seq = ftc_hlog_append_encoded(n->hlog, n->full_buf, (uint32_t)len);
@@ -347,7 +393,7 @@ finish(struct ftc_node *n)
 	}
 	if (ftc_queue_update(n, seq))
 		n->own_sent = seq;
-	__atomic_store_n(&n->void_seq[n->own], n->cand_seq, __ATOMIC_RELAXED);
+	ftc_take_void(n, n->own, n->cand_seq, span);
 	n->loaded_seq = n->cand_seq;
 	__atomic_store_n(&s->ftc_seq, seq, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->remote_parked, 0, __ATOMIC_SEQ_CST);
@@ -397,6 +443,7 @@ ftc_recover_poll(struct mgr_dp_ctx *ctx, struct ftc_node *n, uint64_t now)
 		n->nonce = (uint32_t)rte_rand();
 		x.nonce = n->nonce;
 		n->cand = -1;
+		n->fetch_high = 0;
 		memset(n->heard, 0, sizeof(n->heard));
 		n->fetch_tsc = now;
 		if (send_xfer(ctx, n, &x))

@@ -508,6 +508,9 @@ do_state_alloc(const struct onvm_mp_state_req *req, struct onvm_mp_state_rep *re
 	ret = mgr_nf_state_layout(s, &layout, rep->reason, sizeof(rep->reason));
 	if (ret < 0)
 		return ret;
+	ret = mgr_ftc_state_check(s->service_id, &layout, rep->reason, sizeof(rep->reason));
+	if (ret < 0)
+		return ret;
 	n = layout.n_regions;
 	if (mgr.state_seg.base == NULL)
 		return state_fail(rep, ENOMEM, "the node has no state pool (state.pool_mb is 0)");

@@ -37,6 +37,7 @@
 
 #include "onvm_nf_batch.h"
 
+#include "ftc/ftc.h"
 #include "nf_ctl.h"
 
 #ifndef P_PIDFD
@@ -584,6 +585,10 @@ mgr_nf_handle_exit(uint16_t id)
 			mgr.nf_instances_lost++;
 		NFCTL_LOG(WARNING, "NF '%s' (pid %d, instance %u) died without unregistering",
 			  s->name, s->pid, id);
+		/* An FTC chain's NF: its node fails with it (ftc.h) -- first,
+		 * before anything routes its last outputs. */
+		if (!mgr.shm->shutting_down)
+			mgr_ftc_nf_died(s->service_id);
 		s->status = ONVM_NF_DEAD;
 		mgr_service_remove(s->service_id, id);
 		return 1;
