@@ -122,6 +122,8 @@ def build(L, frames, f=1, tag="", ftc=True, propagate_us=500, retrans_us=5000, i
     if idle:
         wait["idle"] = idle
     chain_nfs = stateful_nfs(L, "ftc", tag)
+    # vlan_tagger's export too (its packet count: a recovered state checked)
+    chain_nfs[1]["args"] = chain_nfs[1]["args"] + ["-e", L.path(f"ftc{tag}-vlan.json")]
     for i, name in enumerate(names):
         ports = []
         if i == 0:
@@ -325,7 +327,7 @@ def digests(node):
 
 def read_exports(L, tag=""):
     out = {}
-    for nf in ("mon", "lb"):
+    for nf in ("mon", "vlan", "lb"):
         with open(L.path(f"ftc{tag}-{nf}.json")) as fh:
             out[nf] = json.load(fh)
     return out
