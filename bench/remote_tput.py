@@ -91,14 +91,15 @@ def stop_sniffer(p):
     p.wait(30)
 
 
-def run(L, frames, tag, remote, nfs, pace=False, faults=None, sniff=False, store=None):
+def run(L, frames, tag, remote, nfs, pace=False, faults=None, sniff=False, store=None,
+        state_mb=None):
     """One pass of `frames` through the lab; returns (sink capture
     timestamps, sniff files or None, the primary's /onvm/remote or, for a
     stateless primary (`store`: its chain's store object),
     /onvm/store,c, else {})."""
     n = len(frames)
     sink, standby, primary, pred = rc.build(L, frames, tag, remote=remote, nfs=nfs, paced=pace,
-                                            faults=faults, store=store)
+                                            faults=faults, store=store, state_mb=state_mb)
     rc.NODES[:] = [pred, primary, standby, sink]
     for node in (sink, standby, primary):
         node.start(wait=False)

@@ -202,7 +202,8 @@ BACKENDS = [(f"198.18.1.{i}", f"02:00:00:00:01:0{i}") for i in range(1, 5)]
 def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, faults=None,
           stateful=False, remote=True, nfs=None, paced=None, checkpoint_ms=5,
           nd_heavy=False, dpi=False, multi=False, standby_multi=None, standby_nf_cpus=None,
-          source=None, relay=False, local=False, bfd_ms=BFD_MS, store=None, spare_store=None):
+          source=None, relay=False, local=False, bfd_ms=BFD_MS, store=None, spare_store=None,
+          state_mb=None):
     """The four nodes; `idle` (e.g. {"max_sleep_us": 50}) goes to every node;
     `bfd`: a BFD session on the predecessor -> primary link triggers the
     failover (BFD then bypasses that link's pacing: it must not queue behind
@@ -354,7 +355,8 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
             **({"pool": {"mbufs": 65535}} if sl_here else {}),
             # two windows of 96 MB: nDPI's regions twice (canonical and
             # replica) and, on the primary, its cut log
-            **({"state": {"pool_mb": 256}} if dpi else
+            **({"state": {"pool_mb": state_mb}} if state_mb else
+               {"state": {"pool_mb": 256}} if dpi else
                {"state": {"pool_mb": 128}} if multi else {}),  # five 16 MB windows
             **({"nf_defaults": {"cpus": standby_nf_cpus}}
                if standby_nf_cpus and role == "standby" else {}),
