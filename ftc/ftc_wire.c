@@ -118,7 +118,7 @@ ftc_parse(const uint8_t *f, size_t len, struct ftc_view *v)
 			return FTC_BAD_KIND;
 		if (c[2] == FTC_VOID ? c[3] == 0 : c[3] != 0)
 			return FTC_BAD_RESERVED;
-		if (onvm_get_be64(c + 4) == 0 && c[2] != FTC_APPLIED)
+		if (onvm_get_be64(c + 4) == 0 && c[2] != FTC_APPLIED && c[2] != FTC_VOID)
 			return FTC_ZERO_SEQ;
 		for (unsigned int j = 0; j < k; j++) {
 			const uint8_t *o = f + pos + (size_t)j * FTC_COMMIT_LEN;
@@ -208,7 +208,8 @@ input_ok(const struct ftc_log_in *logs, unsigned int n_logs, const struct ftc_co
 				return false;
 	}
 	for (unsigned int k = 0; k < n_commits; k++) {
-		if ((commits[k].seq == 0 && commits[k].kind != FTC_APPLIED) ||
+		if ((commits[k].seq == 0 && commits[k].kind != FTC_APPLIED &&
+		     commits[k].kind != FTC_VOID) ||
 		    commits[k].kind > FTC_APPLIED ||
 		    (commits[k].kind == FTC_VOID ? commits[k].span == 0 : commits[k].span != 0))
 			return false;

@@ -44,7 +44,8 @@
  *  kind 0, held: every update of the instance up to it is held by
  *  f + 1 members of its replication group; kind 1, need: the packet may
  *  leave the chain only once the instance's updates up to it are held;
- *  kind 2, void: the instance was recovered from its update seq, and its
+ *  kind 2, void: the instance was recovered from its update seq (0: it had
+ *  made none that reached a replica), and its
  *  numbers seq + 1 .. seq + span x 2^32 are void (a dead incarnation's,
  *  lost; span 1..255, 0 for the other kinds); kind 3, applied: every
  *  member of the group from the head to the sender applied the updates up
@@ -147,7 +148,7 @@ struct ftc_commit {
 	uint16_t instance;
 	uint8_t kind; /* enum ftc_commit_kind */
 	uint8_t span; /* FTC_VOID: 1..255; else 0 */
-	uint64_t seq; /* at least 1, but for FTC_APPLIED */
+	uint64_t seq; /* at least 1, but for FTC_APPLIED and FTC_VOID */
 };
 
 /* Check a received frame against the layout above; on FTC_OK fill `v`. */

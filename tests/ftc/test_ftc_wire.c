@@ -194,7 +194,7 @@ test_kinds(void **state)
 	const struct ftc_commit c[] = {
 		{.instance = 1, .kind = FTC_HELD, .seq = 9},
 		{.instance = 1, .kind = FTC_NEED, .seq = 10},
-		{.instance = 1, .kind = FTC_VOID, .span = 3, .seq = 5},
+		{.instance = 1, .kind = FTC_VOID, .span = 3, .seq = 0},
 		{.instance = 1, .kind = FTC_APPLIED, .seq = 0},
 	};
 	uint8_t f[256], g[256];

@@ -85,7 +85,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	for (unsigned int k = 0; k < v.n_commits; k++) {
 		ftc_commit_get(&v, k, &commits[k]);
-		CHECK(commits[k].seq != 0 || commits[k].kind == FTC_APPLIED);
+		CHECK(commits[k].seq != 0 || commits[k].kind == FTC_APPLIED ||
+		      commits[k].kind == FTC_VOID);
 		CHECK(commits[k].kind <= FTC_APPLIED);
 		CHECK((commits[k].kind == FTC_VOID) == (commits[k].span != 0));
 		for (unsigned int j = 0; j < k; j++)
