@@ -88,17 +88,20 @@ apply_ready(struct ftc_node *n, struct ftc_replica *r)
 				ftc_store_clear(&r->store);
 				r->resets++;
 				r->synced = true;
+				r->broken = false; /* (a whole copy: room again) */
 			}
 			while (ftc_record_next(&l, &pos, &rec)) {
 				if (rec.region == ONVM_FTC_RESET_REGION)
 					continue;
 				if (ftc_store_write(&r->store, rec.region, rec.offset, rec.bytes,
 						    rec.len) < 0) {
+					if (!r->broken)
+						MGR_LOG(ERR, "FTC: the replica of NF %u is out of "
+							     "room (replica_mb %u): it holds the "
+							     "chain's release",
+							r->instance, n->cfg->replica_mb);
 					r->store_full++;
 					r->broken = true;
-					MGR_LOG(ERR, "FTC: the replica of NF %u is out of room "
-						     "(replica_mb %u): it holds the chain's release",
-						r->instance, n->cfg->replica_mb);
 				}
 				r->applied_bytes += rec.len;
 			}
@@ -133,17 +136,10 @@ take_logs(struct ftc_node *n, const struct ftc_view *v)
 		 * logs still on their way are dropped -- not applied, not
 		 * passed on: the new NF went on from the newest copy, which
 		 * may lack them (docs/design/ftc.md, "Recovery").  The new
-		 * incarnation's first update, whole, numbered past the void
-		 * it announced (the frame's vectors are read first), opens the
-		 * way again. */
+		 * incarnation's first update, whole, numbered past every number
+		 * this replica had seen when it answered, opens the way again. */
 		if (r->fenced) {
-			const uint16_t i = l.instance;
-			const bool newer = n->void_seq[i] > r->fence_void_seq ||
-					   (n->void_seq[i] == r->fence_void_seq &&
-					    n->void_span[i] > r->fence_void_span);
-
-			if (!newer || !is_reset(&l) ||
-			    l.seq <= n->void_seq[i] + n->void_span[i] * FTC_VOID_SPAN) {
+			if (!is_reset(&l) || l.seq <= r->fence_high) {
 				r->fenced_logs++;
 				continue;
 			}
@@ -186,20 +182,31 @@ take_logs(struct ftc_node *n, const struct ftc_view *v)
 	}
 }
 
-/* A void (recovered from `s`, `span` x 2^32 numbers void) newer than what
- * is known: taken, and the egress keeps it with the older ones -- a
- * packet of any dead incarnation may still come. */
+static inline uint64_t
+void_end(uint64_t s, uint8_t span)
+{
+	return s + span * FTC_VOID_SPAN;
+}
+
+/* A void (recovered from `s`, `span` x 2^32 numbers void): every one not
+ * known yet is kept (the last FTC_VOIDS of them) -- a packet of any dead
+ * incarnation may still come --, and the one reaching furthest is the one
+ * this node passes on.  (By their end, not their start: a later recovery
+ * may start from an older copy than an earlier one did.) */
 void
 ftc_take_void(struct ftc_node *n, uint16_t i, uint64_t s, uint8_t span)
 {
-	struct ftc_void *last = &n->voids[i][(n->n_voids[i] + FTC_VOIDS - 1) % FTC_VOIDS];
+	const unsigned int kept = RTE_MIN(n->n_voids[i], (unsigned int)FTC_VOIDS);
 
-	if (n->n_voids[i] > 0 && (s < last->seq || (s == last->seq && span <= last->span)))
-		return;
+	for (unsigned int k = 0; k < kept; k++)
+		if (n->voids[i][k].seq == s && n->voids[i][k].span == span)
+			return;
 	n->voids[i][n->n_voids[i] % FTC_VOIDS] = (struct ftc_void){.seq = s, .span = span};
 	n->n_voids[i]++;
-	__atomic_store_n(&n->void_seq[i], s, __ATOMIC_RELAXED);
-	n->void_span[i] = span;
+	if (n->void_span[i] == 0 || void_end(s, span) > void_end(n->void_seq[i], n->void_span[i])) {
+		__atomic_store_n(&n->void_seq[i], s, __ATOMIC_RELAXED);
+		n->void_span[i] = span;
+	}
 }
 
 static void

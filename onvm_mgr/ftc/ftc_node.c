@@ -54,7 +54,7 @@ mgr_ftc_state_check(uint16_t service, const struct nf_state_layout *layout, char
 	/* (the NF's ring holds updates of up to a quarter of its bytes, and
 	 * an update goes in at most 255 parts) */
 	const uint64_t max = RTE_MIN((uint64_t)n->cfg->log_kb * 256 - ONVM_FTC_ENTRY_HEAD,
-				     255ull * (n->part_budget - FTC_RECORD_HEAD_LEN));
+				     255ull * (n->part_budget - 2 * FTC_RECORD_HEAD_LEN));
 	uint64_t whole = 8 + 1, pages = 0;
 
 	if (!n->on || !n->head || service != n->service)
@@ -62,8 +62,9 @@ mgr_ftc_state_check(uint16_t service, const struct nf_state_layout *layout, char
 	for (uint32_t r = 0; r < layout->n_regions; r++) {
 		const struct nf_state_region_layout *g = &layout->regions[r];
 
-		/* every chunk a record (a longer one several), after the reset */
-		whole += g->size + 8 * ((uint64_t)g->n_chunks + g->size / 32768 + 1);
+		/* every chunk a record (a longer one several), or every page in
+		 * a recovery's whole update, after the reset */
+		whole += g->size + 8 * ((uint64_t)g->n_chunks + g->size / FTC_PAGE + 2);
 		pages += (g->size + FTC_PAGE - 1) / FTC_PAGE;
 	}
 	if (whole > max) {
@@ -344,6 +345,7 @@ tel_ftc(const char *cmd, const char *params, struct rte_tel_data *d)
 	U(d, "own_log_full", c->own_log_full);
 	U(d, "own_log_updates", n->hlog != NULL ? ftc_hlog_count(n->hlog) : 0);
 	U(d, "retransmits", c->retransmits);
+	U(d, "uncut", c->uncut);
 	U(d, "retrans_parts", c->retrans_parts);
 	U(d, "held_ahead", c->held_ahead);
 	U(d, "out_packets", c->out_packets);

@@ -133,8 +133,11 @@ ftc_queue_update(struct ftc_node *n, uint64_t seq)
 	if (!ftc_hlog_get(n->hlog, seq, &d, &len))
 		return true; /* held already */
 	parts = ftc_parts_count(d, len, n->part_budget);
-	if (parts == 0)
-		return true; /* (not kept: append refused what could not be cut) */
+	if (parts == 0) {
+		/* (mgr_ftc_state_check() keeps every update within 255 parts) */
+		n->c.uncut++;
+		return false;
+	}
 	if (oq_free(n) < (uint64_t)parts * oq_item_len(n->part_budget) + 64)
 		return false;
 	for (unsigned int k = 0; k < parts; k++) {
@@ -244,7 +247,7 @@ vectors(struct ftc_node *n, bool packet, uint64_t own_need, struct ftc_commit *c
 			c[k++] = (struct ftc_commit){.instance = i, .kind = FTC_HELD,
 						     .seq = n->held[i]};
 	for (uint16_t i = 0; i < n->n_inst; i++)
-		if (n->void_seq[i] > 0)
+		if (n->void_span[i] > 0)
 			c[k++] = (struct ftc_commit){.instance = i, .kind = FTC_VOID,
 						     .span = n->void_span[i],
 						     .seq = n->void_seq[i]};

@@ -60,11 +60,10 @@ struct ftc_replica {
 	bool broken;		 /* its store ran out of room: applies nothing more */
 	uint64_t high;		 /* the highest number seen in its logs */
 	/* fenced by a FETCH it answered: the dead incarnation's logs are
-	 * dropped until the new one's whole update, past a void newer than
-	 * the one known then */
+	 * dropped until the new one's whole update, numbered past every
+	 * number this replica had seen then (fence_high) */
 	bool fenced;
-	uint64_t fence_void_seq;
-	uint8_t fence_void_span;
+	uint64_t fence_high;
 	uint64_t fenced_logs;
 	void *seq_mem;
 	uint32_t seq_slot;
@@ -91,7 +90,7 @@ struct ftc_counters {
 	uint64_t in_foreign_logs;  /* of an instance this node has no part in */
 	uint64_t logs_carried, carry_full;
 	uint64_t own_updates, own_bytes, own_parts, own_log_full;
-	uint64_t retransmits, retrans_parts, held_ahead;
+	uint64_t retransmits, retrans_parts, held_ahead, uncut;
 	uint64_t out_packets, out_piggybacked_logs, out_propagating, out_too_big, out_copied;
 	uint64_t out_no_mbuf;
 	uint64_t held_packets_in, released, hold_full, held_max;
@@ -160,9 +159,10 @@ struct ftc_node {
 	uint64_t fb_last_tsc;
 	bool fb_dirty;
 
-	/* void: instance i was recovered from update void_seq[i] (0: never),
-	 * its next void_span[i] x 2^32 numbers void; the egress keeps the
-	 * last FTC_VOIDS of them (a dead incarnation's packet may come late) */
+	/* void: instance i was recovered from update void_seq[i], its next
+	 * void_span[i] x 2^32 numbers void (span 0: never recovered); every
+	 * node keeps the last FTC_VOIDS of them (a dead incarnation's packet
+	 * may come late), these the one reaching furthest */
 	uint64_t void_seq[FTC_INST_MAX];
 	uint8_t void_span[FTC_INST_MAX];
 	struct ftc_void {

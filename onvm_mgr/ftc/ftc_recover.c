@@ -142,7 +142,7 @@ high_of(const struct ftc_node *n, const struct ftc_replica *r)
 	const uint16_t i = r->instance;
 	uint64_t h = RTE_MAX(r->high, RTE_MAX(n->need[i], n->held[i]));
 
-	if (n->void_seq[i] > 0)
+	if (n->void_span[i] > 0)
 		h = RTE_MAX(h, n->void_seq[i] + n->void_span[i] * FTC_VOID_SPAN);
 	return h;
 }
@@ -157,8 +157,7 @@ answer_fetch(struct mgr_dp_ctx *ctx, struct ftc_node *n, struct ftc_replica *r,
 {
 	if (!r->fenced) {
 		r->fenced = true;
-		r->fence_void_seq = n->void_seq[r->instance];
-		r->fence_void_span = n->void_span[r->instance];
+		r->fence_high = high_of(n, r);
 	}
 	const struct ftc_store *st = &r->store;
 	struct ftc_xfer x = {.op = FTC_XFER_PIECE, .chain = n->cfg->id, .from = n->cfg->position,
@@ -203,9 +202,12 @@ collect(struct ftc_node *n, const struct ftc_xfer *x)
 			break;
 	if (k == n->cfg->n_recover_from || x->instance != n->own)
 		return; /* not a source this node listed */
-	n->heard[k] = true;
-	if (x->op == FTC_XFER_END && x->high > n->fetch_high)
-		n->fetch_high = x->high;
+	/* heard: its END, with the highest number it saw, came */
+	if (x->op == FTC_XFER_END) {
+		n->heard[k] = true;
+		if (x->high > n->fetch_high)
+			n->fetch_high = x->high;
+	}
 	if (n->cand < 0 || x->seq > n->cand_seq) {
 		/* a newer copy: collected from scratch */
 		n->cand = x->from;
@@ -382,6 +384,11 @@ finish(struct ftc_node *n)
 		(n->fetch_high > n->cand_seq ? (n->fetch_high - n->cand_seq) / FTC_VOID_SPAN : 0) + 1,
 		(uint64_t)UINT8_MAX);
 	base = n->cand_seq + span * FTC_VOID_SPAN;
+	if (base >= (UINT64_C(1) << 62)) { /* (numbers never wrap: a forged answer) */
+		MGR_LOG(ERR, "FTC chain %u: a copy at update %" PRIu64 ": no number left after it",
+			n->cfg->id, n->cand_seq);
+		return;
+	}
 	/* the head's log from the whole update on: numbers base + 1, ... */
 	n->hlog = ftc_hlog_init(n->hlog, n->cfg->log_updates, n->cfg->log_kb * 1024, base + 1);
 	seq = ftc_hlog_append_encoded(n->hlog, n->full_buf, (uint32_t)len);
@@ -391,8 +398,10 @@ finish(struct ftc_node *n)
 			n->cfg->id, len, n->cfg->log_kb);
 		return;
 	}
-	if (ftc_queue_update(n, seq))
-		n->own_sent = seq;
+	/* (queued now, or by the retransmission if the queue is full) */
+	if (!ftc_queue_update(n, seq))
+		n->sent_tsc[seq % n->cfg->log_updates] = 0;
+	n->own_sent = seq;
 	ftc_take_void(n, n->own, n->cand_seq, span);
 	n->loaded_seq = n->cand_seq;
 	__atomic_store_n(&s->ftc_seq, seq, __ATOMIC_RELEASE);

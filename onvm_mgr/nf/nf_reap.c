@@ -593,6 +593,9 @@ mgr_nf_handle_exit(uint16_t id)
 		mgr_service_remove(s->service_id, id);
 		return 1;
 	case ONVM_NF_STOPPING:
+		/* (an FTC node's NF leaving on its own fails the node as well) */
+		if (!mgr.shm->shutting_down)
+			mgr_ftc_nf_died(s->service_id);
 		s->status = ONVM_NF_DEAD; /* already out of its service */
 		return 1;
 	case ONVM_NF_DEAD:
