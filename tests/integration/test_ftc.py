@@ -14,7 +14,8 @@ Scenarios (argument; none: all of them):
           released (none left, none dropped); each replica's copy of each
           NF's state equal to the NF's own once the input is done (a
           digest of every page on both sides); the heads' logs pruned to
-          nothing by the held vector; no frame refused anywhere.
+          nothing by the held vector; no frame refused anywhere; at f = 1
+          the Prometheus exporter's FTC metrics say the same.
   kill    f = 1, the input paced from outside (10 copies of ssh.pcap, new
           flows each copy): each node in turn (the three NF nodes, the
           replica-only egress) SIGKILLed mid-trace.  BFD shows its
@@ -55,7 +56,7 @@ import os
 import sys
 import time
 
-from onvm import ftc_lab, lab, remote_lab, traces
+from onvm import exporter, ftc_lab, lab, remote_lab, traces
 
 
 def wait_delivered(L, nodes, sink, n, timeout=120):
@@ -142,6 +143,22 @@ def steady(L, f):
         f"{s['retransmits']} retrans" for n, s in zip(nodes, states)) +
         f"; egress waited {eg['release_wait_us'] / max(eg['released'], 1):.0f} us a packet "
         f"(max {eg['release_wait_max_us']} us)")
+    if f == 1:  # the Prometheus exporter shows the same
+        port = exporter.free_port()
+        xp = exporter.start_exporter(L, [n.prefix for n in nodes], port, f"ftc{tag}")
+        m = exporter.metrics(port)
+        rel = exporter.metric(m, "onvm_ftc_released_packets_total", node=nodes[-1].prefix)
+        L.expect(rel == len(frames), f"exporter: the egress released {rel}, want {len(frames)}")
+        for i in range(ftc_lab.NF_NODES):
+            upd = exporter.metric(m, "onvm_ftc_own_updates_total", node=nodes[i].prefix)
+            L.expect(upd is not None and upd >= states[i]["own_updates"],
+                     f"exporter: n{i}'s NF made {upd} updates, /onvm/ftc said "
+                     f"{states[i]['own_updates']}")
+            app = exporter.metric(m, "onvm_ftc_replica_applied_update",
+                                  node=nodes[i + 1].prefix, nf=str(i))
+            L.expect(app is not None and app > 0, f"exporter: n{i + 1}'s replica of NF {i}: {app}")
+        xp.terminate()
+        xp.wait(10)
     for node in [sink] + nodes:
         node.stop()
     got = ftc_lab.sink_frames(sink)
