@@ -299,8 +299,8 @@ class Orchestrator:
                 s = node.query("/onvm/ftc")
                 return s if (s.get("out_packets", 0) > 0 or s.get("released", 0) > 0 or
                              p >= c.n_nf and s.get("in_frames", 0) > 0) else None
-            try:
-                lab.wait_until(forwarding, 30, f"n{p}'s replacement forwards", interval=0.005)
+            try:  # (the input may have ended: not waited for long)
+                lab.wait_until(forwarding, 5, f"n{p}'s replacement forwards", interval=0.005)
                 t_fwd = time.monotonic_ns()
             except lab.TestFailure:
                 t_fwd = None

@@ -16,7 +16,7 @@ Scenarios (argument; none: all of them):
           digest of every page on both sides); the heads' logs pruned to
           nothing by the held vector; no frame refused anywhere; at f = 1
           the Prometheus exporter's FTC metrics say the same.
-  kill    f = 1, the input paced from outside (10 copies of ssh.pcap, new
+  kill    f = 1, the input paced from outside (16 copies of ssh.pcap, new
           flows each copy): each node in turn (the three NF nodes, the
           replica-only egress) SIGKILLed mid-trace.  BFD shows its
           neighbours it is gone; the orchestrator starts a replacement in
@@ -231,7 +231,9 @@ def settle_after(L, c, frames, quiet_s=1.0, timeout=60):
 
 
 def kill(L, f, positions, tag, rate=2000, faults=None, fault_link=0, at=0.4):
-    frames = remote_lab.tagged_input(traces.trace("ssh.pcap"), 10, flows_per_copy=True)
+    # 2.4 s of input: what is left after the kill outlasts a replacement's
+    # start (0.5-1.1 s here), so the recovered chain carries traffic
+    frames = remote_lab.tagged_input(traces.trace("ssh.pcap"), 16, flows_per_copy=True)
     c = ftc_lab.build(L, frames, f=f, tag=tag, source=rate, recover=True, faults=faults,
                       fault_link=fault_link, retrans_us=50000 if faults else 5000)
     ftc_lab.start(c, source=False)
@@ -265,6 +267,9 @@ def kill(L, f, positions, tag, rate=2000, faults=None, fault_link=0, at=0.4):
                  if t['forwarding_ns'] else "never") +
               f" (from update {t['loaded_seq']})")
     eg = states[-1]
+    for t in tl:
+        L.expect(t["forwarding_ns"], f"{tag}: n{t['position']}'s replacement forwarded nothing "
+                 f"(the input left after the kill must pass through it)")
     for c_node in [c.sink] + c.nodes:
         c_node.stop()
     got = ftc_lab.sink_frames(c.sink)
