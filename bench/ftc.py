@@ -195,6 +195,7 @@ def recovery(L, a, k, frames, system):
             node.stop()
         times = sorted(rt.pcap_times(L.path(f"sink-m{tag}.pcap")) +
                        rt.pcap_times(L.path(f"sink-s{tag}.pcap")))
+        outs = [L.path(f"sink-{side}{tag}.pcap") for side in "ms"]
         split = {"detect_ms": round((p["failover_req_ns"] / 1e9 - t_kill) * 1e3, 1)}
         first_s = rt.pcap_times(L.path(f"sink-s{tag}.pcap"))[0]
         split["reroute_ms"] = round((first_s - t_wall) * 1e3, 1)
@@ -222,8 +223,11 @@ def recovery(L, a, k, frames, system):
         for node in [c.sink] + c.nodes:
             node.stop()
         times = rt.pcap_times(c.sink.capture)
+        outs = [c.sink.capture]
         sent = ftc_lab.source_progress(c)[1]
-    split["lost"] = sent - len(times)
+    # lost: the input's frames (tags 1..n) that never came out, each once
+    tags = {rc.tag_of(f) for p in outs for f in pcap.read_pcap(p)}
+    split["lost"] = sent - len({t for t in tags if 1 <= t <= len(frames)})
     report.log(f"recovery {system:6}: {split}")
     return timeline(times, t_wall, sent, system, split)
 
