@@ -221,6 +221,39 @@ input_ok(const struct ftc_log_in *logs, unsigned int n_logs, const struct ftc_co
 	return true;
 }
 
+void
+ftc_put_head(uint8_t *h, uint8_t flags, uint16_t inner, uint16_t section, unsigned int n_logs,
+	     unsigned int n_commits)
+{
+	onvm_put_be16(h, FTC_ETHERTYPE);
+	h[2] = FTC_VERSION;
+	h[3] = flags;
+	onvm_put_be16(h + 4, inner);
+	onvm_put_be16(h + 6, section);
+	h[8] = (uint8_t)n_logs;
+	h[9] = (uint8_t)n_commits;
+}
+
+void
+ftc_put_log_head(uint8_t *w, uint16_t instance, uint8_t part, uint8_t parts, uint32_t len,
+		 uint64_t seq)
+{
+	onvm_put_be16(w, instance);
+	w[2] = part;
+	w[3] = parts;
+	onvm_put_be32(w + 4, len);
+	onvm_put_be64(w + 8, seq);
+}
+
+void
+ftc_put_commit(uint8_t *w, const struct ftc_commit *c)
+{
+	onvm_put_be16(w, c->instance);
+	w[2] = c->kind;
+	w[3] = c->span;
+	onvm_put_be64(w + 4, c->seq);
+}
+
 int
 ftc_build(uint8_t *out, size_t cap, const uint8_t *pkt, size_t pkt_len, uint8_t flags,
 	  const struct ftc_log_in *logs, unsigned int n_logs, const struct ftc_commit *commits,
@@ -246,22 +279,14 @@ ftc_build(uint8_t *out, size_t cap, const uint8_t *pkt, size_t pkt_len, uint8_t 
 	if (total > cap || total > INT32_MAX)
 		return -1;
 	memcpy(out, pkt, FTC_MAC_LEN);
-	onvm_put_be16(h, FTC_ETHERTYPE);
-	h[2] = FTC_VERSION;
-	h[3] = flags;
-	onvm_put_be16(h + 4, propagate ? 0 : onvm_get_be16(pkt + FTC_MAC_LEN));
-	onvm_put_be16(h + 6, (uint16_t)sec);
-	h[8] = (uint8_t)n_logs;
-	h[9] = (uint8_t)n_commits;
+	ftc_put_head(h, flags, propagate ? 0 : onvm_get_be16(pkt + FTC_MAC_LEN), (uint16_t)sec,
+		     n_logs, n_commits);
 	pos = FTC_MAC_LEN + FTC_HEAD_LEN;
 	for (unsigned int k = 0; k < n_logs; k++) {
 		const struct ftc_log_in *l = &logs[k];
 
-		onvm_put_be16(out + pos, l->instance);
-		out[pos + 2] = l->part;
-		out[pos + 3] = l->parts;
-		onvm_put_be32(out + pos + 4, (uint32_t)log_data_len(l));
-		onvm_put_be64(out + pos + 8, l->seq);
+		ftc_put_log_head(out + pos, l->instance, l->part, l->parts,
+				 (uint32_t)log_data_len(l), l->seq);
 		pos += FTC_LOG_HEAD_LEN;
 		for (unsigned int i = 0; i < l->n_recs; i++) {
 			const struct ftc_record_in *r = &l->recs[i];
@@ -275,10 +300,7 @@ ftc_build(uint8_t *out, size_t cap, const uint8_t *pkt, size_t pkt_len, uint8_t 
 		}
 	}
 	for (unsigned int k = 0; k < n_commits; k++) {
-		onvm_put_be16(out + pos, commits[k].instance);
-		out[pos + 2] = commits[k].kind;
-		out[pos + 3] = commits[k].span;
-		onvm_put_be64(out + pos + 4, commits[k].seq);
+		ftc_put_commit(out + pos, &commits[k]);
 		pos += FTC_COMMIT_LEN;
 	}
 	if (!propagate)
@@ -286,6 +308,18 @@ ftc_build(uint8_t *out, size_t cap, const uint8_t *pkt, size_t pkt_len, uint8_t 
 	if (ftc_parse(out, total, &v) != FTC_OK)
 		return -1;
 	return (int)total;
+}
+
+int
+ftc_strip_front(uint8_t *frame, const struct ftc_view *v)
+{
+	const uint32_t cut = v->payload_off - FTC_MAC_LEN - 2;
+
+	if (v->flags & FTC_F_PROPAGATE)
+		return -1;
+	onvm_put_be16(frame + v->payload_off - 2, v->inner_ethertype);
+	memmove(frame + cut, frame, FTC_MAC_LEN);
+	return (int)cut;
 }
 
 int

@@ -191,6 +191,25 @@ int ftc_build(uint8_t *out, size_t cap, const uint8_t *pkt, size_t pkt_len, uint
 	      const struct ftc_log_in *logs, unsigned int n_logs, const struct ftc_commit *commits,
 	      unsigned int n_commits);
 
+/*
+ * The same encoding in pieces, for a sender whose logs are already encoded
+ * (the manager's queue of log parts): the head after the MACs at `h`
+ * (FTC_HEAD_LEN bytes), a log's head (FTC_LOG_HEAD_LEN; its data follows),
+ * a commit (FTC_COMMIT_LEN).  No check: ftc_build()'s rules are the
+ * caller's.
+ */
+void ftc_put_head(uint8_t *h, uint8_t flags, uint16_t inner, uint16_t section,
+		  unsigned int n_logs, unsigned int n_commits);
+void ftc_put_log_head(uint8_t *w, uint16_t instance, uint8_t part, uint8_t parts,
+		      uint32_t len, uint64_t seq);
+void ftc_put_commit(uint8_t *w, const struct ftc_commit *c);
+
+/* Strip an accepted frame in place, without moving its payload: the MACs
+ * and the inner EtherType are written just before the payload.  Returns
+ * how many bytes to cut off the frame's front (the packet then starts
+ * there); -1 for a propagating frame (no packet). */
+int ftc_strip_front(uint8_t *frame, const struct ftc_view *v);
+
 /* The packet as it was before ftc_build(): its MACs, inner EtherType and
  * payload, into `out`.  Returns its length, or -1 (no room, or a
  * propagating frame: no packet). */

@@ -249,20 +249,6 @@ take_vectors(struct ftc_node *n, const struct ftc_view *v)
 	}
 }
 
-/* The packet as it was: its MACs moved up to the inner EtherType, the
- * header cut off the front (no copy of the payload). */
-static void
-strip(struct rte_mbuf *m, const struct ftc_view *v)
-{
-	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
-	const uint32_t cut = v->payload_off - FTC_MAC_LEN - 2;
-
-	f[v->payload_off - 2] = (uint8_t)(v->inner_ethertype >> 8);
-	f[v->payload_off - 1] = (uint8_t)v->inner_ethertype;
-	memmove(f + cut, f, FTC_MAC_LEN);
-	rte_pktmbuf_adj(m, (uint16_t)cut);
-}
-
 static void
 route(struct mgr_dp_ctx *ctx, struct ftc_node *n, struct rte_mbuf *m)
 {
@@ -342,7 +328,9 @@ ftc_in_poll(struct mgr_dp_ctx *ctx)
 			rte_pktmbuf_free(m);
 			continue;
 		}
-		strip(m, &v);
+		/* the packet as it was: its MACs moved up, the header cut
+		 * off the front (no copy of the payload) */
+		rte_pktmbuf_adj(m, (uint16_t)ftc_strip_front(rte_pktmbuf_mtod(m, uint8_t *), &v));
 		route(ctx, n, m);
 	}
 	return (int)nb;

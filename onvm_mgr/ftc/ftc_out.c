@@ -281,29 +281,16 @@ put_header(uint8_t *w, uint8_t flags, uint16_t inner, struct ftc_out_log *const 
 	for (unsigned int k = 0; k < n_logs; k++)
 		sec += FTC_LOG_HEAD_LEN + logs[k]->len;
 	sec += n_c * FTC_COMMIT_LEN;
-	onvm_put_be16(w, FTC_ETHERTYPE);
-	w[2] = FTC_VERSION;
-	w[3] = flags;
-	onvm_put_be16(w + 4, inner);
-	onvm_put_be16(w + 6, (uint16_t)sec);
-	w[8] = (uint8_t)n_logs;
-	w[9] = (uint8_t)n_c;
+	ftc_put_head(w, flags, inner, (uint16_t)sec, n_logs, n_c);
 	for (unsigned int k = 0; k < n_logs; k++) {
 		const struct ftc_out_log *l = logs[k];
 
-		onvm_put_be16(w + pos, l->instance);
-		w[pos + 2] = l->part;
-		w[pos + 3] = l->parts;
-		onvm_put_be32(w + pos + 4, l->len);
-		onvm_put_be64(w + pos + 8, l->seq);
+		ftc_put_log_head(w + pos, l->instance, l->part, l->parts, l->len, l->seq);
 		memcpy(w + pos + FTC_LOG_HEAD_LEN, l + 1, l->len);
 		pos += FTC_LOG_HEAD_LEN + l->len;
 	}
 	for (unsigned int k = 0; k < n_c; k++) {
-		onvm_put_be16(w + pos, c[k].instance);
-		w[pos + 2] = c[k].kind;
-		w[pos + 3] = c[k].span;
-		onvm_put_be64(w + pos + 4, c[k].seq);
+		ftc_put_commit(w + pos, &c[k]);
 		pos += FTC_COMMIT_LEN;
 	}
 	return pos;

@@ -125,6 +125,18 @@ test_round_trip(void **state)
 	assert_int_equal(c.instance, 3);
 	assert_int_equal(c.kind, FTC_NEED);
 	assert_true(c.seq == 7);
+	/* stripped at the front, the payload left where it is */
+	{
+		uint8_t g[256];
+		int cut;
+
+		memcpy(g, f, (size_t)n);
+		assert_int_equal(ftc_parse(g, (size_t)n, &v), FTC_OK);
+		cut = ftc_strip_front(g, &v);
+		assert_int_equal((size_t)n - (size_t)cut, sizeof(ipv4));
+		assert_memory_equal(g + cut, ipv4, sizeof(ipv4));
+		assert_int_equal(ftc_parse(f, (size_t)n, &v), FTC_OK);
+	}
 	/* stripped: the packet as it was, byte for byte, in place too */
 	assert_int_equal(ftc_strip(back, sizeof(back), &v), (int)sizeof(ipv4));
 	assert_memory_equal(back, ipv4, sizeof(ipv4));
@@ -146,6 +158,7 @@ test_propagate_and_empty(void **state)
 	assert_int_equal(ftc_parse(f, (size_t)n, &v), FTC_OK);
 	assert_int_equal(v.inner_ethertype, 0);
 	assert_int_equal(ftc_strip(back, sizeof(back), &v), -1);
+	assert_int_equal(ftc_strip_front(f, &v), -1);
 	/* padded to Ethernet's minimum by a NIC: the same */
 	memset(padded, 0, sizeof(padded));
 	memcpy(padded, f, (size_t)n);
