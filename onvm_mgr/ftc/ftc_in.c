@@ -110,7 +110,7 @@ apply_ready(struct ftc_node *n, struct ftc_replica *r)
 		if (r->broken)
 			return;
 		r->applied_updates = seq;
-		if (r->carry)
+		if (!r->tail)
 			vector_moved(n); /* (its applied entry moved) */
 		tail_held(n, r);
 	}
@@ -173,7 +173,7 @@ take_logs(struct ftc_node *n, const struct ftc_view *v)
 		if (verdict == FTC_SEQ_OLD && r->tail && r->synced)
 			n->held_dirty = true;
 		apply_ready(n, r);
-		if (r->carry) {
+		if (!r->tail) {
 			if (ftc_oq_push(n, l.instance, l.part, l.parts, l.seq, l.data, l.len))
 				n->c.logs_carried++;
 			else
@@ -182,17 +182,6 @@ take_logs(struct ftc_node *n, const struct ftc_view *v)
 	}
 }
 
-static inline uint64_t
-void_end(uint64_t s, uint8_t span)
-{
-	return s + span * FTC_VOID_SPAN;
-}
-
-/* A void (recovered from `s`, `span` x 2^32 numbers void): every one not
- * known yet is kept (the last FTC_VOIDS of them) -- a packet of any dead
- * incarnation may still come --, and the one reaching furthest is the one
- * this node passes on.  (By their end, not their start: a later recovery
- * may start from an older copy than an earlier one did.) */
 void
 ftc_take_void(struct ftc_node *n, uint16_t i, uint64_t s, uint8_t span)
 {
@@ -203,10 +192,6 @@ ftc_take_void(struct ftc_node *n, uint16_t i, uint64_t s, uint8_t span)
 			return;
 	n->voids[i][n->n_voids[i] % FTC_VOIDS] = (struct ftc_void){.seq = s, .span = span};
 	n->n_voids[i]++;
-	if (n->void_span[i] == 0 || void_end(s, span) > void_end(n->void_seq[i], n->void_span[i])) {
-		__atomic_store_n(&n->void_seq[i], s, __ATOMIC_RELAXED);
-		n->void_span[i] = span;
-	}
 }
 
 static void
@@ -240,7 +225,7 @@ take_vectors(struct ftc_node *n, const struct ftc_view *v)
 				break; /* (not ours to read: passed no further) */
 			if (c.seq != r->up_applied) {
 				r->up_applied = c.seq;
-				if (r->carry)
+				if (!r->tail)
 					vector_moved(n);
 				tail_held(n, r);
 			}

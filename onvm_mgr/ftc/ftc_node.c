@@ -102,7 +102,6 @@ setup_replicas(struct ftc_node *n)
 		r = &n->rep[n->n_rep++];
 		r->instance = (uint16_t)i;
 		r->tail = i + fc->f == fc->position;
-		r->carry = !r->tail;
 		r->first = i + 1 == fc->position;
 		sz = ftc_seq_mem_size(fc->window, slot);
 		mem = sz > 0 ? rte_zmalloc("ftc_seq", sz, 64) : NULL;
@@ -330,11 +329,12 @@ tel_ftc(const char *cmd, const char *params, struct rte_tel_data *d)
 	U(d, "in_full", __atomic_load_n(&c->in_full, __ATOMIC_RELAXED));
 	U(d, "in_plain", c->in_plain);
 	U(d, "in_bad_resets", c->in_bad_resets);
-	U(d, "xfer_not_xfer", c->xfer_bad[FTC_XFER_NOT_XFER]);
-	U(d, "xfer_short", c->xfer_bad[FTC_XFER_SHORT]);
-	U(d, "xfer_bad_op", c->xfer_bad[FTC_XFER_BAD_OP]);
-	U(d, "xfer_bad_length", c->xfer_bad[FTC_XFER_BAD_LENGTH]);
-	U(d, "xfer_bad_field", c->xfer_bad[FTC_XFER_BAD_FIELD]);
+	for (int r = FTC_XFER_NOT_XFER; r < FTC_XFER_REASON_MAX; r++) {
+		char key[48];
+
+		snprintf(key, sizeof(key), "xfer_%s", ftc_xfer_reason_str((enum ftc_xfer_reason)r));
+		U(d, key, c->xfer_bad[r]);
+	}
 	U(d, "xfer_stale", c->xfer_stale);
 	U(d, "in_foreign_logs", c->in_foreign_logs);
 	U(d, "logs_carried", c->logs_carried);
@@ -367,8 +367,10 @@ tel_ftc(const char *cmd, const char *params, struct rte_tel_data *d)
 	for (unsigned int i = 0; i < n->n_inst; i++) {
 		char key[32];
 
+		const struct ftc_void *v = ftc_last_void(n, i);
+
 		snprintf(key, sizeof(key), "void%u", i);
-		U(d, key, __atomic_load_n(&n->void_seq[i], __ATOMIC_RELAXED));
+		U(d, key, v != NULL ? v->seq : 0);
 	}
 	/* recovery */
 	rte_tel_data_add_dict_string(d, "phase", !n->cfg->recover ? "running"

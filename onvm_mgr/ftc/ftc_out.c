@@ -246,14 +246,16 @@ vectors(struct ftc_node *n, bool packet, uint64_t own_need, struct ftc_commit *c
 		if (n->held[i] > 0)
 			c[k++] = (struct ftc_commit){.instance = i, .kind = FTC_HELD,
 						     .seq = n->held[i]};
-	for (uint16_t i = 0; i < n->n_inst; i++)
-		if (n->void_span[i] > 0)
+	for (uint16_t i = 0; i < n->n_inst; i++) {
+		const struct ftc_void *v = ftc_last_void(n, i);
+
+		if (v != NULL)
 			c[k++] = (struct ftc_commit){.instance = i, .kind = FTC_VOID,
-						     .span = n->void_span[i],
-						     .seq = n->void_seq[i]};
+						     .span = v->span, .seq = v->seq};
+	}
 	/* to the next member of each group this node is inside of */
 	for (unsigned int j = 0; j < n->n_rep; j++)
-		if (n->rep[j].carry)
+		if (!n->rep[j].tail)
 			c[k++] = (struct ftc_commit){.instance = n->rep[j].instance,
 						     .kind = FTC_APPLIED,
 						     .seq = ftc_group_applied(&n->rep[j])};

@@ -19,6 +19,7 @@
 #include "ftc_hlog.h"
 #include "ftc_seq.h"
 #include "ftc_wire.h"
+#include "ftc_xfer.h"
 #include "mgr.h"
 #include "onvm_ftc_ring.h"
 
@@ -44,8 +45,8 @@ struct ftc_store {
 /* One instance this node replicates. */
 struct ftc_replica {
 	uint16_t instance;
-	bool tail;   /* this node ends its group: it writes held */
-	bool carry;  /* its logs go on to the next node */
+	bool tail;   /* this node ends its group: it writes held (the
+		      * others pass its logs on, and the applied entry) */
 	/* false on a node that took a failed one's place, until a whole-state
 	 * update of the head (asked for with RESYNC) gave it a copy */
 	bool synced;
@@ -98,7 +99,8 @@ struct ftc_counters {
 	uint64_t feedback_tx, feedback_rx;
 	uint64_t void_dropped;	   /* egress: needed a dead incarnation's lost update */
 	uint64_t recovering_drops; /* packets in before this node's NF had its state */
-	uint64_t xfer_bad[8], xfer_other; /* state frames refused, or of another chain */
+	uint64_t xfer_bad[FTC_XFER_REASON_MAX]; /* state frames refused, by reason */
+	uint64_t xfer_other;	   /* of another chain, or this node's own broadcast */
 	uint64_t xfer_stale;	   /* an answer to a FETCH not this node's last */
 	uint64_t fetch_tries, pieces_in, pieces_out, fetch_answers, resync_in, resync_out;
 	uint64_t full_asked;	   /* whole-state updates asked of this node's NF */
@@ -159,12 +161,10 @@ struct ftc_node {
 	uint64_t fb_last_tsc;
 	bool fb_dirty;
 
-	/* void: instance i was recovered from update void_seq[i], its next
-	 * void_span[i] x 2^32 numbers void (span 0: never recovered); every
-	 * node keeps the last FTC_VOIDS of them (a dead incarnation's packet
-	 * may come late), these the one reaching furthest */
-	uint64_t void_seq[FTC_INST_MAX];
-	uint8_t void_span[FTC_INST_MAX];
+	/* voids: each recovery of instance i (from update seq, its next span
+	 * x 2^32 numbers void); every node keeps the last FTC_VOIDS of them (a
+	 * dead incarnation's packet may come late) and passes on the one
+	 * reaching furthest (ftc_last_void()) */
 	struct ftc_void {
 		uint64_t seq;
 		uint8_t span;
@@ -206,6 +206,22 @@ int ftc_store_write(struct ftc_store *s, uint16_t region, uint32_t offset, const
 const uint8_t *ftc_store_page(const struct ftc_store *s, uint16_t region, uint32_t offset);
 
 void ftc_store_clear(struct ftc_store *s);
+
+/* The void of instance `i` reaching furthest (NULL: never recovered). */
+static inline const struct ftc_void *
+ftc_last_void(const struct ftc_node *n, uint16_t i)
+{
+	const struct ftc_void *best = NULL;
+
+	for (unsigned int k = 0; k < RTE_MIN(n->n_voids[i], (unsigned int)FTC_VOIDS); k++) {
+		const struct ftc_void *v = &n->voids[i][k];
+
+		if (best == NULL || v->seq + v->span * FTC_VOID_SPAN >
+					    best->seq + best->span * FTC_VOID_SPAN)
+			best = v;
+	}
+	return best;
+}
 
 /* The updates every member of `r`'s group from the head to this node
  * applied (0: one has no copy). */

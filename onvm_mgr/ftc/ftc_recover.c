@@ -140,10 +140,11 @@ static uint64_t
 high_of(const struct ftc_node *n, const struct ftc_replica *r)
 {
 	const uint16_t i = r->instance;
+	const struct ftc_void *v = ftc_last_void(n, i);
 	uint64_t h = RTE_MAX(r->high, RTE_MAX(n->need[i], n->held[i]));
 
-	if (n->void_span[i] > 0)
-		h = RTE_MAX(h, n->void_seq[i] + n->void_span[i] * FTC_VOID_SPAN);
+	if (v != NULL)
+		h = RTE_MAX(h, v->seq + v->span * FTC_VOID_SPAN);
 	return h;
 }
 
@@ -241,7 +242,7 @@ ftc_xfer_rx(struct mgr_dp_ctx *ctx, struct ftc_node *n, struct rte_mbuf *m)
 
 	r = ftc_xfer_parse(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &x);
 	if (r != FTC_XFER_OK) {
-		n->c.xfer_bad[r < 8 ? r : 7]++;
+		n->c.xfer_bad[r]++;
 		goto out;
 	}
 	if (x.chain != n->cfg->id || x.from == n->cfg->position) {
