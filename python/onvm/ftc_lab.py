@@ -122,8 +122,6 @@ def build(L, frames, f=1, tag="", ftc=True, propagate_us=500, retrans_us=5000, i
     if idle:
         wait["idle"] = idle
     chain_nfs = stateful_nfs(L, "ftc", tag)
-    # vlan_tagger's export too (its packet count: a recovered state checked)
-    chain_nfs[1]["args"] = chain_nfs[1]["args"] + ["-e", L.path(f"ftc{tag}-vlan.json")]
     for i, name in enumerate(names):
         ports = []
         if i == 0:

@@ -181,7 +181,8 @@ def _stateful_nfs(L, name, rnd_tag, nd_heavy, dpi, multi):
     middle = ({"name": "nd", "binary": "nondet", "service": 2,
                "args": ["-m", "count:1", "-f", "4096", "-t", "0", "-e", exp("nd")]}
               if nd_heavy else
-              {"name": "vlan", "binary": "vlan_tagger", "service": 2, "args": ["-c", policy]})
+              {"name": "vlan", "binary": "vlan_tagger", "service": 2,
+               "args": ["-c", policy, "-e", exp("vlan")]})
     n_mon, n_lb = multi if isinstance(multi, tuple) else (2, 2)
     mons = [{"name": f"mon{i}", "binary": "basic_monitor", "service": 1,
              "args": ["-f", "4096", "-e", exp(f"mon{i}"), "-p", "0"]} for i in range(n_mon)]
