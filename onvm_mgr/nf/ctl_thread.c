@@ -138,6 +138,21 @@ mgr_nf_kill(uint16_t id, const char *why)
 	MGR_ASSERT_CTL_LOCKED();
 	if (s->status == ONVM_NF_FREE || !s->launched || p->exited || p->killed)
 		return 0;
+	/* Not registered yet: it is in DPDK's start, maybe holding the lock
+	 * on the node's memory map that every process's start takes (a heap
+	 * growing waits for the primary with it held).  Killed there, it
+	 * leaves that lock held for good, and no NF of the node starts again
+	 * (they spin in rte_mcfg_mem_read_lock()).  So it is refused when it
+	 * registers, and leaves by itself; one that never registers is the
+	 * start time-out's.  (A container's runtime is killed as before: it
+	 * stops the NF's process from outside.) */
+	if (s->status == ONVM_NF_STARTING && !p->launcher_watched) {
+		if (!p->kill_at_register)
+			NFCTL_LOG(WARNING, "NF '%s' pid %d (instance %u): to stop when it registers: %s",
+				  s->name, s->pid, id, why);
+		p->kill_at_register = p->recovery_kill = true;
+		return 0;
+	}
 	NFCTL_LOG(WARNING, "NF '%s' pid %d (instance %u): SIGKILL: %s", s->name, s->pid, id, why);
 	err = kill_watched(p->pidfd, p->launcher_watched ? p->ctr_name : NULL);
 	if (err == 0)

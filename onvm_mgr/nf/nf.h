@@ -49,6 +49,9 @@ struct mgr_nf_priv {
 	bool held_reclaimed;	/* held[] and RX backlog already returned */
 	bool killed;		/* we sent SIGKILL (start timeout, shutdown) */
 	bool recovery_kill;	/* ... for its stateless chain's recovery (mgr_nf_kill) */
+	/* mgr_nf_kill() of an NF still in its start: refused when it
+	 * registers, so that it leaves by itself (see there) */
+	bool kill_at_register;
 	int cfg_index;		/* index in cfg.nfs if launched, else -1 */
 	int exit_status;	/* from waitid, launched NFs only */
 	bool exit_signaled;	/* ... a signal's number, not an exit status */

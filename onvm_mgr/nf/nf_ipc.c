@@ -283,6 +283,10 @@ do_register(const struct onvm_mp_register_req *req, pid_t ns_pid, int *pidfd,
 			return refuse(rep, ENOSPC, "all %d NF slots are in use", ONVM_MAX_NFS);
 	}
 	id = slot->instance_id;
+	/* Killed while it started (mgr_nf_kill): it leaves now, by itself. */
+	if (slot->status == ONVM_NF_STARTING && mgr.nf_priv[id].kill_at_register)
+		return refuse(rep, ECANCELED, "stopped before it ran (%s)",
+			      "its chain restarts with NFs launched anew");
 	/* A stateless chain's NFs are the manager's: a recovery kills and
 	 * launches them all again, which it cannot do for one started by hand
 	 * (it would never let the chain restart). */

@@ -224,6 +224,7 @@ mgr_nf_launch_one(int cfg_index, uint16_t id)
 	mgr.nf_priv[id].held_reclaimed = false;
 	mgr.nf_priv[id].killed = false;
 	mgr.nf_priv[id].recovery_kill = false;
+	mgr.nf_priv[id].kill_at_register = false;
 	pid = spawn_nf(cfg_index, id, false, mgr.nf_priv[id].ctr_name,
 		       sizeof(mgr.nf_priv[id].ctr_name), &mgr.nf_priv[id].ctr_ns_pid);
 	if (pid < 0) {
