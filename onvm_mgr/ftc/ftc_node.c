@@ -50,15 +50,14 @@ mgr_ftc_state_check(uint16_t service, const struct nf_state_layout *layout, char
 		    size_t whylen)
 {
 	const struct ftc_node *n = &mgr_ftc_node;
-	/* (the NF's ring holds updates of up to a quarter of its bytes) */
-	/* (the NF's ring holds updates of up to a quarter of its bytes, and
-	 * an update goes in at most 255 parts) */
-	const uint64_t max = RTE_MIN((uint64_t)n->cfg->log_kb * 256 - ONVM_FTC_ENTRY_HEAD,
-				     255ull * (n->part_budget - 2 * FTC_RECORD_HEAD_LEN));
-	uint64_t whole = 8 + 1, pages = 0;
+	uint64_t whole = 8 + 1, pages = 0, max;
 
 	if (!n->on || !n->head || service != n->service)
-		return 0;
+		return 0; /* (not an FTC node: n->cfg is NULL) */
+	/* the NF's ring holds updates of up to a quarter of its bytes, and an
+	 * update goes in at most 255 parts */
+	max = RTE_MIN((uint64_t)n->cfg->log_kb * 256 - ONVM_FTC_ENTRY_HEAD,
+		      255ull * (n->part_budget - 2 * FTC_RECORD_HEAD_LEN));
 	for (uint32_t r = 0; r < layout->n_regions; r++) {
 		const struct nf_state_region_layout *g = &layout->regions[r];
 
