@@ -169,6 +169,13 @@ mgr_ftc_init(void)
 		n->frame_max = room;
 		/* A part goes alone on a propagating frame, beside the held,
 		 * void and applied entries at most. */
+		if (room < FTC_MAC_LEN + FTC_HEAD_LEN + FTC_LOG_HEAD_LEN +
+				   3u * fc->nf_nodes * FTC_COMMIT_LEN + 256) {
+			MGR_LOG(ERR, "FTC chain %u: an mtu of %u leaves no room for the logs beside "
+				     "%u NFs' entries: raise it",
+				fc->id, fc->mtu, fc->nf_nodes);
+			return -EINVAL;
+		}
 		n->part_budget = room - FTC_MAC_LEN - FTC_HEAD_LEN - FTC_LOG_HEAD_LEN -
 				 3 * fc->nf_nodes * FTC_COMMIT_LEN;
 		snprintf(name, sizeof(name), "ftc_in_%u", fc->id);
