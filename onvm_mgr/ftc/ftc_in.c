@@ -69,15 +69,16 @@ tail_held(struct ftc_node *n, const struct ftc_replica *r)
 }
 
 /* Every update of `r` now whole and next in order, into its store (a
- * whole-state one clears it first).  A store out of room stops the
- * replica: it applies nothing more and holds the release back. */
+ * whole-state one clears it first).  A store out of room breaks the
+ * replica: it applies nothing more, holds the release back (its applied
+ * entry is 0) and asks its head for a whole update, which repairs it. */
 static void
 apply_ready(struct ftc_node *n, struct ftc_replica *r)
 {
 	uint64_t seq;
 	unsigned int parts;
 
-	while (!r->broken && ftc_seq_ready(r->seq, &seq, &parts)) {
+	while (ftc_seq_ready(r->seq, &seq, &parts)) {
 		for (unsigned int p = 0; p < parts; p++) {
 			struct ftc_log l = {.parts = 1};
 			struct ftc_record rec;
@@ -90,6 +91,8 @@ apply_ready(struct ftc_node *n, struct ftc_replica *r)
 				r->synced = true;
 				r->broken = false; /* (a whole copy: room again) */
 			}
+			if (r->broken)
+				break; /* (taken, not applied: a whole one repairs it) */
 			while (ftc_record_next(&l, &pos, &rec)) {
 				if (rec.region == ONVM_FTC_RESET_REGION)
 					continue;
@@ -102,13 +105,14 @@ apply_ready(struct ftc_node *n, struct ftc_replica *r)
 							r->instance, n->cfg->replica_mb);
 					r->store_full++;
 					r->broken = true;
+					r->synced = false; /* (RESYNC: a whole update) */
 				}
 				r->applied_bytes += rec.len;
 			}
 		}
 		ftc_seq_done(r->seq);
 		if (r->broken)
-			return;
+			continue;
 		r->applied_updates = seq;
 		if (!r->tail)
 			vector_moved(n); /* (its applied entry moved) */

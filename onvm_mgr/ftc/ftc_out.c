@@ -597,8 +597,7 @@ ftc_out_poll(struct mgr_dp_ctx *ctx)
 	const uint64_t now = rte_rdtsc();
 	int work = 0;
 
-	if (unlikely(n->cfg->recover))
-		work += ftc_recover_poll(ctx, n, now);
+	work += ftc_recover_poll(ctx, n, now);
 	if (n->head && !n->recovering) {
 		pull_own(n);
 		work += head_timers(n, now);
