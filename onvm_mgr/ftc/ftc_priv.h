@@ -190,6 +190,7 @@ struct ftc_node {
 	uint64_t full_cap;
 	uint64_t resync_answered_tsc; /* head: the last RESYNC it answered */
 	uint64_t start_ns, fetched_ns, ready_ns, loaded_seq;
+	bool finish_failed;	/* the copy could not be made the NF's: logged once */
 
 	struct ftc_counters c;
 };

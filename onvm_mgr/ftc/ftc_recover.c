@@ -220,6 +220,8 @@ collect(struct ftc_node *n, const struct ftc_xfer *x)
 	}
 	if (x->from != n->cand)
 		return;
+	if (x->seq >= (UINT64_C(1) << 62)) /* (never made: a forged answer) */
+		return;
 	if (x->op == FTC_XFER_END) {
 		n->cand_total = x->index + 1; /* (+ 1: an END of 0 pieces is known too) */
 		return;
@@ -388,6 +390,7 @@ finish(struct ftc_node *n)
 	if (base >= (UINT64_C(1) << 62)) { /* (numbers never wrap: a forged answer) */
 		MGR_LOG(ERR, "FTC chain %u: a copy at update %" PRIu64 ": no number left after it",
 			n->cfg->id, n->cand_seq);
+		n->finish_failed = true;
 		return;
 	}
 	/* the head's log from the whole update on: numbers base + 1, ... */
@@ -397,6 +400,7 @@ finish(struct ftc_node *n)
 		MGR_LOG(ERR, "FTC chain %u: the NF's state (%" PRId64 " bytes) does not fit the "
 			     "head's log (log_kb %u)",
 			n->cfg->id, len, n->cfg->log_kb);
+		n->finish_failed = true; /* (the NF stays parked: the node cannot recover) */
 		return;
 	}
 	/* (queued now, or by the retransmission if the queue is full) */
@@ -439,7 +443,7 @@ ftc_recover_poll(struct mgr_dp_ctx *ctx, struct ftc_node *n, uint64_t now)
 	if (!n->recovering)
 		return work;
 	if (n->cand >= 0 && n->cand_total > 0 && n->cand_pieces + 1 == n->cand_total &&
-	    all_heard(n)) {
+	    all_heard(n) && !n->finish_failed) {
 		if (n->fetched_ns == 0)
 			n->fetched_ns = mgr_now_ns();
 		finish(n);
@@ -449,12 +453,11 @@ ftc_recover_poll(struct mgr_dp_ctx *ctx, struct ftc_node *n, uint64_t now)
 		struct ftc_xfer x = {.op = FTC_XFER_FETCH, .chain = n->cfg->id,
 				     .from = n->cfg->position, .instance = (uint8_t)n->own};
 
-		/* from scratch: a new nonce, nothing heard */
+		/* Asked again (a new nonce): what came is kept -- an answering
+		 * replica is fenced, its copy does not change, so pieces lost in
+		 * one round are filled in by the next. */
 		n->nonce = (uint32_t)rte_rand();
 		x.nonce = n->nonce;
-		n->cand = -1;
-		n->fetch_high = 0;
-		memset(n->heard, 0, sizeof(n->heard));
 		n->fetch_tsc = now;
 		if (send_xfer(ctx, n, &x))
 			n->c.fetch_tries++;
