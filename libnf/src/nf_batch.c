@@ -260,6 +260,17 @@ nfl_batch_run_handlers(struct nf_ctx *nf, uint32_t n)
 	st->batches++;
 }
 
+/* Every packet of the batch leaves as DROP. */
+static void
+drop_outputs(struct nf_ctx *nf)
+{
+	struct onvm_nf_batch *b = &nf->slot->batch;
+
+	for (uint32_t i = 0; i < b->held_n; i++)
+		if (!is_marker(b->held[i]))
+			nf_pkt_meta(b->held[i])->action = ONVM_ACTION_DROP;
+}
+
 /* End of batch: make what the batch touched durable before it is emitted. */
 void
 nfl_batch_commit(struct nf_ctx *nf)
@@ -278,8 +289,11 @@ nfl_batch_commit(struct nf_ctx *nf)
 
 		if (nf->has_cut) /* which chunks changed in which cut period */
 			onvm_cut_note_batch(&nf->cut, &nf->state);
-		if (nf->ftc != NULL) /* an FTC chain: the update to its replicas */
-			nfl_ftc_batch_end(nf);
+		/* An FTC chain: the update to its replicas.  One the node never
+		 * took (it is stopping) must not be depended on: the batch's
+		 * outputs go as drops, never released without it. */
+		if (nf->ftc != NULL && !nfl_ftc_batch_end(nf))
+			drop_outputs(nf);
 		s->state_seq = nf_state_commit(&nf->state);
 		dt = rte_rdtsc() - t0;
 		s->state_chunks = nf_state_stats(&nf->state)->chunks_committed;

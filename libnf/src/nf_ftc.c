@@ -164,7 +164,10 @@ put_records(const struct nf_ctx *nf, uint8_t *w)
 	return w;
 }
 
-void
+/* The batch's dirty chunks as the NF's next update, published before its
+ * outputs leave.  False if the node stopped while the NF waited for room:
+ * no update was made, so the outputs must not leave. */
+bool
 nfl_ftc_batch_end(struct nf_ctx *nf)
 {
 	struct onvm_nf_slot *s = nf->slot;
@@ -174,7 +177,7 @@ nfl_ftc_batch_end(struct nf_ctx *nf)
 	uint8_t *w;
 
 	if (len == 0)
-		return;
+		return true;
 	if (len > onvm_ftc_ring_max_update(nf->ftc)) {
 		/* Replicating part of a batch would give a replica a state no
 		 * execution had: the NF stops, loudly, rather than go on with
@@ -191,7 +194,7 @@ nfl_ftc_batch_end(struct nf_ctx *nf)
 			nfl_rt_leave(nf);
 		}
 		if (__atomic_load_n(&s->stop, __ATOMIC_RELAXED) || nf->stop)
-			return; /* the node is going: nothing will take it */
+			return false; /* the node is going: nothing will take it */
 		/* Alive, only waiting (the replicas confirm nothing while a
 		 * group member is down): the manager must not take the NF for
 		 * hung. */
@@ -215,4 +218,5 @@ nfl_ftc_batch_end(struct nf_ctx *nf)
 	s->ftc_updates++;
 	s->ftc_bytes += len;
 	__atomic_store_n(&s->ftc_seq, nf->ftc_seq, __ATOMIC_RELEASE);
+	return true;
 }

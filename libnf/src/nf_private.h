@@ -195,7 +195,7 @@ void nfl_store_stop(struct nf_ctx *nf);
  * (0 when not in an FTC chain); batch_end: before the batch's state commit,
  * hand its dirty chunks over as the next update (waiting for room). */
 int nfl_ftc_attach(struct nf_ctx *nf);
-void nfl_ftc_batch_end(struct nf_ctx *nf);
+bool nfl_ftc_batch_end(struct nf_ctx *nf);
 /* A whole-state update asked for: true once; then every chunk that is not
  * all zero is touched, so the batch's update holds the whole state. */
 bool nfl_ftc_full_due(const struct nf_ctx *nf);
