@@ -27,7 +27,7 @@ ftc_defaults(struct mgr_ftc_cfg *fc)
 		.state_port = -1,
 		.propagate_us = 1000,
 		.retrans_us = 5000,
-		.mtu = 1500,
+		.mtu = 1900, /* a full-size packet and its entries; one mbuf */
 		.log_kb = 2048,
 		.log_updates = 1024,
 		.replica_mb = 16,

@@ -1685,6 +1685,8 @@ test_ftc_chain_full_and_defaults(void **state)
 			"   'exit_port': 'out', 'resiliency': 'ftc',\n"
 			"   'ftc': {'id': 9, 'f': 1, 'position': 1, 'nf_nodes': 3}}]}");
 	assert_int_equal(f->cfg.chains[0].ftc.feedback_port, -1);
+	/* room for a full-size (1514-byte) frame beside its FTC entries */
+	assert_int_equal(f->cfg.chains[0].ftc.mtu, 1900);
 	mgr_config_free(&f->cfg);
 	mgr_config_defaults(&f->cfg);
 	load_ok(f, FTC_HEAD " 'chains': [{'name': 'c', 'services': [], 'ingress_port': 'in',\n"
