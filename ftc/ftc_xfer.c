@@ -55,6 +55,7 @@ ftc_xfer_parse(const uint8_t *frame, size_t len, struct ftc_xfer *x)
 		return FTC_XFER_OK;
 	case FTC_XFER_PIECE: {
 		const uint8_t *p = h + FTC_XFER_HEAD_LEN;
+		size_t want;
 
 		if (len < FTC_MAC_LEN + FTC_XFER_HEAD_LEN + FTC_XFER_PIECE_HEAD)
 			return FTC_XFER_SHORT;
@@ -62,8 +63,11 @@ ftc_xfer_parse(const uint8_t *frame, size_t len, struct ftc_xfer *x)
 		x->len = onvm_get_be16(p + 2);
 		x->offset = onvm_get_be32(p + 4);
 		x->bytes = p + FTC_XFER_PIECE_HEAD;
+		want = FTC_MAC_LEN + FTC_XFER_HEAD_LEN + FTC_XFER_PIECE_HEAD + (size_t)x->len;
+		/* its bytes end it, but for the padding of a frame shorter
+		 * than Ethernet's minimum */
 		if (x->len == 0 || x->len > FTC_XFER_PIECE_MAX ||
-		    len != FTC_MAC_LEN + FTC_XFER_HEAD_LEN + FTC_XFER_PIECE_HEAD + (size_t)x->len)
+		    (len != want && !(want < FTC_XFER_MIN_FRAME && len == FTC_XFER_MIN_FRAME)))
 			return FTC_XFER_BAD_LENGTH;
 		return FTC_XFER_OK;
 	}

@@ -36,6 +36,7 @@
 #define FTC_XFER_VERSION 3
 #define FTC_XFER_HEAD_LEN 24   /* after the MACs */
 #define FTC_XFER_PIECE_HEAD 8
+#define FTC_XFER_MIN_FRAME 60 /* Ethernet's minimum, without the FCS: padded to it */
 #define FTC_XFER_END_LEN 8 /* after the head: high */
 #define FTC_XFER_PIECE_MAX 1024 /* bytes of state in one piece */
 

@@ -49,9 +49,14 @@ test_round_trips(void **state)
 	assert_int_equal(ftc_xfer_parse(f, (size_t)n, &y), FTC_XFER_OK);
 	assert_true(y.seq == x.seq && y.nonce == x.nonce && y.index == 7 && y.offset == 8192);
 	assert_memory_equal(y.bytes, bytes, 5);
-	/* a PIECE's bytes end it: not shorter, not padded */
+	/* a PIECE's bytes end it: not shorter, not longer -- but for the
+	 * padding of a short frame to Ethernet's 60 bytes */
 	assert_int_equal(ftc_xfer_parse(f, (size_t)n - 1, &y), FTC_XFER_BAD_LENGTH);
 	assert_int_equal(ftc_xfer_parse(f, (size_t)n + 1, &y), FTC_XFER_BAD_LENGTH);
+	assert_int_equal(ftc_xfer_parse(f, 61, &y), FTC_XFER_BAD_LENGTH);
+	assert_int_equal(ftc_xfer_parse(f, 60, &y), FTC_XFER_OK);
+	assert_int_equal(y.len, 5);
+	assert_memory_equal(y.bytes, bytes, 5);
 	/* the others may be padded */
 	for (uint8_t op = FTC_XFER_FETCH; op <= FTC_XFER_RESYNC; op++) {
 		if (op == FTC_XFER_PIECE)
