@@ -55,8 +55,9 @@
  * All fields in network byte order.  An update too large for one frame is
  * split into parts (part 0 .. parts - 1) of one sequence number, carried by
  * successive frames; a replica applies it only whole.  A frame with the
- * PROPAGATE flag carries no packet (inner EtherType 0): the egress sends the
- * commit vector back to the ingress on it when traffic stops.
+ * PROPAGATE flag carries no packet (inner EtherType 0): logs that did not
+ * fit beside a packet go ahead of it on one, and entries (the egress's held
+ * vector on its way back to the ingress) when traffic stops.
  */
 #ifndef FTC_WIRE_H
 #define FTC_WIRE_H
@@ -79,7 +80,7 @@
 #define FTC_RECORD_MAX (FTC_MAX_SECTION - FTC_LOG_HEAD_LEN - FTC_RECORD_HEAD_LEN)
 #define FTC_FRAME_MAX (1u << 24) /* a frame ftc_build() or ftc_strip() takes, at most */
 
-#define FTC_F_PROPAGATE 0x01 /* no packet: a commit vector on its way back */
+#define FTC_F_PROPAGATE 0x01 /* no packet: logs and entries alone */
 #define FTC_F_KNOWN FTC_F_PROPAGATE
 
 /* Why a frame was refused (counted by the receiver, one counter each). */
