@@ -257,6 +257,15 @@ class Orchestrator:
             time.sleep(0.002)
         raise lab.TestFailure("the orchestrator saw no node go down")
 
+    def _has_copy(self, q, p):
+        """Whether node q holds a whole copy of NF p's state: a replica
+        still rebuilding (a replacement itself, or repairing) answers no
+        FETCH, and the recovering node waits for every replica it names."""
+        try:
+            return bool(self.c.nodes[q].query("/onvm/ftc").get(f"replica{p}_synced", 1))
+        except Exception:
+            return True  # (not known: named, and so waited for)
+
     def replace(self, dead, detected_ns):
         """Replacements for `dead` (positions), each in its place, fetching
         from the live replicas; returns their timelines."""
@@ -271,7 +280,8 @@ class Orchestrator:
             fc = cfg["chains"][0]["ftc"]
             fc["recover"] = True
             if p < c.n_nf:
-                fc["recover_from"] = [q for q in range(p + 1, p + c.f + 1) if q not in dead]
+                fc["recover_from"] = [q for q in range(p + 1, p + c.f + 1)
+                                      if q not in dead and self._has_copy(q, p)]
             k = c.replaced.get(p, 0) + 1
             c.replaced[p] = k
             node = c.L.node(f"n{p}{c.tag}_r{k}", cfg, netns=c.ns[f"n{p}"])
@@ -295,8 +305,7 @@ class Orchestrator:
 
             def forwarding():
                 s = node.query("/onvm/ftc")
-                return s if (s.get("out_packets", 0) > 0 or s.get("released", 0) > 0 or
-                             p >= c.n_nf and s.get("in_frames", 0) > 0) else None
+                return s if (s.get("out_packets", 0) > 0 or s.get("released", 0) > 0) else None
             try:  # (the input may have ended: not waited for long)
                 lab.wait_until(forwarding, 5, f"n{p}'s replacement forwards", interval=0.005)
                 t_fwd = time.monotonic_ns()
