@@ -420,8 +420,12 @@ for arg in sys.argv[1:]:
                     s += 1
                 else:
                     f += 1
-                    names.append("%s (%s, %.0f s)" % (t.get("name"), result,
-                                                      t.get("duration") or 0))
+                    # its last lines: why it failed, where CI shows only the end
+                    out = ((t.get("stdout") or "") + (t.get("stderr") or "")).rstrip()
+                    out = out.splitlines()[-12:]
+                    names.append("%s (%s, %.0f s)%s" % (t.get("name"), result,
+                                                        t.get("duration") or 0,
+                                                        "".join("\n    | " + x for x in out)))
     else:
         print("setup.sh: %s not found: no %s test ran" % (path, name), file=sys.stderr)
     if p + f == 0:
