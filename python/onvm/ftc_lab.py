@@ -108,7 +108,13 @@ def build(L, frames, f=1, tag="", ftc=True, propagate_us=500, retrans_us=5000, i
     if source:
         link(L, ns["g"], "g_n0", ns["n0"], "n0_g")
     if recover:  # the state network: one bridge, a port for every node
-        lab.run_cmd(lab.in_netns(ns["st"], ["ip", "link", "add", "br0", "type", "bridge"]))
+        # A bridge talks by itself (IGMP with snooping on, IPv6's probes:
+        # off for the lab's namespaces), and a node's af_packet socket,
+        # not yet bound to its interface while the node starts, takes in
+        # what comes on any interface of the namespace: such a frame once
+        # entered the chain at the forwarder.  This one says nothing.
+        lab.run_cmd(lab.in_netns(ns["st"], ["ip", "link", "add", "br0", "type", "bridge",
+                                            "mcast_snooping", "0"]))
         lab.run_cmd(lab.in_netns(ns["st"], ["ip", "link", "set", "br0", "up"]))
         for i in range(total):
             link(L, ns[names[i]], f"n{i}_st", ns["st"], f"st_{i}")

@@ -650,10 +650,15 @@ class Lab:
         return f"/proc/{wait_until(child, 10, 'the time namespace')}/ns/time"
 
     def netns(self, tag):
-        """A fresh network namespace (deleted at cleanup) with loopback up."""
+        """A fresh network namespace (deleted at cleanup) with loopback up
+        and IPv6 off for every interface made in it: a bridge's own
+        duplicate address probe once reached a chain's input and the sink
+        (the lab's links carry the tests' frames and 198.18.0.0/15 only)."""
         name = f"onvm{os.getpid()}{tag}"
         run_cmd(["ip", "netns", "add", name])
         self.namespaces.append(name)
+        for conf in ("all", "default"):
+            run_cmd(in_netns(name, ["sysctl", "-qw", f"net.ipv6.conf.{conf}.disable_ipv6=1"]))
         run_cmd(in_netns(name, ["ip", "link", "set", "lo", "up"]))
         return name
 
