@@ -16,7 +16,7 @@ Scenarios (argument; none: all of them):
           digest of every page on both sides); the heads' logs pruned to
           nothing by the held vector; no frame refused anywhere; at f = 1
           the Prometheus exporter's FTC metrics say the same.
-  kill    f = 1, the input paced from outside (16 copies of ssh.pcap, new
+  kill    f = 1, the input paced from outside (24 copies of ssh.pcap, new
           flows each copy): each node in turn (the three NF nodes, the
           replica-only egress) SIGKILLed mid-trace.  BFD shows its
           neighbours it is gone; the orchestrator starts a replacement in
@@ -231,10 +231,11 @@ def settle_after(L, c, frames, quiet_s=1.0, timeout=60):
     return last
 
 
-def kill(L, f, positions, tag, rate=2000, faults=None, fault_link=0, at=0.4, copies=16):
-    # 2.4 s of input (3.6 s for two nodes): what is left after the kill
-    # outlasts the replacements' start (0.5-1.1 s each here, two at once
-    # slower), so the recovered chain carries traffic
+def kill(L, f, positions, tag, rate=2000, faults=None, fault_link=0, at=0.4, copies=24):
+    # 3.5 s of input (4.7 s for two nodes): what is left after the kill
+    # (2.1 s) outlasts the replacements' start (0.5-1.2 s each in a CI
+    # chroot, two at once slower) and the 200 ms after it, so the
+    # recovered chain carries traffic to check it with
     frames = remote_lab.tagged_input(traces.trace("ssh.pcap"), copies, flows_per_copy=True)
     c = ftc_lab.build(L, frames, f=f, tag=tag, source=rate, recover=True, faults=faults,
                       fault_link=fault_link, retrans_us=50000 if faults else 5000)
@@ -313,7 +314,7 @@ def test(L, which):
             kill(L, 1, [1], "_k1e", at=0)
     if which in (None, "kill2"):
         for ps in ((1, 2), (0, 4)):
-            kill(L, 2, list(ps), f"_k{ps[0]}{ps[1]}", copies=24)
+            kill(L, 2, list(ps), f"_k{ps[0]}{ps[1]}", copies=32)
     if which in (None, "faults"):
         # FTC's frames lost (their packets with them), then only the
         # replication's own frames lost, duplicated and reordered; the
