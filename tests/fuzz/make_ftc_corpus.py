@@ -62,6 +62,9 @@ def frames():
         "plain_ipv4": MACS + b"\x08\x00" + IPV4_UDP,
         "xfer_fetch": xfer(1, 29, 1, 1, 7, 0, 0),
         "xfer_piece": xfer(2, 29, 2, 1, 7, 40, 3) + struct.pack(">HHI", 1, 8, 4096) + bytes(8),
+        # a piece of 1 byte, its frame padded to Ethernet's 60
+        "xfer_piece_padded": (xfer(2, 29, 2, 1, 7, 40, 3) + struct.pack(">HHI", 1, 1, 8) +
+                              b"\x2a").ljust(60, b"\0"),
         "xfer_end": xfer(3, 29, 2, 1, 7, 40, 12) + struct.pack(">Q", 5 << 32) + bytes(16),
         "xfer_resync": xfer(4, 29, 3, 2, 9, 0, 0),
     }
