@@ -342,6 +342,7 @@ tel_ftc(const char *cmd, const char *params, struct rte_tel_data *d)
 		U(d, key, c->xfer_bad[r]);
 	}
 	U(d, "xfer_stale", c->xfer_stale);
+	U(d, "xfer_forged", c->xfer_forged);
 	U(d, "in_foreign_logs", c->in_foreign_logs);
 	U(d, "logs_carried", c->logs_carried);
 	U(d, "carry_full", c->carry_full);

@@ -102,6 +102,7 @@ struct ftc_counters {
 	uint64_t xfer_bad[FTC_XFER_REASON_MAX]; /* state frames refused, by reason */
 	uint64_t xfer_other;	   /* of another chain, or this node's own broadcast */
 	uint64_t xfer_stale;	   /* an answer to a FETCH not this node's last */
+	uint64_t xfer_forged;	   /* an answer numbered past 2^62: never made */
 	uint64_t fetch_tries, pieces_in, pieces_out, fetch_answers, resync_in, resync_out;
 	uint64_t full_asked;	   /* whole-state updates asked of this node's NF */
 	uint64_t forgot;	   /* kept updates dropped for a whole-state one */

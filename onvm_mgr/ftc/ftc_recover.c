@@ -203,6 +203,10 @@ collect(struct ftc_node *n, const struct ftc_xfer *x)
 			break;
 	if (k == n->cfg->n_recover_from || x->instance != n->own)
 		return; /* not a source this node listed */
+	if (x->seq >= (UINT64_C(1) << 62)) {
+		n->c.xfer_forged++; /* (never made: it must not become the copy) */
+		return;
+	}
 	/* heard: its END, with the highest number it saw, came */
 	if (x->op == FTC_XFER_END) {
 		n->heard[k] = true;
@@ -219,8 +223,6 @@ collect(struct ftc_node *n, const struct ftc_xfer *x)
 		memset(n->piece_seen, 0, n->pieces_max / 8 + 1);
 	}
 	if (x->from != n->cand)
-		return;
-	if (x->seq >= (UINT64_C(1) << 62)) /* (never made: a forged answer) */
 		return;
 	if (x->op == FTC_XFER_END) {
 		n->cand_total = x->index + 1; /* (+ 1: an END of 0 pieces is known too) */
@@ -440,10 +442,12 @@ ftc_recover_poll(struct mgr_dp_ctx *ctx, struct ftc_node *n, uint64_t now)
 			n->c.resync_out++;
 		work++;
 	}
-	if (!n->recovering)
+	/* a copy that cannot become the NF's (logged): asking again brings
+	 * the same one, and fences the replicas again */
+	if (!n->recovering || n->finish_failed)
 		return work;
 	if (n->cand >= 0 && n->cand_total > 0 && n->cand_pieces + 1 == n->cand_total &&
-	    all_heard(n) && !n->finish_failed) {
+	    all_heard(n)) {
 		if (n->fetched_ns == 0)
 			n->fetched_ns = mgr_now_ns();
 		finish(n);
