@@ -79,6 +79,8 @@ apply_ready(struct ftc_node *n, struct ftc_replica *r)
 	unsigned int parts;
 
 	while (ftc_seq_ready(r->seq, &seq, &parts)) {
+		bool whole = false;
+
 		for (unsigned int p = 0; p < parts; p++) {
 			struct ftc_log l = {.parts = 1};
 			struct ftc_record rec;
@@ -86,10 +88,12 @@ apply_ready(struct ftc_node *n, struct ftc_replica *r)
 
 			ftc_seq_part(r->seq, p, &l.data, &l.len);
 			if (p == 0 && is_reset(&l)) {
+				whole = true;
 				ftc_store_clear(&r->store);
 				r->resets++;
 				r->synced = true;
 				r->broken = false; /* (a whole copy: room again) */
+				r->too_small = false;
 			}
 			if (r->broken)
 				break; /* (taken, not applied: a whole one repairs it) */
@@ -98,14 +102,20 @@ apply_ready(struct ftc_node *n, struct ftc_replica *r)
 					continue;
 				if (ftc_store_write(&r->store, rec.region, rec.offset, rec.bytes,
 						    rec.len) < 0) {
-					if (!r->broken)
+					if (!r->broken && !r->too_small)
 						MGR_LOG(ERR, "FTC: the replica of NF %u is out of "
 							     "room (replica_mb %u): it holds the "
-							     "chain's release",
-							r->instance, n->cfg->replica_mb);
+							     "chain's release%s",
+							r->instance, n->cfg->replica_mb,
+							whole ? " for good: the NF's whole state "
+								"does not fit, raise replica_mb"
+							      : " until a whole update");
 					r->store_full++;
 					r->broken = true;
 					r->synced = false; /* (RESYNC: a whole update) */
+					/* (one that does not fit either: asking again
+					 * would only empty the head's log, forever) */
+					r->too_small = whole;
 				}
 				r->applied_bytes += rec.len;
 			}

@@ -59,6 +59,7 @@ struct ftc_replica {
 	bool first;
 	uint64_t up_applied;
 	bool broken;		 /* its store ran out of room: applies nothing more */
+	bool too_small;		 /* a whole update broke it: RESYNC cannot repair it */
 	uint64_t high;		 /* the highest number seen in its logs */
 	/* fenced by a FETCH it answered: the dead incarnation's logs are
 	 * dropped until the new one's whole update, numbered past every

@@ -435,7 +435,7 @@ ftc_recover_poll(struct mgr_dp_ctx *ctx, struct ftc_node *n, uint64_t now)
 		struct ftc_xfer x = {.op = FTC_XFER_RESYNC, .chain = n->cfg->id,
 				     .from = n->cfg->position, .instance = (uint8_t)r->instance};
 
-		if (r->synced || n->state_port < 0 || now - r->resync_tsc < retry)
+		if (r->synced || r->too_small || n->state_port < 0 || now - r->resync_tsc < retry)
 			continue;
 		r->resync_tsc = now;
 		if (send_xfer(ctx, n, &x))
