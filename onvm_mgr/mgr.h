@@ -247,6 +247,10 @@ void mgr_args_usage(const char *prog);
 /* ports.c */
 int mgr_ports_init(void);
 int mgr_ports_start(void);
+/* The kernel interface a port sits on (`iface=` in its dev: af_packet,
+ * af_xdp), or "" when it has none; that interface's MTU, 0 if none. */
+void mgr_port_iface(uint16_t port, char *name, size_t len);
+uint32_t mgr_port_iface_mtu(uint16_t port);
 void mgr_ports_stop(void);
 void mgr_ports_wait_link(uint32_t timeout_ms);
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include <rte_cycles.h>
+#include <rte_ethdev.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_telemetry.h>
@@ -138,6 +139,38 @@ setup_head(struct ftc_node *n)
 	return 0;
 }
 
+/* A port carrying the chain's frames must take frames of `mtu`.  On a
+ * kernel interface (af_packet, af_xdp) the interface's MTU decides: a
+ * warning if it is below (the PMD claims 1518-byte frames at most, yet
+ * takes what the interface lets through).  Otherwise the port's MTU is
+ * raised if it is below (a NIC is configured for 1500 bytes); a device
+ * with none to set (net_null, net_ring) takes any size. */
+static void
+port_mtu_at_least(uint16_t port, uint32_t mtu, unsigned int chain)
+{
+	const uint32_t kernel = mgr_port_iface_mtu(port);
+	uint16_t cur = 0;
+	int ret;
+
+	if (kernel > 0) {
+		if (kernel < mtu)
+			MGR_LOG(WARNING, "FTC chain %u: port '%s' is on an interface of MTU %u, "
+					 "below the chain's mtu %u: longer frames are lost",
+				chain, mgr.shm->ports[port].name, kernel, mtu);
+		return;
+	}
+	if (rte_eth_dev_get_mtu(port, &cur) == 0 && cur >= mtu)
+		return;
+	ret = rte_eth_dev_set_mtu(port, (uint16_t)mtu);
+	if (ret == 0)
+		MGR_LOG(INFO, "FTC chain %u: port '%s' MTU %u -> %u", chain,
+			mgr.shm->ports[port].name, cur, mtu);
+	else if (ret != -ENOTSUP)
+		MGR_LOG(WARNING, "FTC chain %u: port '%s' keeps its MTU of %u, below the chain's "
+				 "mtu %u (%s): longer frames may be lost",
+			chain, mgr.shm->ports[port].name, cur, mtu, rte_strerror(-ret));
+}
+
 int
 mgr_ftc_init(void)
 {
@@ -178,6 +211,14 @@ mgr_ftc_init(void)
 		}
 		n->part_budget = room - FTC_MAC_LEN - FTC_HEAD_LEN - FTC_LOG_HEAD_LEN -
 				 3 * fc->nf_nodes * FTC_COMMIT_LEN;
+		/* the chain's links carry FTC's frames: the packet and more
+		 * (the forwarder's input and the egress's output are plain) */
+		if (!n->forwarder)
+			port_mtu_at_least(n->in_port, fc->mtu, fc->id);
+		if (!n->egress)
+			port_mtu_at_least(n->out_port, fc->mtu, fc->id);
+		if (n->fb_port >= 0)
+			port_mtu_at_least((uint16_t)n->fb_port, fc->mtu, fc->id);
 		snprintf(name, sizeof(name), "ftc_in_%u", fc->id);
 		n->in_ring = rte_ring_create(name, FTC_IN_RING, rte_socket_id(),
 					     RING_F_SP_ENQ | RING_F_SC_DEQ);

@@ -18,6 +18,10 @@
  * LINK_POLL_MS on the control thread (a NIC's PMD knows its link).  Only a
  * transition from up to down triggers, once per chain (mgr_plog_link_down);
  * a link that comes back does not fail the chain back.
+ *
+ * Here too, for every port: the kernel interface it sits on and that
+ * interface's MTU (mgr_port_iface(), mgr_port_iface_mtu(); FTC sizes its
+ * links with them).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -51,12 +55,12 @@ static int nwatched;
 static int nl_fd = -1;
 static uint64_t nl_errors; /* netlink reads that failed (ENOBUFS: events lost) */
 
-/* The `iface=` of a vdev string ("net_af_packet0,iface=p_m,qpairs=1"), or
- * "" when it has none. */
-static void
-dev_iface(const char *dev, char *name, size_t len)
+/* (the port helpers in mgr.h: here, beside the other kernel-interface
+ * code) */
+void
+mgr_port_iface(uint16_t port, char *name, size_t len)
 {
-	const char *p = strstr(dev, ",iface=");
+	const char *p = port < mgr.cfg.nports ? strstr(mgr.cfg.ports[port].dev, ",iface=") : NULL;
 	size_t n;
 
 	name[0] = '\0';
@@ -68,6 +72,27 @@ dev_iface(const char *dev, char *name, size_t len)
 		return;
 	memcpy(name, p, n);
 	name[n] = '\0';
+}
+
+uint32_t
+mgr_port_iface_mtu(uint16_t port)
+{
+	char name[IF_NAMESIZE];
+	struct ifreq ifr = {0};
+	uint32_t mtu = 0;
+	int fd;
+
+	mgr_port_iface(port, name, sizeof(name));
+	if (name[0] == '\0')
+		return 0;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	if (ioctl(fd, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0)
+		mtu = (uint32_t)ifr.ifr_mtu;
+	close(fd);
+	return mtu;
 }
 
 /* Up: administratively up and with carrier.  On a kernel interface. */
@@ -122,7 +147,7 @@ mgr_link_watch_init(void)
 			continue;
 		watched[i].remote = r;
 		watched[i].port = (uint16_t)rc->primary_port;
-		dev_iface(mgr.cfg.ports[rc->primary_port].dev, name, sizeof(name));
+		mgr_port_iface((uint16_t)rc->primary_port, name, sizeof(name));
 		if (name[0] != '\0') {
 			watched[i].ifindex = if_nametoindex(name);
 			if (watched[i].ifindex == 0) {
