@@ -322,9 +322,13 @@ def test(L, which):
         # replacement needs a whole update through the faulty link)
         drop = ["--drop", "0.2", "--only-ethertype", "0x88b5"]
         mess = ["--drop", "0.1", "--dup", "0.2", "--reorder", "0.2", "--only-ftc-propagating"]
-        kill(L, 1, [0], "_faults", faults=["--seed", "3"] + drop)
-        kill(L, 1, [1], "_faults3", faults=["--seed", "5"] + drop)
-        kill(L, 2, [1], "_faults4", faults=["--seed", "6"] + mess, fault_link=1)
+        # (16 copies, killed at 30 %: a lossy link's retransmissions make
+        # each copy's updates slow to settle, and 1.6 s is left after the
+        # kill)
+        short = {"copies": 16, "at": 0.3}
+        kill(L, 1, [0], "_faults", faults=["--seed", "3"] + drop, **short)
+        kill(L, 1, [1], "_faults3", faults=["--seed", "5"] + drop, **short)
+        kill(L, 2, [1], "_faults4", faults=["--seed", "6"] + mess, fault_link=1, **short)
     if which in (None, "mutation"):
         # the run must fail the oracle: only the failures it found count
         os.environ["ONVM_FTC_UNSAFE_EARLY_RELEASE"] = "1"
@@ -332,7 +336,8 @@ def test(L, which):
             before = len(L.failures)
             try:
                 kill(L, f, [p], tag, faults=["--seed", "3", "--drop", "0.2",
-                                             "--only-ethertype", "0x88b5"], fault_link=link)
+                                             "--only-ethertype", "0x88b5"], fault_link=link,
+                     copies=16, at=0.3)
             except lab.TestFailure as e:  # (the run itself may fail as well)
                 L.failures.append(str(e))
             caught = [x for x in L.failures[before:] if "counted fewer" in x]
