@@ -1,0 +1,235 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 REINFORCE-NFV authors
+"""The cluster's state in etcd (onvm.cluster, tools/onvmctl), on a real
+three-member etcd cluster on loopback (onvm.etcd_lab).
+
+Scenarios (argument; none: all of them):
+
+  roles    four nodes register with leases; a chain declared is placed on
+           the least loaded (a primary and a standby, never the
+           predecessor, never a drained node); the standby synced, the
+           primary's failure promotes it at epoch 2 and fences the old
+           primary; a standby added back (the fenced node last);
+           promotion refused without a synced standby or for an epoch
+           already left; a node whose agent stops renewing its lease is
+           gone after the TTL; every roles change shows in onvmctl's JSON.
+  race     two actors each ask, 20 times, for the promotion of the same
+           failure of one chain: in odd rounds two clients that both read
+           the roles before either writes, in even rounds two onvmctl
+           switchover --epoch (the epoch both saw) at once: exactly
+           one promotion per epoch, the loser told (exit 1, a conflict),
+           and the epochs 2..21 each written once.
+  members  one member SIGKILLed: reads and role changes go on (the client
+           moves to a live member); a second killed: no quorum -- every
+           onvmctl command exits 2 and changes nothing, a promotion is
+           refused, not half-made; the members back on their data: the
+           role change goes through, at the next epoch.
+"""
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+from onvm import lab
+
+try:
+    from onvm import cluster, etcd_lab
+except ImportError as e:  # (python3-etcd3 missing: scripts/setup.sh installs it)
+    cluster = etcd_lab = None
+    MISSING = str(e)
+
+ONVMCTL = lab.SRC + "/tools/onvmctl"
+SPEC = {"nfs": ["basic_monitor", "load_balancer"], "scheme": "remote", "predecessor": "n0",
+        "standbys": 1}
+
+
+def ctl(ec, *args, timeout=1.0):
+    """onvmctl --json ARGS: (exit status, its JSON)."""
+    p = subprocess.run(["/usr/bin/python3", ONVMCTL, "--json",
+                        "--timeout", str(timeout), "--endpoints", ",".join(ec.endpoints),
+                        *args], capture_output=True, text=True, timeout=60)
+    try:
+        out = json.loads(p.stdout)
+    except ValueError:
+        raise lab.TestFailure(f"onvmctl {' '.join(args)}: not JSON: {p.stdout!r} {p.stderr!r}")
+    return p.returncode, out
+
+
+def register_all(c, names, capacity=8, ttl=cluster.NODE_TTL):
+    return {n: c.register(n, {"capacity": capacity, "ports": ["p0", "p1"]}, ttl=ttl)
+            for n in names}
+
+
+def roles(L):
+    ec = etcd_lab.EtcdCluster(L, tag="ra").start()
+    c = ec.client()
+    leases = register_all(c, ["n0", "n1", "n2", "n3"])
+    rc, out = ctl(ec, "drain", "n1")
+    L.expect(rc == 0 and out["drained"], f"drain: {rc} {out}")
+    rc, out = ctl(ec, "declare", "web", json.dumps(SPEC))
+    ch = out.get("chain", {})
+    L.expect(rc == 0 and ch.get("epoch") == 1 and ch.get("primary") == "n2" and
+             ch.get("standbys") == ["n3"] and ch.get("status") == "unprotected",
+             f"declare: placed on n2 and n3 (n0 is the predecessor, n1 drained): {rc} {out}")
+    rc, out = ctl(ec, "declare", "web", json.dumps(SPEC))
+    L.expect(rc == 1 and "exists" in out.get("error", ""), f"declared twice: {rc} {out}")
+    rc, out = ctl(ec, "declare", "bad", json.dumps(dict(SPEC, scheme="carrier-pigeon")))
+    L.expect(rc == 1 and "scheme" in out.get("error", ""), f"a bad spec: {rc} {out}")
+    rc, out = ctl(ec, "switchover", "web")
+    L.expect(rc == 1 and "no synced standby" in out.get("error", ""),
+             f"promoted a standby not in sync: {rc} {out}")
+    c.mark_synced("web", "n3", 1)
+    rc, out = ctl(ec, "chain", "web")
+    L.expect(out.get("chain", {}).get("status") == "protected", f"synced: {out}")
+    # the primary fails: the predecessor's agent promotes for the epoch it saw
+    new = c.promote("web", 1, "bfd: n2 down")
+    L.expect(new["epoch"] == 2 and new["primary"] == "n3" and new["fenced"] == ["n2"] and
+             new["standbys"] == [] and new["synced"] == [],
+             f"promotion: epoch 2, n3 primary, n2 fenced: {new}")
+    try:
+        c.promote("web", 1, "a late second request for the same failure")
+        L.expect(False, "promoted twice for one failure")
+    except cluster.Conflict:
+        pass
+    rc, out = ctl(ec, "chain", "web")
+    L.expect(out.get("chain", {}).get("status") == "unprotected", f"after it: {out}")
+    # n1 undrained: the standby added is n1 (n2, fenced, comes last)
+    ctl(ec, "undrain", "n1")
+    rc, out = ctl(ec, "reprotect", "web")
+    L.expect(rc == 0 and out.get("standbys") == ["n1"], f"reprotect picks n1: {rc} {out}")
+    rc, out = ctl(ec, "reprotect", "web")
+    L.expect(rc == 1, f"a standby added where none was wanted: {rc} {out}")
+    # a node whose agent stops renewing is gone after the TTL; n0's renews
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < cluster.NODE_TTL + 2:
+        L.expect(c.refresh(leases["n0"]), "n0's lease would not renew")
+        time.sleep(0.5)
+    rc, out = ctl(ec, "nodes")
+    names = [n["name"] for n in out.get("nodes", [])]
+    L.expect(names == ["n0"], f"only n0 renewed its lease: the nodes are {names}")
+    L.expect(not c.refresh(leases["n1"]), "an expired lease renewed")
+    rc, out = ctl(ec, "remove", "web")
+    L.expect(rc == 0, f"remove: {rc} {out}")
+    rc, out = ctl(ec, "chains")
+    L.expect(rc == 0 and out["chains"] == [], f"chains after remove: {out}")
+    c.close()
+    ec.stop()
+
+
+def race(L):
+    ec = etcd_lab.EtcdCluster(L, tag="rc").start()
+    c = ec.client()
+    register_all(c, ["n0", "a", "b", "c"], ttl=60)
+    c.declare("web", dict(SPEC, standbys=2))
+    rounds = 20
+    results = []
+    for epoch in range(1, rounds + 1):
+        # both standbys synced: either could be promoted, so a double
+        # promotion would show as two primaries
+        _, r, _ = c.chain("web")
+        for s in r["standbys"]:
+            c.mark_synced("web", s, epoch)
+        barrier = threading.Barrier(2)
+        got = []
+        if epoch % 2:
+            # two agents (clients of their own) read the same roles, then
+            # both try to write their promotion: only the transaction's
+            # compare can keep the second out
+            def ask():
+                agent = ec.client(timeout=5.0)
+
+                def fn(spec, roles):
+                    barrier.wait(10)
+                    return cluster.promoted("web", roles, epoch)
+                try:
+                    new = agent.change_roles("web", fn, "race")
+                    got.append((0, {"epoch": new["epoch"], "primary": new["primary"]}))
+                except cluster.Conflict as e:
+                    got.append((1, {"error": str(e)}))
+                finally:
+                    agent.close()
+        else:
+            # two operators' onvmctl, on the epoch both saw
+            def ask():
+                barrier.wait(10)
+                got.append(ctl(ec, "switchover", "web", "--epoch", str(epoch), timeout=5.0))
+        ts = [threading.Thread(target=ask) for _ in range(2)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(60)
+        wins = [o for rc, o in got if rc == 0]
+        losses = [o for rc, o in got if rc == 1]
+        L.expect(len(wins) == 1 and len(losses) == 1,
+                 f"epoch {epoch}: {len(wins)} promotion(s) of 2 requests: {got}")
+        _, r, _ = c.chain("web")
+        L.expect(r["epoch"] == epoch + 1, f"after round {epoch}: epoch {r['epoch']}")
+        results.append((r["epoch"], r["primary"]))
+        # the fenced node comes back as a standby for the next round
+        c.add_standby("web")
+    L.expect([e for e, _ in results] == list(range(2, rounds + 2)),
+             f"epochs not written once each: {results}")
+    print(f"race: {rounds} rounds of two simultaneous switchovers, one promotion each")
+    c.close()
+    ec.stop()
+
+
+def members(L):
+    ec = etcd_lab.EtcdCluster(L, tag="mb").start()
+    c = ec.client()
+    register_all(c, ["n0", "a", "b", "c"], ttl=60)
+    c.declare("web", SPEC)
+    _, r, _ = c.chain("web")
+    c.mark_synced("web", r["standbys"][0], 1)
+    # the member the client talks to first goes
+    ec.kill(0)
+    rc, out = ctl(ec, "chains")
+    L.expect(rc == 0 and out["chains"][0]["epoch"] == 1, f"one member down, chains: {rc} {out}")
+    rc, out = ctl(ec, "switchover", "web")
+    L.expect(rc == 0 and out.get("epoch") == 2, f"one member down, switchover: {rc} {out}")
+    c.add_standby("web")
+    # no quorum: nothing read, nothing changed
+    ec.kill(1)
+    t0 = time.monotonic()
+    for args in (["chains"], ["nodes"], ["switchover", "web"], ["reprotect", "web"],
+                 ["declare", "db", json.dumps(SPEC)]):
+        rc, out = ctl(ec, *args)
+        L.expect(rc == 2 and out.get("unavailable"), f"no quorum: onvmctl {args[0]}: {rc} {out}")
+    print(f"members: no quorum: 5 commands refused in {time.monotonic() - t0:.1f} s")
+    try:
+        c.promote("web", 2, "during the outage")
+        L.expect(False, "a promotion without a quorum")
+    except cluster.Unavailable:
+        pass
+    ec.restart(0)
+    ec.restart(1)
+    ec.wait_healthy(60)
+    _, r, _ = c.chain("web")
+    L.expect(r["epoch"] == 2 and "db" not in c.chains(),
+             f"back: the outage changed nothing: epoch {r['epoch']}, chains {list(c.chains())}")
+    c.mark_synced("web", r["standbys"][0], 2)
+    rc, out = ctl(ec, "switchover", "web")
+    L.expect(rc == 0 and out.get("epoch") == 3, f"quorum back, switchover: {rc} {out}")
+    c.close()
+    ec.stop()
+
+
+def test(L, which):
+    if cluster is None:
+        raise lab.TestSkip(f"no etcd client library: {MISSING}")
+    if not os.access(etcd_lab.ETCD, os.X_OK):
+        raise lab.TestSkip("no etcd (Debian's etcd-server)")
+    if which in (None, "roles"):
+        roles(L)
+    if which in (None, "race"):
+        race(L)
+    if which in (None, "members"):
+        members(L)
+
+
+if __name__ == "__main__":
+    which = sys.argv[1] if len(sys.argv) > 1 else None
+    lab.Lab("cluster" + (f"_{which}" if which else "")).run(lambda L: test(L, which))
