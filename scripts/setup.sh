@@ -143,6 +143,8 @@ PACKAGES=(
 	python3-prometheus-client  # tools/onvm-exporter
 	libhiredis-dev redis-server  # stateless chains: libnf's store client, and the
 	                             # Redis the tests, benchmarks and demo start
+	etcd-server etcd-client python3-etcd3  # the cluster's state (tools/onvmctl);
+	                                       # the tests start their own members
 )
 
 # For the test suite only (test_exporter.py runs a Prometheus of its own):
@@ -197,13 +199,17 @@ if [ "${#MISSING[@]}" -gt 0 ] || [ "${#MISSING_FUZZ[@]}" -gt 0 ] ||
 		"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install "${APT_OPTS[@]}" "${MISSING[@]}"
 		# The package starts a system Redis on 127.0.0.1:6379; the tests
 		# and benchmarks start their own, on Unix sockets.
-		if printf '%s\n' "${MISSING[@]}" | grep -qx redis-server; then
-			if [ -d /run/systemd/system ]; then
-				"${SUDO[@]}" systemctl disable --now redis-server >/dev/null 2>&1 || true
-			elif [ -x /etc/init.d/redis-server ]; then
-				"${SUDO[@]}" /etc/init.d/redis-server stop >/dev/null 2>&1 || true
+		# So does etcd-server, an etcd on 127.0.0.1:2379 (PACKAGE:SERVICE).
+		for ps in redis-server:redis-server etcd-server:etcd; do
+			svc="${ps#*:}"
+			if printf '%s\n' "${MISSING[@]}" | grep -qx "${ps%%:*}"; then
+				if [ -d /run/systemd/system ]; then
+					"${SUDO[@]}" systemctl disable --now "$svc" >/dev/null 2>&1 || true
+				elif [ -x "/etc/init.d/$svc" ]; then
+					"${SUDO[@]}" "/etc/init.d/$svc" stop >/dev/null 2>&1 || true
+				fi
 			fi
-		fi
+		done
 	fi
 	if [ "${#MISSING_FUZZ[@]}" -gt 0 ]; then
 		"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install "${APT_OPTS[@]}" \
