@@ -12,6 +12,8 @@ Everything the control plane knows lives under one prefix, as JSON:
   chains/<chain>/roles    who does what, and the epoch: predecessor,
                           primary, standbys, synced (the standbys that may
                           take over), fenced (past primaries), epoch
+  epochs/<chain>          a removed chain's last epoch: declared again, it
+                          starts past it
 
 A chain's roles change only by a transaction that compares the roles' mod
 revision with the one the change was computed from: of two actors acting on
@@ -29,6 +31,7 @@ on a state a partition may have changed.
 """
 import json
 import time
+import uuid
 
 import etcd3
 import etcd3.exceptions
@@ -39,12 +42,23 @@ NODE_TTL = 3  # s: a node silent this long is gone (etcd's minimum is ~1.5 s)
 
 
 class Unavailable(Exception):
-    """No member answered with a quorum behind it."""
+    """No member answered with a quorum behind it: nothing was read, and
+    nothing this call asked was written."""
+
+
+class Unknown(Unavailable):
+    """A write was sent and no member confirmed or denied it, nor could
+    one be read after: it may have been made.  Read again."""
 
 
 class Conflict(Exception):
     """A role change lost to another made on the same reading, or asked of
     a state that no longer holds (the epoch moved on, no synced standby)."""
+
+
+class Refused(Exception):
+    """etcd refused the request itself (its space quota, a bad argument,
+    permissions): a member answered, with the reason."""
 
 
 def _key(*parts):
@@ -59,8 +73,25 @@ def _dump(obj):
     return json.dumps(obj, sort_keys=True)
 
 
-_TRANSIENT = (etcd3.exceptions.ConnectionFailedError, etcd3.exceptions.ConnectionTimeoutError,
-              etcd3.exceptions.InternalServerError, grpc.RpcError)
+# No answer from that member (down, or no leader behind it): try the next.
+# Any other error is an answer.
+_TRANSIENT = (etcd3.exceptions.ConnectionFailedError, etcd3.exceptions.ConnectionTimeoutError)
+_ANSWERS = (etcd3.exceptions.Etcd3Exception, grpc.RpcError)
+NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
+
+
+def check_name(what, name):
+    """A node's or chain's name: 1-64 of letters, digits, _ - . (a key's
+    last part: no / to reach into another's keys)."""
+    if not isinstance(name, str) or not 1 <= len(name) <= 64 or set(name) - NAME_CHARS:
+        raise ValueError(f"{what} name {name!r}: 1-64 letters, digits, '_', '-', '.'")
+
+
+def parse_endpoint(e):
+    host, sep, port = e.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"etcd endpoint {e!r}: HOST:PORT")
+    return host, int(port)
 
 
 class Cluster:
@@ -68,23 +99,30 @@ class Cluster:
         """`endpoints`: "host:port" of etcd's members (client URLs)."""
         if not endpoints:
             raise ValueError("no etcd endpoint")
+        for e in endpoints:
+            parse_endpoint(e)
         self.endpoints = list(endpoints)
         self.timeout = timeout
         self._cur = 0
         self._client = None
+        self.timed_out = False  # the last call: an attempt timed out
 
     # ---- the connection -------------------------------------------------
 
     def _connect(self, i):
-        host, port = self.endpoints[i].rsplit(":", 1)
-        return etcd3.client(host=host, port=int(port), timeout=self.timeout)
+        host, port = parse_endpoint(self.endpoints[i])
+        return etcd3.client(host=host, port=port, timeout=self.timeout)
 
     def call(self, fn):
         """fn(client), on the member that answered last, then on each of the
-        others; Unavailable when none did."""
+        others in turn; Unavailable when none answered, Refused when one
+        did with an error.  A write fn may have been made by a member that
+        did not answer in time: callers that write check (_written)."""
         errors = []
+        first = self._cur
+        self.timed_out = False
         for k in range(len(self.endpoints)):
-            i = (self._cur + k) % len(self.endpoints)
+            i = (first + k) % len(self.endpoints)
             try:
                 if self._client is None or i != self._cur:
                     self._close()
@@ -92,9 +130,39 @@ class Cluster:
                     self._cur = i
                 return fn(self._client)
             except _TRANSIENT as e:
+                # (no connection: not sent; a time-out: sent, maybe taken)
+                self.timed_out |= isinstance(e, etcd3.exceptions.ConnectionTimeoutError)
                 errors.append(f"{self.endpoints[i]}: {type(e).__name__}")
                 self._close()
+            except _ANSWERS as e:
+                raise Refused(f"etcd at {self.endpoints[i]}: {e}") from e
         raise Unavailable("no etcd member answered: " + "; ".join(errors))
+
+    def _txn(self, do, made):
+        """A write transaction do(client) -> committed?, whose outcome a
+        lost answer must not hide.  A member that timed out may have passed
+        it to the leader, and the next member then answers "no" to a
+        compare the first attempt already changed: whenever an attempt
+        timed out, made() reads back whether this very change is there.
+        Not there, it may still be on its way: Unknown.  No attempt sent
+        (no connection to any member): Unavailable, nothing written."""
+        try:
+            ok = self.call(do)
+        except Unavailable as e:
+            if not self.timed_out:
+                raise
+            try:
+                if made():
+                    return True
+            except Unavailable:
+                pass
+            raise Unknown(f"{e}; the change may have been made: read again") from e
+        if ok or not self.timed_out:
+            return ok
+        try:
+            return made()
+        except Unavailable as e:
+            raise Unknown(f"{e}; the change may have been made: read again") from e
 
     def _close(self):
         if self._client is not None:
@@ -116,6 +184,8 @@ class Cluster:
     def register(self, node, info, ttl=NODE_TTL):
         """The node's registration under a new lease; returns the lease,
         which the node's agent refreshes more often than `ttl`."""
+        check_name("node", node)
+
         def do(c):
             lease = c.lease(ttl)
             c.put(_key("nodes", node), _dump(dict(info, name=node, registered=time.time())),
@@ -147,6 +217,8 @@ class Cluster:
         return self.call(do)
 
     def drain(self, node, on=True):
+        check_name("node", node)
+
         def do(c):
             if on:
                 c.put(_key("drain", node), _dump({"since": time.time()}))
@@ -171,18 +243,25 @@ class Cluster:
         return self.call(do)
 
     def chain(self, name):
-        """(spec, roles, revision) of one chain, or (None, None, 0)."""
+        """(spec, roles, revision) of one chain, or (None, None, 0): one
+        range read, so spec and roles are of one moment."""
         def do(c):
-            spec, _ = c.get(_key("chains", name, "spec"))
-            roles, meta = c.get(_key("chains", name, "roles"))
-            return _load(spec), _load(roles), meta.mod_revision if meta is not None else 0
+            got = {meta.key.decode().rsplit("/", 1)[1]: (raw, meta)
+                   for raw, meta in c.get_prefix(_key("chains", name, ""))}
+            spec, roles = got.get("spec"), got.get("roles")
+            return (_load(spec[0]) if spec else None, _load(roles[0]) if roles else None,
+                    roles[1].mod_revision if roles else 0)
         return self.call(do)
 
     def declare(self, name, spec):
         """Declare a chain once and place it: a primary and `standbys`
         standbys among the live nodes with room, none drained nor the
-        predecessor.  Returns its roles; Conflict if it exists, or if too
-        few nodes can take it."""
+        predecessor.  Its epoch starts past any a chain of that name had
+        before (kept when it was removed): epochs never go back.  Returns
+        its roles; Conflict if it exists, or if too few nodes can take it.
+        (Placement reads the nodes and other chains outside the write:
+        two chains declared at once may both count a node's room.)"""
+        check_name("chain", name)
         check_spec(spec)
         nodes = self.nodes()
         chains = self.chains()
@@ -195,72 +274,102 @@ class Cluster:
         if len(picked) < 1 + spec["standbys"]:
             raise Conflict(f"chain {name}: {len(picked)} node(s) with room, "
                            f"{1 + spec['standbys']} wanted")
-        roles = {"epoch": 1, "predecessor": spec["predecessor"], "primary": picked[0],
+        last_key = _key("epochs", name)
+        raw, meta = self.call(lambda c: c.get(last_key))
+        last = _load(raw) or 0
+        roles = {"epoch": last + 1, "predecessor": spec["predecessor"], "primary": picked[0],
                  "standbys": picked[1:], "synced": [], "fenced": [], "changed": time.time(),
-                 "why": "declared"}
+                 "why": "declared", "change_id": uuid.uuid4().hex}
 
         def do(c):
             ok, _ = c.transaction(
-                compare=[c.transactions.version(_key("chains", name, "spec")) == 0],
+                compare=[c.transactions.version(_key("chains", name, "spec")) == 0,
+                         c.transactions.mod(last_key) ==
+                         (meta.mod_revision if meta is not None else 0)],
                 success=[c.transactions.put(_key("chains", name, "spec"), _dump(spec)),
                          c.transactions.put(_key("chains", name, "roles"), _dump(roles))],
                 failure=[])
             return ok
-        if not self.call(do):
-            raise Conflict(f"chain {name} exists")
+        if not self._txn(do, lambda: self._is_change(name, roles["change_id"])):
+            raise Conflict(f"chain {name} exists, or was removed meanwhile")
         return roles
 
+    def _is_change(self, name, change_id):
+        return (self.chain(name)[1] or {}).get("change_id") == change_id
+
     def remove(self, name):
-        """Remove a chain; False if there was none."""
-        return self.call(lambda c: c.delete_prefix(_key("chains", name, "")).deleted > 0)
+        """Remove a chain, keeping its last epoch (a chain declared again
+        under that name starts past it).  Conflict if there is none, or it
+        changed while being removed."""
+        check_name("chain", name)
+        _, roles, rev = self.chain(name)
+        if roles is None:
+            raise Conflict(f"no chain {name}")
+
+        def do(c):
+            ok, _ = c.transaction(
+                compare=[c.transactions.mod(_key("chains", name, "roles")) == rev],
+                success=[c.transactions.delete(_key("chains", name, "spec")),
+                         c.transactions.delete(_key("chains", name, "roles")),
+                         c.transactions.put(_key("epochs", name), _dump(roles["epoch"]))],
+                failure=[])
+            return ok
+        if not self._txn(do, lambda: self.chain(name)[1] is None):
+            raise Conflict(f"chain {name} changed while being removed")
 
     def change_roles(self, name, fn, why):
         """One role change: fn(spec, roles) returns the new roles (epoch and
         all) from a reading, written only if the roles are still that
         reading's.  Returns the roles written; Conflict if another change
         came between (the caller reads again and decides again) or fn
-        refused."""
+        refused; Unknown if etcd went silent after it was sent."""
         spec, roles, rev = self.chain(name)
         if roles is None:
             raise Conflict(f"no chain {name}")
         new = fn(spec, dict(roles))
         if new["epoch"] < roles["epoch"]:
             raise AssertionError("an epoch never goes back")
-        new = dict(new, changed=time.time(), why=why)
+        new = dict(new, changed=time.time(), why=why, change_id=uuid.uuid4().hex)
         key = _key("chains", name, "roles")
 
         def do(c):
             ok, _ = c.transaction(compare=[c.transactions.mod(key) == rev],
                                   success=[c.transactions.put(key, _dump(new))], failure=[])
             return ok
-        if not self.call(do):
+        if not self._txn(do, lambda: self._is_change(name, new["change_id"])):
             raise Conflict(f"chain {name}: the roles changed since revision {rev}")
         return new
 
     def promote(self, name, epoch, why):
-        """The failover: the first synced standby becomes primary at epoch
-        + 1, the primary is fenced.  `epoch` is the one the caller saw
-        fail: a promotion for an epoch already left is a Conflict, so two
-        requests for one failure make one promotion."""
-        return self.change_roles(name, lambda spec, roles: promoted(name, roles, epoch), why)
+        """The failover: the first live synced standby becomes primary at
+        epoch + 1, the primary is fenced.  `epoch` is the one the caller
+        saw fail: a promotion for an epoch already left is a Conflict, so
+        two requests for one failure make one promotion."""
+        live = set(self.nodes())
+        return self.change_roles(name, lambda spec, roles: promoted(name, roles, epoch, live),
+                                 why)
 
     def add_standby(self, name, why="reprotect"):
-        """A standby for a chain that has fewer than its spec wants: a live
-        node with room, not drained, holding no role in the chain.  A fenced
-        node may be picked (it comes back as a standby, never as primary).
-        Returns the roles written, or None if none is wanted or none fits."""
+        """A standby for a chain that has fewer live ones than its spec
+        wants: a live node with room, not drained, holding no role in the
+        chain (standbys whose node is gone are dropped first).  A fenced
+        node may be picked, last (it comes back as a standby, never as
+        primary).  Returns the roles written, or None if none is wanted or
+        none fits."""
         nodes = self.nodes()
         chains = self.chains()
 
         def fn(spec, roles):
-            if len(roles["standbys"]) >= spec["standbys"]:
+            standbys = [s for s in roles["standbys"] if s in nodes]
+            if len(standbys) >= spec["standbys"]:
                 raise _Nothing()
-            busy = {roles["predecessor"], roles["primary"], *roles["standbys"]}
+            busy = {roles["predecessor"], roles["primary"], *standbys}
             picked = place(nodes, chains, spec, exclude=busy, count=1,
                            last=set(roles["fenced"]))
             if not picked:
                 raise _Nothing()
-            return dict(roles, standbys=roles["standbys"] + picked,
+            return dict(roles, standbys=standbys + picked,
+                        synced=[s for s in roles["synced"] if s in standbys],
                         fenced=[f for f in roles["fenced"] if f != picked[0]])
         try:
             return self.change_roles(name, fn, why)
@@ -268,8 +377,9 @@ class Cluster:
             return None
 
     def mark_synced(self, name, node, epoch):
-        """`node`, a standby of the chain at `epoch`, holds a whole copy:
-        it may take over.  Conflict if it is no longer a standby there."""
+        """`node`, a standby of the chain at `epoch`, holds a whole copy of
+        that epoch's primary: it may take over.  Conflict if it is no
+        longer a standby there."""
         def fn(spec, roles):
             if roles["epoch"] != epoch or node not in roles["standbys"]:
                 raise Conflict(f"chain {name}: {node} is not a standby at epoch {epoch}")
@@ -281,18 +391,20 @@ class _Nothing(Exception):
     pass
 
 
-def promoted(name, roles, epoch):
+def promoted(name, roles, epoch, live=None):
     """The roles after the failover of `name` at `epoch`: its first synced
-    standby primary at epoch + 1, the primary fenced; Conflict if the
-    chain left that epoch or has no synced standby."""
+    standby (that is `live`, if given) primary at epoch + 1, the primary
+    fenced.  The other standbys synced to the old primary, not to this
+    one: none is synced any more.  Conflict if the chain left that epoch
+    or has no synced standby."""
     if roles["epoch"] != epoch:
         raise Conflict(f"chain {name}: at epoch {roles['epoch']}, not {epoch}")
-    if not roles["synced"]:
+    ready = [s for s in roles["synced"] if live is None or s in live]
+    if not ready:
         raise Conflict(f"chain {name}: no synced standby to promote")
-    new = roles["synced"][0]
+    new = ready[0]
     return dict(roles, epoch=epoch + 1, primary=new,
-                standbys=[s for s in roles["standbys"] if s != new],
-                synced=[s for s in roles["synced"] if s != new],
+                standbys=[s for s in roles["standbys"] if s != new], synced=[],
                 fenced=sorted(set(roles["fenced"]) | {roles["primary"]}))
 
 
