@@ -198,6 +198,10 @@ struct mgr_remote_cfg {
 	uint8_t key[MGR_CFG_REMOTE_KEY_MAX];
 	int bfd;	      /* predecessor: index of the BFD session that triggers failover, -1 */
 	bool link_failover;   /* predecessor: link down on primary_port triggers failover */
+	/* predecessor: its triggers (BFD, link, a restarted primary) only ask;
+	 * the failover starts on /onvm/remote/failover, from the node's agent,
+	 * at the epoch the cluster agreed (docs/design/cluster.md) */
+	bool failover_by_agent;
 	bool has_mac[MGR_PEER_MAX];
 	uint8_t mac[MGR_PEER_MAX][6]; /* peers' MACs on their links (else broadcast) */
 	int chain;	      /* primary/standby: the local chain, -1 */

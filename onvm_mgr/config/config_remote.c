@@ -37,6 +37,7 @@ static const struct {
 	{"name", P | M | S},	     {"id", P | M | S},		 {"role", P | M | S},
 	{"epoch", P | M | S},	     {"key", P | M | S},	 {"key_id", P | M | S},
 	{"peer_macs", P | M | S},    {"bfd", P},		 {"link_failover", P},
+	{"failover_by", P},
 	{"log_packets", P},	     {"log_mb", P},		 {"primary_port", P | S},
 	{"failover_timeout_ms", P},
 	{"standby_port", P | M},     {"predecessor_port", M | S}, {"chain", M | S},
@@ -172,6 +173,7 @@ parse_entry(struct cfg_walk *w, const json_t *v, const char *p, struct mgr_confi
 		[MGR_REMOTE_STANDBY] = {"chain", "primary_port", "predecessor_port"},
 	};
 	char role[16] = "", key[2 * MGR_CFG_REMOTE_KEY_MAX + 8] = "", bfd[MGR_CFG_NAME_LEN] = "";
+	char by[16] = "";
 	char chain[MGR_CFG_NAME_LEN] = "", fp[CFG_PATH_LEN], buf[64];
 	uint64_t id = 0;
 	const json_t *f;
@@ -216,6 +218,7 @@ parse_entry(struct cfg_walk *w, const json_t *v, const char *p, struct mgr_confi
 	    CFG_UINT_FIELD(w, v, p, "key_id", 1, 255, r->key_id) < 0 ||
 	    cfg_get_string(w, v, p, "bfd", bfd, sizeof(bfd), false, false) < 0 ||
 	    cfg_get_bool(w, v, p, "link_failover", &r->link_failover) < 0 ||
+	    cfg_get_string(w, v, p, "failover_by", by, sizeof(by), false, false) < 0 ||
 	    CFG_UINT_FIELD(w, v, p, "log_packets", 1024, 16777216, r->log_packets) < 0 ||
 	    CFG_UINT_FIELD(w, v, p, "log_mb", 1, 65536, r->log_mb) < 0 ||
 	    CFG_UINT_FIELD(w, v, p, "failover_timeout_ms", 10, 600000, r->failover_timeout_ms) < 0 ||
@@ -240,6 +243,13 @@ parse_entry(struct cfg_walk *w, const json_t *v, const char *p, struct mgr_confi
 			cfg_member(v, p, "stages", fp);
 		return cfg_fail(w, fp, "standby_window (%u) must be at least stages (%u)",
 				r->standby_window, r->stages);
+	}
+	if (by[0] != '\0' && strcmp(by, "node") != 0) {
+		if (strcmp(by, "agent") != 0) {
+			cfg_member(v, p, "failover_by", fp);
+			return cfg_fail(w, fp, "\"%s\": \"node\" or \"agent\"", by);
+		}
+		r->failover_by_agent = true;
 	}
 	if ((r->txts_flows & (r->txts_flows - 1)) != 0) {
 		cfg_member(v, p, "txts_flows", fp);

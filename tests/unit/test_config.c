@@ -1945,7 +1945,7 @@ test_remote_roles_full_and_defaults(void **state)
 		"   'state_window_mb': 4}]}}",
 		"  {'name': 'web_pred', 'id': 8, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync',\n"
 		"   'bfd': 'to_primary', 'link_failover': false, 'log_packets': 4096, 'log_mb': 8,\n"
-		"   'failover_timeout_ms': 250}]}}",
+		"   'failover_timeout_ms': 250, 'failover_by': 'agent'}]}}",
 		"  {'name': 'web_s', 'id': 9, 'role': 'standby', 'chain': 'web', 'predecessor_port': 'pred',\n"
 		"   'primary_port': 'sync', 'window': 64, 'max_frags': 100, 'txts_flows': 4096}]}}",
 		"  {'name': 'dflt', 'id': 10, 'role': 'standby', 'chain': 'web', 'predecessor_port': 0, 'primary_port': 1}]}}",
@@ -1997,6 +1997,7 @@ test_remote_roles_full_and_defaults(void **state)
 	assert_int_equal(r->log_packets, 4096);
 	assert_int_equal(r->log_mb, 8);
 	assert_int_equal(r->failover_timeout_ms, 250);
+	assert_true(r->failover_by_agent);
 	assert_int_equal(r->primary_port, 0);
 	assert_int_equal(r->chain, -1);
 	assert_int_equal(r->key_len, 0);
@@ -2017,6 +2018,7 @@ test_remote_roles_full_and_defaults(void **state)
 	assert_int_equal(r->log_packets, 65536);
 	assert_int_equal(r->failover_timeout_ms, 1000);
 	assert_true(r->link_failover);
+	assert_false(r->failover_by_agent);
 	assert_int_equal(r->state_base_mb, 0);
 	assert_int_equal(r->state_window_mb, 16);
 }
@@ -2115,6 +2117,10 @@ test_remote_errors(void **state)
 	     "cfg.json:5:104: remote.chains[0].key", "not a hex digit at position 32"},
 	    {"{'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync', 'key_id': 2}",
 	     "cfg.json:5:107: remote.chains[0].key_id", "without a \"key\""},
+	    {"{'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync', 'failover_by': 'bfd'}",
+	     "cfg.json:5:112: remote.chains[0].failover_by", "\"node\" or \"agent\""},
+	    {"{'name': 'a', 'id': 1, 'role': 'standby', 'chain': 'web', 'primary_port': 'sync', 'predecessor_port': 'pred', 'failover_by': 'agent'}",
+	     "cfg.json:5:128: remote.chains[0].failover_by", "a field of role predecessor, not of standby"},
 	    {"{'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync', 'bfd': 'nope'}",
 	     "cfg.json:5:104: remote.chains[0].bfd", "no BFD session named \"nope\""},
 	    {"{'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync', 'peer_macs': {'predecessor': '02:00:00:00:00:01'}}",
