@@ -125,7 +125,14 @@ struct plog_chain {
 	 * restart, BFD Down): asked again if that one is given up */
 	const char *failover_again;
 	uint64_t failovers_asked_again;
-	const char *trigger;   /* what asked first: "bfd", "link" or "operator" */
+	const char *trigger;   /* what asked first: "bfd", "link", "operator", ... */
+	/* failover_by "agent": a trigger only asks (atomic: the last one, NULL
+	 * once a failover starts), and the failover starts on the agent's
+	 * /onvm/remote/failover,CHAIN,EPOCH at the epoch the cluster agreed
+	 * (atomic: 0 when none is named) */
+	const char *wanted;
+	uint64_t wanted_ns, wanted_count;
+	uint32_t epoch_asked;
 	struct rte_ring *ctl;  /* RSync frames from the primary: RX unit -> TX unit */
 	/* counters */
 	uint64_t stamped;
@@ -187,6 +194,21 @@ request_failover(struct plog_chain *c, const char *why, uint64_t now_ns)
 	}
 }
 
+/* A failover's cause on this node: BFD, the link, a restarted primary.
+ * With failover_by "agent" it is the agent's to decide, after the cluster
+ * agreed on the new roles (docs/design/cluster.md): only asked here. */
+static void
+failover_cause(struct plog_chain *c, const char *why, uint64_t now_ns)
+{
+	if (!c->cfg->failover_by_agent) {
+		request_failover(c, why, now_ns);
+		return;
+	}
+	__atomic_store_n(&c->wanted_ns, now_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->wanted, why, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&c->wanted_count, 1, __ATOMIC_RELAXED);
+}
+
 static void
 on_bfd_event(const struct bfd_event *ev, void *arg)
 {
@@ -195,7 +217,7 @@ on_bfd_event(const struct bfd_event *ev, void *arg)
 		return;
 	for (int i = 0; i < nchains; i++)
 		if (chains[i].cfg->bfd == (int)ev->session)
-			request_failover(&chains[i], "bfd", ev->time_ns);
+			failover_cause(&chains[i], "bfd", ev->time_ns);
 }
 
 void
@@ -203,7 +225,7 @@ mgr_plog_link_down(int remote)
 {
 	for (int i = 0; i < nchains; i++)
 		if (chains[i].cfg == &mgr.cfg.remote[remote])
-			request_failover(&chains[i], "link", mgr_now_ns());
+			failover_cause(&chains[i], "link", mgr_now_ns());
 }
 
 int
@@ -377,7 +399,7 @@ give_up_failover(struct plog_chain *c, const char *why)
 		c->failovers_asked_again++;
 		MGR_LOG(WARNING, "remote chain %s: %s while it was under way: failing over again",
 			c->cfg->name, again);
-		request_failover(c, again, mgr_now_ns());
+		failover_cause(c, again, mgr_now_ns());
 	}
 }
 
@@ -593,7 +615,7 @@ control_in(struct plog_chain *c, struct rte_mbuf *mb)
 				 * should that one be given up.) */
 				if ((c->state == PL_PRIMARY || c->state == PL_STARTING) &&
 				    m.h.epoch == c->epoch)
-					request_failover(c, "primary_restart", mgr_now_ns());
+					failover_cause(c, "primary_restart", mgr_now_ns());
 			}
 			/* Never stamp at or below what the primary admitted
 			 * (this run started with a clock behind the run
@@ -919,12 +941,19 @@ mgr_plog_tx(struct mgr_dp_ctx *ctx)
 							    : c->last_ts;
 			m.u.replay_start.newest_ts = c->last_ts;
 			/* A new epoch each time: one given up is never offered
-			 * again. */
-			c->attempt = RTE_MAX(c->epoch, c->attempt) + 1;
+			 * again.  The agent's, if it named one (never lower). */
+			const uint32_t before = c->attempt;
+			const uint32_t asked = __atomic_exchange_n(&c->epoch_asked, 0,
+								   __ATOMIC_ACQ_REL);
+
+			c->attempt = RTE_MAX(RTE_MAX(c->epoch, c->attempt) + 1, asked);
 			if (!send_control(ctx, c, control_frame(c, RSYNC_REPLAY_START, &m))) {
-				c->attempt--; /* no mbuf, or no room: start on a later poll */
+				/* no mbuf, or no room: start on a later poll */
+				c->attempt = before;
+				__atomic_store_n(&c->epoch_asked, asked, __ATOMIC_RELEASE);
 				continue;
 			}
+			__atomic_store_n(&c->wanted, NULL, __ATOMIC_RELEASE);
 			n++;
 			c->cancels_left = 0;
 			/* causes heard until now are this failover's */
@@ -1040,6 +1069,15 @@ tel_remote(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "ts_raised", c->ts_raised);
 		rte_tel_data_add_dict_uint(o, "replay_acked", c->replay_acked);
 		rte_tel_data_add_dict_uint(o, "epoch_offered", c->attempt);
+		rte_tel_data_add_dict_string(o, "failover_by",
+					     c->cfg->failover_by_agent ? "agent" : "node");
+		{
+			const char *w = __atomic_load_n(&c->wanted, __ATOMIC_ACQUIRE);
+
+			rte_tel_data_add_dict_string(o, "failover_wanted", w != NULL ? w : "");
+		}
+		rte_tel_data_add_dict_uint(o, "failover_wanted_ns", c->wanted_ns);
+		rte_tel_data_add_dict_uint(o, "failover_requests", c->wanted_count);
 		rte_tel_data_add_dict_uint(o, "failovers_given_up", c->failovers_given_up);
 		rte_tel_data_add_dict_uint(o, "failovers_refused", c->failovers_refused);
 		rte_tel_data_add_dict_uint(o, "failovers_followed", c->failovers_followed);
@@ -1088,22 +1126,56 @@ tel_remote(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
-/* /onvm/remote/failover,NAME: the operator's planned switch-over. */
+/* /onvm/remote/failover,NAME[,EPOCH]: the operator's planned switch-over,
+ * or the node agent's failover at the epoch the cluster agreed -- above
+ * every epoch this node offered or ran, or refused (a second request for
+ * one failure, made on an older reading). */
 static int
 tel_failover(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	struct plog_chain *c = params != NULL ? chain_named(params) : NULL;
+	char name[MGR_CFG_NAME_LEN] = "";
+	const char *comma = params != NULL ? strchr(params, ',') : NULL;
+	struct plog_chain *c = NULL;
+	unsigned long epoch = 0;
 
 	(void)cmd;
 	rte_tel_data_start_dict(d);
+	if (params != NULL && (size_t)(comma != NULL ? comma - params : (ptrdiff_t)strlen(params)) <
+				      sizeof(name)) {
+		memcpy(name, params, comma != NULL ? (size_t)(comma - params) : strlen(params));
+		c = chain_named(name);
+	}
+	if (c != NULL && comma != NULL) {
+		char *end;
+
+		errno = 0;
+		epoch = strtoul(comma + 1, &end, 10);
+		if (errno != 0 || end == comma + 1 || *end != '\0' || epoch == 0 ||
+		    epoch > INT32_MAX)
+			c = NULL;
+	}
 	if (c == NULL) {
 		rte_tel_data_add_dict_string(d, "status", "error");
 		rte_tel_data_add_dict_string(d, "reason",
-					     "usage: /onvm/remote/failover,CHAIN (a chain this node is "
-					     "the predecessor of)");
+					     "usage: /onvm/remote/failover,CHAIN[,EPOCH] (a chain this "
+					     "node is the predecessor of; EPOCH 1..2^31-1)");
 		return 0;
 	}
-	request_failover(c, "operator", mgr_now_ns());
+	if (epoch != 0) {
+		/* (read off the TX unit: the TX unit keeps the larger anyway) */
+		const uint32_t at = RTE_MAX(__atomic_load_n(&c->epoch, __ATOMIC_RELAXED),
+					    __atomic_load_n(&c->attempt, __ATOMIC_RELAXED));
+
+		if (epoch <= at) {
+			rte_tel_data_add_dict_string(d, "status", "error");
+			rte_tel_data_add_dict_string(d, "reason", "stale epoch: this node is at it "
+								  "or past it");
+			rte_tel_data_add_dict_uint(d, "epoch", at);
+			return 0;
+		}
+		__atomic_store_n(&c->epoch_asked, (uint32_t)epoch, __ATOMIC_RELEASE);
+	}
+	request_failover(c, epoch != 0 ? "agent" : "operator", mgr_now_ns());
 	rte_tel_data_add_dict_string(d, "status", "ok");
 	return 0;
 }
