@@ -204,7 +204,7 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
           stateful=False, remote=True, nfs=None, paced=None, checkpoint_ms=5,
           nd_heavy=False, dpi=False, multi=False, standby_multi=None, standby_nf_cpus=None,
           source=None, relay=False, local=False, bfd_ms=BFD_MS, store=None, spare_store=None,
-          state_mb=None):
+          state_mb=None, failover_by=None):
     """The four nodes; `idle` (e.g. {"max_sleep_us": 50}) goes to every node;
     `bfd`: a BFD session on the predecessor -> primary link triggers the
     failover (BFD then bypasses that link's pacing: it must not queue behind
@@ -377,7 +377,8 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
         **({"remote": {"chains": [dict(remote_common("predecessor"), **{
             "primary_port": "to_m", "standby_port": "to_s", "log_packets": 1 << 20,
             "log_mb": 256, "link_failover": link_failover},
-            **({"bfd": "to_m"} if bfd else {}))]}} if remote else {}),
+            **({"bfd": "to_m"} if bfd else {}),
+            **({"failover_by": failover_by} if failover_by else {}))]}} if remote else {}),
         **({"bfd": {"sessions": [bfd_session("to_m", "to_m", "198.18.3.1", "198.18.3.2",
                                              bfd_ms)]}}
            if bfd else {}),

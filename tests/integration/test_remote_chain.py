@@ -239,7 +239,7 @@ def run(L, scenario):
     print(f"{scenario}: {kills} rounds (seed {seed}), lost per round {lost}")
 
 
-FAILURES = {"kill": 20, "bfd": 5, "linkdown": 5, "linkdown_bfd": 3,
+FAILURES = {"kill": 20, "bfd": 5, "agent": 2, "linkdown": 5, "linkdown_bfd": 3,
             "stateful": 5, "nd_heavy": 3, "multi": 3, "latch_full": 5}  # scenario: rounds
 STATEFUL = ("stateful", "nd_heavy", "multi", "latch_full")
 LINKDOWN = ("linkdown", "linkdown_bfd")
@@ -918,7 +918,8 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
     remote_applied, remote_before = {}, {}
     stateful = scenario in STATEFUL
     sink, standby, primary, pred = build(L, frames, rnd_tag,
-                                         bfd=scenario in ("bfd",) + LINKDOWN,
+                                         bfd=scenario in ("bfd", "agent") + LINKDOWN,
+                                         failover_by="agent" if scenario == "agent" else None,
                                          link_failover=scenario != "linkdown_bfd",
                                          stateful=stateful, nd_heavy=scenario == "nd_heavy",
                                          multi=scenario == "multi",
@@ -996,6 +997,27 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
         if scenario in ("kill",) + STATEFUL:
             rep = pred.query("/onvm/remote/failover,web")
             L.expect(rep.get("status") == "ok", f"failover: {rep}")
+        elif scenario == "agent":
+            # BFD sees the primary go, and only asks: nothing moves until
+            # the node's agent names the epoch the cluster agreed
+            lab.wait_until(lambda: remote(pred)["failover_wanted"] == "bfd", 30,
+                           "BFD's Down asking for a failover")
+            time.sleep(0.3)
+            st = remote(pred)
+            L.expect(st["failovers"] == 0 and st["state"] == "primary" and
+                     st["failover_requests"] >= 1 and remote(standby)["state"] == "standby",
+                     f"failed over without the agent: {st}")
+            rep = pred.query("/onvm/remote/failover,web,1")
+            L.expect(rep.get("status") == "error" and "stale" in rep.get("reason", ""),
+                     f"the chain's own epoch offered again: {rep}")
+            rep = pred.query("/onvm/remote/failover,web,7")
+            L.expect(rep.get("status") == "ok", f"the agent's failover at epoch 7: {rep}")
+            lab.wait_until(lambda: remote(pred)["failovers"] == 1, 30, "failover")
+            st = remote(pred)
+            L.expect(st["failover_trigger"] == "agent" and st["epoch_offered"] == 7 and
+                     st["failover_wanted"] == "", f"the agent's failover: {st}")
+            rep = pred.query("/onvm/remote/failover,web,7")
+            L.expect(rep.get("status") == "error", f"a second request at epoch 7: {rep}")
         else:  # BFD sees the primary go, or the predecessor its link
             lab.wait_until(lambda: remote(pred)["failovers"] == 1, 30, "failover")
             trigger = remote(pred)["failover_trigger"]
@@ -1008,6 +1030,10 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
         lab.wait_until(lambda: remote(standby)["state"] == "active", 60, "replay ended")
         lab.wait_until(lambda: quiet(standby, sink), 30, "the standby's output drained")
         st_p, st_s = remote(pred), remote(standby)
+        if scenario == "agent":
+            L.expect(st_s["epoch"] == 7 and st_p["epoch"] == 7,
+                     f"the chain runs the cluster's epoch 7: standby {st_s['epoch']}, "
+                     f"predecessor {st_p['epoch']}")
         remote_applied.update(st_s)
         print(f"{rnd_tag} (kill at {share:.2f}): pred replayed {st_p['replayed']} from ts "
               f"{st_p['replay_from_ts']}, trigger {st_p['failover_trigger']}, fell behind "
@@ -1070,7 +1096,7 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
             L.expect(st_p["replay_from_ts"] >= trimmed_to and
                      st_p["replay_newest"] == st_p["last_ts"], f"replayed past the trim: {st_p}")
     for node in (pred, standby, primary, sink):
-        killed = node is primary and scenario in ("kill", "bfd") + STATEFUL
+        killed = node is primary and scenario in ("kill", "bfd", "agent") + STATEFUL
         rc = node.stop()
         if killed:
             node.remove_runtime()  # its hugepage files: 20 rounds would fill the pages
@@ -1136,7 +1162,7 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
 
 
 if __name__ == "__main__":
-    SCENARIOS = (("steady", "switchover", "kill", "bfd", "syncfaults", "standby_lost",
+    SCENARIOS = (("steady", "switchover", "kill", "bfd", "agent", "syncfaults", "standby_lost",
                   "standby_restart", "primary_restart", "slow_replay", "release_burst",
                   "pred_restart_after_failover", "pred_restart_then_failover",
                   "pred_restart_after_given_up",
