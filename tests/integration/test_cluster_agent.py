@@ -1,0 +1,170 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 REINFORCE-NFV authors
+"""Remote resiliency's roles held by the cluster (tools/onvm-agent,
+onvm.cluster): the four-node lab of test_remote_chain.py -- predecessor,
+primary, standby, sink, each a manager in its network namespace, BFD on
+the predecessor's link to the primary -- with a three-member etcd on
+loopback and an agent beside each chain node.  The predecessor runs with
+"failover_by": "agent": its BFD only asks.
+
+The chain "web" is declared in etcd (onvmctl) and placed on the primary
+and the standby; the standby's agent reports it synced.  Then, mid-stream:
+
+  failover   the primary SIGKILLed: the predecessor's agent promotes the
+             standby in etcd for epoch 1 and has its manager fail over at
+             the epoch etcd wrote, 2.
+  no_quorum  two etcd members SIGKILLed first, then the primary: BFD asks,
+             the agent cannot promote -- nothing moves for a second, the
+             chain's output stops, etcd_waits counted -- the members back:
+             the promotion and the failover go through.
+  switchover no failure: `onvmctl switchover web` writes epoch 2, and the
+             predecessor's agent makes the data plane follow it.
+
+Asserted each time: etcd's roles (epoch 2, the standby primary, the old
+primary fenced) and the data plane's epoch agree; nothing reaches the sink
+twice, each capture in order, and only the dead primary's tail lost.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from onvm import lab, pcap, traces
+from onvm.remote_lab import (NODES, STAGE_PACKETS, STAGES, build, check_sink, dump, quiet,
+                             remote, tagged_input)
+
+try:
+    from onvm import cluster, etcd_lab
+except ImportError as e:  # (python3-etcd3 missing: scripts/setup.sh installs it)
+    cluster = etcd_lab = None
+    MISSING = str(e)
+
+AGENT = os.path.join(lab.SRC, "tools", "onvm-agent")
+ONVMCTL = os.path.join(lab.SRC, "tools", "onvmctl")
+SPEC = {"nfs": ["simple_forward"], "scheme": "remote", "predecessor": "pred", "standbys": 1}
+
+
+def agent(L, ec, name, node, tag):
+    status = L.path(f"agent-{name}{tag}.json")
+    p = L.spawn(f"agent-{name}{tag}", ["/usr/bin/python3", AGENT, "--node", name,
+                                       "--prefix", node.prefix, "--endpoints",
+                                       ",".join(ec.endpoints), "--ttl", "10", "--status",
+                                       status])
+    p.status_path = status
+    return p
+
+
+def agent_status(p):
+    try:
+        with open(p.status_path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def case(L, which):
+    tag = f"_{which}"
+    ec = etcd_lab.EtcdCluster(L, tag=f"ag{which[:2]}").start()
+    c = ec.client()
+    frames = tagged_input(traces.trace("smtp.pcap"), 400)
+    n = len(frames)
+    sink, standby, primary, pred = build(L, frames, tag, bfd=True, failover_by="agent")
+    NODES[:] = [pred, primary, standby, sink]
+    for node in (sink, standby, primary):
+        node.start(wait=False)
+    for node in (sink, standby, primary):
+        node.wait_ready(120)
+    agents = {name: agent(L, ec, name, node, tag)
+              for name, node in (("primary", primary), ("standby", standby))}
+    pred.start(wait=False)
+    pred.wait_ready(120)
+    agents["pred"] = agent(L, ec, "pred", pred, tag)
+    lab.wait_until(lambda: set(c.nodes()) == {"pred", "primary", "standby"}, 30,
+                   "the three agents registered")
+    rc = subprocess.run(["/usr/bin/python3", ONVMCTL, "--json", "--endpoints",
+                         ",".join(ec.endpoints), "declare", "web", json.dumps(SPEC)],
+                        capture_output=True, text=True, timeout=60)
+    out = json.loads(rc.stdout)
+    L.expect(rc.returncode == 0 and out["chain"]["primary"] == "primary" and
+             out["chain"]["standbys"] == ["standby"], f"declared and placed: {out}")
+    pred.wait_bfd("to_m", "Up", timeout=60)
+    lab.wait_until(lambda: c.chain("web")[1]["synced"] == ["standby"], 60,
+                   "the standby's agent reporting it synced")
+    lab.wait_until(lambda: remote(primary)["out_released"] >= n // 4, 120,
+                   "a quarter of the input released")
+    t0 = time.monotonic()
+    if which == "switchover":
+        rc = subprocess.run(["/usr/bin/python3", ONVMCTL, "--json", "--endpoints",
+                             ",".join(ec.endpoints), "switchover", "web"],
+                            capture_output=True, text=True, timeout=60)
+        L.expect(rc.returncode == 0, f"onvmctl switchover: {rc.stdout} {rc.stderr}")
+    else:
+        if which == "no_quorum":
+            ec.kill(1)
+            ec.kill(2)
+        primary.stop(sig=signal.SIGKILL)
+        if which == "no_quorum":
+            lab.wait_until(lambda: remote(pred)["failover_wanted"] == "bfd", 30,
+                           "BFD's Down asking")
+            time.sleep(1.0)
+            st, ag = remote(pred), agent_status(agents["pred"])
+            L.expect(st["failovers"] == 0 and st["state"] == "primary",
+                     f"failed over without etcd's quorum: {st}")
+            L.expect(ag.get("etcd_waits", 0) > 0 and ag.get("promotions", 0) == 0,
+                     f"the agent, etcd without quorum: {ag}")
+            ec.restart(1)
+            ec.restart(2)
+    lab.wait_until(lambda: remote(pred)["failovers"] == 1, 60, "the failover")
+    took = time.monotonic() - t0
+    lab.wait_until(lambda: remote(pred)["state"] == "standby" and remote(pred)["stamped"] == n,
+                   180, "the replay and the input done")
+    lab.wait_until(lambda: remote(standby)["state"] == "active", 60, "the standby active")
+    lab.wait_until(lambda: quiet(standby, sink), 30, "the standby's output drained")
+    _, roles, _ = c.chain("web")
+    st_p, st_s = remote(pred), remote(standby)
+    L.expect(roles["epoch"] == 2 and roles["primary"] == "standby" and
+             roles["fenced"] == ["primary"], f"etcd's roles after it: {roles}")
+    L.expect(st_p["epoch"] == 2 and st_s["epoch"] == 2,
+             f"the data plane's epoch {st_p['epoch']} / {st_s['epoch']}, etcd's 2")
+    ag = agent_status(agents["pred"])
+    L.expect(ag.get("promotions") == (0 if which == "switchover" else 1) and
+             ag.get("failovers_started", 0) + ag.get("failovers_followed", 0) == 1,
+             f"the predecessor's agent: {ag}")
+    print(f"{which}: failed over {took * 1000:.0f} ms after the "
+          f"{'switchover' if which == 'switchover' else 'kill'}; agent {ag}")
+    for p in agents.values():
+        p.terminate()
+        p.wait(10)
+    for node in (pred, standby, primary, sink):
+        node.stop()
+    if which != "switchover":
+        primary.remove_runtime()
+    got_m = pcap.read_capture_out(L.path(f"sink-m{tag}.pcap"))
+    got_s = pcap.read_capture_out(L.path(f"sink-s{tag}.pcap"))
+    # a live primary releases everything voted; a dead one may lose its tail
+    check_sink(L, frames, got_m, got_s,
+               allow_loss=0 if which == "switchover" else STAGES * STAGE_PACKETS + 64)
+    c.close()
+    ec.stop()
+
+
+def test(L, which):
+    if cluster is None:
+        raise lab.TestSkip(f"no etcd client library: {MISSING}")
+    if not os.access(etcd_lab.ETCD, os.X_OK):
+        raise lab.TestSkip("no etcd (Debian's etcd-server)")
+    try:
+        for w in ("failover", "no_quorum", "switchover"):
+            if which in (None, w):
+                case(L, w)
+    except lab.TestFailure:
+        dump(NODES)
+        raise
+
+
+if __name__ == "__main__":
+    which = sys.argv[1] if len(sys.argv) > 1 else None
+    lab.Lab("cluster_agent" + (f"_{which}" if which else "")).run(lambda L: test(L, which))
