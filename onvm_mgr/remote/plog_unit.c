@@ -204,6 +204,11 @@ failover_cause(struct plog_chain *c, const char *why, uint64_t now_ns)
 		request_failover(c, why, now_ns);
 		return;
 	}
+	if (__atomic_load_n(&c->failover_req, __ATOMIC_ACQUIRE)) {
+		/* one under way: asked again should it be given up */
+		__atomic_store_n(&c->failover_again, why, __ATOMIC_RELEASE);
+		return;
+	}
 	__atomic_store_n(&c->wanted_ns, now_ns, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->wanted, why, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&c->wanted_count, 1, __ATOMIC_RELAXED);
@@ -948,9 +953,13 @@ mgr_plog_tx(struct mgr_dp_ctx *ctx)
 
 			c->attempt = RTE_MAX(RTE_MAX(c->epoch, c->attempt) + 1, asked);
 			if (!send_control(ctx, c, control_frame(c, RSYNC_REPLAY_START, &m))) {
-				/* no mbuf, or no room: start on a later poll */
+				/* no mbuf, or no room: start on a later poll (the
+				 * request put back, unless a newer one came) */
+				uint32_t none = 0;
+
 				c->attempt = before;
-				__atomic_store_n(&c->epoch_asked, asked, __ATOMIC_RELEASE);
+				__atomic_compare_exchange_n(&c->epoch_asked, &none, asked, false,
+							    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 				continue;
 			}
 			__atomic_store_n(&c->wanted, NULL, __ATOMIC_RELEASE);
@@ -1161,10 +1170,19 @@ tel_failover(const char *cmd, const char *params, struct rte_tel_data *d)
 					     "node is the predecessor of; EPOCH 1..2^31-1)");
 		return 0;
 	}
+	if (epoch == 0 && c->cfg->failover_by_agent) {
+		/* the cluster decides: a failover of its own would run an
+		 * epoch etcd never agreed (onvmctl switchover asks through it) */
+		rte_tel_data_add_dict_string(d, "status", "error");
+		rte_tel_data_add_dict_string(d, "reason", "failover_by agent: give the epoch the "
+							  "cluster agreed (CHAIN,EPOCH)");
+		return 0;
+	}
 	if (epoch != 0) {
 		/* (read off the TX unit: the TX unit keeps the larger anyway) */
 		const uint32_t at = RTE_MAX(__atomic_load_n(&c->epoch, __ATOMIC_RELAXED),
 					    __atomic_load_n(&c->attempt, __ATOMIC_RELAXED));
+		uint32_t cur = __atomic_load_n(&c->epoch_asked, __ATOMIC_ACQUIRE);
 
 		if (epoch <= at) {
 			rte_tel_data_add_dict_string(d, "status", "error");
@@ -1173,7 +1191,12 @@ tel_failover(const char *cmd, const char *params, struct rte_tel_data *d)
 			rte_tel_data_add_dict_uint(d, "epoch", at);
 			return 0;
 		}
-		__atomic_store_n(&c->epoch_asked, (uint32_t)epoch, __ATOMIC_RELEASE);
+		/* the highest asked wins: two requesters, or one racing the
+		 * TX unit's putting back of a request it could not start */
+		while (cur < epoch && !__atomic_compare_exchange_n(&c->epoch_asked, &cur,
+								   (uint32_t)epoch, false,
+								   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			;
 	}
 	request_failover(c, epoch != 0 ? "agent" : "operator", mgr_now_ns());
 	rte_tel_data_add_dict_string(d, "status", "ok");
