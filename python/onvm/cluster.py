@@ -376,6 +376,19 @@ class Cluster:
         except _Nothing:
             return None
 
+    def unmark_synced(self, name, node):
+        """`node` no longer holds a whole copy (its manager restarted): it
+        may not be promoted until it syncs again.  None if it was not
+        synced there."""
+        def fn(spec, roles):
+            if node not in roles["synced"]:
+                raise _Nothing()
+            return dict(roles, synced=[s for s in roles["synced"] if s != node])
+        try:
+            return self.change_roles(name, fn, "not synced")
+        except _Nothing:
+            return None
+
     def mark_synced(self, name, node, epoch):
         """`node`, a standby of the chain at `epoch`, holds a whole copy of
         that epoch's primary: it may take over.  Conflict if it is no

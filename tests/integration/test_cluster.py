@@ -127,6 +127,15 @@ def roles(L):
     c.mark_synced("web", "n3", 1)
     rc, out = ctl(ec, "chain", "web")
     L.expect(out.get("chain", {}).get("status") == "protected", f"synced: {out}")
+    # its copy lost (a restart): not promoted until it syncs again
+    c.unmark_synced("web", "n3")
+    try:
+        c.promote("web", 1, "a standby whose copy is gone")
+        L.expect(False, "promoted a standby no longer synced")
+    except cluster.Conflict:
+        pass
+    L.expect(c.unmark_synced("web", "n3") is None, "unsynced twice")
+    c.mark_synced("web", "n3", 1)
     # the primary fails: the predecessor's agent promotes for the epoch it saw
     new = c.promote("web", 1, "bfd: n2 down")
     L.expect(new["epoch"] == 2 and new["primary"] == "n3" and new["fenced"] == ["n2"] and
