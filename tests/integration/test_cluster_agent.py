@@ -15,14 +15,15 @@ and the standby; the standby's agent reports it synced.  Then, mid-stream:
              standby in etcd for epoch 1 and has its manager fail over at
              the epoch etcd wrote, 2.
   no_quorum  two etcd members SIGKILLed first, then the primary: BFD asks,
-             the agent cannot promote -- nothing moves for a second, the
-             chain's output stops, etcd_waits counted -- the members back:
-             the promotion and the failover go through.
-  switchover no failure: `onvmctl switchover web` writes epoch 2, and the
-             predecessor's agent makes the data plane follow it.
+             the agent cannot promote -- nothing moves while it waits
+             (etcd_waits counted), the chain's output stops -- the members
+             back: the promotion and the failover go through.
+  switchover no failure: `onvmctl switchover web` writes epoch 2 with the
+             standby primary, and the predecessor's agent makes the data
+             plane follow it.
 
-Asserted each time: etcd's roles (epoch 2, the standby primary, the old
-primary fenced) and the data plane's epoch agree; nothing reaches the sink
+Asserted each time: etcd's roles (the standby primary, the old primary
+fenced) and the data plane's epoch agree; nothing reaches the sink
 twice, each capture in order, and only the dead primary's tail lost.
 """
 import json
@@ -95,6 +96,7 @@ def case(L, which):
                    "the standby's agent reporting it synced")
     lab.wait_until(lambda: remote(primary)["out_released"] >= n // 4, 120,
                    "a quarter of the input released")
+    epoch = 2
     t0 = time.monotonic()
     if which == "switchover":
         rc = subprocess.run(["/usr/bin/python3", ONVMCTL, "--json", "--endpoints",
@@ -109,12 +111,14 @@ def case(L, which):
         if which == "no_quorum":
             lab.wait_until(lambda: remote(pred)["failover_wanted"] == "bfd", 30,
                            "BFD's Down asking")
-            time.sleep(1.0)
+            # (an etcd call gives up after a time-out per member)
+            lab.wait_until(lambda: agent_status(agents["pred"]).get("etcd_waits", 0) > 0, 30,
+                           "the agent waiting for etcd")
+            time.sleep(0.5)
             st, ag = remote(pred), agent_status(agents["pred"])
             L.expect(st["failovers"] == 0 and st["state"] == "primary",
                      f"failed over without etcd's quorum: {st}")
-            L.expect(ag.get("etcd_waits", 0) > 0 and ag.get("promotions", 0) == 0,
-                     f"the agent, etcd without quorum: {ag}")
+            L.expect(ag.get("promotions", 0) == 0, f"promoted without a quorum: {ag}")
             ec.restart(1)
             ec.restart(2)
     lab.wait_until(lambda: remote(pred)["failovers"] == 1, 60, "the failover")
@@ -125,12 +129,15 @@ def case(L, which):
     lab.wait_until(lambda: quiet(standby, sink), 30, "the standby's output drained")
     _, roles, _ = c.chain("web")
     st_p, st_s = remote(pred), remote(standby)
-    L.expect(roles["epoch"] == 2 and roles["primary"] == "standby" and
+    L.expect(roles["epoch"] == epoch and roles["primary"] == "standby" and
              roles["fenced"] == ["primary"], f"etcd's roles after it: {roles}")
-    L.expect(st_p["epoch"] == 2 and st_s["epoch"] == 2,
-             f"the data plane's epoch {st_p['epoch']} / {st_s['epoch']}, etcd's 2")
+    L.expect(st_p["epoch"] == epoch and st_s["epoch"] == epoch,
+             f"the data plane's epoch {st_p['epoch']} / {st_s['epoch']}, etcd's {epoch}")
     ag = agent_status(agents["pred"])
-    L.expect(ag.get("promotions") == (0 if which == "switchover" else 1) and
+    # (no_quorum: a promotion sent as the quorum went may commit when it
+    # returns -- Unknown to the agent, which then follows it)
+    L.expect(ag.get("promotions") == {"switchover": 0, "failover": 1}.get(which, ag.get(
+             "promotions")) and ag.get("promotions", 0) <= 1 and
              ag.get("failovers_started", 0) + ag.get("failovers_followed", 0) == 1,
              f"the predecessor's agent: {ag}")
     print(f"{which}: failed over {took * 1000:.0f} ms after the "

@@ -1010,6 +1010,9 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
             rep = pred.query("/onvm/remote/failover,web,1")
             L.expect(rep.get("status") == "error" and "stale" in rep.get("reason", ""),
                      f"the chain's own epoch offered again: {rep}")
+            rep = pred.query("/onvm/remote/failover,web")
+            L.expect(rep.get("status") == "error" and "agent" in rep.get("reason", ""),
+                     f"a failover without the cluster's epoch: {rep}")
             rep = pred.query("/onvm/remote/failover,web,7")
             L.expect(rep.get("status") == "ok", f"the agent's failover at epoch 7: {rep}")
             lab.wait_until(lambda: remote(pred)["failovers"] == 1, 30, "failover")
