@@ -335,8 +335,8 @@ SUITES=("main:$TESTLOG:$test_rc")
 if [ "$RUN_FUZZ" -eq 1 ]; then
 	FUZZ_LOG="$FUZZ_DIR/meson-logs/testlog.json"
 	if [ -z "${FUZZ_SECONDS:-}" ]; then
-		export FUZZ_SECONDS=10
-		export FUZZ_SECONDS_fuzz_bfd="${FUZZ_SECONDS_fuzz_bfd:-20}"
+		export FUZZ_SECONDS=8
+		export FUZZ_SECONDS_fuzz_bfd="${FUZZ_SECONDS_fuzz_bfd:-15}"
 	fi
 	fuzz_rc=0
 	fuzz_targets=()
