@@ -80,6 +80,17 @@ _ANSWERS = (etcd3.exceptions.Etcd3Exception, grpc.RpcError)
 NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
 
 
+def _server_timeout(e):
+    """An error etcd's member gave because it could not reach a quorum in
+    time (status UNKNOWN, "context deadline exceeded", "request timed
+    out", a leader lost), which python3-etcd3 0.12 passes on as is."""
+    if not isinstance(e, grpc.RpcError) or not hasattr(e, "details"):
+        return False
+    what = (e.details() or "").lower()
+    return any(w in what for w in ("deadline exceeded", "timed out", "leader", "no leader",
+                                   "too many requests"))
+
+
 def check_name(what, name):
     """A node's or chain's name: 1-64 of letters, digits, _ - . (a key's
     last part: no / to reach into another's keys)."""
@@ -135,7 +146,13 @@ class Cluster:
                 errors.append(f"{self.endpoints[i]}: {type(e).__name__}")
                 self._close()
             except _ANSWERS as e:
-                raise Refused(f"etcd at {self.endpoints[i]}: {e}") from e
+                if not _server_timeout(e):
+                    raise Refused(f"etcd at {self.endpoints[i]}: {e}") from e
+                # the member took it and gave up waiting for a quorum
+                # (a leader lost): not an answer -- and maybe applied
+                self.timed_out = True
+                errors.append(f"{self.endpoints[i]}: {e.details()}")
+                self._close()
         raise Unavailable("no etcd member answered: " + "; ".join(errors))
 
     def _txn(self, do, made):
