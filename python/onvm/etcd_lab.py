@@ -12,7 +12,14 @@ import signal
 import socket
 import time
 
-from onvm import cluster, lab
+from onvm import lab
+
+try:
+    from onvm import cluster
+    MISSING = None
+except ImportError as e:  # (python3-etcd3 missing: scripts/setup.sh installs it)
+    cluster = None
+    MISSING = str(e)
 
 ETCD = shutil.which("etcd") or "/usr/bin/etcd"
 
@@ -27,6 +34,15 @@ def _free_ports(n):
     for s in socks:
         s.close()
     return ports
+
+
+def require():
+    """The cluster module, or TestSkip when etcd or its client is missing."""
+    if cluster is None:
+        raise lab.TestSkip(f"no etcd client library: {MISSING}")
+    if not os.access(ETCD, os.X_OK):
+        raise lab.TestSkip("no etcd (Debian's etcd-server)")
+    return cluster
 
 
 class EtcdCluster:

@@ -37,11 +37,9 @@ from onvm import lab, pcap, traces
 from onvm.remote_lab import (NODES, STAGE_PACKETS, STAGES, build, check_sink, dump, quiet,
                              remote, tagged_input)
 
-try:
-    from onvm import cluster, etcd_lab
-except ImportError as e:  # (python3-etcd3 missing: scripts/setup.sh installs it)
-    cluster = etcd_lab = None
-    MISSING = str(e)
+from onvm import etcd_lab
+
+cluster = etcd_lab.cluster  # (None without python3-etcd3: test() skips)
 
 AGENT = os.path.join(lab.SRC, "tools", "onvm-agent")
 ONVMCTL = os.path.join(lab.SRC, "tools", "onvmctl")
@@ -159,10 +157,7 @@ def case(L, which):
 
 
 def test(L, which):
-    if cluster is None:
-        raise lab.TestSkip(f"no etcd client library: {MISSING}")
-    if not os.access(etcd_lab.ETCD, os.X_OK):
-        raise lab.TestSkip("no etcd (Debian's etcd-server)")
+    etcd_lab.require()
     try:
         for w in ("failover", "no_quorum", "switchover"):
             if which in (None, w):
