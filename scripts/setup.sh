@@ -426,9 +426,20 @@ for arg in sys.argv[1:]:
                     s += 1
                 else:
                     f += 1
-                    # its last lines: why it failed, where CI shows only the end
-                    out = ((t.get("stdout") or "") + (t.get("stderr") or "")).rstrip()
-                    out = out.splitlines()[-12:]
+                    # why it failed, where CI shows only the end: its FAIL
+                    # lines first (a test's dumped logs come after them), then
+                    # the last lines of its output and of its error output
+                    so = (t.get("stdout") or "").rstrip().splitlines()
+                    se = (t.get("stderr") or "").rstrip().splitlines()
+                    why = []
+                    for i, x in enumerate(se):
+                        if x.startswith(("FAIL", "Traceback")):
+                            for y in se[i:i + 8]:
+                                if y.startswith("-----") and why:
+                                    break  # the logs dumped after it
+                                why.append(y)
+                            break
+                    out = why + so[-4:] + [x for x in se[-6:] if x not in why]
                     names.append("%s (%s, %.0f s)%s" % (t.get("name"), result,
                                                         t.get("duration") or 0,
                                                         "".join("\n    | " + x for x in out)))
