@@ -192,6 +192,11 @@ struct mgr {
 	uint64_t nf_failovers;	/* deaths a standby took over */
 	uint64_t nf_hung;	/* NFs killed for making no progress */
 	uint64_t nf_start_failures; /* launched NFs that exited before registering */
+	/* launched NFs that exited before registering during the start-up and
+	 * were launched again (nf_start_retries; not in nf_start_failures), in
+	 * all and per config entry */
+	uint64_t nf_start_relaunches;
+	uint8_t nf_start_relaunched[MGR_CFG_MAX_NFS];
 	/* Container NFs that did not start (runtime missing or failing, no
 	 * image, no binary in it): each with its reason in the log; the node
 	 * goes on serving its other chains. */

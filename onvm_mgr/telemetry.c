@@ -44,6 +44,7 @@ tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_uint(d, "nf_failovers", mgr.nf_failovers);
 	rte_tel_data_add_dict_uint(d, "nf_hung", mgr.nf_hung);
 	rte_tel_data_add_dict_uint(d, "nf_start_failures", mgr.nf_start_failures);
+	rte_tel_data_add_dict_uint(d, "nf_start_relaunches", mgr.nf_start_relaunches);
 	rte_tel_data_add_dict_uint(d, "nf_container_failures", mgr.nf_container_failures);
 	rte_tel_data_add_dict_uint(d, "nf_standby_failures", mgr.nf_standby_failures);
 	rte_tel_data_add_dict_uint(d, "nf_registrations_refused",

@@ -42,6 +42,7 @@ mgr_config_defaults(struct mgr_config *cfg)
 	cfg->idle_spin_us = 100;
 	cfg->idle_sleep_max_us = 1000;
 	cfg->nf_start_timeout_ms = 10000;
+	cfg->nf_start_retries = 2;
 	cfg->nf_heartbeat_ms = 2000;
 	cfg->link_wait_ms = 5000;
 	cfg->state_pool_mb = 64;

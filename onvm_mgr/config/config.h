@@ -253,6 +253,10 @@ struct mgr_config {
 	 * instead of napping. */
 	bool idle_share_nf_cpus;
 	uint32_t nf_start_timeout_ms;
+	/* a process NF that exits before it registers during the node's
+	 * start-up is launched again this many times (DPDK's secondary EAL
+	 * init can fail transiently) before the start fails */
+	uint32_t nf_start_retries;
 	uint32_t nf_heartbeat_ms;     /* hung NF: no loop progress for this long; 0 off */
 	char nf_cpus[ONVM_CPULIST_MAX];	/* CPU list NFs may run on ("": all) */
 	char nf_standby_cpus[ONVM_CPULIST_MAX]; /* CPU list for standbys ("": see onvm_nf_cpus) */

@@ -60,8 +60,8 @@ cfg_parse_tunables(struct cfg_walk *w, const json_t *root, struct mgr_config *cf
 	static const char *const ring_keys[] = {"nf_size", "port_size", "rx_desc", "tx_desc", NULL};
 	static const char *const stats_keys[] = {"interval_ms", NULL};
 	static const char *const idle_keys[] = {"spin_us", "max_sleep_us", "share_nf_cpus", NULL};
-	static const char *const nfs_keys[] = {"start_timeout_ms", "heartbeat_ms", "cpus",
-					       "standby_cpus", NULL};
+	static const char *const nfs_keys[] = {"start_timeout_ms", "start_retries", "heartbeat_ms",
+					       "cpus", "standby_cpus", NULL};
 	static const char *const startup_keys[] = {"link_wait_ms", NULL};
 	static const char *const state_keys[] = {"pool_mb", NULL};
 	json_t *o;
@@ -100,6 +100,8 @@ cfg_parse_tunables(struct cfg_walk *w, const json_t *root, struct mgr_config *cf
 		return -1;
 	if (o != NULL && (CFG_UINT_FIELD(w, o, "nf_defaults", "start_timeout_ms", 10, 600000,
 					 cfg->nf_start_timeout_ms) < 0 ||
+			  CFG_UINT_FIELD(w, o, "nf_defaults", "start_retries", 0, 10,
+					 cfg->nf_start_retries) < 0 ||
 			  CFG_UINT_FIELD(w, o, "nf_defaults", "heartbeat_ms", 0, 600000,
 					 cfg->nf_heartbeat_ms) < 0 ||
 			  cfg_get_string(w, o, "nf_defaults", "cpus", cfg->nf_cpus,

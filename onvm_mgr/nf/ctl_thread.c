@@ -224,7 +224,10 @@ scan_slots(void)
 		if (s->status == ONVM_NF_READY &&
 		    (s->nf_running || __atomic_load_n(&s->remote_park_ack, __ATOMIC_ACQUIRE)))
 			s->status = ONVM_NF_RUNNING;
+		/* (launch_ns may be after now_ns: an NF launched again in
+		 * this very scan, by mgr_nf_handle_exit) */
 		if (s->status == ONVM_NF_STARTING && !p->exited && !p->killed &&
+		    now_ns > s->launch_ns &&
 		    now_ns - s->launch_ns > mgr.cfg.nf_start_timeout_ms * 1000000ULL) {
 			NFCTL_LOG(ERR, "NF '%s' pid %d did not register in %u ms: killing it",
 				  s->name, s->pid, mgr.cfg.nf_start_timeout_ms);

@@ -38,6 +38,7 @@
 #include "onvm_nf_batch.h"
 
 #include "ftc/ftc.h"
+#include "stateless/stateless.h"
 #include "nf_ctl.h"
 
 #ifndef P_PIDFD
@@ -515,12 +516,51 @@ free_state(struct onvm_nf_slot *s)
 	s->n_state_req = 0;
 }
 
+/*
+ * A process NF that exited on its own before registering (ctl_lock held):
+ * either its start is retried -- a stateless chain's by the chain's own
+ * recovery (sl_recover.c), any other, during the node's start-up only, up
+ * to nf_defaults.start_retries times, for DPDK's secondary EAL init fails
+ * now and then on a loaded machine ("Cannot initialize local memory map")
+ * -- or the node's start fails on it (mgr_nf_wait_ready).  Returns the
+ * config entry to launch again, or -1.
+ */
+static int
+start_failed(const struct onvm_nf_slot *s, const struct mgr_nf_priv *p)
+{
+	int ci = p->cfg_index;
+
+	if (mgr.shm->shutting_down)
+		return -1;
+	if (mgr_sl_service[s->service_id % ONVM_MAX_SERVICES] != 0) {
+		NFCTL_LOG(ERR, "NF '%s' (pid %d) exited with status %d before it registered: "
+			       "its stateless chain starts it again",
+			  s->name, s->pid, p->exit_status);
+		return -1;
+	}
+	if (ci >= 0 && !__atomic_load_n(&mgr.units_running, __ATOMIC_ACQUIRE) &&
+	    mgr.nf_start_relaunched[ci] < mgr.cfg.nf_start_retries) {
+		mgr.nf_start_relaunched[ci]++;
+		mgr.nf_start_relaunches++;
+		NFCTL_LOG(ERR, "NF '%s' (pid %d) exited with status %d before it registered: "
+			       "launching it again (%u of nf_defaults.start_retries %u)",
+			  s->name, s->pid, p->exit_status, mgr.nf_start_relaunched[ci],
+			  mgr.cfg.nf_start_retries);
+		return ci;
+	}
+	NFCTL_LOG(ERR, "NF '%s' (pid %d) exited with status %d before it registered", s->name,
+		  s->pid, p->exit_status);
+	mgr.nf_start_failures++; /* start-up fails on it (mgr_nf_wait_ready) */
+	return -1;
+}
+
 /* Advance one slot whose process is gone; ctl_lock held. */
 int
 mgr_nf_handle_exit(uint16_t id)
 {
 	struct onvm_nf_slot *s = &mgr.shm->nfs[id];
 	struct mgr_nf_priv *p = &mgr.nf_priv[id];
+	int again = -1;
 
 	MGR_ASSERT_CTL_LOCKED();
 	switch (s->status) {
@@ -554,13 +594,18 @@ mgr_nf_handle_exit(uint16_t id)
 			 * still is). */
 			NFCTL_LOG(INFO, "NF '%s' (pid %d) killed before it registered", s->name,
 				  s->pid);
+		} else if (p->killed) {
+			/* (the start time-out's kill, said when it was sent) */
+			mgr.nf_start_failures++;
 		} else {
-			NFCTL_LOG(ERR, "NF '%s' (pid %d) exited with status %d before it "
-				       "registered",
-				  s->name, s->pid, p->exit_status);
-			mgr.nf_start_failures++; /* start-up fails on it (mgr_nf_wait_ready) */
+			again = start_failed(s, p);
 		}
 		s->status = ONVM_NF_DEAD;
+		/* (into another slot: this one is reclaimed later) */
+		if (again >= 0 && mgr_nf_launch_cfg(again) < 0) {
+			NFCTL_LOG(ERR, "NF '%s' could not be launched again", s->name);
+			mgr.nf_start_failures++;
+		}
 		return 1;
 	case ONVM_NF_READY:
 	case ONVM_NF_RUNNING:

@@ -239,7 +239,31 @@ def main(L):
         L.expect(not node.leftover_nfs, f"{name}: NFs left running: {node.leftover_nfs}")
         L.expect(not node.runtime_leftovers(),
                  f"{name}: runtime files left: {node.runtime_leftovers()}")
+        if name == "run_nf_exits_early":  # launched three times (start_retries 2)
+            tries = len(re.findall(r"'false' \(pid \d+\) exited with status 1 before", log))
+            L.expect(tries == 3 and "launching it again (2 of nf_defaults.start_retries 2)"
+                     in log, f"{name}: {tries} launches of the failing NF, want 3")
         print(f"{name}: exit {rc}, launched NF pids {sorted(node.nf_pids)} all gone")
+
+    # An NF whose first start fails (as DPDK's secondary EAL init does now
+    # and then) is launched again: the node starts, the relaunch counted.
+    marker = L.path("failed-once")
+    once = L.path("fails_once.sh")
+    with open(once, "w") as f:
+        f.write(f"#!/bin/sh\n[ -e {marker} ] || {{ : > {marker}; exit 1; }}\n"
+                f"exec {lab.nf_binary('simple_forward')} \"$@\"\n")
+    os.chmod(once, 0o755)
+    node = L.node("run_nf_fails_once", {
+        "ports": [{"name": "p", "dev": "net_null0"}],
+        "nfs": [{"binary": "simple_forward", "service": 1}, {"binary": once, "service": 2}],
+        "chains": [{"name": "c", "services": [1, 2], "ingress_port": "p",
+                    "exit_port": "p"}]}).start()
+    info = node.query("/onvm/info")
+    L.expect(info.get("nf_start_relaunches") == 1 and info.get("nf_start_failures") == 0,
+             f"run_nf_fails_once: /onvm/info {info}")
+    L.expect(len(node.nfs()) == 2, f"run_nf_fails_once: NFs {node.nfs()}")
+    node.stop()
+    print(f"run_nf_fails_once: started after one relaunch")
 
 
 if __name__ == "__main__":

@@ -340,6 +340,7 @@ test_defaults_describe_a_node_without_ports_nfs_or_chains(void **state)
 	assert_int_equal(c->idle_sleep_max_us, 1000);
 	assert_false(c->idle_share_nf_cpus);
 	assert_int_equal(c->nf_start_timeout_ms, 10000);
+	assert_int_equal(c->nf_start_retries, 2);
 	assert_int_equal(c->nf_heartbeat_ms, 2000);
 	assert_string_equal(c->nf_standby_cpus, "");
 	assert_string_equal(c->nf_cpus, "");
@@ -1018,6 +1019,17 @@ test_heartbeat_is_off_or_at_least_10_ms(void **state)
 	load_ok(f, "{'nf_defaults': {'heartbeat_ms': 0, 'standby_cpus': '0,2-3'}}");
 	assert_int_equal(f->cfg.nf_heartbeat_ms, 0);
 	assert_string_equal(f->cfg.nf_standby_cpus, "0,2-3");
+}
+
+static void
+test_start_retries_are_bounded(void **state)
+{
+	struct fixture *f = *state;
+
+	expect_error(state, "{'nf_defaults': {'start_retries': 11}}",
+		     NAME ":1:35: nf_defaults.start_retries", "10");
+	load_ok(f, "{'nf_defaults': {'start_retries': 0}}");
+	assert_int_equal(f->cfg.nf_start_retries, 0);
 }
 
 /* ---- required fields ------------------------------------------------------------- */
@@ -2243,6 +2255,7 @@ main(void)
 	    T(test_nf_cpus_must_be_a_cpu_list),
 	    T(test_nf_standby_cpus_must_be_a_cpu_list),
 	    T(test_heartbeat_is_off_or_at_least_10_ms),
+	    T(test_start_retries_are_bounded),
 	    T(test_nf_without_binary_points_at_the_nf),
 	    T(test_nf_without_service_points_at_the_nf),
 	    T(test_port_without_dev_points_at_the_port),
