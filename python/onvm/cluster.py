@@ -11,7 +11,8 @@ Everything the control plane knows lives under one prefix, as JSON:
                           standbys wanted
   chains/<chain>/roles    who does what, and the epoch: predecessor,
                           primary, standbys, synced (the standbys that may
-                          take over), fenced (past primaries), epoch
+                          take over), fenced (past primaries), epoch,
+                          primaries (from which epoch each was primary)
   epochs/<chain>          a removed chain's last epoch: declared again, it
                           starts past it
 
@@ -295,7 +296,8 @@ class Cluster:
         raw, meta = self.call(lambda c: c.get(last_key))
         last = _load(raw) or 0
         roles = {"epoch": last + 1, "predecessor": spec["predecessor"], "primary": picked[0],
-                 "standbys": picked[1:], "synced": [], "fenced": [], "changed": time.time(),
+                 "standbys": picked[1:], "synced": [], "fenced": [],
+                 "primaries": [[last + 1, picked[0]]], "changed": time.time(),
                  "why": "declared", "change_id": uuid.uuid4().hex}
 
         def do(c):
@@ -433,9 +435,24 @@ def promoted(name, roles, epoch, live=None):
     if not ready:
         raise Conflict(f"chain {name}: no synced standby to promote")
     new = ready[0]
+    past = roles.get("primaries") or [[roles["epoch"], roles["primary"]]]
     return dict(roles, epoch=epoch + 1, primary=new,
                 standbys=[s for s in roles["standbys"] if s != new], synced=[],
-                fenced=sorted(set(roles["fenced"]) | {roles["primary"]}))
+                fenced=sorted(set(roles["fenced"]) | {roles["primary"]}),
+                primaries=(past + [[epoch + 1, new]])[-PRIMARIES_KEPT:])
+
+
+PRIMARIES_KEPT = 16  # the roles' history of primaries: its last entries
+
+
+def primary_at(roles, epoch):
+    """The node that was the chain's primary at `epoch` -- the one a data
+    plane still at that epoch runs: the last promotion at or before it,
+    else the first primary the history names (a chain declared again
+    starts past the epoch its nodes were configured with, same primary)."""
+    past = roles.get("primaries") or [[roles["epoch"], roles["primary"]]]
+    at = [p for e, p in past if e <= epoch]
+    return at[-1] if at else past[0][1]
 
 
 SCHEMES = ("remote",)

@@ -138,6 +138,11 @@ def roles(L):
     L.expect(new["epoch"] == 2 and new["primary"] == "n3" and new["fenced"] == ["n2"] and
              new["standbys"] == [] and new["synced"] == [],
              f"promotion: epoch 2, n3 primary, n2 fenced: {new}")
+    # who was primary when: what an agent started late compares its data
+    # plane with
+    L.expect(new["primaries"] == [[1, "n2"], [2, "n3"]] and
+             [cluster.primary_at(new, e) for e in (0, 1, 2, 3)] == ["n2", "n2", "n3", "n3"],
+             f"the primaries' history: {new.get('primaries')}")
     try:
         c.promote("web", 1, "a late second request for the same failure")
         L.expect(False, "promoted twice for one failure")
@@ -202,6 +207,9 @@ def roles(L):
     rc, out = ctl(ec, "declare", "web", json.dumps(SPEC))
     L.expect(rc == 0 and out.get("chain", {}).get("epoch") == 3,
              f"declared again: epoch 3 (it was 2): {rc} {out}")
+    _, r, _ = c.chain("web")
+    L.expect(cluster.primary_at(r, 1) == r["primary"],
+             f"declared again: a data plane at the old epoch runs its primary: {r}")
     rc, out = ctl(ec, "--endpoints", "no-port", "nodes")
     L.expect(rc == 1 and "HOST:PORT" in out.get("error", ""), f"a bad endpoint: {rc} {out}")
     c.close()

@@ -20,7 +20,10 @@ and the standby; the standby's agent reports it synced.  Then, mid-stream:
              back: the promotion and the failover go through.
   switchover no failure: `onvmctl switchover web` writes epoch 2 with the
              standby primary, and the predecessor's agent makes the data
-             plane follow it.
+             plane follow it.  The old primary, alive and still linked to
+             the standby, is fenced by it: it releases nothing after.
+  late       the same switchover made while the predecessor's agent is
+             stopped: a new agent, started after it, follows it.
 
 Asserted each time: etcd's roles (the standby primary, the old primary
 fenced) and the data plane's epoch agree; nothing reaches the sink
@@ -96,11 +99,18 @@ def case(L, which):
                    "a quarter of the input released")
     epoch = 2
     t0 = time.monotonic()
-    if which == "switchover":
+    if which == "late":
+        agents["pred"].terminate()
+        agents["pred"].wait(10)
+    if which in ("switchover", "late"):
         rc = subprocess.run(["/usr/bin/python3", ONVMCTL, "--json", "--endpoints",
                              ",".join(ec.endpoints), "switchover", "web"],
                             capture_output=True, text=True, timeout=60)
         L.expect(rc.returncode == 0, f"onvmctl switchover: {rc.stdout} {rc.stderr}")
+        if which == "late":
+            time.sleep(0.5)
+            L.expect(remote(pred)["failovers"] == 0, "failed over with no agent")
+            agents["pred"] = agent(L, ec, "pred", pred, tag + "_2")
     else:
         if which == "no_quorum":
             ec.kill(1)
@@ -131,27 +141,37 @@ def case(L, which):
              roles["fenced"] == ["primary"], f"etcd's roles after it: {roles}")
     L.expect(st_p["epoch"] == epoch and st_s["epoch"] == epoch,
              f"the data plane's epoch {st_p['epoch']} / {st_s['epoch']}, etcd's {epoch}")
+    if which in ("switchover", "late"):
+        # the old primary lives on, its sync link up: the standby that took
+        # over fences it (its votes stop), and the latch releases nothing
+        # without them -- a node cut off from etcd cannot go on as primary
+        lab.wait_until(lambda: remote(primary)["state"] == "fenced", 30,
+                       "the old primary fenced by the standby")
+        before = remote(primary)["out_released"]
+        time.sleep(0.5)
+        L.expect(remote(primary)["out_released"] == before,
+                 f"the fenced primary released {remote(primary)['out_released'] - before} more")
     ag = agent_status(agents["pred"])
     # (no_quorum: a promotion sent as the quorum went may commit when it
     # returns -- Unknown to the agent, which then follows it)
-    L.expect(ag.get("promotions") == {"switchover": 0, "failover": 1}.get(which, ag.get(
-             "promotions")) and ag.get("promotions", 0) <= 1 and
+    L.expect(ag.get("promotions") == {"switchover": 0, "late": 0, "failover": 1}.get(
+             which, ag.get("promotions")) and ag.get("promotions", 0) <= 1 and
              ag.get("failovers_started", 0) + ag.get("failovers_followed", 0) == 1,
              f"the predecessor's agent: {ag}")
     print(f"{which}: failed over {took * 1000:.0f} ms after the "
-          f"{'switchover' if which == 'switchover' else 'kill'}; agent {ag}")
+          f"{'kill' if which in ('failover', 'no_quorum') else 'switchover'}; agent {ag}")
     for p in agents.values():
         p.terminate()
         p.wait(10)
     for node in (pred, standby, primary, sink):
         node.stop()
-    if which != "switchover":
+    if which in ("failover", "no_quorum"):
         primary.remove_runtime()
     got_m = pcap.read_capture_out(L.path(f"sink-m{tag}.pcap"))
     got_s = pcap.read_capture_out(L.path(f"sink-s{tag}.pcap"))
     # a live primary releases everything voted; a dead one may lose its tail
     check_sink(L, frames, got_m, got_s,
-               allow_loss=0 if which == "switchover" else STAGES * STAGE_PACKETS + 64)
+               allow_loss=0 if which in ("switchover", "late") else STAGES * STAGE_PACKETS + 64)
     c.close()
     ec.stop()
 
@@ -159,7 +179,7 @@ def case(L, which):
 def test(L, which):
     etcd_lab.require()
     try:
-        for w in ("failover", "no_quorum", "switchover"):
+        for w in ("failover", "no_quorum", "switchover", "late"):
             if which in (None, w):
                 case(L, w)
     except lab.TestFailure:
