@@ -455,6 +455,7 @@ mgr_nf_wait_ready(uint32_t timeout_ms)
 
 	for (;;) {
 		int pending = 0, failed = 0;
+		uint64_t newest = 0; /* launch of the newest NF still starting */
 
 		mgr_ctl_lock();
 		/* The control thread reaps an NF that exits before it registers
@@ -475,6 +476,7 @@ mgr_nf_wait_ready(uint32_t timeout_ms)
 				continue;
 			if (s->status == ONVM_NF_STARTING) {
 				pending++;
+				newest = RTE_MAX(newest, s->launch_ns);
 			} else if (p->cfg_index >= 0 && mgr.cfg.nfs[p->cfg_index].local &&
 				   !p->exited &&
 				   (s->status != ONVM_NF_RUNNING || !s->standby_parked) &&
@@ -492,7 +494,10 @@ mgr_nf_wait_ready(uint32_t timeout_ms)
 			return -ECHILD;
 		if (pending == 0)
 			return 0;
-		if (mgr_now_ns() > deadline || mgr.force_quit) {
+		/* (an NF launched again gets its whole time-out too) */
+		if ((mgr_now_ns() > deadline &&
+		     mgr_now_ns() - newest > (uint64_t)timeout_ms * 1000000ULL) ||
+		    mgr.force_quit) {
 			MGR_LOG(ERR, "%d NF(s) did not register within %u ms", pending,
 				timeout_ms);
 			return -ETIMEDOUT;

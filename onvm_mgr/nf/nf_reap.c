@@ -517,36 +517,40 @@ free_state(struct onvm_nf_slot *s)
 }
 
 /*
- * A process NF that exited on its own before registering (ctl_lock held):
- * either its start is retried -- a stateless chain's by the chain's own
- * recovery (sl_recover.c), any other, during the node's start-up only, up
- * to nf_defaults.start_retries times, for DPDK's secondary EAL init fails
- * now and then on a loaded machine ("Cannot initialize local memory map")
- * -- or the node's start fails on it (mgr_nf_wait_ready).  Returns the
- * config entry to launch again, or -1.
+ * A process NF that exited on its own before registering (ctl_lock held).
+ * During the node's start-up it is launched again, up to
+ * nf_defaults.start_retries times per config entry -- DPDK's secondary EAL
+ * init fails now and then on a loaded machine ("Cannot initialize local
+ * memory map") -- and then the start fails on it (mgr_nf_wait_ready), a
+ * stateless chain's NF too: its chain's recovery runs only once the units
+ * do.  After the start-up a stateless chain's NF is the chain's to start
+ * again (sl_recover.c); another's is counted.  Returns the config entry to
+ * launch again, or -1.
  */
 static int
 start_failed(const struct onvm_nf_slot *s, const struct mgr_nf_priv *p)
 {
+	bool starting = !__atomic_load_n(&mgr.units_running, __ATOMIC_ACQUIRE);
 	int ci = p->cfg_index;
 
-	if (mgr.shm->shutting_down)
+	if (mgr.shm->shutting_down) {
+		NFCTL_LOG(INFO, "NF '%s' (pid %d) exited with status %d before it registered "
+				"(the node is stopping)",
+			  s->name, s->pid, p->exit_status);
 		return -1;
-	if (mgr_sl_service[s->service_id % ONVM_MAX_SERVICES] != 0) {
+	}
+	if (starting && ci >= 0 && mgr.nf_start_relaunched[ci] < mgr.cfg.nf_start_retries) {
+		NFCTL_LOG(ERR, "NF '%s' (pid %d) exited with status %d before it registered: "
+			       "launching it again (%u of nf_defaults.start_retries %u)",
+			  s->name, s->pid, p->exit_status, mgr.nf_start_relaunched[ci] + 1u,
+			  mgr.cfg.nf_start_retries);
+		return ci;
+	}
+	if (!starting && mgr_sl_service[s->service_id % ONVM_MAX_SERVICES] != 0) {
 		NFCTL_LOG(ERR, "NF '%s' (pid %d) exited with status %d before it registered: "
 			       "its stateless chain starts it again",
 			  s->name, s->pid, p->exit_status);
 		return -1;
-	}
-	if (ci >= 0 && !__atomic_load_n(&mgr.units_running, __ATOMIC_ACQUIRE) &&
-	    mgr.nf_start_relaunched[ci] < mgr.cfg.nf_start_retries) {
-		mgr.nf_start_relaunched[ci]++;
-		mgr.nf_start_relaunches++;
-		NFCTL_LOG(ERR, "NF '%s' (pid %d) exited with status %d before it registered: "
-			       "launching it again (%u of nf_defaults.start_retries %u)",
-			  s->name, s->pid, p->exit_status, mgr.nf_start_relaunched[ci],
-			  mgr.cfg.nf_start_retries);
-		return ci;
 	}
 	NFCTL_LOG(ERR, "NF '%s' (pid %d) exited with status %d before it registered", s->name,
 		  s->pid, p->exit_status);
@@ -605,6 +609,9 @@ mgr_nf_handle_exit(uint16_t id)
 		if (again >= 0 && mgr_nf_launch_cfg(again) < 0) {
 			NFCTL_LOG(ERR, "NF '%s' could not be launched again", s->name);
 			mgr.nf_start_failures++;
+		} else if (again >= 0) {
+			mgr.nf_start_relaunched[again]++;
+			mgr.nf_start_relaunches++;
 		}
 		return 1;
 	case ONVM_NF_READY:
