@@ -434,11 +434,8 @@ rsync_standby_rx(struct rsync_standby *s, const struct rsync_msg *m, uint64_t no
 		serve_other_run(s, m->h.sender_run);
 	}
 	/* (Not COMMITs: a primary repeats one it has no ACK for, forever.) */
-	if (m->h.type == RSYNC_PREPARE || m->h.type == RSYNC_CHECKPOINT) {
+	if (m->h.type == RSYNC_PREPARE || m->h.type == RSYNC_CHECKPOINT)
 		s->last_rx_ns = now ? now : 1;
-		if (s->first_rx_ns == 0)
-			s->first_rx_ns = s->last_rx_ns;
-	}
 	switch (m->h.type) {
 	case RSYNC_PREPARE:
 	case RSYNC_CHECKPOINT:

@@ -60,7 +60,6 @@ struct rsync_standby {
 	uint64_t full_cut_id;
 	uint64_t resync_hb_ns;	/* the next HEARTBEAT asking for a full cut */
 	uint64_t last_rx_ns;	/* the last PREPARE/CHECKPOINT/COMMIT from the primary */
-	uint64_t first_rx_ns;	/* the first PREPARE/CHECKPOINT from the primary */
 	struct rsync_txts txts;
 	struct rsync_standby_stats stats;
 };

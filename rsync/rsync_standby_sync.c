@@ -14,10 +14,6 @@
 #include "rsync_prefix.h"
 #include "rsync_standby_priv.h"
 
-/* A fresh standby hearing transactions waits this long at most for the
- * COMMIT that tells whether it started late, then asks for a full cut. */
-#define RSYNC_FRESH_WAIT_NS (20 * RSYNC_RESYNC_HB_NS)
-
 static void
 apply_slot(struct rsync_standby *s, struct slot *sl)
 {
@@ -334,12 +330,8 @@ rsync_standby_tick(struct rsync_standby *s, uint64_t now)
 		return s->resync_hb_ns;
 	/* A fresh standby that hears transactions is about to learn, at its
 	 * first COMMIT, whether it started late: only a quiet one asks (an
-	 * on-time standby of a running chain must not trigger a full cut).
-	 * But not for ever: a primary that gets no vote in time releases
-	 * nothing and sends no COMMIT, while its retransmissions never let
-	 * the standby be quiet -- after RSYNC_FRESH_WAIT_NS it asks anyway. */
-	if (s->whole && s->last_rx_ns != 0 && now - s->last_rx_ns < RSYNC_RESYNC_HB_NS &&
-	    now - s->first_rx_ns < RSYNC_FRESH_WAIT_NS) {
+	 * on-time standby of a running chain must not trigger a full cut). */
+	if (s->whole && s->last_rx_ns != 0 && now - s->last_rx_ns < RSYNC_RESYNC_HB_NS) {
 		s->resync_hb_ns = s->last_rx_ns + RSYNC_RESYNC_HB_NS;
 		return s->resync_hb_ns;
 	}

@@ -555,62 +555,6 @@ test_a_fresh_standby_hearing_transactions_does_not_ask(void **state)
 	sim_free(sm);
 }
 
-/* A standby restarted while the chain runs, whose votes never reach the
- * primary in time (lost here; late in the lab, behind a backlog on the sync
- * link): the primary retransmits and aborts every stage, so it releases
- * nothing and sends no COMMIT -- and a fresh standby learns that it started
- * late only from its first COMMIT, and asks by HEARTBEAT only once it hears
- * no transaction for a while, which the retransmissions never allow.  It
- * must still ask for a full cut (campaign seed 7 episode 2: resyncs_asked
- * and full_cuts never moved past their start-up value after standby_kill). */
-static bool late_standby_ready;
-
-static bool
-late_standby_ready_for_full(void *ctx)
-{
-	(void)ctx;
-	return late_standby_ready;
-}
-
-static void
-test_a_restarted_standby_that_never_hears_a_commit_still_asks(void **state)
-{
-	(void)state;
-	struct rsync_standby_cfg sc = sim_default_scfg();
-	struct sim *sm = synced_sim(41);
-	const struct rsync_standby_ops late_ops = {sim_s_send, sim_state_ok, sim_apply,
-						   late_standby_ready_for_full};
-	uint64_t asked = rsync_primary_stats(sm->p)->resyncs_asked;
-
-	rsync_standby_free(sm->s);
-	sc.run = SIM_RUN_S + 1;
-	/* its NFs park 20 ms after it came up: by then it hears the
-	 * primary's transactions (it cannot ask before: no full cut fits) */
-	sm->s = rsync_standby_new(&sc, &late_ops, sm, 97);
-	memset(sm->region, 0, sizeof(sm->region));
-	late_standby_ready = false;
-	sm->f_to_p.cut = 1; /* every vote too late */
-	for (int i = 0; i < 20000 && rsync_standby_stats(sm->s)->resync_hbs == 0; i++) {
-		(void)sim_add(sm, (uint32_t)i % 4);
-		sim_step(sm, 100 * US); /* 2 s in all */
-		late_standby_ready = i >= 200;
-		rsync_standby_tick(sm->s, sm->now);
-	}
-
-	assert_int_equal(sm->nreleased, 8); /* only what was released before */
-	assert_true(rsync_primary_stats(sm->p)->aborts[RSYNC_ABORT_NO_VOTE] > 0);
-	assert_int_equal(rsync_standby_stats(sm->s)->joins, 0); /* no COMMIT told it */
-	assert_true(rsync_standby_stats(sm->s)->resync_hbs >= 1);
-	/* the next HEARTBEAT reaches the primary: a full cut is asked for */
-	sm->f_to_p.cut = 0;
-	sm->now += RSYNC_RESYNC_HB_NS;
-	rsync_standby_tick(sm->s, sm->now);
-	sim_step(sm, 1 * US);
-	assert_true(rsync_primary_full_wanted(sm->p));
-	assert_int_equal(rsync_primary_stats(sm->p)->resyncs_asked, asked + 1);
-	sim_free(sm);
-}
-
 static void
 test_fenced_old_primary_gets_no_vote_and_releases_nothing(void **state)
 {
@@ -2202,7 +2146,6 @@ main(void)
 		cmocka_unit_test(test_a_standby_restarted_on_an_idle_chain_asks_by_heartbeat),
 		cmocka_unit_test(test_a_takeover_that_would_refuse_a_piece_applies_nothing),
 		cmocka_unit_test(test_a_fresh_standby_hearing_transactions_does_not_ask),
-		cmocka_unit_test(test_a_restarted_standby_that_never_hears_a_commit_still_asks),
 		cmocka_unit_test(test_fenced_old_primary_gets_no_vote_and_releases_nothing),
 		cmocka_unit_test(test_newer_epoch_fences_the_primary),
 		cmocka_unit_test(test_nd_stage_waits_for_a_cut_after_it),
