@@ -24,6 +24,11 @@ and the standby; the standby's agent reports it synced.  Then, mid-stream:
              the standby, is fenced by it: it releases nothing after.
   late       the same switchover made while the predecessor's agent is
              stopped: a new agent, started after it, follows it.
+  dataplane  no failover: two etcd members SIGKILLed mid-stream (the
+             quorum lost, the agents waiting), then the primary's NF
+             SIGKILLed (its local standby takes over): the data plane
+             never waits on etcd -- packets released, cuts committed and
+             the NF failed over while etcd has no quorum; nothing lost.
 
 Asserted each time: etcd's roles (the standby primary, the old primary
 fenced) and the data plane's epoch agree; nothing reaches the sink
@@ -73,7 +78,10 @@ def case(L, which):
     c = ec.client()
     frames = tagged_input(traces.trace("smtp.pcap"), 400)
     n = len(frames)
-    sink, standby, primary, pred = build(L, frames, tag, bfd=True, failover_by="agent")
+    local = ([{"name": "fwd", "binary": "simple_forward", "service": 1,
+               "resiliency": "local"}], [1]) if which == "dataplane" else None
+    sink, standby, primary, pred = build(L, frames, tag, bfd=True, failover_by="agent",
+                                         nfs=local)
     NODES[:] = [pred, primary, standby, sink]
     for node in (sink, standby, primary):
         node.start(wait=False)
@@ -97,6 +105,11 @@ def case(L, which):
                    "the standby's agent reporting it synced")
     lab.wait_until(lambda: remote(primary)["out_released"] >= n // 4, 120,
                    "a quarter of the input released")
+    if which == "dataplane":
+        dataplane(L, ec, agents, pred, primary, standby, sink, frames, tag)
+        c.close()
+        ec.stop()
+        return
     epoch = 2
     t0 = time.monotonic()
     if which == "late":
@@ -176,10 +189,51 @@ def case(L, which):
     ec.stop()
 
 
+def dataplane(L, ec, agents, pred, primary, standby, sink, frames, tag):
+    """The quorum lost mid-stream, and a local NF failover meanwhile:
+    nothing on the data path waits for etcd."""
+    n = len(frames)
+    ec.kill(1)
+    ec.kill(2)
+    lab.wait_until(lambda: all(agent_status(agents[a]).get("etcd_waits", 0) > 0
+                               for a in ("pred", "standby")), 60,
+                   "the agents finding no quorum")
+    m0 = remote(primary)
+    fwd = primary.nf_by(name="fwd")[0]
+    os.kill(fwd["pid"], signal.SIGKILL)  # an NF of our primary: its standby takes over
+    lab.wait_until(lambda: primary.query("/onvm/info")["nf_failovers"] == 1, 30,
+                   "the local failover without etcd")
+    lab.wait_until(lambda: remote(primary)["out_released"] >= m0["out_released"] + n // 8, 60,
+                   "packets released without etcd")
+    m1 = remote(primary)
+    L.expect(m1["votes"] > m0["votes"] and m1["cuts"] > m0["cuts"],
+             f"the primary's 2PC stalled without etcd: {m0['votes']} -> {m1['votes']} votes, "
+             f"{m0['cuts']} -> {m1['cuts']} cuts")
+    st = remote(pred)
+    L.expect(st["failovers"] == 0 and st["state"] == "primary",
+             f"a failover without a failure: {st}")
+    L.expect(agent_status(agents["pred"]).get("etcd_waits", 0) > 0, "the agent never waited")
+    ec.restart(1)
+    ec.restart(2)
+    lab.wait_until(lambda: remote(pred)["stamped"] == n, 180, "the input done")
+    lab.wait_until(lambda: remote(primary)["out_released"] == n and
+                   sink.port("in_m")["rx"] >= n, 60, "the primary's output drained")
+    print(f"dataplane: {m1['out_released'] - m0['out_released']} packets released, "
+          f"{m1['votes'] - m0['votes']} votes and {m1['cuts'] - m0['cuts']} cuts, and a "
+          f"local NF failover, with no etcd quorum")
+    for p in agents.values():
+        p.terminate()
+        p.wait(10)
+    for node in (pred, standby, primary, sink):
+        node.stop()
+    check_sink(L, frames, pcap.read_capture_out(L.path(f"sink-m{tag}.pcap")),
+               pcap.read_capture_out(L.path(f"sink-s{tag}.pcap")), allow_loss=0)
+
+
 def test(L, which):
     etcd_lab.require()
     try:
-        for w in ("failover", "no_quorum", "switchover", "late"):
+        for w in ("failover", "no_quorum", "switchover", "late", "dataplane"):
             if which in (None, w):
                 case(L, w)
     except lab.TestFailure:
