@@ -353,7 +353,11 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
                            if sl_here and remote else {})}],
             **({"remote": {"chains": [rc]}} if remote and not store else {}),
             # a stateless chain's log, a replay's copies and its held exit
-            **({"pool": {"mbufs": 65535}} if sl_here else {}),
+            # (the manager wants the three at most half the pool: 2 x 3.5
+            # x the log)
+            **({"pool": {"mbufs": max(65535, 8 * max(
+                (s or {}).get("log_packets", 0) for s in (store, spare_store)) - 1)}}
+               if sl_here else {}),
             # two windows of 96 MB: nDPI's regions twice (canonical and
             # replica) and, on the primary, its cut log
             **({"state": {"pool_mb": state_mb}} if state_mb else
