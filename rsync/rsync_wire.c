@@ -414,7 +414,8 @@ has_txid(uint8_t type)
 /* Whether `role` ever sends `type`: the primary drives the transactions
  * and trims the log, the standby votes and acknowledges, the predecessor
  * starts and ends the replay, which the standby echoes back; anyone sends
- * a HEARTBEAT. */
+ * a HEARTBEAT.  A stateless chain's primary also sends REPLAY_ACK: the log
+ * again from a timestamp its root could not take (sl_peer.c). */
 static bool
 role_sends(uint8_t role, uint8_t type)
 {
@@ -427,8 +428,9 @@ role_sends(uint8_t role, uint8_t type)
 		return role == RSYNC_ROLE_PRIMARY;
 	case RSYNC_VOTE:
 	case RSYNC_ACK:
-	case RSYNC_REPLAY_ACK:
 		return role == RSYNC_ROLE_STANDBY;
+	case RSYNC_REPLAY_ACK:
+		return role == RSYNC_ROLE_STANDBY || role == RSYNC_ROLE_PRIMARY;
 	case RSYNC_REPLAY_START:
 	case RSYNC_REPLAY_END:
 		return role == RSYNC_ROLE_PREDECESSOR || role == RSYNC_ROLE_STANDBY;

@@ -167,6 +167,7 @@ struct plog_chain {
 	uint64_t replay_newest, replay_acked, replay_progress_ns, replay_rewind_ns;
 	uint64_t replay_rewinds, replay_timeouts, replay_acks;
 	uint64_t trims;		   /* LOG_TRIMs applied */
+	uint64_t primary_resends;  /* the log sent again from what the primary lacked */
 	uint64_t trims_held;	   /* LOG_TRIMs ignored: a failover was under way */
 	uint64_t ctl_ring_full;	   /* RSync frames dropped: the ring was full */
 	uint64_t primary_restarts, standby_restarts; /* new runs heard */
@@ -546,6 +547,25 @@ end_unechoed_acked(struct plog_chain *c, const struct rsync_replay_ack *a, uint6
 	}
 }
 
+/* The primary (a stateless chain's, sl_peer.c) could not admit `ts` (its
+ * root's log full) and takes nothing after it: send the log from it again
+ * (it is untrimmed: the primary trims only up to markers before it) --
+ * unless the cursor already sends from it or before. */
+static enum rsync_rx_reason
+primary_lacks(struct plog_chain *c, uint64_t ts)
+{
+	struct plog_entry e;
+
+	if (ts > c->last_ts)
+		return RSYNC_RX_BAD_FIELD; /* (never stamped here) */
+	if (c->behind && plog_log_peek(&c->log, &c->cur, &e) == 1 && e.ts <= ts)
+		return RSYNC_RX_DUPLICATE; /* on its way */
+	plog_log_seek(&c->log, &c->cur, ts - 1);
+	c->behind = true;
+	c->primary_resends++;
+	return RSYNC_RX_OK;
+}
+
 /* The log no longer kept for the standby's gap reports (REPLAY_END echoed,
  * or unanswered for failover_timeout_ms: a standby that died or restarted
  * must not have the log fill and refuse the input): only a buffer for the
@@ -698,7 +718,10 @@ control_in(struct plog_chain *c, struct rte_mbuf *mb)
 			r = RSYNC_RX_DUPLICATE;
 		break;
 	case RSYNC_REPLAY_ACK:
-		if (c->state == PL_REPLAY)
+		if (from_primary) /* (a stateless primary's: never a replay's) */
+			r = c->state == PL_PRIMARY ? primary_lacks(c, m.u.replay_ack.next_ts)
+						   : RSYNC_RX_STALE_EPOCH;
+		else if (c->state == PL_REPLAY)
 			replay_acked(c, &m.u.replay_ack, mgr_now_ns());
 		else if (c->state == PL_STANDBY && c->log_kept)
 			end_unechoed_acked(c, &m.u.replay_ack, mgr_now_ns());
@@ -1121,6 +1144,7 @@ tel_remote(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "end_echoed", c->end_echoed);
 		rte_tel_data_add_dict_uint(o, "ctl_retrans", c->ctl_retrans);
 		rte_tel_data_add_dict_uint(o, "trims", c->trims);
+		rte_tel_data_add_dict_uint(o, "primary_resends", c->primary_resends);
 		rte_tel_data_add_dict_uint(o, "trims_held", c->trims_held);
 		rte_tel_data_add_dict_uint(o, "ctl_ring_full", c->ctl_ring_full);
 		for (int r = 1; r < RSYNC_RX_REASON_MAX; r++) {

@@ -131,6 +131,37 @@ heartbeat(struct mgr_dp_ctx *ctx, struct sl_chain *c, uint64_t now)
 	(void)peer_send(ctx, c, RSYNC_HEARTBEAT, &m);
 }
 
+/* ---- a primary's lacks (RX unit) ---- */
+
+void
+mgr_sl_peer_lacks(struct sl_chain *c, uint64_t ts)
+{
+	if (c->peer_role != MGR_SL_PEER_PRIMARY || ts == 0 || c->peer_lack_ts != 0)
+		return;
+	__atomic_store_n(&c->peer_lack_ts, ts, __ATOMIC_RELEASE);
+	c->peer_lacks++;
+	/* (admitted by mgr_sl_peer_ingress: it must be admitted again) */
+	__atomic_store_n(&c->peer_last_ts, ts - 1, __ATOMIC_RELAXED);
+}
+
+/* TX unit (a primary's frames to the predecessor go from there): ask for
+ * the log again from the lacking timestamp -- a REPLAY_ACK whose next_ts
+ * is it, at most every PEER_NACK_NS while it lacks. */
+static void
+primary_nack(struct mgr_dp_ctx *ctx, struct sl_chain *c, uint64_t now)
+{
+	struct rsync_msg m = {0};
+	uint64_t lack = __atomic_load_n(&c->peer_lack_ts, __ATOMIC_ACQUIRE);
+
+	if (lack == 0 || (c->peer_lack_ns != 0 && now - c->peer_lack_ns < PEER_NACK_NS))
+		return;
+	m.h.epoch = __atomic_load_n(&c->peer_epoch, __ATOMIC_RELAXED);
+	m.u.replay_ack.next_ts = lack;
+	m.u.replay_ack.gap_ts = lack + 1;
+	if (peer_send(ctx, c, RSYNC_REPLAY_ACK, &m))
+		c->peer_lack_ns = now;
+}
+
 /* ---- the spare's session (RX unit) ---- */
 
 static void
@@ -367,6 +398,17 @@ mgr_sl_peer_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, u
 		if (c->peer_next == c->peer_newest + 1 || ++c->peer_since_ack >= PEER_ACK_EVERY)
 			replay_ack(ctx, c, now, true);
 	}
+	/* A primary whose root dropped one (its log full): nothing after it
+	 * until the predecessor sends it again -- the state, and so the
+	 * trims, must never pass over it (go-back-N, as a spare's replay). */
+	if (c->peer_role == MGR_SL_PEER_PRIMARY && unlikely(c->peer_lack_ts != 0)) {
+		if (sh.ts != c->peer_lack_ts) {
+			c->peer_gap_drops++;
+			rte_pktmbuf_free(m);
+			return true;
+		}
+		__atomic_store_n(&c->peer_lack_ts, 0, __ATOMIC_RELEASE);
+	}
 	if (sh.ts <= c->peer_last_ts) {
 		c->peer_stale++; /* reordered or duplicated on the link */
 		rte_pktmbuf_free(m);
@@ -401,6 +443,7 @@ mgr_sl_peer_tx(struct mgr_dp_ctx *ctx, struct sl_chain *c, uint64_t now)
 	if (c->peer_role != MGR_SL_PEER_PRIMARY)
 		return;
 	heartbeat(ctx, c, now);
+	primary_nack(ctx, c, now);
 	/* Up to the newest marker released: the store has every packet at
 	 * or below it (not while the predecessor is not heard yet: a trim
 	 * goes to its run). */
@@ -452,6 +495,7 @@ mgr_sl_peer_telemetry(struct rte_tel_data *d, const struct sl_chain *c)
 	rte_tel_data_add_dict_uint(d, "peer_not_ready", c->peer_not_ready);
 	rte_tel_data_add_dict_uint(d, "peer_end_early", c->peer_end_early);
 	rte_tel_data_add_dict_uint(d, "peer_replay_lost", c->peer_replay_lost);
+	rte_tel_data_add_dict_uint(d, "peer_lacks", c->peer_lacks);
 	if (c->peer_takeover_ns != 0 && c->peer_end_ns >= c->peer_takeover_ns)
 		rte_tel_data_add_dict_uint(d, "peer_replay_us",
 					   (c->peer_end_ns - c->peer_takeover_ns) / 1000);

@@ -117,6 +117,10 @@ struct sl_chain {
 	/* the primary's trims (TX unit): the newest released marker's
 	 * timestamp, the last trimmed */
 	uint64_t peer_trim_ts, peer_trimmed, peer_trim_ns;
+	/* a primary (RX unit): the first stamped timestamp its root could not
+	 * log (0: none) -- nothing after it is admitted until the predecessor
+	 * sends it again from its log (REPLAY_ACK, next_ts = it) */
+	uint64_t peer_lack_ts, peer_lack_ns, peer_lacks;
 	uint64_t peer_admitted, peer_stale, peer_before_takeover, peer_gap_drops,
 		peer_room_drops, peer_acks, peer_takeovers, peer_hb_rx, peer_sent, peer_send_fail,
 		peer_trims, peer_not_ready, peer_end_early, peer_replay_lost;
@@ -196,5 +200,8 @@ void mgr_sl_peer_init(struct sl_chain *c, const struct mgr_chain_cfg *cc);
 void mgr_sl_peer_rx(struct mgr_dp_ctx *ctx, struct sl_chain *c, uint64_t now);
 void mgr_sl_peer_tx(struct mgr_dp_ctx *ctx, struct sl_chain *c, uint64_t now);
 void mgr_sl_peer_telemetry(struct rte_tel_data *d, const struct sl_chain *c);
+/* RX unit: a primary's root dropped stamped input `ts` (its log full) --
+ * the predecessor trims it with the next LOG_TRIM, so it must come again. */
+void mgr_sl_peer_lacks(struct sl_chain *c, uint64_t ts);
 
 #endif /* MGR_SL_PRIV_H */

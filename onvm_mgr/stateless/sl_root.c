@@ -133,6 +133,7 @@ mgr_sl_ingress(struct rte_mbuf *m, struct onvm_pkt_meta *meta, bool routed)
 			log_trim(c);
 		if (c->log.n == c->log.cap) {
 			c->log_full++; /* dropped at the entry: never unprotected */
+			mgr_sl_peer_lacks(c, meta->ts);
 			return MGR_SL_DROP;
 		}
 	}
@@ -146,6 +147,7 @@ mgr_sl_ingress(struct rte_mbuf *m, struct onvm_pkt_meta *meta, bool routed)
 	copy = rte_pktmbuf_copy(m, mgr.pool, 0, UINT32_MAX);
 	if (copy == NULL) {
 		c->log_copy_fail++;
+		mgr_sl_peer_lacks(c, meta->ts);
 		return MGR_SL_DROP;
 	}
 	c->log_m[(c->log.head + c->log.n) % c->log.cap] = copy;

@@ -76,9 +76,13 @@ Scenarios (argument; none: all of them, in each of the four modes):
           a spare NF killed before the failover (relaunched and held: the
           takeover must replay once, without what the state holds), the
           same with the failover offered while it is being relaunched (the
-          spare answers once it is back), and the primary only cut off
+          spare answers once it is back), the primary only cut off
           (the predecessor fails over while it lives: it must stop for
-          good, its NFs not relaunched).
+          good, its NFs not relaunched), and the store SIGSTOPped until
+          the primary's root log (1024 packets) is full, then the primary
+          killed (`stall`: the frames its root dropped must be sent again
+          by the predecessor, never trimmed).  ONVM_NLF_VARIANTS=a,b
+          runs those only.
   small_ring  a one-NF chain whose NF rings hold 127 packets (rings.nf_size
           128), its NF killed: the chain recovers and runs (a replay waits
           for room in the first NF's ring, never for more than it has).
@@ -488,7 +492,8 @@ def node_loss(L, mode, cache, seed, variant=None):
     # full log behind a predecessor loses input for good:
     # docs/design/stateless.md, "Limits"; asserted below, so that a loss the
     # oracle finds is not that)
-    st = store.store_cfg(r.addr, mode, cache, flush_packets=32, log_packets=16384)
+    st = store.store_cfg(r.addr, mode, cache, flush_packets=32,
+                         log_packets=1024 if variant == "stall" else 16384)
     spare_st = dict(st, log_packets=64) if variant == "small" else None
     sink, spare, primary, pred = rc.build(L, frames, tag, stateful=True, store=st,
                                           spare_store=spare_st)
@@ -507,8 +512,27 @@ def node_loss(L, mode, cache, seed, variant=None):
     before = q(primary)
     lab.check(before["released"] < n, f"{tag}: the whole input was out before the failure "
               f"(lengthen it): {before['released']} of {n}")
-    L.expect(before["log_full"] == 0 and before["log_copy_fail"] == 0,
-             f"{tag}: the primary dropped input at its root: {before}")
+    if variant == "stall":
+        # the store stops answering: the primary's exit cannot release,
+        # its root's log fills and drops stamped input at the entry, which
+        # the next LOG_TRIM would have the predecessor trim for good -- the
+        # primary must take nothing after it until the predecessor sends
+        # it again, once the store is back
+        r.proc.send_signal(signal.SIGSTOP)  # our redis-server
+        try:
+            lab.wait_until(lambda: q(primary)["log_full"] > 0, 20, f"{tag}: the primary's "
+                           "log full")
+        finally:
+            r.proc.send_signal(signal.SIGCONT)
+        lab.wait_until(lambda: q(primary)["released"] >= n * 0.8, 60,
+                       f"{tag}: the primary caught up")
+        before = q(primary)
+        pl = pred.query("/onvm/remote")["web"]
+        L.expect(before["peer_lacks"] > 0 and pl["primary_resends"] > 0,
+                 f"{tag}: no frame asked again: primary {before}, predecessor {pl}")
+    else:
+        L.expect(before["log_full"] == 0 and before["log_copy_fail"] == 0,
+                 f"{tag}: the primary dropped input at its root: {before}")
     L.expect(before["peer_trims"] > 0 and q(spare)["peer_state"] == "spare",
              f"{tag}: no LOG_TRIM sent, or the spare not waiting: {before}")
     if variant == "restart_now":
@@ -607,7 +631,9 @@ def test(L, which):
     if which in (None, "node_loss_faults"):
         seed = int(os.environ.get("ONVM_TEST_SEED", random.randrange(1 << 32)))
         print(f"node_loss_faults: seed {seed}")
-        for variant in ("small", "restart", "restart_now", "cutoff"):
+        # (ONVM_NLF_VARIANTS=stall,cutoff: those only)
+        for variant in os.environ.get("ONVM_NLF_VARIANTS",
+                                      "small,restart,restart_now,cutoff,stall").split(","):
             node_loss(L, "async", True, seed, variant)
 
 
