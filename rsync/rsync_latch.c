@@ -30,7 +30,7 @@ rsync_stage_reset(struct stage *s)
 	s->cut_id = s->cut_base = s->cut_ts = 0;
 	s->cut_full = false;
 	s->nd_cut = 0;
-	s->opened_ns = s->closed_ns = s->deadline_ns = 0;
+	s->opened_ns = s->closed_ns = s->deadline_ns = s->first_sent_ns = 0;
 	s->tries = s->tx_next = 0;
 	s->n = 0;
 	s->body_len = s->txts_len = 0;

@@ -198,6 +198,29 @@ window_used(struct rsync_primary *p)
 	return n;
 }
 
+/*
+ * When a stage sent `now` is sent again if no vote came: retrans_ns after
+ * its first round, then twice as long after each (at most
+ * RETRANS_BACKOFF_MAX times as long), and never past its abort, which
+ * comes max_tries * retrans_ns after the first round whatever the rounds.
+ * A vote late behind a backlog on the sync link then brings no flood of
+ * copies that makes the next one later still: sent every retrans_ns, a
+ * stage of hundreds of fragments (a full cut) was sent max_tries times
+ * over, and a standby restarted behind such a link never caught up.
+ */
+#define RETRANS_BACKOFF_MAX 8
+
+static uint64_t
+resend_at(const struct rsync_primary *p, const struct stage *s, uint64_t now)
+{
+	uint32_t k = s->tries > 4 ? 3 : s->tries - 1; /* (tries >= 1) */
+	uint64_t wait = p->cfg.retrans_ns << k;
+	uint64_t abort_at = s->first_sent_ns + (uint64_t)p->cfg.max_tries * p->cfg.retrans_ns;
+
+	_Static_assert(RETRANS_BACKOFF_MAX == 1 << 3, "the shift's cap");
+	return now + wait < abort_at ? now + wait : abort_at;
+}
+
 /* Send what a SENDING stage has left.  False when the link or the window
  * stopped it (the rest goes at a later tick). */
 static bool
@@ -210,6 +233,7 @@ stage_pump(struct rsync_primary *p, struct stage *s, uint64_t now)
 		}
 		s->started = true;
 		s->tries = 1;
+		s->first_sent_ns = now;
 	}
 	while (s->tx_next < s->n_pieces) {
 		if (send_fragment(p, s, s->tx_next) != 0) {
@@ -222,7 +246,7 @@ stage_pump(struct rsync_primary *p, struct stage *s, uint64_t now)
 			p->stats.frags_retrans++;
 	}
 	s->state = ST_SENT;
-	s->deadline_ns = now + p->cfg.retrans_ns;
+	s->deadline_ns = resend_at(p, s, now);
 	return true;
 }
 
@@ -432,7 +456,7 @@ rsync_primary_tick(struct rsync_primary *p, uint64_t now)
 		}
 		if (s->state != ST_SENT || now < s->deadline_ns)
 			continue;
-		if (s->tries >= p->cfg.max_tries) {
+		if (now - s->first_sent_ns >= (uint64_t)p->cfg.max_tries * p->cfg.retrans_ns) {
 			abort_from(p, k, RSYNC_ABORT_NO_VOTE);
 			break;
 		}

@@ -55,6 +55,7 @@ struct stage {
 	uint64_t cut_id, cut_base, cut_ts;
 	uint64_t nd_cut;	    /* the cut id it waits for (needs_cut), for META */
 	uint64_t opened_ns, closed_ns, deadline_ns;
+	uint64_t first_sent_ns; /* its first send round began: the abort counts from it */
 	uint32_t tries;
 	uint32_t tx_next;
 	void **pkts;

@@ -55,8 +55,43 @@ test_stage_is_released_only_after_the_vote(void **state)
 	assert_int_equal(sm->ndropped, 8);
 	assert_int_equal(rsync_primary_stats(sm->p)->aborts[RSYNC_ABORT_NO_VOTE], 1);
 	assert_int_equal(rsync_primary_stats(sm->p)->stages_released, 0);
-	/* it was sent max_tries times: every retransmission made a re-vote */
-	assert_int_equal(rsync_standby_stats(sm->s)->revotes, pc.max_tries - 1);
+	/* sent at 0 and after retrans_ns; the doubled wait then reaches the
+	 * abort (max_tries x retrans_ns): the one retransmission, re-voted */
+	assert_int_equal(pc.max_tries, 3);
+	assert_int_equal(rsync_standby_stats(sm->s)->revotes, 1);
+	sim_free(sm);
+}
+
+/* Votes that never come: the stage is sent again after retrans_ns, then
+ * after twice as long each time (at most 8x), and aborted max_tries x
+ * retrans_ns after its first send all the same.  Sent every retrans_ns, a
+ * late vote brought max_tries copies of every fragment onto a link already
+ * behind (the campaign's standby that never caught up). */
+static void
+test_retransmissions_back_off_within_the_abort_time(void **state)
+{
+	(void)state;
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct sim *sm;
+	uint64_t t0;
+
+	pc.max_tries = 20; /* abort 2 ms after the first send (100 us each) */
+	sm = sim_new(&pc, &sc, 1, NULL, 0);
+	sm->f_to_p.cut = 1;
+	add_n(sm, 8, 3);
+	t0 = sm->now;
+	while (rsync_primary_stats(sm->p)->aborts[RSYNC_ABORT_NO_VOTE] == 0 &&
+	       sm->now - t0 < 10 * pc.max_tries * pc.retrans_ns)
+		sim_step(sm, 10 * US);
+	/* sent at 0, 100, 300, 700 and 1500 us (waits of 1, 2, 4, 8 x); the
+	 * next wait (8 x) passes 2 ms: aborted then, not 15 sends later */
+	assert_int_equal(rsync_standby_stats(sm->s)->revotes, 4);
+	assert_int_equal(rsync_primary_stats(sm->p)->aborts[RSYNC_ABORT_NO_VOTE], 1);
+	assert_true(sm->now - t0 >= pc.max_tries * pc.retrans_ns);
+	assert_true(sm->now - t0 <= pc.max_tries * pc.retrans_ns + 20 * US);
+	assert_int_equal(sm->nreleased, 0);
+	assert_int_equal(sm->ndropped, 8);
 	sim_free(sm);
 }
 
@@ -2133,6 +2168,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stage_is_released_only_after_the_vote),
+		cmocka_unit_test(test_retransmissions_back_off_within_the_abort_time),
 		cmocka_unit_test(test_lost_vote_is_recovered_by_retransmission),
 		cmocka_unit_test(test_stages_are_released_strictly_in_order),
 		cmocka_unit_test(test_abort_cascades_and_the_standby_discards),
