@@ -53,6 +53,10 @@
 #define PEER_TRIM_NS (1000 * 1000ull)		 /* a LOG_TRIM at most every 1 ms */
 #define PEER_ACK_NS (1000 * 1000ull)		 /* a replay acknowledged every 1 ms */
 #define PEER_NACK_NS (200 * 1000ull)		 /* a gap reported at most every 200 us */
+/* A frame a primary's root dropped, not sent again in this long: lost
+ * (counted), the input admitted again -- bounded whatever the predecessor
+ * does (restarted, trimmed it, or too old to take a primary's REPLAY_ACK). */
+#define PEER_LACK_GIVE_UP_NS (1000 * 1000 * 1000ull)
 #define PEER_ACK_EVERY 1024			 /* ... and every half its window */
 
 uint8_t mgr_sl_peer_port[ONVM_MAX_PORTS];
@@ -136,30 +140,50 @@ heartbeat(struct mgr_dp_ctx *ctx, struct sl_chain *c, uint64_t now)
 void
 mgr_sl_peer_lacks(struct sl_chain *c, uint64_t ts)
 {
-	if (c->peer_role != MGR_SL_PEER_PRIMARY || ts == 0 || c->peer_lack_ts != 0)
+	if (c->peer_role != MGR_SL_PEER_PRIMARY || ts == 0 || c->peer_lack_ts != 0 ||
+	    c->peer_fenced || __atomic_load_n(&c->peer_superseded, __ATOMIC_RELAXED))
 		return;
 	__atomic_store_n(&c->peer_lack_ts, ts, __ATOMIC_RELEASE);
+	c->peer_lack_since_ns = mgr_now_ns();
+	c->peer_lack_ns = 0;
 	c->peer_lacks++;
 	/* (admitted by mgr_sl_peer_ingress: it must be admitted again) */
 	__atomic_store_n(&c->peer_last_ts, ts - 1, __ATOMIC_RELAXED);
 }
 
-/* TX unit (a primary's frames to the predecessor go from there): ask for
- * the log again from the lacking timestamp -- a REPLAY_ACK whose next_ts
- * is it, at most every PEER_NACK_NS while it lacks. */
+/* The lack ended without the frame: it is lost, counted (a predecessor
+ * that restarted, trimmed it already, or cannot send it again). */
+static void
+lack_given_up(struct sl_chain *c, const char *why)
+{
+	uint64_t ts = c->peer_lack_ts;
+
+	__atomic_store_n(&c->peer_lack_ts, 0, __ATOMIC_RELEASE);
+	c->peer_lacks_given_up++;
+	MGR_LOG(WARNING, "chain '%s': stamped frame %" PRIu64 " dropped at the root is lost: %s",
+		mgr.shm->chains[c->id].name, ts, why);
+}
+
+/* RX unit: ask the predecessor for its log again from the lacking
+ * timestamp -- a REPLAY_ACK whose next_ts is it -- once the root's log has
+ * room again (while it is full the frame would only be dropped again), at
+ * most every PEER_NACK_NS. */
 static void
 primary_nack(struct mgr_dp_ctx *ctx, struct sl_chain *c, uint64_t now)
 {
 	struct rsync_msg m = {0};
-	uint64_t lack = __atomic_load_n(&c->peer_lack_ts, __ATOMIC_ACQUIRE);
 
-	if (lack == 0 || (c->peer_lack_ns != 0 && now - c->peer_lack_ns < PEER_NACK_NS))
+	if (c->peer_lack_ts == 0 || !mgr_sl_log_room(c) ||
+	    (c->peer_lack_ns != 0 && now - c->peer_lack_ns < PEER_NACK_NS))
 		return;
+	if (now - c->peer_lack_since_ns > PEER_LACK_GIVE_UP_NS) {
+		lack_given_up(c, "the predecessor did not send it again");
+		return;
+	}
 	m.h.epoch = __atomic_load_n(&c->peer_epoch, __ATOMIC_RELAXED);
-	m.u.replay_ack.next_ts = lack;
-	m.u.replay_ack.gap_ts = lack + 1;
-	if (peer_send(ctx, c, RSYNC_REPLAY_ACK, &m))
-		c->peer_lack_ns = now;
+	m.u.replay_ack.next_ts = c->peer_lack_ts;
+	c->peer_lack_ns = now; /* (a send that failed: again after the period) */
+	(void)peer_send(ctx, c, RSYNC_REPLAY_ACK, &m);
 }
 
 /* ---- the spare's session (RX unit) ---- */
@@ -299,6 +323,8 @@ control_in(struct mgr_dp_ctx *ctx, struct sl_chain *c, struct rte_mbuf *mb)
 		 * will never end -- what it lacks is lost (counted). */
 		c->peer_cancelled = 0;
 		c->peer_epoch_heard = false; /* (a primary takes its epoch again) */
+		if (c->peer_lack_ts != 0) /* (its new run's log does not hold it) */
+			lack_given_up(c, "the predecessor restarted");
 		if (c->peer_state == SL_PEER_REPLAY) {
 			if (c->peer_next <= c->peer_newest)
 				c->peer_replay_lost += c->peer_newest - c->peer_next + 1;
@@ -402,12 +428,15 @@ mgr_sl_peer_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, u
 	 * until the predecessor sends it again -- the state, and so the
 	 * trims, must never pass over it (go-back-N, as a spare's replay). */
 	if (c->peer_role == MGR_SL_PEER_PRIMARY && unlikely(c->peer_lack_ts != 0)) {
-		if (sh.ts != c->peer_lack_ts) {
+		if (sh.ts == c->peer_lack_ts)
+			__atomic_store_n(&c->peer_lack_ts, 0, __ATOMIC_RELEASE);
+		else if (mgr_now_ns() - c->peer_lack_since_ns > PEER_LACK_GIVE_UP_NS)
+			lack_given_up(c, "not sent again in time");
+		else {
 			c->peer_gap_drops++;
 			rte_pktmbuf_free(m);
 			return true;
 		}
-		__atomic_store_n(&c->peer_lack_ts, 0, __ATOMIC_RELEASE);
 	}
 	if (sh.ts <= c->peer_last_ts) {
 		c->peer_stale++; /* reordered or duplicated on the link */
@@ -426,6 +455,8 @@ mgr_sl_peer_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, u
 void
 mgr_sl_peer_rx(struct mgr_dp_ctx *ctx, struct sl_chain *c, uint64_t now)
 {
+	if (c->peer_role == MGR_SL_PEER_PRIMARY)
+		primary_nack(ctx, c, now);
 	if (c->peer_role != MGR_SL_PEER_SPARE)
 		return;
 	heartbeat(ctx, c, now);
@@ -439,21 +470,24 @@ void
 mgr_sl_peer_tx(struct mgr_dp_ctx *ctx, struct sl_chain *c, uint64_t now)
 {
 	struct rsync_msg m = {0};
+	uint64_t lack, upto;
 
 	if (c->peer_role != MGR_SL_PEER_PRIMARY)
 		return;
 	heartbeat(ctx, c, now);
-	primary_nack(ctx, c, now);
 	/* Up to the newest marker released: the store has every packet at
 	 * or below it (not while the predecessor is not heard yet: a trim
-	 * goes to its run). */
-	if (c->peer_trim_ts <= c->peer_trimmed || now - c->peer_trim_ns < PEER_TRIM_NS ||
+	 * goes to its run) -- and never past a frame the root lacks (no marker
+	 * should pass it either: a second guard). */
+	lack = __atomic_load_n(&c->peer_lack_ts, __ATOMIC_ACQUIRE);
+	upto = lack != 0 && c->peer_trim_ts >= lack ? lack - 1 : c->peer_trim_ts;
+	if (upto <= c->peer_trimmed || now - c->peer_trim_ns < PEER_TRIM_NS ||
 	    __atomic_load_n(&c->peer_pred_run, __ATOMIC_RELAXED) == 0)
 		return;
 	m.h.epoch = __atomic_load_n(&c->peer_epoch, __ATOMIC_RELAXED);
-	m.u.trim.watermark = c->peer_trim_ts;
+	m.u.trim.watermark = upto;
 	if (peer_send(ctx, c, RSYNC_LOG_TRIM, &m)) {
-		c->peer_trimmed = c->peer_trim_ts;
+		c->peer_trimmed = upto;
 		c->peer_trim_ns = now;
 		c->peer_trims++;
 	}
@@ -496,6 +530,7 @@ mgr_sl_peer_telemetry(struct rte_tel_data *d, const struct sl_chain *c)
 	rte_tel_data_add_dict_uint(d, "peer_end_early", c->peer_end_early);
 	rte_tel_data_add_dict_uint(d, "peer_replay_lost", c->peer_replay_lost);
 	rte_tel_data_add_dict_uint(d, "peer_lacks", c->peer_lacks);
+	rte_tel_data_add_dict_uint(d, "peer_lacks_given_up", c->peer_lacks_given_up);
 	if (c->peer_takeover_ns != 0 && c->peer_end_ns >= c->peer_takeover_ns)
 		rte_tel_data_add_dict_uint(d, "peer_replay_us",
 					   (c->peer_end_ns - c->peer_takeover_ns) / 1000);

@@ -118,9 +118,12 @@ struct sl_chain {
 	 * timestamp, the last trimmed */
 	uint64_t peer_trim_ts, peer_trimmed, peer_trim_ns;
 	/* a primary (RX unit): the first stamped timestamp its root could not
-	 * log (0: none) -- nothing after it is admitted until the predecessor
-	 * sends it again from its log (REPLAY_ACK, next_ts = it) */
-	uint64_t peer_lack_ts, peer_lack_ns, peer_lacks;
+	 * log (0: none; atomic: the TX unit's trims stay below it) -- nothing
+	 * after it is admitted until the predecessor sends it again from its
+	 * log (REPLAY_ACK, next_ts = it), or PEER_LACK_GIVE_UP_NS passed (then
+	 * lost, counted); since when, the last ask, and the counts */
+	uint64_t peer_lack_ts, peer_lack_since_ns, peer_lack_ns, peer_lacks,
+		peer_lacks_given_up;
 	uint64_t peer_admitted, peer_stale, peer_before_takeover, peer_gap_drops,
 		peer_room_drops, peer_acks, peer_takeovers, peer_hb_rx, peer_sent, peer_send_fail,
 		peer_trims, peer_not_ready, peer_end_early, peer_replay_lost;

@@ -138,10 +138,9 @@ mgr_sl_ingress(struct rte_mbuf *m, struct onvm_pkt_meta *meta, bool routed)
 		}
 	}
 	/* (behind a predecessor, its stamps are the clock: a marker then
-	 * names the last of its timestamps before it) */
-	if (c->peer_role != 0)
-		c->clock = meta->ts;
-	else
+	 * names the last of its timestamps before it -- taken only once the
+	 * frame is in the log: a marker must never name one it dropped) */
+	if (c->peer_role == 0)
 		meta->ts = ++c->clock;
 	meta->chain_run = c->rx_run;
 	copy = rte_pktmbuf_copy(m, mgr.pool, 0, UINT32_MAX);
@@ -150,6 +149,8 @@ mgr_sl_ingress(struct rte_mbuf *m, struct onvm_pkt_meta *meta, bool routed)
 		mgr_sl_peer_lacks(c, meta->ts);
 		return MGR_SL_DROP;
 	}
+	if (c->peer_role != 0)
+		c->clock = meta->ts;
 	c->log_m[(c->log.head + c->log.n) % c->log.cap] = copy;
 	c->log_ts[(c->log.head + c->log.n) % c->log.cap] = meta->ts;
 	c->log.n++;

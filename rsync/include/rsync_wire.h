@@ -151,7 +151,8 @@ enum rsync_msg_type {
 	RSYNC_REPLAY_START = 8, /* predecessor -> standby: take over, replay follows */
 	RSYNC_REPLAY_END = 9,	/* predecessor -> standby: the replay is complete */
 	RSYNC_HEARTBEAT = 10,	/* any -> peer: liveness, its run, progress */
-	RSYNC_REPLAY_ACK = 11,	/* standby -> predecessor: the replay received so far */
+	RSYNC_REPLAY_ACK = 11,	/* standby -> predecessor: the replay received so far;
+				 * a stateless primary's: its log again from next_ts */
 	RSYNC_REPLAY_CANCEL = 12, /* predecessor -> standby: never take over at this epoch */
 	RSYNC_TYPE_MAX,
 };

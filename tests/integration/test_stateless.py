@@ -478,7 +478,8 @@ def node_loss(L, mode, cache, seed, variant=None):
     failover: relaunched, held again), "restart_now" (the same, the failover
     offered while it is being relaunched: the spare takes over once it is
     back), "cutoff" (the primary lives on, the predecessor fails over all the
-    same: it must stop for good)."""
+    same: it must stop for good), "stall" (the store stopped until the
+    primary's small root log is full: what it dropped must come again)."""
     tag = (f"nlf-{variant}" if variant else
            "nl-" + store.mode_name(mode, cache).replace("+", "_"))
     rnd = random.Random(seed)
@@ -487,11 +488,9 @@ def node_loss(L, mode, cache, seed, variant=None):
     # machine makes slow: an input long enough to be still coming then)
     frames = tagged_input(traces.trace("ssh.pcap"), 96 if variant else 24, flows_per_copy=True)
     n = len(frames)
-    # (the root's log holds over half the input: a store that stalls on a
-    # loaded machine -- CPU-starved for a second -- must not fill it, for a
-    # full log behind a predecessor loses input for good:
-    # docs/design/stateless.md, "Limits"; asserted below, so that a loss the
-    # oracle finds is not that)
+    # (the root's log holds over half the input: a store CPU-starved for a
+    # second on a loaded machine does not fill it -- asserted below, so that
+    # the variants test what they name; `stall` fills a small one on purpose)
     st = store.store_cfg(r.addr, mode, cache, flush_packets=32,
                          log_packets=1024 if variant == "stall" else 16384)
     spare_st = dict(st, log_packets=64) if variant == "small" else None

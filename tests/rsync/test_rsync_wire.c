@@ -539,6 +539,8 @@ test_every_type_round_trips(void **state)
 		assert_int_equal(d.u.replay_ack.gap_ts, 17);
 		m.u.replay_ack.gap_ts = 0; /* no gap seen */
 		assert_int_equal(round_trip(&m, NULL, 0, k).u.replay_ack.gap_ts, 0);
+		m.h.role = RSYNC_ROLE_PRIMARY; /* a stateless primary's: its log again */
+		assert_int_equal(round_trip(&m, NULL, 0, k).h.role, RSYNC_ROLE_PRIMARY);
 		m = ctl(RSYNC_REPLAY_CANCEL, 0);
 		m.h.role = RSYNC_ROLE_PREDECESSOR;
 		assert_int_equal(round_trip(&m, NULL, 0, k).h.len, 0);
