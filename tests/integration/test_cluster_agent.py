@@ -24,6 +24,11 @@ and the standby; the standby's agent reports it synced.  Then, mid-stream:
              the standby, is fenced by it: it releases nothing after.
   late       the same switchover made while the predecessor's agent is
              stopped: a new agent, started after it, follows it.
+  given_up   the standby's manager SIGSTOPped, then the primary SIGKILLed:
+             the promotion is made, but the standby does not answer the
+             failover and the predecessor gives it up; the standby let go
+             again, the agent asks once more, a second later, at a newer
+             epoch with the same new primary, and the chain fails over.
   dataplane  no failover: two etcd members SIGKILLed mid-stream (the
              quorum lost, the agents waiting), then the primary's NF
              SIGKILLed (its local standby takes over): the data plane
@@ -128,7 +133,17 @@ def case(L, which):
         if which == "no_quorum":
             ec.kill(1)
             ec.kill(2)
+        if which == "given_up":
+            os.kill(standby.proc.pid, signal.SIGSTOP)  # our standby's manager
         primary.stop(sig=signal.SIGKILL)
+        if which == "given_up":
+            try:
+                lab.wait_until(lambda: remote(pred)["failovers_given_up"] >= 1, 30,
+                               "the failover given up")
+            finally:
+                os.kill(standby.proc.pid, signal.SIGCONT)
+            L.expect(agent_status(agents["pred"]).get("promotions") == 1,
+                     f"the promotion: {agent_status(agents['pred'])}")
         if which == "no_quorum":
             lab.wait_until(lambda: remote(pred)["failover_wanted"] == "bfd", 30,
                            "BFD's Down asking")
@@ -142,7 +157,13 @@ def case(L, which):
             L.expect(ag.get("promotions", 0) == 0, f"promoted without a quorum: {ag}")
             ec.restart(1)
             ec.restart(2)
-    lab.wait_until(lambda: remote(pred)["failovers"] == 1, 60, "the failover")
+    if which == "given_up":
+        # each retry a newer epoch, the same primary; the standby, let go,
+        # may also take over at an epoch given up before (the predecessor
+        # follows it): either way one the cluster wrote for that primary
+        lab.wait_until(lambda: remote(pred)["state"] != "primary", 60, "the failover")
+    else:
+        lab.wait_until(lambda: remote(pred)["failovers"] == 1, 60, "the failover")
     took = time.monotonic() - t0
     lab.wait_until(lambda: remote(pred)["state"] == "standby" and remote(pred)["stamped"] == n,
                    180, "the replay and the input done")
@@ -150,8 +171,13 @@ def case(L, which):
     lab.wait_until(lambda: quiet(standby, sink), 30, "the standby's output drained")
     _, roles, _ = c.chain("web")
     st_p, st_s = remote(pred), remote(standby)
-    L.expect(roles["epoch"] == epoch and roles["primary"] == "standby" and
-             roles["fenced"] == ["primary"], f"etcd's roles after it: {roles}")
+    if which == "given_up":
+        epoch = st_p["epoch"]
+        L.expect(2 <= epoch <= roles["epoch"] and cluster.primary_at(roles, epoch) == "standby",
+                 f"the data plane at epoch {epoch}: not one etcd wrote for the standby: {roles}")
+    L.expect((roles["epoch"] == epoch or which == "given_up") and
+             roles["primary"] == "standby" and roles["fenced"] == ["primary"],
+             f"etcd's roles after it: {roles}")
     L.expect(st_p["epoch"] == epoch and st_s["epoch"] == epoch,
              f"the data plane's epoch {st_p['epoch']} / {st_s['epoch']}, etcd's {epoch}")
     if which in ("switchover", "late"):
@@ -167,18 +193,22 @@ def case(L, which):
     ag = agent_status(agents["pred"])
     # (no_quorum: a promotion sent as the quorum went may commit when it
     # returns -- Unknown to the agent, which then follows it)
-    L.expect(ag.get("promotions") == {"switchover": 0, "late": 0, "failover": 1}.get(
-             which, ag.get("promotions")) and ag.get("promotions", 0) <= 1 and
-             ag.get("failovers_started", 0) + ag.get("failovers_followed", 0) == 1,
-             f"the predecessor's agent: {ag}")
+    L.expect(ag.get("promotions") == {"switchover": 0, "late": 0, "failover": 1,
+                                      "given_up": 1}.get(which, ag.get("promotions")) and
+             ag.get("promotions", 0) <= 1 and
+             ag.get("failovers_started", 0) + ag.get("failovers_followed", 0) ==
+             1 + ag.get("retries", 0), f"the predecessor's agent: {ag}")
+    if which == "given_up":
+        L.expect(ag.get("retries", 0) == roles["epoch"] - 2 >= 1,
+                 f"asked again at each newer epoch: agent {ag}, roles {roles}")
     print(f"{which}: failed over {took * 1000:.0f} ms after the "
-          f"{'kill' if which in ('failover', 'no_quorum') else 'switchover'}; agent {ag}")
+          f"{'switchover' if which in ('switchover', 'late') else 'kill'}; agent {ag}")
     for p in agents.values():
         p.terminate()
         p.wait(10)
     for node in (pred, standby, primary, sink):
         node.stop()
-    if which in ("failover", "no_quorum"):
+    if which in ("failover", "no_quorum", "given_up"):
         primary.remove_runtime()
     got_m = pcap.read_capture_out(L.path(f"sink-m{tag}.pcap"))
     got_s = pcap.read_capture_out(L.path(f"sink-s{tag}.pcap"))
@@ -233,7 +263,7 @@ def dataplane(L, ec, agents, pred, primary, standby, sink, frames, tag):
 def test(L, which):
     etcd_lab.require()
     try:
-        for w in ("failover", "no_quorum", "switchover", "late", "dataplane"):
+        for w in ("failover", "no_quorum", "given_up", "switchover", "late", "dataplane"):
             if which in (None, w):
                 case(L, w)
     except lab.TestFailure:
