@@ -24,6 +24,11 @@ and the standby; the standby's agent reports it synced.  Then, mid-stream:
              the standby, is fenced by it: it releases nothing after.
   late       the same switchover made while the predecessor's agent is
              stopped: a new agent, started after it, follows it.
+  rejoin     the failover, then the old primary's manager started again
+             on its old config (primary, epoch 1): fenced by
+             the standby that took over, it releases nothing; in etcd it
+             comes back only as a standby (reprotect), never promoted
+             before it syncs.
   given_up   the standby's manager SIGSTOPped, then the primary SIGKILLed:
              the promotion is made, but the standby does not answer the
              failover and the predecessor gives it up; the standby let go
@@ -67,6 +72,15 @@ def agent(L, ec, name, node, tag):
                                        status])
     p.status_path = status
     return p
+
+
+def stop_all(agents, nodes):
+    """The agents (ours), then the nodes."""
+    for p in agents.values():
+        p.terminate()
+        p.wait(10)
+    for node in nodes:
+        node.stop()
 
 
 def agent_status(p):
@@ -165,11 +179,15 @@ def case(L, which):
     else:
         lab.wait_until(lambda: remote(pred)["failovers"] == 1, 60, "the failover")
     took = time.monotonic() - t0
+    if which == "rejoin":
+        rejoin(L, c, primary, pred, sink, n)
     lab.wait_until(lambda: remote(pred)["state"] == "standby" and remote(pred)["stamped"] == n,
                    180, "the replay and the input done")
     lab.wait_until(lambda: remote(standby)["state"] == "active", 60, "the standby active")
     lab.wait_until(lambda: quiet(standby, sink), 30, "the standby's output drained")
     _, roles, _ = c.chain("web")
+    if which == "rejoin":  # (as before the rejoin: the check below is of the failover)
+        roles = dict(roles, standbys=[], fenced=["primary"])
     st_p, st_s = remote(pred), remote(standby)
     if which == "given_up":
         epoch = st_p["epoch"]
@@ -194,7 +212,7 @@ def case(L, which):
     # (no_quorum: a promotion sent as the quorum went may commit when it
     # returns -- Unknown to the agent, which then follows it)
     L.expect(ag.get("promotions") == {"switchover": 0, "late": 0, "failover": 1,
-                                      "given_up": 1}.get(which, ag.get("promotions")) and
+                                      "given_up": 1, "rejoin": 1}.get(which, ag.get("promotions")) and
              ag.get("promotions", 0) <= 1 and
              ag.get("failovers_started", 0) + ag.get("failovers_followed", 0) ==
              1 + ag.get("retries", 0), f"the predecessor's agent: {ag}")
@@ -203,11 +221,7 @@ def case(L, which):
                  f"asked again at each newer epoch: agent {ag}, roles {roles}")
     print(f"{which}: failed over {took * 1000:.0f} ms after the "
           f"{'switchover' if which in ('switchover', 'late') else 'kill'}; agent {ag}")
-    for p in agents.values():
-        p.terminate()
-        p.wait(10)
-    for node in (pred, standby, primary, sink):
-        node.stop()
+    stop_all(agents, (pred, standby, primary, sink))
     if which in ("failover", "no_quorum", "given_up"):
         primary.remove_runtime()
     got_m = pcap.read_capture_out(L.path(f"sink-m{tag}.pcap"))
@@ -217,6 +231,35 @@ def case(L, which):
                allow_loss=0 if which in ("switchover", "late") else STAGES * STAGE_PACKETS + 64)
     c.close()
     ec.stop()
+
+
+def rejoin(L, c, primary, pred, sink, n):
+    """The fenced old primary back, on its old config (the predecessor
+    sends it nothing any more: what fences it is the standby, which it
+    talks to at its old epoch)."""
+    primary.remove_runtime()
+    primary.start()
+    from_m = sink.port("in_m")["rx"]
+    lab.wait_until(lambda: remote(primary)["state"] == "fenced", 30,
+                   "the restarted old primary fenced by the standby")
+    lab.wait_until(lambda: remote(pred)["stamped"] == n, 180, "the input done")
+    time.sleep(0.3)
+    m = remote(primary)
+    L.expect(m["out_released"] == 0 and sink.port("in_m")["rx"] == from_m,
+             f"the fenced old primary released {m['out_released']}, the sink got "
+             f"{sink.port('in_m')['rx'] - from_m} from it")
+    _, roles, _ = c.chain("web")
+    L.expect(roles["fenced"] == ["primary"] and roles["primary"] == "standby", f"{roles}")
+    new = c.add_standby("web", "the old primary back")
+    L.expect(new is not None and new["standbys"] == ["primary"] and new["fenced"] == [] and
+             new["synced"] == [], f"it rejoins as a standby: {new}")
+    try:
+        c.promote("web", new["epoch"], "test: promote it before it synced")
+        L.expect(False, "the old primary promoted back before it synced")
+    except cluster.Conflict:
+        pass
+    print(f"rejoin: the old primary back and fenced, released nothing; in etcd a standby "
+          f"not synced: {new['standbys']}")
 
 
 def dataplane(L, ec, agents, pred, primary, standby, sink, frames, tag):
@@ -251,11 +294,7 @@ def dataplane(L, ec, agents, pred, primary, standby, sink, frames, tag):
     print(f"dataplane: {m1['out_released'] - m0['out_released']} packets released, "
           f"{m1['votes'] - m0['votes']} votes and {m1['cuts'] - m0['cuts']} cuts, and a "
           f"local NF failover, with no etcd quorum")
-    for p in agents.values():
-        p.terminate()
-        p.wait(10)
-    for node in (pred, standby, primary, sink):
-        node.stop()
+    stop_all(agents, (pred, standby, primary, sink))
     check_sink(L, frames, pcap.read_capture_out(L.path(f"sink-m{tag}.pcap")),
                pcap.read_capture_out(L.path(f"sink-s{tag}.pcap")), allow_loss=0)
 
@@ -263,7 +302,8 @@ def dataplane(L, ec, agents, pred, primary, standby, sink, frames, tag):
 def test(L, which):
     etcd_lab.require()
     try:
-        for w in ("failover", "no_quorum", "given_up", "switchover", "late", "dataplane"):
+        for w in ("failover", "no_quorum", "given_up", "rejoin", "switchover", "late",
+                  "dataplane"):
             if which in (None, w):
                 case(L, w)
     except lab.TestFailure:
