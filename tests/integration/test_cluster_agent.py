@@ -24,6 +24,10 @@ and the standby; the standby's agent reports it synced.  Then, mid-stream:
              the standby, is fenced by it: it releases nothing after.
   late       the same switchover made while the predecessor's agent is
              stopped: a new agent, started after it, follows it.
+  redeclare  the chain removed and declared again before the kill (etcd
+             at epoch 2, same primary, the data plane still at 1): the
+             standby is reported synced at 2, and the kill fails over at
+             etcd's next epoch, 3.
   rejoin     the failover, then the old primary's manager started again
              on its old config (primary, epoch 1): fenced by
              the standby that took over, it releases nothing; in etcd it
@@ -122,6 +126,19 @@ def case(L, which):
     pred.wait_bfd("to_m", "Up", timeout=60)
     lab.wait_until(lambda: c.chain("web")[1]["synced"] == ["standby"], 60,
                    "the standby's agent reporting it synced")
+    epoch = 2
+    if which == "redeclare":
+        for cmd in (["remove", "web"], ["declare", "web", json.dumps(SPEC)]):
+            rc = subprocess.run(["/usr/bin/python3", ONVMCTL, "--json", "--endpoints",
+                                 ",".join(ec.endpoints)] + cmd,
+                                capture_output=True, text=True, timeout=60)
+            L.expect(rc.returncode == 0, f"onvmctl {cmd[0]}: {rc.stdout} {rc.stderr}")
+        _, roles, _ = c.chain("web")
+        L.expect(roles["epoch"] == 2 and roles["primary"] == "primary" and
+                 remote(pred)["epoch"] == 1, f"declared again: {roles}")
+        lab.wait_until(lambda: c.chain("web")[1]["synced"] == ["standby"], 60,
+                       "the standby reported synced at etcd's epoch")
+        epoch = 3
     lab.wait_until(lambda: remote(primary)["out_released"] >= n // 4, 120,
                    "a quarter of the input released")
     if which == "dataplane":
@@ -129,7 +146,6 @@ def case(L, which):
         c.close()
         ec.stop()
         return
-    epoch = 2
     t0 = time.monotonic()
     if which == "late":
         agents["pred"].terminate()
@@ -212,7 +228,7 @@ def case(L, which):
     # (no_quorum: a promotion sent as the quorum went may commit when it
     # returns -- Unknown to the agent, which then follows it)
     L.expect(ag.get("promotions") == {"switchover": 0, "late": 0, "failover": 1,
-                                      "given_up": 1, "rejoin": 1}.get(which, ag.get("promotions")) and
+                                      "given_up": 1, "rejoin": 1, "redeclare": 1}.get(which, ag.get("promotions")) and
              ag.get("promotions", 0) <= 1 and
              ag.get("failovers_started", 0) + ag.get("failovers_followed", 0) ==
              1 + ag.get("retries", 0), f"the predecessor's agent: {ag}")
@@ -222,7 +238,7 @@ def case(L, which):
     print(f"{which}: failed over {took * 1000:.0f} ms after the "
           f"{'switchover' if which in ('switchover', 'late') else 'kill'}; agent {ag}")
     stop_all(agents, (pred, standby, primary, sink))
-    if which in ("failover", "no_quorum", "given_up"):
+    if which in ("failover", "no_quorum", "given_up", "redeclare"):
         primary.remove_runtime()
     got_m = pcap.read_capture_out(L.path(f"sink-m{tag}.pcap"))
     got_s = pcap.read_capture_out(L.path(f"sink-s{tag}.pcap"))
@@ -302,8 +318,8 @@ def dataplane(L, ec, agents, pred, primary, standby, sink, frames, tag):
 def test(L, which):
     etcd_lab.require()
     try:
-        for w in ("failover", "no_quorum", "given_up", "rejoin", "switchover", "late",
-                  "dataplane"):
+        for w in ("failover", "no_quorum", "given_up", "redeclare", "rejoin", "switchover",
+                  "late", "dataplane"):
             if which in (None, w):
                 case(L, w)
     except lab.TestFailure:
