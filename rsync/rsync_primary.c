@@ -201,23 +201,23 @@ window_used(struct rsync_primary *p)
 /*
  * When a stage sent `now` is sent again if no vote came: retrans_ns after
  * its first round, then twice as long after each (at most
- * RETRANS_BACKOFF_MAX times as long), and never past its abort, which
+ * 8 times as long), and never past its abort, which
  * comes max_tries * retrans_ns after the first round whatever the rounds.
  * A vote late behind a backlog on the sync link then brings no flood of
  * copies that makes the next one later still: sent every retrans_ns, a
  * stage of hundreds of fragments (a full cut) was sent max_tries times
  * over, and a standby restarted behind such a link never caught up.
  */
-#define RETRANS_BACKOFF_MAX 8
+#define RETRANS_BACKOFF_SHIFT_MAX 3 /* waits of 1, 2, 4, then 8 x retrans_ns */
 
 static uint64_t
 resend_at(const struct rsync_primary *p, const struct stage *s, uint64_t now)
 {
-	uint32_t k = s->tries > 4 ? 3 : s->tries - 1; /* (tries >= 1) */
+	uint32_t k = s->tries - 1 < RETRANS_BACKOFF_SHIFT_MAX ? s->tries - 1
+							      : RETRANS_BACKOFF_SHIFT_MAX;
 	uint64_t wait = p->cfg.retrans_ns << k;
 	uint64_t abort_at = s->first_sent_ns + (uint64_t)p->cfg.max_tries * p->cfg.retrans_ns;
 
-	_Static_assert(RETRANS_BACKOFF_MAX == 1 << 3, "the shift's cap");
 	return now + wait < abort_at ? now + wait : abort_at;
 }
 
