@@ -210,15 +210,25 @@ window_used(struct rsync_primary *p)
  */
 #define RETRANS_BACKOFF_SHIFT_MAX 3 /* waits of 1, 2, 4, then 8 x retrans_ns */
 
+/* The abort time: max_tries * retrans_ns after the first round began. */
+static uint64_t
+abort_at(const struct rsync_primary *p, const struct stage *s)
+{
+	return s->first_sent_ns + (uint64_t)p->cfg.max_tries * p->cfg.retrans_ns;
+}
+
+/* (a round that ended late -- held by a busy link -- still gets
+ * retrans_ns for its vote: the abort then comes that much later) */
 static uint64_t
 resend_at(const struct rsync_primary *p, const struct stage *s, uint64_t now)
 {
 	uint32_t k = s->tries - 1 < RETRANS_BACKOFF_SHIFT_MAX ? s->tries - 1
 							      : RETRANS_BACKOFF_SHIFT_MAX;
-	uint64_t wait = p->cfg.retrans_ns << k;
-	uint64_t abort_at = s->first_sent_ns + (uint64_t)p->cfg.max_tries * p->cfg.retrans_ns;
+	uint64_t next = now + (p->cfg.retrans_ns << k);
+	uint64_t last = abort_at(p, s) > now + p->cfg.retrans_ns ? abort_at(p, s)
+								 : now + p->cfg.retrans_ns;
 
-	return now + wait < abort_at ? now + wait : abort_at;
+	return next < last ? next : last;
 }
 
 /* Send what a SENDING stage has left.  False when the link or the window
@@ -456,7 +466,7 @@ rsync_primary_tick(struct rsync_primary *p, uint64_t now)
 		}
 		if (s->state != ST_SENT || now < s->deadline_ns)
 			continue;
-		if (now - s->first_sent_ns >= (uint64_t)p->cfg.max_tries * p->cfg.retrans_ns) {
+		if (s->deadline_ns >= abort_at(p, s)) { /* the last wait ran out */
 			abort_from(p, k, RSYNC_ABORT_NO_VOTE);
 			break;
 		}
