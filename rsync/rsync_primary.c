@@ -129,6 +129,19 @@ rsync_primary_free(struct rsync_primary *p)
 	free(p->unacked);
 	free(p);
 }
+int
+rsync_primary_resume(struct rsync_primary *p, uint32_t epoch, uint64_t after_txid,
+		     uint64_t clock_offset)
+{
+	if (p == NULL || epoch < 1 || after_txid == 0 || p->next_txid != 0 || p->used != 0)
+		return -EINVAL;
+	p->epoch = epoch;
+	p->cfg.epoch = epoch;
+	p->cfg.clock_offset = clock_offset;
+	p->next_txid = p->chain_txid = p->released_txid = p->acked_txid = after_txid;
+	return 0;
+}
+
 static int
 send_msg(struct rsync_primary *p, enum rsync_peer to, struct rsync_msg *m, const void *payload,
 	 size_t len)

@@ -186,6 +186,7 @@ rsync_msg_type_str(uint8_t type)
 		[RSYNC_LOG_TRIM] = "LOG_TRIM",	       [RSYNC_REPLAY_START] = "REPLAY_START",
 		[RSYNC_REPLAY_END] = "REPLAY_END",     [RSYNC_HEARTBEAT] = "HEARTBEAT",
 		[RSYNC_REPLAY_ACK] = "REPLAY_ACK",     [RSYNC_REPLAY_CANCEL] = "REPLAY_CANCEL",
+		[RSYNC_PROTECT] = "PROTECT",
 	};
 
 	return type < RSYNC_TYPE_MAX && names[type] != NULL ? names[type] : "unknown";
@@ -385,6 +386,7 @@ fixed_len(uint8_t type)
 	case RSYNC_COMMIT:
 	case RSYNC_ACK:
 	case RSYNC_REPLAY_CANCEL:
+	case RSYNC_PROTECT:
 		return 0;
 	case RSYNC_ABORT:
 		return RSYNC_ABORT_WIRE_LEN;
@@ -436,6 +438,8 @@ role_sends(uint8_t role, uint8_t type)
 		return role == RSYNC_ROLE_PREDECESSOR || role == RSYNC_ROLE_STANDBY;
 	case RSYNC_REPLAY_CANCEL:
 		return role == RSYNC_ROLE_PREDECESSOR;
+	case RSYNC_PROTECT: /* and echoed by the new primary */
+		return role == RSYNC_ROLE_PREDECESSOR || role == RSYNC_ROLE_PRIMARY;
 	default: /* HEARTBEAT */
 		return role >= RSYNC_ROLE_PREDECESSOR && role <= RSYNC_ROLE_STANDBY;
 	}
@@ -452,11 +456,12 @@ check_fields(const struct rsync_hdr *h, const uint8_t *pl, struct rsync_msg *m)
 	int flen = fixed_len(h->type);
 
 	/* FULL belongs to a transaction's fragments, RESYNC to a VOTE or a
-	 * HEARTBEAT (asking for a full cut), or to the standby's answer to a
-	 * REPLAY_START (refusing it). */
+	 * HEARTBEAT (asking for a full cut), or to the answer to a
+	 * REPLAY_START or a PROTECT (refusing it). */
 	if (((h->flags & RSYNC_F_FULL) && !frag_type) ||
 	    ((h->flags & RSYNC_F_RESYNC) && h->type != RSYNC_VOTE && h->type != RSYNC_HEARTBEAT &&
-	     !(h->type == RSYNC_REPLAY_START && h->role == RSYNC_ROLE_STANDBY)))
+	     !(h->type == RSYNC_REPLAY_START && h->role == RSYNC_ROLE_STANDBY) &&
+	     !(h->type == RSYNC_PROTECT && h->role == RSYNC_ROLE_PRIMARY)))
 		return RSYNC_RX_BAD_FLAGS;
 	if (h->frag_count == 0 || h->frag_seq >= h->frag_count)
 		return RSYNC_RX_BAD_FRAG;

@@ -154,6 +154,8 @@ enum rsync_msg_type {
 	RSYNC_REPLAY_ACK = 11,	/* standby -> predecessor: the replay received so far;
 				 * a stateless primary's: its log again from next_ts */
 	RSYNC_REPLAY_CANCEL = 12, /* predecessor -> standby: never take over at this epoch */
+	RSYNC_PROTECT = 13,	/* predecessor -> the node that took over: be the chain's
+				 * primary, a new standby on the sync link; echoed */
 	RSYNC_TYPE_MAX,
 };
 

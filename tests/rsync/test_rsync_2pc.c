@@ -386,6 +386,61 @@ test_a_standby_started_late_resynchronises_with_a_full_cut(void **state)
 	sim_free(sm);
 }
 
+/* A standby that took over is made the chain's primary with a new, empty
+ * standby (re-protection): its transactions go on past a txid, never from
+ * the origin, so the new standby learns at its first COMMIT that it joined
+ * late -- it does not take its empty state for the chain's -- and syncs
+ * by a full cut and a later one, as a restarted standby does. */
+static void
+test_a_resumed_primary_makes_a_fresh_standby_join_late(void **state)
+{
+	(void)state;
+	struct rsync_primary_cfg pc = sim_default_pcfg();
+	struct rsync_standby_cfg sc = sim_default_scfg();
+	struct rsync_standby_applied a;
+	struct sim *sm;
+
+	pc.epoch = 2; /* the idle primary's, set up at start */
+	sc.epoch = 3; /* the epoch the chain runs at since the takeover */
+	sm = sim_new(&pc, &sc, 38, NULL, 0);
+	assert_int_equal(rsync_primary_resume(sm->p, 3, 0, 0), -EINVAL);
+	assert_int_equal(rsync_primary_resume(sm->p, 3, 40, 5), 0);
+	assert_int_equal(rsync_primary_resume(sm->p, 3, 41, 5), -EINVAL); /* once */
+	assert_int_equal(rsync_primary_epoch(sm->p), 3);
+	add_n(sm, 8, 2);
+	cut_with(sm, 1, 0, 0, 0x11, 600);
+	settle(sm);
+	assert_int_equal(sm->nreleased, 8); /* it votes on: the primary loses nothing */
+	assert_int_equal(rsync_standby_stats(sm->s)->joins, 1);
+	assert_false(rsync_standby_whole(sm->s));
+	assert_true(region_is(sm, 0, 0, 600)); /* the delta written nowhere */
+	assert_int_equal(rsync_standby_takeover(sm->s, 4, &a), -ENOTRECOVERABLE);
+	add_n(sm, 8, 2);
+	sim_drain(sm, 200, 20 * US);
+	assert_true(rsync_primary_full_wanted(sm->p));
+	assert_int_equal(rsync_primary_cut_begin(sm->p, 2, RSYNC_CUT_FULL, sm->npkts, sm->now), 0);
+	{
+		uint8_t d[SIM_REGION_SIZE];
+
+		memset(d, 0x33, sizeof(d));
+		for (uint16_t r = 0; r < SIM_REGIONS; r++)
+			assert_int_equal(rsync_primary_cut_piece(sm->p, r, 0, d, sizeof(d)), 0);
+	}
+	assert_int_equal(rsync_primary_cut_end(sm->p, sm->now), 0);
+	settle(sm);
+	assert_true(rsync_standby_whole(sm->s));
+	assert_false(rsync_standby_synced(sm->s));
+	add_n(sm, 8, 2);
+	cut_with(sm, 3, 2, 1, 0x44, 100);
+	settle(sm);
+	assert_true(rsync_standby_synced(sm->s));
+	assert_int_equal(sm->ndropped, 0);
+	assert_int_equal(rsync_standby_takeover(sm->s, 4, &a), 0);
+	assert_int_equal(a.cut_id, 3);
+	assert_true(a.txid > 40);
+	sim_free(sm);
+}
+
 /* The owner finds an NF's state lost (its NF restarted): the same path. */
 static void
 test_a_standby_that_lost_an_nf_resynchronises(void **state)
@@ -2176,6 +2231,7 @@ main(void)
 		cmocka_unit_test(test_commit_applies_in_chain_order_and_is_acked),
 		cmocka_unit_test(test_takeover_applies_voted_but_uncommitted_stages),
 		cmocka_unit_test(test_a_standby_started_late_resynchronises_with_a_full_cut),
+		cmocka_unit_test(test_a_resumed_primary_makes_a_fresh_standby_join_late),
 		cmocka_unit_test(test_a_standby_that_lost_an_nf_resynchronises),
 		cmocka_unit_test(test_a_delta_staged_before_the_full_cut_is_checked_when_applied),
 		cmocka_unit_test(test_a_refused_takeover_applies_nothing),

@@ -544,6 +544,12 @@ test_every_type_round_trips(void **state)
 		m = ctl(RSYNC_REPLAY_CANCEL, 0);
 		m.h.role = RSYNC_ROLE_PREDECESSOR;
 		assert_int_equal(round_trip(&m, NULL, 0, k).h.len, 0);
+		/* PROTECT, and the new primary's echo of it */
+		m = ctl(RSYNC_PROTECT, 0);
+		m.h.role = RSYNC_ROLE_PREDECESSOR;
+		assert_int_equal(round_trip(&m, NULL, 0, k).h.type, RSYNC_PROTECT);
+		m.h.role = RSYNC_ROLE_PRIMARY;
+		assert_int_equal(round_trip(&m, NULL, 0, k).h.role, RSYNC_ROLE_PRIMARY);
 	}
 	rsync_auth_free(a);
 }
@@ -1267,6 +1273,24 @@ test_full_and_resync_flags_round_trip_where_they_belong(void **state)
 	assert_int_equal(d.h.flags, RSYNC_F_RESYNC);
 	m.h.role = RSYNC_ROLE_PREDECESSOR;
 	assert_int_equal(encode(&m, NULL, 0, NULL, buf), -1);
+	/* a node refuses to be made primary with it (PROTECT's echo); the
+	 * predecessor never flags its PROTECT, nor does a standby send one */
+	m = (struct rsync_msg){0};
+	m.h.type = RSYNC_PROTECT;
+	m.h.chain = 1;
+	m.h.epoch = 2;
+	m.h.frag_count = 1;
+	m.h.sender_run = 7;
+	m.h.role = RSYNC_ROLE_PRIMARY;
+	m.h.flags = RSYNC_F_RESYNC;
+	assert_int_equal(encode(&m, NULL, 0, NULL, buf), P(0));
+	assert_int_equal(rsync_decode(buf, P(0), NULL, &d), RSYNC_RX_OK);
+	assert_int_equal(d.h.flags, RSYNC_F_RESYNC);
+	m.h.role = RSYNC_ROLE_PREDECESSOR;
+	assert_int_equal(encode(&m, NULL, 0, NULL, buf), -1);
+	m.h.flags = 0;
+	m.h.role = RSYNC_ROLE_STANDBY;
+	assert_int_equal(encode(&m, NULL, 0, NULL, buf), -1);
 	/* a full transaction without a cut is refused */
 	m = base_msg(B_META_NOCUT, pl, &len);
 	m.h.flags = RSYNC_F_FULL;
@@ -1288,6 +1312,7 @@ test_reason_and_type_names_are_distinct(void **state)
 	assert_string_equal(rsync_rx_reason_str(RSYNC_RX_AUTH_MISSING), "auth_missing");
 	assert_string_equal(rsync_msg_type_str(RSYNC_PREPARE), "PREPARE");
 	assert_string_equal(rsync_msg_type_str(RSYNC_REPLAY_START), "REPLAY_START");
+	assert_string_equal(rsync_msg_type_str(RSYNC_PROTECT), "PROTECT");
 	assert_string_equal(rsync_msg_type_str(RSYNC_HEARTBEAT), "HEARTBEAT");
 	assert_string_equal(rsync_msg_type_str(0), "unknown");
 	assert_string_equal(rsync_msg_type_str(RSYNC_TYPE_MAX), "unknown");
