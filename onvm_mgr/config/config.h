@@ -202,6 +202,11 @@ struct mgr_remote_cfg {
 	 * the failover starts on /onvm/remote/failover, from the node's agent,
 	 * at the epoch the cluster agreed (docs/design/cluster.md) */
 	bool failover_by_agent;
+	/* standby: after a takeover it may be made the chain's primary again
+	 * (the predecessor's PROTECT), with a new standby on its sync link
+	 * (primary_port): its latch (the primary's fields) and its NFs' cut
+	 * logs are set up at start */
+	bool reprotect;
 	bool has_mac[MGR_PEER_MAX];
 	uint8_t mac[MGR_PEER_MAX][6]; /* peers' MACs on their links (else broadcast) */
 	int chain;	      /* primary/standby: the local chain, -1 */

@@ -41,12 +41,16 @@ static const struct {
 	{"log_packets", P},	     {"log_mb", P},		 {"primary_port", P | S},
 	{"failover_timeout_ms", P},
 	{"standby_port", P | M},     {"predecessor_port", M | S}, {"chain", M | S},
-	{"stages", M},		     {"stage_packets", M},	 {"stage_close_us", M},
-	{"retrans_us", M},	     {"max_tries", M},		 {"standby_window", M},
-	{"checkpoint_ms", M},	     {"stage_state_kb", M},	 {"window", S},
+	/* the primary's latch: a standby's too with "reprotect" (checked below) */
+	{"stages", M | S},	     {"stage_packets", M | S},	 {"stage_close_us", M | S},
+	{"retrans_us", M | S},	     {"max_tries", M | S},	 {"standby_window", M | S},
+	{"checkpoint_ms", M | S},    {"stage_state_kb", M | S},	 {"window", S},
 	{"max_frags", S},	     {"txts_flows", S},		 {"state_base_mb", M | S},
-	{"state_window_mb", M | S},
+	{"state_window_mb", M | S},  {"reprotect", S},
 };
+static const char *const latch_fields[] = {"stages",	  "stage_packets",  "stage_close_us",
+					    "retrans_us",	  "max_tries",	    "standby_window",
+					    "checkpoint_ms", "stage_state_kb", NULL};
 
 static const char *const role_names[] = {
 	[MGR_REMOTE_PREDECESSOR] = "predecessor",
@@ -209,6 +213,13 @@ parse_entry(struct cfg_walk *w, const json_t *v, const char *p, struct mgr_confi
 			return cfg_fail(w, fp, "a field of role %s, not of %s",
 					roles_of(role_fields[i].roles, buf, sizeof(buf)),
 					role_names[r->role]);
+	/* A standby becomes a primary only with "reprotect": the latch's
+	 * fields are of no use to it otherwise. */
+	for (const char *const *k = latch_fields; *k != NULL; k++)
+		if (r->role == MGR_REMOTE_STANDBY && !json_is_true(json_object_get(v, "reprotect")) &&
+		    cfg_member(v, p, *k, fp) != NULL)
+			return cfg_fail(w, fp, "a field of role primary, not of standby (unless "
+					       "\"reprotect\": true)");
 	for (int i = 0; i < 3; i++)
 		if (required[r->role][i] != NULL && json_object_get(v, required[r->role][i]) == NULL)
 			return cfg_fail(w, p, "missing required field \"%s\" (role %s)",
@@ -218,6 +229,7 @@ parse_entry(struct cfg_walk *w, const json_t *v, const char *p, struct mgr_confi
 	    CFG_UINT_FIELD(w, v, p, "key_id", 1, 255, r->key_id) < 0 ||
 	    cfg_get_string(w, v, p, "bfd", bfd, sizeof(bfd), false, false) < 0 ||
 	    cfg_get_bool(w, v, p, "link_failover", &r->link_failover) < 0 ||
+	    cfg_get_bool(w, v, p, "reprotect", &r->reprotect) < 0 ||
 	    cfg_get_string(w, v, p, "failover_by", by, sizeof(by), false, false) < 0 ||
 	    CFG_UINT_FIELD(w, v, p, "log_packets", 1024, 16777216, r->log_packets) < 0 ||
 	    CFG_UINT_FIELD(w, v, p, "log_mb", 1, 65536, r->log_mb) < 0 ||

@@ -1959,7 +1959,8 @@ test_remote_roles_full_and_defaults(void **state)
 		"   'bfd': 'to_primary', 'link_failover': false, 'log_packets': 4096, 'log_mb': 8,\n"
 		"   'failover_timeout_ms': 250, 'failover_by': 'agent'}]}}",
 		"  {'name': 'web_s', 'id': 9, 'role': 'standby', 'chain': 'web', 'predecessor_port': 'pred',\n"
-		"   'primary_port': 'sync', 'window': 64, 'max_frags': 100, 'txts_flows': 4096}]}}",
+		"   'primary_port': 'sync', 'window': 64, 'max_frags': 100, 'txts_flows': 4096,\n"
+		"   'reprotect': true, 'stages': 6, 'checkpoint_ms': 30}]}}",
 		"  {'name': 'dflt', 'id': 10, 'role': 'standby', 'chain': 'web', 'predecessor_port': 0, 'primary_port': 1}]}}",
 	};
 	static struct mgr_remote_cfg got[4];
@@ -2017,7 +2018,12 @@ test_remote_roles_full_and_defaults(void **state)
 	assert_int_equal(r->window, 64);
 	assert_int_equal(r->max_frags, 100);
 	assert_int_equal(r->txts_flows, 4096);
+	assert_true(r->reprotect); /* with the latch it runs once made primary */
+	assert_int_equal(r->stages, 6);
+	assert_int_equal(r->checkpoint_ms, 30);
+	assert_int_equal(r->stage_packets, 256);
 	r = &got[3]; /* every default */
+	assert_false(r->reprotect);
 	assert_int_equal(r->epoch, 1);
 	assert_int_equal(r->window, 32);
 	assert_int_equal(r->max_frags, 4096);
@@ -2100,7 +2106,15 @@ test_remote_errors(void **state)
 	    {"{'name': 'a', 'id': 1, 'role': 'standby', 'primary_port': 'sync', 'predecessor_port': 'pred'}",
 	     "cfg.json:5:3: remote.chains[0]", "missing required field \"chain\" (role standby)"},
 	    {"{'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync', 'stages': 4}",
-	     "cfg.json:5:107: remote.chains[0].stages", "a field of role primary, not of predecessor"},
+	     "cfg.json:5:107: remote.chains[0].stages", "a field of role primary or standby, not of predecessor"},
+	    {"{'name': 'a', 'id': 1, 'role': 'standby', 'chain': 'web', 'primary_port': 'sync', 'predecessor_port': 'pred', 'stages': 4}",
+	     "cfg.json:5:123: remote.chains[0].stages", "not of standby (unless \"reprotect\": true)"},
+	    {"{'name': 'a', 'id': 1, 'role': 'standby', 'chain': 'web', 'primary_port': 'sync', 'predecessor_port': 'pred', 'reprotect': false, 'checkpoint_ms': 4}",
+	     "cfg.json:5:150: remote.chains[0].checkpoint_ms", "not of standby (unless \"reprotect\": true)"},
+	    {"{'name': 'a', 'id': 1, 'role': 'primary', 'chain': 'web', 'predecessor_port': 'pred', 'standby_port': 'sync', 'reprotect': true}",
+	     "cfg.json:5:126: remote.chains[0].reprotect", "a field of role standby, not of primary"},
+	    {"{'name': 'a', 'id': 1, 'role': 'standby', 'chain': 'web', 'primary_port': 'sync', 'predecessor_port': 'pred', 'reprotect': 1}",
+	     "cfg.json:5:126: remote.chains[0].reprotect", "expected a boolean"},
 	    {"{'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync', 'state_base_mb': 4}",
 	     "cfg.json:5:114: remote.chains[0].state_base_mb", "a field of role primary or standby, not of predecessor"},
 	    {"{'name': 'a', 'id': 1, 'role': 'standby', 'chain': 'web', 'primary_port': 'sync', 'predecessor_port': 'pred', 'state_window_mb': 0}",
