@@ -145,7 +145,7 @@ release_ring_size(void)
 	uint32_t primaries = 0, share;
 
 	for (int r = 0; r < mgr.cfg.nremote; r++)
-		primaries += mgr.cfg.remote[r].role == MGR_REMOTE_PRIMARY;
+		primaries += mgr.cfg.remote[r].role == MGR_REMOTE_PRIMARY || mgr.cfg.remote[r].reprotect;
 	share = mgr.cfg.nb_mbufs / 4 / RTE_MAX(primaries, 1u);
 	return share >= RSYNC_RELEASE_RING ? RSYNC_RELEASE_RING
 					   : rte_align32prevpow2(RTE_MAX(share, 64u));
@@ -223,6 +223,30 @@ port_mac(int port, uint8_t mac[6])
 		memcpy(mac, a.addr_bytes, 6);
 }
 
+/* The primary's session of chain `c` (idle on a standby with "reprotect",
+ * until its promotion resumes it). */
+static struct rsync_primary *
+primary_new(struct rsync_chain *c)
+{
+	const struct mgr_remote_cfg *rc = c->cfg;
+	struct rsync_primary_cfg pc = {
+		.chain = rc->id,
+		.run = mgr.remote.run,
+		.epoch = rc->epoch,
+		.stages = rc->stages,
+		.stage_pkts = rc->stage_packets,
+		.cut_extra_pkts = RSYNC_WAIT_RING,
+		.stage_state_bytes = (uint64_t)rc->stage_state_kb << 10,
+		.max_payload = RSYNC_MAX_PAYLOAD,
+		.close_ns = (uint64_t)rc->stage_close_us * 1000,
+		.retrans_ns = (uint64_t)rc->retrans_us * 1000,
+		.max_tries = rc->max_tries,
+		.standby_window = rc->standby_window,
+	};
+
+	return rsync_primary_new(&pc, &primary_ops, c, rte_rand());
+}
+
 static int
 session_init(struct rsync_chain *c, int idx)
 {
@@ -235,7 +259,7 @@ session_init(struct rsync_chain *c, int idx)
 		MGR_LOG(ERR, "remote chain %s: cannot set up its HMAC key", rc->name);
 		return -EINVAL;
 	}
-	if (rc->role == MGR_REMOTE_PRIMARY) {
+	if (rc->role == MGR_REMOTE_PRIMARY || rc->reprotect) {
 		snprintf(name, sizeof(name), "onvm_rsync_ctl%d", idx);
 		c->ctl = rte_ring_create(name, RSYNC_CTL_RING, rte_socket_id(),
 					 RING_F_SP_ENQ | RING_F_SC_DEQ);
@@ -263,22 +287,7 @@ session_init(struct rsync_chain *c, int idx)
 		c->check_pred_mac = true;
 	}
 	if (rc->role == MGR_REMOTE_PRIMARY) {
-		struct rsync_primary_cfg pc = {
-			.chain = rc->id,
-			.run = mgr.remote.run,
-			.epoch = rc->epoch,
-			.stages = rc->stages,
-			.stage_pkts = rc->stage_packets,
-			.cut_extra_pkts = RSYNC_WAIT_RING,
-			.stage_state_bytes = (uint64_t)rc->stage_state_kb << 10,
-			.max_payload = RSYNC_MAX_PAYLOAD,
-			.close_ns = (uint64_t)rc->stage_close_us * 1000,
-			.retrans_ns = (uint64_t)rc->retrans_us * 1000,
-			.max_tries = rc->max_tries,
-			.standby_window = rc->standby_window,
-		};
-
-		c->pri = rsync_primary_new(&pc, &primary_ops, c, rte_rand());
+		c->pri = primary_new(c);
 		c->state = RS_PRIMARY;
 	} else {
 		struct rsync_standby_cfg sc = {
@@ -293,6 +302,10 @@ session_init(struct rsync_chain *c, int idx)
 		c->sby = rsync_standby_new(&sc, &standby_ops, c, rte_rand());
 		c->state = RS_STANDBY;
 		mgr.remote.rsync_standbys = true;
+		if (rc->reprotect && c->sby != NULL && (c->pri_idle = primary_new(c)) == NULL) {
+			rsync_standby_free(c->sby);
+			c->sby = NULL;
+		}
 	}
 	if (c->pri == NULL && c->sby == NULL) {
 		MGR_LOG(ERR, "remote chain %s: cannot set up RSync (%s)", rc->name,
@@ -334,7 +347,10 @@ mgr_rsync_init(void)
 		MGR_LOG(INFO,
 			"remote chain %s (id %u): %s, stamped input on port %d, sync link on port "
 			"%d, exit port %d",
-			rc->name, rc->id, rc->role == MGR_REMOTE_PRIMARY ? "primary" : "standby",
+			rc->name, rc->id,
+			rc->role == MGR_REMOTE_PRIMARY ? "primary"
+			: rc->reprotect		       ? "standby (may be made primary again)"
+						       : "standby",
 			rc->predecessor_port, c->sync_port, c->exit_port);
 	}
 	return 0;
@@ -377,14 +393,16 @@ mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uin
 	r = plog_shim_parse(p, rte_pktmbuf_data_len(m), &sh);
 	if (unlikely(r != PLOG_SHIM_OK)) {
 		if (r == PLOG_SHIM_NOT_SHIM && is_rsync(m)) {
-			if (c->sby == NULL) {
+			if (c->pri != NULL &&
+			    (c->sby == NULL ||
+			     rsync_frame_type(p, rte_pktmbuf_data_len(m)) != RSYNC_PROTECT)) {
 				/* The predecessor's HEARTBEATs: to the primary's
 				 * session, on the TX unit. */
 				to_ctl(c, m);
 				return true;
 			}
-			/* REPLAY_START / REPLAY_END: the standby's session,
-			 * handled here before the next frame. */
+			/* REPLAY_START / REPLAY_END, PROTECT: the standby's
+			 * session, handled here before the next frame. */
 			c->tx = ctx;
 			control_in(c, m, mgr_now_ns());
 			return true;
@@ -393,7 +411,7 @@ mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uin
 		rte_pktmbuf_free(m);
 		return true;
 	}
-	if (c->sby != NULL && c->state == RS_STANDBY) {
+	if (c->pri == NULL && c->state == RS_STANDBY) {
 		/* Not admitted (nor remembered): the predecessor starts the
 		 * replay only once REPLAY_START was echoed. */
 		c->before_takeover++;
@@ -404,7 +422,7 @@ mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uin
 	 * predecessor sends with it until REPLAY_END: a timestamp past the
 	 * next one expected means one was lost on the way -- dropped, and the
 	 * predecessor told, which sends again from the one lacking. */
-	if (unlikely(c->sby != NULL && c->state == RS_REPLAY)) {
+	if (unlikely(c->pri == NULL && c->state == RS_REPLAY)) {
 		/* What the applied cut holds is not needed: a log trimmed up to
 		 * it since the REPLAY_START (a takeover followed after it was
 		 * given up) starts past replay_next, and that is no gap. */
@@ -429,7 +447,7 @@ mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uin
 			c->tx = ctx;
 			send_replay_ack(c, mgr_now_ns(), true);
 		}
-	} else if (unlikely(c->sby != NULL && (sh.flags & PLOG_SHIM_F_REPLAY) &&
+	} else if (unlikely(c->pri == NULL && (sh.flags & PLOG_SHIM_F_REPLAY) &&
 			    c->state == RS_ACTIVE)) {
 		/* Replayed to a standby that runs the chain already (a restarted
 		 * predecessor offered its epoch again): say what it has, or the
@@ -450,14 +468,14 @@ mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uin
 	/* A cut-off old primary that has nothing to send is never answered
 	 * by a fencing HEARTBEAT, and a lone one may be lost: after the
 	 * takeover, send it unasked (one per 10 ms, FENCE_UNASKED of them). */
-	if (unlikely(c->sby != NULL && c->fence_hbs < FENCE_UNASKED)) {
+	if (unlikely(c->pri == NULL && c->fence_hbs < FENCE_UNASKED)) {
 		uint64_t before = c->fence_hb_ns;
 
 		c->tx = ctx;
 		send_fence_heartbeat(c, mgr_now_ns());
 		c->fence_hbs += c->fence_hb_ns != before;
 	}
-	if (c->sby != NULL && sh.ts <= c->takeover_cut_ts) {
+	if (c->pri == NULL && sh.ts <= c->takeover_cut_ts) {
 		c->replay_covered++; /* the applied cut holds it */
 		__atomic_store_n(&c->last_ts, sh.ts, __ATOMIC_RELAXED);
 		rte_pktmbuf_free(m);
@@ -480,7 +498,7 @@ mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uin
 	*flags = (sh.flags & PLOG_SHIM_F_REPLAY) ? ONVM_PKT_F_REPLAY : 0;
 	c->admitted++;
 	c->admitted_replay += *flags != 0;
-	if (unlikely(c->sby != NULL && c->first_in_ns == 0))
+	if (unlikely(c->pri == NULL && c->first_in_ns == 0))
 		c->first_in_ns = mgr_now_ns();
 	return false;
 }
@@ -490,7 +508,7 @@ mgr_rsync_replaying(uint16_t port)
 {
 	const struct rsync_chain *c = &rsync_chains[mgr.remote.rsync_in_port[port] - 1];
 
-	return c->sby != NULL && __atomic_load_n(&c->state, __ATOMIC_RELAXED) == RS_REPLAY;
+	return __atomic_load_n(&c->state, __ATOMIC_RELAXED) == RS_REPLAY;
 }
 
 bool
@@ -540,7 +558,8 @@ mgr_rsync_rx_timers(struct mgr_dp_ctx *ctx)
 		struct rsync_chain *c = &rsync_chains[i];
 		uint64_t sent = c->sent;
 
-		if (c->sby == NULL)
+		/* (a standby made primary: its session is the TX unit's now) */
+		if (c->sby == NULL || c->pri != NULL)
 			continue;
 		c->tx = ctx;
 		pred_heartbeat(c, now);
@@ -563,7 +582,7 @@ mgr_rsync_sync_rx(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 	MGR_ASSERT_UNIT(MGR_UNIT_RX);
 	if (!is_rsync(m))
 		return false;
-	if (c->sby != NULL) { /* the standby's session is the RX unit's */
+	if (c->pri == NULL) { /* the standby's session is the RX unit's */
 		c->tx = ctx;
 		control_in(c, m, mgr_now_ns());
 	} else {
@@ -854,6 +873,88 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 	return RSYNC_RX_STALE_EPOCH; /* a REPLAY_END of no takeover here */
 }
 
+/* The predecessor's PROTECT, echoed -- flagged RSYNC_F_RESYNC when
+ * refused. */
+static void
+echo_protect(struct rsync_chain *c, const struct rsync_msg *m, uint8_t flags)
+{
+	struct rsync_msg e = *m;
+
+	e.h.flags = flags;
+	e.h.key_id = 0;
+	e.h.role = RSYNC_ROLE_PRIMARY;
+	e.h.sender_run = mgr.remote.run;
+	e.h.receiver_run = m->h.sender_run;
+	(void)send_frame(c, (uint16_t)c->cfg->predecessor_port, c->pred_mac, c->src_mac_pred, &e,
+			 NULL, 0);
+}
+
+/*
+ * PROTECT: the predecessor makes this node, which took the chain over and
+ * runs it (the replay over), the chain's primary at the epoch it runs, a
+ * new standby on the sync link.  It arrives in order with the stamped
+ * input, after the last frame the predecessor may have dropped from its
+ * log unreplicated; every frame after it stays in the log until this
+ * node's LOG_TRIM -- so the cuts this node makes from now on, the first
+ * after every frame admitted before PROTECT, are each backed by the log.
+ * The idle session set up at start ("reprotect") resumes, its chain of
+ * transactions continuing past the one taken over (never from the
+ * origin: the new standby then knows it joined late, and asks for a full
+ * cut), and is published to the TX unit, which latches every output from
+ * then on.  Outputs it saw before still pass on the TxTs (they are of
+ * input before the first cut).
+ */
+static enum rsync_rx_reason
+standby_protect(struct rsync_chain *c, const struct rsync_msg *m, uint64_t now)
+{
+	uint32_t epoch = rsync_standby_epoch(c->sby);
+
+	if (m->h.receiver_run != mgr.remote.run)
+		return RSYNC_RX_STALE_RUN;
+	if (!pred_run_heard(c, m->h.sender_run, now))
+		return RSYNC_RX_PEER_RESTARTED;
+	if (m->h.epoch != epoch)
+		return RSYNC_RX_STALE_EPOCH;
+	if (c->pri != NULL) {
+		echo_protect(c, m, 0); /* the echo was lost */
+		return RSYNC_RX_DUPLICATE;
+	}
+	if (c->state != RS_ACTIVE || c->pri_idle == NULL) {
+		/* Not running the chain (the replay not over: PROTECT is
+		 * sent only after REPLAY_END, so a copy that overtook it),
+		 * or not set up to be its primary: refused, the predecessor
+		 * goes on sending to this node unprotected. */
+		c->protects_refused++;
+		if (c->pri_idle == NULL) {
+			MGR_LOG(ERR, "remote chain %s: cannot be made primary: not configured with "
+				"\"reprotect\"", c->cfg->name);
+			echo_protect(c, m, RSYNC_F_RESYNC);
+		}
+		return RSYNC_RX_WRONG_ROLE;
+	}
+	if (rsync_primary_resume(c->pri_idle, epoch, RTE_MAX(c->takeover_txid, 1ull),
+				 (uint64_t)__atomic_load_n(&c->clock_offset, __ATOMIC_SEQ_CST)) !=
+	    0) {
+		c->protects_refused++;
+		echo_protect(c, m, RSYNC_F_RESYNC);
+		return RSYNC_RX_BAD_FIELD;
+	}
+	/* The new standby is on the same link; with a MAC configured for the
+	 * primary, another node's frames would be refused there. */
+	memset(c->peer_mac, 0xff, 6);
+	c->check_peer_mac = false;
+	c->fence_hbs = FENCE_UNASKED; /* no more HEARTBEATs of the standby's */
+	c->next_cut_ns = 0;	      /* a cut at once: the new standby needs one */
+	c->promoted_ns = now;
+	__atomic_store_n(&c->state, RS_PRIMARY, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->pri, c->pri_idle, __ATOMIC_RELEASE);
+	c->pri_idle = NULL;
+	MGR_LOG(NOTICE, "remote chain %s: made primary at epoch %u: a new standby on port %d",
+		c->cfg->name, epoch, c->sync_port);
+	echo_protect(c, m, 0);
+	return RSYNC_RX_OK;
+}
+
 /*
  * An RSync frame, from the link it arrived on (mb->port): the predecessor's
  * (REPLAY_* and HEARTBEATs, from the predecessor role only) or the sync
@@ -888,10 +989,15 @@ control_in(struct rsync_chain *c, struct rte_mbuf *mb, uint64_t now)
 	}
 	if (m.h.type == RSYNC_REPLAY_START || m.h.type == RSYNC_REPLAY_END ||
 	    m.h.type == RSYNC_REPLAY_CANCEL) {
-		r = c->sby != NULL ? standby_replay_msg(c, &m, now) : RSYNC_RX_WRONG_ROLE;
+		r = c->pri == NULL ? standby_replay_msg(c, &m, now) : RSYNC_RX_WRONG_ROLE;
 		goto out;
 	}
-	if (from_pred && c->sby != NULL) {
+	/* (the RX unit's, promoted or not: mgr_rsync_ingress()) */
+	if (m.h.type == RSYNC_PROTECT) {
+		r = c->sby != NULL ? standby_protect(c, &m, now) : RSYNC_RX_WRONG_ROLE;
+		goto out;
+	}
+	if (from_pred && c->pri == NULL) {
 		/* The predecessor's HEARTBEAT: its run, for the echoes. */
 		if (m.h.type != RSYNC_HEARTBEAT)
 			r = RSYNC_RX_WRONG_ROLE;
@@ -919,7 +1025,9 @@ control_in(struct rsync_chain *c, struct rte_mbuf *mb, uint64_t now)
 			send_fence_heartbeat(c, now); /* the old primary still talks */
 	}
 out:
-	c->ctl_rx[r]++;
+	/* (both units' once a standby was made primary: PROTECT's repeats
+	 * stay with the RX unit) */
+	__atomic_fetch_add(&c->ctl_rx[r], 1, __ATOMIC_RELAXED);
 	rte_pktmbuf_free(mb);
 }
 
@@ -966,6 +1074,8 @@ mgr_rsync_fini(void)
 		/* Held packets go back to the pool, counted as aborted. */
 		rsync_primary_free(c->pri);
 		c->pri = NULL;
+		rsync_primary_free(c->pri_idle);
+		c->pri_idle = NULL;
 		rsync_standby_free(c->sby);
 		c->sby = NULL;
 		while (c->wait_n > 0) {

@@ -170,7 +170,7 @@ mgr_rsync_tx(struct mgr_dp_ctx *ctx)
 		uint64_t sent_before = c->sent, released_before = c->out_released;
 		uint64_t now;
 
-		if (c->pri == NULL)
+		if (rsync_pri(c) == NULL)
 			continue; /* a standby's session runs on the RX unit */
 		c->tx = ctx;
 		now = mgr_now_ns();
@@ -210,10 +210,11 @@ static void
 chain_exit(struct mgr_dp_ctx *ctx, struct rsync_chain *c, uint16_t port, struct rte_mbuf *m)
 {
 	struct onvm_pkt_meta *meta = onvm_pkt_meta(m, mgr.dyn_off);
+	struct rsync_primary *pri = rsync_pri(c);
 	struct rsync_flow f;
 	uint64_t now;
 
-	if (unlikely(meta->flags & ONVM_PKT_F_MARKER) && c->pri == NULL) {
+	if (unlikely(meta->flags & ONVM_PKT_F_MARKER) && pri == NULL) {
 		rte_pktmbuf_free(m); /* not a packet (a standby injects none) */
 		return;
 	}
@@ -223,7 +224,7 @@ chain_exit(struct mgr_dp_ctx *ctx, struct rsync_chain *c, uint16_t port, struct 
 		rte_pktmbuf_free(m);
 		return;
 	}
-	if (c->pri != NULL) {
+	if (pri != NULL) {
 		c->tx = ctx; /* (a standby's c->tx is the RX unit's) */
 		if (c->state != RS_PRIMARY) {
 			if (!(meta->flags & ONVM_PKT_F_MARKER))
@@ -249,6 +250,17 @@ chain_exit(struct mgr_dp_ctx *ctx, struct rsync_chain *c, uint16_t port, struct 
 			c->wait_n++;
 			c->markers_queued++;
 			return;
+		}
+		/* A standby made primary: an output of a replayed packet
+		 * the old primary released still goes no further (its TxTs,
+		 * final since the takeover). */
+		if (unlikely(c->sby != NULL) && meta->ts <= c->replay_newest_ts) {
+			flow_of(m, &f);
+			if (meta->ts <= rsync_standby_txts(c->sby, &f)) {
+				c->out_dup++;
+				rte_pktmbuf_free(m);
+				return;
+			}
 		}
 		/* Rule 2: the cut this output's ND decisions (any NF's) wait for. */
 		rsync_state_nd(c, c->poll_ns);

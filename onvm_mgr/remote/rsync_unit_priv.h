@@ -74,7 +74,12 @@ enum rs_state {
 struct rsync_chain {
 	const struct mgr_remote_cfg *cfg;
 	enum rs_state state;
+	/* The primary's session: from the start on a primary; on a standby
+	 * with "reprotect", from its promotion on (the predecessor's PROTECT
+	 * after a takeover: rsync_unit.c), published by the RX unit with a
+	 * release store -- the TX unit and telemetry load it (acquire). */
 	struct rsync_primary *pri;
+	struct rsync_primary *pri_idle; /* reprotect: set up at start, until promoted */
 	struct rsync_standby *sby;
 	struct rsync_auth *auth;
 	struct rte_ring *ctl;	 /* primary: RSync frames, RX unit -> TX unit */
@@ -185,8 +190,18 @@ struct rsync_chain {
 	 * slot (nf_clock_ns()); atomic */
 	int64_t clock_offset;
 	uint32_t cancelled_epoch; /* standby: epochs up to it were given up: never taken */
+	uint64_t promoted_ns;	  /* reprotect: made the chain's primary then (0: not) */
+	uint64_t protects_refused; /* PROTECTs refused: no "reprotect", or not taken over */
 	struct rsync_msg takeover_msg; /* standby: the REPLAY_START taken (echoed again) */
 };
+
+/* The chain's primary session, or NULL (a standby, not promoted): from any
+ * thread but the RX unit, which publishes it. */
+static inline struct rsync_primary *
+rsync_pri(const struct rsync_chain *c)
+{
+	return __atomic_load_n(&c->pri, __ATOMIC_ACQUIRE);
+}
 
 extern struct rsync_chain rsync_chains[MGR_CFG_MAX_REMOTE];
 extern int rsync_nchains;

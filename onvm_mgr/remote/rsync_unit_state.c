@@ -169,7 +169,7 @@ mgr_rsync_marker_floor(uint16_t service)
 	int pos;
 	const struct rsync_chain *c = chain_of_service(service, &pos);
 
-	return c != NULL && c->pri != NULL ? __atomic_load_n(&c->marker_seq, __ATOMIC_RELAXED) : 0;
+	return c != NULL && rsync_pri(c) != NULL ? __atomic_load_n(&c->marker_seq, __ATOMIC_RELAXED) : 0;
 }
 
 void
@@ -263,6 +263,7 @@ mgr_rsync_state_place(const struct onvm_nf_slot *s, const struct nf_state_layout
 {
 	struct rsync_chain *c;
 	uint64_t canon = 0, wire = 0, sum;
+	bool may_be_primary;
 	int pos, rank, win;
 
 	memset(pl, 0, sizeof(*pl));
@@ -279,6 +280,7 @@ mgr_rsync_state_place(const struct onvm_nf_slot *s, const struct nf_state_layout
 	}
 	win = c->win_first[pos] + rank;
 	pl->off = window_off(c->cfg, win);
+	may_be_primary = c->cfg->role == MGR_REMOTE_PRIMARY || c->cfg->reprotect;
 	/* Before a takeover: the NF waits for it.  (Set in the slot, then
 	 * checked again: mgr_rsync_state_parked_check().) */
 	pl->parked = c->sby != NULL && __atomic_load_n(&c->state, __ATOMIC_SEQ_CST) == RS_STANDBY;
@@ -295,7 +297,8 @@ mgr_rsync_state_place(const struct onvm_nf_slot *s, const struct nf_state_layout
 	 * of a delta: every chunk a record of its own), with the cut's first
 	 * piece, the window layout (a record of 8 bytes). */
 	sum = chain_state_sum(c, s, win, wire) + RSYNC_REC_HDR_LEN + sizeof(uint64_t);
-	if (c->pri != NULL && sum > (uint64_t)c->cfg->stage_state_kb << 10) {
+	/* (a standby with "reprotect" may be made primary: as a primary) */
+	if (may_be_primary && sum > (uint64_t)c->cfg->stage_state_kb << 10) {
 		snprintf(why, whylen,
 			 "remote chain %s: %" PRIu64 " B of state records with NF %d; a full cut "
 			 "must fit one transaction (stage_state_kb %u)",
@@ -311,7 +314,7 @@ mgr_rsync_state_place(const struct onvm_nf_slot *s, const struct nf_state_layout
 			 c->cfg->name, sum, pos, c->cfg->max_frags, FULL_CUT_FRAG_MARGIN);
 		return -E2BIG;
 	}
-	if (c->pri != NULL) {
+	if (may_be_primary) {
 		pl->cut_log = 2 * canon + CUT_LOG_SLACK;
 		pl->cut_size = RTE_ALIGN_CEIL(onvm_cut_area_size(layout, pl->cut_log), 64);
 	}

@@ -18,25 +18,26 @@ static const char *const rs_state_names[] = {"primary", "fenced", "standby", "re
 					     "active"};
 
 static void
-add_primary_stats(struct rte_tel_data *o, const struct rsync_chain *c)
+add_primary_stats(struct rte_tel_data *o, const struct rsync_chain *c,
+		  const struct rsync_primary *pri)
 {
-	const struct rsync_primary_stats *s = rsync_primary_stats(c->pri);
+	const struct rsync_primary_stats *s = rsync_primary_stats(pri);
 	struct rte_tel_data *lat = rte_tel_data_alloc();
 
-	rte_tel_data_add_dict_uint(o, "epoch", rsync_primary_epoch(c->pri));
-	rte_tel_data_add_dict_uint(o, "stages_busy", rsync_primary_stages_busy(c->pri));
-	rte_tel_data_add_dict_uint(o, "out_before_cut", rsync_primary_stats(c->pri)->pkts_before_cut);
+	rte_tel_data_add_dict_uint(o, "epoch", rsync_primary_epoch(pri));
+	rte_tel_data_add_dict_uint(o, "stages_busy", rsync_primary_stages_busy(pri));
+	rte_tel_data_add_dict_uint(o, "out_before_cut", rsync_primary_stats(pri)->pkts_before_cut);
 	{
 		char st[RTE_TEL_MAX_STRING_LEN];
 
-		rsync_primary_describe(c->pri, st, sizeof(st));
+		rsync_primary_describe(pri, st, sizeof(st));
 		rte_tel_data_add_dict_string(o, "stages", st);
-		rte_tel_data_add_dict_uint(o, "needs_cut", rsync_primary_needs_cut(c->pri));
+		rte_tel_data_add_dict_uint(o, "needs_cut", rsync_primary_needs_cut(pri));
 		rte_tel_data_add_dict_uint(o, "marker_out", c->marker_out);
 		rte_tel_data_add_dict_uint(o, "marker_req", c->marker_req);
 		rte_tel_data_add_dict_uint(o, "markers_queued", c->markers_queued);
 	}
-	rte_tel_data_add_dict_uint(o, "pkts_latched_now", rsync_primary_pkts_latched(c->pri));
+	rte_tel_data_add_dict_uint(o, "pkts_latched_now", rsync_primary_pkts_latched(pri));
 	rte_tel_data_add_dict_uint(o, "stages_closed", s->stages_closed);
 	rte_tel_data_add_dict_uint(o, "stages_released", s->stages_released);
 	rte_tel_data_add_dict_uint(o, "votes", s->votes);
@@ -58,11 +59,11 @@ add_primary_stats(struct rte_tel_data *o, const struct rsync_chain *c)
 	rte_tel_data_add_dict_uint(o, "resyncs_asked", s->resyncs_asked);
 	rte_tel_data_add_dict_uint(o, "full_cuts", s->full_cuts);
 	rte_tel_data_add_dict_uint(o, "full_too_big", c->full_too_big);
-	rte_tel_data_add_dict_uint(o, "released_cut_ts", rsync_primary_released_cut_ts(c->pri));
-	rte_tel_data_add_dict_uint(o, "released_cut_id", rsync_primary_released_cut_id(c->pri));
-	rte_tel_data_add_dict_uint(o, "chain_cut_id", rsync_primary_cut_base(c->pri));
+	rte_tel_data_add_dict_uint(o, "released_cut_ts", rsync_primary_released_cut_ts(pri));
+	rte_tel_data_add_dict_uint(o, "released_cut_id", rsync_primary_released_cut_id(pri));
+	rte_tel_data_add_dict_uint(o, "chain_cut_id", rsync_primary_cut_base(pri));
 	rte_tel_data_add_dict_uint(o, "nd_seen", c->nd_seen);
-	rte_tel_data_add_dict_uint(o, "standby_run", rsync_primary_standby_run(c->pri));
+	rte_tel_data_add_dict_uint(o, "standby_run", rsync_primary_standby_run(pri));
 	rte_tel_data_add_dict_uint(o, "standby_restarts", s->standby_restarts);
 	rte_tel_data_add_dict_uint(o, "pred_restarts", s->pred_restarts);
 	rte_tel_data_add_dict_uint(o, "unacked_given_up", s->unacked_given_up);
@@ -135,14 +136,16 @@ mgr_rsync_telemetry(struct rte_tel_data *d)
 	pthread_mutex_lock(&rsync_fini_lock);
 	for (int i = 0; i < rsync_nchains; i++) {
 		const struct rsync_chain *c = &rsync_chains[i];
+		const struct rsync_primary *pri = rsync_pri(c);
 		struct rte_tel_data *o = rte_tel_data_alloc();
 
 		if (o == NULL)
 			break;
 		rte_tel_data_start_dict(o);
-		rte_tel_data_add_dict_string(o, "role", c->cfg->role == MGR_REMOTE_PRIMARY
-								? "primary"
-								: "standby");
+		rte_tel_data_add_dict_string(o, "role", pri != NULL ? "primary" : "standby");
+		/* a standby made primary (re-protection: its predecessor's PROTECT) */
+		rte_tel_data_add_dict_uint(o, "promoted_ns", c->promoted_ns);
+		rte_tel_data_add_dict_uint(o, "protects_refused", c->protects_refused);
 		rte_tel_data_add_dict_string(o, "state", rs_state_names[c->state]);
 		rte_tel_data_add_dict_uint(o, "id", c->cfg->id);
 		rte_tel_data_add_dict_uint(o, "run_id", mgr.remote.run);
@@ -202,10 +205,12 @@ mgr_rsync_telemetry(struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "layout_mismatch", c->layout_mismatch);
 		rte_tel_data_add_dict_uint(o, "state_losses", c->state_losses);
 		rte_tel_data_add_dict_uint(o, "takeovers_refused", c->takeovers_refused);
-		if (c->pri != NULL)
-			add_primary_stats(o, c);
+		if (pri != NULL)
+			add_primary_stats(o, c, pri);
 		else
 			add_standby_stats(o, c);
+		if (pri != NULL && c->sby != NULL) /* what it took over */
+			rte_tel_data_add_dict_uint(o, "takeovers", c->takeovers);
 		rte_tel_data_add_dict_container(d, c->cfg->name, o, 0);
 	}
 	pthread_mutex_unlock(&rsync_fini_lock);
