@@ -207,7 +207,7 @@ local rsync = Proto("reinforce_rsync", "REINFORCE RSync")
 local types = {
 	[1] = "PREPARE", [2] = "VOTE", [3] = "COMMIT", [4] = "ACK", [5] = "ABORT",
 	[6] = "CHECKPOINT", [7] = "LOG_TRIM", [8] = "REPLAY_START", [9] = "REPLAY_END",
-	[10] = "HEARTBEAT", [11] = "REPLAY_ACK",
+	[10] = "HEARTBEAT", [11] = "REPLAY_ACK", [12] = "REPLAY_CANCEL", [13] = "PROTECT",
 }
 local roles = { [1] = "predecessor", [2] = "primary", [3] = "standby" }
 local regions = { [0xFFFF] = "META", [0xFFFE] = "TxTs", [512] = "window layout" }

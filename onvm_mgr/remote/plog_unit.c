@@ -105,8 +105,19 @@ struct plog_chain {
 	struct plog_log log;
 	void *mem;
 	struct rsync_auth *auth;
+	/* The links to the primary and the standby: the configured
+	 * primary_port and standby_port, swapped by each re-protection (the
+	 * node that took over is the primary, the other the new standby). */
+	int pri_port, sby_port;
+	bool swapped;
 	uint8_t src_mac[6], dst_mac[6];	      /* the standby link's, and the standby's */
 	uint8_t pri_src_mac[6], pri_mac[6]; /* the primary link's, and the primary's */
+	/* Re-protection (/onvm/remote/protect): asked (atomic), PROTECT sent
+	 * to the node running the chain and not echoed yet, when. */
+	uint32_t protect_req;
+	bool protect_pending;
+	uint64_t protect_sent_ns, protect_start_ns, protected_ns;
+	uint64_t protects, protects_refused, protects_given_up, triggers_of_standby;
 	uint64_t last_ts; /* the last timestamp given */
 	uint32_t attempt; /* the epoch offered the standby (PL_STARTING), or last given up */
 	struct plog_cursor resume; /* where the primary's output stopped for a failover */
@@ -201,6 +212,14 @@ request_failover(struct plog_chain *c, const char *why, uint64_t now_ns)
 static void
 failover_cause(struct plog_chain *c, const char *why, uint64_t now_ns)
 {
+	/* BFD's session and the link watch are the configured primary
+	 * link's: since a re-protection, the standby's -- its loss is no
+	 * reason to fail over to it. */
+	if (__atomic_load_n(&c->swapped, __ATOMIC_ACQUIRE) &&
+	    (strcmp(why, "bfd") == 0 || strcmp(why, "link") == 0)) {
+		__atomic_fetch_add(&c->triggers_of_standby, 1, __ATOMIC_RELAXED);
+		return;
+	}
 	if (!c->cfg->failover_by_agent) {
 		request_failover(c, why, now_ns);
 		return;
@@ -248,6 +267,8 @@ mgr_plog_init(void)
 		c = &chains[nchains];
 		c->cfg = rc;
 		c->epoch = rc->epoch;
+		c->pri_port = rc->primary_port;
+		c->sby_port = rc->standby_port;
 		{
 			struct timespec now;
 
@@ -309,7 +330,7 @@ mgr_plog_init(void)
 static inline uint16_t
 out_port_of(const struct plog_chain *c)
 {
-	return (uint16_t)(c->state == PL_PRIMARY ? c->cfg->primary_port : c->cfg->standby_port);
+	return (uint16_t)(c->state == PL_PRIMARY ? c->pri_port : c->sby_port);
 }
 
 void
@@ -593,6 +614,63 @@ end_echoed(struct plog_chain *c)
 	log_keep_end(c);
 }
 
+/* The primary and the standby trade places: links, MACs, runs as heard
+ * (the new standby's is not known yet). */
+static void
+swap_sides(struct plog_chain *c)
+{
+	uint8_t mac[6];
+	int port = c->pri_port;
+
+	c->pri_port = c->sby_port;
+	c->sby_port = port;
+	memcpy(mac, c->src_mac, 6);
+	memcpy(c->src_mac, c->pri_src_mac, 6);
+	memcpy(c->pri_src_mac, mac, 6);
+	memcpy(mac, c->dst_mac, 6);
+	memcpy(c->dst_mac, c->pri_mac, 6);
+	memcpy(c->pri_mac, mac, 6);
+	c->primary_run = c->standby_run;
+	memset(&c->standby_run, 0, sizeof(c->standby_run));
+	__atomic_store_n(&c->swapped, !c->swapped, __ATOMIC_RELEASE);
+}
+
+/* A re-protection that did not happen (refused, or unanswered): the node
+ * running the chain goes on unprotected, the log a buffer again. */
+static void
+protect_given_up(struct plog_chain *c, const char *why)
+{
+	swap_sides(c);
+	c->protect_pending = false;
+	c->state = PL_STANDBY;
+	c->end_echoed = true;
+	c->log_kept = true;
+	log_keep_end(c);
+	/* (a failover asked meanwhile had no standby in sync to go to) */
+	__atomic_store_n(&c->failover_req, 0, __ATOMIC_RELEASE);
+	MGR_LOG(WARNING, "remote chain %s: re-protection given up (%s): the chain runs on "
+		"unprotected at epoch %u", c->cfg->name, why, c->epoch);
+}
+
+/* The new primary's answer to PROTECT. */
+static enum rsync_rx_reason
+protect_echoed(struct plog_chain *c, const struct rsync_msg *m)
+{
+	if (!c->protect_pending)
+		return RSYNC_RX_DUPLICATE;
+	if (m->h.flags & RSYNC_F_RESYNC) {
+		c->protects_refused++;
+		protect_given_up(c, "refused: not set up with \"reprotect\"");
+		return RSYNC_RX_OK;
+	}
+	c->protect_pending = false;
+	c->protected_ns = mgr_now_ns();
+	c->protects++;
+	MGR_LOG(NOTICE, "remote chain %s: protected again at epoch %u: primary on port %d, "
+		"standby on port %d", c->cfg->name, c->epoch, c->pri_port, c->sby_port);
+	return RSYNC_RX_OK;
+}
+
 /*
  * An RSync frame from the primary (on the primary link) or the standby (on
  * the standby link): who may send what where is checked first, so a frame
@@ -605,7 +683,7 @@ end_echoed(struct plog_chain *c)
 static void
 control_in(struct plog_chain *c, struct rte_mbuf *mb)
 {
-	const bool from_primary = mb->port == (uint16_t)c->cfg->primary_port;
+	const bool from_primary = mb->port == (uint16_t)c->pri_port;
 	struct rsync_msg m;
 	enum rsync_rx_reason r;
 
@@ -711,6 +789,9 @@ control_in(struct plog_chain *c, struct rte_mbuf *mb)
 			r = RSYNC_RX_DUPLICATE;
 		}
 		break;
+	case RSYNC_PROTECT:
+		r = from_primary ? protect_echoed(c, &m) : RSYNC_RX_WRONG_ROLE;
+		break;
 	case RSYNC_REPLAY_END:
 		if (c->state == PL_STANDBY && !c->end_echoed)
 			end_echoed(c);
@@ -764,6 +845,85 @@ control_frame(struct plog_chain *c, uint8_t type, const struct rsync_msg *u)
 	return mb;
 }
 
+/* PROTECT for the node running the chain (the primary's side since the
+ * swap), in a fresh mbuf, sent if its port takes it now.  True when sent. */
+static bool
+send_protect(struct mgr_dp_ctx *ctx, struct plog_chain *c)
+{
+	uint8_t buf[RSYNC_MAX_FRAME];
+	struct rsync_msg m = {0};
+	struct rte_mbuf *mb;
+	int n;
+
+	m.h.version = RSYNC_VERSION;
+	m.h.type = RSYNC_PROTECT;
+	m.h.chain = c->cfg->id;
+	m.h.epoch = c->epoch;
+	m.h.frag_count = 1;
+	m.h.role = RSYNC_ROLE_PREDECESSOR;
+	m.h.sender_run = mgr.remote.run;
+	m.h.receiver_run = c->primary_run.cur;
+	n = rsync_encode(buf, sizeof(buf), c->pri_mac, c->pri_src_mac, &m, NULL, 0, c->auth);
+	mb = n > 0 ? rte_pktmbuf_alloc(mgr.pool) : NULL;
+	if (mb == NULL)
+		return false;
+	memcpy(rte_pktmbuf_append(mb, (uint16_t)n), buf, (size_t)n);
+	if (!mgr_dp_port_try(ctx, mb, (uint16_t)c->pri_port)) {
+		rte_pktmbuf_free(mb);
+		return false;
+	}
+	c->ctrl_sent++;
+	return true;
+}
+
+/*
+ * Re-protection, on the TX unit (the log's owner): asked while the chain
+ * runs on the node that took it over, unprotected (REPLAY_END echoed, the
+ * log only a buffer), the primary's and the standby's sides swap -- that
+ * node is the primary, the other link the new standby's -- and the log
+ * keeps every entry from here on until the new primary's LOG_TRIM.
+ * PROTECT then goes to it after every frame trimmed unreplicated, in order
+ * on the same link: the cuts it makes from then on are backed by the log.
+ * Repeated until echoed; refused or unanswered for failover_timeout_ms,
+ * given up.  Returns the frames sent.
+ */
+static unsigned int
+protect_tx(struct mgr_dp_ctx *ctx, struct plog_chain *c, uint64_t now)
+{
+	if (!c->protect_pending) {
+		if (!__atomic_exchange_n(&c->protect_req, 0, __ATOMIC_ACQ_REL))
+			return 0;
+		if (c->state != PL_STANDBY || !c->end_echoed || c->log_kept) {
+			MGR_LOG(WARNING, "remote chain %s: re-protection asked while not running "
+				"on a node that took over (%s): ignored", c->cfg->name,
+				state_names[c->state]);
+			return 0;
+		}
+		swap_sides(c);
+		c->state = PL_PRIMARY;
+		/* The failover that left the old primary is over: what asked
+		 * for it (and anything asked while it ran) is no reason to
+		 * leave the new one. */
+		__atomic_store_n(&c->failover_req, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&c->failover_again, NULL, __ATOMIC_RELEASE);
+		__atomic_store_n(&c->wanted, NULL, __ATOMIC_RELEASE);
+		c->protect_pending = true;
+		c->protect_start_ns = now;
+		c->protect_sent_ns = 0;
+	}
+	if (now - c->protect_start_ns >= (uint64_t)c->cfg->failover_timeout_ms * 1000000ull) {
+		c->protects_given_up++;
+		protect_given_up(c, "no answer");
+		return 0;
+	}
+	if (c->protect_sent_ns != 0 && now - c->protect_sent_ns < REPLAY_CTL_RETRANS_NS)
+		return 0;
+	if (!send_protect(ctx, c))
+		return 0;
+	c->protect_sent_ns = now;
+	return 1;
+}
+
 /* Segments of the longest frame a log holds (the pool's mbufs have at
  * least 1 KB of room). */
 #define REPLAY_SEGS ((PLOG_LOG_MAX_FRAME + 1023) / 1024 + 1)
@@ -803,7 +963,7 @@ send_control(struct mgr_dp_ctx *ctx, struct plog_chain *c, struct rte_mbuf *mb)
 {
 	if (mb == NULL)
 		return false;
-	if (!mgr_dp_port_try(ctx, mb, (uint16_t)c->cfg->standby_port)) {
+	if (!mgr_dp_port_try(ctx, mb, (uint16_t)c->sby_port)) {
 		c->ctrl_sent--; /* not sent after all */
 		rte_pktmbuf_free(mb);
 		return false;
@@ -910,7 +1070,7 @@ peer_heartbeats(struct mgr_dp_ctx *ctx, struct plog_chain *c, uint64_t now)
 	c->hb_ns = now;
 	for (int k = 0; k < 2; k++) {
 		const bool to_primary = roles_to[k] == RSYNC_ROLE_PRIMARY;
-		uint16_t port = (uint16_t)(to_primary ? c->cfg->primary_port : c->cfg->standby_port);
+		uint16_t port = (uint16_t)(to_primary ? c->pri_port : c->sby_port);
 		struct rsync_msg m = {0};
 		uint8_t buf[RSYNC_MAX_FRAME];
 		struct rte_mbuf *mb;
@@ -956,7 +1116,12 @@ mgr_plog_tx(struct mgr_dp_ctx *ctx)
 		for (int k = 0; k < 4 && rte_ring_sc_dequeue(c->ctl, (void **)&mb) == 0; k++)
 			control_in(c, mb);
 		n += peer_heartbeats(ctx, c, mgr_now_ns());
-		if (c->state == PL_PRIMARY &&
+		if (unlikely(c->protect_pending ||
+			     __atomic_load_n(&c->protect_req, __ATOMIC_RELAXED)))
+			n += protect_tx(ctx, c, mgr_now_ns());
+		/* (no failover while a re-protection waits: its standby is
+		 * not in sync yet -- asked again should it be given up) */
+		if (c->state == PL_PRIMARY && !c->protect_pending &&
 		    unlikely(__atomic_load_n(&c->failover_req, __ATOMIC_ACQUIRE))) {
 			struct plog_entry first;
 			struct plog_cursor from;
@@ -1146,6 +1311,16 @@ tel_remote(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "trims", c->trims);
 		rte_tel_data_add_dict_uint(o, "primary_resends", c->primary_resends);
 		rte_tel_data_add_dict_uint(o, "trims_held", c->trims_held);
+		rte_tel_data_add_dict_uint(o, "primary_port", (uint64_t)c->pri_port);
+		rte_tel_data_add_dict_uint(o, "standby_port", (uint64_t)c->sby_port);
+		rte_tel_data_add_dict_uint(o, "swapped", c->swapped);
+		rte_tel_data_add_dict_uint(o, "protect_pending", c->protect_pending);
+		rte_tel_data_add_dict_uint(o, "protects", c->protects);
+		rte_tel_data_add_dict_uint(o, "protects_refused", c->protects_refused);
+		rte_tel_data_add_dict_uint(o, "protects_given_up", c->protects_given_up);
+		rte_tel_data_add_dict_uint(o, "protect_start_ns", c->protect_start_ns);
+		rte_tel_data_add_dict_uint(o, "protected_ns", c->protected_ns);
+		rte_tel_data_add_dict_uint(o, "triggers_of_standby", c->triggers_of_standby);
 		rte_tel_data_add_dict_uint(o, "ctl_ring_full", c->ctl_ring_full);
 		for (int r = 1; r < RSYNC_RX_REASON_MAX; r++) {
 			char key[48];
@@ -1227,6 +1402,36 @@ tel_failover(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* /onvm/remote/protect,NAME: the chain runs on the node that took it over,
+ * unprotected; make it the primary again, with a new standby on the link
+ * the old primary had (protect_tx()). */
+static int
+tel_protect(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct plog_chain *c = params != NULL ? chain_named(params) : NULL;
+	enum plog_state st;
+
+	(void)cmd;
+	rte_tel_data_start_dict(d);
+	if (c == NULL) {
+		rte_tel_data_add_dict_string(d, "status", "error");
+		rte_tel_data_add_dict_string(d, "reason", "usage: /onvm/remote/protect,CHAIN (a "
+							  "chain this node is the predecessor of)");
+		return 0;
+	}
+	st = __atomic_load_n(&c->state, __ATOMIC_RELAXED);
+	if (st != PL_STANDBY || __atomic_load_n(&c->protect_pending, __ATOMIC_RELAXED)) {
+		rte_tel_data_add_dict_string(d, "status", "error");
+		rte_tel_data_add_dict_string(d, "reason", "not failed over: the chain has its "
+							  "primary and standby");
+		rte_tel_data_add_dict_string(d, "state", state_names[st]);
+		return 0;
+	}
+	__atomic_store_n(&c->protect_req, 1, __ATOMIC_RELEASE);
+	rte_tel_data_add_dict_string(d, "status", "ok");
+	return 0;
+}
+
 int
 mgr_plog_telemetry_init(void)
 {
@@ -1234,6 +1439,10 @@ mgr_plog_telemetry_init(void)
 				       "Remote resiliency: this node's protected chains") != 0 ||
 	    rte_telemetry_register_cmd("/onvm/remote/failover", tel_failover,
 				       "Fail a chain over to its standby. Parameter: chain name") !=
+		    0 ||
+	    rte_telemetry_register_cmd("/onvm/remote/protect", tel_protect,
+				       "Make a failed-over chain's node its primary again, a new "
+				       "standby on the old primary's link. Parameter: chain name") !=
 		    0) {
 		MGR_LOG(ERR, "cannot register the /onvm/remote telemetry commands");
 		return -1;
