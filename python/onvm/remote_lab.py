@@ -204,7 +204,7 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
           stateful=False, remote=True, nfs=None, paced=None, checkpoint_ms=5,
           nd_heavy=False, dpi=False, multi=False, standby_multi=None, standby_nf_cpus=None,
           source=None, relay=False, local=False, bfd_ms=BFD_MS, store=None, spare_store=None,
-          state_mb=None, failover_by=None):
+          state_mb=None, failover_by=None, reprotect=False):
     """The four nodes; `idle` (e.g. {"max_sleep_us": 50}) goes to every node;
     `bfd`: a BFD session on the predecessor -> primary link triggers the
     failover (BFD then bypasses that link's pacing: it must not queue behind
@@ -236,7 +236,10 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
     "predecessor": the predecessor's log and failover, the state in the
     store); without, on the primary only, the predecessor just forwarding
     (the stateless figures of bench/stateless_lab.py); `spare_store`: the
-    spare's, if not the same."""
+    spare's, if not the same.  `reprotect`: the standby may be made primary
+    after a takeover (its latch set up at start), and `primary.as_standby(
+    epoch)` is the primary node's configuration as that chain's new standby
+    (a node object of the same name, to start once the primary is dead)."""
     if paced is None:
         paced = stateful and not source
     src = L.path(f"input{rnd_tag}.pcap")
@@ -305,10 +308,11 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
         "chains": [{"name": "m", "services": [], "ingress_port": "in_m", "exit_port": "cap_m"},
                    {"name": "s", "services": [], "ingress_port": "in_s", "exit_port": "cap_s"}],
     }), netns=ns["k"])
-    def chain_node(name, pred_if, sync_if, out_if, role):
+    def chain_node(name, pred_if, sync_if, out_if, role, epoch=None):
         sl_here = bool(store) and (role == "primary" or remote)
         sync_port = "to_s" if role == "primary" else "to_m"
-        rc = dict(remote_common(role), chain="c", predecessor_port="from_p")
+        rc = dict(remote_common(role), chain="c", predecessor_port="from_p",
+                  **({"epoch": epoch} if epoch else {}))
         if role == "primary" and faults:
             # votes lost or late: retransmitted every 2 ms, aborted after 3
             # tries; no lazy checkpoint, so nothing is trimmed
@@ -329,6 +333,10 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
             # a cut of the stateful chain takes hundreds of fragments
             rc.update(primary_port=sync_port, window=32,
                       max_frags=4096 if stateful or nfs else 64, txts_flows=4096)
+            if reprotect:  # once made primary: the primary's latch
+                rc.update(reprotect=True, stages=STAGES, stage_packets=STAGE_PACKETS,
+                          stage_close_us=200, retrans_us=5000, max_tries=20,
+                          standby_window=16, checkpoint_ms=checkpoint_ms)
             if dpi:  # the chain's whole state in one transaction: 18 MB
                 rc.update(window=8, max_frags=32768, state_window_mb=96)
         return L.node(name + rnd_tag, dict(wait, **cpu(1 if role == "primary" else 0), **{
@@ -372,6 +380,9 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
 
     standby = chain_node("standby", "s_p", "s_m", "s_k", "standby")
     primary = chain_node("primary", "m_p", "m_s", "m_k", "primary")
+    if reprotect:
+        primary.as_standby = lambda epoch: chain_node("primary", "m_p", "m_s", "m_k", "standby",
+                                                      epoch)
     pred = L.node("pred" + rnd_tag, dict(wait, **cpu(1), **{
         "ports": [{"name": "src", "dev": af(2, "p_g", BIG) if source else
                    f"net_pcap0,rx_pcap={src},tx_pcap={L.path(f'pred-src{rnd_tag}.pcap')}"},
@@ -514,17 +525,22 @@ def ip4(b):
     return ".".join(str(x) for x in b)
 
 
-def check_stateful(L, frames, got_m, got_s, allow_loss, vlan=True, tail=True, per_flow=False):
+def check_stateful(L, frames, got_m, got_s, allow_loss, vlan=True, tail=True, per_flow=False,
+                   then=()):
     """The stateful chain's outputs: each an input frame with a VLAN tag
     (vlan_tagger; `vlan` False: none, nondet in its place) and its destination
     rewritten to a backend (load_balancer), once, in order (`per_flow`: in
     order per flow -- several instances of a service interleave flows), per
     flow the standby after the primary, every flow on one backend across both
     nodes; losses only the dead primary's tail (`tail` False: anywhere,
-    counted by the caller)."""
+    counted by the caller).  `then`: the outputs of the nodes that ran the
+    chain after those two, in turn (failovers after a re-protection), held
+    to the same."""
     sent = {tag_of(f): f for f in frames}
     seen, backend = set(), {}
-    for where, got in (("primary", got_m), ("standby", got_s)):
+    phases = [("primary", got_m), ("standby", got_s)] + [
+        (f"node {i + 3}", got) for i, got in enumerate(then)]
+    for where, got in phases:
         tags = []
         for f in got:
             t = tag_of(f)
@@ -555,12 +571,14 @@ def check_stateful(L, frames, got_m, got_s, allow_loss, vlan=True, tail=True, pe
         else:
             L.expect(tags == sorted(tags), f"{where}: frames out of order")
     last_m = {}
-    for f in got_m:
-        last_m[flow_of(sent[tag_of(f)])] = tag_of(f)
-    for f in got_s:
-        fl = flow_of(sent.get(tag_of(f), f))
-        L.expect(tag_of(f) > last_m.get(fl, 0), f"flow {fl}: standby's {tag_of(f)} not after "
-                 f"the primary's {last_m.get(fl)}")
+    for (before, got_b), (after, got_a) in zip(phases, phases[1:]):
+        for f in got_b:
+            if tag_of(f) in sent:
+                last_m[flow_of(sent[tag_of(f)])] = tag_of(f)
+        for f in got_a:
+            fl = flow_of(sent.get(tag_of(f), f))
+            L.expect(tag_of(f) > last_m.get(fl, 0), f"flow {fl}: {after}'s {tag_of(f)} not "
+                     f"after the {before}'s {last_m.get(fl)}")
     lost = sorted(set(sent) - seen)
     if tail:
         check_tail_loss(L, lambda t: flow_of(sent[t]), [tag_of(f) for f in got_m],

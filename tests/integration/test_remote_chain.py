@@ -143,6 +143,15 @@ Usage: test_remote_chain.py steady | switchover | kill | bfd | linkdown | linkdo
               the sink twice), nothing arrives twice or out of order, and
               what is missing is at most what the primary counted as
               aborted or dropped.
+  reprotect:  the stateful chain; the primary node is SIGKILLed and the
+              operator fails over; the dead node comes back as the chain's
+              new standby (at the new epoch) and the predecessor's
+              /onvm/remote/protect makes the node that took over its
+              primary again: the new standby joins late, syncs by a full
+              cut, and then that primary is SIGKILLed too and the chain
+              fails over a second time, back to the first node.  The
+              oracle over the three nodes' outputs in turn, and the
+              promoted NFs counted every input packet once.
 """
 import json
 import os
@@ -174,7 +183,7 @@ def run(L, scenario):
     # standby_restart: long enough (about 9 s paced) for a node's restart
     # (about 4 s here) and traffic after it; 2400 flows (the tables hold 3072)
     copies = {"steady": 40, "switchover": 40, "syncfaults": 100,
-              "standby_restart": 1200, "latch_full": 500,
+              "standby_restart": 1200, "latch_full": 500, "reprotect": 640,
               "pred_restart_after_failover": 400, "pred_restart_then_failover": 400,
               "pred_restart_after_given_up": 400,
               "pred_restart_in_replay": 400}.get(scenario, 200)
@@ -186,7 +195,7 @@ def run(L, scenario):
     frames = tagged_input(trace, copies,
                           flows_per_copy=scenario in ("syncfaults", "stateful", "multi",
                                                       "standby_lost", "standby_restart",
-                                                      "latch_full", "primary_restart"),
+                                                      "latch_full", "primary_restart", "reprotect"),
                           flows_every=32 if scenario == "nd_heavy" else 0)
     if scenario == "syncfaults":
         syncfaults(L, frames)
@@ -196,6 +205,9 @@ def run(L, scenario):
         return
     if scenario == "standby_restart":
         standby_restart(L, frames)
+        return
+    if scenario == "reprotect":
+        reprotect(L, frames)
         return
     if scenario == "clock":
         clock_skew(L, trace)
@@ -426,6 +438,84 @@ def standby_restart(L, frames):
     check_exports(L, frames, lab.read_json(L.path("standby-mon.json")),
                   lab.read_json(L.path("standby-lb.json")), backend)
     print(f"standby_restart: lost {lost} (primary dropped {dropped} without a standby); "
+          f"{len(backend)} flows on their backends")
+
+
+def reprotect(L, frames):
+    """The primary dies, the chain fails over, the dead node comes back as
+    the standby of the node that took over, made primary again by the
+    predecessor's PROTECT (re-protection); then that one dies and the chain
+    fails over a second time.  Exactly once, in order, per flow each node
+    after the one before, every flow on one backend, the second promoted
+    NFs' counts exact."""
+    n, rate = len(frames), 3000
+    # The input paced at its source (about 20 s): a replay goes at the
+    # links' speed, and the input goes on through both failures.
+    sink, standby, primary, pred = build(L, frames, stateful=True, reprotect=True, source=rate)
+    start_all(sink, standby, primary, pred)
+    start_source(L, pred)
+    lab.wait_until(lambda: remote(standby)["state_bytes_applied"] > 0 and
+                   remote(primary)["out_released"] >= rate, 120, "state at the standby")
+    primary.stop(sig=signal.SIGKILL)
+    primary.remove_runtime()
+    t_kill = time.monotonic()
+    L.expect(pred.query("/onvm/remote/failover,web").get("status") == "ok", "failover")
+    lab.wait_until(lambda: remote(standby)["state"] == "active", 60, "the first replay ended")
+    first = sink.port("in_m")["rx"]  # the first primary's outputs, all in
+    # The dead node comes back, empty, as the new standby at the new epoch.
+    again = primary.as_standby(remote(pred)["epoch"])
+    NODES[:] = [pred, again, standby, sink]
+    again.start(wait=False)
+    again.wait_ready(120)
+    rep = pred.query("/onvm/remote/protect,web")
+    L.expect(rep.get("status") == "ok", f"protect: {rep}")
+    lab.wait_until(lambda: remote(pred)["protects"] == 1, 30, "PROTECT echoed")
+    lab.wait_until(lambda: remote(again)["synced"] == 1, 60, "the new standby in sync")
+    t_sync = time.monotonic()
+    st_b, st_a, st_p = remote(standby), remote(again), remote(pred)
+    print(f"reprotect: protected again {t_sync - t_kill:.2f} s after the kill; the new "
+          f"primary: role {st_b['role']}, full cuts {st_b['full_cuts']}, resyncs asked "
+          f"{st_b['resyncs_asked']}, released {st_b['out_released']}; "
+          f"the new standby: joins {st_a['joins']}, full applied "
+          f"{st_a['full_applied']}; predecessor: ports {st_p['primary_port']}/"
+          f"{st_p['standby_port']}, trims {st_p['trims']}")
+    L.expect(st_b["role"] == "primary" and st_b["promoted_ns"] > 0 and st_a["joins"] == 1 and
+             st_a["full_applied"] >= 1 and st_p["swapped"] == 1 and
+             st_p["state"] == "primary", "re-protection")
+    lab.wait_until(lambda: remote(standby)["out_released"] >= st_b["out_released"] + rate,
+                   120, "traffic through the new pair")
+    before = remote(standby)
+    L.expect(remote(pred)["stamped"] < n, "the input ended before the second failure")
+    standby.stop(sig=signal.SIGKILL)
+    standby.remove_runtime()
+    L.expect(pred.query("/onvm/remote/failover,web").get("status") == "ok", "second failover")
+    lab.wait_until(lambda: remote(pred)["state"] == "standby" and
+                   remote(pred)["stamped"] >= n, 180, "the replay and the input done")
+    lab.wait_until(lambda: remote(again)["state"] == "active", 60, "the second replay ended")
+
+    def drained():
+        a = remote(again)["out_passed"]
+        time.sleep(0.2)
+        return remote(again)["out_passed"] == a and sink.port("in_m")["rx"] >= first + a
+    lab.wait_until(drained, 30, "the last node's output drained")
+    st_a = remote(again)
+    L.expect(st_a["takeovers"] == 1 and st_a["epoch"] == 3 and st_a["ingress_gaps"] == 0 and
+             st_a["out_before_takeover"] == 0, f"the second takeover: {st_a}")
+    for node in (pred, again, sink):
+        rc = node.stop()
+        L.expect(rc == 0, f"{node.name}: manager exit status {rc}")
+    got_m = pcap.read_capture_out(L.path("sink-m.pcap"))
+    got_s = pcap.read_capture_out(L.path("sink-s.pcap"))
+    # Lost: the two dead primaries' tails, and what the second dropped
+    # while its new standby was not voting yet (counted).
+    dropped = before["out_aborted"] + before["out_latch_full"]
+    lost, backend = check_stateful(L, frames, got_m[:first], got_s,
+                                   dropped + 2 * (STAGES * STAGE_PACKETS + 2 * 32), tail=False,
+                                   then=[got_m[first:]])
+    check_exports(L, frames, lab.read_json(L.path("primary-mon.json")),
+                  lab.read_json(L.path("primary-lb.json")), backend)
+    print(f"reprotect: {len(got_m[:first])} + {len(got_s)} + {len(got_m[first:])} frames "
+          f"out of {n}; lost {lost} (the second primary dropped {dropped}); "
           f"{len(backend)} flows on their backends")
 
 
@@ -1173,7 +1263,7 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
 
 if __name__ == "__main__":
     SCENARIOS = (("steady", "switchover", "kill", "bfd", "agent", "syncfaults", "standby_lost",
-                  "standby_restart", "primary_restart", "slow_replay", "release_burst",
+                  "standby_restart", "reprotect", "primary_restart", "slow_replay", "release_burst",
                   "pred_restart_after_failover", "pred_restart_then_failover",
                   "pred_restart_after_given_up",
                   "pred_restart_in_replay", "clock", "dpi") +
