@@ -197,6 +197,10 @@ struct mgr_remote_cfg {
 	uint8_t key_id;
 	uint8_t key[MGR_CFG_REMOTE_KEY_MAX];
 	int bfd;	      /* predecessor: index of the BFD session that triggers failover, -1 */
+	/* predecessor: the BFD session on the standby link, -1: after a
+	 * re-protection the primary's (the sides swap), whose Down then
+	 * triggers the failover */
+	int standby_bfd;
 	bool link_failover;   /* predecessor: link down on primary_port triggers failover */
 	/* predecessor: its triggers (BFD, link, a restarted primary) only ask;
 	 * the failover starts on /onvm/remote/failover, from the node's agent,

@@ -37,6 +37,7 @@ static const struct {
 	{"name", P | M | S},	     {"id", P | M | S},		 {"role", P | M | S},
 	{"epoch", P | M | S},	     {"key", P | M | S},	 {"key_id", P | M | S},
 	{"peer_macs", P | M | S},    {"bfd", P},		 {"link_failover", P},
+	{"standby_bfd", P},
 	{"failover_by", P},
 	{"log_packets", P},	     {"log_mb", P},		 {"primary_port", P | S},
 	{"failover_timeout_ms", P},
@@ -154,7 +155,7 @@ static void
 remote_defaults(struct mgr_remote_cfg *r)
 {
 	*r = (struct mgr_remote_cfg){
-		.epoch = 1,	       .key_id = 1,	     .bfd = -1,
+		.epoch = 1,	       .key_id = 1,	     .bfd = -1, .standby_bfd = -1,
 		.link_failover = true, .chain = -1,	     .primary_port = -1,
 		.standby_port = -1,    .predecessor_port = -1, .log_packets = 65536,
 		.log_mb = 64,	       .stages = 4,	     .stage_packets = 256,
@@ -177,6 +178,7 @@ parse_entry(struct cfg_walk *w, const json_t *v, const char *p, struct mgr_confi
 		[MGR_REMOTE_STANDBY] = {"chain", "primary_port", "predecessor_port"},
 	};
 	char role[16] = "", key[2 * MGR_CFG_REMOTE_KEY_MAX + 8] = "", bfd[MGR_CFG_NAME_LEN] = "";
+	char sbfd[MGR_CFG_NAME_LEN] = "";
 	char by[16] = "";
 	char chain[MGR_CFG_NAME_LEN] = "", fp[CFG_PATH_LEN], buf[64];
 	uint64_t id = 0;
@@ -228,6 +230,7 @@ parse_entry(struct cfg_walk *w, const json_t *v, const char *p, struct mgr_confi
 	    cfg_get_string(w, v, p, "key", key, sizeof(key), false, false) < 0 ||
 	    CFG_UINT_FIELD(w, v, p, "key_id", 1, 255, r->key_id) < 0 ||
 	    cfg_get_string(w, v, p, "bfd", bfd, sizeof(bfd), false, false) < 0 ||
+	    cfg_get_string(w, v, p, "standby_bfd", sbfd, sizeof(sbfd), false, false) < 0 ||
 	    cfg_get_bool(w, v, p, "link_failover", &r->link_failover) < 0 ||
 	    cfg_get_bool(w, v, p, "reprotect", &r->reprotect) < 0 ||
 	    cfg_get_string(w, v, p, "failover_by", by, sizeof(by), false, false) < 0 ||
@@ -274,14 +277,20 @@ parse_entry(struct cfg_walk *w, const json_t *v, const char *p, struct mgr_confi
 	} else if (cfg_member(v, p, "key_id", fp) != NULL) {
 		return cfg_fail(w, fp, "a key id without a \"key\"");
 	}
-	if (bfd[0] != '\0') {
-		for (int i = 0; i < cfg->nbfd && r->bfd < 0; i++)
-			if (strcmp(cfg->bfd[i].name, bfd) == 0)
-				r->bfd = i;
-		if (r->bfd < 0) {
-			cfg_member(v, p, "bfd", fp);
-			return cfg_fail(w, fp, "no BFD session named \"%s\" (bfd.sessions)", bfd);
-		}
+	for (int k = 0; k < 2; k++) {
+		const char *want = k == 0 ? bfd : sbfd;
+		int *out = k == 0 ? &r->bfd : &r->standby_bfd;
+
+		if (want[0] == '\0')
+			continue;
+		for (int i = 0; i < cfg->nbfd && *out < 0; i++)
+			if (strcmp(cfg->bfd[i].name, want) == 0)
+				*out = i;
+		cfg_member(v, p, k == 0 ? "bfd" : "standby_bfd", fp);
+		if (*out < 0)
+			return cfg_fail(w, fp, "no BFD session named \"%s\" (bfd.sessions)", want);
+		if (k == 1 && *out == r->bfd)
+			return cfg_fail(w, fp, "the same session as \"bfd\": one per link");
 	}
 	if ((f = cfg_member(v, p, "peer_macs", fp)) != NULL && parse_peer_macs(w, f, fp, r) < 0)
 		return -1;

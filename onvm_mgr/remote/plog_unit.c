@@ -212,11 +212,10 @@ request_failover(struct plog_chain *c, const char *why, uint64_t now_ns)
 static void
 failover_cause(struct plog_chain *c, const char *why, uint64_t now_ns)
 {
-	/* BFD's session and the link watch are the configured primary
-	 * link's: since a re-protection, the standby's -- its loss is no
-	 * reason to fail over to it. */
-	if (__atomic_load_n(&c->swapped, __ATOMIC_ACQUIRE) &&
-	    (strcmp(why, "bfd") == 0 || strcmp(why, "link") == 0)) {
+	/* The link watch is the configured primary link's: since a
+	 * re-protection, the standby's -- its loss is no reason to fail over
+	 * to it.  (BFD: on_bfd_event() picks the primary link's session.) */
+	if (__atomic_load_n(&c->swapped, __ATOMIC_ACQUIRE) && strcmp(why, "link") == 0) {
 		__atomic_fetch_add(&c->triggers_of_standby, 1, __ATOMIC_RELAXED);
 		return;
 	}
@@ -240,9 +239,18 @@ on_bfd_event(const struct bfd_event *ev, void *arg)
 	(void)arg;
 	if (ev->new_state != BFD_STATE_DOWN || ev->old_state != BFD_STATE_UP)
 		return;
-	for (int i = 0; i < nchains; i++)
-		if (chains[i].cfg->bfd == (int)ev->session)
-			failover_cause(&chains[i], "bfd", ev->time_ns);
+	for (int i = 0; i < nchains; i++) {
+		struct plog_chain *c = &chains[i];
+		/* the session on the primary's link: the configured one's, or
+		 * the standby link's since a re-protection swapped them */
+		const bool swapped = __atomic_load_n(&c->swapped, __ATOMIC_ACQUIRE);
+		const int primary_bfd = swapped ? c->cfg->standby_bfd : c->cfg->bfd;
+
+		if (primary_bfd == (int)ev->session)
+			failover_cause(c, "bfd", ev->time_ns);
+		else if ((swapped ? c->cfg->bfd : c->cfg->standby_bfd) == (int)ev->session)
+			__atomic_fetch_add(&c->triggers_of_standby, 1, __ATOMIC_RELAXED);
+	}
 }
 
 void
@@ -321,7 +329,7 @@ mgr_plog_init(void)
 			rc->log_mb);
 	}
 	for (int i = 0; i < nchains; i++)
-		if (chains[i].cfg->bfd >= 0)
+		if (chains[i].cfg->bfd >= 0 || chains[i].cfg->standby_bfd >= 0)
 			return mgr_bfd_subscribe(on_bfd_event, NULL);
 	return 0;
 }

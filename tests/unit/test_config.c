@@ -1938,7 +1938,7 @@ test_bfd_duplicate_sessions_are_rejected(void **state)
  * session; the remote entry starts on line 4 at column 3. */
 #define REMOTE_HEAD "{'ports': [{'name': 'pred', 'dev': 'net_null0'}, {'name': 'sync', 'dev': 'net_null1'}, {'name': 'sink', 'dev': 'net_null2'}, {'name': 'out', 'dev': 'net_null3', 'rx': false}], 'nfs': [{'binary': 'a', 'service': 1}],\n" \
 	" 'chains': [{'name': 'web', 'services': [], 'ingress_port': 'pred', 'exit_port': 'sink'}, {'name': 'noexit', 'services': [1], 'ingress_port': 'sync'}],\n" \
-	" 'bfd': {'sessions': [{'name': 'to_primary', 'port': 'pred', 'local': '198.18.0.1', 'peer': '198.18.0.2'}]},\n" \
+	" 'bfd': {'sessions': [{'name': 'to_primary', 'port': 'pred', 'local': '198.18.0.1', 'peer': '198.18.0.2'}, {'name': 'to_standby', 'port': 'sync', 'local': '198.18.1.1', 'peer': '198.18.1.2'}]},\n" \
 	" 'remote': {'chains': [\n"
 
 static void
@@ -1956,7 +1956,8 @@ test_remote_roles_full_and_defaults(void **state)
 		"   'standby_window': 8, 'checkpoint_ms': 20, 'stage_state_kb': 1024, 'state_base_mb': 32,\n"
 		"   'state_window_mb': 4}]}}",
 		"  {'name': 'web_pred', 'id': 8, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync',\n"
-		"   'bfd': 'to_primary', 'link_failover': false, 'log_packets': 4096, 'log_mb': 8,\n"
+		"   'bfd': 'to_primary', 'standby_bfd': 'to_standby', 'link_failover': false,\n"
+		"   'log_packets': 4096, 'log_mb': 8,\n"
 		"   'failover_timeout_ms': 250, 'failover_by': 'agent'}]}}",
 		"  {'name': 'web_s', 'id': 9, 'role': 'standby', 'chain': 'web', 'predecessor_port': 'pred',\n"
 		"   'primary_port': 'sync', 'window': 64, 'max_frags': 100, 'txts_flows': 4096,\n"
@@ -2006,6 +2007,7 @@ test_remote_roles_full_and_defaults(void **state)
 	r = &got[1];
 	assert_int_equal(r->role, MGR_REMOTE_PREDECESSOR);
 	assert_int_equal(r->bfd, 0);
+	assert_int_equal(r->standby_bfd, 1);
 	assert_false(r->link_failover);
 	assert_int_equal(r->log_packets, 4096);
 	assert_int_equal(r->log_mb, 8);
@@ -2029,6 +2031,7 @@ test_remote_roles_full_and_defaults(void **state)
 	assert_int_equal(r->max_frags, 4096);
 	assert_int_equal(r->txts_flows, 65536);
 	assert_int_equal(r->bfd, -1);
+	assert_int_equal(r->standby_bfd, -1);
 	assert_int_equal(r->stages, 4);
 	assert_int_equal(r->stage_packets, 256);
 	assert_int_equal(r->retrans_us, 1000);
@@ -2149,6 +2152,12 @@ test_remote_errors(void **state)
 	     "cfg.json:5:128: remote.chains[0].failover_by", "a field of role predecessor, not of standby"},
 	    {"{'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync', 'bfd': 'nope'}",
 	     "cfg.json:5:104: remote.chains[0].bfd", "no BFD session named \"nope\""},
+	    {"{'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync', 'standby_bfd': 'nope'}",
+	     "cfg.json:5:112: remote.chains[0].standby_bfd", "no BFD session named \"nope\""},
+	    {"{'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync', 'bfd': 'to_primary', 'standby_bfd': 'to_primary'}",
+	     "cfg.json:5:133: remote.chains[0].standby_bfd", "the same session as \"bfd\""},
+	    {"{'name': 'a', 'id': 1, 'role': 'standby', 'chain': 'web', 'primary_port': 'sync', 'predecessor_port': 'pred', 'standby_bfd': 'to_standby'}",
+	     "cfg.json:5:128: remote.chains[0].standby_bfd", "a field of role predecessor, not of standby"},
 	    {"{'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync', 'peer_macs': {'predecessor': '02:00:00:00:00:01'}}",
 	     "cfg.json:5:126: remote.chains[0].peer_macs.predecessor", "a predecessor has no predecessor peer"},
 	    {"{'name': 'a', 'id': 1, 'role': 'predecessor', 'primary_port': 'pred', 'standby_port': 'sync', 'peer_macs': {'primary': '01:00:00:00:00:01'}}",
