@@ -10,7 +10,9 @@
  * configured NFs have registered, so a pcap read at full speed does not race
  * the chain coming up.
  */
+#include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -72,6 +74,40 @@ mgr_ports_init(void)
 	return 0;
 }
 
+/*
+ * DPDK 22.11's net_af_packet opens its socket for every protocol on every
+ * interface and binds it to its own only after setting up its ring
+ * (rte_pmd_init_internals): what the ring caught meanwhile, at the EAL's
+ * probe, are frames of the namespace's other interfaces -- a peer's BFD or
+ * RSync frames on another link -- which this port would hand on as its
+ * own input (a predecessor stamped them as the chain's).  So at start,
+ * before the units run, an af_packet port's ring is read empty and its
+ * frames discarded, counted (rx_before_start): the node was not
+ * forwarding yet, so those of its own link are no loss a peer does not
+ * already live with.
+ */
+static void
+discard_before_start(uint16_t port)
+{
+	struct rte_eth_dev_info info;
+	struct rte_mbuf *pkts[ONVM_BURST];
+	uint64_t n = 0;
+	uint16_t got;
+
+	if (rte_eth_dev_info_get(port, &info) != 0 || info.driver_name == NULL ||
+	    strcmp(info.driver_name, "net_af_packet") != 0 || mgr.shm->ports[port].no_rx)
+		return;
+	do {
+		got = rte_eth_rx_burst(port, 0, pkts, ONVM_BURST);
+		rte_pktmbuf_free_bulk(pkts, got);
+		n += got;
+	} while (got > 0 && n < (1u << 20));
+	mgr.port_stats[port].rx_before_start = n;
+	if (n > 0)
+		MGR_LOG(INFO, "port %u '%s': %" PRIu64 " frames read before it started, discarded",
+			port, mgr.shm->ports[port].name, n);
+}
+
 int
 mgr_ports_start(void)
 {
@@ -82,6 +118,7 @@ mgr_ports_start(void)
 			MGR_LOG(ERR, "port %u: start failed: %s", port, rte_strerror(-ret));
 			return ret;
 		}
+		discard_before_start(port);
 		/* Not every PMD has promiscuous mode; that is fine. */
 		rte_eth_promiscuous_enable(port);
 	}

@@ -134,6 +134,7 @@ tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(c, "tx_drop", ps->tx_drop);
 		rte_tel_data_add_dict_uint(c, "tx_nd", ps->tx_nd);
 		rte_tel_data_add_dict_uint(c, "ctrl_rx", ps->ctrl_rx);
+		rte_tel_data_add_dict_uint(c, "rx_before_start", ps->rx_before_start);
 		rte_tel_data_add_dict_uint(c, "ctrl_tx", ps->ctrl_tx);
 		rte_tel_data_add_dict_uint(c, "tx_gap_max_us", cycles_to_ns(ps->tx_gap_max) / 1000);
 		rte_tel_data_add_dict_uint(c, "hw_imissed", es.imissed);

@@ -52,6 +52,8 @@ struct mgr_port_stats {
 	uint64_t tx_gap_max;
 	uint32_t tx_gap_reset; /* atomic: set by telemetry, cleared by the TX unit */
 	uint64_t ctrl_rx __rte_cache_aligned; /* of rx: frames taken by BFD (RX unit) */
+	/* net_af_packet: frames its ring held at start, discarded (ports.c) */
+	uint64_t rx_before_start;
 } __rte_cache_aligned;
 
 /* Per-unit data path context: output buffers and counters owned by one unit. */
