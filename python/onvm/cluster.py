@@ -15,6 +15,9 @@ Everything the control plane knows lives under one prefix, as JSON:
                           primaries (from which epoch each was primary)
   epochs/<chain>          a removed chain's last epoch: declared again, it
                           starts past it
+  ready/<chain>/<node>    the node's manager runs the chain as a standby
+                          (epoch, run), bound to its lease: it may be
+                          made the new standby of a re-protection
 
 A chain's roles change only by a transaction that compares the roles' mod
 revision with the one the change was computed from: of two actors acting on
@@ -244,6 +247,24 @@ class Cluster:
                 c.delete(_key("drain", node))
         self.call(do)
 
+    def mark_ready(self, name, node, epoch, run, lease):
+        """`node`'s manager runs chain `name` as a standby at `epoch` (its
+        manager's run `run`): the predecessor may make the node that runs
+        the chain its primary again with it as the new standby
+        (re-protection).  Under the node's lease: gone with the node."""
+        def do(c):
+            c.put(_key("ready", name, node), _dump({"epoch": epoch, "run": run,
+                                                    "since": time.time()}), lease=lease)
+        self.call(do)
+
+    def ready(self, name):
+        """{node: {"epoch", "run", "since"}} of chain `name`'s standbys
+        whose managers run it (mark_ready)."""
+        def do(c):
+            return {meta.key.decode().rsplit("/", 1)[1]: _load(raw)
+                    for raw, meta in c.get_prefix(_key("ready", name, ""))}
+        return self.call(do)
+
     # ---- chains -------------------------------------------------------
 
     def chains(self):
@@ -443,6 +464,14 @@ def promoted(name, roles, epoch, live=None):
 
 
 PRIMARIES_KEPT = 16  # the roles' history of primaries: its last entries
+
+
+def previous_primary(roles):
+    """The node that was primary before the current one (None: none was),
+    by the roles' history."""
+    before = [node for e, node in sorted(roles.get("primaries", []))
+              if node != roles["primary"]]
+    return before[-1] if before else None
 
 
 def primary_at(roles, epoch):

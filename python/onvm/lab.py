@@ -221,6 +221,17 @@ class Node:
         self.exit_code = None
         self.leftover_nfs = []
 
+    def take_prefix(self, other):
+        """Run under `other`'s file prefix (a dead node's: the same
+        machine's manager started again on another configuration, which its
+        agent finds at the same telemetry socket)."""
+        self.prefix = other.prefix
+        self.config["node"]["file_prefix"] = self.prefix
+        with open(self.config_path, "w") as f:
+            json.dump(self.config, f, indent=2)
+        self.tel = Telemetry(socket_path(self.prefix))
+        return self
+
     # -- life cycle
     def start(self, wait=True, timeout=60):
         self._log = open(self.log_path, "ab")

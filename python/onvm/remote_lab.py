@@ -373,16 +373,20 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
                {"state": {"pool_mb": 128}} if multi else {}),  # five 16 MB windows
             **({"nf_defaults": {"cpus": standby_nf_cpus}}
                if standby_nf_cpus and role == "standby" else {}),
-            **({"bfd": {"sessions": [bfd_session("to_p", "from_p", "198.18.3.2", "198.18.3.1",
-                                                 bfd_ms)]}}
-               if bfd and role == "primary" else {}),
+            # (with `reprotect` on both chain nodes: either may be primary)
+            **({"bfd": {"sessions": [bfd_session("to_p", "from_p", *(
+                ("198.18.3.2", "198.18.3.1") if pred_if == "m_p" else ("198.18.4.2", "198.18.4.1")),
+                bfd_ms)]}}
+               if bfd and (role == "primary" or reprotect) else {}),
         }), netns=ns[{"primary": "m", "standby": "s"}[name]])
 
     standby = chain_node("standby", "s_p", "s_m", "s_k", "standby")
     primary = chain_node("primary", "m_p", "m_s", "m_k", "primary")
-    if reprotect:
+    if reprotect:  # each chain node's standby configuration, at an epoch
         primary.as_standby = lambda epoch: chain_node("primary", "m_p", "m_s", "m_k", "standby",
-                                                      epoch)
+                                                      epoch).take_prefix(primary)
+        standby.as_standby = lambda epoch: chain_node("standby", "s_p", "s_m", "s_k", "standby",
+                                                      epoch).take_prefix(standby)
     pred = L.node("pred" + rnd_tag, dict(wait, **cpu(1), **{
         "ports": [{"name": "src", "dev": af(2, "p_g", BIG) if source else
                    f"net_pcap0,rx_pcap={src},tx_pcap={L.path(f'pred-src{rnd_tag}.pcap')}"},
@@ -393,9 +397,12 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
             "primary_port": "to_m", "standby_port": "to_s", "log_packets": 1 << 20,
             "log_mb": 256, "link_failover": link_failover},
             **({"bfd": "to_m"} if bfd else {}),
+            **({"standby_bfd": "to_s"} if bfd and reprotect else {}),
             **({"failover_by": failover_by} if failover_by else {}))]}} if remote else {}),
         **({"bfd": {"sessions": [bfd_session("to_m", "to_m", "198.18.3.1", "198.18.3.2",
-                                             bfd_ms)]}}
+                                             bfd_ms)] +
+                    ([bfd_session("to_s", "to_s", "198.18.4.1", "198.18.4.2", bfd_ms)]
+                     if reprotect else [])}}
            if bfd else {}),
     }), netns=ns["p"])
     pred.ns, primary.ns, standby.ns, sink.ns = ns["p"], ns["m"], ns["s"], ns["k"]
@@ -487,11 +494,15 @@ def check_tail_loss(L, flow_of_tag, tags_m, tags_s, lost, per_flow=False):
                  f"{d.get('m', [])[-3:]} and the standby's {d.get('s', [])[:3]}")
 
 
-def check_sink(L, frames, got_m, got_s, allow_loss=0, tail_only=True):
-    """Exactly-once, order, origin."""
+def check_sink(L, frames, got_m, got_s, allow_loss=0, tail_only=True, then=()):
+    """Exactly-once, order, origin.  `then`: the outputs of the nodes that
+    ran the chain after those two, in turn (failovers after a
+    re-protection), held to the same."""
     sent = {tag_of(f): f for f in frames}
     seen = set()
-    for where, got in (("primary", got_m), ("standby", got_s)):
+    phases = [("primary", got_m), ("standby", got_s)] + [
+        (f"node {i + 3}", got) for i, got in enumerate(then)]
+    for where, got in phases:
         for f in got:
             t = tag_of(f)
             L.expect(t in sent, f"{where}: frame with tag {t} was never sent")
@@ -500,14 +511,17 @@ def check_sink(L, frames, got_m, got_s, allow_loss=0, tail_only=True):
             L.expect(bytes(f) == sent.get(t, b""), f"{where}: frame {t} differs from the input")
         tags = [tag_of(f) for f in got]
         L.expect(tags == sorted(tags), f"{where}: frames out of order")
-    # per flow: everything the standby sent comes after what the primary sent
+    # per flow: everything the standby sent comes after what the primary
+    # sent (and each later node's after all before it)
     last_m = {}
-    for f in got_m:
-        last_m[flow_of(f)] = tag_of(f)
-    for f in got_s:
-        fl = flow_of(f)
-        L.expect(tag_of(f) > last_m.get(fl, 0),
-                 f"flow {fl}: standby sent {tag_of(f)} after the primary's {last_m.get(fl)}")
+    for (before, got_b), (after, got_a) in zip(phases, phases[1:]):
+        for f in got_b:
+            last_m[flow_of(f)] = tag_of(f)
+        for f in got_a:
+            fl = flow_of(f)
+            L.expect(tag_of(f) > last_m.get(fl, 0),
+                     f"flow {fl}: {after} sent {tag_of(f)} after the {before}'s "
+                     f"{last_m.get(fl)}")
     missing = len(frames) - len(seen)
     lost = sorted(set(sent) - seen)
     if lost and tail_only:

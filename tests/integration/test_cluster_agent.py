@@ -38,6 +38,17 @@ and the standby; the standby's agent reports it synced.  Then, mid-stream:
              failover and the predecessor gives it up; the standby let go
              again, the agent asks once more, a second later, at a newer
              epoch with the same new primary, and the chain fails over.
+  reprotect  the input paced at its source, BFD on both of the
+             predecessor's links, both chain nodes able to be primary: the
+             primary's manager SIGKILLed -- promotion, failover; then with
+             no operator the predecessor's agent places the old primary's
+             node as the new standby, that node's agent runs its
+             --on-standby hook (here: the harness starts the standby
+             configuration at the epoch it names), reports it ready, the
+             predecessor's agent protects the chain again, and the new
+             standby syncs and is reported so.  Then the new primary's
+             manager SIGKILLed: BFD on the other link, the promotion back,
+             the failover.  The oracle over the three runs in turn.
   dataplane  no failover: two etcd members SIGKILLed mid-stream (the
              quorum lost, the agents waiting), then the primary's NF
              SIGKILLed (its local standby takes over): the data plane
@@ -59,23 +70,12 @@ from onvm import lab, pcap, traces
 from onvm.remote_lab import (NODES, STAGE_PACKETS, STAGES, build, check_sink, dump, quiet,
                              remote, tagged_input)
 
-from onvm import etcd_lab
+from onvm import cluster_lab, etcd_lab
+from onvm.cluster_lab import SPEC, agent, agent_status
 
 cluster = etcd_lab.cluster  # (None without python3-etcd3: test() skips)
 
-AGENT = os.path.join(lab.SRC, "tools", "onvm-agent")
-ONVMCTL = os.path.join(lab.SRC, "tools", "onvmctl")
-SPEC = {"nfs": ["simple_forward"], "scheme": "remote", "predecessor": "pred", "standbys": 1}
-
-
-def agent(L, ec, name, node, tag):
-    status = L.path(f"agent-{name}{tag}.json")
-    p = L.spawn(f"agent-{name}{tag}", ["/usr/bin/python3", AGENT, "--node", name,
-                                       "--prefix", node.prefix, "--endpoints",
-                                       ",".join(ec.endpoints), "--ttl", "10", "--status",
-                                       status])
-    p.status_path = status
-    return p
+ONVMCTL = cluster_lab.ONVMCTL
 
 
 def stop_all(agents, nodes):
@@ -85,14 +85,6 @@ def stop_all(agents, nodes):
         p.wait(10)
     for node in nodes:
         node.stop()
-
-
-def agent_status(p):
-    try:
-        with open(p.status_path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return {}
 
 
 def case(L, which):
@@ -209,8 +201,13 @@ def case(L, which):
         epoch = st_p["epoch"]
         L.expect(2 <= epoch <= roles["epoch"] and cluster.primary_at(roles, epoch) == "standby",
                  f"the data plane at epoch {epoch}: not one etcd wrote for the standby: {roles}")
+    # (the old primary fenced -- or, its node still registered, already
+    # placed as the new standby by the predecessor's agent, not synced)
     L.expect((roles["epoch"] == epoch or which == "given_up") and
-             roles["primary"] == "standby" and roles["fenced"] == ["primary"],
+             roles["primary"] == "standby" and
+             (roles["fenced"] == ["primary"] or
+              (roles["fenced"] == [] and roles["standbys"] == ["primary"] and
+               roles["synced"] == [])),
              f"etcd's roles after it: {roles}")
     L.expect(st_p["epoch"] == epoch and st_s["epoch"] == epoch,
              f"the data plane's epoch {st_p['epoch']} / {st_s['epoch']}, etcd's {epoch}")
@@ -264,11 +261,11 @@ def rejoin(L, c, primary, pred, sink, n):
     L.expect(m["out_released"] == 0 and sink.port("in_m")["rx"] == from_m,
              f"the fenced old primary released {m['out_released']}, the sink got "
              f"{sink.port('in_m')['rx'] - from_m} from it")
-    _, roles, _ = c.chain("web")
-    L.expect(roles["fenced"] == ["primary"] and roles["primary"] == "standby", f"{roles}")
-    new = c.add_standby("web", "the old primary back")
-    L.expect(new is not None and new["standbys"] == ["primary"] and new["fenced"] == [] and
-             new["synced"] == [], f"it rejoins as a standby: {new}")
+    # Its node still registered (its agent lives), the predecessor's agent
+    # may have placed it as the new standby already (re-protection).
+    new = c.add_standby("web", "the old primary back") or c.chain("web")[1]
+    L.expect(new["primary"] == "standby" and new["standbys"] == ["primary"] and
+             new["fenced"] == [] and new["synced"] == [], f"it rejoins as a standby: {new}")
     try:
         c.promote("web", new["epoch"], "test: promote it before it synced")
         L.expect(False, "the old primary promoted back before it synced")
@@ -315,6 +312,75 @@ def dataplane(L, ec, agents, pred, primary, standby, sink, frames, tag):
                pcap.read_capture_out(L.path(f"sink-s{tag}.pcap")), allow_loss=0)
 
 
+def reprotect(L):
+    """Failover, automatic re-protection, failover back."""
+    tag, rate = "_reprotect", 2500
+    ec = etcd_lab.EtcdCluster(L, tag="agrp").start()
+    frames = tagged_input(traces.trace("smtp.pcap"), 560)  # about 21 s at the rate
+    n = len(frames)
+    rl = cluster_lab.ReprotectLab(L, ec, frames, tag, rate)
+    rl.start()
+    pred, sink = rl.pred, rl.sink
+    primary, standby = rl.nodes["primary"], rl.nodes["standby"]
+    lab.wait_until(lambda: remote(primary)["out_released"] >= rate, 60, "a second released")
+    t0 = time.monotonic()
+    primary.stop(sig=signal.SIGKILL)  # (its agent lives on: the node is up)
+    primary.remove_runtime()
+    lab.wait_until(lambda: remote(pred)["failovers"] == 1 and remote(pred)["end_echoed"] == 1,
+                   60, "the failover and its replay")
+    t_failover = time.monotonic()
+    first = sink.port("in_m")["rx"]
+    lab.wait_until(lambda: rl.serve_hooks() == "primary", 60,
+                   "the old primary's node named the new standby (its hook)")
+    again = rl.nodes["primary"]
+    lab.wait_until(lambda: rl.roles()["synced"] == ["primary"], 60,
+                   "protected again: the new standby synced")
+    t_protected = time.monotonic()
+    st_p, st_b, st_a = remote(pred), remote(standby), remote(again)
+    roles = rl.roles()
+    L.expect(roles["primary"] == "standby" and roles["standbys"] == ["primary"] and
+             roles["epoch"] == rl.started[0][1] == 2 and st_p["swapped"] == 1 and
+             st_p["protects"] == 1 and st_b["role"] == "primary" and st_a["synced"] == 1,
+             f"re-protected: roles {roles}, predecessor {st_p}")
+    lab.wait_until(lambda: remote(standby)["out_released"] >= st_b["out_released"] + rate, 60,
+                   "a second through the new pair")
+    L.expect(remote(pred)["stamped"] < n, "the input ended before the second failure")
+    t1 = time.monotonic()
+    standby.stop(sig=signal.SIGKILL)
+    standby.remove_runtime()
+    lab.wait_until(lambda: remote(pred)["failovers"] == 2, 60, "the second failover")
+    t_back = time.monotonic()
+    lab.wait_until(lambda: remote(pred)["stamped"] >= n and remote(pred)["state"] == "standby",
+                   180, "the input done")
+    lab.wait_until(lambda: remote(again)["state"] == "active", 60, "the second replay ended")
+
+    def drained():
+        a = remote(again)["out_passed"]
+        time.sleep(0.2)
+        return remote(again)["out_passed"] == a and sink.port("in_m")["rx"] >= first + a
+    lab.wait_until(drained, 30, "the last node's output drained")
+    roles, st_p, st_a = rl.roles(), remote(pred), remote(again)
+    L.expect(roles["primary"] == "primary" and roles["epoch"] == 3 and "standby" in
+             roles["fenced"] + roles["standbys"] and st_p["epoch"] == 3 and
+             st_a["epoch"] == 3 and st_p["failover_trigger"] == "agent",
+             f"the failover back: roles {roles}, predecessor {st_p}")
+    ag_p, ag_a = agent_status(rl.agents["pred"]), agent_status(rl.agents["primary"])
+    L.expect(ag_p.get("promotions") == 2 and ag_p.get("standbys_placed", 0) >= 1 and
+             ag_p.get("protects_asked") == 1, f"the predecessor's agent: {ag_p}")
+    L.expect(ag_a.get("standby_starts") == 1 and ag_a.get("ready_reported", 0) >= 1 and
+             ag_a.get("synced_reported", 0) >= 1, f"the old primary's agent: {ag_a}")
+    print(f"reprotect: failed over {(t_failover - t0) * 1000:.0f} ms after the kill, "
+          f"protected again {t_protected - t0:.2f} s after it; failed over back "
+          f"{(t_back - t1) * 1000:.0f} ms after the second kill")
+    rl.stop()
+    got_m = pcap.read_capture_out(L.path(f"sink-m{tag}.pcap"))
+    got_s = pcap.read_capture_out(L.path(f"sink-s{tag}.pcap"))
+    check_sink(L, frames, got_m[:first], got_s, allow_loss=2 * (STAGES * STAGE_PACKETS + 64),
+               tail_only=False, then=[got_m[first:]])
+    print(f"reprotect: {first} + {len(got_s)} + {len(got_m) - first} frames of {n}")
+    ec.stop()
+
+
 def test(L, which):
     etcd_lab.require()
     try:
@@ -322,6 +388,8 @@ def test(L, which):
                   "late", "dataplane"):
             if which in (None, w):
                 case(L, w)
+        if which in (None, "reprotect"):
+            reprotect(L)
     except lab.TestFailure:
         dump(NODES)
         raise

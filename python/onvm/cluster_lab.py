@@ -1,0 +1,134 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 REINFORCE-NFV authors
+"""onvm.cluster_lab -- the remote lab (onvm.remote_lab) run by its control
+plane: a three-member etcd on loopback (onvm.etcd_lab), an agent
+(tools/onvm-agent) beside the predecessor and each chain node, the chain
+declared with onvmctl.  For tests/integration/test_cluster_agent.py and
+bench/cluster_reprotect.py.
+
+Re-protection needs a node's service manager: when etcd names a node the
+standby of a chain its manager does not run so, the node's agent runs its
+--on-standby hook; here the hook writes the epoch into a request file, and
+serve_hooks(), playing systemd, starts that node's standby configuration
+at that epoch, under the node's file prefix (its agent finds it there).
+"""
+import json
+import os
+import subprocess
+
+from onvm import lab
+from onvm import remote_lab as rc
+
+AGENT = os.path.join(lab.SRC, "tools", "onvm-agent")
+ONVMCTL = os.path.join(lab.SRC, "tools", "onvmctl")
+SPEC = {"nfs": ["simple_forward"], "scheme": "remote", "predecessor": "pred", "standbys": 1}
+
+
+def agent(L, ec, name, node, tag, extra=()):
+    """An agent beside `node` (registered as `name`); its status file is
+    the process's status_path."""
+    status = L.path(f"agent-{name}{tag}.json")
+    p = L.spawn(f"agent-{name}{tag}", ["/usr/bin/python3", AGENT, "--node", name,
+                                       "--prefix", node.prefix, "--endpoints",
+                                       ",".join(ec.endpoints), "--ttl", "10", "--status",
+                                       status] + list(extra))
+    p.status_path = status
+    return p
+
+
+def agent_status(p):
+    try:
+        with open(p.status_path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def onvmctl(ec, *argv):
+    """onvmctl --json ARGV: (exit status, its JSON output or None)."""
+    r = subprocess.run(["/usr/bin/python3", ONVMCTL, "--json", "--endpoints",
+                        ",".join(ec.endpoints)] + list(argv),
+                       capture_output=True, text=True, timeout=60)
+    try:
+        return r.returncode, json.loads(r.stdout)
+    except ValueError:
+        return r.returncode, None
+
+
+class ReprotectLab:
+    """The four nodes with BFD on both of the predecessor's links, both
+    chain nodes able to be made primary ("reprotect"), the input fed at
+    `rate` frames/s by a paced source (a replay goes at the links' speed),
+    the chain nodes' agents with an --on-standby hook."""
+
+    def __init__(self, L, ec, frames, tag, rate, **build):
+        self.L, self.ec, self.tag, self.rate = L, ec, tag, rate
+        self.c = ec.client()
+        self.sink, standby, primary, self.pred = rc.build(
+            L, frames, tag, bfd=True, failover_by="agent", reprotect=True, source=rate,
+            **build)
+        self.nodes = {"primary": primary, "standby": standby}  # by etcd name
+        self.want = {name: L.path(f"want-standby-{name}{tag}") for name in self.nodes}
+        self.agents = {}
+        self.started = []  # (node name, epoch) a hook asked for and served
+
+    def start(self):
+        """Nodes, agents, the chain declared and its standby synced; then
+        the input."""
+        L = self.L
+        rc.NODES[:] = [self.pred, *self.nodes.values(), self.sink]
+        for node in (self.sink, *self.nodes.values()):
+            node.start(wait=False)
+        for node in (self.sink, *self.nodes.values()):
+            node.wait_ready(120)
+        for name, node in self.nodes.items():
+            w = self.want[name]
+            self.agents[name] = agent(L, self.ec, name, node, self.tag, [
+                "--on-standby", f"echo $ONVM_EPOCH > {w}.tmp && mv {w}.tmp {w}"])
+        self.pred.start(wait=False)
+        self.pred.wait_ready(120)
+        self.agents["pred"] = agent(L, self.ec, "pred", self.pred, self.tag)
+        lab.wait_until(lambda: set(self.c.nodes()) == {"pred", "primary", "standby"}, 30,
+                       "the three agents registered")
+        code, out = onvmctl(self.ec, "declare", "web", json.dumps(SPEC))
+        L.expect(code == 0 and out["chain"]["primary"] == "primary", f"declared: {out}")
+        self.pred.wait_bfd("to_m", "Up", timeout=60)
+        self.pred.wait_bfd("to_s", "Up", timeout=60)
+        lab.wait_until(lambda: self.roles()["synced"] == ["standby"], 60,
+                       "the standby's agent reporting it synced")
+        rc.start_source(L, self.pred, self.tag)
+
+    def roles(self):
+        return self.c.chain("web")[1]
+
+    def primary(self):
+        """(etcd name, node) of the chain's primary."""
+        name = self.roles()["primary"]
+        return name, self.nodes[name]
+
+    def serve_hooks(self):
+        """The service manager: a standby a hook asked for, started (its
+        manager ready).  Returns the name of the node started, or None."""
+        for name, path in self.want.items():
+            if not os.path.exists(path):
+                continue
+            with open(path) as f:
+                epoch = int(f.read())
+            os.unlink(path)
+            node = self.nodes[name].as_standby(epoch)
+            self.nodes[name] = node
+            rc.NODES[:] = [self.pred, *self.nodes.values(), self.sink]
+            node.start(wait=False)
+            node.wait_ready(120)
+            self.started.append((name, epoch))
+            return name
+        return None
+
+    def stop(self):
+        """The agents, then every node."""
+        for p in self.agents.values():
+            p.terminate()
+            p.wait(10)
+        for node in (self.pred, *self.nodes.values(), self.sink):
+            node.stop()
+        self.c.close()
