@@ -151,6 +151,7 @@ bool mgr_rsync_held_peek_due(uint64_t held_since_tsc, uint64_t *last_tsc);
  * of a chain no longer replaying, for mgr_rsync_ingress(). */
 bool mgr_rsync_held_rx(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m);
 void mgr_rsync_telemetry(struct rte_tel_data *d); /* adds its chains to /onvm/remote */
+void mgr_rsync_telemetry_brief(struct rte_tel_data *d); /* ... to /onvm/remote/brief */
 /* RX unit, after each burst of a port rsync_in_port[] marks: a consistent-cut
  * marker to send into the chain now (metadata: ts; the caller routes it), or
  * NULL. */

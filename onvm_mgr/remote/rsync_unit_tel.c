@@ -131,6 +131,30 @@ add_standby_stats(struct rte_tel_data *o, const struct rsync_chain *c)
 }
 
 void
+mgr_rsync_telemetry_brief(struct rte_tel_data *d)
+{
+	pthread_mutex_lock(&rsync_fini_lock);
+	for (int i = 0; i < rsync_nchains; i++) {
+		const struct rsync_chain *c = &rsync_chains[i];
+		const struct rsync_primary *pri = rsync_pri(c);
+		struct rte_tel_data *o = rte_tel_data_alloc();
+
+		if (o == NULL)
+			break;
+		rte_tel_data_start_dict(o);
+		rte_tel_data_add_dict_string(o, "role", pri != NULL ? "primary" : "standby");
+		rte_tel_data_add_dict_string(o, "state", rs_state_names[c->state]);
+		rte_tel_data_add_dict_uint(o, "epoch", pri != NULL ? rsync_primary_epoch(pri)
+								  : rsync_standby_epoch(c->sby));
+		rte_tel_data_add_dict_uint(o, "run_id", mgr.remote.run);
+		if (pri == NULL)
+			rte_tel_data_add_dict_uint(o, "synced", rsync_standby_synced(c->sby));
+		rte_tel_data_add_dict_container(d, c->cfg->name, o, 0);
+	}
+	pthread_mutex_unlock(&rsync_fini_lock);
+}
+
+void
 mgr_rsync_telemetry(struct rte_tel_data *d)
 {
 	pthread_mutex_lock(&rsync_fini_lock);
