@@ -68,6 +68,7 @@ class ReprotectLab:
             L, frames, tag, bfd=True, failover_by="agent", reprotect=True, source=rate,
             **build)
         self.nodes = {"primary": primary, "standby": standby}  # by etcd name
+        self.as_standby = {name: node.as_standby for name, node in self.nodes.items()}
         self.want = {name: L.path(f"want-standby-{name}{tag}") for name in self.nodes}
         self.agents = {}
         self.started = []  # (node name, epoch) a hook asked for and served
@@ -115,7 +116,7 @@ class ReprotectLab:
             with open(path) as f:
                 epoch = int(f.read())
             os.unlink(path)
-            node = self.nodes[name].as_standby(epoch)
+            node = self.as_standby[name](epoch)
             self.nodes[name] = node
             rc.NODES[:] = [self.pred, *self.nodes.values(), self.sink]
             node.start(wait=False)
