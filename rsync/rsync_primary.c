@@ -131,7 +131,7 @@ rsync_primary_free(struct rsync_primary *p)
 }
 int
 rsync_primary_resume(struct rsync_primary *p, uint32_t epoch, uint64_t after_txid,
-		     uint64_t clock_offset)
+		     uint64_t clock_offset, uint64_t pred_run)
 {
 	if (p == NULL || epoch < 1 || after_txid == 0 || p->next_txid != 0 || p->used != 0)
 		return -EINVAL;
@@ -139,6 +139,7 @@ rsync_primary_resume(struct rsync_primary *p, uint32_t epoch, uint64_t after_txi
 	p->cfg.epoch = epoch;
 	p->cfg.clock_offset = clock_offset;
 	p->next_txid = p->chain_txid = p->released_txid = p->acked_txid = after_txid;
+	p->pred_run.cur = pred_run;
 	return 0;
 }
 

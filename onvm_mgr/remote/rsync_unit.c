@@ -393,11 +393,11 @@ mgr_rsync_ingress(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, uin
 	r = plog_shim_parse(p, rte_pktmbuf_data_len(m), &sh);
 	if (unlikely(r != PLOG_SHIM_OK)) {
 		if (r == PLOG_SHIM_NOT_SHIM && is_rsync(m)) {
-			if (c->pri != NULL &&
-			    (c->sby == NULL ||
-			     rsync_frame_type(p, rte_pktmbuf_data_len(m)) != RSYNC_PROTECT)) {
-				/* The predecessor's HEARTBEATs: to the primary's
-				 * session, on the TX unit. */
+			if (c->pri != NULL) {
+				/* The predecessor's HEARTBEATs (and, on a standby
+				 * made primary, PROTECT's repeats): to the primary's
+				 * session, on the TX unit, which owns it and the
+				 * chain's sending from then on. */
 				to_ctl(c, m);
 				return true;
 			}
@@ -907,34 +907,44 @@ echo_protect(struct rsync_chain *c, const struct rsync_msg *m, uint8_t flags)
 static enum rsync_rx_reason
 standby_protect(struct rsync_chain *c, const struct rsync_msg *m, uint64_t now)
 {
-	uint32_t epoch = rsync_standby_epoch(c->sby);
+	uint32_t epoch;
 
 	if (m->h.receiver_run != mgr.remote.run)
 		return RSYNC_RX_STALE_RUN;
-	if (!pred_run_heard(c, m->h.sender_run, now))
-		return RSYNC_RX_PEER_RESTARTED;
-	if (m->h.epoch != epoch)
-		return RSYNC_RX_STALE_EPOCH;
 	if (c->pri != NULL) {
-		echo_protect(c, m, 0); /* the echo was lost */
+		/* Made primary already: a repeat (the echo was lost), on the
+		 * TX unit, which owns the session now -- and the
+		 * predecessor's run: the library's. */
+		if (m->h.epoch != rsync_primary_epoch(c->pri))
+			return RSYNC_RX_STALE_EPOCH;
+		echo_protect(c, m, 0);
 		return RSYNC_RX_DUPLICATE;
 	}
+	if (!pred_run_heard(c, m->h.sender_run, now))
+		return RSYNC_RX_PEER_RESTARTED;
+	epoch = rsync_standby_epoch(c->sby);
+	if (m->h.epoch != epoch)
+		return RSYNC_RX_STALE_EPOCH;
 	if (c->state != RS_ACTIVE || c->pri_idle == NULL) {
 		/* Not running the chain (the replay not over: PROTECT is
 		 * sent only after REPLAY_END, so a copy that overtook it),
 		 * or not set up to be its primary: refused, the predecessor
-		 * goes on sending to this node unprotected. */
-		c->protects_refused++;
-		if (c->pri_idle == NULL) {
-			MGR_LOG(ERR, "remote chain %s: cannot be made primary: not configured with "
-				"\"reprotect\"", c->cfg->name);
-			echo_protect(c, m, RSYNC_F_RESYNC);
+		 * goes on sending to this node unprotected.  (Repeated every
+		 * few ms: counted and logged once per epoch.) */
+		if (epoch != c->protect_refused_epoch) {
+			c->protects_refused++;
+			if (c->pri_idle == NULL)
+				MGR_LOG(ERR, "remote chain %s: cannot be made primary: not "
+					"configured with \"reprotect\"", c->cfg->name);
 		}
+		c->protect_refused_epoch = epoch;
+		if (c->pri_idle == NULL)
+			echo_protect(c, m, RSYNC_F_RESYNC);
 		return RSYNC_RX_WRONG_ROLE;
 	}
 	if (rsync_primary_resume(c->pri_idle, epoch, RTE_MAX(c->takeover_txid, 1ull),
-				 (uint64_t)__atomic_load_n(&c->clock_offset, __ATOMIC_SEQ_CST)) !=
-	    0) {
+				 (uint64_t)__atomic_load_n(&c->clock_offset, __ATOMIC_SEQ_CST),
+				 c->pred_run) != 0) {
 		c->protects_refused++;
 		echo_protect(c, m, RSYNC_F_RESYNC);
 		return RSYNC_RX_BAD_FIELD;
@@ -946,12 +956,15 @@ standby_protect(struct rsync_chain *c, const struct rsync_msg *m, uint64_t now)
 	c->fence_hbs = FENCE_UNASKED; /* no more HEARTBEATs of the standby's */
 	c->next_cut_ns = 0;	      /* a cut at once: the new standby needs one */
 	c->promoted_ns = now;
+	/* The echo from here, the last frame this unit sends for the chain:
+	 * from the publication on, the TX unit owns its sending (c->tx, the
+	 * HMAC context, the counters). */
+	echo_protect(c, m, 0);
 	__atomic_store_n(&c->state, RS_PRIMARY, __ATOMIC_RELEASE);
 	__atomic_store_n(&c->pri, c->pri_idle, __ATOMIC_RELEASE);
 	c->pri_idle = NULL;
 	MGR_LOG(NOTICE, "remote chain %s: made primary at epoch %u: a new standby on port %d",
 		c->cfg->name, epoch, c->sync_port);
-	echo_protect(c, m, 0);
 	return RSYNC_RX_OK;
 }
 
@@ -992,7 +1005,7 @@ control_in(struct rsync_chain *c, struct rte_mbuf *mb, uint64_t now)
 		r = c->pri == NULL ? standby_replay_msg(c, &m, now) : RSYNC_RX_WRONG_ROLE;
 		goto out;
 	}
-	/* (the RX unit's, promoted or not: mgr_rsync_ingress()) */
+	/* (the RX unit's; once promoted the TX unit's: mgr_rsync_ingress()) */
 	if (m.h.type == RSYNC_PROTECT) {
 		r = c->sby != NULL ? standby_protect(c, &m, now) : RSYNC_RX_WRONG_ROLE;
 		goto out;
@@ -1025,8 +1038,8 @@ control_in(struct rsync_chain *c, struct rte_mbuf *mb, uint64_t now)
 			send_fence_heartbeat(c, now); /* the old primary still talks */
 	}
 out:
-	/* (both units' once a standby was made primary: PROTECT's repeats
-	 * stay with the RX unit) */
+	/* (the RX unit's, then the TX unit's once a standby was made primary
+	 * -- the RX unit counts the PROTECT that did it after publishing) */
 	__atomic_fetch_add(&c->ctl_rx[r], 1, __ATOMIC_RELAXED);
 	rte_pktmbuf_free(mb);
 }

@@ -192,6 +192,7 @@ struct rsync_chain {
 	uint32_t cancelled_epoch; /* standby: epochs up to it were given up: never taken */
 	uint64_t promoted_ns;	  /* reprotect: made the chain's primary then (0: not) */
 	uint64_t protects_refused; /* PROTECTs refused: no "reprotect", or not taken over */
+	uint32_t protect_refused_epoch; /* ... the epoch last refused (counted once each) */
 	struct rsync_msg takeover_msg; /* standby: the REPLAY_START taken (echoed again) */
 };
 

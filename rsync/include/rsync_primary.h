@@ -167,15 +167,17 @@ void rsync_primary_free(struct rsync_primary *p);
 /*
  * A chain that ran before -- on a standby that took it over, now made its
  * primary with a new standby -- goes on here, before anything else is
- * called: at `epoch`, its clock `clock_offset` ahead of the node's, and
- * its transactions continuing after `after_txid` (>= 1).  Never from the
- * origin (txid 0): a standby applying a chain that starts there takes its
- * empty state for a whole cut, and this chain's state is not empty -- the
- * new standby must learn that it joined late and ask for a full cut.
- * Returns 0, or -EINVAL (used already, or after_txid 0).
+ * called: at `epoch`, its clock `clock_offset` ahead of the node's, its
+ * transactions continuing after `after_txid` (>= 1), serving predecessor
+ * run `pred_run` (0: none heard; another heard later is a restart, as for
+ * any primary).  Never from the origin (txid 0): a standby applying a
+ * chain that starts there takes its empty state for a whole cut, and this
+ * chain's state is not empty -- the new standby must learn that it joined
+ * late and ask for a full cut.  Returns 0, or -EINVAL (used already, or
+ * after_txid 0).
  */
 int rsync_primary_resume(struct rsync_primary *p, uint32_t epoch, uint64_t after_txid,
-			 uint64_t clock_offset);
+			 uint64_t clock_offset, uint64_t pred_run);
 
 /*
  * A packet left the chain: latch it.  `flow` is its flow as it entered the

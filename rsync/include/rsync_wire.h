@@ -106,14 +106,6 @@ rsync_is_frame(const uint8_t *frame, size_t len)
 	       frame[13] == (RSYNC_ETHERTYPE & 0xff);
 }
 #define RSYNC_HDR_LEN 56
-
-/* The type an RSync frame says it is, unchecked (0: too short): which unit
- * takes it; rsync_decode() checks it there. */
-static inline uint8_t
-rsync_frame_type(const uint8_t *frame, size_t len)
-{
-	return len >= RSYNC_ETH_LEN + RSYNC_HDR_LEN ? frame[RSYNC_ETH_LEN + 1] : 0;
-}
 #define RSYNC_HMAC_LEN 32
 #define RSYNC_KEY_MAX 64	  /* HMAC key bytes */
 #define RSYNC_MTU 1500		  /* Ethernet payload the encoder may fill */

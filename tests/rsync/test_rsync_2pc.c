@@ -403,9 +403,9 @@ test_a_resumed_primary_makes_a_fresh_standby_join_late(void **state)
 	pc.epoch = 2; /* the idle primary's, set up at start */
 	sc.epoch = 3; /* the epoch the chain runs at since the takeover */
 	sm = sim_new(&pc, &sc, 38, NULL, 0);
-	assert_int_equal(rsync_primary_resume(sm->p, 3, 0, 0), -EINVAL);
-	assert_int_equal(rsync_primary_resume(sm->p, 3, 40, 5), 0);
-	assert_int_equal(rsync_primary_resume(sm->p, 3, 41, 5), -EINVAL); /* once */
+	assert_int_equal(rsync_primary_resume(sm->p, 3, 0, 0, 0), -EINVAL);
+	assert_int_equal(rsync_primary_resume(sm->p, 3, 40, 5, 0), 0);
+	assert_int_equal(rsync_primary_resume(sm->p, 3, 41, 5, 0), -EINVAL); /* once */
 	assert_int_equal(rsync_primary_epoch(sm->p), 3);
 	add_n(sm, 8, 2);
 	cut_with(sm, 1, 0, 0, 0x11, 600);
