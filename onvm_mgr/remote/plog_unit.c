@@ -99,6 +99,9 @@ static const char *const state_names[] = {"primary", "starting", "replaying", "s
 #define CANCEL_SENDS 20				   /* REPLAY_CANCELs sent, one every retrans */
 #define CURSOR_BURSTS 8 /* bursts the log's cursor may send a poll */
 #define PLOG_STARTS_KEPT 8 /* REPLAY_STARTs of past attempts a takeover may follow */
+/* A re-protection needs the new standby heard this recently on the old
+ * primary's link (its HEARTBEATs come every 20 ms). */
+#define PROTECT_STANDBY_HEARD_NS (200 * 1000 * 1000ull)
 
 struct plog_chain {
 	const struct mgr_remote_cfg *cfg;
@@ -117,7 +120,11 @@ struct plog_chain {
 	uint32_t protect_req;
 	bool protect_pending;
 	uint64_t protect_sent_ns, protect_start_ns, protected_ns;
-	uint64_t protects, protects_refused, protects_given_up, triggers_of_standby;
+	uint64_t protects, protects_refused, protects_superseded, triggers_of_standby;
+	/* a standby's HEARTBEAT heard last on the primary's link: the node
+	 * that would be the new standby of a re-protection (atomic) */
+	uint64_t other_standby_ns;
+	uint64_t sides_adopted; /* a swap this run did not make, followed */
 	uint64_t last_ts; /* the last timestamp given */
 	uint32_t attempt; /* the epoch offered the standby (PL_STARTING), or last given up */
 	struct plog_cursor resume; /* where the primary's output stopped for a failover */
@@ -643,10 +650,14 @@ swap_sides(struct plog_chain *c)
 	__atomic_store_n(&c->swapped, !c->swapped, __ATOMIC_RELEASE);
 }
 
-/* A re-protection that did not happen (refused, or unanswered): the node
- * running the chain goes on unprotected, the log a buffer again. */
+/* A re-protection the node refused (it is not set up to be primary: it
+ * did not become one): the chain goes on there unprotected, the log a
+ * buffer again.  An unanswered one is never given up so: the node may
+ * have become primary, its echoes lost, and then every frame since the
+ * swap must stay in the log until its LOG_TRIM -- PROTECT is repeated
+ * until it answers (or a failover supersedes it). */
 static void
-protect_given_up(struct plog_chain *c, const char *why)
+protect_refused(struct plog_chain *c)
 {
 	swap_sides(c);
 	c->protect_pending = false;
@@ -654,10 +665,62 @@ protect_given_up(struct plog_chain *c, const char *why)
 	c->end_echoed = true;
 	c->log_kept = true;
 	log_keep_end(c);
+	c->protects_refused++;
 	/* (a failover asked meanwhile had no standby in sync to go to) */
 	__atomic_store_n(&c->failover_req, 0, __ATOMIC_RELEASE);
-	MGR_LOG(WARNING, "remote chain %s: re-protection given up (%s): the chain runs on "
-		"unprotected at epoch %u", c->cfg->name, why, c->epoch);
+	MGR_LOG(WARNING, "remote chain %s: re-protection refused (the node running the chain "
+		"is not set up with \"reprotect\"): it runs on unprotected at epoch %u",
+		c->cfg->name, c->epoch);
+}
+
+/*
+ * A HEARTBEAT of the other role than the link's (the link's role is
+ * refused for every other type).  Either the sides are not what this run
+ * takes them for:
+ *   - a standby on the primary's link: the node there runs a standby's
+ *     configuration -- the new standby of a re-protection to come (heard:
+ *     other_standby_ns), or the primary restarted so, its state gone (a
+ *     new run: a failover cause, as a restarted primary's);
+ *   - a primary on the standby's link at a newer epoch: a re-protection
+ *     this run did not make (it restarted since) swapped them -- followed,
+ *     as a restarted predecessor follows a standby that took over: the log
+ *     of this run, sent to the other node, goes to that primary.
+ */
+static enum rsync_rx_reason
+crossed_heartbeat(struct plog_chain *c, const struct rsync_msg *m, bool from_primary)
+{
+	if (from_primary && m->h.role == RSYNC_ROLE_STANDBY) {
+		enum rsync_run_heard heard = rsync_peer_run_heard(&c->primary_run,
+								  m->h.sender_run);
+
+		if (heard == RSYNC_RUN_REPLACED)
+			return RSYNC_RX_PEER_RESTARTED;
+		__atomic_store_n(&c->other_standby_ns, mgr_now_ns(), __ATOMIC_RELAXED);
+		if (heard == RSYNC_RUN_NEW) {
+			c->primary_restarts++;
+			if (c->state == PL_PRIMARY || c->state == PL_STARTING)
+				failover_cause(c, "primary_restart", mgr_now_ns());
+		}
+		return RSYNC_RX_OK;
+	}
+	if (!from_primary && m->h.role == RSYNC_ROLE_PRIMARY && c->state == PL_PRIMARY &&
+	    !c->protect_pending && m->h.epoch > c->epoch) {
+		swap_sides(c);
+		memset(&c->primary_run, 0, sizeof(c->primary_run));
+		(void)rsync_peer_run_heard(&c->primary_run, m->h.sender_run);
+		c->epoch = m->h.epoch;
+		c->attempt = RTE_MAX(c->attempt, m->h.epoch);
+		c->cancels_left = 0;
+		stamp_above(c, m->u.heartbeat.cut_ts);
+		plog_log_seek(&c->log, &c->cur, c->first_ts - 1);
+		c->behind = true;
+		c->sides_adopted++;
+		MGR_LOG(WARNING, "remote chain %s: the primary is on port %d at epoch %u (a "
+			"re-protection before this run): following it", c->cfg->name, c->pri_port,
+			c->epoch);
+		return RSYNC_RX_OK;
+	}
+	return RSYNC_RX_WRONG_ROLE;
 }
 
 /* The new primary's answer to PROTECT. */
@@ -667,8 +730,7 @@ protect_echoed(struct plog_chain *c, const struct rsync_msg *m)
 	if (!c->protect_pending)
 		return RSYNC_RX_DUPLICATE;
 	if (m->h.flags & RSYNC_F_RESYNC) {
-		c->protects_refused++;
-		protect_given_up(c, "refused: not set up with \"reprotect\"");
+		protect_refused(c);
 		return RSYNC_RX_OK;
 	}
 	c->protect_pending = false;
@@ -704,7 +766,8 @@ control_in(struct plog_chain *c, struct rte_mbuf *mb)
 		goto out;
 	}
 	if (m.h.role != (from_primary ? RSYNC_ROLE_PRIMARY : RSYNC_ROLE_STANDBY)) {
-		r = RSYNC_RX_WRONG_ROLE;
+		r = m.h.type == RSYNC_HEARTBEAT ? crossed_heartbeat(c, &m, from_primary)
+						: RSYNC_RX_WRONG_ROLE;
 		goto out;
 	}
 	if (m.h.type == RSYNC_HEARTBEAT) {
@@ -892,12 +955,19 @@ send_protect(struct mgr_dp_ctx *ctx, struct plog_chain *c)
  * keeps every entry from here on until the new primary's LOG_TRIM.
  * PROTECT then goes to it after every frame trimmed unreplicated, in order
  * on the same link: the cuts it makes from then on are backed by the log.
- * Repeated until echoed; refused or unanswered for failover_timeout_ms,
- * given up.  Returns the frames sent.
+ * Repeated until echoed; refused, undone (protect_refused()); a failover
+ * started meanwhile (the new primary lost) supersedes it.  Returns the
+ * frames sent.
  */
 static unsigned int
 protect_tx(struct mgr_dp_ctx *ctx, struct plog_chain *c, uint64_t now)
 {
+	if (c->protect_pending && c->state != PL_PRIMARY) {
+		/* a failover supersedes it: the chain leaves that node */
+		c->protect_pending = false;
+		c->protects_superseded++;
+		return 0;
+	}
 	if (!c->protect_pending) {
 		if (!__atomic_exchange_n(&c->protect_req, 0, __ATOMIC_ACQ_REL))
 			return 0;
@@ -905,6 +975,12 @@ protect_tx(struct mgr_dp_ctx *ctx, struct plog_chain *c, uint64_t now)
 			MGR_LOG(WARNING, "remote chain %s: re-protection asked while not running "
 				"on a node that took over (%s): ignored", c->cfg->name,
 				state_names[c->state]);
+			return 0;
+		}
+		if (now - __atomic_load_n(&c->other_standby_ns, __ATOMIC_RELAXED) >
+		    PROTECT_STANDBY_HEARD_NS) {
+			MGR_LOG(WARNING, "remote chain %s: re-protection asked with no standby "
+				"heard on port %d: ignored", c->cfg->name, c->pri_port);
 			return 0;
 		}
 		swap_sides(c);
@@ -918,11 +994,6 @@ protect_tx(struct mgr_dp_ctx *ctx, struct plog_chain *c, uint64_t now)
 		c->protect_pending = true;
 		c->protect_start_ns = now;
 		c->protect_sent_ns = 0;
-	}
-	if (now - c->protect_start_ns >= (uint64_t)c->cfg->failover_timeout_ms * 1000000ull) {
-		c->protects_given_up++;
-		protect_given_up(c, "no answer");
-		return 0;
 	}
 	if (c->protect_sent_ns != 0 && now - c->protect_sent_ns < REPLAY_CTL_RETRANS_NS)
 		return 0;
@@ -1127,9 +1198,10 @@ mgr_plog_tx(struct mgr_dp_ctx *ctx)
 		if (unlikely(c->protect_pending ||
 			     __atomic_load_n(&c->protect_req, __ATOMIC_RELAXED)))
 			n += protect_tx(ctx, c, mgr_now_ns());
-		/* (no failover while a re-protection waits: its standby is
-		 * not in sync yet -- asked again should it be given up) */
-		if (c->state == PL_PRIMARY && !c->protect_pending &&
+		/* (a failover while a re-protection waits for its echo goes
+		 * ahead: the new standby refuses it unless it is in sync --
+		 * the node did become primary, its echoes lost) */
+		if (c->state == PL_PRIMARY &&
 		    unlikely(__atomic_load_n(&c->failover_req, __ATOMIC_ACQUIRE))) {
 			struct plog_entry first;
 			struct plog_cursor from;
@@ -1325,7 +1397,8 @@ tel_remote(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "protect_pending", c->protect_pending);
 		rte_tel_data_add_dict_uint(o, "protects", c->protects);
 		rte_tel_data_add_dict_uint(o, "protects_refused", c->protects_refused);
-		rte_tel_data_add_dict_uint(o, "protects_given_up", c->protects_given_up);
+		rte_tel_data_add_dict_uint(o, "protects_superseded", c->protects_superseded);
+		rte_tel_data_add_dict_uint(o, "sides_adopted", c->sides_adopted);
 		rte_tel_data_add_dict_uint(o, "protect_start_ns", c->protect_start_ns);
 		rte_tel_data_add_dict_uint(o, "protected_ns", c->protected_ns);
 		rte_tel_data_add_dict_uint(o, "triggers_of_standby", c->triggers_of_standby);
@@ -1368,7 +1441,6 @@ tel_remote_brief(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "end_echoed", c->end_echoed);
 		rte_tel_data_add_dict_uint(o, "protect_pending", c->protect_pending);
 		rte_tel_data_add_dict_uint(o, "protects_refused", c->protects_refused);
-		rte_tel_data_add_dict_uint(o, "protects_given_up", c->protects_given_up);
 		rte_tel_data_add_dict_container(d, c->cfg->name, o, 0);
 	}
 	mgr_rsync_telemetry_brief(d);
@@ -1466,6 +1538,22 @@ tel_protect(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_string(d, "reason", "not failed over: the chain has its "
 							  "primary and standby");
 		rte_tel_data_add_dict_string(d, "state", state_names[st]);
+		return 0;
+	}
+	if (c->cfg->bfd >= 0 && c->cfg->standby_bfd < 0) {
+		/* after the swap only the standby link's session would watch
+		 * the new primary */
+		rte_tel_data_add_dict_string(d, "status", "error");
+		rte_tel_data_add_dict_string(d, "reason", "no standby_bfd: nothing would watch "
+							  "the new primary");
+		return 0;
+	}
+	if (mgr_now_ns() - __atomic_load_n(&c->other_standby_ns, __ATOMIC_RELAXED) >
+	    PROTECT_STANDBY_HEARD_NS) {
+		/* the new primary would release nothing without its votes */
+		rte_tel_data_add_dict_string(d, "status", "error");
+		rte_tel_data_add_dict_string(d, "reason", "no standby heard on the old primary's "
+							  "link: start it first");
 		return 0;
 	}
 	__atomic_store_n(&c->protect_req, 1, __ATOMIC_RELEASE);

@@ -143,6 +143,10 @@ Usage: test_remote_chain.py steady | switchover | kill | bfd | linkdown | linkdo
               the sink twice), nothing arrives twice or out of order, and
               what is missing is at most what the primary counted as
               aborted or dropped.
+  reprotect_restarts: as reprotect, but once re-protected the predecessor
+              restarts (it must follow the primary on its standby link) and
+              the second failure is the new primary back at once on its
+              standby configuration (the predecessor fails over by itself).
   reprotect:  the stateful chain; the primary node is SIGKILLed and the
               operator fails over; the dead node comes back as the chain's
               new standby (at the new epoch) and the predecessor's
@@ -166,7 +170,7 @@ from onvm import flowtable, lab, pcap, traces
 from onvm.wire import REPLAY_CANCEL, rsync_frame
 from onvm.remote_lab import (BACKENDS, NODES, STAGE_PACKETS, STAGES, build, check_exports,
                              check_sink, check_stateful, dump, instances_merged, new_flows, quiet,
-                             remote, set_relay, start_all, start_source, tag_of,
+                             remote, set_relay, source_progress, start_all, start_source, tag_of,
                              tagged_input)
 
 
@@ -183,7 +187,8 @@ def run(L, scenario):
     # standby_restart: long enough (about 9 s paced) for a node's restart
     # (about 4 s here) and traffic after it; 2400 flows (the tables hold 3072)
     copies = {"steady": 40, "switchover": 40, "syncfaults": 100,
-              "standby_restart": 1200, "latch_full": 500, "reprotect": 640,
+              "standby_restart": 1200, "latch_full": 500, "reprotect": 420,
+              "reprotect_restarts": 420,
               "pred_restart_after_failover": 400, "pred_restart_then_failover": 400,
               "pred_restart_after_given_up": 400,
               "pred_restart_in_replay": 400}.get(scenario, 200)
@@ -195,7 +200,8 @@ def run(L, scenario):
     frames = tagged_input(trace, copies,
                           flows_per_copy=scenario in ("syncfaults", "stateful", "multi",
                                                       "standby_lost", "standby_restart",
-                                                      "latch_full", "primary_restart", "reprotect"),
+                                                      "latch_full", "primary_restart", "reprotect",
+                                                      "reprotect_restarts"),
                           flows_every=32 if scenario == "nd_heavy" else 0)
     if scenario == "syncfaults":
         syncfaults(L, frames)
@@ -208,6 +214,9 @@ def run(L, scenario):
         return
     if scenario == "reprotect":
         reprotect(L, frames)
+        return
+    if scenario == "reprotect_restarts":
+        reprotect(L, frames, restarts=True)
         return
     if scenario == "clock":
         clock_skew(L, trace)
@@ -441,15 +450,25 @@ def standby_restart(L, frames):
           f"{len(backend)} flows on their backends")
 
 
-def reprotect(L, frames):
+def source_done(pred):
+    """build(source=...)'s paced input ended."""
+    return source_progress(pred)[1] is not None
+
+
+def reprotect(L, frames, restarts=False):
     """The primary dies, the chain fails over, the dead node comes back as
     the standby of the node that took over, made primary again by the
     predecessor's PROTECT (re-protection); then that one dies and the chain
     fails over a second time.  Exactly once, in order, per flow each node
     after the one before, every flow on one backend, the second promoted
-    NFs' counts exact."""
+    NFs' counts exact.  `restarts`: once re-protected, the predecessor
+    restarts (its configuration knows nothing of the swap: it must follow
+    the primary it hears on its standby link), and the second failure is
+    the new primary's restart on its standby configuration, which the
+    predecessor must take for a restarted primary and fail over from by
+    itself; the input sent while the predecessor was down is lost."""
     n, rate = len(frames), 3000
-    # The input paced at its source (about 20 s): a replay goes at the
+    # The input paced at its source (about 13 s): a replay goes at the
     # links' speed, and the input goes on through both failures.
     sink, standby, primary, pred = build(L, frames, stateful=True, reprotect=True, source=rate)
     start_all(sink, standby, primary, pred)
@@ -484,13 +503,39 @@ def reprotect(L, frames):
              st_p["state"] == "primary", "re-protection")
     lab.wait_until(lambda: remote(standby)["out_released"] >= st_b["out_released"] + rate,
                    120, "traffic through the new pair")
+    if restarts:
+        pred.crash()
+        pred.stop()
+        pred.remove_runtime()
+        pred.start()
+        lab.wait_until(lambda: remote(pred)["sides_adopted"] == 1 and
+                       remote(pred)["epoch"] == 2, 30, "the restarted predecessor following "
+                       "the primary on its standby link")
+        released = remote(standby)["out_released"]
+        lab.wait_until(lambda: remote(standby)["out_released"] >= released + rate // 2, 60,
+                       "the restarted predecessor's input through the protected pair")
+        st_p = remote(pred)
+        L.expect(st_p["state"] == "primary" and st_p["swapped"] == 1 and
+                 remote(standby)["pred_restarts"] >= 1, f"after the restart: {st_p}")
     before = remote(standby)
     L.expect(remote(pred)["stamped"] < n, "the input ended before the second failure")
     standby.stop(sig=signal.SIGKILL)
     standby.remove_runtime()
-    L.expect(pred.query("/onvm/remote/failover,web").get("status") == "ok", "second failover")
+    if restarts:  # back at once on its standby configuration, empty
+        back = standby.as_standby(2)
+        back.start(wait=False)
+        lab.wait_until(lambda: remote(pred)["failovers"] == 1, 60,
+                       "the predecessor failing over on the restarted primary")
+        L.expect(remote(pred)["failover_trigger"] == "primary_restart",
+                 f"failed over on {remote(pred)['failover_trigger']}")
+        back.wait_ready(120)
+        NODES[:] = [pred, again, back, sink]
+    else:
+        L.expect(pred.query("/onvm/remote/failover,web").get("status") == "ok",
+                 "second failover")
     lab.wait_until(lambda: remote(pred)["state"] == "standby" and
-                   remote(pred)["stamped"] >= n, 180, "the replay and the input done")
+                   remote(pred)["stamped"] >= (1 if restarts else n) and
+                   source_done(pred), 180, "the replay and the input done")
     lab.wait_until(lambda: remote(again)["state"] == "active", 60, "the second replay ended")
 
     def drained():
@@ -501,19 +546,22 @@ def reprotect(L, frames):
     st_a = remote(again)
     L.expect(st_a["takeovers"] == 1 and st_a["epoch"] == 3 and st_a["ingress_gaps"] == 0 and
              st_a["out_before_takeover"] == 0, f"the second takeover: {st_a}")
-    for node in (pred, again, sink):
+    for node in (pred, again, sink) + ((back,) if restarts else ()):
         rc = node.stop()
         L.expect(rc == 0, f"{node.name}: manager exit status {rc}")
     got_m = pcap.read_capture_out(L.path("sink-m.pcap"))
     got_s = pcap.read_capture_out(L.path("sink-s.pcap"))
     # Lost: the two dead primaries' tails, and what the second dropped
-    # while its new standby was not voting yet (counted).
+    # while its new standby was not voting yet (counted); with `restarts`,
+    # the input sent while the predecessor was down too (on the wire).
     dropped = before["out_aborted"] + before["out_latch_full"]
     lost, backend = check_stateful(L, frames, got_m[:first], got_s,
+                                   n if restarts else
                                    dropped + 2 * (STAGES * STAGE_PACKETS + 2 * 32), tail=False,
                                    then=[got_m[first:]])
-    check_exports(L, frames, lab.read_json(L.path("primary-mon.json")),
-                  lab.read_json(L.path("primary-lb.json")), backend)
+    if not restarts:  # (the input lost at the predecessor reached no NF)
+        check_exports(L, frames, lab.read_json(L.path("primary-mon.json")),
+                      lab.read_json(L.path("primary-lb.json")), backend)
     print(f"reprotect: {len(got_m[:first])} + {len(got_s)} + {len(got_m[first:])} frames "
           f"out of {n}; lost {lost} (the second primary dropped {dropped}); "
           f"{len(backend)} flows on their backends")
@@ -1263,7 +1311,7 @@ def one_round(L, scenario, frames, rnd, rnd_tag):
 
 if __name__ == "__main__":
     SCENARIOS = (("steady", "switchover", "kill", "bfd", "agent", "syncfaults", "standby_lost",
-                  "standby_restart", "reprotect", "primary_restart", "slow_replay", "release_burst",
+                  "standby_restart", "reprotect", "reprotect_restarts", "primary_restart", "slow_replay", "release_burst",
                   "pred_restart_after_failover", "pred_restart_then_failover",
                   "pred_restart_after_given_up",
                   "pred_restart_in_replay", "clock", "dpi") +
