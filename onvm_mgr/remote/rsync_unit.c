@@ -568,6 +568,13 @@ mgr_rsync_rx_timers(struct mgr_dp_ctx *ctx)
 			send_replay_ack(c, now, false);
 		if (now >= c->sby_tick_ns)
 			c->sby_tick_ns = rsync_standby_tick(c->sby, now);
+		/* For telemetry (the node agent reports the standby ready only
+		 * then): every NF of the chain there and parked. */
+		if (now >= c->parked_check_ns) {
+			c->parked_check_ns = now + PARKED_CHECK_NS;
+			__atomic_store_n(&c->nfs_parked, rsync_state_ready_for_full(c),
+					 __ATOMIC_RELAXED);
+		}
 		/* Frames sent are work: the unit flushes its buffers only then. */
 		work += (int)(c->sent - sent);
 	}

@@ -41,6 +41,7 @@
 #define REPLAY_ACK_EVERY       1024 /* ... and every half the predecessor's window (2048) */
 #define REPLAY_HELD_PEEK_AFTER_MS 100 /* a port held for a replay this long ... */
 #define REPLAY_HELD_PEEK_MS 10	     /* ... is read for its RSync frames this often */
+#define PARKED_CHECK_NS (10 * 1000 * 1000ull) /* a standby's NFs looked at for telemetry */
 
 /* A chain's state windows: one per rank of each position (a service with
  * several instances has several), at most this many. */
@@ -193,6 +194,8 @@ struct rsync_chain {
 	uint64_t promoted_ns;	  /* reprotect: made the chain's primary then (0: not) */
 	uint64_t protects_refused; /* PROTECTs refused: no "reprotect", or not taken over */
 	uint32_t protect_refused_epoch; /* ... the epoch last refused (counted once each) */
+	bool nfs_parked;	  /* standby: every NF there and parked (RX unit; atomic) */
+	uint64_t parked_check_ns; /* ... looked at again then */
 	struct rsync_msg takeover_msg; /* standby: the REPLAY_START taken (echoed again) */
 };
 

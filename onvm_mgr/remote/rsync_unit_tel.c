@@ -147,8 +147,11 @@ mgr_rsync_telemetry_brief(struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "epoch", pri != NULL ? rsync_primary_epoch(pri)
 								  : rsync_standby_epoch(c->sby));
 		rte_tel_data_add_dict_uint(o, "run_id", mgr.remote.run);
-		if (pri == NULL)
+		if (pri == NULL) {
 			rte_tel_data_add_dict_uint(o, "synced", rsync_standby_synced(c->sby));
+			rte_tel_data_add_dict_uint(o, "nfs_parked",
+						   __atomic_load_n(&c->nfs_parked, __ATOMIC_RELAXED));
+		}
 		rte_tel_data_add_dict_container(d, c->cfg->name, o, 0);
 	}
 	pthread_mutex_unlock(&rsync_fini_lock);

@@ -257,6 +257,10 @@ class Cluster:
                                                     "since": time.time()}), lease=lease)
         self.call(do)
 
+    def unmark_ready(self, name, node):
+        """`node`'s manager no longer runs chain `name` as a standby."""
+        self.call(lambda c: c.delete(_key("ready", name, node)))
+
     def ready(self, name):
         """{node: {"epoch", "run", "since"}} of chain `name`'s standbys
         whose managers run it (mark_ready)."""
@@ -389,13 +393,14 @@ class Cluster:
         return self.change_roles(name, lambda spec, roles: promoted(name, roles, epoch, live),
                                  why)
 
-    def add_standby(self, name, why="reprotect"):
+    def add_standby(self, name, why="reprotect", prefer=None):
         """A standby for a chain that has fewer live ones than its spec
         wants: a live node with room, not drained, holding no role in the
         chain (standbys whose node is gone are dropped first).  A fenced
         node may be picked, last (it comes back as a standby, never as
-        primary).  Returns the roles written, or None if none is wanted or
-        none fits."""
+        primary) -- unless it is `prefer`, taken first if it fits (the
+        node the predecessor's other link reaches).  Returns the roles
+        written, or None if none is wanted or none fits."""
         nodes = self.nodes()
         chains = self.chains()
 
@@ -404,8 +409,9 @@ class Cluster:
             if len(standbys) >= spec["standbys"]:
                 raise _Nothing()
             busy = {roles["predecessor"], roles["primary"], *standbys}
-            picked = place(nodes, chains, spec, exclude=busy, count=1,
-                           last=set(roles["fenced"]))
+            fit = place(nodes, chains, spec, exclude=busy, count=len(nodes),
+                        last=set(roles["fenced"]))
+            picked = [prefer] if prefer in fit else fit[:1]
             if not picked:
                 raise _Nothing()
             return dict(roles, standbys=standbys + picked,

@@ -316,7 +316,7 @@ def reprotect(L):
     """Failover, automatic re-protection, failover back."""
     tag, rate = "_reprotect", 2500
     ec = etcd_lab.EtcdCluster(L, tag="agrp").start()
-    frames = tagged_input(traces.trace("smtp.pcap"), 560)  # about 21 s at the rate
+    frames = tagged_input(traces.trace("smtp.pcap"), 400)  # about 15 s at the rate
     n = len(frames)
     rl = cluster_lab.ReprotectLab(L, ec, frames, tag, rate)
     rl.start()
