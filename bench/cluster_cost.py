@@ -33,14 +33,13 @@ import json
 import os
 import statistics
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, HERE)
 from onvm import cluster_lab, etcd_lab, lab, report, traces  # noqa: E402
 from onvm import remote_lab as rc  # noqa: E402
-from remote_tput import FWD, pcap_times, rate  # noqa: E402
+from remote_tput import FWD, pcap_times, rate, wait_sink  # noqa: E402
 
 RESULTS = os.path.join(HERE, "results")
 MODES = ("none", "remote", "cluster")
@@ -73,14 +72,7 @@ def one(L, frames, tag, mode):
         lab.check(code == 0, f"declared: {out}")
         c.close()
     pred.start()
-    last = [-1, time.monotonic()]
-
-    def done():
-        rx = sink.port("in_m")["rx"]
-        if rx != last[0]:
-            last[:] = [rx, time.monotonic()]
-        return rx >= n or (rx > 0 and time.monotonic() - last[1] > 1.0)
-    lab.wait_until(done, 300, f"{tag}: frames at the sink", interval=0.1)
+    wait_sink(sink, n, tag)
     if cluster:
         st = cluster_lab.agent_status(agents[2])
         lab.check(st.get("registered") and st.get("etcd_waits", 0) == 0,

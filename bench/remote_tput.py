@@ -117,16 +117,7 @@ def run(L, frames, tag, remote, nfs, pace=False, faults=None, sniff=False, store
         if remote and faults:
             sn.append(sniffer(L, pred.relay_ns, "f_m", files[2], "rsync"))
     pred.start()
-    # Until every frame arrived, or none did for a second (the unprotected
-    # lab drops what a full af_packet ring cannot take: counted below).
-    last = [-1, time.monotonic()]
-
-    def done():
-        rx = sink.port("in_m")["rx"]
-        if rx != last[0]:
-            last[:] = [rx, time.monotonic()]
-        return rx >= n or (rx > 0 and time.monotonic() - last[1] > 1.0)
-    lab.wait_until(done, 300, f"{tag}: frames at the sink", interval=0.1)
+    wait_sink(sink, n, tag)
     st = (primary.query("/onvm/remote").get("web", {}) if remote else
           primary.query("/onvm/store,c") if store else {})
     for p in sn:
@@ -137,6 +128,20 @@ def run(L, frames, tag, remote, nfs, pace=False, faults=None, sniff=False, store
     for node in (pred, standby, primary, sink):
         node.stop()
     return pcap_times(L.path(f"sink-m{tag}.pcap")), (files if sniff else None), st
+
+
+def wait_sink(sink, n, tag):
+    """Until all `n` frames reached the sink's in_m, or none did for a
+    second (the unprotected lab drops what a full af_packet ring cannot
+    take: counted by the caller)."""
+    last = [-1, time.monotonic()]
+
+    def done():
+        rx = sink.port("in_m")["rx"]
+        if rx != last[0]:
+            last[:] = [rx, time.monotonic()]
+        return rx >= n or (rx > 0 and time.monotonic() - last[1] > 1.0)
+    lab.wait_until(done, 300, f"{tag}: frames at the sink", interval=0.1)
 
 
 def rate(times):

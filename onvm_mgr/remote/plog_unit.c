@@ -889,30 +889,42 @@ out:
 	rte_pktmbuf_free(mb);
 }
 
+/* Message `m` (its type, epoch and payload set) from this predecessor to
+ * the primary's side or the standby's, encoded in a fresh mbuf; NULL
+ * without one. */
+static struct rte_mbuf *
+frame_to(struct plog_chain *c, bool to_primary, struct rsync_msg *m)
+{
+	uint8_t buf[RSYNC_MAX_FRAME];
+	struct rte_mbuf *mb;
+	int n;
+
+	m->h.version = RSYNC_VERSION;
+	m->h.chain = c->cfg->id;
+	m->h.frag_count = 1;
+	m->h.role = RSYNC_ROLE_PREDECESSOR;
+	m->h.sender_run = mgr.remote.run;
+	m->h.receiver_run = to_primary ? c->primary_run.cur : c->standby_run.cur;
+	n = rsync_encode(buf, sizeof(buf), to_primary ? c->pri_mac : c->dst_mac,
+			 to_primary ? c->pri_src_mac : c->src_mac, m, NULL, 0, c->auth);
+	mb = n > 0 ? rte_pktmbuf_alloc(mgr.pool) : NULL;
+	if (mb != NULL)
+		memcpy(rte_pktmbuf_append(mb, (uint16_t)n), buf, (size_t)n);
+	return mb;
+}
+
 /* An RSync control frame for the standby, in a fresh mbuf; NULL without one. */
 static struct rte_mbuf *
 control_frame(struct plog_chain *c, uint8_t type, const struct rsync_msg *u)
 {
-	uint8_t buf[RSYNC_MAX_FRAME];
 	struct rsync_msg m = *u;
 	struct rte_mbuf *mb;
-	int n;
 
-	m.h.version = RSYNC_VERSION;
 	m.h.type = type;
-	m.h.chain = c->cfg->id;
 	/* REPLAY_START and REPLAY_CANCEL name the epoch offered */
 	m.h.epoch = type == RSYNC_REPLAY_END ? c->epoch : c->attempt;
-	m.h.frag_count = 1;
-	m.h.role = RSYNC_ROLE_PREDECESSOR;
-	m.h.sender_run = mgr.remote.run;
-	m.h.receiver_run = c->standby_run.cur;
-	n = rsync_encode(buf, sizeof(buf), c->dst_mac, c->src_mac, &m, NULL, 0, c->auth);
-	mb = n > 0 ? rte_pktmbuf_alloc(mgr.pool) : NULL;
-	if (mb == NULL)
-		return NULL;
-	memcpy(rte_pktmbuf_append(mb, (uint16_t)n), buf, (size_t)n);
-	c->ctrl_sent++;
+	mb = frame_to(c, false, &m);
+	c->ctrl_sent += mb != NULL;
 	return mb;
 }
 
@@ -921,24 +933,13 @@ control_frame(struct plog_chain *c, uint8_t type, const struct rsync_msg *u)
 static bool
 send_protect(struct mgr_dp_ctx *ctx, struct plog_chain *c)
 {
-	uint8_t buf[RSYNC_MAX_FRAME];
 	struct rsync_msg m = {0};
 	struct rte_mbuf *mb;
-	int n;
 
-	m.h.version = RSYNC_VERSION;
 	m.h.type = RSYNC_PROTECT;
-	m.h.chain = c->cfg->id;
 	m.h.epoch = c->epoch;
-	m.h.frag_count = 1;
-	m.h.role = RSYNC_ROLE_PREDECESSOR;
-	m.h.sender_run = mgr.remote.run;
-	m.h.receiver_run = c->primary_run.cur;
-	n = rsync_encode(buf, sizeof(buf), c->pri_mac, c->pri_src_mac, &m, NULL, 0, c->auth);
-	mb = n > 0 ? rte_pktmbuf_alloc(mgr.pool) : NULL;
-	if (mb == NULL)
+	if ((mb = frame_to(c, true, &m)) == NULL)
 		return false;
-	memcpy(rte_pktmbuf_append(mb, (uint16_t)n), buf, (size_t)n);
 	if (!mgr_dp_port_try(ctx, mb, (uint16_t)c->pri_port)) {
 		rte_pktmbuf_free(mb);
 		return false;
@@ -1151,25 +1152,13 @@ peer_heartbeats(struct mgr_dp_ctx *ctx, struct plog_chain *c, uint64_t now)
 		const bool to_primary = roles_to[k] == RSYNC_ROLE_PRIMARY;
 		uint16_t port = (uint16_t)(to_primary ? c->pri_port : c->sby_port);
 		struct rsync_msg m = {0};
-		uint8_t buf[RSYNC_MAX_FRAME];
 		struct rte_mbuf *mb;
-		int len;
 
-		m.h.version = RSYNC_VERSION;
 		m.h.type = RSYNC_HEARTBEAT;
-		m.h.chain = c->cfg->id;
 		m.h.epoch = c->epoch;
-		m.h.frag_count = 1;
-		m.h.role = RSYNC_ROLE_PREDECESSOR;
-		m.h.sender_run = mgr.remote.run;
-		m.h.receiver_run = to_primary ? c->primary_run.cur : c->standby_run.cur;
 		m.u.heartbeat.cut_ts = c->last_ts;
-		len = rsync_encode(buf, sizeof(buf), to_primary ? c->pri_mac : c->dst_mac,
-				   to_primary ? c->pri_src_mac : c->src_mac, &m, NULL, 0, c->auth);
-		mb = len > 0 ? rte_pktmbuf_alloc(mgr.pool) : NULL;
-		if (mb == NULL)
+		if ((mb = frame_to(c, to_primary, &m)) == NULL)
 			continue;
-		memcpy(rte_pktmbuf_append(mb, (uint16_t)len), buf, (size_t)len);
 		if (mgr_dp_port_try(ctx, mb, port)) {
 			c->ctrl_sent++;
 			n++;

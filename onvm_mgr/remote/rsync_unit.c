@@ -628,17 +628,23 @@ send_fence_heartbeat(struct rsync_chain *c, uint64_t now)
  * flagged RSYNC_F_RESYNC (`flags`) when this standby refuses to take over,
  * not being in sync. */
 static void
-echo_to_predecessor(struct rsync_chain *c, const struct rsync_msg *m, uint8_t flags)
+echo_as(struct rsync_chain *c, const struct rsync_msg *m, uint8_t flags, uint8_t role)
 {
 	struct rsync_msg e = *m;
 
 	e.h.flags = flags;
 	e.h.key_id = 0;
-	e.h.role = RSYNC_ROLE_STANDBY;
+	e.h.role = role;
 	e.h.sender_run = mgr.remote.run;
 	e.h.receiver_run = m->h.sender_run;
 	(void)send_frame(c, (uint16_t)c->cfg->predecessor_port, c->pred_mac, c->src_mac_pred, &e,
 			 NULL, 0);
+}
+
+static void
+echo_to_predecessor(struct rsync_chain *c, const struct rsync_msg *m, uint8_t flags)
+{
+	echo_as(c, m, flags, RSYNC_ROLE_STANDBY);
 }
 
 /* A HEARTBEAT to the predecessor every PRED_HEARTBEAT_NS, so that it knows
@@ -880,20 +886,12 @@ standby_replay_msg(struct rsync_chain *c, const struct rsync_msg *m, uint64_t no
 	return RSYNC_RX_STALE_EPOCH; /* a REPLAY_END of no takeover here */
 }
 
-/* The predecessor's PROTECT, echoed -- flagged RSYNC_F_RESYNC when
- * refused. */
+/* The predecessor's PROTECT, echoed as the chain's primary -- flagged
+ * RSYNC_F_RESYNC when refused. */
 static void
 echo_protect(struct rsync_chain *c, const struct rsync_msg *m, uint8_t flags)
 {
-	struct rsync_msg e = *m;
-
-	e.h.flags = flags;
-	e.h.key_id = 0;
-	e.h.role = RSYNC_ROLE_PRIMARY;
-	e.h.sender_run = mgr.remote.run;
-	e.h.receiver_run = m->h.sender_run;
-	(void)send_frame(c, (uint16_t)c->cfg->predecessor_port, c->pred_mac, c->src_mac_pred, &e,
-			 NULL, 0);
+	echo_as(c, m, flags, RSYNC_ROLE_PRIMARY);
 }
 
 /*
