@@ -459,6 +459,8 @@ check_fields(const struct rsync_hdr *h, const uint8_t *pl, struct rsync_msg *m)
 	 * HEARTBEAT (asking for a full cut), or to the answer to a
 	 * REPLAY_START or a PROTECT (refusing it). */
 	if (((h->flags & RSYNC_F_FULL) && !frag_type) ||
+	    ((h->flags & RSYNC_F_RUNNING) &&
+	     (h->type != RSYNC_HEARTBEAT || h->role == RSYNC_ROLE_PREDECESSOR)) ||
 	    ((h->flags & RSYNC_F_RESYNC) && h->type != RSYNC_VOTE && h->type != RSYNC_HEARTBEAT &&
 	     !(h->type == RSYNC_REPLAY_START && h->role == RSYNC_ROLE_STANDBY) &&
 	     !(h->type == RSYNC_PROTECT && h->role == RSYNC_ROLE_PRIMARY)))
@@ -700,7 +702,8 @@ rsync_encode(uint8_t *buf, size_t buflen, const uint8_t dst_mac[6], const uint8_
 	}
 	h.version = RSYNC_VERSION;
 	h.len = (uint16_t)plen;
-	h.flags = (uint8_t)((h.flags & (RSYNC_F_RETRANS | RSYNC_F_FULL | RSYNC_F_RESYNC)) |
+	h.flags = (uint8_t)((h.flags & (RSYNC_F_RETRANS | RSYNC_F_FULL | RSYNC_F_RESYNC |
+					RSYNC_F_RUNNING)) |
 			    (auth != NULL ? RSYNC_F_HMAC : 0));
 	h.key_id = auth != NULL ? rsync_auth_key_id(auth) : 0;
 	h.reserved = 0;

@@ -121,10 +121,19 @@ struct plog_chain {
 	bool protect_pending;
 	uint64_t protect_sent_ns, protect_start_ns, protected_ns;
 	uint64_t protects, protects_refused, protects_superseded, triggers_of_standby;
+	uint64_t protects_unanswered; /* ... for failover_timeout_ms (said once each) */
 	/* a standby's HEARTBEAT heard last on the primary's link: the node
 	 * that would be the new standby of a re-protection (atomic) */
 	uint64_t other_standby_ns;
 	uint64_t sides_adopted; /* a swap this run did not make, followed */
+	/* the attempt that superseded a pending re-protection: given up, the
+	 * re-protection is pending again (0: none) */
+	uint32_t protect_superseded_by;
+	uint32_t other_standby_epoch; /* ... that standby's epoch */
+	/* a node heard running the chain at this run's epoch, where this run
+	 * sends: where the chain runs is known (atomic; the agent waits for it
+	 * after a restart) */
+	bool settled;
 	uint64_t last_ts; /* the last timestamp given */
 	uint32_t attempt; /* the epoch offered the standby (PL_STARTING), or last given up */
 	struct plog_cursor resume; /* where the primary's output stopped for a failover */
@@ -433,6 +442,13 @@ give_up_failover(struct plog_chain *c, const char *why)
 	c->behind = true;
 	c->cancels_left = CANCEL_SENDS;
 	c->failovers_given_up++;
+	if (c->protect_superseded_by != 0 && c->protect_superseded_by == c->attempt) {
+		/* it had superseded a re-protection: the node is primary still,
+		 * PROTECT unanswered -- asked again, the log kept meanwhile */
+		c->protect_pending = true;
+		c->protect_sent_ns = 0;
+	}
+	c->protect_superseded_by = 0;
 	__atomic_store_n(&c->failover_req, 0, __ATOMIC_RELEASE);
 	MGR_LOG(WARNING, "remote chain %s: failover to epoch %u given up (%s); the primary goes "
 		"on at epoch %u", c->cfg->name, c->attempt, why, c->epoch);
@@ -695,7 +711,8 @@ crossed_heartbeat(struct plog_chain *c, const struct rsync_msg *m, bool from_pri
 
 		if (heard == RSYNC_RUN_REPLACED)
 			return RSYNC_RX_PEER_RESTARTED;
-		__atomic_store_n(&c->other_standby_ns, mgr_now_ns(), __ATOMIC_RELAXED);
+		c->other_standby_epoch = m->h.epoch;
+		__atomic_store_n(&c->other_standby_ns, mgr_now_ns(), __ATOMIC_RELEASE);
 		if (heard == RSYNC_RUN_NEW) {
 			c->primary_restarts++;
 			if (c->state == PL_PRIMARY || c->state == PL_STARTING)
@@ -703,24 +720,63 @@ crossed_heartbeat(struct plog_chain *c, const struct rsync_msg *m, bool from_pri
 		}
 		return RSYNC_RX_OK;
 	}
-	if (!from_primary && m->h.role == RSYNC_ROLE_PRIMARY && c->state == PL_PRIMARY &&
-	    !c->protect_pending && m->h.epoch > c->epoch) {
+	return RSYNC_RX_WRONG_ROLE;
+}
+
+/*
+ * A node that runs the chain (RSYNC_F_RUNNING: a primary not fenced, or a
+ * standby that took over) heard at a newer epoch than this run's, which
+ * sends to its primary: the chain moved while this node was down (a
+ * failover, a re-protection, maybe several), and this run's configured
+ * sides and epoch are stale.  Followed: the node's link becomes the
+ * primary's (a primary) or the standby's that runs it (a standby that
+ * took over), the sides swapped if need be; the epoch taken; this run's
+ * log sent to it from the start (it went elsewhere).  Nodes that do not
+ * run the chain -- an empty standby placed since, a fenced primary, both
+ * possibly at newer epochs -- are never followed.  True when followed.
+ */
+static bool
+follow_running(struct plog_chain *c, const struct rsync_msg *m, bool from_primary)
+{
+	const bool primary = m->h.role == RSYNC_ROLE_PRIMARY;
+	uint32_t asked;
+
+	if (m->h.type != RSYNC_HEARTBEAT || !(m->h.flags & RSYNC_F_RUNNING) ||
+	    m->h.epoch <= c->epoch || c->state != PL_PRIMARY || c->protect_pending)
+		return false;
+	if (primary != from_primary) {
 		swap_sides(c);
+		c->sides_adopted++;
+	}
+	if (!primary) {
+		/* a standby that took over: as one heard after a restart
+		 * (its run heard, the standby's sending from the log) */
+		memset(&c->standby_run, 0, sizeof(c->standby_run));
+		(void)rsync_peer_run_heard(&c->standby_run, m->h.sender_run);
+		follow_newer_epoch(c, m->h.epoch);
+	} else {
 		memset(&c->primary_run, 0, sizeof(c->primary_run));
 		(void)rsync_peer_run_heard(&c->primary_run, m->h.sender_run);
 		c->epoch = m->h.epoch;
 		c->attempt = RTE_MAX(c->attempt, m->h.epoch);
 		c->cancels_left = 0;
 		stamp_above(c, m->u.heartbeat.cut_ts);
-		plog_log_seek(&c->log, &c->cur, c->first_ts - 1);
-		c->behind = true;
-		c->sides_adopted++;
-		MGR_LOG(WARNING, "remote chain %s: the primary is on port %d at epoch %u (a "
-			"re-protection before this run): following it", c->cfg->name, c->pri_port,
-			c->epoch);
-		return RSYNC_RX_OK;
+		if (primary != from_primary) { /* what this run sent went elsewhere */
+			plog_log_seek(&c->log, &c->cur, c->first_ts - 1);
+			c->behind = true;
+		}
+		c->epochs_adopted++;
 	}
-	return RSYNC_RX_WRONG_ROLE;
+	/* A failover asked for an epoch the chain has reached since (the
+	 * agent's, read off a stale state) is no longer one. */
+	asked = __atomic_load_n(&c->epoch_asked, __ATOMIC_ACQUIRE);
+	if (asked != 0 && asked <= c->epoch) {
+		__atomic_store_n(&c->epoch_asked, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&c->failover_req, 0, __ATOMIC_RELEASE);
+	}
+	MGR_LOG(WARNING, "remote chain %s: the chain runs on port %d at epoch %u (it moved "
+		"before this run): following it", c->cfg->name, out_port_of(c), c->epoch);
+	return true;
 }
 
 /* The new primary's answer to PROTECT. */
@@ -765,6 +821,12 @@ control_in(struct plog_chain *c, struct rte_mbuf *mb)
 		r = RSYNC_RX_UNKNOWN_CHAIN;
 		goto out;
 	}
+	if (m.h.role == RSYNC_ROLE_PREDECESSOR) {
+		r = RSYNC_RX_WRONG_ROLE;
+		goto out;
+	}
+	if (follow_running(c, &m, from_primary))
+		goto out;
 	if (m.h.role != (from_primary ? RSYNC_ROLE_PRIMARY : RSYNC_ROLE_STANDBY)) {
 		r = m.h.type == RSYNC_HEARTBEAT ? crossed_heartbeat(c, &m, from_primary)
 						: RSYNC_RX_WRONG_ROLE;
@@ -779,8 +841,11 @@ control_in(struct plog_chain *c, struct rte_mbuf *mb)
 			r = RSYNC_RX_PEER_RESTARTED;
 			goto out;
 		}
-		if (!from_primary)
-			follow_newer_epoch(c, m.h.epoch);
+		/* (where this run sends, the node runs the chain at this
+		 * run's epoch: settled) */
+		if ((m.h.flags & RSYNC_F_RUNNING) && m.h.epoch == c->epoch &&
+		    from_primary == (c->state == PL_PRIMARY))
+			__atomic_store_n(&c->settled, true, __ATOMIC_RELEASE);
 		if (from_primary) {
 			if (heard == RSYNC_RUN_NEW) {
 				c->primary_restarts++;
@@ -964,8 +1029,10 @@ static unsigned int
 protect_tx(struct mgr_dp_ctx *ctx, struct plog_chain *c, uint64_t now)
 {
 	if (c->protect_pending && c->state != PL_PRIMARY) {
-		/* a failover supersedes it: the chain leaves that node */
+		/* a failover supersedes it: the chain leaves that node (should
+		 * that failover be given up, it is pending again) */
 		c->protect_pending = false;
+		c->protect_superseded_by = c->attempt;
 		c->protects_superseded++;
 		return 0;
 	}
@@ -978,10 +1045,12 @@ protect_tx(struct mgr_dp_ctx *ctx, struct plog_chain *c, uint64_t now)
 				state_names[c->state]);
 			return 0;
 		}
-		if (now - __atomic_load_n(&c->other_standby_ns, __ATOMIC_RELAXED) >
-		    PROTECT_STANDBY_HEARD_NS) {
+		if (now - __atomic_load_n(&c->other_standby_ns, __ATOMIC_ACQUIRE) >
+			    PROTECT_STANDBY_HEARD_NS ||
+		    c->other_standby_epoch != c->epoch) {
 			MGR_LOG(WARNING, "remote chain %s: re-protection asked with no standby "
-				"heard on port %d: ignored", c->cfg->name, c->pri_port);
+				"at epoch %u heard on port %d: ignored", c->cfg->name, c->epoch,
+				c->pri_port);
 			return 0;
 		}
 		swap_sides(c);
@@ -998,6 +1067,14 @@ protect_tx(struct mgr_dp_ctx *ctx, struct plog_chain *c, uint64_t now)
 	}
 	if (c->protect_sent_ns != 0 && now - c->protect_sent_ns < REPLAY_CTL_RETRANS_NS)
 		return 0;
+	if (c->protect_start_ns != 0 &&
+	    now - c->protect_start_ns >= (uint64_t)c->cfg->failover_timeout_ms * 1000000ull) {
+		/* (said once: the log is kept meanwhile, and fills) */
+		c->protects_unanswered++;
+		c->protect_start_ns = 0;
+		MGR_LOG(ERR, "remote chain %s: PROTECT unanswered for %u ms: sent on; the log "
+			"is kept until the node answers", c->cfg->name, c->cfg->failover_timeout_ms);
+	}
 	if (!send_protect(ctx, c))
 		return 0;
 	c->protect_sent_ns = now;
@@ -1388,6 +1465,8 @@ tel_remote(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "protects_refused", c->protects_refused);
 		rte_tel_data_add_dict_uint(o, "protects_superseded", c->protects_superseded);
 		rte_tel_data_add_dict_uint(o, "sides_adopted", c->sides_adopted);
+		rte_tel_data_add_dict_uint(o, "protects_unanswered", c->protects_unanswered);
+		rte_tel_data_add_dict_uint(o, "settled", c->settled);
 		rte_tel_data_add_dict_uint(o, "protect_start_ns", c->protect_start_ns);
 		rte_tel_data_add_dict_uint(o, "protected_ns", c->protected_ns);
 		rte_tel_data_add_dict_uint(o, "triggers_of_standby", c->triggers_of_standby);
@@ -1430,6 +1509,8 @@ tel_remote_brief(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_uint(o, "end_echoed", c->end_echoed);
 		rte_tel_data_add_dict_uint(o, "protect_pending", c->protect_pending);
 		rte_tel_data_add_dict_uint(o, "protects_refused", c->protects_refused);
+		rte_tel_data_add_dict_uint(o, "settled", __atomic_load_n(&c->settled,
+									 __ATOMIC_ACQUIRE));
 		rte_tel_data_add_dict_container(d, c->cfg->name, o, 0);
 	}
 	mgr_rsync_telemetry_brief(d);
@@ -1537,12 +1618,14 @@ tel_protect(const char *cmd, const char *params, struct rte_tel_data *d)
 							  "the new primary");
 		return 0;
 	}
-	if (mgr_now_ns() - __atomic_load_n(&c->other_standby_ns, __ATOMIC_RELAXED) >
-	    PROTECT_STANDBY_HEARD_NS) {
+	if (mgr_now_ns() - __atomic_load_n(&c->other_standby_ns, __ATOMIC_ACQUIRE) >
+		    PROTECT_STANDBY_HEARD_NS ||
+	    __atomic_load_n(&c->other_standby_epoch, __ATOMIC_RELAXED) !=
+		    __atomic_load_n(&c->epoch, __ATOMIC_RELAXED)) {
 		/* the new primary would release nothing without its votes */
 		rte_tel_data_add_dict_string(d, "status", "error");
-		rte_tel_data_add_dict_string(d, "reason", "no standby heard on the old primary's "
-							  "link: start it first");
+		rte_tel_data_add_dict_string(d, "reason", "no standby at the chain's epoch heard "
+							  "on the old primary's link: start it first");
 		return 0;
 	}
 	__atomic_store_n(&c->protect_req, 1, __ATOMIC_RELEASE);

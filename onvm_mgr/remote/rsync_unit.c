@@ -667,6 +667,9 @@ pred_heartbeat(struct rsync_chain *c, uint64_t now)
 	m.h.receiver_run = c->pred_run;
 	if (c->pri != NULL) {
 		m.h.role = RSYNC_ROLE_PRIMARY;
+		/* (a fenced one does not: a restarted predecessor follows only
+		 * the node that runs the chain) */
+		m.h.flags = c->state == RS_PRIMARY ? RSYNC_F_RUNNING : 0;
 		m.h.epoch = rsync_primary_epoch(c->pri);
 		m.u.heartbeat.txid = rsync_primary_stats(c->pri)->stages_released;
 		m.u.heartbeat.cut_ts = __atomic_load_n(&c->last_ts, __ATOMIC_RELAXED);
@@ -680,9 +683,11 @@ pred_heartbeat(struct rsync_chain *c, uint64_t now)
 		m.u.heartbeat.cut_ts = a.cut_ts;
 		/* Running the chain: the newest timestamp admitted, which a
 		 * restarted predecessor must stamp above. */
-		if (rsync_standby_taken_over(c->sby))
+		if (rsync_standby_taken_over(c->sby)) {
+			m.h.flags = RSYNC_F_RUNNING;
 			m.u.heartbeat.cut_ts = RTE_MAX(a.cut_ts,
 						       __atomic_load_n(&c->last_ts, __ATOMIC_RELAXED));
+		}
 	}
 	(void)send_frame(c, (uint16_t)c->cfg->predecessor_port, c->pred_mac, c->src_mac_pred, &m,
 			 NULL, 0);

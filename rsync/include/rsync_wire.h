@@ -131,7 +131,13 @@ rsync_is_frame(const uint8_t *frame, size_t len)
  * cut.  On the standby's answer to REPLAY_START: it refuses to take over
  * (it is not in sync), and the predecessor gives the failover up. */
 #define RSYNC_F_RESYNC	0x08
-#define RSYNC_F_KNOWN	(RSYNC_F_HMAC | RSYNC_F_RETRANS | RSYNC_F_FULL | RSYNC_F_RESYNC)
+/* HEARTBEAT to the predecessor: the sender runs the chain -- a primary not
+ * fenced, or a standby that took over.  A restarted predecessor follows
+ * only such a node (the others may be at a newer epoch too: an empty
+ * standby placed after a failover, a fenced primary). */
+#define RSYNC_F_RUNNING 0x10
+#define RSYNC_F_KNOWN	(RSYNC_F_HMAC | RSYNC_F_RETRANS | RSYNC_F_FULL | RSYNC_F_RESYNC | \
+			 RSYNC_F_RUNNING)
 
 /* The sender's part in the chain (header field `role`). */
 enum rsync_role {

@@ -146,7 +146,9 @@ Usage: test_remote_chain.py steady | switchover | kill | bfd | linkdown | linkdo
   reprotect_restarts: as reprotect, but once re-protected the predecessor
               restarts (it must follow the primary on its standby link) and
               the second failure is the new primary back at once on its
-              standby configuration (the predecessor fails over by itself).
+              standby configuration (the predecessor fails over by itself);
+              then the predecessor restarts again (it must follow the node
+              that took over, not the empty standby at a newer epoch).
   reprotect:  the stateful chain; the primary node is SIGKILLed and the
               operator fails over; the dead node comes back as the chain's
               new standby (at the new epoch) and the predecessor's
@@ -537,6 +539,23 @@ def reprotect(L, frames, restarts=False):
                    remote(pred)["stamped"] >= (1 if restarts else n) and
                    source_done(pred), 180, "the replay and the input done")
     lab.wait_until(lambda: remote(again)["state"] == "active", 60, "the second replay ended")
+    if restarts:
+        # The predecessor restarts again: the chain runs on the standby of
+        # its configured primary link (a takeover), the node on its
+        # standby link is an empty standby at a newer epoch than its
+        # configuration's -- it must follow the one that runs the chain.
+        passed = remote(again)["out_passed"]
+        pred.crash()
+        pred.stop()
+        pred.remove_runtime()
+        pred.start()
+        lab.wait_until(lambda: remote(pred)["state"] == "standby" and
+                       remote(pred)["epoch"] == 3, 30, "the restarted predecessor following "
+                       "the node that took over")
+        lab.wait_until(lambda: remote(again)["out_passed"] >= passed + rate // 2 or
+                       source_done(pred), 60, "its input through the node that took over")
+        L.expect(remote(pred)["sides_adopted"] == 1 and remote(back)["state"] == "standby",
+                 f"after the second restart: {remote(pred)}")
 
     def drained():
         a = remote(again)["out_passed"]

@@ -1208,9 +1208,9 @@ test_encoder_derives_version_length_flags_and_key_id(void **state)
 	m.u.abort.through_txid = 9;
 	m.h.version = 9;  /* overwritten */
 	m.h.len = 500;	  /* derived from the type */
-	m.h.flags = 0xff; /* RETRANS, FULL, RESYNC are the caller's: refused here */
-	assert_int_equal(encode(&m, NULL, 0, a, buf), -1); /* FULL, RESYNC: not an ABORT's */
-	m.h.flags = (uint8_t)(0xff & ~(RSYNC_F_FULL | RSYNC_F_RESYNC));
+	m.h.flags = 0xff; /* RETRANS, FULL, RESYNC, RUNNING are the caller's: refused here */
+	assert_int_equal(encode(&m, NULL, 0, a, buf), -1); /* not an ABORT's */
+	m.h.flags = (uint8_t)(0xff & ~(RSYNC_F_FULL | RSYNC_F_RESYNC | RSYNC_F_RUNNING));
 	m.h.key_id = 3;	  /* the key's */
 	m.h.crc = 1;
 	m.h.reserved = 0xff;
@@ -1290,6 +1290,19 @@ test_full_and_resync_flags_round_trip_where_they_belong(void **state)
 	assert_int_equal(encode(&m, NULL, 0, NULL, buf), -1);
 	m.h.flags = 0;
 	m.h.role = RSYNC_ROLE_STANDBY;
+	assert_int_equal(encode(&m, NULL, 0, NULL, buf), -1);
+	/* a HEARTBEAT to the predecessor says its sender runs the chain; no
+	 * other type and no predecessor says so */
+	m = base_msg(B_HB, pl, &len);
+	m.h.flags = RSYNC_F_RUNNING;
+	m.h.role = RSYNC_ROLE_STANDBY;
+	assert_int_equal(encode(&m, NULL, 0, NULL, buf), P(16));
+	assert_int_equal(rsync_decode(buf, P(16), NULL, &d), RSYNC_RX_OK);
+	assert_int_equal(d.h.flags, RSYNC_F_RUNNING);
+	m.h.role = RSYNC_ROLE_PREDECESSOR;
+	assert_int_equal(encode(&m, NULL, 0, NULL, buf), -1);
+	m = base_msg(B_VOTE, pl, &len);
+	m.h.flags = RSYNC_F_RUNNING;
 	assert_int_equal(encode(&m, NULL, 0, NULL, buf), -1);
 	/* a full transaction without a cut is refused */
 	m = base_msg(B_META_NOCUT, pl, &len);
