@@ -393,14 +393,15 @@ class Cluster:
         return self.change_roles(name, lambda spec, roles: promoted(name, roles, epoch, live),
                                  why)
 
-    def add_standby(self, name, why="reprotect", prefer=None):
+    def add_standby(self, name, why="reprotect", prefer=None, only=False):
         """A standby for a chain that has fewer live ones than its spec
         wants: a live node with room, not drained, holding no role in the
         chain (standbys whose node is gone are dropped first).  A fenced
         node may be picked, last (it comes back as a standby, never as
         primary) -- unless it is `prefer`, taken first if it fits (the
-        node the predecessor's other link reaches).  Returns the roles
-        written, or None if none is wanted or none fits."""
+        node the predecessor's other link reaches); with `only`, no other
+        node is.  Returns the roles written, or None if none is wanted or
+        none fits."""
         nodes = self.nodes()
         chains = self.chains()
 
@@ -411,7 +412,7 @@ class Cluster:
             busy = {roles["predecessor"], roles["primary"], *standbys}
             fit = place(nodes, chains, spec, exclude=busy, count=len(nodes),
                         last=set(roles["fenced"]))
-            picked = [prefer] if prefer in fit else fit[:1]
+            picked = [prefer] if prefer in fit else [] if only else fit[:1]
             if not picked:
                 raise _Nothing()
             return dict(roles, standbys=standbys + picked,
