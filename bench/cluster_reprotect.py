@@ -33,9 +33,10 @@ polls only once the killed manager is reaped):
   kill -> protected    etcd names the new standby synced: the chain can
                        lose its new primary again
 
-Only the manager is killed: the machine and its agent stay up, and the
-harness, playing the service manager, restarts it at once -- about 0.5 s
-of the time to protected is that start-up.  The chain is simple_forward
+Only the manager is killed: the machine and its agent stay up (the agent
+takes its manager for gone after 0.5 s of silence), and the harness,
+playing the service manager, restarts it at once -- about 0.5 s of the
+time to protected is that start-up.  The chain is simple_forward
 (no NF state: its full cut is small); that re-protection keeps stateful
 NFs' state exact is the tests' (test_remote_chain.py reprotect,
 reprotect_restarts).
