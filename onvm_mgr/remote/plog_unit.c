@@ -1384,6 +1384,108 @@ chain_named(const char *name)
 	return NULL;
 }
 
+/* Every chain this node is the predecessor of into dict `d`, one dict each,
+ * keyed by name, what fill() adds.  0, or -ENOMEM. */
+static int
+each_chain(struct rte_tel_data *d, void (*fill)(struct rte_tel_data *o,
+						const struct plog_chain *c))
+{
+	for (int i = 0; i < nchains; i++) {
+		struct rte_tel_data *o = rte_tel_data_alloc();
+
+		if (o == NULL)
+			return -ENOMEM;
+		rte_tel_data_start_dict(o);
+		fill(o, &chains[i]);
+		rte_tel_data_add_dict_container(d, chains[i].cfg->name, o, 0);
+	}
+	return 0;
+}
+
+static void
+fill_full(struct rte_tel_data *o, const struct plog_chain *c)
+{
+	rte_tel_data_add_dict_string(o, "role", "predecessor");
+	rte_tel_data_add_dict_string(o, "state", state_names[c->state]);
+	rte_tel_data_add_dict_uint(o, "id", c->cfg->id);
+	rte_tel_data_add_dict_uint(o, "epoch", c->epoch);
+	rte_tel_data_add_dict_uint(o, "last_ts", c->last_ts);
+	rte_tel_data_add_dict_uint(o, "first_ts", c->first_ts);
+	rte_tel_data_add_dict_uint(o, "run_id", mgr.remote.run);
+	rte_tel_data_add_dict_uint(o, "primary_run", c->primary_run.cur);
+	rte_tel_data_add_dict_uint(o, "standby_run", c->standby_run.cur);
+	rte_tel_data_add_dict_uint(o, "primary_restarts", c->primary_restarts);
+	rte_tel_data_add_dict_uint(o, "standby_restarts", c->standby_restarts);
+	rte_tel_data_add_dict_uint(o, "ts_raised", c->ts_raised);
+	rte_tel_data_add_dict_uint(o, "replay_acked", c->replay_acked);
+	rte_tel_data_add_dict_uint(o, "epoch_offered", c->attempt);
+	rte_tel_data_add_dict_string(o, "failover_by",
+				     c->cfg->failover_by_agent ? "agent" : "node");
+	{
+		const char *w = __atomic_load_n(&c->wanted, __ATOMIC_ACQUIRE);
+
+		rte_tel_data_add_dict_string(o, "failover_wanted", w != NULL ? w : "");
+	}
+	rte_tel_data_add_dict_uint(o, "failover_wanted_ns", c->wanted_ns);
+	rte_tel_data_add_dict_uint(o, "failover_requests", c->wanted_count);
+	rte_tel_data_add_dict_uint(o, "failovers_given_up", c->failovers_given_up);
+	rte_tel_data_add_dict_uint(o, "failovers_refused", c->failovers_refused);
+	rte_tel_data_add_dict_uint(o, "failovers_followed", c->failovers_followed);
+	rte_tel_data_add_dict_uint(o, "epochs_adopted", c->epochs_adopted);
+	rte_tel_data_add_dict_uint(o, "failovers_asked_again", c->failovers_asked_again);
+	rte_tel_data_add_dict_uint(o, "replay_acks", c->replay_acks);
+	rte_tel_data_add_dict_uint(o, "replay_rewinds", c->replay_rewinds);
+	rte_tel_data_add_dict_uint(o, "replay_timeouts", c->replay_timeouts);
+	rte_tel_data_add_dict_uint(o, "stamped", c->stamped);
+	rte_tel_data_add_dict_uint(o, "log_pkts", plog_log_pkts(&c->log));
+	rte_tel_data_add_dict_uint(o, "log_bytes", plog_log_bytes(&c->log));
+	rte_tel_data_add_dict_uint(o, "log_hwm_pkts", c->log.stats.hwm_pkts);
+	rte_tel_data_add_dict_uint(o, "log_trimmed", c->log.stats.trimmed);
+	rte_tel_data_add_dict_uint(o, "log_trimmed_to", c->log.trimmed_to);
+	rte_tel_data_add_dict_uint(o, "refused_full", c->refused_full);
+	rte_tel_data_add_dict_uint(o, "refused_frame", c->refused_frame);
+	rte_tel_data_add_dict_uint(o, "failovers", c->failovers);
+	rte_tel_data_add_dict_uint(o, "replayed", c->replayed);
+	rte_tel_data_add_dict_uint(o, "behind", c->behind);
+	rte_tel_data_add_dict_uint(o, "behind_events", c->behind_events);
+	rte_tel_data_add_dict_uint(o, "resent", c->resent);
+	rte_tel_data_add_dict_uint(o, "replay_from_ts", c->replay_from_ts);
+	rte_tel_data_add_dict_uint(o, "replay_newest", c->replay_newest);
+	rte_tel_data_add_dict_uint(o, "replay_alloc_fail", c->replay_alloc_fail);
+	rte_tel_data_add_dict_uint(o, "ctrl_sent", c->ctrl_sent);
+	rte_tel_data_add_dict_uint(o, "failover_req_ns", c->failover_req_ns);
+	rte_tel_data_add_dict_string(o, "failover_trigger",
+				     c->trigger != NULL ? c->trigger : "");
+	rte_tel_data_add_dict_uint(o, "replay_start_ns", c->replay_start_ns);
+	rte_tel_data_add_dict_uint(o, "start_echo_ns", c->start_echo_ns);
+	rte_tel_data_add_dict_uint(o, "replay_end_ns", c->replay_end_ns);
+	rte_tel_data_add_dict_uint(o, "end_echoed", c->end_echoed);
+	rte_tel_data_add_dict_uint(o, "ctl_retrans", c->ctl_retrans);
+	rte_tel_data_add_dict_uint(o, "trims", c->trims);
+	rte_tel_data_add_dict_uint(o, "primary_resends", c->primary_resends);
+	rte_tel_data_add_dict_uint(o, "trims_held", c->trims_held);
+	rte_tel_data_add_dict_uint(o, "primary_port", (uint64_t)c->pri_port);
+	rte_tel_data_add_dict_uint(o, "standby_port", (uint64_t)c->sby_port);
+	rte_tel_data_add_dict_uint(o, "swapped", c->swapped);
+	rte_tel_data_add_dict_uint(o, "protect_pending", c->protect_pending);
+	rte_tel_data_add_dict_uint(o, "protects", c->protects);
+	rte_tel_data_add_dict_uint(o, "protects_refused", c->protects_refused);
+	rte_tel_data_add_dict_uint(o, "protects_superseded", c->protects_superseded);
+	rte_tel_data_add_dict_uint(o, "sides_adopted", c->sides_adopted);
+	rte_tel_data_add_dict_uint(o, "protects_unanswered", c->protects_unanswered);
+	rte_tel_data_add_dict_uint(o, "settled", c->settled);
+	rte_tel_data_add_dict_uint(o, "protect_start_ns", c->protect_start_ns);
+	rte_tel_data_add_dict_uint(o, "protected_ns", c->protected_ns);
+	rte_tel_data_add_dict_uint(o, "triggers_of_standby", c->triggers_of_standby);
+	rte_tel_data_add_dict_uint(o, "ctl_ring_full", c->ctl_ring_full);
+	for (int r = 1; r < RSYNC_RX_REASON_MAX; r++) {
+		char key[48];
+
+		snprintf(key, sizeof(key), "ctl_%s", rsync_rx_reason_str((enum rsync_rx_reason)r));
+		rte_tel_data_add_dict_uint(o, key, c->ctl_rx[r]);
+	}
+}
+
 /* /onvm/remote: every protected chain this node has a role in. */
 static int
 tel_remote(const char *cmd, const char *params, struct rte_tel_data *d)
@@ -1391,94 +1493,8 @@ tel_remote(const char *cmd, const char *params, struct rte_tel_data *d)
 	(void)cmd;
 	(void)params;
 	rte_tel_data_start_dict(d);
-	for (int i = 0; i < nchains; i++) {
-		const struct plog_chain *c = &chains[i];
-		struct rte_tel_data *o = rte_tel_data_alloc();
-
-		if (o == NULL)
-			return -ENOMEM;
-		rte_tel_data_start_dict(o);
-		rte_tel_data_add_dict_string(o, "role", "predecessor");
-		rte_tel_data_add_dict_string(o, "state", state_names[c->state]);
-		rte_tel_data_add_dict_uint(o, "id", c->cfg->id);
-		rte_tel_data_add_dict_uint(o, "epoch", c->epoch);
-		rte_tel_data_add_dict_uint(o, "last_ts", c->last_ts);
-		rte_tel_data_add_dict_uint(o, "first_ts", c->first_ts);
-		rte_tel_data_add_dict_uint(o, "run_id", mgr.remote.run);
-		rte_tel_data_add_dict_uint(o, "primary_run", c->primary_run.cur);
-		rte_tel_data_add_dict_uint(o, "standby_run", c->standby_run.cur);
-		rte_tel_data_add_dict_uint(o, "primary_restarts", c->primary_restarts);
-		rte_tel_data_add_dict_uint(o, "standby_restarts", c->standby_restarts);
-		rte_tel_data_add_dict_uint(o, "ts_raised", c->ts_raised);
-		rte_tel_data_add_dict_uint(o, "replay_acked", c->replay_acked);
-		rte_tel_data_add_dict_uint(o, "epoch_offered", c->attempt);
-		rte_tel_data_add_dict_string(o, "failover_by",
-					     c->cfg->failover_by_agent ? "agent" : "node");
-		{
-			const char *w = __atomic_load_n(&c->wanted, __ATOMIC_ACQUIRE);
-
-			rte_tel_data_add_dict_string(o, "failover_wanted", w != NULL ? w : "");
-		}
-		rte_tel_data_add_dict_uint(o, "failover_wanted_ns", c->wanted_ns);
-		rte_tel_data_add_dict_uint(o, "failover_requests", c->wanted_count);
-		rte_tel_data_add_dict_uint(o, "failovers_given_up", c->failovers_given_up);
-		rte_tel_data_add_dict_uint(o, "failovers_refused", c->failovers_refused);
-		rte_tel_data_add_dict_uint(o, "failovers_followed", c->failovers_followed);
-		rte_tel_data_add_dict_uint(o, "epochs_adopted", c->epochs_adopted);
-		rte_tel_data_add_dict_uint(o, "failovers_asked_again", c->failovers_asked_again);
-		rte_tel_data_add_dict_uint(o, "replay_acks", c->replay_acks);
-		rte_tel_data_add_dict_uint(o, "replay_rewinds", c->replay_rewinds);
-		rte_tel_data_add_dict_uint(o, "replay_timeouts", c->replay_timeouts);
-		rte_tel_data_add_dict_uint(o, "stamped", c->stamped);
-		rte_tel_data_add_dict_uint(o, "log_pkts", plog_log_pkts(&c->log));
-		rte_tel_data_add_dict_uint(o, "log_bytes", plog_log_bytes(&c->log));
-		rte_tel_data_add_dict_uint(o, "log_hwm_pkts", c->log.stats.hwm_pkts);
-		rte_tel_data_add_dict_uint(o, "log_trimmed", c->log.stats.trimmed);
-		rte_tel_data_add_dict_uint(o, "log_trimmed_to", c->log.trimmed_to);
-		rte_tel_data_add_dict_uint(o, "refused_full", c->refused_full);
-		rte_tel_data_add_dict_uint(o, "refused_frame", c->refused_frame);
-		rte_tel_data_add_dict_uint(o, "failovers", c->failovers);
-		rte_tel_data_add_dict_uint(o, "replayed", c->replayed);
-		rte_tel_data_add_dict_uint(o, "behind", c->behind);
-		rte_tel_data_add_dict_uint(o, "behind_events", c->behind_events);
-		rte_tel_data_add_dict_uint(o, "resent", c->resent);
-		rte_tel_data_add_dict_uint(o, "replay_from_ts", c->replay_from_ts);
-		rte_tel_data_add_dict_uint(o, "replay_newest", c->replay_newest);
-		rte_tel_data_add_dict_uint(o, "replay_alloc_fail", c->replay_alloc_fail);
-		rte_tel_data_add_dict_uint(o, "ctrl_sent", c->ctrl_sent);
-		rte_tel_data_add_dict_uint(o, "failover_req_ns", c->failover_req_ns);
-		rte_tel_data_add_dict_string(o, "failover_trigger",
-					     c->trigger != NULL ? c->trigger : "");
-		rte_tel_data_add_dict_uint(o, "replay_start_ns", c->replay_start_ns);
-		rte_tel_data_add_dict_uint(o, "start_echo_ns", c->start_echo_ns);
-		rte_tel_data_add_dict_uint(o, "replay_end_ns", c->replay_end_ns);
-		rte_tel_data_add_dict_uint(o, "end_echoed", c->end_echoed);
-		rte_tel_data_add_dict_uint(o, "ctl_retrans", c->ctl_retrans);
-		rte_tel_data_add_dict_uint(o, "trims", c->trims);
-		rte_tel_data_add_dict_uint(o, "primary_resends", c->primary_resends);
-		rte_tel_data_add_dict_uint(o, "trims_held", c->trims_held);
-		rte_tel_data_add_dict_uint(o, "primary_port", (uint64_t)c->pri_port);
-		rte_tel_data_add_dict_uint(o, "standby_port", (uint64_t)c->sby_port);
-		rte_tel_data_add_dict_uint(o, "swapped", c->swapped);
-		rte_tel_data_add_dict_uint(o, "protect_pending", c->protect_pending);
-		rte_tel_data_add_dict_uint(o, "protects", c->protects);
-		rte_tel_data_add_dict_uint(o, "protects_refused", c->protects_refused);
-		rte_tel_data_add_dict_uint(o, "protects_superseded", c->protects_superseded);
-		rte_tel_data_add_dict_uint(o, "sides_adopted", c->sides_adopted);
-		rte_tel_data_add_dict_uint(o, "protects_unanswered", c->protects_unanswered);
-		rte_tel_data_add_dict_uint(o, "settled", c->settled);
-		rte_tel_data_add_dict_uint(o, "protect_start_ns", c->protect_start_ns);
-		rte_tel_data_add_dict_uint(o, "protected_ns", c->protected_ns);
-		rte_tel_data_add_dict_uint(o, "triggers_of_standby", c->triggers_of_standby);
-		rte_tel_data_add_dict_uint(o, "ctl_ring_full", c->ctl_ring_full);
-		for (int r = 1; r < RSYNC_RX_REASON_MAX; r++) {
-			char key[48];
-
-			snprintf(key, sizeof(key), "ctl_%s", rsync_rx_reason_str((enum rsync_rx_reason)r));
-			rte_tel_data_add_dict_uint(o, key, c->ctl_rx[r]);
-		}
-		rte_tel_data_add_dict_container(d, c->cfg->name, o, 0);
-	}
+	if (each_chain(d, fill_full) < 0)
+		return -ENOMEM;
 	mgr_rsync_telemetry(d); /* the chains this node is primary or standby of */
 	return 0;
 }
@@ -1486,33 +1502,32 @@ tel_remote(const char *cmd, const char *params, struct rte_tel_data *d)
 /* /onvm/remote/brief: per protected chain only what the node agent polls
  * (every 10 ms: the whole of /onvm/remote costs the node's CPU and the
  * agent's for nothing). */
+static void
+fill_brief(struct rte_tel_data *o, const struct plog_chain *c)
+{
+	const char *w = __atomic_load_n(&c->wanted, __ATOMIC_ACQUIRE);
+
+	rte_tel_data_add_dict_string(o, "role", "predecessor");
+	rte_tel_data_add_dict_string(o, "state", state_names[c->state]);
+	rte_tel_data_add_dict_uint(o, "epoch", c->epoch);
+	rte_tel_data_add_dict_uint(o, "epoch_offered", c->attempt);
+	rte_tel_data_add_dict_uint(o, "run_id", mgr.remote.run);
+	rte_tel_data_add_dict_string(o, "failover_wanted", w != NULL ? w : "");
+	rte_tel_data_add_dict_uint(o, "end_echoed", c->end_echoed);
+	rte_tel_data_add_dict_uint(o, "protect_pending", c->protect_pending);
+	rte_tel_data_add_dict_uint(o, "protects_refused", c->protects_refused);
+	rte_tel_data_add_dict_uint(o, "settled", __atomic_load_n(&c->settled,
+								 __ATOMIC_ACQUIRE));
+}
+
 static int
 tel_remote_brief(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	(void)cmd;
 	(void)params;
 	rte_tel_data_start_dict(d);
-	for (int i = 0; i < nchains; i++) {
-		const struct plog_chain *c = &chains[i];
-		struct rte_tel_data *o = rte_tel_data_alloc();
-		const char *w = __atomic_load_n(&c->wanted, __ATOMIC_ACQUIRE);
-
-		if (o == NULL)
-			return -ENOMEM;
-		rte_tel_data_start_dict(o);
-		rte_tel_data_add_dict_string(o, "role", "predecessor");
-		rte_tel_data_add_dict_string(o, "state", state_names[c->state]);
-		rte_tel_data_add_dict_uint(o, "epoch", c->epoch);
-		rte_tel_data_add_dict_uint(o, "epoch_offered", c->attempt);
-		rte_tel_data_add_dict_uint(o, "run_id", mgr.remote.run);
-		rte_tel_data_add_dict_string(o, "failover_wanted", w != NULL ? w : "");
-		rte_tel_data_add_dict_uint(o, "end_echoed", c->end_echoed);
-		rte_tel_data_add_dict_uint(o, "protect_pending", c->protect_pending);
-		rte_tel_data_add_dict_uint(o, "protects_refused", c->protects_refused);
-		rte_tel_data_add_dict_uint(o, "settled", __atomic_load_n(&c->settled,
-									 __ATOMIC_ACQUIRE));
-		rte_tel_data_add_dict_container(d, c->cfg->name, o, 0);
-	}
+	if (each_chain(d, fill_brief) < 0)
+		return -ENOMEM;
 	mgr_rsync_telemetry_brief(d);
 	return 0;
 }

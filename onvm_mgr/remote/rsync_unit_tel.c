@@ -130,8 +130,14 @@ add_standby_stats(struct rte_tel_data *o, const struct rsync_chain *c)
 	rte_tel_data_add_dict_uint(o, "out_before_takeover", c->out_before_takeover);
 }
 
-void
-mgr_rsync_telemetry_brief(struct rte_tel_data *d)
+/* Every chain this node is primary or standby of into dict `d`, one dict
+ * each, keyed by name: its role, then what fill() adds (under the lock
+ * mgr_rsync_fini() takes). */
+typedef void chain_fill_fn(struct rte_tel_data *o, const struct rsync_chain *c,
+			   const struct rsync_primary *pri, int i);
+
+static void
+each_chain(struct rte_tel_data *d, chain_fill_fn *fill)
 {
 	pthread_mutex_lock(&rsync_fini_lock);
 	for (int i = 0; i < rsync_nchains; i++) {
@@ -143,102 +149,111 @@ mgr_rsync_telemetry_brief(struct rte_tel_data *d)
 			break;
 		rte_tel_data_start_dict(o);
 		rte_tel_data_add_dict_string(o, "role", pri != NULL ? "primary" : "standby");
-		rte_tel_data_add_dict_string(o, "state", rs_state_names[c->state]);
-		rte_tel_data_add_dict_uint(o, "epoch", pri != NULL ? rsync_primary_epoch(pri)
-								  : rsync_standby_epoch(c->sby));
-		rte_tel_data_add_dict_uint(o, "run_id", mgr.remote.run);
-		if (pri == NULL) {
-			rte_tel_data_add_dict_uint(o, "synced", rsync_standby_synced(c->sby));
-			rte_tel_data_add_dict_uint(o, "nfs_parked",
-						   __atomic_load_n(&c->nfs_parked, __ATOMIC_RELAXED));
-		}
+		fill(o, c, pri, i);
 		rte_tel_data_add_dict_container(d, c->cfg->name, o, 0);
 	}
 	pthread_mutex_unlock(&rsync_fini_lock);
 }
 
+/* /onvm/remote/brief's part: what the node agent reads. */
+static void
+fill_brief(struct rte_tel_data *o, const struct rsync_chain *c, const struct rsync_primary *pri,
+	   int i)
+{
+	(void)i;
+	rte_tel_data_add_dict_string(o, "state", rs_state_names[c->state]);
+	rte_tel_data_add_dict_uint(o, "epoch", pri != NULL ? rsync_primary_epoch(pri)
+							  : rsync_standby_epoch(c->sby));
+	rte_tel_data_add_dict_uint(o, "run_id", mgr.remote.run);
+	if (pri == NULL) {
+		rte_tel_data_add_dict_uint(o, "synced", rsync_standby_synced(c->sby));
+		rte_tel_data_add_dict_uint(o, "nfs_parked",
+					   __atomic_load_n(&c->nfs_parked, __ATOMIC_RELAXED));
+	}
+}
+
+static void
+fill_full(struct rte_tel_data *o, const struct rsync_chain *c, const struct rsync_primary *pri,
+	  int i)
+{
+	/* a standby made primary (re-protection: its predecessor's PROTECT) */
+	rte_tel_data_add_dict_uint(o, "promoted_ns", c->promoted_ns);
+	rte_tel_data_add_dict_uint(o, "protects_refused", c->protects_refused);
+	rte_tel_data_add_dict_string(o, "state", rs_state_names[c->state]);
+	rte_tel_data_add_dict_uint(o, "id", c->cfg->id);
+	rte_tel_data_add_dict_uint(o, "run_id", mgr.remote.run);
+	rte_tel_data_add_dict_uint(o, "pred_run", c->pred_run);
+	rte_tel_data_add_dict_uint(o, "ingress_last_ts", c->last_ts);
+	rte_tel_data_add_dict_uint(o, "ingress_admitted", c->admitted);
+	rte_tel_data_add_dict_uint(o, "ingress_replayed", c->admitted_replay);
+	rte_tel_data_add_dict_uint(o, "ingress_stale", c->stale);
+	rte_tel_data_add_dict_uint(o, "ingress_replay_covered", c->replay_covered);
+	rte_tel_data_add_dict_uint(o, "ingress_before_takeover", c->before_takeover);
+	rte_tel_data_add_dict_uint(o, "ingress_gaps", c->gaps);
+	rte_tel_data_add_dict_uint(o, "ingress_new_base", c->ts_new_base);
+	rte_tel_data_add_dict_uint(o, "ingress_unstamped", c->bad[PLOG_SHIM_NOT_SHIM]);
+	for (int r = PLOG_SHIM_SHORT; r < PLOG_SHIM_REASON_MAX; r++) {
+		char key[40];
+
+		snprintf(key, sizeof(key), "ingress_shim_%s",
+			 plog_shim_reason_str((enum plog_shim_reason)r));
+		rte_tel_data_add_dict_uint(o, key, c->bad[r]);
+	}
+	rte_tel_data_add_dict_uint(o, "ctl_ring_full", c->ctl_ring_full);
+	for (int r = 0; r < RSYNC_RX_REASON_MAX; r++) {
+		char key[48];
+
+		snprintf(key, sizeof(key), "ctl_%s",
+			 rsync_rx_reason_str((enum rsync_rx_reason)r));
+		rte_tel_data_add_dict_uint(o, key, c->ctl_rx[r]);
+	}
+	rte_tel_data_add_dict_uint(o, "ctrl_sent", c->sent);
+	rte_tel_data_add_dict_uint(o, "send_fail", c->send_fail);
+	rte_tel_data_add_dict_uint(o, "out_latched", c->out_latched);
+	rte_tel_data_add_dict_uint(o, "out_released", c->out_released);
+	rte_tel_data_add_dict_uint(o, "out_aborted", c->out_aborted);
+	rte_tel_data_add_dict_uint(o, "out_latch_full", c->out_latch_full);
+	rte_tel_data_add_dict_uint(o, "out_waiting", c->wait_n);
+	rte_tel_data_add_dict_uint(o, "out_unstamped", c->out_unstamped);
+	rte_tel_data_add_dict_uint(o, "out_refused", c->out_refused);
+	rte_tel_data_add_dict_uint(o, "markers_injected", c->markers_injected);
+	rte_tel_data_add_dict_uint(o, "markers_lost", c->markers_lost);
+	rte_tel_data_add_dict_uint(o, "markers_dropped",
+				  __atomic_load_n(&mgr.remote.markers_dropped[i], __ATOMIC_RELAXED));
+	rte_tel_data_add_dict_uint(o, "markers_wait_full", c->markers_wait_full);
+	rte_tel_data_add_dict_uint(o, "markers_not_awaited", c->markers_not_awaited);
+	rte_tel_data_add_dict_uint(o, "out_cut_room", c->out_cut_room);
+	rte_tel_data_add_dict_uint(o, "out_release_waiting",
+				   (c->rel != NULL ? rte_ring_count(c->rel) : 0) +
+					   (c->rel_head != NULL));
+	rte_tel_data_add_dict_uint(o, "out_release_drops", c->out_release_drops);
+	rte_tel_data_add_dict_uint(o, "in_unlogged_port", c->in_unlogged_rx);
+	rte_tel_data_add_dict_uint(o, "in_unlogged_nf", c->in_unlogged_nf);
+	rte_tel_data_add_dict_uint(o, "out_escaped", c->out_escaped);
+	rte_tel_data_add_dict_uint(o, "cuts_with_state", c->cuts_state);
+	rte_tel_data_add_dict_uint(o, "cuts_nf_failed", c->cuts_nf_failed);
+	rte_tel_data_add_dict_uint(o, "cuts_nf_missing", c->cuts_nf_missing);
+	rte_tel_data_add_dict_uint(o, "state_bytes_applied", c->state_bytes_applied);
+	rte_tel_data_add_dict_uint(o, "state_apply_failed", c->state_apply_failed);
+	rte_tel_data_add_dict_uint(o, "layout_mismatch", c->layout_mismatch);
+	rte_tel_data_add_dict_uint(o, "state_losses", c->state_losses);
+	rte_tel_data_add_dict_uint(o, "takeovers_refused", c->takeovers_refused);
+	if (pri != NULL)
+		add_primary_stats(o, c, pri);
+	else
+		add_standby_stats(o, c);
+	if (pri != NULL && c->sby != NULL) /* what it took over */
+		rte_tel_data_add_dict_uint(o, "takeovers", c->takeovers);
+}
+
+void
+mgr_rsync_telemetry_brief(struct rte_tel_data *d)
+{
+	each_chain(d, fill_brief);
+}
+
 void
 mgr_rsync_telemetry(struct rte_tel_data *d)
 {
-	pthread_mutex_lock(&rsync_fini_lock);
-	for (int i = 0; i < rsync_nchains; i++) {
-		const struct rsync_chain *c = &rsync_chains[i];
-		const struct rsync_primary *pri = rsync_pri(c);
-		struct rte_tel_data *o = rte_tel_data_alloc();
-
-		if (o == NULL)
-			break;
-		rte_tel_data_start_dict(o);
-		rte_tel_data_add_dict_string(o, "role", pri != NULL ? "primary" : "standby");
-		/* a standby made primary (re-protection: its predecessor's PROTECT) */
-		rte_tel_data_add_dict_uint(o, "promoted_ns", c->promoted_ns);
-		rte_tel_data_add_dict_uint(o, "protects_refused", c->protects_refused);
-		rte_tel_data_add_dict_string(o, "state", rs_state_names[c->state]);
-		rte_tel_data_add_dict_uint(o, "id", c->cfg->id);
-		rte_tel_data_add_dict_uint(o, "run_id", mgr.remote.run);
-		rte_tel_data_add_dict_uint(o, "pred_run", c->pred_run);
-		rte_tel_data_add_dict_uint(o, "ingress_last_ts", c->last_ts);
-		rte_tel_data_add_dict_uint(o, "ingress_admitted", c->admitted);
-		rte_tel_data_add_dict_uint(o, "ingress_replayed", c->admitted_replay);
-		rte_tel_data_add_dict_uint(o, "ingress_stale", c->stale);
-		rte_tel_data_add_dict_uint(o, "ingress_replay_covered", c->replay_covered);
-		rte_tel_data_add_dict_uint(o, "ingress_before_takeover", c->before_takeover);
-		rte_tel_data_add_dict_uint(o, "ingress_gaps", c->gaps);
-		rte_tel_data_add_dict_uint(o, "ingress_new_base", c->ts_new_base);
-		rte_tel_data_add_dict_uint(o, "ingress_unstamped", c->bad[PLOG_SHIM_NOT_SHIM]);
-		for (int r = PLOG_SHIM_SHORT; r < PLOG_SHIM_REASON_MAX; r++) {
-			char key[40];
-
-			snprintf(key, sizeof(key), "ingress_shim_%s",
-				 plog_shim_reason_str((enum plog_shim_reason)r));
-			rte_tel_data_add_dict_uint(o, key, c->bad[r]);
-		}
-		rte_tel_data_add_dict_uint(o, "ctl_ring_full", c->ctl_ring_full);
-		for (int r = 0; r < RSYNC_RX_REASON_MAX; r++) {
-			char key[48];
-
-			snprintf(key, sizeof(key), "ctl_%s",
-				 rsync_rx_reason_str((enum rsync_rx_reason)r));
-			rte_tel_data_add_dict_uint(o, key, c->ctl_rx[r]);
-		}
-		rte_tel_data_add_dict_uint(o, "ctrl_sent", c->sent);
-		rte_tel_data_add_dict_uint(o, "send_fail", c->send_fail);
-		rte_tel_data_add_dict_uint(o, "out_latched", c->out_latched);
-		rte_tel_data_add_dict_uint(o, "out_released", c->out_released);
-		rte_tel_data_add_dict_uint(o, "out_aborted", c->out_aborted);
-		rte_tel_data_add_dict_uint(o, "out_latch_full", c->out_latch_full);
-		rte_tel_data_add_dict_uint(o, "out_waiting", c->wait_n);
-		rte_tel_data_add_dict_uint(o, "out_unstamped", c->out_unstamped);
-		rte_tel_data_add_dict_uint(o, "out_refused", c->out_refused);
-		rte_tel_data_add_dict_uint(o, "markers_injected", c->markers_injected);
-		rte_tel_data_add_dict_uint(o, "markers_lost", c->markers_lost);
-		rte_tel_data_add_dict_uint(o, "markers_dropped",
-					  __atomic_load_n(&mgr.remote.markers_dropped[i], __ATOMIC_RELAXED));
-		rte_tel_data_add_dict_uint(o, "markers_wait_full", c->markers_wait_full);
-		rte_tel_data_add_dict_uint(o, "markers_not_awaited", c->markers_not_awaited);
-		rte_tel_data_add_dict_uint(o, "out_cut_room", c->out_cut_room);
-		rte_tel_data_add_dict_uint(o, "out_release_waiting",
-					   (c->rel != NULL ? rte_ring_count(c->rel) : 0) +
-						   (c->rel_head != NULL));
-		rte_tel_data_add_dict_uint(o, "out_release_drops", c->out_release_drops);
-		rte_tel_data_add_dict_uint(o, "in_unlogged_port", c->in_unlogged_rx);
-		rte_tel_data_add_dict_uint(o, "in_unlogged_nf", c->in_unlogged_nf);
-		rte_tel_data_add_dict_uint(o, "out_escaped", c->out_escaped);
-		rte_tel_data_add_dict_uint(o, "cuts_with_state", c->cuts_state);
-		rte_tel_data_add_dict_uint(o, "cuts_nf_failed", c->cuts_nf_failed);
-		rte_tel_data_add_dict_uint(o, "cuts_nf_missing", c->cuts_nf_missing);
-		rte_tel_data_add_dict_uint(o, "state_bytes_applied", c->state_bytes_applied);
-		rte_tel_data_add_dict_uint(o, "state_apply_failed", c->state_apply_failed);
-		rte_tel_data_add_dict_uint(o, "layout_mismatch", c->layout_mismatch);
-		rte_tel_data_add_dict_uint(o, "state_losses", c->state_losses);
-		rte_tel_data_add_dict_uint(o, "takeovers_refused", c->takeovers_refused);
-		if (pri != NULL)
-			add_primary_stats(o, c, pri);
-		else
-			add_standby_stats(o, c);
-		if (pri != NULL && c->sby != NULL) /* what it took over */
-			rte_tel_data_add_dict_uint(o, "takeovers", c->takeovers);
-		rte_tel_data_add_dict_container(d, c->cfg->name, o, 0);
-	}
-	pthread_mutex_unlock(&rsync_fini_lock);
+	each_chain(d, fill_full);
 }
