@@ -741,8 +741,13 @@ follow_running(struct plog_chain *c, const struct rsync_msg *m, bool from_primar
 	const bool primary = m->h.role == RSYNC_ROLE_PRIMARY;
 	uint32_t asked;
 
+	/* (while a re-protection waits, a standby that took over on the
+	 * standby's link is still followed: a failover that superseded it
+	 * was taken after all, its echoes lost -- protect_tx() then gives
+	 * the re-protection up) */
 	if (m->h.type != RSYNC_HEARTBEAT || !(m->h.flags & RSYNC_F_RUNNING) ||
-	    m->h.epoch <= c->epoch || c->state != PL_PRIMARY || c->protect_pending)
+	    m->h.epoch <= c->epoch || c->state != PL_PRIMARY ||
+	    (c->protect_pending && (primary || from_primary)))
 		return false;
 	if (primary != from_primary) {
 		swap_sides(c);

@@ -127,6 +127,12 @@ heartbeat(struct mgr_dp_ctx *ctx, struct sl_chain *c, uint64_t now)
 		return;
 	c->peer_hb_ns = now;
 	m.h.epoch = __atomic_load_n(&c->peer_epoch, __ATOMIC_RELAXED);
+	/* Running the chain (a primary not fenced, a spare that took over):
+	 * the node a restarted predecessor follows (plog_unit.c). */
+	if ((c->peer_state == SL_PEER_PRIMARY &&
+	     !__atomic_load_n(&c->peer_fenced, __ATOMIC_RELAXED)) ||
+	    c->peer_state == SL_PEER_REPLAY || c->peer_state == SL_PEER_ACTIVE)
+		m.h.flags = RSYNC_F_RUNNING;
 	/* The newest timestamp admitted, or in the state loaded: a restarted
 	 * predecessor (or one whose clock is behind) stamps above it, or its
 	 * input would be taken for what the state holds. */
