@@ -227,9 +227,14 @@ class Node:
         agent finds at the same telemetry socket)."""
         self.prefix = other.prefix
         self.config["node"]["file_prefix"] = self.prefix
+        self.save_config()
+        self.tel = Telemetry(socket_path(self.prefix))
+        return self
+
+    def save_config(self):
+        """Write `config` again, after a test changed it (before start)."""
         with open(self.config_path, "w") as f:
             json.dump(self.config, f, indent=2)
-        self.tel = Telemetry(socket_path(self.prefix))
         return self
 
     # -- life cycle

@@ -649,8 +649,7 @@ def slow_replay(L, frames):
     nfs = ([{"name": "fwd", "binary": lab.TEST_NF, "service": 1}], [1])
     sink, standby, primary, pred = build(L, frames, nfs=nfs, checkpoint_ms=2000, paced=True)
     standby.config["nfs"][0]["args"] = ["-d", "300"]
-    with open(standby.config_path, "w") as f:
-        json.dump(standby.config, f)
+    standby.save_config()
     start_all(sink, standby, primary, pred)
     lab.wait_until(lambda: remote(primary)["out_released"] >= n * 0.6, 120, "0.6 released")
     primary.crash()
@@ -692,8 +691,7 @@ def release_burst(L, frames):
     for port in primary.config["ports"]:
         if port["name"] == "out":
             port["dev"] = port["dev"].replace("framecnt=4096", "framecnt=64,qdisc_bypass=0")
-    with open(primary.config_path, "w") as f:
-        json.dump(primary.config, f)
+    primary.save_config()
     lab.run_cmd(lab.in_netns(primary.ns, ["tc", "qdisc", "add", "dev", "m_k", "root", "tbf",
                                           "rate", "100mbit", "burst", "8kb", "limit", "256mb"]))
     start_all(sink, standby, primary, pred)
@@ -873,8 +871,7 @@ def pred_restart_in_replay(L, frames):
     nfs = ([{"name": "fwd", "binary": lab.TEST_NF, "service": 1}], [1])
     sink, standby, primary, pred = build(L, frames, nfs=nfs, checkpoint_ms=10000, source=rate)
     standby.config["nfs"][0]["args"] = ["-d", "2000"]
-    with open(standby.config_path, "w") as f:
-        json.dump(standby.config, f)
+    standby.save_config()
     start_all(sink, standby, primary, pred)
     start_source(L, pred)
     lab.wait_until(lambda: remote(primary)["out_released"] >= 6 * rate, 60, "6 s released")
