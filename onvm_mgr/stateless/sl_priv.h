@@ -87,12 +87,17 @@ struct sl_chain {
 	uint64_t packets_in, markers_in, markers_failed, log_full, log_copy_fail;
 	uint64_t foreign_in; /* routed in from another port than the ingress: dropped */
 	uint64_t logged_held; /* input logged, not sent, while the chain recovered */
+	/* The log from `cursor` on is sent before any new input: a first
+	 * start's held input (behind a predecessor), or input the first NF's
+	 * ring had no room for (`ring_waits` times) */
+	bool backlog;
+	uint64_t ring_waits;
 	uint64_t replayed, replay_runs;
 	uint64_t replay_rerouted; /* replayed, routed elsewhere now (rules changed): dropped */
 	/* Behind a predecessor: the first start sends the log on once the
 	 * NFs loaded, without what the loaded state holds (at or below
 	 * skip_ts, the marker's timestamp the store gave) */
-	bool peer_started, first_replay;
+	bool peer_started;
 	uint64_t skip_ts, replay_covered;
 	uint64_t replay_ts; /* the last entry a replay passed: its markers' timestamp */
 

@@ -395,6 +395,7 @@ add_chain(struct rte_tel_data *d, uint16_t ci)
 	rte_tel_data_add_dict_uint(d, "log_copy_fail", c->log_copy_fail);
 	rte_tel_data_add_dict_uint(d, "foreign_in", c->foreign_in);
 	rte_tel_data_add_dict_uint(d, "logged_held", c->logged_held);
+	rte_tel_data_add_dict_uint(d, "ring_waits", c->ring_waits);
 	rte_tel_data_add_dict_uint(d, "crossing", c->crossing);
 	rte_tel_data_add_dict_uint(d, "skipped", c->skipped);
 	rte_tel_data_add_dict_uint(d, "markers_out", c->markers_out);

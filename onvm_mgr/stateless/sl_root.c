@@ -98,6 +98,29 @@ log_trim(struct sl_chain *c)
 	log_trim_to(c, __atomic_load_n(&mgr.shm->chains[c->id].sl_committed, __ATOMIC_ACQUIRE));
 }
 
+static inline uint64_t
+log_tail(const struct sl_chain *c)
+{
+	return c->log.abs_head + c->log.n;
+}
+
+/* Room the first NF's ring must have for more of the chain's input: a
+ * replay's burst twice (the other for the markers and input meanwhile),
+ * or half of a ring smaller than that. */
+static inline unsigned int
+first_ring_want(const struct onvm_nf_slot *first)
+{
+	return RTE_MIN(2u * SL_REPLAY_BURST, rte_ring_get_capacity(first->rx_ring) / 2);
+}
+
+static bool
+first_ring_room(const struct sl_chain *c)
+{
+	const struct onvm_nf_slot *first = mgr_sl_step_slot(c->id, 0);
+
+	return first == NULL || rte_ring_free_count(first->rx_ring) >= first_ring_want(first);
+}
+
 int
 mgr_sl_ingress(struct rte_mbuf *m, struct onvm_pkt_meta *meta, bool routed)
 {
@@ -124,10 +147,20 @@ mgr_sl_ingress(struct rte_mbuf *m, struct onvm_pkt_meta *meta, bool routed)
 	/* While the chain recovers (or its first NF is gone and it is about
 	 * to) the log is the buffer: the input goes in it, and the replay
 	 * sends it on, in order, after what came before. */
-	held = SL_PHASE(sl_state(c)) != SL_RUNNING || !routed ||
+	held = SL_PHASE(sl_state(c)) != SL_RUNNING || !routed || c->backlog ||
 	       /* behind a predecessor: its port is read from the start (its
 	        * control frames), the input held until the NFs loaded */
-	       (c->peer_role != 0 && (!c->started || c->first_replay));
+	       (c->peer_role != 0 && !c->started);
+	/* The first NF's ring short of room (its NFs behind a burst, or still
+	 * taking a spare's replay in): a full ring would lose the packet, and
+	 * the log keeps a copy anyway -- it waits there, and the log is sent
+	 * on from here, in order, before any later input, as the ring drains. */
+	if (!held && unlikely(!first_ring_room(c))) {
+		c->cursor = log_tail(c);
+		c->backlog = true;
+		c->ring_waits++;
+		held = true;
+	}
 	if (c->log.n == c->log.cap) {
 		if (!held)
 			log_trim(c);
@@ -162,12 +195,6 @@ mgr_sl_ingress(struct rte_mbuf *m, struct onvm_pkt_meta *meta, bool routed)
 	if (c->since++ == 0)
 		c->first_tsc = rte_get_tsc_cycles();
 	return MGR_SL_PASS;
-}
-
-static inline uint64_t
-log_tail(const struct sl_chain *c)
-{
-	return c->log.abs_head + c->log.n;
 }
 
 /* A marker after the log's entries before `log_pos`: at the tail (the
@@ -226,9 +253,9 @@ mgr_sl_marker_now(struct mgr_dp_ctx *ctx, uint16_t chain)
 {
 	struct sl_chain *c = &mgr_sl[chain];
 
-	/* (never during a first replay: input is held then, and no packet
+	/* (never while a backlog drains: input is held then, and no packet
 	 * passed makes a marker due) */
-	inject(ctx, c, SL_PHASE(sl_state(c)) == SL_REPLAY ? c->cursor : log_tail(c));
+	inject(ctx, c, SL_PHASE(sl_state(c)) == SL_REPLAY || c->backlog ? c->cursor : log_tail(c));
 }
 
 bool
@@ -271,12 +298,10 @@ replay_some(struct mgr_dp_ctx *ctx, struct sl_chain *c)
 	if (c->cursor >= log_tail(c))
 		return true;
 	/* As fast as the chain's first NF takes it: a replayed packet lost
-	 * on a full ring would be lost for good.  A burst when the ring has
-	 * room for two (the other for the markers and input meanwhile), or
-	 * half of it, for a ring smaller than two bursts. */
+	 * on a full ring would be lost for good. */
 	if (first == NULL)
 		return false;
-	want = RTE_MIN(2u * SL_REPLAY_BURST, rte_ring_get_capacity(first->rx_ring) / 2);
+	want = first_ring_want(first);
 	burst = RTE_MAX(want / 2, 1u);
 	if (rte_ring_free_count(first->rx_ring) < want)
 		return false;
@@ -339,7 +364,7 @@ peer_loaded(struct sl_chain *c, bool running)
 	__atomic_store_n(&c->skip_ts, s->store.recovered_ts, __ATOMIC_RELAXED);
 	if (running) {
 		c->cursor = c->log.abs_head;
-		c->first_replay = true;
+		c->backlog = true;
 	}
 }
 
@@ -387,12 +412,14 @@ mgr_sl_rx(struct mgr_dp_ctx *ctx)
 		if (!chain_started(c))
 			continue;
 		peer_loaded(c, true);
-		if (unlikely(c->first_replay)) {
+		/* The log from the cursor on, before any new input: what a
+		 * first start held, or what the first ring had no room for. */
+		if (unlikely(c->backlog)) {
 			n++;
 			if (replay_some(ctx, c)) {
 				if (c->since > 0)
 					inject(ctx, c, c->cursor);
-				c->first_replay = false;
+				c->backlog = false;
 			}
 			continue;
 		}

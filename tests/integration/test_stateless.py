@@ -81,7 +81,10 @@ Scenarios (argument; none: all of them, in each of the four modes):
           good, its NFs not relaunched), and the store SIGSTOPped until
           the primary's root log (1024 packets) is full, then the primary
           killed (`stall`: the frames its root dropped must be sent again
-          by the predecessor, never trimmed).  ONVM_NLF_VARIANTS=a,b
+          by the predecessor, never trimmed), and the spare's log small
+          and its NF rings 127 packets (`ring`: the replay still coming
+          once the log is sent on -- what the first ring has no room for
+          must wait in the log, not be lost).  ONVM_NLF_VARIANTS=a,b
           runs those only.
   small_ring  a one-NF chain whose NF rings hold 127 packets (rings.nf_size
           128), its NF killed: the chain recovers and runs (a replay waits
@@ -474,7 +477,9 @@ def node_loss(L, mode, cache, seed, variant=None):
     """The primary node lost; the spare takes the chain over from the store
     and the predecessor's log.  `variant`: "small" (the spare's log holds
     64 packets, less than the replay: it fills, is sent on, and the rest of
-    the replay comes after), "restart" (a spare NF killed before the
+    the replay comes after), "ring" (the same with a 256-packet log and
+    127-packet NF rings: input must wait for the first ring in the log),
+    "restart" (a spare NF killed before the
     failover: relaunched, held again), "restart_now" (the same, the failover
     offered while it is being relaunched: the spare takes over once it is
     back), "cutoff" (the primary lives on, the predecessor fails over all the
@@ -493,9 +498,13 @@ def node_loss(L, mode, cache, seed, variant=None):
     # the variants test what they name; `stall` fills a small one on purpose)
     st = store.store_cfg(r.addr, mode, cache, flush_packets=32,
                          log_packets=1024 if variant == "stall" else 16384)
-    spare_st = dict(st, log_packets=64) if variant == "small" else None
+    spare_st = (dict(st, log_packets=64) if variant == "small" else
+                dict(st, log_packets=256) if variant == "ring" else None)
     sink, spare, primary, pred = rc.build(L, frames, tag, stateful=True, store=st,
                                           spare_store=spare_st)
+    if variant == "ring":
+        spare.config["rings"] = {"nf_size": 128}
+        spare.save_config()
     rc.start_all(sink, spare, primary, pred)
     q = lambda node: node.query("/onvm/store,c")
     if variant == "restart":
@@ -583,6 +592,8 @@ def node_loss(L, mode, cache, seed, variant=None):
           f"{d['nf0']['recovered_ts']}), admitted {d['peer_admitted']}, covered "
           f"{d['peer_covered']}, gaps {d['peer_gap_drops']}, room {d['peer_room_drops']}, "
           f"released {d['released']}, dup {d['dup_suppressed']}, replay {d.get('peer_replay_us')} us")
+    if variant == "ring":
+        L.expect(d["ring_waits"] > 0, f"{tag}: the input never waited for the first ring: {d}")
     L.expect(d["peer_takeovers"] == 1 and d["dup_suppressed"] == 0 and d["log_full"] == 0 and
              d["log_copy_fail"] == 0 and d["exit_full"] == 0 and
              d["peer_before_takeover"] == 0,
@@ -632,7 +643,7 @@ def test(L, which):
         print(f"node_loss_faults: seed {seed}")
         # (ONVM_NLF_VARIANTS=stall,cutoff: those only)
         for variant in os.environ.get("ONVM_NLF_VARIANTS",
-                                      "small,restart,restart_now,cutoff,stall").split(","):
+                                      "small,ring,restart,restart_now,cutoff,stall").split(","):
             node_loss(L, "async", True, seed, variant)
 
 
