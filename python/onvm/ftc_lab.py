@@ -38,7 +38,7 @@ import time
 
 from onvm import lab, pcap
 from onvm.remote_lab import (BIG, FAULTY_LINK, PACED_SOURCE, af, bfd_session, link, paced_log,
-                             stateful_nfs)
+                             stateful_nfs, switch)
 
 FTC_ID = 29
 FTC_MTU = 1900  # frames <= 1914 bytes: one mbuf each (2048 of data room)
@@ -107,19 +107,13 @@ def build(L, frames, f=1, tag="", ftc=True, propagate_us=500, retrans_us=5000, i
         link(L, ns[last], "e_fb", ns["n0"], "n0_fb")
     if source:
         link(L, ns["g"], "g_n0", ns["n0"], "n0_g")
-    if recover:  # the state network: one bridge, a port for every node
-        # A bridge talks by itself (IGMP with snooping on, IPv6's probes:
-        # off for the lab's namespaces), and a node's af_packet socket,
-        # not yet bound to its interface while the node starts, takes in
-        # what comes on any interface of the namespace: such a frame once
-        # entered the chain at the forwarder.  This one says nothing.
-        lab.run_cmd(lab.in_netns(ns["st"], ["ip", "link", "add", "br0", "type", "bridge",
-                                            "mcast_snooping", "0"]))
-        lab.run_cmd(lab.in_netns(ns["st"], ["ip", "link", "set", "br0", "up"]))
-        for i in range(total):
-            link(L, ns[names[i]], f"n{i}_st", ns["st"], f"st_{i}")
-            lab.run_cmd(lab.in_netns(ns["st"], ["ip", "link", "set", f"st_{i}", "master",
-                                                "br0"]))
+    if recover:  # the state network: one switch, a port for every node
+        # (A bridge that talks by itself -- IGMP with snooping on, IPv6's
+        # probes -- once had a frame enter the chain at the forwarder: a
+        # node's af_packet socket, not yet bound to its interface while the
+        # node starts, takes in what comes on any interface of the
+        # namespace.  switch() makes one that says nothing.)
+        switch(L, ns["st"], "br0", [(ns[names[i]], f"n{i}_st") for i in range(total)])
     if faults:
         c.relay = L.spawn(f"faulty_link{tag}", lab.in_netns(ns["fl"], [
             "/usr/bin/python3", FAULTY_LINK, "fl_a", "fl_b", "--stats",

@@ -118,6 +118,26 @@ def link(L, ns_a, a, ns_b, b):
         lab.run_cmd(lab.in_netns(ns, ["ip", "link", "set", "dev", ifn, "mtu", str(MTU)]))
 
 
+def switch(L, ns_sw, br, ends, learning=True):
+    """A switch: one bridge in the namespace `ns_sw`, linked to every
+    (namespace, interface) of `ends` -- a segment that reaches several
+    nodes' ports, as a real switch would.  It says nothing itself (no
+    address, IPv6 off in the lab's namespaces, IGMP snooping off).  With
+    `learning` off it floods every frame (a trace's frames carry any MAC,
+    a reply's source learned on the sender's own port would filter its
+    flow's next frames there)."""
+    lab.run_cmd(lab.in_netns(ns_sw, ["ip", "link", "add", br, "type", "bridge",
+                                     "mcast_snooping", "0"]))
+    lab.run_cmd(lab.in_netns(ns_sw, ["ip", "link", "set", br, "up"]))
+    for i, (ns, ifn) in enumerate(ends):
+        port = f"{br}_{i}"
+        link(L, ns, ifn, ns_sw, port)
+        lab.run_cmd(lab.in_netns(ns_sw, ["ip", "link", "set", port, "master", br]))
+        if not learning:
+            lab.run_cmd(lab.in_netns(ns_sw, ["ip", "link", "set", port, "type", "bridge_slave",
+                                             "learning", "off"]))
+
+
 def af(n, ifn, frames=4096, qdisc=False):
     """An af_packet port; `frames` sizes its rings (af_packet drops what a
     full ring cannot take, silently: 22.11 reports no kernel drops); `qdisc`:
