@@ -393,15 +393,14 @@ class Cluster:
         return self.change_roles(name, lambda spec, roles: promoted(name, roles, epoch, live),
                                  why)
 
-    def add_standby(self, name, why="reprotect", prefer=None, only=False):
+    def add_standby(self, name, why="reprotect", among=None):
         """A standby for a chain that has fewer live ones than its spec
         wants: a live node with room, not drained, holding no role in the
-        chain (standbys whose node is gone are dropped first).  A fenced
-        node may be picked, last (it comes back as a standby, never as
-        primary) -- unless it is `prefer`, taken first if it fits (the
-        node the predecessor's other link reaches); with `only`, no other
-        node is.  Returns the roles written, or None if none is wanted or
-        none fits."""
+        chain (standbys whose node is gone are dropped first), and in
+        `among` if given (the nodes the predecessor's standby link
+        reaches).  A fenced node may be picked, last (it comes back as a
+        standby, never as primary).  Returns the roles written, or None if
+        none is wanted or none fits."""
         nodes = self.nodes()
         chains = self.chains()
 
@@ -410,9 +409,11 @@ class Cluster:
             if len(standbys) >= spec["standbys"]:
                 raise _Nothing()
             busy = {roles["predecessor"], roles["primary"], *standbys}
+            if among is not None:
+                busy |= set(nodes) - set(among)
             fit = place(nodes, chains, spec, exclude=busy, count=len(nodes),
                         last=set(roles["fenced"]))
-            picked = [prefer] if prefer in fit else [] if only else fit[:1]
+            picked = fit[:1]
             if not picked:
                 raise _Nothing()
             return dict(roles, standbys=standbys + picked,
@@ -479,6 +480,21 @@ def previous_primary(roles):
     before = [node for e, node in sorted(roles.get("primaries", []))
               if node != roles["primary"]]
     return before[-1] if before else None
+
+
+def standby_reach(nodes, roles):
+    """The nodes a predecessor's standby link reaches once a re-protection
+    swapped its sides: the old primary's link.  Nodes that registered
+    their network `segment` are on one side or the other: every one on
+    another segment than the chain's primary's (the previous primary's,
+    and any spare there).  Else only the previous primary's node."""
+    seg = nodes.get(roles["primary"], {}).get("segment")
+    if seg:
+        return {n for n, info in nodes.items()
+                if info.get("segment") and info["segment"] != seg and
+                n != roles["predecessor"]}
+    prev = previous_primary(roles)
+    return {prev} if prev else set()
 
 
 def primary_at(roles, epoch):

@@ -212,8 +212,36 @@ def roles(L):
              f"declared again: a data plane at the old epoch runs its primary: {r}")
     rc, out = ctl(ec, "--endpoints", "no-port", "nodes")
     L.expect(rc == 1 and "HOST:PORT" in out.get("error", ""), f"a bad endpoint: {rc} {out}")
+    reach(L, c)
     c.close()
     ec.stop()
+
+
+def reach(L, c):
+    """A re-protection's standby only where the predecessor's standby link
+    reaches: with segments, any node on another one than the primary's (a
+    spare before the fenced old primary); without, the previous primary."""
+    seg = {"p": None, "m": "a", "x": "a", "s": "b", "y": "b"}
+    for n, sg in seg.items():
+        c.register(n, dict({"capacity": 8}, **({"segment": sg} if sg else {})), ttl=60)
+    for n in ("n0", "n2", "n3", "s1"):
+        c.drain(n)  # (placed on these five only)
+    c.declare("seg", dict(SPEC, predecessor="p"))
+    _, r, _ = c.chain("seg")
+    m, s = r["primary"], r["standbys"][0]
+    L.expect((m, s) == ("m", "s"), f"placed by name, the least loaded: {r}")
+    c.mark_synced("seg", s, 1)
+    r = c.promote("seg", 1, "the test's")
+    nodes = c.nodes()
+    want = {n for n in seg if seg[n] and seg[n] != seg[s]}
+    L.expect(cluster.standby_reach(nodes, r) == want,
+             f"reach with segments: {cluster.standby_reach(nodes, r)}, want {want}")
+    r = c.add_standby("seg", among=cluster.standby_reach(nodes, r))
+    L.expect(r["standbys"] and r["standbys"][0] in want and r["standbys"][0] != m,
+             f"a spare on the old primary's segment, not the fenced {m}: {r}")
+    bare = dict(r, primary="n2", primaries=[[1, "n3"], [2, "n2"]])
+    L.expect(cluster.standby_reach(nodes, bare) == {"n3"},
+             f"no segments: the previous primary only: {cluster.standby_reach(nodes, bare)}")
 
 
 def race(L):
