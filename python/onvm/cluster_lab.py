@@ -59,17 +59,28 @@ class ReprotectLab:
     """The four nodes with BFD on both of the predecessor's links, both
     chain nodes able to be made primary ("reprotect"), the input fed at
     `rate` frames/s by a paced source (a replay goes at the links' speed),
-    the chain nodes' agents with an --on-standby hook."""
+    the chain nodes' agents with an --on-standby hook.  `spare`: a fifth
+    node, "spare", on the primary's side (remote_lab.build(spare=True)),
+    its manager not started until a hook asks; every chain node's agent
+    says its segment (side "a": primary and spare; "b": standby)."""
 
-    def __init__(self, L, ec, frames, tag, rate, **build):
+    SEGMENTS = {"primary": "a", "spare": "a", "standby": "b"}
+
+    def __init__(self, L, ec, frames, tag, rate, spare=False, **build):
         self.L, self.ec, self.tag, self.rate = L, ec, tag, rate
+        self.spare = spare
         self.c = ec.client()
         self.sink, standby, primary, self.pred = rc.build(
             L, frames, tag, bfd=True, failover_by="agent", reprotect=True, source=rate,
-            **build)
-        self.nodes = {"primary": primary, "standby": standby}  # by etcd name
+            spare=spare, **build)
+        self.nodes = {"primary": primary, "standby": standby}  # by etcd name, started
         self.as_standby = {name: node.as_standby for name, node in self.nodes.items()}
-        self.want = {name: L.path(f"want-standby-{name}{tag}") for name in self.nodes}
+        if spare:
+            self.idle = {"spare": self.pred.spare}  # (no manager yet)
+            self.as_standby["spare"] = self.pred.spare.as_standby
+        else:
+            self.idle = {}
+        self.want = {name: L.path(f"want-standby-{name}{tag}") for name in self.as_standby}
         self.agents = {}
         self.started = []  # (node name, epoch) a hook asked for and served
 
@@ -83,21 +94,27 @@ class ReprotectLab:
         for node in (self.sink, *self.nodes.values()):
             node.wait_ready(120)
         for name, node in self.nodes.items():
-            w = self.want[name]
-            self.agents[name] = agent(L, self.ec, name, node, self.tag, [
-                "--on-standby", f"echo $ONVM_EPOCH > {w}.tmp && mv {w}.tmp {w}"])
+            self.start_agent(name, node)
         self.pred.start(wait=False)
         self.pred.wait_ready(120)
         self.agents["pred"] = agent(L, self.ec, "pred", self.pred, self.tag)
-        lab.wait_until(lambda: set(self.c.nodes()) == {"pred", "primary", "standby"}, 30,
-                       "the three agents registered")
+        lab.wait_until(lambda: set(self.c.nodes()) == {"pred", *self.agents}, 30,
+                       "the agents registered")
         code, out = onvmctl(self.ec, "declare", "web", json.dumps(SPEC))
         L.expect(code == 0 and out["chain"]["primary"] == "primary", f"declared: {out}")
+        for name, node in self.idle.items():  # (joining once the chain is placed)
+            self.start_agent(name, node)
         self.pred.wait_bfd("to_m", "Up", timeout=60)
         self.pred.wait_bfd("to_s", "Up", timeout=60)
         lab.wait_until(lambda: self.roles()["synced"] == ["standby"], 60,
                        "the standby's agent reporting it synced")
         rc.start_source(L, self.pred, self.tag)
+
+    def start_agent(self, name, node):
+        w = self.want[name]
+        self.agents[name] = agent(self.L, self.ec, name, node, self.tag, [
+            "--on-standby", f"echo $ONVM_EPOCH > {w}.tmp && mv {w}.tmp {w}"] + (
+            ["--segment", self.SEGMENTS[name]] if self.spare else []))
 
     def roles(self):
         return self.c.chain("web")[1]
@@ -118,6 +135,7 @@ class ReprotectLab:
             os.unlink(path)
             node = self.as_standby[name](epoch)
             self.nodes[name] = node
+            self.idle.pop(name, None)
             rc.NODES[:] = [self.pred, *self.nodes.values(), self.sink]
             node.start(wait=False)
             node.wait_ready(120)

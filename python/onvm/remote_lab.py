@@ -224,7 +224,7 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
           stateful=False, remote=True, nfs=None, paced=None, checkpoint_ms=5,
           nd_heavy=False, dpi=False, multi=False, standby_multi=None, standby_nf_cpus=None,
           source=None, relay=False, local=False, bfd_ms=BFD_MS, store=None, spare_store=None,
-          state_mb=None, failover_by=None, reprotect=False):
+          state_mb=None, failover_by=None, reprotect=False, spare=False):
     """The four nodes; `idle` (e.g. {"max_sleep_us": 50}) goes to every node;
     `bfd`: a BFD session on the predecessor -> primary link triggers the
     failover (BFD then bypasses that link's pacing: it must not queue behind
@@ -259,7 +259,15 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
     spare's, if not the same.  `reprotect`: the standby may be made primary
     after a takeover (its latch set up at start), and `primary.as_standby(
     epoch)` is the primary node's configuration as that chain's new standby
-    (a node object of the same name, to start once the primary is dead)."""
+    (a node object of the same name, to start once the primary is dead).
+    `spare` (with `reprotect`): a fifth node, "spare", on the primary's
+    side of the chain -- the predecessor's primary link and the standby's
+    sync link are switches (switch()) that reach the primary's and the
+    spare's ports, the spare's output goes to the sink's "in_x" (capture
+    sink-x.pcap); `pred.spare` is its node (never started: its prefix, for
+    an agent) and `pred.spare.as_standby(epoch)` its standby configuration
+    (the chain's new standby once the primary is gone)."""
+    assert not (spare and (faults or relay)) and (reprotect or not spare)
     if paced is None:
         paced = stateful and not source
     src = L.path(f"input{rnd_tag}.pcap")
@@ -270,10 +278,17 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
     # fanout group ids (pid ^ ifindex) cannot collide between nodes.
     relayed = bool(faults) or relay
     ns = {k: L.netns(k + rnd_tag) for k in ("p", "m", "s", "k") + (("f",) if relayed else ()) +
-          (("g",) if source else ())}
+          (("g",) if source else ()) + (("x", "w") if spare else ())}
     # `faults`: the sync link is m_s <-> f_m, the relay, f_s <-> s_m
     sync = (("m_s", "f_m"), ("s_m", "f_s")) if relayed else (("m_s", "s_m"),)
-    for a, b in (("p_m", "m_p"), ("p_s", "s_p"), ("m_k", "k_m"), ("s_k", "k_s")) + sync:
+    if spare:  # the primary's side a segment (a switch), the spare on it
+        switch(L, ns["w"], "a_in", [(ns["p"], "p_m"), (ns["m"], "m_p"), (ns["x"], "x_p")],
+               learning=False)
+        switch(L, ns["w"], "a_sync", [(ns["s"], "s_m"), (ns["m"], "m_s"), (ns["x"], "x_s")],
+               learning=False)
+        sync = (("x_k", "k_x"),)
+    for a, b in ((() if spare else (("p_m", "m_p"),)) + (("p_s", "s_p"), ("m_k", "k_m"),
+                                                         ("s_k", "k_s")) + sync):
         link(L, ns[a[0]], a, ns[b[0]], b)
     if source:  # the input's wire; its sender in a namespace of its own: DPDK's
         # af_packet binds a port's socket to its interface only after setting
@@ -324,9 +339,15 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
                   {"name": "cap_m", "dev": f"net_pcap0,rx_pcap={empty},"
                    f"tx_pcap={L.path(f'sink-m{rnd_tag}.pcap')}", "rx": False},
                   {"name": "cap_s", "dev": f"net_pcap1,rx_pcap={empty},"
-                   f"tx_pcap={L.path(f'sink-s{rnd_tag}.pcap')}", "rx": False}],
+                   f"tx_pcap={L.path(f'sink-s{rnd_tag}.pcap')}", "rx": False}]
+                 + ([{"name": "in_x", "dev": af(2, "k_x", BIG)},
+                     {"name": "cap_x", "dev": f"net_pcap2,rx_pcap={empty},"
+                      f"tx_pcap={L.path(f'sink-x{rnd_tag}.pcap')}", "rx": False}]
+                    if spare else []),
         "chains": [{"name": "m", "services": [], "ingress_port": "in_m", "exit_port": "cap_m"},
-                   {"name": "s", "services": [], "ingress_port": "in_s", "exit_port": "cap_s"}],
+                   {"name": "s", "services": [], "ingress_port": "in_s", "exit_port": "cap_s"}]
+                  + ([{"name": "x", "services": [], "ingress_port": "in_x",
+                       "exit_port": "cap_x"}] if spare else []),
     }), netns=ns["k"])
     def chain_node(name, pred_if, sync_if, out_if, role, epoch=None):
         sl_here = bool(store) and (role == "primary" or remote)
@@ -395,10 +416,11 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
                if standby_nf_cpus and role == "standby" else {}),
             # (with `reprotect` on both chain nodes: either may be primary)
             **({"bfd": {"sessions": [bfd_session("to_p", "from_p", *(
-                ("198.18.3.2", "198.18.3.1") if pred_if == "m_p" else ("198.18.4.2", "198.18.4.1")),
+                ("198.18.3.2", "198.18.3.1") if pred_if in ("m_p", "x_p")  # (side a)
+                else ("198.18.4.2", "198.18.4.1")),
                 bfd_ms)]}}
                if bfd and (role == "primary" or reprotect) else {}),
-        }), netns=ns[{"primary": "m", "standby": "s"}[name]])
+        }), netns=ns[{"primary": "m", "standby": "s", "spare": "x"}[name]])
 
     standby = chain_node("standby", "s_p", "s_m", "s_k", "standby")
     primary = chain_node("primary", "m_p", "m_s", "m_k", "primary")
@@ -426,6 +448,12 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
            if bfd else {}),
     }), netns=ns["p"])
     pred.ns, primary.ns, standby.ns, sink.ns = ns["p"], ns["m"], ns["s"], ns["k"]
+    pred.spare = None
+    if spare:
+        pred.spare = chain_node("spare", "x_p", "x_s", "x_k", "standby")
+        pred.spare.ns = ns["x"]
+        pred.spare.as_standby = lambda epoch: chain_node("spare", "x_p", "x_s", "x_k", "standby",
+                                                         epoch).take_prefix(pred.spare)
     pred.relay = relay_proc
     pred.relay_ns = ns.get("f")
     pred.relay_control = control if relay else None

@@ -49,6 +49,14 @@ and the standby; the standby's agent reports it synced.  Then, mid-stream:
              standby syncs and is reported so.  Then the new primary's
              manager SIGKILLed: BFD on the other link, the promotion back,
              the failover.  The oracle over the three runs in turn.
+  spare      reprotect with a fifth node, a spare on the primary's side
+             (the predecessor's primary link and the sync link are
+             switches that reach it too), every chain node's agent saying
+             its segment: the primary's manager SIGKILLed, the spare (not
+             the fenced node) placed, started by its hook, synced; the
+             new primary SIGKILLed, failed over to the spare; then the
+             only node on the other side, fenced, back as its standby and
+             synced.  The oracle over the three nodes' outputs in turn.
   dataplane  no failover: two etcd members SIGKILLed mid-stream (the
              quorum lost, the agents waiting), then the primary's NF
              SIGKILLed (its local standby takes over): the data plane
@@ -381,6 +389,77 @@ def reprotect(L):
     ec.stop()
 
 
+def spare(L):
+    """Failover; a spare node on the old primary's side placed, started
+    and synced (not the dead node); the new primary killed, failed over to
+    the spare; the fenced node that ran it brought back as the standby --
+    protected again each time, the oracle over the three nodes' outputs."""
+    tag, rate = "_spare", 2500
+    ec = etcd_lab.EtcdCluster(L, tag="agsp").start()
+    frames = tagged_input(traces.trace("smtp.pcap"), 400)  # about 15 s at the rate
+    n = len(frames)
+    rl = cluster_lab.ReprotectLab(L, ec, frames, tag, rate, spare=True)
+    rl.start()
+    pred, sink = rl.pred, rl.sink
+    primary, standby = rl.nodes["primary"], rl.nodes["standby"]
+    lab.wait_until(lambda: remote(primary)["out_released"] >= rate, 60, "a second released")
+    t0 = time.monotonic()
+    primary.stop(sig=signal.SIGKILL)  # (its agent lives on: the node is up, fenced)
+    primary.remove_runtime()
+    lab.wait_until(lambda: remote(pred)["failovers"] == 1 and remote(pred)["end_echoed"] == 1,
+                   60, "the failover and its replay")
+    lab.wait_until(lambda: rl.serve_hooks() == "spare", 60,
+                   "the spare named the new standby (its hook), not the dead node")
+    x = rl.nodes["spare"]
+    lab.wait_until(lambda: rl.roles()["synced"] == ["spare"], 60,
+                   "protected again: the spare synced")
+    t_protected = time.monotonic()
+    roles, st_p, st_x = rl.roles(), remote(pred), remote(x)
+    L.expect(roles["primary"] == "standby" and roles["standbys"] == ["spare"] and
+             "primary" in roles["fenced"] and roles["epoch"] == 2 and
+             st_p["protects"] == 1 and st_x["synced"] == 1,
+             f"re-protected with the spare: roles {roles}, predecessor {st_p}")
+    st_b = remote(standby)
+    lab.wait_until(lambda: remote(standby)["out_released"] >= st_b["out_released"] + rate, 60,
+                   "a second through the new pair")
+    L.expect(remote(pred)["stamped"] < n, "the input ended before the second failure")
+    standby.stop(sig=signal.SIGKILL)
+    standby.remove_runtime()
+    lab.wait_until(lambda: remote(pred)["failovers"] == 2 and remote(pred)["end_echoed"] == 1,
+                   60, "the failover to the spare and its replay")
+    # the standby's side now: only the node that ran it there, fenced,
+    # which comes back as the standby
+    lab.wait_until(lambda: rl.serve_hooks() == "standby", 60,
+                   "the fenced node on the other side named the new standby")
+    again = rl.nodes["standby"]
+    lab.wait_until(lambda: rl.roles()["synced"] == ["standby"], 60,
+                   "protected again: the old primary's node back as the standby, synced")
+    lab.wait_until(lambda: remote(pred)["stamped"] >= n, 180, "the input done")
+    first_s = sink.port("in_s")["rx"]
+
+    def drained():
+        a = remote(x)["out_released"]
+        time.sleep(0.3)
+        return remote(x)["out_released"] == a and sink.port("in_x")["rx"] >= a
+    lab.wait_until(drained, 30, "the spare's output drained")
+    roles, st_p = rl.roles(), remote(pred)
+    L.expect(roles["primary"] == "spare" and roles["epoch"] == 3 and
+             roles["standbys"] == ["standby"] and st_p["epoch"] == 3 and st_p["protects"] == 2,
+             f"the spare runs it, protected: roles {roles}, predecessor {st_p}")
+    ag_p = agent_status(rl.agents["pred"])
+    L.expect(ag_p.get("promotions") == 2 and ag_p.get("protects_asked") == 2,
+             f"the predecessor's agent: {ag_p}")
+    L.expect(sink.port("in_s")["rx"] == first_s, "the old standby's node sent after it came back")
+    print(f"spare: protected again with the spare {t_protected - t0:.2f} s after the kill; "
+          f"then the spare took over and the old node came back as its standby")
+    rl.stop()
+    got = [pcap.read_capture_out(L.path(f"sink-{k}{tag}.pcap")) for k in "msx"]
+    check_sink(L, frames, got[0], got[1], allow_loss=2 * (STAGES * STAGE_PACKETS + 64),
+               tail_only=False, then=[got[2]])
+    print(f"spare: {' + '.join(str(len(g)) for g in got)} frames of {n}")
+    ec.stop()
+
+
 def test(L, which):
     etcd_lab.require()
     try:
@@ -390,6 +469,8 @@ def test(L, which):
                 case(L, w)
         if which in (None, "reprotect"):
             reprotect(L)
+        if which in (None, "spare"):
+            spare(L)
     except lab.TestFailure:
         dump(NODES)
         raise
