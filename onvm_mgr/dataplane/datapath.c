@@ -491,7 +491,9 @@ mgr_rx_poll(void)
 			    (dest[nout].kind == MGR_DEST_NF ||
 			     (dest[nout].kind == MGR_DEST_DROP &&
 			      dest[nout].reason == MGR_DROP_NO_INSTANCE)) &&
-			    mgr_sl_ingress(m, meta, dest[nout].kind == MGR_DEST_NF) != MGR_SL_PASS) {
+			    mgr_sl_ingress(m, meta, dest[nout].kind == MGR_DEST_NF
+							    ? &mgr.shm->nfs[dest[nout].id]
+							    : NULL) != MGR_SL_PASS) {
 				rte_pktmbuf_free(m);
 				continue;
 			}

@@ -282,7 +282,8 @@ spare_control(struct mgr_dp_ctx *ctx, struct sl_chain *c, const struct rsync_msg
 		/* Echoed once the NFs run the chain (their state loaded, the
 		 * held replay sent on): until then the predecessor keeps its
 		 * log, and repeats REPLAY_END. */
-		if (!c->started || c->backlog || SL_PHASE(sl_state(c)) != SL_RUNNING) {
+		if (!c->started || (c->backlog && !c->backlog_ring) ||
+		    SL_PHASE(sl_state(c)) != SL_RUNNING) {
 			c->peer_end_early++;
 			return RSYNC_RX_OK;
 		}

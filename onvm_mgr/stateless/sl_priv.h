@@ -91,6 +91,7 @@ struct sl_chain {
 	 * start's held input (behind a predecessor), or input the first NF's
 	 * ring had no room for (`ring_waits` times) */
 	bool backlog;
+	bool backlog_ring; /* ... the latter (not a first start's) */
 	uint64_t ring_waits;
 	uint64_t replayed, replay_runs;
 	uint64_t replay_rerouted; /* replayed, routed elsewhere now (rules changed): dropped */

@@ -31,6 +31,8 @@
 
 /* Replayed per poll, at most: the rest on the next (the NFs' rings). */
 #define SL_REPLAY_BURST 64
+/* Ring slots a replay leaves for the markers that may follow it in a poll. */
+#define SL_MARKER_SLOTS 2
 
 bool mgr_sl_any;
 uint8_t mgr_sl_service[ONVM_MAX_SERVICES];
@@ -104,26 +106,28 @@ log_tail(const struct sl_chain *c)
 	return c->log.abs_head + c->log.n;
 }
 
-/* Room the first NF's ring must have for more of the chain's input: a
+/* Room a first NF's ring must have for more of the chain's input: a
  * replay's burst twice (the other for the markers and input meanwhile),
- * or half of a ring smaller than that. */
+ * or half of a ring smaller than that -- and at least an RX burst and
+ * its markers, which pass on one look at the ring before it is flushed
+ * (rings hold 63 packets at least: config_node.c). */
 static inline unsigned int
-first_ring_want(const struct onvm_nf_slot *first)
+ring_want(const struct onvm_nf_slot *nf)
 {
-	return RTE_MIN(2u * SL_REPLAY_BURST, rte_ring_get_capacity(first->rx_ring) / 2);
+	return RTE_MAX(RTE_MIN(2u * SL_REPLAY_BURST, rte_ring_get_capacity(nf->rx_ring) / 2),
+		       ONVM_BURST + 2u);
 }
 
-static bool
-first_ring_room(const struct sl_chain *c)
+static inline bool
+ring_room(const struct onvm_nf_slot *nf)
 {
-	const struct onvm_nf_slot *first = mgr_sl_step_slot(c->id, 0);
-
-	return first == NULL || rte_ring_free_count(first->rx_ring) >= first_ring_want(first);
+	return rte_ring_free_count(nf->rx_ring) >= ring_want(nf);
 }
 
 int
-mgr_sl_ingress(struct rte_mbuf *m, struct onvm_pkt_meta *meta, bool routed)
+mgr_sl_ingress(struct rte_mbuf *m, struct onvm_pkt_meta *meta, const struct onvm_nf_slot *to)
 {
+	const bool routed = to != NULL;
 	struct sl_chain *c;
 	struct rte_mbuf *copy;
 	bool held;
@@ -155,14 +159,17 @@ mgr_sl_ingress(struct rte_mbuf *m, struct onvm_pkt_meta *meta, bool routed)
 	 * taking a spare's replay in): a full ring would lose the packet, and
 	 * the log keeps a copy anyway -- it waits there, and the log is sent
 	 * on from here, in order, before any later input, as the ring drains. */
-	if (!held && unlikely(!first_ring_room(c))) {
+	if (!held && unlikely(!ring_room(to))) {
 		c->cursor = log_tail(c);
 		c->backlog = true;
+		c->backlog_ring = true;
 		c->ring_waits++;
 		held = true;
 	}
 	if (c->log.n == c->log.cap) {
-		if (!held)
+		/* (not while it recovers or first starts: the replay needs the
+		 * log; a backlog's committed markers are all behind its cursor) */
+		if (!held || (c->backlog && c->started && SL_PHASE(sl_state(c)) == SL_RUNNING))
 			log_trim(c);
 		if (c->log.n == c->log.cap) {
 			c->log_full++; /* dropped at the entry: never unprotected */
@@ -189,7 +196,8 @@ mgr_sl_ingress(struct rte_mbuf *m, struct onvm_pkt_meta *meta, bool routed)
 	c->log.n++;
 	c->packets_in++;
 	if (held) {
-		c->logged_held++;
+		if (!(c->backlog && c->backlog_ring))
+			c->logged_held++; /* (a ring wait's: ring_waits) */
 		return MGR_SL_LOGGED;
 	}
 	if (c->since++ == 0)
@@ -288,24 +296,19 @@ replay_begin(struct sl_chain *c, uint8_t run)
 	c->replay_runs++;
 }
 
-/* Send the next piece of the replay; true when it is done. */
+/* Send the next piece of the log from the cursor on (a recovery's replay,
+ * or a backlog: `recovery` false); true when it is done. */
 static bool
-replay_some(struct mgr_dp_ctx *ctx, struct sl_chain *c)
+replay_some(struct mgr_dp_ctx *ctx, struct sl_chain *c, bool recovery)
 {
-	const struct onvm_nf_slot *first = mgr_sl_step_slot(c->id, 0);
-	unsigned int want, burst;
+	unsigned int k = 0;
 
 	if (c->cursor >= log_tail(c))
 		return true;
-	/* As fast as the chain's first NF takes it: a replayed packet lost
-	 * on a full ring would be lost for good. */
-	if (first == NULL)
+	/* (its first step with no instance yet: routed nowhere, lost) */
+	if (mgr_sl_step_slot(c->id, 0) == NULL)
 		return false;
-	want = first_ring_want(first);
-	burst = RTE_MAX(want / 2, 1u);
-	if (rte_ring_free_count(first->rx_ring) < want)
-		return false;
-	for (unsigned int k = 0; k < burst && c->cursor < log_tail(c); k++) {
+	while (k < SL_REPLAY_BURST && c->cursor < log_tail(c)) {
 		uint32_t at = sl_ring_at(&c->log, c->cursor);
 		struct rte_mbuf *m;
 		struct onvm_pkt_meta *meta;
@@ -322,26 +325,40 @@ replay_some(struct mgr_dp_ctx *ctx, struct sl_chain *c)
 		m = rte_pktmbuf_copy(c->log_m[at], mgr.pool, 0, UINT32_MAX);
 		if (m == NULL)
 			return false; /* the pool is short: on the next poll */
-		c->replay_ts = c->log_ts[at]; /* (a marker at the cursor follows a dispatch) */
 		meta = onvm_pkt_meta(m, mgr.dyn_off);
 		port = meta->in_port;
 		pr = onvm_pkt_parse(m, &pi);
 		mgr_route_ingress(mgr.shm, meta, port, pr, &pi, &d);
+		/* As fast as the NF it goes to takes it (the instance its flow
+		 * hashes to): a packet lost on a full ring would be lost for
+		 * good -- room for what this poll sent already (to any NF: an
+		 * upper bound) and the markers, else the rest on the next poll. */
+		if (d.kind == MGR_DEST_NF &&
+		    rte_ring_free_count(mgr.shm->nfs[d.id].rx_ring) < k + 1 + SL_MARKER_SLOTS) {
+			rte_pktmbuf_free(m);
+			return false;
+		}
+		c->replay_ts = c->log_ts[at]; /* (a marker at the cursor follows a dispatch) */
 		meta->ts = c->log_ts[at];
-		meta->flags |= ONVM_PKT_F_REPLAY;
+		if (recovery)
+			meta->flags |= ONVM_PKT_F_REPLAY;
 		meta->chain_run = c->rx_run;
 		c->cursor++;
-		c->replayed++;
+		if (recovery || !c->backlog_ring)
+			c->replayed++; /* (a ring wait's input is no replay) */
 		if (meta->chain_id != c->id) {
 			c->replay_rerouted++; /* the rules changed: not this chain's now */
 			rte_pktmbuf_free(m);
 			continue;
 		}
 		mgr_dp_dispatch(ctx, m, &d);
+		k++;
 		if (c->since++ == 0)
 			c->first_tsc = rte_get_tsc_cycles();
-		if (c->since >= mgr.shm->chains[c->id].store.flush_pkts)
+		if (c->since >= mgr.shm->chains[c->id].store.flush_pkts) {
 			inject(ctx, c, c->cursor);
+			k++; /* (on the first NFs' rings too) */
+		}
 	}
 	return c->cursor >= log_tail(c);
 }
@@ -365,6 +382,7 @@ peer_loaded(struct sl_chain *c, bool running)
 	if (running) {
 		c->cursor = c->log.abs_head;
 		c->backlog = true;
+		c->backlog_ring = false;
 	}
 }
 
@@ -395,7 +413,7 @@ mgr_sl_rx(struct mgr_dp_ctx *ctx)
 				continue;
 			peer_loaded(c, false);
 			n++;
-			if (replay_some(ctx, c)) {
+			if (replay_some(ctx, c, true)) {
 				uint32_t want = st;
 
 				if (c->since > 0)
@@ -416,8 +434,10 @@ mgr_sl_rx(struct mgr_dp_ctx *ctx)
 		 * first start held, or what the first ring had no room for. */
 		if (unlikely(c->backlog)) {
 			n++;
-			if (replay_some(ctx, c)) {
-				if (c->since > 0)
+			if (replay_some(ctx, c, false)) {
+				/* (the first start's last epoch closed now; after
+				 * a ring wait the input's own markers go on) */
+				if (c->since > 0 && !c->backlog_ring)
 					inject(ctx, c, c->cursor);
 				c->backlog = false;
 			}

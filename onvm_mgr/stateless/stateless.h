@@ -56,12 +56,15 @@ struct mgr_dest;
 bool mgr_sl_crossing(uint16_t from_service, const struct mgr_dest *d, struct rte_mbuf *m);
 
 /* RX unit: a packet routed into chain `meta->chain_id` (after routing;
- * `routed`: to an NF, else to none -- its first NF is gone): stamped and
- * logged, then PASS: dispatch it; LOGGED: the chain recovers, its copy in
- * the log is what the replay sends, free it; DROP: the log is full or it
- * came in from another port, free it (counted). */
+ * `to`: the NF it goes to, NULL if none -- its first NF is gone): stamped
+ * and logged, then PASS: dispatch it; LOGGED: the chain recovers (or that
+ * NF's ring is short of room), its copy in the log is what is sent on
+ * later, free it; DROP: the log is full or it came in from another port,
+ * free it (counted). */
 enum { MGR_SL_DROP = 0, MGR_SL_PASS, MGR_SL_LOGGED };
-int mgr_sl_ingress(struct rte_mbuf *m, struct onvm_pkt_meta *meta, bool routed);
+struct onvm_nf_slot;
+int mgr_sl_ingress(struct rte_mbuf *m, struct onvm_pkt_meta *meta,
+		   const struct onvm_nf_slot *to);
 /* RX unit: the port is the ingress of a stateless chain whose NFs have not
  * loaded their state yet (its first start): not read. */
 bool mgr_sl_port_held(uint16_t port);
