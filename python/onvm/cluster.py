@@ -320,10 +320,11 @@ class Cluster:
         last_key = _key("epochs", name)
         raw, meta = self.call(lambda c: c.get(last_key))
         last = _load(raw) or 0
-        roles = {"epoch": last + 1, "predecessor": spec["predecessor"], "primary": picked[0],
-                 "standbys": picked[1:], "synced": [], "fenced": [],
-                 "primaries": [[last + 1, picked[0]]], "changed": time.time(),
-                 "why": "declared", "change_id": uuid.uuid4().hex}
+        roles = with_segments({
+            "epoch": last + 1, "predecessor": spec["predecessor"], "primary": picked[0],
+            "standbys": picked[1:], "synced": [], "fenced": [],
+            "primaries": [[last + 1, picked[0]]], "changed": time.time(),
+            "why": "declared", "change_id": uuid.uuid4().hex}, nodes)
 
         def do(c):
             ok, _ = c.transaction(
@@ -389,9 +390,9 @@ class Cluster:
         epoch + 1, the primary is fenced.  `epoch` is the one the caller
         saw fail: a promotion for an epoch already left is a Conflict, so
         two requests for one failure make one promotion."""
-        live = set(self.nodes())
-        return self.change_roles(name, lambda spec, roles: promoted(name, roles, epoch, live),
-                                 why)
+        nodes = self.nodes()
+        return self.change_roles(name, lambda spec, roles: with_segments(
+            promoted(name, roles, epoch, set(nodes)), nodes), why)
 
     def add_standby(self, name, why="reprotect", among=None):
         """A standby for a chain that has fewer live ones than its spec
@@ -416,9 +417,10 @@ class Cluster:
             picked = fit[:1]
             if not picked:
                 raise _Nothing()
-            return dict(roles, standbys=standbys + picked,
-                        synced=[s for s in roles["synced"] if s in standbys],
-                        fenced=[f for f in roles["fenced"] if f != picked[0]])
+            return with_segments(dict(roles, standbys=standbys + picked,
+                                      synced=[s for s in roles["synced"] if s in standbys],
+                                      fenced=[f for f in roles["fenced"] if f != picked[0]]),
+                                 nodes)
         try:
             return self.change_roles(name, fn, why)
         except _Nothing:
@@ -482,19 +484,31 @@ def previous_primary(roles):
     return before[-1] if before else None
 
 
+def with_segments(roles, nodes):
+    """`roles` with the network segment of its primary and standbys
+    recorded (as their nodes registered it): which side of the
+    predecessor a node was on is known after its registration lapsed."""
+    seg = dict(roles.get("segments", {}))
+    for n in [roles["primary"], *roles["standbys"]]:
+        if nodes.get(n, {}).get("segment"):
+            seg[n] = nodes[n]["segment"]
+    return dict(roles, segments=seg) if seg else roles
+
+
 def standby_reach(nodes, roles):
-    """The nodes a predecessor's standby link reaches once a re-protection
-    swapped its sides: the old primary's link.  Nodes that registered
-    their network `segment` are on one side or the other: every one on
-    another segment than the chain's primary's (the previous primary's,
-    and any spare there).  Else only the previous primary's node."""
-    seg = nodes.get(roles["primary"], {}).get("segment")
-    if seg:
-        return {n for n, info in nodes.items()
-                if info.get("segment") and info["segment"] != seg and
-                n != roles["predecessor"]}
+    """The live nodes a predecessor's standby link reaches once a
+    re-protection swapped its sides: the old primary's link.  If the
+    previous primary's network segment is known (registered, or recorded
+    in the roles), every node registered on that segment -- a spare
+    there, and the previous primary's node; else only that node."""
     prev = previous_primary(roles)
-    return {prev} if prev else set()
+    if prev is None:
+        return set()
+    seg = nodes.get(prev, {}).get("segment") or roles.get("segments", {}).get(prev)
+    if not seg:
+        return {prev}
+    return {n for n, info in nodes.items() if info.get("segment") == seg and
+            n not in (roles["predecessor"], roles["primary"])}
 
 
 def primary_at(roles, epoch):

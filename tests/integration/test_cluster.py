@@ -219,29 +219,34 @@ def roles(L):
 
 def reach(L, c):
     """A re-protection's standby only where the predecessor's standby link
-    reaches: with segments, any node on another one than the primary's (a
-    spare before the fenced old primary); without, the previous primary."""
-    seg = {"p": None, "m": "a", "x": "a", "s": "b", "y": "b"}
+    reaches, the old primary's: with segments, the nodes on the previous
+    primary's (a spare before the fenced old primary), known after its
+    registration lapsed; never the predecessor, nor a third segment;
+    without segments, the previous primary."""
+    seg = {"p": "a", "m": "a", "x": "a", "s": "b", "y": "b", "z": "c"}
     for n, sg in seg.items():
-        c.register(n, dict({"capacity": 8}, **({"segment": sg} if sg else {})), ttl=60)
+        c.register(n, {"capacity": 8, "segment": sg}, ttl=60)
     for n in ("n0", "n2", "n3", "s1"):
-        c.drain(n)  # (placed on these five only)
+        c.drain(n)  # (placed on these only)
     c.declare("seg", dict(SPEC, predecessor="p"))
     _, r, _ = c.chain("seg")
-    m, s = r["primary"], r["standbys"][0]
-    L.expect((m, s) == ("m", "s"), f"placed by name, the least loaded: {r}")
-    c.mark_synced("seg", s, 1)
+    L.expect((r["primary"], r["standbys"]) == ("m", ["s"]) and
+             r.get("segments") == {"m": "a", "s": "b"},
+             f"placed by name, the least loaded, segments recorded: {r}")
+    c.mark_synced("seg", "s", 1)
     r = c.promote("seg", 1, "the test's")
     nodes = c.nodes()
-    want = {n for n in seg if seg[n] and seg[n] != seg[s]}
-    L.expect(cluster.standby_reach(nodes, r) == want,
-             f"reach with segments: {cluster.standby_reach(nodes, r)}, want {want}")
-    r = c.add_standby("seg", among=cluster.standby_reach(nodes, r))
-    L.expect(r["standbys"] and r["standbys"][0] in want and r["standbys"][0] != m,
-             f"a spare on the old primary's segment, not the fenced {m}: {r}")
-    bare = dict(r, primary="n2", primaries=[[1, "n3"], [2, "n2"]])
-    L.expect(cluster.standby_reach(nodes, bare) == {"n3"},
-             f"no segments: the previous primary only: {cluster.standby_reach(nodes, bare)}")
+    got = cluster.standby_reach(nodes, r)
+    L.expect(got == {"m", "x"}, f"reach: the old primary's segment but the predecessor: {got}")
+    r = c.add_standby("seg", among=got)
+    L.expect(r is not None and r["standbys"] == ["x"],
+             f"the spare placed before the fenced old primary: {r}")
+    c.call(lambda e: e.delete(cluster.PREFIX + "nodes/m"))  # (its lease lapsed)
+    got = cluster.standby_reach(c.nodes(), r)
+    L.expect(got == {"x"}, f"the old primary's segment from the roles: {got}")
+    bare = {"predecessor": "p", "primary": "n2", "primaries": [[1, "n3"], [2, "n2"]]}
+    got = cluster.standby_reach(nodes, bare)
+    L.expect(got == {"n3"}, f"no segments: the previous primary only: {got}")
 
 
 def race(L):

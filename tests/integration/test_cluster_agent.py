@@ -450,6 +450,8 @@ def spare(L):
     L.expect(ag_p.get("promotions") == 2 and ag_p.get("protects_asked") == 2,
              f"the predecessor's agent: {ag_p}")
     L.expect(sink.port("in_s")["rx"] == first_s, "the old standby's node sent after it came back")
+    L.expect(rl.started == [("spare", 2), ("standby", 3)],
+             f"the hooks served: {rl.started} (the spare at epoch 2, the old node at 3)")
     print(f"spare: protected again with the spare {t_protected - t0:.2f} s after the kill; "
           f"then the spare took over and the old node came back as its standby")
     rl.stop()
