@@ -33,6 +33,13 @@ polls only once the killed manager is reaped):
   kill -> protected    etcd names the new standby synced: the chain can
                        lose its new primary again
 
+With --spare, a fifth node, a spare, is on the primary's side
+(remote_lab.build(spare=True): the predecessor's primary link and the sync
+link are switches that reach it; the agents say their segments): the
+first re-protection places the spare, not the dead node, and later ones
+whichever node on the other side than the new primary comes first (a
+fenced one last, then by name).
+
 Only the manager is killed: the machine and its agent stay up (the agent
 takes its manager for gone after 0.5 s of silence), and the harness,
 playing the service manager, restarts it at once -- about 0.5 s of the
@@ -45,9 +52,9 @@ At the end every frame the sink got is checked against the input: none
 twice, none not sent; what a kill lost (the dead primary's tail) is
 counted.
 
-usage: bench/cluster_reprotect.py [--kills 20] [--rate 1500] [--results DIR]
+usage: bench/cluster_reprotect.py [--kills 20] [--rate 1500] [--spare] [--results DIR]
 Writes bench/results/cluster_reprotect.csv, cluster_reprotect_summary.txt
-and cluster_reprotect.png.
+and cluster_reprotect.png (cluster_reprotect_spare.* with --spare).
 """
 import argparse
 import os
@@ -61,7 +68,7 @@ from onvm import cluster_lab, etcd_lab, lab, pcap, report, traces  # noqa: E402
 from onvm import remote_lab as rc  # noqa: E402
 
 RESULTS = os.path.join(HERE, "results")
-FIELDS = ["kill", "killed", "epoch", "failover_ms", "asked_ms", "asked_to_failover_ms",
+FIELDS = ["kill", "killed", "new_standby", "epoch", "failover_ms", "asked_ms", "asked_to_failover_ms",
           "restarted_ms", "protected_ms", "full_cuts"]
 TIMES = ["failover_ms", "asked_ms", "asked_to_failover_ms", "restarted_ms", "protected_ms"]
 POLL_S = 0.01
@@ -79,7 +86,7 @@ def until(what, cond, timeout=120):
 
 def one_kill(rl, k):
     name, node = rl.primary()
-    other = "standby" if name == "primary" else "primary"
+    other = rl.roles()["synced"][0]  # (the standby that takes over)
     released = rc.remote(node)["out_released"]
     # some traffic through the pair first (and, after a re-protection, a
     # second of it: the new standby past its first cuts)
@@ -91,14 +98,16 @@ def one_kill(rl, k):
     node.stop(sig=signal.SIGKILL)
     node.remove_runtime()
     until("the failover", lambda: rc.remote(rl.pred)["failovers"] > fo)
-    t_up = until("the dead node named the new standby and started",
-                 lambda: rl.serve_hooks() == name)
-    t_prot = until("protected again", lambda: rl.roles()["synced"] == [name])
+    started = []
+    t_up = until("a node named the new standby and started",
+                 lambda: started.append(rl.serve_hooks()) or started[-1] is not None)
+    new = started[-1]
+    t_prot = until("protected again", lambda: rl.roles()["synced"] == [new])
     roles, p = rl.roles(), rc.remote(rl.pred)
-    lab.check(roles["primary"] == other and roles["standbys"] == [name],
-              f"kill {k}: roles {roles}")
+    lab.check(roles["primary"] == other and roles["standbys"] == [new] and
+              (rl.spare or new == name), f"kill {k}: roles {roles}")
     ms = lambda t: round((t - t0) * 1000, 1)
-    return {"kill": k, "killed": name, "epoch": roles["epoch"],
+    return {"kill": k, "killed": name, "new_standby": new, "epoch": roles["epoch"],
             "failover_ms": round((p["failover_req_ns"] - t0_ns) / 1e6, 1),
             "asked_ms": round((p["failover_wanted_ns"] - t0_ns) / 1e6, 1),
             "asked_to_failover_ms": round((p["failover_req_ns"] - p["failover_wanted_ns"]) / 1e6,
@@ -146,7 +155,7 @@ def main(L, args):
     frames = rc.tagged_input(traces.trace("smtp.pcap"), copies)
     n = len(frames)
     ec = etcd_lab.EtcdCluster(L, tag="brp").start()
-    rl = cluster_lab.ReprotectLab(L, ec, frames, "_b", args.rate)
+    rl = cluster_lab.ReprotectLab(L, ec, frames, "_b", args.rate, spare=args.spare)
     rl.start()
     rows = []
     for k in range(args.kills):
@@ -166,7 +175,7 @@ def main(L, args):
     ec.stop()
     sent = {rc.tag_of(f): bytes(f) for f in frames}
     seen, dup = set(), 0
-    for cap in ("sink-m_b.pcap", "sink-s_b.pcap"):
+    for cap in ("sink-m_b.pcap", "sink-s_b.pcap") + (("sink-x_b.pcap",) if args.spare else ()):
         for f in pcap.read_capture_out(L.path(cap)):
             t = rc.tag_of(f)
             lab.check(sent.get(t) == bytes(f), f"{cap}: frame {t} not of the input")
@@ -177,19 +186,23 @@ def main(L, args):
     lab.check(lost <= args.kills * (rc.STAGES * rc.STAGE_PACKETS + 64),
               f"{lost} frames lost over {args.kills} kills")
     os.makedirs(args.results, exist_ok=True)
-    report.write_csv(os.path.join(args.results, "cluster_reprotect.csv"), FIELDS, rows)
+    out = os.path.join(args.results, "cluster_reprotect" + ("_spare" if args.spare else ""))
+    report.write_csv(out + ".csv", FIELDS, rows)
     text = summarize(rows, lost, dup, n)
     print(text)
-    with open(os.path.join(args.results, "cluster_reprotect_summary.txt"), "w") as f:
-        f.write(f"# bench/cluster_reprotect.py --kills {args.kills} --rate {args.rate} "
-                f"({report.repo_state()}); ms after the kill\n{text}\n")
-    plot(rows, os.path.join(args.results, "cluster_reprotect.png"))
+    with open(out + "_summary.txt", "w") as f:
+        f.write(f"# bench/cluster_reprotect.py --kills {args.kills} --rate {args.rate}"
+                f"{' --spare' if args.spare else ''} ({report.repo_state()}); ms after the "
+                f"kill\n{text}\n")
+    plot(rows, out + ".png")
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kills", type=int, default=20)
     ap.add_argument("--rate", type=int, default=1500, help="the input's frames/s")
+    ap.add_argument("--spare", action="store_true",
+                    help="a fifth node, a spare, on the primary's side")
     ap.add_argument("--results", default=RESULTS)
     a = ap.parse_args()
     lab.run("cluster_reprotect", lambda L: main(L, a))
