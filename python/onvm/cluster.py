@@ -426,6 +426,20 @@ class Cluster:
         except _Nothing:
             return None
 
+    def drop_standby(self, name, node, epoch, why):
+        """`node` is no standby of the chain any more (placed at `epoch`,
+        it never came up).  None if it is not one, or the chain left that
+        epoch."""
+        def fn(spec, roles):
+            if node not in roles["standbys"] or roles["epoch"] != epoch:
+                raise _Nothing()
+            return dict(roles, standbys=[s for s in roles["standbys"] if s != node],
+                        synced=[s for s in roles["synced"] if s != node])
+        try:
+            return self.change_roles(name, fn, why)
+        except _Nothing:
+            return None
+
     def unmark_synced(self, name, node):
         """`node` no longer holds a whole copy (its manager restarted): it
         may not be promoted until it syncs again.  None if it was not

@@ -66,9 +66,11 @@ class ReprotectLab:
 
     SEGMENTS = {"primary": "a", "spare": "a", "standby": "b"}
 
-    def __init__(self, L, ec, frames, tag, rate, spare=False, **build):
+    def __init__(self, L, ec, frames, tag, rate, spare=False, pred_args=(), **build):
         self.L, self.ec, self.tag, self.rate = L, ec, tag, rate
-        self.spare = spare
+        self.spare, self.pred_args = spare, list(pred_args)
+        self.broken = set()  # nodes whose hook's requests are not served
+        self.refused = []    # (node name, epoch) a hook asked for and was not served
         self.c = ec.client()
         self.sink, standby, primary, self.pred = rc.build(
             L, frames, tag, bfd=True, failover_by="agent", reprotect=True, source=rate,
@@ -97,7 +99,7 @@ class ReprotectLab:
             self.start_agent(name, node)
         self.pred.start(wait=False)
         self.pred.wait_ready(120)
-        self.agents["pred"] = agent(L, self.ec, "pred", self.pred, self.tag)
+        self.agents["pred"] = agent(L, self.ec, "pred", self.pred, self.tag, self.pred_args)
         lab.wait_until(lambda: set(self.c.nodes()) == {"pred", *self.agents}, 30,
                        "the agents registered")
         code, out = onvmctl(self.ec, "declare", "web", json.dumps(SPEC))
@@ -133,6 +135,9 @@ class ReprotectLab:
             with open(path) as f:
                 epoch = int(f.read())
             os.unlink(path)
+            if name in self.broken:  # (a node that cannot start it)
+                self.refused.append((name, epoch))
+                continue
             node = self.as_standby[name](epoch)
             self.nodes[name] = node
             self.idle.pop(name, None)
