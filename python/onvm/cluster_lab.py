@@ -21,7 +21,10 @@ from onvm import remote_lab as rc
 
 AGENT = os.path.join(lab.SRC, "tools", "onvm-agent")
 ONVMCTL = os.path.join(lab.SRC, "tools", "onvmctl")
-SPEC = {"nfs": ["simple_forward"], "scheme": "remote", "predecessor": "pred", "standbys": 1}
+# ("config": what the operator declares for the nodes' service managers,
+# handed to the hook: here the name of the standby configuration)
+SPEC = {"nfs": ["simple_forward"], "scheme": "remote", "predecessor": "pred", "standbys": 1,
+        "config": {"standby": "web-standby"}}
 
 
 def agent(L, ec, name, node, tag, extra=()):
@@ -85,6 +88,7 @@ class ReprotectLab:
         self.want = {name: L.path(f"want-standby-{name}{tag}") for name in self.as_standby}
         self.agents = {}
         self.started = []  # (node name, epoch) a hook asked for and served
+        self.specs = {}    # node name: the chain's spec its hook was given (ONVM_SPEC)
 
     def start(self):
         """Nodes, agents, the chain declared and its standby synced; then
@@ -115,7 +119,8 @@ class ReprotectLab:
     def start_agent(self, name, node):
         w = self.want[name]
         self.agents[name] = agent(self.L, self.ec, name, node, self.tag, [
-            "--on-standby", f"echo $ONVM_EPOCH > {w}.tmp && mv {w}.tmp {w}"] + (
+            "--on-standby", f"printf %s \"$ONVM_SPEC\" > {w}.spec && "
+            f"echo $ONVM_EPOCH > {w}.tmp && mv {w}.tmp {w}"] + (
             ["--segment", self.SEGMENTS[name]] if self.spare else []))
 
     def roles(self):
@@ -135,6 +140,8 @@ class ReprotectLab:
             with open(path) as f:
                 epoch = int(f.read())
             os.unlink(path)
+            with open(path + ".spec") as f:
+                self.specs[name] = json.load(f)
             if name in self.broken:  # (a node that cannot start it)
                 self.refused.append((name, epoch))
                 continue

@@ -455,6 +455,8 @@ def spare(L):
     L.expect(sink.port("in_s")["rx"] == first_s, "the old standby's node sent after it came back")
     L.expect(rl.started == [("spare", 2), ("standby", 3)],
              f"the hooks served: {rl.started} (the spare at epoch 2, the old node at 3)")
+    L.expect(rl.specs.get("spare") == cluster_lab.SPEC,
+             f"the hook's ONVM_SPEC: {rl.specs.get('spare')}, declared {cluster_lab.SPEC}")
     print(f"spare: protected again with the spare {t_protected - t0:.2f} s after the kill; "
           f"then the spare took over and the old node came back as its standby")
     rl.stop()
