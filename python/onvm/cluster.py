@@ -394,10 +394,11 @@ class Cluster:
         return self.change_roles(name, lambda spec, roles: with_segments(
             promoted(name, roles, epoch, set(nodes)), nodes), why)
 
-    def add_standby(self, name, why="reprotect", among=None):
+    def add_standby(self, name, why="reprotect", among=None, most=None):
         """A standby for a chain that has fewer live ones than its spec
-        wants: a live node with room, not drained, holding no role in the
-        chain (standbys whose node is gone are dropped first), and in
+        wants (and than `most`, if given): a live node with room, not
+        drained, holding no role in the chain (standbys whose node is gone
+        are dropped first), not one that declined at this epoch, and in
         `among` if given (the nodes the predecessor's standby link
         reaches).  A fenced node may be picked, last (it comes back as a
         standby, never as primary).  Returns the roles written, or None if
@@ -407,9 +408,10 @@ class Cluster:
 
         def fn(spec, roles):
             standbys = [s for s in roles["standbys"] if s in nodes]
-            if len(standbys) >= spec["standbys"]:
+            if len(standbys) >= min(spec["standbys"], spec["standbys"] if most is None else most):
                 raise _Nothing()
-            busy = {roles["predecessor"], roles["primary"], *standbys}
+            busy = {roles["predecessor"], roles["primary"], *standbys,
+                    *(n for n, e in roles.get("declined", {}).items() if e == roles["epoch"])}
             if among is not None:
                 busy |= set(nodes) - set(among)
             fit = place(nodes, chains, spec, exclude=busy, count=len(nodes),
@@ -426,15 +428,18 @@ class Cluster:
         except _Nothing:
             return None
 
-    def drop_standby(self, name, node, epoch, why):
-        """`node` is no standby of the chain any more (placed at `epoch`,
-        it never came up).  None if it is not one, or the chain left that
-        epoch."""
+    def decline_standby(self, name, node, epoch, why):
+        """`node`, placed a standby of the chain at `epoch`, cannot be one
+        (its node's service manager failed to start it): no standby any
+        more, and not placed again at that epoch (`declined`).  None if it
+        is not one, or the chain left that epoch."""
         def fn(spec, roles):
             if node not in roles["standbys"] or roles["epoch"] != epoch:
                 raise _Nothing()
+            declined = {n: e for n, e in roles.get("declined", {}).items() if e == epoch}
             return dict(roles, standbys=[s for s in roles["standbys"] if s != node],
-                        synced=[s for s in roles["synced"] if s != node])
+                        synced=[s for s in roles["synced"] if s != node],
+                        declined=dict(declined, **{node: epoch}))
         try:
             return self.change_roles(name, fn, why)
         except _Nothing:

@@ -72,8 +72,7 @@ class ReprotectLab:
     def __init__(self, L, ec, frames, tag, rate, spare=False, pred_args=(), **build):
         self.L, self.ec, self.tag, self.rate = L, ec, tag, rate
         self.spare, self.pred_args = spare, list(pred_args)
-        self.broken = set()  # nodes whose hook's requests are not served
-        self.refused = []    # (node name, epoch) a hook asked for and was not served
+        self.broken = set()  # nodes whose hook fails (exit 3): set before start()
         self.c = ec.client()
         self.sink, standby, primary, self.pred = rc.build(
             L, frames, tag, bfd=True, failover_by="agent", reprotect=True, source=rate,
@@ -118,10 +117,23 @@ class ReprotectLab:
 
     def start_agent(self, name, node):
         w = self.want[name]
+        hook = ("exit 3" if name in self.broken else  # (a node that cannot start it)
+                f"printf %s \"$ONVM_SPEC\" > {w}.spec && "
+                f"echo $ONVM_EPOCH > {w}.tmp && mv {w}.tmp {w}")
         self.agents[name] = agent(self.L, self.ec, name, node, self.tag, [
-            "--on-standby", f"printf %s \"$ONVM_SPEC\" > {w}.spec && "
-            f"echo $ONVM_EPOCH > {w}.tmp && mv {w}.tmp {w}"] + (
+            "--on-standby", hook] + (
             ["--segment", self.SEGMENTS[name]] if self.spare else []))
+
+    def restart_agent(self, name):
+        """Stop node `name`'s agent (SIGTERM) and start a new one."""
+        p = self.agents[name]
+        p.terminate()
+        p.wait(10)
+        if name == "pred":
+            self.agents[name] = agent(self.L, self.ec, "pred", self.pred, self.tag,
+                                      self.pred_args)
+        else:
+            self.start_agent(name, self.nodes.get(name) or self.idle[name])
 
     def roles(self):
         return self.c.chain("web")[1]
@@ -142,9 +154,6 @@ class ReprotectLab:
             os.unlink(path)
             with open(path + ".spec") as f:
                 self.specs[name] = json.load(f)
-            if name in self.broken:  # (a node that cannot start it)
-                self.refused.append((name, epoch))
-                continue
             node = self.as_standby[name](epoch)
             self.nodes[name] = node
             self.idle.pop(name, None)

@@ -57,9 +57,10 @@ and the standby; the standby's agent reports it synced.  Then, mid-stream:
              new primary SIGKILLed, failed over to the spare; then the
              only node on the other side, fenced, back as its standby and
              synced.  The oracle over the three nodes' outputs in turn.
-  never_ready  spare, its hook never served: the spare is dropped after
-             the predecessor's agent's --ready-timeout (2 s here) and the
-             fenced old primary's node placed, started and synced instead.
+  hook_fails spare, the spare's hook failing (exit 3): its agent
+             declines the role, and the fenced old primary's node is
+             placed, started and synced instead -- the predecessor's
+             agent restarted right after the failover.
   dataplane  no failover: two etcd members SIGKILLed mid-stream (the
              quorum lost, the agents waiting), then the primary's NF
              SIGKILLed (its local standby takes over): the data plane
@@ -467,17 +468,16 @@ def spare(L):
     ec.stop()
 
 
-def never_ready(L):
-    """The spare placed after a failover never comes up (its hook's
-    request not served): dropped after the predecessor's agent's
-    --ready-timeout, and the fenced old primary on that side placed,
-    started and synced instead."""
-    tag, rate = "_never", 2500
-    ec = etcd_lab.EtcdCluster(L, tag="agnr").start()
+def hook_fails(L):
+    """The spare placed after a failover cannot start the chain (its hook
+    exits 3): its agent declines the role, and the fenced old primary on
+    that side is placed, started and synced instead -- by a predecessor's
+    agent restarted right after the failover (it never asked for it)."""
+    tag, rate = "_hookfail", 2500
+    ec = etcd_lab.EtcdCluster(L, tag="aghf").start()
     frames = tagged_input(traces.trace("smtp.pcap"), 200)
     n = len(frames)
-    rl = cluster_lab.ReprotectLab(L, ec, frames, tag, rate, spare=True,
-                                  pred_args=["--ready-timeout", "2"])
+    rl = cluster_lab.ReprotectLab(L, ec, frames, tag, rate, spare=True)
     rl.broken.add("spare")
     rl.start()
     pred, primary = rl.pred, rl.nodes["primary"]
@@ -486,17 +486,22 @@ def never_ready(L):
     primary.remove_runtime()
     lab.wait_until(lambda: remote(pred)["failovers"] == 1 and remote(pred)["end_echoed"] == 1,
                    60, "the failover and its replay")
+    # the predecessor's agent restarted now, before any re-protection: the
+    # new one must take the data plane's primary from etcd and go on
+    rl.restart_agent("pred")
     lab.wait_until(lambda: rl.serve_hooks() == "primary", 60,
-                   "the spare dropped, the fenced old primary named and started")
+                   "the spare declined, the fenced old primary named and started")
     lab.wait_until(lambda: rl.roles()["synced"] == ["primary"], 60,
                    "protected again with the old primary's node")
-    roles, ag_p = rl.roles(), agent_status(rl.agents["pred"])
-    L.expect(rl.refused == [("spare", 2)] and rl.started == [("primary", 2)] and
-             roles["standbys"] == ["primary"] and roles["epoch"] == 2,
-             f"the spare asked for once, then the old primary: refused {rl.refused}, "
-             f"started {rl.started}, roles {roles}")
-    L.expect(ag_p.get("standbys_placed") == 2 and ag_p.get("standbys_dropped") == 1 and
-             ag_p.get("protects_asked") == 1, f"the predecessor's agent: {ag_p}")
+    roles = rl.roles()
+    ag_p, ag_x = agent_status(rl.agents["pred"]), agent_status(rl.agents["spare"])
+    L.expect(rl.started == [("primary", 2)] and roles["standbys"] == ["primary"] and
+             roles["epoch"] == 2 and roles.get("declined") == {"spare": 2},
+             f"the spare declined, then the old primary: started {rl.started}, roles {roles}")
+    L.expect(ag_x.get("standby_starts") == 1 and ag_x.get("hooks_failed") == 1,
+             f"the spare's agent: {ag_x}")
+    L.expect(ag_p.get("standbys_placed", 0) >= 1 and ag_p.get("protects_asked") == 1 and
+             ag_p.get("promotions") == 0, f"the predecessor's new agent: {ag_p}")
     lab.wait_until(lambda: remote(pred)["stamped"] >= n, 180, "the input done")
     standby = rl.nodes["standby"]
 
@@ -510,8 +515,8 @@ def never_ready(L):
     L.expect(not got[2], f"the spare sent {len(got[2])} frames")
     check_sink(L, frames, got[0], got[1], allow_loss=STAGES * STAGE_PACKETS + 64,
                tail_only=False)
-    print(f"never_ready: the spare dropped after 2 s, the old primary's node protected "
-          f"it; {len(got[0])} + {len(got[1])} frames of {n}")
+    print(f"hook_fails: the spare declined, the old primary's node protected the chain; "
+          f"{len(got[0])} + {len(got[1])} frames of {n}")
     ec.stop()
 
 
@@ -526,8 +531,8 @@ def test(L, which):
             reprotect(L)
         if which in (None, "spare"):
             spare(L)
-        if which in (None, "never_ready"):
-            never_ready(L)
+        if which in (None, "hook_fails"):
+            hook_fails(L)
     except lab.TestFailure:
         dump(NODES)
         raise
