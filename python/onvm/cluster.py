@@ -214,6 +214,13 @@ class Cluster:
             return lease
         return self.call(do)
 
+    def update_registration(self, node, info, lease):
+        """The node's registration rewritten under its current lease (what
+        it registered changed: its manager's ports came up, say)."""
+        check_name("node", node)
+        self.call(lambda c: c.put(_key("nodes", node), _dump(dict(
+            info, name=node, registered=time.time())), lease=lease))
+
     def refresh(self, lease):
         """Renew `lease`; False when it had expired (the node must register
         again, and may hold no role meanwhile)."""
@@ -313,7 +320,7 @@ class Cluster:
         if spec["predecessor"] not in nodes:
             raise Conflict(f"chain {name}: predecessor {spec['predecessor']} is not registered")
         picked = place(nodes, chains, spec, exclude={spec["predecessor"]},
-                       count=1 + spec["standbys"])
+                       count=1 + spec["standbys"], name=name)
         if len(picked) < 1 + spec["standbys"]:
             raise Conflict(f"chain {name}: {len(picked)} node(s) with room, "
                            f"{1 + spec['standbys']} wanted")
@@ -415,7 +422,7 @@ class Cluster:
             if among is not None:
                 busy |= set(nodes) - set(among)
             fit = place(nodes, chains, spec, exclude=busy, count=len(nodes),
-                        last=set(roles["fenced"]))
+                        last=set(roles["fenced"]), name=name)
             picked = fit[:1]
             if not picked:
                 raise _Nothing()
@@ -577,14 +584,16 @@ def load(nodes, chains):
     return out
 
 
-def place(nodes, chains, spec, exclude, count, last=frozenset()):
-    """Up to `count` nodes for the chain's primary or standbys, the least
-    loaded first, those in `last` (the chain's fenced past primaries) after
-    the others as loaded, then by name, so every caller picks alike:
+def place(nodes, chains, spec, exclude, count, last=frozenset(), name=None):
+    """Up to `count` nodes for the chain `name`'s primary or standbys, the
+    least loaded first, those in `last` (the chain's fenced past primaries)
+    after the others as loaded, then by name, so every caller picks alike:
     registered, not drained, not in `exclude`, with room for its NFs
-    (`capacity` NFs per node; absent: no bound)."""
+    (`capacity` NFs per node; absent: no bound), and hosting that chain
+    (a node's `hosts`, the chains it may host; absent: any)."""
     used = load(nodes, chains)
     fit = [n for n, info in nodes.items()
            if n not in exclude and not info.get("drained") and
-           used[n] + len(spec["nfs"]) <= info.get("capacity", 1 << 30)]
+           used[n] + len(spec["nfs"]) <= info.get("capacity", 1 << 30) and
+           (info.get("hosts") is None or name in info["hosts"])]
     return sorted(fit, key=lambda n: (used[n], n in last, n))[:count]

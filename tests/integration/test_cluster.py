@@ -223,9 +223,12 @@ def reach(L, c):
     primary's (a spare before the fenced old primary), known after its
     registration lapsed; never the predecessor, nor a third segment;
     without segments, the previous primary."""
-    seg = {"p": "a", "m": "a", "x": "a", "s": "b", "y": "b", "z": "c"}
+    seg = {"p": "a", "m": "a", "x": "a", "s": "b", "y": "b", "z": "c", "h": "a"}
     for n, sg in seg.items():
-        c.register(n, {"capacity": 8, "segment": sg}, ttl=60)
+        # (h hosts another chain only: first by name on the spare's
+        # segment, never placed for this one)
+        c.register(n, dict({"capacity": 8, "segment": sg}, **({"hosts": ["db"]} if n == "h"
+                                                               else {})), ttl=60)
     for n in ("n0", "n2", "n3", "s1"):
         c.drain(n)  # (placed on these only)
     c.declare("seg", dict(SPEC, predecessor="p"))
@@ -237,13 +240,14 @@ def reach(L, c):
     r = c.promote("seg", 1, "the test's")
     nodes = c.nodes()
     got = cluster.standby_reach(nodes, r)
-    L.expect(got == {"m", "x"}, f"reach: the old primary's segment but the predecessor: {got}")
+    L.expect(got == {"m", "x", "h"},
+             f"reach: the old primary's segment but the predecessor: {got}")
     r = c.add_standby("seg", among=got)
     L.expect(r is not None and r["standbys"] == ["x"],
-             f"the spare placed before the fenced old primary: {r}")
+             f"the spare placed before the fenced old primary, not h (it hosts db only): {r}")
     c.call(lambda e: e.delete(cluster.PREFIX + "nodes/m"))  # (its lease lapsed)
     got = cluster.standby_reach(c.nodes(), r)
-    L.expect(got == {"x"}, f"the old primary's segment from the roles: {got}")
+    L.expect(got == {"x", "h"}, f"the old primary's segment from the roles: {got}")
     bare = {"predecessor": "p", "primary": "n2", "primaries": [[1, "n3"], [2, "n2"]]}
     got = cluster.standby_reach(nodes, bare)
     L.expect(got == {"n3"}, f"no segments: the previous primary only: {got}")

@@ -393,6 +393,23 @@ def reprotect(L):
     ec.stop()
 
 
+def kill_primary(rl, node, failovers):
+    """SIGKILL `node`'s manager (its agent lives on: the node is up, and
+    fenced) and wait for the predecessor's `failovers`-th failover and its
+    replay."""
+    node.stop(sig=signal.SIGKILL)
+    node.remove_runtime()
+    lab.wait_until(lambda: remote(rl.pred)["failovers"] == failovers and
+                   remote(rl.pred)["end_echoed"] == 1, 60, f"failover {failovers} and its replay")
+
+
+def protected_by(rl, name, what):
+    """`name` named the chain's new standby (its hook served: `what`),
+    then reported synced."""
+    lab.wait_until(lambda: rl.serve_hooks() == name, 60, what)
+    lab.wait_until(lambda: rl.roles()["synced"] == [name], 60, f"protected again: {name} synced")
+
+
 def spare(L):
     """Failover; a spare node on the old primary's side placed, started
     and synced (not the dead node); the new primary killed, failed over to
@@ -406,17 +423,19 @@ def spare(L):
     rl.start()
     pred, sink = rl.pred, rl.sink
     primary, standby = rl.nodes["primary"], rl.nodes["standby"]
+    # what the agents registered: the manager's ports once it answered,
+    # CPUs, segment (the spare: no manager, no ports)
+    lab.wait_until(lambda: rl.c.nodes()["primary"].get("ports"), 30, "ports registered")
+    reg = rl.c.nodes()
+    L.expect(reg["primary"]["ports"] == ["from_p", "out", "to_s"] and
+             reg["primary"]["cpus"] >= 1 and reg["primary"]["segment"] == "a" and
+             reg["spare"]["segment"] == "a" and "ports" not in reg["spare"] and
+             reg["standby"]["segment"] == "b", f"the nodes as registered: {reg}")
     lab.wait_until(lambda: remote(primary)["out_released"] >= rate, 60, "a second released")
     t0 = time.monotonic()
-    primary.stop(sig=signal.SIGKILL)  # (its agent lives on: the node is up, fenced)
-    primary.remove_runtime()
-    lab.wait_until(lambda: remote(pred)["failovers"] == 1 and remote(pred)["end_echoed"] == 1,
-                   60, "the failover and its replay")
-    lab.wait_until(lambda: rl.serve_hooks() == "spare", 60,
-                   "the spare named the new standby (its hook), not the dead node")
+    kill_primary(rl, primary, 1)
+    protected_by(rl, "spare", "the spare named the new standby (its hook), not the dead node")
     x = rl.nodes["spare"]
-    lab.wait_until(lambda: rl.roles()["synced"] == ["spare"], 60,
-                   "protected again: the spare synced")
     t_protected = time.monotonic()
     roles, st_p, st_x = rl.roles(), remote(pred), remote(x)
     L.expect(roles["primary"] == "standby" and roles["standbys"] == ["spare"] and
@@ -427,17 +446,10 @@ def spare(L):
     lab.wait_until(lambda: remote(standby)["out_released"] >= st_b["out_released"] + rate, 60,
                    "a second through the new pair")
     L.expect(remote(pred)["stamped"] < n, "the input ended before the second failure")
-    standby.stop(sig=signal.SIGKILL)
-    standby.remove_runtime()
-    lab.wait_until(lambda: remote(pred)["failovers"] == 2 and remote(pred)["end_echoed"] == 1,
-                   60, "the failover to the spare and its replay")
+    kill_primary(rl, standby, 2)  # (to the spare)
     # the standby's side now: only the node that ran it there, fenced,
     # which comes back as the standby
-    lab.wait_until(lambda: rl.serve_hooks() == "standby", 60,
-                   "the fenced node on the other side named the new standby")
-    again = rl.nodes["standby"]
-    lab.wait_until(lambda: rl.roles()["synced"] == ["standby"], 60,
-                   "protected again: the old primary's node back as the standby, synced")
+    protected_by(rl, "standby", "the fenced node on the other side named the new standby")
     lab.wait_until(lambda: remote(pred)["stamped"] >= n, 180, "the input done")
     first_s = sink.port("in_s")["rx"]
 
@@ -482,17 +494,11 @@ def hook_fails(L):
     rl.start()
     pred, primary = rl.pred, rl.nodes["primary"]
     lab.wait_until(lambda: remote(primary)["out_released"] >= rate, 60, "a second released")
-    primary.stop(sig=signal.SIGKILL)
-    primary.remove_runtime()
-    lab.wait_until(lambda: remote(pred)["failovers"] == 1 and remote(pred)["end_echoed"] == 1,
-                   60, "the failover and its replay")
+    kill_primary(rl, primary, 1)
     # the predecessor's agent restarted now, before any re-protection: the
     # new one must take the data plane's primary from etcd and go on
     rl.restart_agent("pred")
-    lab.wait_until(lambda: rl.serve_hooks() == "primary", 60,
-                   "the spare declined, the fenced old primary named and started")
-    lab.wait_until(lambda: rl.roles()["synced"] == ["primary"], 60,
-                   "protected again with the old primary's node")
+    protected_by(rl, "primary", "the spare declined, the fenced old primary named and started")
     roles = rl.roles()
     ag_p, ag_x = agent_status(rl.agents["pred"]), agent_status(rl.agents["spare"])
     L.expect(rl.started == [("primary", 2)] and roles["standbys"] == ["primary"] and
