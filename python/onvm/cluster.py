@@ -537,6 +537,29 @@ def standby_reach(nodes, roles):
             n not in (roles["predecessor"], roles["primary"])}
 
 
+def placement_mismatch(node, dp, roles):
+    """What is wrong, if anything, with `node`'s manager running a chain
+    as `dp` says (its /onvm/remote/brief entry: role, state, epoch) when
+    etcd's roles are `roles` -- the nodes' configurations come from their
+    JSON, which must match what the cluster placed.  None when they agree,
+    or when they cannot be compared yet (a failover or re-protection under
+    way: the data plane at another epoch than etcd's)."""
+    if roles is None or not isinstance(dp, dict) or dp.get("role") not in ("primary",
+                                                                          "standby"):
+        return None
+    epoch, state = dp.get("epoch"), dp.get("state")
+    runs = (dp["role"] == "primary" and state != "fenced") or state in ("replaying", "active")
+    named = primary_at(roles, epoch) if isinstance(epoch, int) else None
+    if runs and named != node:
+        return f"runs the chain at epoch {epoch}, where etcd's primary is {named}"
+    if dp["role"] == "standby" and state == "standby" and epoch == roles["epoch"]:
+        if named == node:
+            return f"a parked standby at epoch {epoch}, where etcd names it primary"
+        if node not in roles["standbys"]:
+            return f"a standby at epoch {epoch}, which etcd's roles do not name"
+    return None
+
+
 def primary_at(roles, epoch):
     """The node that was the chain's primary at `epoch` -- the one a data
     plane still at that epoch runs: the last promotion at or before it,

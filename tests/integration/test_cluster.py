@@ -251,6 +251,32 @@ def reach(L, c):
     bare = {"predecessor": "p", "primary": "n2", "primaries": [[1, "n3"], [2, "n2"]]}
     got = cluster.standby_reach(nodes, bare)
     L.expect(got == {"n3"}, f"no segments: the previous primary only: {got}")
+    mismatch(L)
+
+
+def mismatch(L):
+    """A node's manager against etcd's roles (cluster.placement_mismatch):
+    said when they disagree at one epoch, not while a change is under way."""
+    roles = {"epoch": 2, "primary": "s", "standbys": ["x"], "predecessor": "p",
+             "primaries": [[1, "m"], [2, "s"]]}
+    dp = lambda role, state, epoch: {"role": role, "state": state, "epoch": epoch}
+    agree = [("m", dp("primary", "primary", 1)),    # the old primary, before it hears
+             ("m", dp("primary", "fenced", 1)),
+             ("s", dp("standby", "standby", 1)),    # promoted in etcd, not yet taken over
+             ("s", dp("standby", "active", 2)),     # taken over
+             ("s", dp("primary", "primary", 2)),    # made primary by a re-protection
+             ("x", dp("standby", "standby", 2)),
+             ("p", dp("predecessor", "primary", 2))]
+    wrong = [("x", dp("primary", "primary", 2)),    # configured primary, etcd says not
+             ("s", dp("standby", "standby", 2)),    # etcd's primary parked as a standby
+             ("y", dp("standby", "standby", 2)),    # a standby etcd never placed
+             ("x", dp("standby", "active", 2))]     # took over where etcd had s
+    for node, d in agree:
+        why = cluster.placement_mismatch(node, d, roles)
+        L.expect(why is None, f"{node} {d}: no mismatch expected, got {why}")
+    for node, d in wrong:
+        L.expect(cluster.placement_mismatch(node, d, roles) is not None,
+                 f"{node} {d}: a mismatch not seen")
 
 
 def race(L):
