@@ -36,12 +36,14 @@ RATE = 2000  # frames/s of the chain's input
 
 
 def onvmctl(ec, *argv):
+    """Run, print and check one onvmctl command (exit status 0)."""
     cmd = ["tools/onvmctl", *argv]
     print(f"\n$ {' '.join(cmd)}", flush=True)
     out = subprocess.run(["/usr/bin/python3", cluster_lab.ONVMCTL, "--endpoints",
                           ",".join(ec.endpoints), *argv],
                          capture_output=True, text=True, timeout=60)
     print((out.stdout + out.stderr).rstrip(), flush=True)
+    lab.check(out.returncode == 0, f"onvmctl {' '.join(argv)}: exit {out.returncode}")
     return out.returncode
 
 
