@@ -14,9 +14,11 @@ at that epoch, under the node's file prefix (its agent finds it there).
 """
 import json
 import os
+import signal
 import subprocess
+import time
 
-from onvm import lab
+from onvm import cluster, lab
 from onvm import remote_lab as rc
 
 AGENT = os.path.join(lab.SRC, "tools", "onvm-agent")
@@ -124,10 +126,12 @@ class ReprotectLab:
             "--on-standby", hook] + (
             ["--segment", self.SEGMENTS[name]] if self.spare else []))
 
-    def restart_agent(self, name):
-        """Stop node `name`'s agent (SIGTERM) and start a new one."""
+    def restart_agent(self, name, sig=signal.SIGKILL):
+        """Stop node `name`'s agent (SIGKILL by default: it dies with what
+        it was doing half done, its lease left to lapse) and start a new
+        one."""
         p = self.agents[name]
-        p.terminate()
+        p.send_signal(sig)
         p.wait(10)
         if name == "pred":
             self.agents[name] = agent(self.L, self.ec, "pred", self.pred, self.tag,
@@ -136,6 +140,13 @@ class ReprotectLab:
             self.start_agent(name, self.nodes.get(name) or self.idle[name])
 
     def roles(self):
+        """The chain's roles (an etcd election under way, e.g. a member
+        just killed: read again, for up to 10 s)."""
+        for _ in range(50):
+            try:
+                return self.c.chain("web")[1]
+            except (cluster.Unavailable, cluster.Unknown):
+                time.sleep(0.2)
         return self.c.chain("web")[1]
 
     def primary(self):

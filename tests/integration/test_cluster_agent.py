@@ -57,11 +57,12 @@ and the standby; the standby's agent reports it synced.  Then, mid-stream:
              new primary SIGKILLed, failed over to the spare; then the
              only node on the other side, fenced, back as its standby and
              synced.  The oracle over the three nodes' outputs in turn.
-             One etcd member killed from the start.
+             One etcd member killed from the start; the spare's agent
+             SIGKILLed and restarted while it is the standby.
   hook_fails spare, the spare's hook failing (exit 3): its agent
              declines the role, and the fenced old primary's node is
              placed, started and synced instead -- the predecessor's
-             agent restarted right after the failover.
+             agent SIGKILLed and restarted right after the failover.
   dataplane  no failover: two etcd members SIGKILLed mid-stream (the
              quorum lost, the agents waiting), then the primary's NF
              SIGKILLed (its local standby takes over): the data plane
@@ -425,17 +426,21 @@ def spare(L):
     rl.start()
     pred, sink = rl.pred, rl.sink
     primary, standby = rl.nodes["primary"], rl.nodes["standby"]
-    # everything below with one etcd member down: the first every agent
-    # talks to (often the leader: an election, a second or two unanswered)
-    ec.kill(0)
     # what the agents registered: the manager's ports once it answered,
     # CPUs, segment (the spare: no manager, no ports)
-    lab.wait_until(lambda: rl.c.nodes()["primary"].get("ports"), 30, "ports registered")
+    lab.wait_until(lambda: (lambda r: "spare" in r and r["primary"].get("ports"))(
+        rl.c.nodes()), 30, "the spare registered (its agent joins once the chain is placed), "
+        "the primary's ports")
     reg = rl.c.nodes()
     L.expect(reg["primary"]["ports"] == ["from_p", "out", "to_s"] and
              reg["primary"]["cpus"] >= 1 and reg["primary"]["segment"] == "a" and
              reg["spare"]["segment"] == "a" and "ports" not in reg["spare"] and
              reg["standby"]["segment"] == "b", f"the nodes as registered: {reg}")
+    # everything below with one etcd member down: the first every agent
+    # talks to (often the leader: an election, a second or two unanswered
+    # -- the agents ride it out; this harness waits for it)
+    ec.kill(0)
+    ec.wait_healthy(30)
     lab.wait_until(lambda: remote(primary)["out_released"] >= rate, 60, "a second released")
     t0 = time.monotonic()
     kill_primary(rl, primary, 1)
@@ -447,9 +452,14 @@ def spare(L):
              "primary" in roles["fenced"] and roles["epoch"] == 2 and
              st_p["protects"] == 1 and st_x["synced"] == 1,
              f"re-protected with the spare: roles {roles}, predecessor {st_p}")
+    # the new standby's agent SIGKILLed and started again: its node stays
+    # the synced standby (its manager untouched), and takes over below
+    rl.restart_agent("spare")
     st_b = remote(standby)
     lab.wait_until(lambda: remote(standby)["out_released"] >= st_b["out_released"] + rate, 60,
                    "a second through the new pair")
+    L.expect(rl.roles()["synced"] == ["spare"], f"the spare after its agent's restart: "
+             f"{rl.roles()}")
     L.expect(remote(pred)["stamped"] < n, "the input ended before the second failure")
     kill_primary(rl, standby, 2)  # (to the spare)
     # the standby's side now: only the node that ran it there, fenced,
@@ -494,7 +504,8 @@ def hook_fails(L):
     """The spare placed after a failover cannot start the chain (its hook
     exits 3): its agent declines the role, and the fenced old primary on
     that side is placed, started and synced instead -- by a predecessor's
-    agent restarted right after the failover (it never asked for it)."""
+    agent SIGKILLed and started again right after the failover (it never
+    asked for it)."""
     tag, rate = "_hookfail", 2500
     ec = etcd_lab.EtcdCluster(L, tag="aghf").start()
     frames = tagged_input(traces.trace("smtp.pcap"), 200)
@@ -505,8 +516,9 @@ def hook_fails(L):
     pred, primary = rl.pred, rl.nodes["primary"]
     lab.wait_until(lambda: remote(primary)["out_released"] >= rate, 60, "a second released")
     kill_primary(rl, primary, 1)
-    # the predecessor's agent restarted now, before any re-protection: the
-    # new one must take the data plane's primary from etcd and go on
+    # the predecessor's agent SIGKILLed now and started again, before any
+    # re-protection: the new one must take the data plane's primary from
+    # etcd and go on
     rl.restart_agent("pred")
     protected_by(rl, "primary", "the spare declined, the fenced old primary named and started")
     roles = rl.roles()
