@@ -1407,30 +1407,43 @@ each_chain(struct rte_tel_data *d, void (*fill)(struct rte_tel_data *o,
 	return 0;
 }
 
+/* /onvm/remote/brief: per protected chain only what the node agent polls
+ * (every 10 ms: the whole of /onvm/remote costs the node's CPU and the
+ * agent's for nothing). */
+static void
+fill_brief(struct rte_tel_data *o, const struct plog_chain *c)
+{
+	const char *w = __atomic_load_n(&c->wanted, __ATOMIC_ACQUIRE);
+
+	rte_tel_data_add_dict_string(o, "role", "predecessor");
+	rte_tel_data_add_dict_string(o, "state", state_names[c->state]);
+	rte_tel_data_add_dict_uint(o, "epoch", c->epoch);
+	rte_tel_data_add_dict_uint(o, "epoch_offered", c->attempt);
+	rte_tel_data_add_dict_uint(o, "run_id", mgr.remote.run);
+	rte_tel_data_add_dict_string(o, "failover_wanted", w != NULL ? w : "");
+	rte_tel_data_add_dict_uint(o, "end_echoed", c->end_echoed);
+	rte_tel_data_add_dict_uint(o, "protect_pending", c->protect_pending);
+	rte_tel_data_add_dict_uint(o, "protects_refused", c->protects_refused);
+	rte_tel_data_add_dict_uint(o, "settled", __atomic_load_n(&c->settled,
+								 __ATOMIC_ACQUIRE));
+}
+
+/* /onvm/remote's: the brief, then the rest. */
 static void
 fill_full(struct rte_tel_data *o, const struct plog_chain *c)
 {
-	rte_tel_data_add_dict_string(o, "role", "predecessor");
-	rte_tel_data_add_dict_string(o, "state", state_names[c->state]);
+	fill_brief(o, c);
 	rte_tel_data_add_dict_uint(o, "id", c->cfg->id);
-	rte_tel_data_add_dict_uint(o, "epoch", c->epoch);
 	rte_tel_data_add_dict_uint(o, "last_ts", c->last_ts);
 	rte_tel_data_add_dict_uint(o, "first_ts", c->first_ts);
-	rte_tel_data_add_dict_uint(o, "run_id", mgr.remote.run);
 	rte_tel_data_add_dict_uint(o, "primary_run", c->primary_run.cur);
 	rte_tel_data_add_dict_uint(o, "standby_run", c->standby_run.cur);
 	rte_tel_data_add_dict_uint(o, "primary_restarts", c->primary_restarts);
 	rte_tel_data_add_dict_uint(o, "standby_restarts", c->standby_restarts);
 	rte_tel_data_add_dict_uint(o, "ts_raised", c->ts_raised);
 	rte_tel_data_add_dict_uint(o, "replay_acked", c->replay_acked);
-	rte_tel_data_add_dict_uint(o, "epoch_offered", c->attempt);
 	rte_tel_data_add_dict_string(o, "failover_by",
 				     c->cfg->failover_by_agent ? "agent" : "node");
-	{
-		const char *w = __atomic_load_n(&c->wanted, __ATOMIC_ACQUIRE);
-
-		rte_tel_data_add_dict_string(o, "failover_wanted", w != NULL ? w : "");
-	}
 	rte_tel_data_add_dict_uint(o, "failover_wanted_ns", c->wanted_ns);
 	rte_tel_data_add_dict_uint(o, "failover_requests", c->wanted_count);
 	rte_tel_data_add_dict_uint(o, "failovers_given_up", c->failovers_given_up);
@@ -1464,7 +1477,6 @@ fill_full(struct rte_tel_data *o, const struct plog_chain *c)
 	rte_tel_data_add_dict_uint(o, "replay_start_ns", c->replay_start_ns);
 	rte_tel_data_add_dict_uint(o, "start_echo_ns", c->start_echo_ns);
 	rte_tel_data_add_dict_uint(o, "replay_end_ns", c->replay_end_ns);
-	rte_tel_data_add_dict_uint(o, "end_echoed", c->end_echoed);
 	rte_tel_data_add_dict_uint(o, "ctl_retrans", c->ctl_retrans);
 	rte_tel_data_add_dict_uint(o, "trims", c->trims);
 	rte_tel_data_add_dict_uint(o, "primary_resends", c->primary_resends);
@@ -1472,13 +1484,10 @@ fill_full(struct rte_tel_data *o, const struct plog_chain *c)
 	rte_tel_data_add_dict_uint(o, "primary_port", (uint64_t)c->pri_port);
 	rte_tel_data_add_dict_uint(o, "standby_port", (uint64_t)c->sby_port);
 	rte_tel_data_add_dict_uint(o, "swapped", c->swapped);
-	rte_tel_data_add_dict_uint(o, "protect_pending", c->protect_pending);
 	rte_tel_data_add_dict_uint(o, "protects", c->protects);
-	rte_tel_data_add_dict_uint(o, "protects_refused", c->protects_refused);
 	rte_tel_data_add_dict_uint(o, "protects_superseded", c->protects_superseded);
 	rte_tel_data_add_dict_uint(o, "sides_adopted", c->sides_adopted);
 	rte_tel_data_add_dict_uint(o, "protects_unanswered", c->protects_unanswered);
-	rte_tel_data_add_dict_uint(o, "settled", c->settled);
 	rte_tel_data_add_dict_uint(o, "protect_start_ns", c->protect_start_ns);
 	rte_tel_data_add_dict_uint(o, "protected_ns", c->protected_ns);
 	rte_tel_data_add_dict_uint(o, "triggers_of_standby", c->triggers_of_standby);
@@ -1502,27 +1511,6 @@ tel_remote(const char *cmd, const char *params, struct rte_tel_data *d)
 		return -ENOMEM;
 	mgr_rsync_telemetry(d); /* the chains this node is primary or standby of */
 	return 0;
-}
-
-/* /onvm/remote/brief: per protected chain only what the node agent polls
- * (every 10 ms: the whole of /onvm/remote costs the node's CPU and the
- * agent's for nothing). */
-static void
-fill_brief(struct rte_tel_data *o, const struct plog_chain *c)
-{
-	const char *w = __atomic_load_n(&c->wanted, __ATOMIC_ACQUIRE);
-
-	rte_tel_data_add_dict_string(o, "role", "predecessor");
-	rte_tel_data_add_dict_string(o, "state", state_names[c->state]);
-	rte_tel_data_add_dict_uint(o, "epoch", c->epoch);
-	rte_tel_data_add_dict_uint(o, "epoch_offered", c->attempt);
-	rte_tel_data_add_dict_uint(o, "run_id", mgr.remote.run);
-	rte_tel_data_add_dict_string(o, "failover_wanted", w != NULL ? w : "");
-	rte_tel_data_add_dict_uint(o, "end_echoed", c->end_echoed);
-	rte_tel_data_add_dict_uint(o, "protect_pending", c->protect_pending);
-	rte_tel_data_add_dict_uint(o, "protects_refused", c->protects_refused);
-	rte_tel_data_add_dict_uint(o, "settled", __atomic_load_n(&c->settled,
-								 __ATOMIC_ACQUIRE));
 }
 
 static int

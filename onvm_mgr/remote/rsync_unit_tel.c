@@ -24,7 +24,6 @@ add_primary_stats(struct rte_tel_data *o, const struct rsync_chain *c,
 	const struct rsync_primary_stats *s = rsync_primary_stats(pri);
 	struct rte_tel_data *lat = rte_tel_data_alloc();
 
-	rte_tel_data_add_dict_uint(o, "epoch", rsync_primary_epoch(pri));
 	rte_tel_data_add_dict_uint(o, "stages_busy", rsync_primary_stages_busy(pri));
 	rte_tel_data_add_dict_uint(o, "out_before_cut", rsync_primary_stats(pri)->pkts_before_cut);
 	{
@@ -82,7 +81,6 @@ add_standby_stats(struct rte_tel_data *o, const struct rsync_chain *c)
 	struct rsync_standby_applied a;
 
 	rsync_standby_get_applied(c->sby, &a);
-	rte_tel_data_add_dict_uint(o, "epoch", rsync_standby_epoch(c->sby));
 	rte_tel_data_add_dict_uint(o, "staged", rsync_standby_staged(c->sby));
 	rte_tel_data_add_dict_uint(o, "votes", s->votes);
 	rte_tel_data_add_dict_uint(o, "applied", s->applied);
@@ -95,7 +93,6 @@ add_standby_stats(struct rte_tel_data *o, const struct rsync_chain *c)
 	rte_tel_data_add_dict_uint(o, "takeovers", c->takeovers);
 	rte_tel_data_add_dict_uint(o, "takeover_applied", s->takeover_applied);
 	/* joining and resynchronising (rsync_standby.h) */
-	rte_tel_data_add_dict_uint(o, "synced", rsync_standby_synced(c->sby));
 	rte_tel_data_add_dict_uint(o, "state_lost", !rsync_standby_whole(c->sby));
 	rte_tel_data_add_dict_uint(o, "joins", s->joins);
 	rte_tel_data_add_dict_uint(o, "resync_votes", s->resync_votes);
@@ -155,7 +152,8 @@ each_chain(struct rte_tel_data *d, chain_fill_fn *fill)
 	pthread_mutex_unlock(&rsync_fini_lock);
 }
 
-/* /onvm/remote/brief's part: what the node agent reads. */
+/* /onvm/remote/brief's part: what the node agent reads (the full one
+ * starts with it). */
 static void
 fill_brief(struct rte_tel_data *o, const struct rsync_chain *c, const struct rsync_primary *pri,
 	   int i)
@@ -176,12 +174,11 @@ static void
 fill_full(struct rte_tel_data *o, const struct rsync_chain *c, const struct rsync_primary *pri,
 	  int i)
 {
+	fill_brief(o, c, pri, i);
 	/* a standby made primary (re-protection: its predecessor's PROTECT) */
 	rte_tel_data_add_dict_uint(o, "promoted_ns", c->promoted_ns);
 	rte_tel_data_add_dict_uint(o, "protects_refused", c->protects_refused);
-	rte_tel_data_add_dict_string(o, "state", rs_state_names[c->state]);
 	rte_tel_data_add_dict_uint(o, "id", c->cfg->id);
-	rte_tel_data_add_dict_uint(o, "run_id", mgr.remote.run);
 	rte_tel_data_add_dict_uint(o, "pred_run", c->pred_run);
 	rte_tel_data_add_dict_uint(o, "ingress_last_ts", c->last_ts);
 	rte_tel_data_add_dict_uint(o, "ingress_admitted", c->admitted);

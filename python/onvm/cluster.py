@@ -415,7 +415,8 @@ class Cluster:
 
         def fn(spec, roles):
             standbys = [s for s in roles["standbys"] if s in nodes]
-            if len(standbys) >= min(spec["standbys"], spec["standbys"] if most is None else most):
+            if len(standbys) >= (spec["standbys"] if most is None else
+                                 min(spec["standbys"], most)):
                 raise _Nothing()
             busy = {roles["predecessor"], roles["primary"], *standbys,
                     *(n for n, e in roles.get("declined", {}).items() if e == roles["epoch"])}
