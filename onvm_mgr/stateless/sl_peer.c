@@ -130,7 +130,7 @@ heartbeat(struct mgr_dp_ctx *ctx, struct sl_chain *c, uint64_t now)
 	/* Running the chain (a primary not fenced, a spare that took over):
 	 * the node a restarted predecessor follows (plog_unit.c). */
 	if ((c->peer_state == SL_PEER_PRIMARY &&
-	     !__atomic_load_n(&c->peer_fenced, __ATOMIC_RELAXED)) ||
+	     !__atomic_load_n(&c->peer_fenced, __ATOMIC_ACQUIRE)) ||
 	    c->peer_state == SL_PEER_REPLAY || c->peer_state == SL_PEER_ACTIVE)
 		m.h.flags = RSYNC_F_RUNNING;
 	/* The newest timestamp admitted, or in the state loaded: a restarted
@@ -147,7 +147,8 @@ void
 mgr_sl_peer_lacks(struct sl_chain *c, uint64_t ts)
 {
 	if (c->peer_role != MGR_SL_PEER_PRIMARY || ts == 0 || c->peer_lack_ts != 0 ||
-	    c->peer_fenced || __atomic_load_n(&c->peer_superseded, __ATOMIC_RELAXED))
+	    __atomic_load_n(&c->peer_fenced, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&c->peer_superseded, __ATOMIC_RELAXED))
 		return;
 	__atomic_store_n(&c->peer_lack_ts, ts, __ATOMIC_RELEASE);
 	c->peer_lack_since_ns = mgr_now_ns();

@@ -238,7 +238,8 @@ mgr_sl_ctl(void)
 		 * older than what the spare released. */
 		if (c->peer_role == MGR_SL_PEER_PRIMARY && !c->peer_fenced &&
 		    (__atomic_load_n(&c->peer_superseded, __ATOMIC_ACQUIRE) || fenced_nf(ci))) {
-			c->peer_fenced = true;
+			/* (read by the RX and TX units: their HEARTBEATs, lacks) */
+			__atomic_store_n(&c->peer_fenced, true, __ATOMIC_RELEASE);
 			go_down(c, "another node runs the chain now (failed over)", now);
 		}
 		if (c->peer_fenced)

@@ -22,6 +22,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "dataplane/dataplane.h"
 #include "dataplane/router.h"
 #include "onvm_pkt_parse.h"
 #include "sl_priv.h"
@@ -329,12 +330,20 @@ replay_some(struct mgr_dp_ctx *ctx, struct sl_chain *c, bool recovery)
 		port = meta->in_port;
 		pr = onvm_pkt_parse(m, &pi);
 		mgr_route_ingress(mgr.shm, meta, port, pr, &pi, &d);
+		if (meta->chain_id != c->id) {
+			c->cursor++;
+			c->replay_rerouted++; /* the rules changed: not this chain's now */
+			rte_pktmbuf_free(m);
+			continue;
+		}
 		/* As fast as the NF it goes to takes it (the instance its flow
 		 * hashes to): a packet lost on a full ring would be lost for
-		 * good -- room for what this poll sent already (to any NF: an
-		 * upper bound) and the markers, else the rest on the next poll. */
+		 * good -- room for what this unit holds for it unflushed, what
+		 * this poll sent already (to any NF: an upper bound) and the
+		 * markers, else the rest on the next poll. */
 		if (d.kind == MGR_DEST_NF &&
-		    rte_ring_free_count(mgr.shm->nfs[d.id].rx_ring) < k + 1 + SL_MARKER_SLOTS) {
+		    rte_ring_free_count(mgr.shm->nfs[d.id].rx_ring) <
+			    ctx->nf_buf[d.id].n + k + 1u + SL_MARKER_SLOTS) {
 			rte_pktmbuf_free(m);
 			return false;
 		}
@@ -346,11 +355,6 @@ replay_some(struct mgr_dp_ctx *ctx, struct sl_chain *c, bool recovery)
 		c->cursor++;
 		if (recovery || !c->backlog_ring)
 			c->replayed++; /* (a ring wait's input is no replay) */
-		if (meta->chain_id != c->id) {
-			c->replay_rerouted++; /* the rules changed: not this chain's now */
-			rte_pktmbuf_free(m);
-			continue;
-		}
 		mgr_dp_dispatch(ctx, m, &d);
 		k++;
 		if (c->since++ == 0)
