@@ -549,8 +549,10 @@ def placement_mismatch(node, dp, roles):
                                                                           "standby"):
         return None
     epoch, state = dp.get("epoch"), dp.get("state")
+    if not isinstance(epoch, int) or epoch > roles["epoch"]:
+        return None  # (ahead of etcd: a failover by the node itself, say)
     runs = (dp["role"] == "primary" and state != "fenced") or state in ("replaying", "active")
-    named = primary_at(roles, epoch) if isinstance(epoch, int) else None
+    named = primary_at(roles, epoch)
     if runs and named != node:
         return f"runs the chain at epoch {epoch}, where etcd's primary is {named}"
     if dp["role"] == "standby" and state == "standby" and epoch == roles["epoch"]:

@@ -266,7 +266,8 @@ def mismatch(L):
              ("s", dp("standby", "active", 2)),     # taken over
              ("s", dp("primary", "primary", 2)),    # made primary by a re-protection
              ("x", dp("standby", "standby", 2)),
-             ("p", dp("predecessor", "primary", 2))]
+             ("p", dp("predecessor", "primary", 2)),
+             ("x", dp("standby", "replaying", 3))]  # ahead of etcd (a node's failover)
     wrong = [("x", dp("primary", "primary", 2)),    # configured primary, etcd says not
              ("s", dp("standby", "standby", 2)),    # etcd's primary parked as a standby
              ("y", dp("standby", "standby", 2)),    # a standby etcd never placed
