@@ -224,7 +224,7 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
           stateful=False, remote=True, nfs=None, paced=None, checkpoint_ms=5,
           nd_heavy=False, dpi=False, multi=False, standby_multi=None, standby_nf_cpus=None,
           source=None, relay=False, local=False, bfd_ms=BFD_MS, store=None, spare_store=None,
-          state_mb=None, failover_by=None, reprotect=False, spare=False):
+          state_mb=None, failover_by=None, reprotect=False, spare=False, data_cpu=None):
     """The four nodes; `idle` (e.g. {"max_sleep_us": 50}) goes to every node;
     `bfd`: a BFD session on the predecessor -> primary link triggers the
     failover (BFD then bypasses that link's pacing: it must not queue behind
@@ -241,6 +241,8 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
     the stateful chain with two instances of its first and last services
     (`standby_multi`, if not None, overrides it for the standby);
     `standby_nf_cpus`: the standby's nf_defaults.cpus (default: all).
+    `data_cpu`: every manager's lcore and every NF on that one CPU (the
+    other CPUs left to control threads and whatever the caller runs there).
     `source` (frames per second): the predecessor's input is an af_packet
     port on a veth ("p_g"), fed at that rate by paced_source.py from its
     other end ("g_p", in a namespace of its own) -- start_source()
@@ -331,8 +333,11 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
     wait = {"startup": {"link_wait_ms": 60000}}
     if idle:
         wait["idle"] = idle
-    # Two cores for four managers and two NFs: spread the managers.
-    cpu = lambda c: {"node": {"lcores": f"0@{c}"}}
+    # Two cores for four managers and two NFs: spread the managers (or all
+    # on data_cpu, their NFs too).
+    cpu = (lambda c: {"node": {"lcores": f"0@{c}"}}) if data_cpu is None else \
+        (lambda c: {"node": {"lcores": f"0@{data_cpu}"},
+                    "nf_defaults": {"cpus": str(data_cpu)}})
     sink = L.node("sink" + rnd_tag, dict(wait, **cpu(0), **{
         "ports": [{"name": "in_m", "dev": af(0, "k_m", BIG)},
                   {"name": "in_s", "dev": af(1, "k_s", BIG)},
