@@ -47,6 +47,21 @@ Files, one concern each.  The harness and what tests and benchmarks share:
                  remote_tcp_stall.py)
   exporter.py    tools/onvm-exporter started for a test or benchmark, its
                  /metrics read back
+  store.py       a real redis-server for stateless chains, and a minimal
+                 RESP client to look at what it holds
+  ftc_lab.py     the FTC lab: the stateful chain spread one NF a node, with
+                 replica-only nodes after it
+  etcd_lab.py    a three-member etcd on loopback, its members killed and
+                 restarted by PID
+  cluster_lab.py the remote lab run by its control plane: agents, onvmctl,
+                 the --on-standby hook served (cluster_agent, the cluster
+                 benchmarks)
+The control plane's (tools/onvm-agent, tools/onvmctl; no onvm.lab in them):
+  cluster.py     the cluster's state in etcd: registrations, chains, roles
+                 and epochs changed by transactions, placement
+  cluster_config.py
+                 a node's onvm_mgr configuration for a chain's role,
+                 rendered from its own part and the chain's declared config
 The benchmarks' own (no onvm.lab in them):
   report.py      what benchmarks write: log lines, CSV, figures (matplotlib),
                  percentiles, the machine and tree a run was made on

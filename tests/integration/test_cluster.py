@@ -24,6 +24,14 @@ Scenarios (argument; none: all of them):
            switchover --epoch (the epoch both saw) at once: exactly
            one promotion per epoch, the loser told (exit 1, a conflict),
            and the epochs 2..21 each written once.
+  config   a chain declared with its part of the nodes' configurations:
+           onvmctl config renders a node's for its role (JSON asserted:
+           the node's own part, the chain's, the role's remote entry at
+           etcd's epoch) and refuses a node without the chain's ports;
+           two agents (no manager) named standbys: one hands its
+           --on-standby hook the rendered configuration (ONVM_CONFIG,
+           read back), the other, whose node has no ports for the chain,
+           declines the role without running its hook.
   members  one member SIGKILLed: reads and role changes go on (the client
            moves to a live member); a second killed: no quorum -- every
            onvmctl command exits 2 and changes nothing, a promotion is
@@ -31,6 +39,7 @@ Scenarios (argument; none: all of them):
            role change goes through, at the next epoch.
 """
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -376,12 +385,101 @@ def members(L):
     ec.stop()
 
 
+NODE_BASE = {
+    "node": {"lcores": "0@0"},
+    "ports": [{"name": "from_p", "dev": "net_af_packet0,iface=x_p"},
+              {"name": "to_m", "dev": "net_af_packet1,iface=x_s"},
+              {"name": "out", "dev": "net_af_packet2,iface=x_k"}],
+    "cluster": {"chains": {"web": {"ingress_port": "from_p", "exit_port": "out",
+                                   "sync_port": "to_m"}}}}
+CHAIN_CONFIG = {"id": 7, "nfs": [{"name": "fwd", "binary": "simple_forward", "service": 1}],
+                "services": [1], "primary": {"stages": 4},
+                "standby": {"window": 32, "reprotect": True}}
+
+
+def config(L):
+    ec = etcd_lab.EtcdCluster(L, tag="cf").start()
+    c = ec.client()
+    register_all(c, ["n0", "a0"], ttl=60)
+    good, bad = L.path("node-good.json"), L.path("node-bad.json")
+    with open(good, "w") as f:
+        json.dump(NODE_BASE, f)
+    with open(bad, "w") as f:
+        json.dump({k: v for k, v in NODE_BASE.items() if k != "cluster"}, f)
+    agents = {}
+    for name, base in (("ag_bad", bad), ("ag_good", good)):
+        out = L.path(f"hook-{name}")
+        status = L.path(f"agent-{name}.json")
+        agents[name] = (L.spawn(f"agent-{name}", [
+            "/usr/bin/python3", lab.SRC + "/tools/onvm-agent", "--node", name,
+            "--prefix", f"no-manager-{name}", "--endpoints", ",".join(ec.endpoints),
+            "--ttl", "10", "--status", status, "--node-config", base,
+            "--config-dir", L.tmp, "--on-standby",
+            f"printf %s \"$ONVM_CONFIG\" > {out}.tmp && mv {out}.tmp {out}"]), status, out)
+    lab.wait_until(lambda: {"ag_bad", "ag_good"} <= set(c.nodes()), 30, "the agents registered")
+    spec = dict(SPEC, nfs=["simple_forward"], standbys=2, config=CHAIN_CONFIG)
+    rc, out = ctl(ec, "declare", "web", json.dumps(spec))
+    ch = out.get("chain", {})
+    L.expect(rc == 0 and ch.get("primary") == "a0" and ch.get("standbys") == ["ag_bad", "ag_good"],
+             f"declared: {rc} {out}")
+    # onvmctl config: the primary's, and a standby's, at etcd's epoch
+    entry = {"name": "web", "id": 7, "chain": "web", "predecessor_port": "from_p", "epoch": 1}
+    want = {"node": NODE_BASE["node"], "ports": NODE_BASE["ports"],
+            "nfs": CHAIN_CONFIG["nfs"],
+            "chains": [{"name": "web", "services": [1], "ingress_port": "from_p",
+                        "exit_port": "out"}]}
+    rc, out = ctl(ec, "config", "web", "--node", "a0", "--base", good)
+    L.expect(rc == 0 and out.get("role") == "primary" and out.get("epoch") == 1 and
+             out.get("config") == dict(want, remote={"chains": [dict(
+                 entry, role="primary", standby_port="to_m", stages=4)]}),
+             f"onvmctl config (the primary's): {rc} {out}")
+    rc, out = ctl(ec, "config", "web", "--node", "ag_good", "--base", good)
+    want_standby = dict(want, remote={"chains": [dict(
+        entry, role="standby", primary_port="to_m", window=32, reprotect=True)]})
+    L.expect(rc == 0 and out.get("role") == "standby" and out.get("config") == want_standby,
+             f"onvmctl config (a standby's): {rc} {out}")
+    rc, out = ctl(ec, "config", "web", "--node", "ag_good", "--base", bad)
+    L.expect(rc == 1 and "no ports for chain 'web'" in out.get("error", ""),
+             f"onvmctl config, a node without the chain's ports: {rc} {out}")
+    rc, out = ctl(ec, "config", "web", "--node", "n0", "--base", good)
+    L.expect(rc == 1 and "no role in chain web" in out.get("error", ""),
+             f"onvmctl config, the predecessor: {rc} {out}")
+    # the agents: one hook given its configuration, one node declining
+    hook_out = agents["ag_good"][2]
+    lab.wait_until(lambda: os.path.exists(hook_out), 30, "ag_good's hook run")
+    with open(hook_out) as f:
+        rendered = f.read()
+    with open(rendered) as f:
+        L.expect(json.load(f) == want_standby, f"ag_good's ONVM_CONFIG ({rendered})")
+    lab.wait_until(lambda: c.chain("web")[1].get("declined") == {"ag_bad": 1}, 30,
+                   "ag_bad declining")
+    roles = c.chain("web")[1]
+    L.expect(roles["standbys"] == ["ag_good"], f"the roles after the decline: {roles}")
+
+    def status(name):
+        with open(agents[name][1]) as f:
+            return json.load(f)
+    lab.wait_until(lambda: status("ag_bad").get("render_failures") == 1, 10,
+                   "ag_bad's status written")
+    st = status("ag_bad")
+    L.expect(st.get("standby_starts") == 0 and not os.path.exists(agents["ag_bad"][2]),
+             f"ag_bad ran no hook: {st}")
+    L.expect(status("ag_good").get("configs_rendered") == 1, f"ag_good: {status('ag_good')}")
+    for p, _, _ in agents.values():
+        p.terminate()
+        p.wait(10)
+    c.close()
+    ec.stop()
+
+
 def test(L, which):
     etcd_lab.require()
     if which in (None, "roles"):
         roles(L)
     if which in (None, "race"):
         race(L)
+    if which in (None, "config"):
+        config(L)
     if which in (None, "members"):
         members(L)
 
