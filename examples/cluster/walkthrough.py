@@ -10,12 +10,15 @@ each of the three.  It prints every onvmctl command it runs and its
 output, step by step:
 
   1. the nodes registered (onvmctl nodes)
-  2. the chain declared and placed, its standby synced (declare, chains)
+  2. the chain declared and placed, its standby synced (declare, chains);
+     the standby's configuration rendered from etcd and its node's own
+     part (config)
   3. traffic through it; the primary's manager killed: BFD, the agents'
      promotion in etcd, the failover -- the chain runs unprotected
   4. with no operator, the dead node brought back as the new standby
-     (its agent's --on-standby hook; here this script plays the node's
-     service manager) and the chain protected again (chain web)
+     (its agent's --on-standby hook, given the configuration it
+     rendered; here this script plays the node's service manager) and
+     the chain protected again (chain web)
   5. an operator's switch-over back to the other node (switchover web)
 
 Run as root on a machine set up by scripts/setup.sh (hugepages, the
@@ -63,6 +66,9 @@ def main(L):
     rl.start()
     onvmctl(ec, "nodes")
     onvmctl(ec, "chains")
+    step("the standby's configuration as etcd and its node make it (what its "
+         "agent hands the hook after a failover)")
+    onvmctl(ec, "config", "web", "--node", "standby", "--base", rl.node_files["standby"])
     lab.wait_until(lambda: rc.remote(rl.nodes["primary"])["out_released"] >= RATE, 60,
                    "a second of traffic")
     step("the primary's manager killed (SIGKILL)")

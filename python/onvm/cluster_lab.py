@@ -23,10 +23,44 @@ from onvm import remote_lab as rc
 
 AGENT = os.path.join(lab.SRC, "tools", "onvm-agent")
 ONVMCTL = os.path.join(lab.SRC, "tools", "onvmctl")
-# ("config": what the operator declares for the nodes' service managers,
-# handed to the hook: here the name of the standby configuration)
-SPEC = {"nfs": ["simple_forward"], "scheme": "remote", "predecessor": "pred", "standbys": 1,
-        "config": {"standby": "web-standby"}}
+# (the chain's "config", the chain's part of its nodes' configurations, is
+# made from the lab's nodes: with_config())
+SPEC = {"nfs": ["simple_forward"], "scheme": "remote", "predecessor": "pred", "standbys": 1}
+
+
+def _remote_entry(cfg, name="web"):
+    return next(c for c in cfg["remote"]["chains"] if c["name"] == name)
+
+
+def split_config(cfg, name="web"):
+    """A lab chain node's configuration as the control plane holds it:
+    (the node's own part, with its "cluster" section -- its base for
+    onvm.cluster_config -- and the chain's part of that role)."""
+    rc = _remote_entry(cfg, name)
+    chain = next(c for c in cfg["chains"] if c["name"] == rc["chain"])
+    sync = rc.get("primary_port") or rc["standby_port"]
+    base = {k: v for k, v in cfg.items() if k not in ("nfs", "remote")}
+    base["chains"] = [c for c in cfg["chains"] if c is not chain]
+    if not base["chains"]:
+        del base["chains"]
+    base["cluster"] = {"chains": {name: {"ingress_port": chain["ingress_port"],
+                                         "exit_port": chain["exit_port"], "sync_port": sync}}}
+    own = {"name", "id", "role", "chain", "predecessor_port", "epoch", "primary_port",
+           "standby_port"}
+    part = {"id": rc["id"], "nfs": cfg["nfs"], "services": chain["services"],
+            "chain": {k: v for k, v in chain.items()
+                      if k not in ("services", "ingress_port", "exit_port")},
+            rc["role"]: {k: v for k, v in rc.items() if k not in own}}
+    return base, part
+
+
+def with_config(primary, standby, name="web"):
+    """SPEC with its "config": the chain's part of its nodes' configurations,
+    from the lab's primary (as configured) and standby (its standby
+    configuration: the same on every chain node)."""
+    _, p = split_config(primary.config, name)
+    _, s = split_config(standby.standby_config(1), name)
+    return dict(SPEC, config=dict(s, primary=p["primary"]))
 
 
 def agent(L, ec, name, node, tag, extra=()):
@@ -80,13 +114,21 @@ class ReprotectLab:
             L, frames, tag, bfd=True, failover_by="agent", reprotect=True, source=rate,
             spare=spare, **build)
         self.nodes = {"primary": primary, "standby": standby}  # by etcd name, started
-        self.as_standby = {name: node.as_standby for name, node in self.nodes.items()}
-        if spare:
-            self.idle = {"spare": self.pred.spare}  # (no manager yet)
-            self.as_standby["spare"] = self.pred.spare.as_standby
-        else:
-            self.idle = {}
-        self.want = {name: L.path(f"want-standby-{name}{tag}") for name in self.as_standby}
+        self.idle = {"spare": self.pred.spare} if spare else {}  # (no manager yet)
+        self.prev = dict(self.nodes, **self.idle)  # (the nodes as first built)
+        self.want = {name: L.path(f"want-standby-{name}{tag}") for name in self.prev}
+        # The chain declared once with its part of the nodes'
+        # configurations; each chain node keeps its own part (its
+        # --node-config), and its agent renders the two into the standby
+        # configuration its hook starts.
+        self.spec = with_config(primary, standby)
+        self.node_files, self.rendered = {}, {}
+        for name, node in self.prev.items():
+            self.node_files[name] = L.path(f"node-{name}{tag}.json")
+            with open(self.node_files[name], "w") as f:
+                json.dump(split_config(node.standby_config(1))[0], f, indent=2)
+            self.rendered[name] = L.path(f"rendered-{name}{tag}")
+            os.makedirs(self.rendered[name], exist_ok=True)
         self.agents = {}
         self.started = []  # (node name, epoch) a hook asked for and served
         self.specs = {}    # node name: the chain's spec its hook was given (ONVM_SPEC)
@@ -107,7 +149,7 @@ class ReprotectLab:
         self.agents["pred"] = agent(L, self.ec, "pred", self.pred, self.tag, self.pred_args)
         lab.wait_until(lambda: set(self.c.nodes()) == {"pred", *self.agents}, 30,
                        "the agents registered")
-        code, out = onvmctl(self.ec, "declare", "web", json.dumps(SPEC))
+        code, out = onvmctl(self.ec, "declare", "web", json.dumps(self.spec))
         L.expect(code == 0 and out["chain"]["primary"] == "primary", f"declared: {out}")
         for name, node in self.idle.items():  # (joining once the chain is placed)
             self.start_agent(name, node)
@@ -121,9 +163,11 @@ class ReprotectLab:
         w = self.want[name]
         hook = ("exit 3" if name in self.broken else  # (a node that cannot start it)
                 f"printf %s \"$ONVM_SPEC\" > {w}.spec && "
+                f"printf %s \"$ONVM_CONFIG\" > {w}.config && "
                 f"echo $ONVM_EPOCH > {w}.tmp && mv {w}.tmp {w}")
         self.agents[name] = agent(self.L, self.ec, name, node, self.tag, [
-            "--on-standby", hook] + (
+            "--on-standby", hook, "--node-config", self.node_files[name],
+            "--config-dir", self.rendered[name]] + (
             ["--segment", self.SEGMENTS[name]] if self.spare else []))
 
     def restart_agent(self, name, sig=signal.SIGKILL):
@@ -165,7 +209,19 @@ class ReprotectLab:
             os.unlink(path)
             with open(path + ".spec") as f:
                 self.specs[name] = json.load(f)
-            node = self.as_standby[name](epoch)
+            # the configuration the agent rendered from etcd (ONVM_CONFIG):
+            # the node's standby configuration at that epoch, exactly
+            with open(path + ".config") as f:
+                config_path = f.read()
+            with open(config_path) as f:
+                cfg = json.load(f)
+            prev = self.prev[name]
+            want = prev.standby_config(epoch)
+            self.L.expect(cfg == want, f"{name}'s configuration rendered at epoch {epoch} "
+                          f"(ONVM_CONFIG {config_path}) is its standby configuration: "
+                          f"{json.dumps(cfg, sort_keys=True)} != "
+                          f"{json.dumps(want, sort_keys=True)}")
+            node = self.L.node(prev.name, cfg, netns=prev.netns).take_prefix(prev)
             self.nodes[name] = node
             self.idle.pop(name, None)
             rc.NODES[:] = [self.pred, *self.nodes.values(), self.sink]

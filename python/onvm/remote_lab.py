@@ -261,7 +261,9 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
     spare's, if not the same.  `reprotect`: the standby may be made primary
     after a takeover (its latch set up at start), and `primary.as_standby(
     epoch)` is the primary node's configuration as that chain's new standby
-    (a node object of the same name, to start once the primary is dead).
+    (a node object of the same name, to start once the primary is dead);
+    every chain node's `standby_config(epoch)` is that configuration as a
+    dict (what onvm.cluster_config renders for it must equal it).
     `spare` (with `reprotect`): a fifth node, "spare", on the primary's
     side of the chain -- the predecessor's primary link and the standby's
     sync link are switches (switch()) that reach the primary's and the
@@ -354,7 +356,7 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
                   + ([{"name": "x", "services": [], "ingress_port": "in_x",
                        "exit_port": "cap_x"}] if spare else []),
     }), netns=ns["k"])
-    def chain_node(name, pred_if, sync_if, out_if, role, epoch=None):
+    def chain_config(name, pred_if, sync_if, out_if, role, epoch=None):
         sl_here = bool(store) and (role == "primary" or remote)
         sync_port = "to_s" if role == "primary" else "to_m"
         rc = dict(remote_common(role), chain="c", predecessor_port="from_p",
@@ -385,7 +387,7 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
                           standby_window=16, checkpoint_ms=checkpoint_ms)
             if dpi:  # the chain's whole state in one transaction: 18 MB
                 rc.update(window=8, max_frags=32768, state_window_mb=96)
-        return L.node(name + rnd_tag, dict(wait, **cpu(1 if role == "primary" else 0), **{
+        return dict(wait, **cpu(1 if role == "primary" else 0), **{
             "ports": [{"name": "from_p", "dev": af(0, pred_if, BIG)},
                       {"name": sync_port, "dev": af(1, sync_if)},
                       {"name": "out", "dev": af(2, out_if)}],
@@ -425,7 +427,16 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
                 else ("198.18.4.2", "198.18.4.1")),
                 bfd_ms)]}}
                if bfd and (role == "primary" or reprotect) else {}),
-        }), netns=ns[{"primary": "m", "standby": "s", "spare": "x"}[name]])
+        })
+
+    def chain_node(name, pred_if, sync_if, out_if, role, epoch=None):
+        node = L.node(name + rnd_tag, chain_config(name, pred_if, sync_if, out_if, role, epoch),
+                      netns=ns[{"primary": "m", "standby": "s", "spare": "x"}[name]])
+        # (its standby configuration at an epoch, as a dict: what a
+        # control plane renders for it is compared with this)
+        node.standby_config = lambda epoch: chain_config(name, pred_if, sync_if, out_if,
+                                                         "standby", epoch)
+        return node
 
     standby = chain_node("standby", "s_p", "s_m", "s_k", "standby")
     primary = chain_node("primary", "m_p", "m_s", "m_k", "primary")
