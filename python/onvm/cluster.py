@@ -41,6 +41,8 @@ import etcd3
 import etcd3.exceptions
 import grpc
 
+from onvm import cluster_config
+
 PREFIX = "/reinforce/"
 NODE_TTL = 3  # s: a node silent this long is gone (etcd's minimum is ~1.5 s)
 
@@ -312,7 +314,7 @@ class Cluster:
         (Placement reads the nodes and other chains outside the write:
         two chains declared at once may both count a node's room.)"""
         check_name("chain", name)
-        check_spec(spec)
+        check_spec(spec, name)
         nodes = self.nodes()
         chains = self.chains()
         if name in chains:
@@ -576,9 +578,11 @@ def primary_at(roles, epoch):
 SCHEMES = ("remote",)
 
 
-def check_spec(spec):
+def check_spec(spec, name="the chain"):
     """A chain's spec: {"nfs": [...], "scheme": "remote", "predecessor":
-    node, "standbys": n}; ValueError naming what is wrong."""
+    node, "standbys": n[, "config": the chain's part of its nodes'
+    configurations (onvm.cluster_config)]}; ValueError naming what is
+    wrong."""
     if not isinstance(spec, dict):
         raise ValueError("a chain's spec is an object")
     for k in ("nfs", "scheme", "predecessor", "standbys"):
@@ -595,6 +599,8 @@ def check_spec(spec):
         raise ValueError("'standbys' is 0..8")
     if not isinstance(spec["predecessor"], str) or not spec["predecessor"]:
         raise ValueError("'predecessor' names a node")
+    if "config" in spec:  # (RenderError is a ValueError)
+        cluster_config.check_config(name, spec)
 
 
 def load(nodes, chains):

@@ -272,6 +272,7 @@ def build(L, frames, rnd_tag="", idle=None, bfd=False, link_failover=True, fault
     an agent) and `pred.spare.as_standby(epoch)` its standby configuration
     (the chain's new standby once the primary is gone)."""
     assert not (spare and (faults or relay)) and (reprotect or not spare)
+    assert data_cpu is None or standby_nf_cpus is None  # (both set nf_defaults)
     if paced is None:
         paced = stateful and not source
     src = L.path(f"input{rnd_tag}.pcap")

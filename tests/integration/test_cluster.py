@@ -28,10 +28,12 @@ Scenarios (argument; none: all of them):
            onvmctl config renders a node's for its role (JSON asserted:
            the node's own part, the chain's, the role's remote entry at
            etcd's epoch) and refuses a node without the chain's ports;
-           two agents (no manager) named standbys: one hands its
+           a config onvm_mgr would refuse is refused at the declaration;
+           three agents (no manager) named standbys: one hands its
            --on-standby hook the rendered configuration (ONVM_CONFIG,
-           read back), the other, whose node has no ports for the chain,
-           declines the role without running its hook.
+           read back, root's only), one whose node has no ports for the
+           chain and one whose rendered configuration onvm_mgr --check
+           refuses decline the role without running their hooks.
   members  one member SIGKILLed: reads and role changes go on (the client
            moves to a live member); a second killed: no quorum -- every
            onvmctl command exits 2 and changes nothing, a promotion is
@@ -401,13 +403,15 @@ def config(L):
     ec = etcd_lab.EtcdCluster(L, tag="cf").start()
     c = ec.client()
     register_all(c, ["n0", "a0"], ttl=60)
-    good, bad = L.path("node-good.json"), L.path("node-bad.json")
-    with open(good, "w") as f:
-        json.dump(NODE_BASE, f)
-    with open(bad, "w") as f:
-        json.dump({k: v for k, v in NODE_BASE.items() if k != "cluster"}, f)
+    good, bad, unchecked = (L.path(f"node-{k}.json") for k in ("good", "bad", "unchecked"))
+    for path, base in ((good, NODE_BASE),
+                       (bad, {k: v for k, v in NODE_BASE.items() if k != "cluster"}),
+                       # (rendered, but a field onvm_mgr --check refuses)
+                       (unchecked, dict(NODE_BASE, startup={"nonsense": 1}))):
+        with open(path, "w") as f:
+            json.dump(base, f)
     agents = {}
-    for name, base in (("ag_bad", bad), ("ag_good", good)):
+    for name, base in (("ag_bad", bad), ("ag_check", unchecked), ("ag_good", good)):
         out = L.path(f"hook-{name}")
         status = L.path(f"agent-{name}.json")
         agents[name] = (L.spawn(f"agent-{name}", [
@@ -416,12 +420,18 @@ def config(L):
             "--ttl", "10", "--status", status, "--node-config", base,
             "--config-dir", L.tmp, "--on-standby",
             f"printf %s \"$ONVM_CONFIG\" > {out}.tmp && mv {out}.tmp {out}"]), status, out)
-    lab.wait_until(lambda: {"ag_bad", "ag_good"} <= set(c.nodes()), 30, "the agents registered")
-    spec = dict(SPEC, nfs=["simple_forward"], standbys=2, config=CHAIN_CONFIG)
+    lab.wait_until(lambda: set(agents) <= set(c.nodes()), 30, "the agents registered")
+    spec = dict(SPEC, nfs=["simple_forward"], standbys=3, config=CHAIN_CONFIG)
+    # a config onvm_mgr would refuse is refused at the declaration
+    for bad_config, why in ((dict(CHAIN_CONFIG, id=0), "1-65535"),
+                            (dict(CHAIN_CONFIG, manager={"node": {}}), "not node"),
+                            (dict(CHAIN_CONFIG, services=None), "needs 'services'")):
+        rc, out = ctl(ec, "declare", "web", json.dumps(dict(spec, config=bad_config)))
+        L.expect(rc == 1 and why in out.get("error", ""), f"declared {bad_config}: {rc} {out}")
     rc, out = ctl(ec, "declare", "web", json.dumps(spec))
     ch = out.get("chain", {})
-    L.expect(rc == 0 and ch.get("primary") == "a0" and ch.get("standbys") == ["ag_bad", "ag_good"],
-             f"declared: {rc} {out}")
+    L.expect(rc == 0 and ch.get("primary") == "a0" and
+             ch.get("standbys") == ["ag_bad", "ag_check", "ag_good"], f"declared: {rc} {out}")
     # onvmctl config: the primary's, and a standby's, at etcd's epoch
     entry = {"name": "web", "id": 7, "chain": "web", "predecessor_port": "from_p", "epoch": 1}
     want = {"node": NODE_BASE["node"], "ports": NODE_BASE["ports"],
@@ -451,19 +461,28 @@ def config(L):
         rendered = f.read()
     with open(rendered) as f:
         L.expect(json.load(f) == want_standby, f"ag_good's ONVM_CONFIG ({rendered})")
-    lab.wait_until(lambda: c.chain("web")[1].get("declined") == {"ag_bad": 1}, 30,
-                   "ag_bad declining")
+    L.expect(os.path.basename(rendered) == "ag_good.web.standby.e1.json" and
+             os.stat(rendered).st_mode & 0o777 == 0o600, f"ag_good's file: {rendered}")
+    lab.wait_until(lambda: c.chain("web")[1].get("declined") == {"ag_bad": 1, "ag_check": 1},
+                   30, "ag_bad and ag_check declining")
     roles = c.chain("web")[1]
-    L.expect(roles["standbys"] == ["ag_good"], f"the roles after the decline: {roles}")
+    L.expect(roles["standbys"] == ["ag_good"], f"the roles after the declines: {roles}")
 
     def status(name):
-        with open(agents[name][1]) as f:
-            return json.load(f)
-    lab.wait_until(lambda: status("ag_bad").get("render_failures") == 1, 10,
-                   "ag_bad's status written")
-    st = status("ag_bad")
-    L.expect(st.get("standby_starts") == 0 and not os.path.exists(agents["ag_bad"][2]),
-             f"ag_bad ran no hook: {st}")
+        try:
+            with open(agents[name][1]) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return {}
+    for name, why in (("ag_bad", "no ports for chain 'web'"),
+                      ("ag_check", "startup.nonsense: unknown field")):
+        lab.wait_until(lambda: status(name).get("render_failures") == 1, 10,
+                       f"{name}'s status written")
+        st = status(name)
+        L.expect(st.get("standby_starts") == 0 and not os.path.exists(agents[name][2]) and
+                 why in st.get("last", ""), f"{name} declined ({why}), ran no hook: {st}")
+    L.expect(not [f for f in os.listdir(L.tmp) if f.startswith("ag_check.") or
+                  f.endswith(".tmp")], f"files left: {os.listdir(L.tmp)}")
     L.expect(status("ag_good").get("configs_rendered") == 1, f"ag_good: {status('ag_good')}")
     for p, _, _ in agents.values():
         p.terminate()

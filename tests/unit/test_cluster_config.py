@@ -81,8 +81,9 @@ class Render(unittest.TestCase):
     def test_refusals(self):
         self.refused("no ports for chain 'db'", name="db")
         self.refused("role 'predecessor'", role="predecessor")
-        self.refused("positive integer", epoch=0)
-        self.refused("positive integer", epoch=True)
+        self.refused("integer 1-2147483647", epoch=0)
+        self.refused("integer 1-2147483647", epoch=True)
+        self.refused("integer 1-2147483647", epoch=1 << 31)
         no_sync = copy.deepcopy(BASE)
         del no_sync["cluster"]["chains"]["web"]["sync_port"]
         self.refused("needs 'sync_port'", base=no_sync)
@@ -99,6 +100,55 @@ class Render(unittest.TestCase):
         self.refused("sets epoch", spec=own)
         clash = dict(copy.deepcopy(BASE), chains=[{"name": "c", "services": [1]}])
         self.refused("a chain 'c' of its own", base=clash)
+
+    def test_what_onvm_mgr_would_refuse(self):
+        # (names and ids onvm_mgr's parser refuses: config_remote.c)
+        self.refused("letters, digits or '_'", name="web-1")
+        self.refused("letters, digits or '_'", name="w" * 32)
+        for cid in (0, -1, 70000, True, "7"):
+            spec = copy.deepcopy(SPEC)
+            spec["config"]["id"] = cid
+            self.refused("'id' (its id on the wire, 1-65535)", spec=spec)
+        for local in (5, [1], "", "c.d"):
+            spec = copy.deepcopy(SPEC)
+            spec["config"]["chain"]["name"] = local
+            self.refused("'chain.name'", spec=spec)
+        same = copy.deepcopy(BASE)
+        same["cluster"]["chains"]["web"]["exit_port"] = "from_p"
+        self.refused("three ports", base=same)
+        for other in ({"name": "web", "id": 8}, {"name": "db", "id": 7}):
+            self.refused("a remote chain named 'web' or with id 7",
+                         base=dict(copy.deepcopy(BASE), remote={"chains": [other]}))
+        for k in ("services", "ingress_port", "exit_port"):
+            spec = copy.deepcopy(SPEC)
+            spec["config"]["chain"][k] = "x"
+            self.refused(f"'chain' sets {k}", spec=spec)
+        spec = copy.deepcopy(SPEC)
+        spec["config"]["manager"]["containers"] = {}
+        self.refused("may set state, pool, not containers", spec=spec)
+        spec = copy.deepcopy(SPEC)
+        spec["config"]["extra"] = 1
+        self.refused("unknown key(s) extra", spec=spec)
+
+    def test_malformed_outside_input(self):
+        # a spec from etcd and a node's file are outside input: refused
+        # with a reason, never an AttributeError, TypeError or a recursion
+        deep = []
+        for _ in range(600):
+            deep = [deep]
+        spec = copy.deepcopy(SPEC)
+        spec["config"]["nfs"] = [deep]
+        self.refused("nests deeper than 16", spec=spec)
+        self.refused("the chain's spec is an object", spec=[])
+        for k, v, why in (("remote", [], "'remote' is an object"),
+                          ("remote", "x", "'remote' is an object"),
+                          ("remote", {"chains": {}}, "'remote.chains' is a list"),
+                          ("ports", 5, "'ports' is a list"),
+                          ("nfs", {}, "'nfs' is a list"),
+                          ("chains", "x", "'chains' is a list"),
+                          ("cluster", [], "'cluster' is an object")):
+            self.refused(why, base=dict(copy.deepcopy(BASE), **{k: v}))
+        self.refused("configuration is an object", base=[])
 
 
 if __name__ == "__main__":
