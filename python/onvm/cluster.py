@@ -485,13 +485,17 @@ class _Nothing(Exception):
 
 def promoted(name, roles, epoch, live=None):
     """The roles after the failover of `name` at `epoch`: its first synced
-    standby (that is `live`, if given) primary at epoch + 1, the primary
-    fenced.  The other standbys synced to the old primary, not to this
-    one: none is synced any more.  Conflict if the chain left that epoch
-    or has no synced standby."""
+    standby primary at epoch + 1 -- one that is `live` (registered), if
+    given, before one whose lease lapsed -- the primary fenced.  (A
+    standby whose agent is down or cut off from etcd may still run and
+    hold a whole copy: promoting it costs nothing if it is dead -- the
+    data plane's takeover is given up and asked again -- while refusing
+    would leave the chain on a dead primary.)  The other standbys synced
+    to the old primary, not to this one: none is synced any more.
+    Conflict if the chain left that epoch or has no synced standby."""
     if roles["epoch"] != epoch:
         raise Conflict(f"chain {name}: at epoch {roles['epoch']}, not {epoch}")
-    ready = [s for s in roles["synced"] if live is None or s in live]
+    ready = sorted(roles["synced"], key=lambda s: live is not None and s not in live)
     if not ready:
         raise Conflict(f"chain {name}: no synced standby to promote")
     new = ready[0]

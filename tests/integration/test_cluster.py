@@ -15,7 +15,8 @@ Scenarios (argument; none: all of them):
            already left; a change whose answer is lost (none came, or a
            member asked again said the compare failed) reported made,
            and made once; a node whose agent stops renewing its lease is
-           gone after the TTL, and a standby on it replaced; removed and
+           gone after the TTL, and a standby on it replaced (promoted,
+           synced, if no live one is); removed and
            declared again, a chain's epoch goes on; bad names, specs and
            endpoints refused; every roles change shows in onvmctl's JSON.
   race     two actors each ask, 20 times, for the promotion of the same
@@ -206,6 +207,15 @@ def roles(L):
     ch = out.get("chain", {})
     L.expect(ch.get("status") == "unprotected" and ch.get("down") == ["n1"],
              f"its standby's node gone: {out}")
+    # ... yet, synced, it is still the one a failure would promote (its
+    # agent may be down or cut off from etcd, its data plane healthy),
+    # after a live synced one
+    _, r, _ = c.chain("web")
+    live = set(c.nodes())
+    L.expect(cluster.promoted("web", r, r["epoch"], live)["primary"] == "n1" and
+             cluster.promoted("web", dict(r, synced=["n1", "s1"]), r["epoch"],
+                              live)["primary"] == "s1",
+             f"a synced standby whose lease lapsed, promoted last: {r}")
     rc, out = ctl(ec, "reprotect", "web")
     ch = out.get("chain", {})
     L.expect(rc == 0 and ch.get("standbys") == ["s1"] and ch.get("synced") == [],
