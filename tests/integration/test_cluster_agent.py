@@ -15,9 +15,10 @@ and the standby; the standby's agent reports it synced.  Then, mid-stream:
              standby in etcd for epoch 1 and has its manager fail over at
              the epoch etcd wrote, 2.
   no_quorum  two etcd members SIGKILLed first, then the primary: BFD asks,
-             the agent cannot promote -- nothing moves while it waits
-             (etcd_waits counted), the chain's output stops -- the members
-             back: the promotion and the failover go through.
+             the agent cannot promote -- for three seconds nothing moves
+             while it waits (etcd_waits, and promotions_deferred growing
+             while the cause stands), the chain's output stops -- the
+             members back: the promotion and the failover go through.
   switchover no failure: `onvmctl switchover web` writes epoch 2 with the
              standby primary, and the predecessor's agent makes the data
              plane follow it.  The old primary, alive and still linked to
@@ -186,11 +187,21 @@ def case(L, which):
             # (an etcd call gives up after a time-out per member)
             lab.wait_until(lambda: agent_status(agents["pred"]).get("etcd_waits", 0) > 0, 30,
                            "the agent waiting for etcd")
-            time.sleep(0.5)
-            st, ag = remote(pred), agent_status(agents["pred"])
-            L.expect(st["failovers"] == 0 and st["state"] == "primary",
-                     f"failed over without etcd's quorum: {st}")
-            L.expect(ag.get("promotions", 0) == 0, f"promoted without a quorum: {ag}")
+            # three seconds without a quorum, the cause standing all along:
+            # no failover, no promotion, and the promotion deferred again
+            # and again (each attempt a time-out per member)
+            deferred = agent_status(agents["pred"]).get("promotions_deferred", 0)
+            for _ in range(30):
+                time.sleep(0.1)
+                st, ag = remote(pred), agent_status(agents["pred"])
+                L.expect(st["failovers"] == 0 and st["state"] == "primary",
+                         f"failed over without etcd's quorum: {st}")
+                L.expect(ag.get("promotions", 0) == 0, f"promoted without a quorum: {ag}")
+                if st["failovers"] or ag.get("promotions", 0):
+                    break
+            L.expect(ag.get("promotions_deferred", 0) >= deferred + 1 and
+                     st["failover_wanted"] == "bfd",
+                     f"the promotion deferred while the cause stood: {ag}, was {deferred}")
             ec.restart(1)
             ec.restart(2)
     if which == "given_up":
