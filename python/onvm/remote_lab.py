@@ -562,7 +562,10 @@ def check_tail_loss(L, flow_of_tag, tags_m, tags_s, lost, per_flow=False):
 def check_sink(L, frames, got_m, got_s, allow_loss=0, tail_only=True, then=()):
     """Exactly-once, order, origin.  `then`: the outputs of the nodes that
     ran the chain after those two, in turn (failovers after a
-    re-protection), held to the same."""
+    re-protection), held to the same.  `tail_only`: a frame may be lost
+    only as the tail of a node that died (check_phase_loss), each node
+    after the first having taken over from a dead one; without, anywhere
+    (up to `allow_loss`, in all)."""
     sent = {tag_of(f): f for f in frames}
     seen = set()
     phases = [("primary", got_m), ("standby", got_s)] + [
@@ -590,14 +593,41 @@ def check_sink(L, frames, got_m, got_s, allow_loss=0, tail_only=True, then=()):
     missing = len(frames) - len(seen)
     lost = sorted(set(sent) - seen)
     if lost and tail_only:
-        last_m = max((tag_of(f) for f in got_m), default=0)
-        first_s = min((tag_of(f) for f in got_s), default=len(frames) + 1)
-        print(f"lost tags {lost[0]}..{lost[-1]} ({len(lost)}); primary's last {last_m}, "
-              f"standby's first {first_s}")
-        check_tail_loss(L, lambda t: flow_of(sent[t]), [tag_of(f) for f in got_m],
-                        [tag_of(f) for f in got_s], lost)
+        hand_overs = [(max((tag_of(f) for f in a), default=0),
+                       min((tag_of(f) for f in b), default=None))
+                      for (_, a), (_, b) in zip(phases, phases[1:])]
+        print(f"lost tags {lost[0]}..{lost[-1]} ({len(lost)}); each node's last and the "
+              f"next one's first: {hand_overs}")
+        check_phase_loss(L, lambda t: flow_of(sent[t]),
+                         [[tag_of(f) for f in got] for _, got in phases], lost)
     L.expect(0 <= missing <= allow_loss, f"{missing} input frames never reached the sink")
     return missing
+
+
+def check_phase_loss(L, flow_of_tag, phases, lost):
+    """check_tail_loss over several nodes that ran the chain in turn, each
+    handing over to the next by its death (a failover): every lost frame
+    is the tail of one of them -- after all that node sent, and per flow
+    between its frames and the next node's.  A frame lost anywhere else
+    (mid-way through a node's run: a re-protection, a hiccup) fails."""
+    per = []  # each phase's {flow: (first, last)}
+    for tags in phases:
+        d = {}
+        for t in tags:
+            fl = flow_of_tag(t)
+            first, last = d.get(fl, (t, t))
+            d[fl] = (min(first, t), max(last, t))
+        per.append(d)
+    ends = [max(tags, default=0) for tags in phases]
+    for t in lost:
+        fl = flow_of_tag(t)
+        ok = any(t > ends[k] and per[k].get(fl, (0, 0))[1] < t <
+                 per[k + 1].get(fl, (1 << 62, 0))[0] for k in range(len(phases) - 1))
+        L.expect(ok, f"frame {t} (flow {fl}) lost, not in any dead node's tail: each "
+                 f"node's last {ends}, the flow's spans "
+                 f"{[d.get(fl) for d in per]}")
+        if not ok:
+            return  # (one is enough to say)
 
 
 def ip4(b):
