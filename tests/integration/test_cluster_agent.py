@@ -19,6 +19,10 @@ and the standby; the standby's agent reports it synced.  Then, mid-stream:
              while it waits (etcd_waits, and promotions_deferred growing
              while the cause stands), the chain's output stops -- the
              members back: the promotion and the failover go through.
+  cutoff     the standby's agent frozen (SIGSTOP) until its lease lapses --
+             to etcd a node cut off, its manager still with its peers --
+             then the primary SIGKILLed: the synced standby is promoted
+             all the same, and takes over.
   switchover no failure: `onvmctl switchover web` writes epoch 2 with the
              standby primary, and the predecessor's agent makes the data
              plane follow it.  The old primary, alive and still linked to
@@ -106,7 +110,8 @@ def case(L, which):
     tag = f"_{which}"
     ec = etcd_lab.EtcdCluster(L, tag=f"ag{which[:2]}").start()
     c = ec.client()
-    frames = tagged_input(traces.trace("smtp.pcap"), 400)
+    # (cutoff: the kill waits seconds for a lease to lapse, mid-stream)
+    frames = tagged_input(traces.trace("smtp.pcap"), 1200 if which == "cutoff" else 400)
     n = len(frames)
     local = ([{"name": "fwd", "binary": "simple_forward", "service": 1,
                "resiliency": "local"}], [1]) if which == "dataplane" else None
@@ -117,7 +122,8 @@ def case(L, which):
         node.start(wait=False)
     for node in (sink, standby, primary):
         node.wait_ready(120)
-    agents = {name: agent(L, ec, name, node, tag)
+    agents = {name: agent(L, ec, name, node, tag,
+                          ["--ttl", "3"] if which == "cutoff" and name == "standby" else [])
               for name, node in (("primary", primary), ("standby", standby))}
     pred.start(wait=False)
     pred.wait_ready(120)
@@ -170,6 +176,15 @@ def case(L, which):
         if which == "no_quorum":
             ec.kill(1)
             ec.kill(2)
+        if which == "cutoff":
+            # the standby's agent frozen: to etcd, a node cut off (its
+            # lease lapses), while its manager goes on with its peers
+            os.kill(agents["standby"].pid, signal.SIGSTOP)
+            lab.wait_until(lambda: "standby" not in c.nodes(), 30,
+                           "the standby's registration lapsed")
+            L.expect(c.chain("web")[1]["synced"] == ["standby"] and
+                     remote(pred)["stamped"] < n, "synced, mid-stream, when cut off")
+            t0 = time.monotonic()  # (the failover timed from the kill)
         if which == "given_up":
             os.kill(standby.proc.pid, signal.SIGSTOP)  # our standby's manager
         primary.stop(sig=signal.SIGKILL)
@@ -211,6 +226,8 @@ def case(L, which):
         lab.wait_until(lambda: remote(pred)["state"] != "primary", 60, "the failover")
     else:
         lab.wait_until(lambda: remote(pred)["failovers"] == 1, 60, "the failover")
+    if which == "cutoff":  # (promoted while cut off: back, it follows)
+        os.kill(agents["standby"].pid, signal.SIGCONT)
     took = time.monotonic() - t0
     if which == "rejoin":
         rejoin(L, c, primary, pred, sink, n)
@@ -250,7 +267,8 @@ def case(L, which):
     # (no_quorum: a promotion sent as the quorum went may commit when it
     # returns -- Unknown to the agent, which then follows it)
     L.expect(ag.get("promotions") == {"switchover": 0, "late": 0, "failover": 1,
-                                      "given_up": 1, "rejoin": 1, "redeclare": 1}.get(which, ag.get("promotions")) and
+                                      "given_up": 1, "rejoin": 1, "redeclare": 1,
+                                      "cutoff": 1}.get(which, ag.get("promotions")) and
              ag.get("promotions", 0) <= 1 and
              ag.get("failovers_started", 0) + ag.get("failovers_followed", 0) ==
              1 + ag.get("retries", 0), f"the predecessor's agent: {ag}")
@@ -260,7 +278,7 @@ def case(L, which):
     print(f"{which}: failed over {took * 1000:.0f} ms after the "
           f"{'switchover' if which in ('switchover', 'late') else 'kill'}; agent {ag}")
     stop_all(agents, (pred, standby, primary, sink))
-    if which in ("failover", "no_quorum", "given_up", "redeclare"):
+    if which in ("failover", "no_quorum", "given_up", "redeclare", "cutoff"):
         primary.remove_runtime()
     got_m = pcap.read_capture_out(L.path(f"sink-m{tag}.pcap"))
     got_s = pcap.read_capture_out(L.path(f"sink-s{tag}.pcap"))
@@ -564,7 +582,7 @@ def test(L, which):
     etcd_lab.require()
     try:
         for w in ("failover", "no_quorum", "given_up", "redeclare", "rejoin", "switchover",
-                  "late", "dataplane"):
+                  "late", "dataplane", "cutoff"):
             if which in (None, w):
                 case(L, w)
         if which in (None, "reprotect"):
