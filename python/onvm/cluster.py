@@ -580,6 +580,7 @@ def primary_at(roles, epoch):
 
 
 SCHEMES = ("remote",)
+MAX_STANDBYS = {"remote": 1}  # standbys a chain of each scheme may have
 
 
 def check_spec(spec, name="the chain"):
@@ -599,8 +600,13 @@ def check_spec(spec, name="the chain"):
         raise ValueError(f"scheme {spec['scheme']!r}: one of {', '.join(SCHEMES)}")
     if not isinstance(spec["nfs"], list) or not spec["nfs"]:
         raise ValueError("'nfs' is a non-empty list")
-    if not isinstance(spec["standbys"], int) or not 0 <= spec["standbys"] <= 8:
-        raise ValueError("'standbys' is 0..8")
+    # (one standby link per chain on the predecessor, and the data plane
+    # fails over to the standby it is wired to: a second standby in etcd
+    # could be promoted while the other one takes over)
+    if not isinstance(spec["standbys"], int) or isinstance(spec["standbys"], bool) or \
+            not 0 <= spec["standbys"] <= MAX_STANDBYS[spec["scheme"]]:
+        raise ValueError(f"'standbys' is 0..{MAX_STANDBYS[spec['scheme']]} for scheme "
+                         f"{spec['scheme']}")
     if not isinstance(spec["predecessor"], str) or not spec["predecessor"]:
         raise ValueError("'predecessor' names a node")
     if "config" in spec:  # (RenderError is a ValueError)
