@@ -10,10 +10,16 @@
  * array is cheaper than any index until rules are counted in thousands.
  * Instances are chosen by flow hash over the live instance list, so a flow
  * sticks to its instance for as long as the instance set does not change.
- * The hash (a CRC, onvm_flow_key_hash()) is mapped onto the list by
- * multiply-shift, not `%`: a 32-bit division was half of mgr_route_step's
- * time, ~9 % of the RX lcore at full load.  Both nodes of a protected chain
- * run this same mapping, so a flow has the same rank on each.
+ * The hash (a CRC, onvm_flow_key_hash()) picks one of MGR_FLOW_BUCKETS
+ * buckets by its top bits, and a table maps each bucket to a rank for a
+ * service of n ranks: jump consistent hashing (Lamping and Veach, "A Fast,
+ * Minimal Memory, Consistent Hash Algorithm"), so an (n + 1)-th instance
+ * takes about 1/(n + 1) of the buckets, every one from the others, and the
+ * rest stay where they were.  The table is a function of n alone, built
+ * once: a packet costs two loads, no division (a 32-bit `%` was half of
+ * mgr_route_step's time, ~9 % of the RX lcore at full load).  Both nodes
+ * of a protected chain run this same mapping, so a flow has the same rank
+ * on each.
  */
 #include <stdio.h>
 #include <string.h>
@@ -33,6 +39,43 @@ static const char *const drop_names[MGR_DROP_REASON_MAX] = {
 	[MGR_DROP_NF_GONE] = "nf_gone",
 	[MGR_DROP_FAILOVER] = "failover",
 };
+
+/* bucket_rank[n][b]: the rank of bucket b in a service of n ranks. */
+static uint8_t bucket_rank[ONVM_MAX_INSTANCES + 1][MGR_FLOW_BUCKETS];
+
+int
+mgr_jump_hash(uint64_t key, int n)
+{
+	int64_t b = -1, j = 0;
+
+	while (j < n) {
+		b = j;
+		key = key * UINT64_C(2862933555777941757) + 1;
+		j = (int64_t)((double)(b + 1) * ((double)(INT64_C(1) << 31) /
+						 (double)((key >> 33) + 1)));
+	}
+	return (int)b;
+}
+
+/* Built before main() (and before any unit test): the manager's units
+ * and its control threads only read it.  The key is the bucket itself
+ * (jump's first step multiplies it by a large odd constant): bucket 0 --
+ * flow hash 0, every packet that is not IPv4 -- is on rank 0 for any n. */
+__attribute__((constructor)) static void
+bucket_rank_build(void)
+{
+	for (int n = 1; n <= ONVM_MAX_INSTANCES; n++)
+		for (uint32_t b = 0; b < MGR_FLOW_BUCKETS; b++)
+			bucket_rank[n][b] = (uint8_t)mgr_jump_hash(b, n);
+}
+
+int
+mgr_bucket_rank(uint32_t bucket, uint16_t n)
+{
+	if (n == 0 || n > ONVM_MAX_INSTANCES || bucket >= MGR_FLOW_BUCKETS)
+		return -1;
+	return bucket_rank[n][bucket];
+}
 
 const char *
 mgr_drop_reason_str(enum mgr_drop_reason r)
@@ -77,9 +120,9 @@ mgr_service_pick(const struct onvm_shm *shm, uint16_t service_id, uint32_t hash)
 	svc = &shm->services[service_id];
 	a = __atomic_load_n(&svc->active, __ATOMIC_ACQUIRE) & 1;
 	n = svc->n[a];
-	if (n == 0)
+	if (n == 0 || n > ONVM_MAX_INSTANCES)
 		return -1;
-	inst = svc->inst[a][((uint64_t)hash * n) >> 32];
+	inst = svc->inst[a][bucket_rank[n][MGR_FLOW_BUCKET(hash)]];
 	return inst == ONVM_INST_NONE ? -1 : inst;
 }
 

@@ -66,8 +66,19 @@ void mgr_route_action(const struct onvm_shm *shm, struct onvm_pkt_meta *meta,
 void mgr_chain_set(struct onvm_chain *c, const char *name, const uint16_t *services,
 		   uint16_t len, int exit_port);
 
-/* Instance of `service_id` serving flow `hash`; -1 if none is live. */
+/* Instance of `service_id` serving flow `hash`; -1 if none is live.  The
+ * flow's bucket (the hash's top MGR_FLOW_BUCKET_BITS bits) picks the rank
+ * by jump consistent hashing over the service's ranks (router.c). */
 int mgr_service_pick(const struct onvm_shm *shm, uint16_t service_id, uint32_t hash);
+
+#define MGR_FLOW_BUCKET_BITS 10
+#define MGR_FLOW_BUCKETS     (1u << MGR_FLOW_BUCKET_BITS)
+#define MGR_FLOW_BUCKET(hash) ((uint32_t)(hash) >> (32 - MGR_FLOW_BUCKET_BITS))
+
+/* The rank bucket `bucket` has in a service of `n` ranks (-1: out of
+ * range), and the jump consistent hash of `key` over `n` buckets. */
+int mgr_bucket_rank(uint32_t bucket, uint16_t n);
+int mgr_jump_hash(uint64_t key, int n);
 
 /* Give `service` `ranks` fixed ranks, none held (a protected chain's
  * service: struct onvm_service), at start-up. */

@@ -9,7 +9,7 @@ import struct
 
 ETH_SHIM = 0x88B5  # the predecessor's timestamp shim
 ETH_RSYNC = 0x88B6  # RSync messages
-RSYNC_VERSION = 4  # rsync/include/rsync_wire.h
+RSYNC_VERSION = 5  # rsync/include/rsync_wire.h
 RSYNC_HDR_LEN = 56
 
 # enum rsync_role: the sender's part in the chain.

@@ -94,8 +94,10 @@
  * replicated state in another rank than the one its packets go to.
  * 3: CHECKPOINT payloads are state records (above).
  * 4: the header names the sender's role and run, and the receiver's run;
- *    REPLAY_ACK, REPLAY_CANCEL, a refused REPLAY_START. */
-#define RSYNC_VERSION 4
+ *    REPLAY_ACK, REPLAY_CANCEL, a refused REPLAY_START.
+ * 5: a flow's rank is its hash's bucket placed by jump consistent hashing
+ *    (router.c), not multiply-shift: as for 2, nodes must agree. */
+#define RSYNC_VERSION 5
 #define RSYNC_ETH_LEN 14
 
 /* An RSync frame, by its EtherType (a port may carry other frames too). */

@@ -320,7 +320,7 @@ test_golden_vote_frame(void **state)
 	 * seq count | region role reserved | offset | sender run | receiver run */
 	/* clang-format off */
 	size_t n = unhex("02000000000b" "02000000000a" "88b6"
-			 "04020000" "00070000" "00000003" "91f867dd" "0102030405060708"
+			 "05020000" "00070000" "00000003" "0fb2ba25" "0102030405060708"
 			 "00000001" "00000300" "0000000000000000"
 			 "1111111111111111" "2222222222222222",
 			 want);
@@ -333,7 +333,7 @@ test_golden_vote_frame(void **state)
 	assert_int_equal(d.h.type, RSYNC_VOTE);
 	assert_int_equal(d.h.chain, 7);
 	assert_int_equal(d.h.epoch, 3);
-	assert_int_equal(d.h.crc, 0x91f867ddu);
+	assert_int_equal(d.h.crc, 0x0fb2ba25u);
 	assert_int_equal(d.h.role, RSYNC_ROLE_STANDBY);
 	assert_int_equal(d.h.sender_run, RUN_TX);
 	assert_int_equal(d.h.receiver_run, RUN_RX);
@@ -354,11 +354,11 @@ test_golden_abort_frame_with_hmac(void **state)
 	 * HMAC-SHA256 of header (CRC filled in) and payload */
 	/* clang-format off */
 	size_t n = unhex("02000000000b" "02000000000a" "88b6"
-			 "04050105" "00070008" "00000003" "26bdff31" "0000000000000009"
+			 "05050105" "00070008" "00000003" "52b31033" "0000000000000009"
 			 "00000001" "00000200" "0000000000000000"
 			 "1111111111111111" "2222222222222222"
 			 "000000000000000c"
-			 "8311a4766b7e2a62f1b61a0c35c0ddf1c26bc8a023a738a7a30b5c8f486def02",
+			 "ddffb210c26612bf944417cb29377cc4b997c40c5c1d2214b4a38dcd64d1d042",
 			 want);
 	/* clang-format on */
 
@@ -823,7 +823,9 @@ static const struct reject_row rows[] = {
 	 RSYNC_RX_BAD_VERSION},
 	{"version 3 (no sender, no runs)", B_VOTE, {E(H(0), 1, 3)}, 0, 0, K_NONE, 0,
 	 RSYNC_RX_BAD_VERSION},
-	{"version 5", B_VOTE, {E(H(0), 1, 5)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_VERSION},
+	{"version 4 (multiply-shift ranks)", B_VOTE, {E(H(0), 1, 4)}, 0, 0, K_NONE, 0,
+	 RSYNC_RX_BAD_VERSION},
+	{"version 6", B_VOTE, {E(H(0), 1, 6)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_VERSION},
 	{"type 0", B_VOTE, {E(H(1), 1, 0)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_TYPE},
 	{"type 13", B_VOTE, {E(H(1), 1, RSYNC_TYPE_MAX)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_TYPE},
 	{"type 255", B_VOTE, {E(H(1), 1, 255)}, 0, 0, K_NONE, 0, RSYNC_RX_BAD_TYPE},

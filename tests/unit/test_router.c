@@ -799,6 +799,71 @@ test_service_pick_spreads_flows_over_all_instances(void **state)
 	assert_true(seen[0] > 0 && seen[1] > 0 && seen[2] > 0);
 }
 
+/* Jump consistent hashing: n -> n + 1 ranks moves about 1/(n + 1) of the
+ * buckets, every one of them to the new rank; the ranks stay balanced. */
+static void
+test_bucket_ranks_are_consistent_and_balanced(void **state)
+{
+	(void)state;
+	for (uint16_t n = 1; n <= ONVM_MAX_INSTANCES; n++) {
+		unsigned per_rank[ONVM_MAX_INSTANCES] = {0}, moved = 0;
+
+		for (uint32_t b = 0; b < MGR_FLOW_BUCKETS; b++) {
+			int r = mgr_bucket_rank(b, n);
+
+			assert_in_range(r, 0, n - 1);
+			per_rank[r]++;
+			if (n > 1 && r != mgr_bucket_rank(b, n - 1)) {
+				assert_int_equal(r, n - 1); /* only to the new rank */
+				moved++;
+			}
+		}
+		for (uint16_t r = 0; r < n; r++) /* each within 25 % of 1/n */
+			assert_in_range(per_rank[r] * n, MGR_FLOW_BUCKETS * 3 / 4,
+					MGR_FLOW_BUCKETS * 5 / 4);
+		if (n > 1) /* the new rank's share: about 1/n of the buckets */
+			assert_in_range(moved * n, MGR_FLOW_BUCKETS * 3 / 4, MGR_FLOW_BUCKETS * 5 / 4);
+	}
+	assert_int_equal(mgr_bucket_rank(0, 0), -1);
+	assert_int_equal(mgr_bucket_rank(0, ONVM_MAX_INSTANCES + 1), -1);
+	assert_int_equal(mgr_bucket_rank(MGR_FLOW_BUCKETS, 2), -1);
+	assert_int_equal(mgr_jump_hash(12345, 1), 0);
+}
+
+/* A third instance added to a service of two: flows keep their instance
+ * unless they move to the new one, and about a third do. */
+static void
+test_an_added_instance_takes_a_share_and_moves_no_other_flow(void **state)
+{
+	struct onvm_shm *s = *state;
+	struct onvm_service *sv = &s->services[1];
+	uint32_t a = sv->active & 1, b = a ^ 1;
+	int before[3000];
+	unsigned moved = 0;
+
+	/* instances 10 and 11, then 10, 11 and 12 (ranks 0, 1, 2) */
+	sv->inst[b][0] = 10;
+	sv->inst[b][1] = 11;
+	sv->n[b] = 2;
+	sv->active = b;
+	for (uint32_t h = 0; h < 3000; h++)
+		before[h] = mgr_service_pick(s, 1, h * 2654435761u);
+	sv->inst[a][0] = 10;
+	sv->inst[a][1] = 11;
+	sv->inst[a][2] = 12;
+	sv->n[a] = 3;
+	sv->active = a;
+	for (uint32_t h = 0; h < 3000; h++) {
+		int now = mgr_service_pick(s, 1, h * 2654435761u);
+
+		if (now != before[h]) {
+			assert_int_equal(now, 12);
+			moved++;
+		}
+	}
+	assert_in_range(moved, 3000 / 3 * 3 / 4, 3000 / 3 * 5 / 4);
+}
+
 static void
 test_both_directions_of_a_flow_reach_the_same_instance(void **state)
 {
@@ -923,6 +988,8 @@ main(void)
 	    T(test_drop_reason_str_names_every_reason),
 	    T(test_service_pick_same_flow_hash_same_instance),
 	    T(test_service_pick_spreads_flows_over_all_instances),
+	    T(test_bucket_ranks_are_consistent_and_balanced),
+	    T(test_an_added_instance_takes_a_share_and_moves_no_other_flow),
 	    T(test_both_directions_of_a_flow_reach_the_same_instance),
 	    T(test_service_pick_without_instances_is_minus_1),
 	    T(test_service_pick_reads_only_the_active_copy),
