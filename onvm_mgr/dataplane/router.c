@@ -15,7 +15,9 @@
  * service of n ranks: jump consistent hashing (Lamping and Veach, "A Fast,
  * Minimal Memory, Consistent Hash Algorithm"), so an (n + 1)-th instance
  * takes about 1/(n + 1) of the buckets, every one from the others, and the
- * rest stay where they were.  The table is a function of n alone, built
+ * rest stay where they were -- as long as the rank that changes is the
+ * last (nf_services.c appends instances, and fills a leaver's rank with
+ * the last).  The table is a function of n alone, built
  * once: a packet costs two loads, no division (a 32-bit `%` was half of
  * mgr_route_step's time, ~9 % of the RX lcore at full load).  Both nodes
  * of a protected chain run this same mapping, so a flow has the same rank
@@ -42,6 +44,7 @@ static const char *const drop_names[MGR_DROP_REASON_MAX] = {
 
 /* bucket_rank[n][b]: the rank of bucket b in a service of n ranks. */
 static uint8_t bucket_rank[ONVM_MAX_INSTANCES + 1][MGR_FLOW_BUCKETS];
+_Static_assert(ONVM_MAX_INSTANCES <= UINT8_MAX + 1, "ranks are stored in a byte");
 
 int
 mgr_jump_hash(uint64_t key, int n)

@@ -67,22 +67,28 @@ service_update(uint16_t service, uint16_t instance, bool add)
 		n = svc->fixed;
 		goto publish;
 	}
-	for (uint16_t i = 0; i < svc->n[a]; i++)
-		if (svc->inst[a][i] != instance)
-			svc->inst[b][n++] = svc->inst[a][i];
-	if (add) {
+	/* Flows reach ranks by jump consistent hashing (router.c), which
+	 * keeps every other flow in place only when the rank that changes is
+	 * the last: a new instance is appended (not sorted in: a reused,
+	 * lower slot id would shift every rank after it), and a leaving one's
+	 * rank is taken by the last instance -- its flows and the last's move,
+	 * no others.  (At start-up, instances register in slot order: the
+	 * same list as sorted.) */
+	int at = -1;
+
+	n = svc->n[a];
+	for (uint16_t i = 0; i < n; i++) {
+		svc->inst[b][i] = svc->inst[a][i];
+		if (svc->inst[a][i] == instance)
+			at = i;
+	}
+	if (add && at < 0) {
 		if (n >= ONVM_MAX_INSTANCES)
 			return -ENOSPC;
-		/* Keep instances sorted so flow->instance mapping is stable
-		 * across managers and restarts. */
-		uint16_t pos = n;
-
-		while (pos > 0 && svc->inst[b][pos - 1] > instance) {
-			svc->inst[b][pos] = svc->inst[b][pos - 1];
-			pos--;
-		}
-		svc->inst[b][pos] = instance;
-		n++;
+		svc->inst[b][n++] = instance;
+	} else if (!add && at >= 0) {
+		svc->inst[b][at] = svc->inst[b][n - 1];
+		n--;
 	}
 publish:
 	svc->n[b] = n;
