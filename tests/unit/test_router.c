@@ -512,7 +512,7 @@ test_next_walks_the_chain_in_order(void **state)
 	struct onvm_pkt_info pi = tcp_pkt();
 	struct onvm_pkt_meta m;
 
-	assert_nf(ingress(s, &m, 0, &pi), 10 + (uint32_t)(((uint64_t)hash_of(&pi) * 3) >> 32));
+	assert_nf(ingress(s, &m, 0, &pi), 10 + mgr_bucket_rank(MGR_FLOW_BUCKET(hash_of(&pi)), 3));
 	assert_nf(action(s, &m, ONVM_ACTION_NEXT, 0), 20);
 	assert_int_equal(m.chain_index, 1);
 }
