@@ -135,6 +135,60 @@ typedef void onvm_ft_evict_fn(void *arg, const struct onvm_flow_key *key, void *
 uint32_t onvm_ft_expire(struct onvm_ft *ft, uint64_t now_ns, uint64_t idle_ns, uint32_t max_slots,
 			onvm_ft_evict_fn *fn, void *arg);
 
+/*
+ * Moving flows between instances (docs/design/elastic.md): the entries a
+ * filter selects, as records another instance of the same NF imports.
+ * A record is a struct onvm_ft_record and value_size bytes of value, in
+ * host byte order (the two instances run the same binary on the same
+ * architecture), 8-aligned.  Entries hold no pointers, so a copy is the
+ * flow's state.
+ */
+struct onvm_ft_record {
+	struct onvm_flow_key key;
+	uint64_t last_seen_ns;
+	uint64_t created_ns;
+	uint32_t value_size;
+	uint32_t magic; /* ONVM_FT_RECORD_MAGIC */
+};
+#define ONVM_FT_RECORD_MAGIC 0x4654524du /* "FTRM" */
+
+/* A filter: true for the flows to export (or remove). */
+typedef bool onvm_ft_filter_fn(void *arg, const struct onvm_flow_key *key);
+
+/*
+ * Write the records of the entries `want` selects (NULL: all) into buf,
+ * from slot *cursor on, as many as fit in len; *cursor is where to go on
+ * (the capacity: done), *nrec (if not NULL) the records written.  Returns
+ * the bytes written.  The table must not change between the calls of one
+ * export (the NF's own thread makes them, between batches).
+ */
+size_t onvm_ft_export(const struct onvm_ft *ft, onvm_ft_filter_fn *want, void *arg,
+		      uint32_t *cursor, void *buf, size_t len, uint32_t *nrec);
+
+/* Why a record was refused on import (counted by the caller). */
+enum onvm_ft_import_error {
+	ONVM_FT_IMPORT_OK = 0,
+	ONVM_FT_IMPORT_SHORT,	   /* a record cut short */
+	ONVM_FT_IMPORT_MAGIC,	   /* not a record */
+	ONVM_FT_IMPORT_VALUE_SIZE, /* another NF's table, or another version of it */
+	ONVM_FT_IMPORT_KEY_PAD,	   /* a key with its padding set */
+	ONVM_FT_IMPORT_FULL,	   /* this table at its load limit */
+};
+
+/*
+ * Insert the records of buf (an export's output): an entry of the same key
+ * is overwritten -- the exporting instance's is the flow's state.  Stops
+ * at the first record it refuses.  Returns the records imported; *error
+ * (if not NULL) says why it stopped early (ONVM_FT_IMPORT_OK: all of buf).
+ */
+uint32_t onvm_ft_import(struct onvm_ft *ft, const void *buf, size_t len,
+			enum onvm_ft_import_error *error);
+const char *onvm_ft_import_error_str(enum onvm_ft_import_error e);
+
+/* Remove every entry `want` selects (the exporting instance freeing moved
+ * flows).  Returns the number removed. */
+uint32_t onvm_ft_remove_if(struct onvm_ft *ft, onvm_ft_filter_fn *want, void *arg);
+
 /* Iteration: slots 0..capacity-1, NULL for an empty slot. */
 void *onvm_ft_slot_value(const struct onvm_ft *ft, uint32_t slot);
 const struct onvm_flow_key *onvm_ft_key(const struct onvm_ft *ft, const void *value);

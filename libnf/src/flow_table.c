@@ -314,3 +314,127 @@ onvm_ft_last_seen(const struct onvm_ft *ft, const void *value)
 	(void)ft;
 	return value_entry(value)->last_seen_ns;
 }
+
+/* ---- moving flows between instances ------------------------------------- */
+
+size_t
+onvm_ft_export(const struct onvm_ft *ft, onvm_ft_filter_fn *want, void *arg, uint32_t *cursor,
+	       void *buf, size_t len, uint32_t *nrec)
+{
+	uint32_t value_size = ft->entry_size - (uint32_t)sizeof(struct onvm_ft_entry);
+	size_t rec_size = sizeof(struct onvm_ft_record) + value_size, used = 0;
+	uint32_t i = *cursor, n = 0;
+
+	for (; i <= ft->mask; i++) {
+		struct onvm_ft_entry *e = slot_entry(ft, i);
+		struct onvm_ft_record r;
+
+		if (!e->used || (want != NULL && !want(arg, &e->key)))
+			continue;
+		if (len - used < rec_size)
+			break; /* (resumed from this slot) */
+		memset(&r, 0, sizeof(r));
+		r.key = e->key;
+		r.last_seen_ns = e->last_seen_ns;
+		r.created_ns = e->created_ns;
+		r.value_size = value_size;
+		r.magic = ONVM_FT_RECORD_MAGIC;
+		memcpy((uint8_t *)buf + used, &r, sizeof(r));
+		memcpy((uint8_t *)buf + used + sizeof(r), entry_value(e), value_size);
+		used += rec_size;
+		n++;
+	}
+	*cursor = i;
+	if (nrec != NULL)
+		*nrec = n;
+	return used;
+}
+
+static const char *const import_errors[] = {
+	[ONVM_FT_IMPORT_OK] = "ok",
+	[ONVM_FT_IMPORT_SHORT] = "short",
+	[ONVM_FT_IMPORT_MAGIC] = "magic",
+	[ONVM_FT_IMPORT_VALUE_SIZE] = "value_size",
+	[ONVM_FT_IMPORT_KEY_PAD] = "key_pad",
+	[ONVM_FT_IMPORT_FULL] = "full",
+};
+
+const char *
+onvm_ft_import_error_str(enum onvm_ft_import_error e)
+{
+	return (unsigned int)e < sizeof(import_errors) / sizeof(import_errors[0]) ? import_errors[e]
+										   : "unknown";
+}
+
+uint32_t
+onvm_ft_import(struct onvm_ft *ft, const void *buf, size_t len, enum onvm_ft_import_error *error)
+{
+	uint32_t value_size = ft->entry_size - (uint32_t)sizeof(struct onvm_ft_entry);
+	size_t rec_size = sizeof(struct onvm_ft_record) + value_size, at = 0;
+	enum onvm_ft_import_error err = ONVM_FT_IMPORT_OK;
+	uint32_t n = 0;
+
+	while (at < len) {
+		struct onvm_ft_record r;
+		struct onvm_ft_entry *e;
+		void *value;
+
+		if (len - at < sizeof(r)) {
+			err = ONVM_FT_IMPORT_SHORT;
+			break;
+		}
+		memcpy(&r, (const uint8_t *)buf + at, sizeof(r));
+		if (r.magic != ONVM_FT_RECORD_MAGIC) {
+			err = ONVM_FT_IMPORT_MAGIC;
+			break;
+		}
+		if (r.value_size != value_size) {
+			err = ONVM_FT_IMPORT_VALUE_SIZE;
+			break;
+		}
+		if (len - at < rec_size) {
+			err = ONVM_FT_IMPORT_SHORT;
+			break;
+		}
+		if (r.key.pad[0] | r.key.pad[1] | r.key.pad[2]) {
+			err = ONVM_FT_IMPORT_KEY_PAD;
+			break;
+		}
+		value = onvm_ft_insert(ft, &r.key, r.last_seen_ns, NULL);
+		if (value == NULL) {
+			err = ONVM_FT_IMPORT_FULL;
+			break;
+		}
+		/* (insert touched the whole entry) */
+		e = value_entry(value);
+		e->last_seen_ns = r.last_seen_ns;
+		e->created_ns = r.created_ns;
+		memcpy(value, (const uint8_t *)buf + at + sizeof(r), value_size);
+		at += rec_size;
+		n++;
+	}
+	if (error != NULL)
+		*error = err;
+	return n;
+}
+
+uint32_t
+onvm_ft_remove_if(struct onvm_ft *ft, onvm_ft_filter_fn *want, void *arg)
+{
+	uint32_t removed = 0;
+
+	for (uint32_t i = 0; i <= ft->mask;) {
+		struct onvm_ft_entry *e = slot_entry(ft, i);
+
+		if (e->used && want(arg, &e->key)) {
+			remove_slot(ft, i);
+			ft->hdr->stats.removes++;
+			removed++;
+			/* Backward shift may have moved another entry into
+			 * slot i: look at it again. */
+			continue;
+		}
+		i++;
+	}
+	return removed;
+}

@@ -1166,6 +1166,204 @@ test_failover_keeps_committed_entries_and_rolls_back_the_rest(void **state)
 	fx_fini(&f);
 }
 
+/* ---- moving flows between instances -------------------------------------- */
+
+/* The flows to move in these tests: the odd keys. */
+static bool
+odd_key(void *arg, const struct onvm_flow_key *k)
+{
+	(void)arg;
+	return (k->src_ip & 1) != 0;
+}
+
+/* Export the odd half of a source table in small pieces (the cursor
+ * resumes), import it into a destination that already holds an older
+ * copy of one flow, remove it from the source: every moved flow is in the
+ * destination with its value and times, and only there; the even ones are
+ * in the source, untouched. */
+static void
+test_export_import_moves_the_selected_flows_with_their_state(void **state)
+{
+	struct fx src, dst;
+	uint8_t buf[4096], piece[3 * (sizeof(struct onvm_ft_record) + sizeof(struct val))];
+	size_t used = 0;
+	uint32_t cursor = 0, total = 0;
+	enum onvm_ft_import_error err;
+
+	(void)state;
+	fx_init(&src, 64);
+	fx_init(&dst, 64);
+	for (uint32_t i = 0; i < 40; i++) {
+		struct onvm_flow_key k = key(i);
+		struct val *v = onvm_ft_insert(&src.ft, &k, 1000 + i, NULL);
+
+		assert_non_null(v);
+		v->tag = 0xabc0000u + i;
+		v->n = i * 3;
+	}
+	{ /* the destination's stale copy of flow 1 (odd): overwritten */
+		struct onvm_flow_key k = key(1);
+		struct val *v = onvm_ft_insert(&dst.ft, &k, 5, NULL);
+
+		v->tag = 0xdead;
+	}
+	commit_ok(&src);
+	commit_ok(&dst);
+	while (cursor < onvm_ft_capacity(&src.ft)) {
+		uint32_t n;
+		size_t got = onvm_ft_export(&src.ft, odd_key, NULL, &cursor, piece, sizeof(piece), &n);
+
+		assert_true(got <= sizeof(piece) && got == n * (sizeof(struct onvm_ft_record) +
+								 sizeof(struct val)));
+		assert_true(used + got <= sizeof(buf));
+		memcpy(buf + used, piece, got);
+		used += got;
+		total += n;
+	}
+	assert_int_equal(total, 20);
+	assert_int_equal(onvm_ft_import(&dst.ft, buf, used, &err), 20);
+	assert_int_equal(err, ONVM_FT_IMPORT_OK);
+	commit_ok(&dst);
+	assert_int_equal(onvm_ft_remove_if(&src.ft, odd_key, NULL), 20);
+	commit_ok(&src);
+	assert_int_equal(onvm_ft_count(&dst.ft), 20);
+	assert_int_equal(onvm_ft_count(&src.ft), 20);
+	for (uint32_t i = 0; i < 40; i++) {
+		struct onvm_flow_key k = key(i);
+		struct fx *has = (i & 1) ? &dst : &src, *not = (i & 1) ? &src : &dst;
+		struct val *v = onvm_ft_lookup(&has->ft, &k);
+
+		assert_non_null(v);
+		assert_int_equal(v->tag, 0xabc0000u + i);
+		assert_int_equal(v->n, i * 3);
+		assert_int_equal(onvm_ft_last_seen(&has->ft, v), 1000 + i);
+		assert_null(onvm_ft_lookup(&not->ft, &k));
+	}
+	fx_fini(&src);
+	fx_fini(&dst);
+}
+
+/* Records from elsewhere are outside input: each bad one is refused with
+ * its reason, the good ones before it kept, nothing after it read. */
+static void
+test_import_refuses_bad_records_with_a_reason(void **state)
+{
+	struct fx src, dst, other;
+	uint8_t buf[1024], bad[1024];
+	uint32_t cursor = 0, n;
+	size_t rec = sizeof(struct onvm_ft_record) + sizeof(struct val), len;
+	enum onvm_ft_import_error err;
+	struct onvm_ft_record r;
+
+	(void)state;
+	fx_init(&src, 16);
+	fx_init(&dst, 16);
+	for (uint32_t i = 0; i < 4; i++) {
+		struct onvm_flow_key k = key(i);
+
+		assert_non_null(onvm_ft_insert(&src.ft, &k, 1, NULL));
+	}
+	len = onvm_ft_export(&src.ft, NULL, NULL, &cursor, buf, sizeof(buf), &n);
+	assert_int_equal(n, 4);
+	assert_int_equal(len, 4 * rec);
+	/* cut short: the whole records before the cut imported */
+	assert_int_equal(onvm_ft_import(&dst.ft, buf, len - 1, &err), 3);
+	assert_int_equal(err, ONVM_FT_IMPORT_SHORT);
+	assert_int_equal(onvm_ft_import(&dst.ft, buf, 7, &err), 0);
+	assert_int_equal(err, ONVM_FT_IMPORT_SHORT);
+	/* the second record's magic, value size, key padding broken */
+	for (int what = 0; what < 3; what++) {
+		memcpy(bad, buf, len);
+		memcpy(&r, bad + rec, sizeof(r));
+		if (what == 0)
+			r.magic ^= 1;
+		else if (what == 1)
+			r.value_size += 8;
+		else
+			r.key.pad[1] = 1;
+		memcpy(bad + rec, &r, sizeof(r));
+		assert_int_equal(onvm_ft_import(&dst.ft, bad, len, &err), 1);
+		assert_int_equal(err, what == 0 ? ONVM_FT_IMPORT_MAGIC
+				      : what == 1 ? ONVM_FT_IMPORT_VALUE_SIZE
+						  : ONVM_FT_IMPORT_KEY_PAD);
+	}
+	assert_string_equal(onvm_ft_import_error_str(ONVM_FT_IMPORT_VALUE_SIZE), "value_size");
+	assert_string_equal(onvm_ft_import_error_str(ONVM_FT_IMPORT_FULL + 1), "unknown");
+	/* another NF's table (8-byte values): refused whole */
+	fx_init_ex(&other, 16, 8, 0);
+	fx_open(&other);
+	assert_int_equal(onvm_ft_import(&other.ft, buf, len, &err), 0);
+	assert_int_equal(err, ONVM_FT_IMPORT_VALUE_SIZE);
+	assert_int_equal(onvm_ft_count(&other.ft), 0);
+	fx_fini(&other);
+	fx_fini(&src);
+	fx_fini(&dst);
+}
+
+/* A destination at its load limit takes what fits and says so. */
+static void
+test_import_into_a_full_table_stops_and_says_full(void **state)
+{
+	struct fx src, dst;
+	uint8_t buf[4096];
+	uint32_t cursor = 0, n;
+	size_t len;
+	enum onvm_ft_import_error err;
+
+	(void)state;
+	fx_init(&src, 32);
+	fx_init(&dst, 16); /* 12 entries at most */
+	for (uint32_t i = 0; i < 20; i++) {
+		struct onvm_flow_key k = key(i);
+
+		assert_non_null(onvm_ft_insert(&src.ft, &k, 1, NULL));
+	}
+	len = onvm_ft_export(&src.ft, NULL, NULL, &cursor, buf, sizeof(buf), &n);
+	assert_int_equal(n, 20);
+	assert_int_equal(onvm_ft_import(&dst.ft, buf, len, &err), 12);
+	assert_int_equal(err, ONVM_FT_IMPORT_FULL);
+	assert_int_equal(onvm_ft_count(&dst.ft), 12);
+	fx_fini(&src);
+	fx_fini(&dst);
+}
+
+/* remove_if in clusters that wrap past the last slot (homes 13..1 of 16):
+ * every selected entry goes, every other stays findable. */
+static void
+test_remove_if_in_wrapping_clusters(void **state)
+{
+	struct fx f;
+	uint32_t picked[64], np = 0, odd = 0;
+
+	(void)state;
+	for (uint32_t i = 0; np < 11 && i < 100000; i++) {
+		int h = home_of(16, i);
+
+		if (h >= 13 || h <= 1)
+			picked[np++] = i;
+	}
+	assert_int_equal(np, 11);
+	fx_init(&f, 16);
+	for (uint32_t j = 0; j < np; j++) {
+		struct onvm_flow_key k = key(picked[j]);
+
+		assert_non_null(onvm_ft_insert(&f.ft, &k, 1, NULL));
+		odd += picked[j] & 1;
+	}
+	assert_int_equal(onvm_ft_remove_if(&f.ft, odd_key, NULL), odd);
+	commit_ok(&f);
+	assert_int_equal(onvm_ft_count(&f.ft), np - odd);
+	for (uint32_t j = 0; j < np; j++) {
+		struct onvm_flow_key k = key(picked[j]);
+
+		if (picked[j] & 1)
+			assert_null(onvm_ft_lookup(&f.ft, &k));
+		else
+			assert_non_null(onvm_ft_lookup(&f.ft, &k));
+	}
+	fx_fini(&f);
+}
+
 int
 main(void)
 {
@@ -1192,6 +1390,10 @@ main(void)
 	    cmocka_unit_test(test_expire_catches_entries_shifted_into_the_swept_slot),
 	    cmocka_unit_test(test_key_canon_is_symmetric),
 	    cmocka_unit_test(test_failover_keeps_committed_entries_and_rolls_back_the_rest),
+	    cmocka_unit_test(test_export_import_moves_the_selected_flows_with_their_state),
+	    cmocka_unit_test(test_import_refuses_bad_records_with_a_reason),
+	    cmocka_unit_test(test_import_into_a_full_table_stops_and_says_full),
+	    cmocka_unit_test(test_remove_if_in_wrapping_clusters),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
