@@ -1,0 +1,42 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 REINFORCE-NFV authors
+"""Seeds for fuzz_ft_import: a first byte choosing the table (value size
+8, 16 or 24 by its value mod 3; 64 slots with bit 7 set, else 16), then
+flow-table records as onvm_ft_export() writes them
+(libnf/include/onvm_flow_table.h: struct onvm_ft_record, host byte order
+-- little-endian here -- and the value), written from that layout, not by
+the library."""
+import os
+import struct
+import sys
+
+MAGIC = 0x4654524D  # ONVM_FT_RECORD_MAGIC, "FTRM"
+
+
+def record(i, vsize, last=100, created=50, magic=MAGIC, pad=0):
+    key = struct.pack("<IIHHB3s", 0xC6120000 + i, 0xC6130000 + i, 1024 + i, 80, 6,
+                      bytes([pad, 0, 0]))
+    return key + struct.pack("<QQII", last + i, created, vsize, magic) + \
+        bytes((i + j) & 0xFF for j in range(vsize))
+
+
+def main(out):
+    os.makedirs(out, exist_ok=True)
+    seeds = {
+        "one_16": bytes([1]) + record(1, 16),
+        "ten_8_big": bytes([0x80]) + b"".join(record(i, 8) for i in range(10)),
+        "twenty_24_full": bytes([2]) + b"".join(record(i, 24) for i in range(20)),
+        "same_key_twice": bytes([1]) + record(3, 16) + record(3, 16, last=900),
+        "bad_magic_second": bytes([1]) + record(1, 16) + record(2, 16, magic=0),
+        "key_pad_set": bytes([1]) + record(5, 16, pad=1),
+        "cut_short": bytes([1]) + record(1, 16) + record(2, 16)[:30],
+    }
+    for name, data in seeds.items():
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(data)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else
+         os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus_ft_import"))
