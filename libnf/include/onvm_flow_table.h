@@ -138,32 +138,42 @@ uint32_t onvm_ft_expire(struct onvm_ft *ft, uint64_t now_ns, uint64_t idle_ns, u
 /*
  * Moving flows between instances (docs/design/elastic.md): the entries a
  * filter selects, as records another instance of the same NF imports.
- * A record is a struct onvm_ft_record and value_size bytes of value, in
- * host byte order (the two instances run the same binary on the same
- * architecture), 8-aligned.  Entries hold no pointers, so a copy is the
- * flow's state.
+ * A record is a struct onvm_ft_record and the value's bytes (its size
+ * rounded up to 8), in host byte order (the two instances run the same
+ * binary on the same architecture).  Entries hold no pointers, so a copy
+ * is the flow's state.  Times travel as ages: two instances' clocks differ
+ * (another node's, a promoted standby's offset), so the exporter writes
+ * how long ago the flow was last seen and created, by its clock, and the
+ * importer puts them back on its own.
  */
 struct onvm_ft_record {
 	struct onvm_flow_key key;
-	uint64_t last_seen_ns;
-	uint64_t created_ns;
-	uint32_t value_size;
-	uint32_t magic; /* ONVM_FT_RECORD_MAGIC */
+	uint64_t idle_ns;    /* now - last seen, by the exporter's clock */
+	uint64_t age_ns;     /* now - created */
+	uint32_t value_size; /* the table's value size (onvm_ft_open), exactly */
+	uint32_t magic;	     /* ONVM_FT_RECORD_MAGIC */
 };
 #define ONVM_FT_RECORD_MAGIC 0x4654524du /* "FTRM" */
 
-/* A filter: true for the flows to export (or remove). */
+/* Bytes one record of this table takes. */
+size_t onvm_ft_record_size(const struct onvm_ft *ft);
+
+/* A filter: true for the flows to export (or remove).  It must not change
+ * the table, and may be called more than once for an entry. */
 typedef bool onvm_ft_filter_fn(void *arg, const struct onvm_flow_key *key);
 
 /*
  * Write the records of the entries `want` selects (NULL: all) into buf,
- * from slot *cursor on, as many as fit in len; *cursor is where to go on
- * (the capacity: done), *nrec (if not NULL) the records written.  Returns
- * the bytes written.  The table must not change between the calls of one
- * export (the NF's own thread makes them, between batches).
+ * from slot *cursor on, as many as fit in len (at least one record's
+ * size, or nothing is written and the cursor stays), ages by `now_ns`;
+ * *cursor is where to go on (the capacity: done), *nrec (if not NULL) the
+ * records written.  Returns the bytes written.  All the calls of one
+ * export must fall in one gap between batches: the table must not change
+ * in between (a removal's backward shift would move entries across the
+ * cursor).
  */
 size_t onvm_ft_export(const struct onvm_ft *ft, onvm_ft_filter_fn *want, void *arg,
-		      uint32_t *cursor, void *buf, size_t len, uint32_t *nrec);
+		      uint64_t now_ns, uint32_t *cursor, void *buf, size_t len, uint32_t *nrec);
 
 /* Why a record was refused on import (counted by the caller). */
 enum onvm_ft_import_error {
@@ -172,22 +182,28 @@ enum onvm_ft_import_error {
 	ONVM_FT_IMPORT_MAGIC,	   /* not a record */
 	ONVM_FT_IMPORT_VALUE_SIZE, /* another NF's table, or another version of it */
 	ONVM_FT_IMPORT_KEY_PAD,	   /* a key with its padding set */
-	ONVM_FT_IMPORT_FULL,	   /* this table at its load limit */
+	ONVM_FT_IMPORT_FULL,	   /* this table at its load limit (stats.full, as an insert) */
 };
 
 /*
- * Insert the records of buf (an export's output): an entry of the same key
- * is overwritten -- the exporting instance's is the flow's state.  Stops
- * at the first record it refuses.  Returns the records imported; *error
- * (if not NULL) says why it stopped early (ONVM_FT_IMPORT_OK: all of buf).
+ * Insert the records of buf (an export's output), their times put back by
+ * `now_ns` (an age beyond now: seen or created at 0): an entry of the same
+ * key is overwritten -- the exporting instance's is the flow's state.
+ * Stops at the first record it refuses.  Returns the records imported;
+ * *error (if not NULL) says why it stopped early (ONVM_FT_IMPORT_OK: all
+ * of buf).  A move that then fails leaves what was imported: the importer
+ * removes it (onvm_ft_remove_if) if it must.
  */
-uint32_t onvm_ft_import(struct onvm_ft *ft, const void *buf, size_t len,
+uint32_t onvm_ft_import(struct onvm_ft *ft, const void *buf, size_t len, uint64_t now_ns,
 			enum onvm_ft_import_error *error);
 const char *onvm_ft_import_error_str(enum onvm_ft_import_error e);
 
-/* Remove every entry `want` selects (the exporting instance freeing moved
- * flows).  Returns the number removed. */
+/* Remove every entry `want` selects (NULL: all) -- the exporting instance
+ * freeing moved flows.  Returns the number removed. */
 uint32_t onvm_ft_remove_if(struct onvm_ft *ft, onvm_ft_filter_fn *want, void *arg);
+
+/* When the entry holding `value` was created (onvm_ft_insert's now_ns). */
+uint64_t onvm_ft_created(const struct onvm_ft *ft, const void *value);
 
 /* Iteration: slots 0..capacity-1, NULL for an empty slot. */
 void *onvm_ft_slot_value(const struct onvm_ft *ft, uint32_t slot);

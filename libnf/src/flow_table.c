@@ -318,11 +318,23 @@ onvm_ft_last_seen(const struct onvm_ft *ft, const void *value)
 /* ---- moving flows between instances ------------------------------------- */
 
 size_t
-onvm_ft_export(const struct onvm_ft *ft, onvm_ft_filter_fn *want, void *arg, uint32_t *cursor,
-	       void *buf, size_t len, uint32_t *nrec)
+onvm_ft_record_size(const struct onvm_ft *ft)
 {
-	uint32_t value_size = ft->entry_size - (uint32_t)sizeof(struct onvm_ft_entry);
-	size_t rec_size = sizeof(struct onvm_ft_record) + value_size, used = 0;
+	return sizeof(struct onvm_ft_record) + (ft->entry_size - sizeof(struct onvm_ft_entry));
+}
+
+static uint64_t
+age(uint64_t now, uint64_t then)
+{
+	return now >= then ? now - then : 0; /* (a clock read before it was set) */
+}
+
+size_t
+onvm_ft_export(const struct onvm_ft *ft, onvm_ft_filter_fn *want, void *arg, uint64_t now_ns,
+	       uint32_t *cursor, void *buf, size_t len, uint32_t *nrec)
+{
+	size_t rec_size = onvm_ft_record_size(ft), value_len = rec_size - sizeof(struct onvm_ft_record);
+	size_t used = 0;
 	uint32_t i = *cursor, n = 0;
 
 	for (; i <= ft->mask; i++) {
@@ -335,12 +347,12 @@ onvm_ft_export(const struct onvm_ft *ft, onvm_ft_filter_fn *want, void *arg, uin
 			break; /* (resumed from this slot) */
 		memset(&r, 0, sizeof(r));
 		r.key = e->key;
-		r.last_seen_ns = e->last_seen_ns;
-		r.created_ns = e->created_ns;
-		r.value_size = value_size;
+		r.idle_ns = age(now_ns, e->last_seen_ns);
+		r.age_ns = age(now_ns, e->created_ns);
+		r.value_size = ft->hdr->value_size;
 		r.magic = ONVM_FT_RECORD_MAGIC;
 		memcpy((uint8_t *)buf + used, &r, sizeof(r));
-		memcpy((uint8_t *)buf + used + sizeof(r), entry_value(e), value_size);
+		memcpy((uint8_t *)buf + used + sizeof(r), entry_value(e), value_len);
 		used += rec_size;
 		n++;
 	}
@@ -367,10 +379,11 @@ onvm_ft_import_error_str(enum onvm_ft_import_error e)
 }
 
 uint32_t
-onvm_ft_import(struct onvm_ft *ft, const void *buf, size_t len, enum onvm_ft_import_error *error)
+onvm_ft_import(struct onvm_ft *ft, const void *buf, size_t len, uint64_t now_ns,
+	       enum onvm_ft_import_error *error)
 {
-	uint32_t value_size = ft->entry_size - (uint32_t)sizeof(struct onvm_ft_entry);
-	size_t rec_size = sizeof(struct onvm_ft_record) + value_size, at = 0;
+	size_t rec_size = onvm_ft_record_size(ft), value_len = rec_size - sizeof(struct onvm_ft_record);
+	size_t at = 0;
 	enum onvm_ft_import_error err = ONVM_FT_IMPORT_OK;
 	uint32_t n = 0;
 
@@ -388,7 +401,9 @@ onvm_ft_import(struct onvm_ft *ft, const void *buf, size_t len, enum onvm_ft_imp
 			err = ONVM_FT_IMPORT_MAGIC;
 			break;
 		}
-		if (r.value_size != value_size) {
+		/* (exactly: a value grown within its 8-byte rounding is
+		 * another version of it all the same) */
+		if (r.value_size != ft->hdr->value_size) {
 			err = ONVM_FT_IMPORT_VALUE_SIZE;
 			break;
 		}
@@ -400,16 +415,16 @@ onvm_ft_import(struct onvm_ft *ft, const void *buf, size_t len, enum onvm_ft_imp
 			err = ONVM_FT_IMPORT_KEY_PAD;
 			break;
 		}
-		value = onvm_ft_insert(ft, &r.key, r.last_seen_ns, NULL);
+		value = onvm_ft_insert(ft, &r.key, now_ns, NULL);
 		if (value == NULL) {
 			err = ONVM_FT_IMPORT_FULL;
 			break;
 		}
 		/* (insert touched the whole entry) */
 		e = value_entry(value);
-		e->last_seen_ns = r.last_seen_ns;
-		e->created_ns = r.created_ns;
-		memcpy(value, (const uint8_t *)buf + at + sizeof(r), value_size);
+		e->last_seen_ns = r.idle_ns <= now_ns ? now_ns - r.idle_ns : 0;
+		e->created_ns = r.age_ns <= now_ns ? now_ns - r.age_ns : 0;
+		memcpy(value, (const uint8_t *)buf + at + sizeof(r), value_len);
 		at += rec_size;
 		n++;
 	}
@@ -426,9 +441,9 @@ onvm_ft_remove_if(struct onvm_ft *ft, onvm_ft_filter_fn *want, void *arg)
 	for (uint32_t i = 0; i <= ft->mask;) {
 		struct onvm_ft_entry *e = slot_entry(ft, i);
 
-		if (e->used && want(arg, &e->key)) {
+		if (e->used && (want == NULL || want(arg, &e->key))) {
 			remove_slot(ft, i);
-			ft->hdr->stats.removes++;
+			ft->hdr->stats.removes++; /* (header touched by remove_slot) */
 			removed++;
 			/* Backward shift may have moved another entry into
 			 * slot i: look at it again. */
@@ -437,4 +452,11 @@ onvm_ft_remove_if(struct onvm_ft *ft, onvm_ft_filter_fn *want, void *arg)
 		i++;
 	}
 	return removed;
+}
+
+uint64_t
+onvm_ft_created(const struct onvm_ft *ft, const void *value)
+{
+	(void)ft;
+	return value_entry(value)->created_ns;
 }

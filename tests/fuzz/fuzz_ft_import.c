@@ -12,11 +12,13 @@
  * exact-size heap buffer, so ASan sees any read past them.
  *
  * Checked (abort() on violation): the records imported are at most what
- * fits in the input and the table's load limit; an early stop names a
- * reason; every key of the imported records is found, with its value;
- * exporting the table whole and importing that into a fresh table gives
- * the same count with nothing refused; and remove_if() of every other
- * key leaves exactly the rest findable.
+ * fits in the input, and the table holds exactly their distinct keys; an
+ * early stop leaves input unread; every key of the imported records is
+ * found, with the value and times of its last record (times put back on
+ * the importer's clock, an age beyond it at 0); exporting the table whole
+ * and importing that into a fresh table with a clock 5 s ahead gives the
+ * same flows, values and ages; and remove_if() of the odd keys leaves
+ * exactly the even ones.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,6 +29,9 @@
 #include "onvm_flow_table.h"
 
 #include "fuzz_check.h"
+
+#define NOW   UINT64_C(1000000000000) /* the importer's clock: 1000 s */
+#define AHEAD UINT64_C(5000000000)    /* the second importer's: 5 s ahead */
 
 static bool
 odd_src(void *arg, const struct onvm_flow_key *k)
@@ -61,6 +66,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
+	/* (NOW: the importer's clock; ages beyond it land at 0) */
 	vsize = vsizes[data[0] % 3];
 	cap = (data[0] & 0x80) ? 64 : 16;
 	limit = cap - cap / 4;
@@ -71,39 +77,57 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(buf, data + 1, len);
 	mem = table(&ft, cap, vsize);
 
-	n = onvm_ft_import(&ft, buf, len, &err);
+	n = onvm_ft_import(&ft, buf, len, NOW, &err);
+	CHECK(rec == onvm_ft_record_size(&ft));
 	CHECK(n <= len / rec);
-	CHECK(onvm_ft_count(&ft) <= limit && onvm_ft_count(&ft) <= n);
 	CHECK(err == ONVM_FT_IMPORT_OK ? (size_t)n * rec == len : (size_t)n * rec < len);
-	CHECK(strcmp(onvm_ft_import_error_str(err), "unknown") != 0);
 	/* each imported record's key is there; the last record of a key has
-	 * its value */
+	 * its value and times; the table holds the distinct keys, no more */
+	uint32_t distinct = 0;
+
 	for (uint32_t i = 0; i < n; i++) {
 		struct onvm_ft_record r;
 		const uint8_t *v;
+		bool later = false;
 
 		memcpy(&r, buf + i * rec, sizeof(r));
 		v = onvm_ft_lookup(&ft, &r.key);
 		CHECK(v != NULL);
-		bool later = false;
-
 		for (uint32_t j = i + 1; j < n; j++) {
 			struct onvm_ft_record q;
 
 			memcpy(&q, buf + j * rec, sizeof(q));
 			later |= memcmp(&q.key, &r.key, sizeof(r.key)) == 0;
 		}
-		if (!later)
-			CHECK(memcmp(v, buf + i * rec + sizeof(r), vsize) == 0);
+		if (later)
+			continue;
+		distinct++;
+		CHECK(memcmp(v, buf + i * rec + sizeof(r), vsize) == 0);
+		CHECK(onvm_ft_last_seen(&ft, v) == (r.idle_ns <= NOW ? NOW - r.idle_ns : 0));
+		CHECK(onvm_ft_created(&ft, v) == (r.age_ns <= NOW ? NOW - r.age_ns : 0));
 	}
-	/* the whole table out and into a fresh one: the same flows */
+	CHECK(onvm_ft_count(&ft) == distinct && distinct <= limit);
+	/* the whole table out and into a fresh one, 5 s ahead: the same
+	 * flows, values and ages */
 	out = malloc(cap * rec);
 	CHECK(out != NULL);
-	elen = onvm_ft_export(&ft, NULL, NULL, &cursor, out, cap * rec, &nexp);
+	elen = onvm_ft_export(&ft, NULL, NULL, NOW, &cursor, out, cap * rec, &nexp);
 	CHECK(cursor == cap && nexp == onvm_ft_count(&ft) && elen == (size_t)nexp * rec);
 	mem2 = table(&again, cap, vsize);
-	CHECK(onvm_ft_import(&again, out, elen, &err) == nexp && err == ONVM_FT_IMPORT_OK);
+	CHECK(onvm_ft_import(&again, out, elen, NOW + AHEAD, &err) == nexp &&
+	      err == ONVM_FT_IMPORT_OK);
 	CHECK(onvm_ft_count(&again) == nexp);
+	for (uint32_t i = 0; i < nexp; i++) {
+		struct onvm_ft_record r;
+		const uint8_t *v, *w;
+
+		memcpy(&r, out + i * rec, sizeof(r));
+		v = onvm_ft_lookup(&ft, &r.key);
+		w = onvm_ft_lookup(&again, &r.key);
+		CHECK(v != NULL && w != NULL && memcmp(v, w, vsize) == 0);
+		CHECK(onvm_ft_last_seen(&again, w) == onvm_ft_last_seen(&ft, v) + AHEAD);
+		CHECK(onvm_ft_created(&again, w) == onvm_ft_created(&ft, v) + AHEAD);
+	}
 	/* half of them freed: the other half still found */
 	{
 		uint32_t odd = 0, removed;

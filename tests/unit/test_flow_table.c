@@ -1178,9 +1178,10 @@ odd_key(void *arg, const struct onvm_flow_key *k)
 
 /* Export the odd half of a source table in small pieces (the cursor
  * resumes), import it into a destination that already holds an older
- * copy of one flow, remove it from the source: every moved flow is in the
- * destination with its value and times, and only there; the even ones are
- * in the source, untouched. */
+ * copy of one flow and whose clock is 10 s ahead, remove it from the
+ * source: every moved flow is in the destination with its value, and its
+ * times as old as they were, by the destination's clock; and only there;
+ * the even ones are in the source, untouched; the counters say so. */
 static void
 test_export_import_moves_the_selected_flows_with_their_state(void **state)
 {
@@ -1195,9 +1196,10 @@ test_export_import_moves_the_selected_flows_with_their_state(void **state)
 	fx_init(&dst, 64);
 	for (uint32_t i = 0; i < 40; i++) {
 		struct onvm_flow_key k = key(i);
-		struct val *v = onvm_ft_insert(&src.ft, &k, 1000 + i, NULL);
+		struct val *v = onvm_ft_insert(&src.ft, &k, 100, NULL);
 
 		assert_non_null(v);
+		onvm_ft_seen(&src.ft, v, 1000 + i);
 		v->tag = 0xabc0000u + i;
 		v->n = i * 3;
 	}
@@ -1211,21 +1213,26 @@ test_export_import_moves_the_selected_flows_with_their_state(void **state)
 	commit_ok(&dst);
 	while (cursor < onvm_ft_capacity(&src.ft)) {
 		uint32_t n;
-		size_t got = onvm_ft_export(&src.ft, odd_key, NULL, &cursor, piece, sizeof(piece), &n);
+		size_t got = onvm_ft_export(&src.ft, odd_key, NULL, 2000, &cursor, piece,
+					    sizeof(piece), &n);
 
-		assert_true(got <= sizeof(piece) && got == n * (sizeof(struct onvm_ft_record) +
-								 sizeof(struct val)));
+		assert_true(got <= sizeof(piece) && got == n * onvm_ft_record_size(&src.ft));
+		assert_int_equal(onvm_ft_record_size(&src.ft),
+				 sizeof(struct onvm_ft_record) + sizeof(struct val));
 		assert_true(used + got <= sizeof(buf));
 		memcpy(buf + used, piece, got);
 		used += got;
 		total += n;
 	}
 	assert_int_equal(total, 20);
-	assert_int_equal(onvm_ft_import(&dst.ft, buf, used, &err), 20);
+	assert_int_equal(onvm_ft_import(&dst.ft, buf, used, 10000 + 2000, &err), 20);
 	assert_int_equal(err, ONVM_FT_IMPORT_OK);
 	commit_ok(&dst);
+	/* (flow 1 was there: 19 inserts and an overwrite, besides the stale one) */
+	assert_int_equal(onvm_ft_stats(&dst.ft)->inserts, 1 + 19);
 	assert_int_equal(onvm_ft_remove_if(&src.ft, odd_key, NULL), 20);
 	commit_ok(&src);
+	assert_int_equal(onvm_ft_stats(&src.ft)->removes, 20);
 	assert_int_equal(onvm_ft_count(&dst.ft), 20);
 	assert_int_equal(onvm_ft_count(&src.ft), 20);
 	for (uint32_t i = 0; i < 40; i++) {
@@ -1236,7 +1243,10 @@ test_export_import_moves_the_selected_flows_with_their_state(void **state)
 		assert_non_null(v);
 		assert_int_equal(v->tag, 0xabc0000u + i);
 		assert_int_equal(v->n, i * 3);
-		assert_int_equal(onvm_ft_last_seen(&has->ft, v), 1000 + i);
+		/* seen 1000 - i ago at export, created 1900 ago: on the
+		 * destination's clock, 10 000 ahead */
+		assert_int_equal(onvm_ft_last_seen(&has->ft, v), ((i & 1) ? 10000 : 0) + 1000 + i);
+		assert_int_equal(onvm_ft_created(&has->ft, v), ((i & 1) ? 10000 : 0) + 100);
 		assert_null(onvm_ft_lookup(&not->ft, &k));
 	}
 	fx_fini(&src);
@@ -1263,13 +1273,18 @@ test_import_refuses_bad_records_with_a_reason(void **state)
 
 		assert_non_null(onvm_ft_insert(&src.ft, &k, 1, NULL));
 	}
-	len = onvm_ft_export(&src.ft, NULL, NULL, &cursor, buf, sizeof(buf), &n);
+	len = onvm_ft_export(&src.ft, NULL, NULL, 1, &cursor, buf, sizeof(buf), &n);
 	assert_int_equal(n, 4);
 	assert_int_equal(len, 4 * rec);
+	/* a buffer smaller than a record: nothing, the cursor kept */
+	cursor = 0;
+	assert_int_equal(onvm_ft_export(&src.ft, NULL, NULL, 1, &cursor, bad, rec - 1, &n), 0);
+	assert_int_equal(n, 0);
+	assert_true(cursor < onvm_ft_capacity(&src.ft));
 	/* cut short: the whole records before the cut imported */
-	assert_int_equal(onvm_ft_import(&dst.ft, buf, len - 1, &err), 3);
+	assert_int_equal(onvm_ft_import(&dst.ft, buf, len - 1, 1, &err), 3);
 	assert_int_equal(err, ONVM_FT_IMPORT_SHORT);
-	assert_int_equal(onvm_ft_import(&dst.ft, buf, 7, &err), 0);
+	assert_int_equal(onvm_ft_import(&dst.ft, buf, 7, 1, &err), 0);
 	assert_int_equal(err, ONVM_FT_IMPORT_SHORT);
 	/* the second record's magic, value size, key padding broken */
 	for (int what = 0; what < 3; what++) {
@@ -1282,20 +1297,23 @@ test_import_refuses_bad_records_with_a_reason(void **state)
 		else
 			r.key.pad[1] = 1;
 		memcpy(bad + rec, &r, sizeof(r));
-		assert_int_equal(onvm_ft_import(&dst.ft, bad, len, &err), 1);
+		assert_int_equal(onvm_ft_import(&dst.ft, bad, len, 1, &err), 1);
 		assert_int_equal(err, what == 0 ? ONVM_FT_IMPORT_MAGIC
 				      : what == 1 ? ONVM_FT_IMPORT_VALUE_SIZE
 						  : ONVM_FT_IMPORT_KEY_PAD);
 	}
 	assert_string_equal(onvm_ft_import_error_str(ONVM_FT_IMPORT_VALUE_SIZE), "value_size");
 	assert_string_equal(onvm_ft_import_error_str(ONVM_FT_IMPORT_FULL + 1), "unknown");
-	/* another NF's table (8-byte values): refused whole */
-	fx_init_ex(&other, 16, 8, 0);
-	fx_open(&other);
-	assert_int_equal(onvm_ft_import(&other.ft, buf, len, &err), 0);
-	assert_int_equal(err, ONVM_FT_IMPORT_VALUE_SIZE);
-	assert_int_equal(onvm_ft_count(&other.ft), 0);
-	fx_fini(&other);
+	/* another NF's table (8-byte values), and another version of this one
+	 * (12-byte values: the same 16 bytes once rounded): refused whole */
+	for (uint32_t vsize = 8; vsize <= 12; vsize += 4) {
+		fx_init_ex(&other, 16, vsize, 0);
+		fx_open(&other);
+		assert_int_equal(onvm_ft_import(&other.ft, buf, len, 1, &err), 0);
+		assert_int_equal(err, ONVM_FT_IMPORT_VALUE_SIZE);
+		assert_int_equal(onvm_ft_count(&other.ft), 0);
+		fx_fini(&other);
+	}
 	fx_fini(&src);
 	fx_fini(&dst);
 }
@@ -1318,11 +1336,15 @@ test_import_into_a_full_table_stops_and_says_full(void **state)
 
 		assert_non_null(onvm_ft_insert(&src.ft, &k, 1, NULL));
 	}
-	len = onvm_ft_export(&src.ft, NULL, NULL, &cursor, buf, sizeof(buf), &n);
+	len = onvm_ft_export(&src.ft, NULL, NULL, 1, &cursor, buf, sizeof(buf), &n);
 	assert_int_equal(n, 20);
-	assert_int_equal(onvm_ft_import(&dst.ft, buf, len, &err), 12);
+	assert_int_equal(onvm_ft_import(&dst.ft, buf, len, 1, &err), 12);
 	assert_int_equal(err, ONVM_FT_IMPORT_FULL);
 	assert_int_equal(onvm_ft_count(&dst.ft), 12);
+	assert_int_equal(onvm_ft_stats(&dst.ft)->full, 1);
+	/* the failed move's leftovers removed: all of them (a NULL filter) */
+	assert_int_equal(onvm_ft_remove_if(&dst.ft, NULL, NULL), 12);
+	assert_int_equal(onvm_ft_count(&dst.ft), 0);
 	fx_fini(&src);
 	fx_fini(&dst);
 }
