@@ -535,28 +535,10 @@ def remote(node):
 def check_tail_loss(L, flow_of_tag, tags_m, tags_s, lost, per_flow=False):
     """What a dead primary may lose: only its tail -- stages the standby
     voted for (presumed commit: their flows' TxTs say released) but it did
-    not release, and its port buffers.  So every lost frame comes after the
-    primary's last, and per flow the lost frames sit between the primary's
-    and the standby's (the standby suppresses, per flow, what the TxTs
-    covers: with several flows its first output may precede a lost frame of
-    another flow).  `per_flow`: flows interleave (several instances of a
-    service), so only per flow."""
-    if not lost:
-        return
-    last_m = max(tags_m, default=0)
-    L.expect(per_flow or min(lost) > last_m,
-             f"frame {min(lost)} lost before the primary's last ({last_m})")
-    per = {}
-    for where, tags in (("m", tags_m), ("s", tags_s), ("lost", lost)):
-        for t in tags:
-            per.setdefault(flow_of_tag(t), {}).setdefault(where, []).append(t)
-    for fl, d in per.items():
-        if "lost" not in d:
-            continue
-        L.expect(max(d.get("m", [0])) < min(d["lost"]) and
-                 max(d["lost"]) < min(d.get("s", [1 << 62])),
-                 f"flow {fl}: lost {d['lost'][:5]}... not between the primary's "
-                 f"{d.get('m', [])[-3:]} and the standby's {d.get('s', [])[:3]}")
+    not release, and its port buffers: check_phase_loss over the two.
+    `per_flow`: flows interleave (several instances of a service), so only
+    per flow (the standby suppresses, per flow, what the TxTs covers)."""
+    check_phase_loss(L, flow_of_tag, [tags_m, tags_s], lost, per_flow)
 
 
 def check_sink(L, frames, got_m, got_s, allow_loss=0, tail_only=True, then=()):
@@ -604,12 +586,13 @@ def check_sink(L, frames, got_m, got_s, allow_loss=0, tail_only=True, then=()):
     return missing
 
 
-def check_phase_loss(L, flow_of_tag, phases, lost):
-    """check_tail_loss over several nodes that ran the chain in turn, each
-    handing over to the next by its death (a failover): every lost frame
-    is the tail of one of them -- after all that node sent, and per flow
-    between its frames and the next node's.  A frame lost anywhere else
-    (mid-way through a node's run: a re-protection, a hiccup) fails."""
+def check_phase_loss(L, flow_of_tag, phases, lost, per_flow=False):
+    """Several nodes ran the chain in turn, each handing over to the next
+    by its death (a failover): every lost frame is the tail of one of them
+    -- after all that node sent (`per_flow`: not checked, flows
+    interleave), and per flow between its frames and the next node's.  A
+    frame lost anywhere else (mid-way through a node's run: a
+    re-protection, a hiccup) fails."""
     per = []  # each phase's {flow: (first, last)}
     for tags in phases:
         d = {}
@@ -621,7 +604,7 @@ def check_phase_loss(L, flow_of_tag, phases, lost):
     ends = [max(tags, default=0) for tags in phases]
     for t in lost:
         fl = flow_of_tag(t)
-        ok = any(t > ends[k] and per[k].get(fl, (0, 0))[1] < t <
+        ok = any((per_flow or t > ends[k]) and per[k].get(fl, (0, 0))[1] < t <
                  per[k + 1].get(fl, (1 << 62, 0))[0] for k in range(len(phases) - 1))
         L.expect(ok, f"frame {t} (flow {fl}) lost, not in any dead node's tail: each "
                  f"node's last {ends}, the flow's spans "
