@@ -18,7 +18,7 @@ import signal
 import subprocess
 import time
 
-from onvm import cluster, lab
+from onvm import cluster, cluster_config, lab
 from onvm import remote_lab as rc
 
 AGENT = os.path.join(lab.SRC, "tools", "onvm-agent")
@@ -45,8 +45,7 @@ def split_config(cfg, name="web"):
         del base["chains"]
     base["cluster"] = {"chains": {name: {"ingress_port": chain["ingress_port"],
                                          "exit_port": chain["exit_port"], "sync_port": sync}}}
-    own = {"name", "id", "role", "chain", "predecessor_port", "epoch", "primary_port",
-           "standby_port"}
+    own = cluster_config.OWN_FIELDS
     part = {"id": rc["id"], "nfs": cfg["nfs"], "services": chain["services"],
             "chain": {k: v for k, v in chain.items()
                       if k not in ("services", "ingress_port", "exit_port")},
