@@ -35,7 +35,9 @@ Scenarios (argument; none: all of them):
            configuration onvm_mgr --check refuses decline the role
            without running their hooks (each replaced by onvmctl
            reprotect), and the third hands its --on-standby hook the
-           rendered configuration (ONVM_CONFIG, read back, root's only).
+           rendered configuration (ONVM_CONFIG, read back, root's only);
+           a fourth agent's hook that hangs is killed at --hook-timeout
+           and its node declines.
   members  one member SIGKILLed: reads and role changes go on (the client
            moves to a live member); a second killed: no quorum -- every
            onvmctl command exits 2 and changes nothing, a promotion is
@@ -504,6 +506,38 @@ def config(L):
     L.expect(not [f for f in os.listdir(L.tmp) if f.startswith("ag_check.") or
                   f.endswith(".tmp")], f"files left: {os.listdir(L.tmp)}")
     L.expect(status("ag_good").get("configs_rendered") == 1, f"ag_good: {status('ag_good')}")
+    # a hook that hangs is killed at --hook-timeout, and its node declines
+    # (it would hold every other chain's hook); for chain "db", placed on
+    # b0 (primary) and zz_hang, the nodes of "web" drained
+    hang_status, hang_base = L.path("agent-zz_hang.json"), L.path("node-hang.json")
+    with open(hang_base, "w") as f:
+        json.dump(dict(NODE_BASE, cluster={"chains": {
+            "db": NODE_BASE["cluster"]["chains"]["web"]}}), f)
+    hang = L.spawn("agent-zz_hang", [
+        "/usr/bin/python3", lab.SRC + "/tools/onvm-agent", "--node", "zz_hang",
+        "--prefix", "no-manager-zz_hang", "--endpoints", ",".join(ec.endpoints),
+        "--ttl", "10", "--status", hang_status, "--node-config", hang_base,
+        "--config-dir", L.tmp, "--hook-timeout", "2", "--on-standby", "exec sleep 600"])
+    register_all(c, ["b0"], ttl=60)
+    lab.wait_until(lambda: "zz_hang" in c.nodes(), 30, "zz_hang registered")
+    for node in ("a0", "ag_bad", "ag_check", "ag_good"):
+        c.drain(node)
+    rc, out = ctl(ec, "declare", "db", json.dumps(dict(spec, config=dict(CHAIN_CONFIG, id=8))))
+    L.expect(rc == 0 and out.get("chain", {}).get("standbys") == ["zz_hang"],
+             f"db declared on b0 and zz_hang: {rc} {out}")
+    lab.wait_until(lambda: c.chain("db")[1].get("declined") == {"zz_hang": 1}, 30,
+                   "zz_hang's hung hook killed and declined")
+
+    def hang_st():
+        try:
+            with open(hang_status) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return {}
+    lab.wait_until(lambda: hang_st().get("hooks_failed") == 1, 10, "zz_hang's status")
+    L.expect(hang_st().get("hooks_timed_out") == 1, f"zz_hang: {hang_st()}")
+    hang.terminate()
+    hang.wait(10)
     for p, _, _ in agents.values():
         p.terminate()
         p.wait(10)
