@@ -76,6 +76,12 @@ extern "C" {
 #define ONVM_NF_ALLOC_LOW	ONVM_NF_HELD_MAX	/* the TX unit tops up below this */
 #define ONVM_NF_ALLOC_FILL	(2 * ONVM_NF_HELD_MAX)	/* ... by this many */
 #define ONVM_NAME_LEN 32
+/* A service's flows are split into buckets by their flow hash's top bits
+ * (struct onvm_pkt_meta.flow_hash); a bucket is what is routed to an
+ * instance, and what flow migration moves (docs/design/elastic.md). */
+#define ONVM_FLOW_BUCKET_BITS 10
+#define ONVM_FLOW_BUCKETS     (1u << ONVM_FLOW_BUCKET_BITS)
+#define ONVM_FLOW_BUCKET(hash) ((uint32_t)(hash) >> (32 - ONVM_FLOW_BUCKET_BITS))
 #define ONVM_PORT_UNSET 0xff
 
 /* What an NF (or the chain) wants done with a packet. */

@@ -73,7 +73,7 @@ struct onvm_ft_entry {
 	uint64_t last_seen_ns;
 	uint64_t created_ns;
 	uint32_t used;
-	uint32_t pad;
+	uint32_t route; /* 1 + the routing bucket of the packet that made it; 0: unknown */
 };
 
 /* Process-local handle. */
@@ -100,6 +100,14 @@ size_t onvm_ft_mem_size(uint32_t capacity, uint32_t value_size);
  */
 int onvm_ft_open(struct onvm_ft *ft, struct nf_state_set *state, void *mem, size_t len,
 		 uint32_t capacity, uint32_t value_size, char *err, size_t errlen);
+
+/*
+ * Attach to a table already formatted in `mem` (len bytes), whatever its
+ * shape, read from its header -- libnf finding an NF's tables in its state
+ * regions to move flows.  Returns 0, or -EBADMSG when `mem` holds no
+ * table (or one that does not fit len).
+ */
+int onvm_ft_attach(struct onvm_ft *ft, struct nf_state_set *state, void *mem, size_t len);
 
 /* The value stored for `key`, or NULL. */
 void *onvm_ft_lookup(const struct onvm_ft *ft, const struct onvm_flow_key *key);
@@ -152,15 +160,30 @@ struct onvm_ft_record {
 	uint64_t age_ns;     /* now - created */
 	uint32_t value_size; /* the table's value size (onvm_ft_open), exactly */
 	uint32_t magic;	     /* ONVM_FT_RECORD_MAGIC */
+	uint32_t route;	     /* the entry's route (struct onvm_ft_entry) */
+	uint32_t reserved;   /* 0 */
 };
 #define ONVM_FT_RECORD_MAGIC 0x4654524du /* "FTRM" */
 
 /* Bytes one record of this table takes. */
 size_t onvm_ft_record_size(const struct onvm_ft *ft);
 
-/* A filter: true for the flows to export (or remove).  It must not change
- * the table, and may be called more than once for an entry. */
-typedef bool onvm_ft_filter_fn(void *arg, const struct onvm_flow_key *key);
+/* A filter: true for the flows to export (or remove), by key or by route
+ * (1 + the routing bucket of the packet that created the entry, 0: not
+ * known -- onvm_ft_set_route()).  It must not change the table, and may
+ * be called more than once for an entry. */
+typedef bool onvm_ft_filter_fn(void *arg, const struct onvm_flow_key *key, uint32_t route);
+
+/*
+ * The route entries inserted from now on by this thread are stamped with
+ * (libnf sets it before each packet it hands to a packet handler: 1 + the
+ * packet's bucket, ONVM_FLOW_BUCKET(meta->flow_hash); 0 in a batch handler
+ * or a tick, where no one packet is current).  The manager routes a flow
+ * by the hash of the 5-tuple it entered the chain with, which an NF
+ * further on may not see (a balancer rewrote it): the route is how a move
+ * finds the entries of the buckets it moves, whatever their keys.
+ */
+void onvm_ft_set_route(uint32_t route);
 
 /*
  * Write the records of the entries `want` selects (NULL: all) into buf,
@@ -181,7 +204,7 @@ enum onvm_ft_import_error {
 	ONVM_FT_IMPORT_SHORT,	   /* a record cut short */
 	ONVM_FT_IMPORT_MAGIC,	   /* not a record */
 	ONVM_FT_IMPORT_VALUE_SIZE, /* another NF's table, or another version of it */
-	ONVM_FT_IMPORT_KEY_PAD,	   /* a key with its padding set */
+	ONVM_FT_IMPORT_KEY_PAD,	   /* a key (or the record) with its padding set */
 	ONVM_FT_IMPORT_FULL,	   /* this table at its load limit (stats.full, as an insert) */
 };
 

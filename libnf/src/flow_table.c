@@ -19,6 +19,16 @@
 
 #define FT_MAGIC UINT64_C(0x4f4e564d46543031) /* "ONVMFT01" */
 
+/* The route of entries inserted now (onvm_ft_set_route): per thread, as
+ * an NF's handlers run on one. */
+static __thread uint32_t cur_route;
+
+void
+onvm_ft_set_route(uint32_t route)
+{
+	cur_route = route;
+}
+
 static inline void
 ft_touch(struct onvm_ft *ft, const void *p, size_t len)
 {
@@ -150,6 +160,19 @@ onvm_ft_open(struct onvm_ft *ft, struct nf_state_set *state, void *mem, size_t l
 	return 0;
 }
 
+int
+onvm_ft_attach(struct onvm_ft *ft, struct nf_state_set *state, void *mem, size_t len)
+{
+	const struct onvm_ft_hdr *h = mem;
+	char err[160];
+
+	if (mem == NULL || ((uintptr_t)mem & 7) != 0 || len < sizeof(*h) || h->magic != FT_MAGIC)
+		return -EBADMSG;
+	return onvm_ft_open(ft, state, mem, len, h->capacity, h->value_size, err, sizeof(err)) == 0
+		       ? 0
+		       : -EBADMSG;
+}
+
 void *
 onvm_ft_lookup(const struct onvm_ft *ft, const struct onvm_flow_key *key)
 {
@@ -197,6 +220,7 @@ onvm_ft_insert(struct onvm_ft *ft, const struct onvm_flow_key *key, uint64_t now
 	e->last_seen_ns = now_ns;
 	e->created_ns = now_ns;
 	e->used = 1;
+	e->route = cur_route;
 	ft->hdr->count++;
 	ft->hdr->stats.inserts++;
 	if (created != NULL)
@@ -341,7 +365,7 @@ onvm_ft_export(const struct onvm_ft *ft, onvm_ft_filter_fn *want, void *arg, uin
 		struct onvm_ft_entry *e = slot_entry(ft, i);
 		struct onvm_ft_record r;
 
-		if (!e->used || (want != NULL && !want(arg, &e->key)))
+		if (!e->used || (want != NULL && !want(arg, &e->key, e->route)))
 			continue;
 		if (len - used < rec_size)
 			break; /* (resumed from this slot) */
@@ -351,6 +375,7 @@ onvm_ft_export(const struct onvm_ft *ft, onvm_ft_filter_fn *want, void *arg, uin
 		r.age_ns = age(now_ns, e->created_ns);
 		r.value_size = ft->hdr->value_size;
 		r.magic = ONVM_FT_RECORD_MAGIC;
+		r.route = e->route;
 		memcpy((uint8_t *)buf + used, &r, sizeof(r));
 		memcpy((uint8_t *)buf + used + sizeof(r), entry_value(e), value_len);
 		used += rec_size;
@@ -411,7 +436,7 @@ onvm_ft_import(struct onvm_ft *ft, const void *buf, size_t len, uint64_t now_ns,
 			err = ONVM_FT_IMPORT_SHORT;
 			break;
 		}
-		if (r.key.pad[0] | r.key.pad[1] | r.key.pad[2]) {
+		if (r.key.pad[0] | r.key.pad[1] | r.key.pad[2] | r.reserved) {
 			err = ONVM_FT_IMPORT_KEY_PAD;
 			break;
 		}
@@ -424,6 +449,7 @@ onvm_ft_import(struct onvm_ft *ft, const void *buf, size_t len, uint64_t now_ns,
 		e = value_entry(value);
 		e->last_seen_ns = r.idle_ns <= now_ns ? now_ns - r.idle_ns : 0;
 		e->created_ns = r.age_ns <= now_ns ? now_ns - r.age_ns : 0;
+		e->route = r.route;
 		memcpy(value, (const uint8_t *)buf + at + sizeof(r), value_len);
 		at += rec_size;
 		n++;
@@ -441,7 +467,7 @@ onvm_ft_remove_if(struct onvm_ft *ft, onvm_ft_filter_fn *want, void *arg)
 	for (uint32_t i = 0; i <= ft->mask;) {
 		struct onvm_ft_entry *e = slot_entry(ft, i);
 
-		if (e->used && (want == NULL || want(arg, &e->key))) {
+		if (e->used && (want == NULL || want(arg, &e->key, e->route))) {
 			remove_slot(ft, i);
 			ft->hdr->stats.removes++; /* (header touched by remove_slot) */
 			removed++;

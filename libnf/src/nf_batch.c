@@ -21,6 +21,8 @@
 #include <rte_prefetch.h>
 #include <rte_ring.h>
 
+#include "onvm_flow_table.h"
+
 #include "nf_private.h"
 
 #define GEN_RETRY_NS (100 * 1000 * 1000ULL)
@@ -230,11 +232,14 @@ nfl_batch_run_handlers(struct nf_ctx *nf, uint32_t n)
 			meta->action = ONVM_ACTION_NEXT;
 			bytes += rte_pktmbuf_pkt_len(m);
 			nf->cur_pkt = m;
+			/* flow-table entries it creates are its bucket's */
+			onvm_ft_set_route(1 + ONVM_FLOW_BUCKET(meta->flow_hash));
 			nf->ops->pkt(m, meta, nf);
 			count_action(&c, meta);
 			nd_seen |= (meta->flags & ONVM_PKT_F_ND) != 0; /* or by its handler */
 		}
 		nf->cur_pkt = NULL;
+		onvm_ft_set_route(0);
 	}
 	/* held_n may have grown with generated packets; those never sent are
 	 * dropped (the manager frees them, see nf_pkt_alloc()). */

@@ -71,9 +71,9 @@ void mgr_chain_set(struct onvm_chain *c, const char *name, const uint16_t *servi
  * by jump consistent hashing over the service's ranks (router.c). */
 int mgr_service_pick(const struct onvm_shm *shm, uint16_t service_id, uint32_t hash);
 
-#define MGR_FLOW_BUCKET_BITS 10
-#define MGR_FLOW_BUCKETS     (1u << MGR_FLOW_BUCKET_BITS)
-#define MGR_FLOW_BUCKET(hash) ((uint32_t)(hash) >> (32 - MGR_FLOW_BUCKET_BITS))
+#define MGR_FLOW_BUCKET_BITS ONVM_FLOW_BUCKET_BITS
+#define MGR_FLOW_BUCKETS     ONVM_FLOW_BUCKETS
+#define MGR_FLOW_BUCKET(hash) ONVM_FLOW_BUCKET(hash)
 
 /* The rank bucket `bucket` has in a service of `n` ranks (-1: out of
  * range), and the jump consistent hash of `key` over `n` buckets. */

@@ -34,9 +34,10 @@
 #define AHEAD UINT64_C(5000000000)    /* the second importer's: 5 s ahead */
 
 static bool
-odd_src(void *arg, const struct onvm_flow_key *k)
+odd_src(void *arg, const struct onvm_flow_key *k, uint32_t route)
 {
 	(void)arg;
+	(void)route;
 	return (k->src_ip & 1) != 0;
 }
 
@@ -105,6 +106,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(memcmp(v, buf + i * rec + sizeof(r), vsize) == 0);
 		CHECK(onvm_ft_last_seen(&ft, v) == (r.idle_ns <= NOW ? NOW - r.idle_ns : 0));
 		CHECK(onvm_ft_created(&ft, v) == (r.age_ns <= NOW ? NOW - r.age_ns : 0));
+		CHECK(((const struct onvm_ft_entry *)v - 1)->route == r.route);
 	}
 	CHECK(onvm_ft_count(&ft) == distinct && distinct <= limit);
 	/* the whole table out and into a fresh one, 5 s ahead: the same
@@ -125,6 +127,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		v = onvm_ft_lookup(&ft, &r.key);
 		w = onvm_ft_lookup(&again, &r.key);
 		CHECK(v != NULL && w != NULL && memcmp(v, w, vsize) == 0);
+		CHECK(r.route == ((const struct onvm_ft_entry *)v - 1)->route &&
+		      r.route == ((const struct onvm_ft_entry *)w - 1)->route);
 		CHECK(onvm_ft_last_seen(&again, w) == onvm_ft_last_seen(&ft, v) + AHEAD);
 		CHECK(onvm_ft_created(&again, w) == onvm_ft_created(&ft, v) + AHEAD);
 	}

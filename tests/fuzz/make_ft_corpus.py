@@ -14,10 +14,10 @@ import sys
 MAGIC = 0x4654524D  # ONVM_FT_RECORD_MAGIC, "FTRM"
 
 
-def record(i, vsize, idle=100, age=500, magic=MAGIC, pad=0):
+def record(i, vsize, idle=100, age=500, magic=MAGIC, pad=0, route=0, reserved=0):
     key = struct.pack("<IIHHB3s", 0xC6120000 + i, 0xC6130000 + i, 1024 + i, 80, 6,
                       bytes([pad, 0, 0]))
-    return key + struct.pack("<QQII", idle + i, age, vsize, magic) + \
+    return key + struct.pack("<QQIIII", idle + i, age, vsize, magic, route, reserved) + \
         bytes((i + j) & 0xFF for j in range(vsize))
 
 
@@ -31,6 +31,8 @@ def main(out):
         "older_than_the_clock": bytes([1]) + record(4, 16, idle=1 << 63, age=(1 << 64) - 1),
         "bad_magic_second": bytes([1]) + record(1, 16) + record(2, 16, magic=0),
         "key_pad_set": bytes([1]) + record(5, 16, pad=1),
+        "routes": bytes([1]) + b"".join(record(i, 16, route=i * 100) for i in range(6)),
+        "reserved_set": bytes([1]) + record(6, 16, route=3, reserved=1),
         "cut_short": bytes([1]) + record(1, 16) + record(2, 16)[:30],
     }
     for name, data in seeds.items():

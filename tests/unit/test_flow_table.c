@@ -1170,10 +1170,81 @@ test_failover_keeps_committed_entries_and_rolls_back_the_rest(void **state)
 
 /* The flows to move in these tests: the odd keys. */
 static bool
-odd_key(void *arg, const struct onvm_flow_key *k)
+odd_key(void *arg, const struct onvm_flow_key *k, uint32_t route)
 {
 	(void)arg;
+	(void)route;
 	return (k->src_ip & 1) != 0;
+}
+
+static uint32_t
+value_entry_route(const struct onvm_ft *ft, const void *v)
+{
+	(void)ft;
+	return ((const struct onvm_ft_entry *)v - 1)->route;
+}
+
+/* Entries of the routes in the bitmap `arg`. */
+static bool
+route_in(void *arg, const struct onvm_flow_key *k, uint32_t route)
+{
+	const uint64_t *set = arg;
+
+	(void)k;
+	return route < 128 && (set[route / 64] >> (route % 64) & 1) != 0;
+}
+
+/* An entry carries the route current when it was inserted (not the one
+ * when it is seen again), a record carries it, the importer keeps it, and
+ * a filter selects by it: a move finds a flow by the bucket the manager
+ * routed it by, whatever key the NF files it under. */
+static void
+test_route_stamped_at_insert_travels_and_filters(void **state)
+{
+	struct fx src, dst;
+	uint8_t buf[4096];
+	uint64_t want[2] = {0};
+	uint32_t cursor = 0, n;
+	size_t len;
+	enum onvm_ft_import_error err;
+
+	(void)state;
+	fx_init(&src, 64);
+	fx_init(&dst, 64);
+	for (uint32_t i = 0; i < 20; i++) {
+		struct onvm_flow_key k = key(i);
+
+		onvm_ft_set_route(i % 4 == 0 ? 0 : 1 + i % 3); /* 0: no packet current */
+		assert_non_null(onvm_ft_insert(&src.ft, &k, 100, NULL));
+	}
+	onvm_ft_set_route(77); /* seen again under another route: no change */
+	for (uint32_t i = 0; i < 20; i++) {
+		struct onvm_flow_key k = key(i);
+
+		assert_non_null(onvm_ft_insert(&src.ft, &k, 200, NULL));
+	}
+	onvm_ft_set_route(0);
+	commit_ok(&src);
+	want[0] = 1u << 2; /* route 2: i % 3 == 1 and i % 4 != 0 */
+	len = onvm_ft_export(&src.ft, route_in, want, 300, &cursor, buf, sizeof(buf), &n);
+	assert_int_equal(n, 5); /* i = 1, 7, 10, 13, 19 */
+	assert_int_equal(onvm_ft_import(&dst.ft, buf, len, 50, &err), 5);
+	assert_int_equal(err, ONVM_FT_IMPORT_OK);
+	commit_ok(&dst);
+	for (uint32_t i = 0; i < 20; i++) {
+		struct onvm_flow_key k = key(i);
+		bool moved = i % 4 != 0 && i % 3 == 1;
+		void *v = onvm_ft_lookup(&dst.ft, &k);
+
+		assert_int_equal(v != NULL, moved);
+		if (v != NULL)
+			assert_int_equal(value_entry_route(&dst.ft, v), 2);
+	}
+	/* route 0 (not known) is a route like any other to a filter */
+	want[0] = 1u << 0;
+	assert_int_equal(onvm_ft_remove_if(&src.ft, route_in, want), 5);
+	commit_ok(&src);
+	assert_int_equal(onvm_ft_count(&src.ft), 15);
 }
 
 /* Export the odd half of a source table in small pieces (the cursor
@@ -1286,16 +1357,18 @@ test_import_refuses_bad_records_with_a_reason(void **state)
 	assert_int_equal(err, ONVM_FT_IMPORT_SHORT);
 	assert_int_equal(onvm_ft_import(&dst.ft, buf, 7, 1, &err), 0);
 	assert_int_equal(err, ONVM_FT_IMPORT_SHORT);
-	/* the second record's magic, value size, key padding broken */
-	for (int what = 0; what < 3; what++) {
+	/* the second record's magic, value size, key padding, padding broken */
+	for (int what = 0; what < 4; what++) {
 		memcpy(bad, buf, len);
 		memcpy(&r, bad + rec, sizeof(r));
 		if (what == 0)
 			r.magic ^= 1;
 		else if (what == 1)
 			r.value_size += 8;
-		else
+		else if (what == 2)
 			r.key.pad[1] = 1;
+		else
+			r.reserved = 1;
 		memcpy(bad + rec, &r, sizeof(r));
 		assert_int_equal(onvm_ft_import(&dst.ft, bad, len, 1, &err), 1);
 		assert_int_equal(err, what == 0 ? ONVM_FT_IMPORT_MAGIC
@@ -1416,6 +1489,7 @@ main(void)
 	    cmocka_unit_test(test_import_refuses_bad_records_with_a_reason),
 	    cmocka_unit_test(test_import_into_a_full_table_stops_and_says_full),
 	    cmocka_unit_test(test_remove_if_in_wrapping_clusters),
+	    cmocka_unit_test(test_route_stamped_at_insert_travels_and_filters),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
