@@ -11,9 +11,10 @@
  * "malformed" by reason.  Both are still forwarded: a monitor observes, it
  * does not filter.
  *
- * The counters live in two libnf state regions -- "totals" and "flows", an
- * open-addressing table with linear probing of fixed size (-f, a power of
- * two) -- and every update is announced with nf_touch() first, so libnf
+ * The counters live in two libnf state regions -- "totals" and "flows", a
+ * libnf flow table (onvm_flow_table.h) of fixed size (-f, a power of
+ * two), which is what lets libnf move flows, with their counters, to
+ * another instance -- and every update is announced first, so libnf
  * commits them to the replica at the end of each batch and a standby takes
  * over exactly the counts of the packets this NF emitted.  When the table is
  * full, new flows are counted in "untracked" rather than evicting old ones.
@@ -28,21 +29,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "onvm_flow_table.h"
 #include "onvm_nf_output.h"
 #include "onvm_nflib.h"
 #include "onvm_pkt_helper.h"
 #include "onvm_rule.h"
 
-struct flow_entry {
-	struct onvm_flow_key key;
-	uint32_t used;
+/* A flow's value in the "flows" table. */
+struct flow_counts {
 	uint64_t packets;
 	uint64_t bytes;
 };
 
 /* Region "totals". */
 struct monitor_totals {
-	uint32_t nflows;
+	uint32_t pad0; /* (was the flow count: the table keeps it) */
 	uint32_t pad;
 	uint64_t packets, bytes;
 	uint64_t non_ip;
@@ -52,8 +53,11 @@ struct monitor_totals {
 
 struct monitor {
 	struct nf_ctx *nf;
-	uint32_t mask;		    /* capacity - 1 */
-	struct flow_entry *table;   /* region "flows" */
+	uint32_t capacity;
+	void *flows_mem;	    /* region "flows" */
+	size_t flows_len;
+	struct onvm_ft ft;	    /* in it, once open (ft_open) */
+	bool ft_open;
 	struct monitor_totals *t;   /* region "totals" */
 	uint32_t print_s;
 	uint64_t last_print_ns;
@@ -61,40 +65,25 @@ struct monitor {
 	bool export_periodic;
 };
 
-static uint32_t
-key_hash(const struct onvm_flow_key *k)
+/*
+ * The table is opened at the first packet, not at start: a standby maps
+ * its active's regions, and must not format them while the active may be
+ * writing there (opening a fresh region writes its header).
+ */
+static bool
+flows_open(struct monitor *m)
 {
-	/* Directional: both halves of a connection are separate flows here. */
-	uint32_t h = k->src_ip * 0x9e3779b1u;
+	char err[160];
 
-	h ^= k->dst_ip + 0x7f4a7c15u + (h << 6) + (h >> 2);
-	h ^= (((uint32_t)k->sport << 16) | k->dport) + 0x85ebca6bu + (h << 6) + (h >> 2);
-	h ^= k->proto + (h << 6) + (h >> 2);
-	return h;
-}
-
-static struct flow_entry *
-flow_lookup(struct monitor *m, const struct onvm_flow_key *k)
-{
-	uint32_t i = key_hash(k) & m->mask;
-
-	for (uint32_t probes = 0; probes <= m->mask; probes++, i = (i + 1) & m->mask) {
-		struct flow_entry *e = &m->table[i];
-
-		if (!e->used) {
-			/* Keep a quarter free so probe sequences stay short. */
-			if (m->t->nflows >= (m->mask + 1) - (m->mask + 1) / 4)
-				return NULL;
-			nf_touch(m->nf, e, sizeof(*e));
-			e->used = 1;
-			e->key = *k;
-			m->t->nflows++;
-			return e;
-		}
-		if (memcmp(&e->key, k, sizeof(*k)) == 0)
-			return e;
+	if (m->ft_open)
+		return true;
+	if (onvm_ft_open(&m->ft, nf_state(m->nf), m->flows_mem, m->flows_len, m->capacity,
+			 sizeof(struct flow_counts), err, sizeof(err)) < 0) {
+		fprintf(stderr, "basic_monitor: %s\n", err);
+		return false;
 	}
-	return NULL;
+	m->ft_open = true;
+	return true;
 }
 
 static void
@@ -110,12 +99,12 @@ monitor_packet(struct rte_mbuf *pkt, struct onvm_pkt_meta *meta, struct nf_ctx *
 	m->t->bytes += len;
 	if (r == ONVM_PARSE_OK) {
 		struct onvm_flow_key k;
-		struct flow_entry *e;
+		struct flow_counts *e;
 
 		onvm_flow_key_from_info(&pi, &k);
-		e = flow_lookup(m, &k);
+		/* (insert touches the entry it returns) */
+		e = flows_open(m) ? onvm_ft_insert(&m->ft, &k, 0, NULL) : NULL;
 		if (e != NULL) {
-			nf_touch(nf, e, sizeof(*e));
 			e->packets++;
 			e->bytes += len;
 		} else {
@@ -150,18 +139,19 @@ write_json(FILE *f, const void *arg)
 	}
 	fprintf(f, "},\n  \"flows\": [");
 	first = true;
-	for (uint32_t i = 0; i <= m->mask; i++) {
-		const struct flow_entry *e = &m->table[i];
+	for (uint32_t i = 0; m->ft_open && i < onvm_ft_capacity(&m->ft); i++) {
+		const struct flow_counts *e = onvm_ft_slot_value(&m->ft, i);
+		const struct onvm_flow_key *k;
 
-		if (!e->used)
+		if (e == NULL)
 			continue;
-		onvm_rule_ipv4_str(e->key.src_ip, s);
-		onvm_rule_ipv4_str(e->key.dst_ip, d);
+		k = onvm_ft_key(&m->ft, e);
+		onvm_rule_ipv4_str(k->src_ip, s);
+		onvm_rule_ipv4_str(k->dst_ip, d);
 		fprintf(f,
 			"%s\n    {\"src\": \"%s\", \"dst\": \"%s\", \"proto\": %u, \"sport\": %u, "
 			"\"dport\": %u, \"packets\": %" PRIu64 ", \"bytes\": %" PRIu64 "}",
-			first ? "" : ",", s, d, e->key.proto, e->key.sport, e->key.dport, e->packets,
-			e->bytes);
+			first ? "" : ",", s, d, k->proto, k->sport, k->dport, e->packets, e->bytes);
 		first = false;
 	}
 	fprintf(f, "\n  ]\n}\n");
@@ -183,7 +173,8 @@ print_summary(const struct monitor *m, const char *name)
 		bad += m->t->malformed[r];
 	printf("%s: %" PRIu64 " pkts %" PRIu64 " bytes, %u flows, non-ip %" PRIu64
 	       ", malformed %" PRIu64 ", untracked %" PRIu64 "\n",
-	       name, m->t->packets, m->t->bytes, m->t->nflows, m->t->non_ip, bad,
+	       name, m->t->packets, m->t->bytes, m->ft_open ? onvm_ft_count(&m->ft) : 0,
+	       m->t->non_ip, bad,
 	       m->t->untracked);
 	fflush(stdout);
 }
@@ -277,16 +268,17 @@ main(int argc, char **argv)
 	if (m.export_path != NULL)
 		m.export_path = export_buf;
 	m.nf = nf;
-	m.mask = flows - 1;
+	m.capacity = (uint32_t)flows;
+	m.flows_len = onvm_ft_mem_size(m.capacity, sizeof(struct flow_counts));
 	if (nf_state_declare(nf, "totals", sizeof(struct monitor_totals), 0) < 0 ||
-	    nf_state_declare(nf, "flows", flows * sizeof(struct flow_entry), 0) < 0 ||
+	    nf_state_declare(nf, "flows", m.flows_len, 0) < 0 ||
 	    nf_state_map(nf) < 0) {
 		fprintf(stderr, "basic_monitor: no state memory for %lu flows\n", flows);
 		ret = 1;
 		goto out;
 	}
 	m.t = nf_state_ptr(nf, "totals");
-	m.table = nf_state_ptr(nf, "flows");
+	m.flows_mem = nf_state_ptr(nf, "flows");
 	nf_run(nf, &ops, &m);
 out:
 	nf_fini(nf); /* runs monitor_fini() when the monitor ran */
