@@ -159,6 +159,8 @@ nf_dict(uint16_t id, struct rte_tel_data *c)
 								       __ATOMIC_RELAXED)));
 	rte_tel_data_add_dict_int(c, "service", s->service_id);
 	rte_tel_data_add_dict_int(c, "instance", id);
+	/* where the service's flows reach it by (router.c): -1, none */
+	rte_tel_data_add_dict_int(c, "rank", mgr_service_rank(mgr.shm, s->service_id, id));
 	rte_tel_data_add_dict_uint(c, "generation", s->generation);
 	rte_tel_data_add_dict_int(c, "pid", s->pid);
 	rte_tel_data_add_dict_int(c, "lcore", s->lcore_id);

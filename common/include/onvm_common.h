@@ -44,7 +44,7 @@ extern "C" {
 
 #define ONVM_SHM_NAME "onvm_shm"
 #define ONVM_SHM_MAGIC 0x4f4e564d52464e31ULL /* "ONVMRFN1" */
-#define ONVM_SHM_VERSION 15
+#define ONVM_SHM_VERSION 16
 #define ONVM_PKTMBUF_POOL_NAME "onvm_pktmbuf_pool"
 #define ONVM_PKT_META_DYNFIELD "onvm_dynfield_pkt_meta"
 #define ONVM_NF_RX_RING_FMT "onvm_nf%u_rx"
@@ -98,6 +98,8 @@ enum onvm_action {
 #define ONVM_PKT_F_FAILOVER_DROP 0x04 /* output of a dead NF's uncommitted batch, dropped */
 #define ONVM_PKT_F_MARKER 0x08 /* a consistent-cut marker (struct onvm_marker), not a packet */
 #define ONVM_PKT_F_CTRL 0x10   /* the manager's own control frame: out of its port as it is */
+#define ONVM_PKT_F_MOVE_COPY 0x20 /* a moved flow's packet copied for its new instance to
+				   * reprocess (output suppressed: struct onvm_move) */
 
 /*
  * A consistent-cut marker (remote resiliency, docs/design/remote.md): an mbuf the
@@ -113,6 +115,9 @@ struct onvm_marker {
 };
 /* Every NF freezes all of its state (a full cut: a standby resynchronises). */
 #define ONVM_MARKER_F_FULL 0x1
+/* A flow migration's marker (struct onvm_move): cut_id is the move's tag
+ * (ONVM_MOVE_TAG(slot, gen, 0)), base_id its enum onvm_move_marker. */
+#define ONVM_MARKER_F_MOVE 0x2
 
 /*
  * Per-packet metadata, kept in an rte_mbuf dynamic field registered by the
@@ -250,6 +255,7 @@ struct onvm_nf_stats {
 	uint64_t wakeups;   /* times it slept and was woken */
 	uint64_t nd_events; /* calls of the ND helpers */
 	uint64_t bad_touches; /* nf_touch() outside every state region */
+	uint64_t move_copies; /* flow migration: copies it reprocessed or skipped (not in rx) */
 } __rte_cache_aligned;
 
 /* A state region the NF asks for (written by the NF before ONVM_MP_NF_STATE). */
@@ -487,6 +493,143 @@ struct onvm_service {
 	uint16_t n[2];
 	uint16_t inst[2][ONVM_MAX_INSTANCES];
 	uint16_t fixed; /* 0, or the ranks of a protected chain's service */
+	/* Buckets an operator or the scaler moved (flow migration): with
+	 * moved[a] set, bucket b's rank is rank_of[a][b], else jump consistent
+	 * hashing's for n[a] ranks (router.c).  Same double buffer. */
+	uint8_t moved[2];
+	uint8_t rank_of[2][ONVM_FLOW_BUCKETS];
+};
+
+/*
+ * Flow migration (docs/design/elastic.md): the flows of a set of buckets
+ * of a service move from one instance (src) to another (dst), state and
+ * all, while traffic flows.  The manager's control thread drives a move;
+ * libnf in the two NFs does the state's part.  In order:
+ *
+ *  1. an IN marker into dst's ring, then the units' hook on src: every
+ *     packet of the buckets routed to src is tagged (meta->ts =
+ *     ONVM_MOVE_TAG) and, by the REPROCESS method, copied to dst flagged
+ *     ONVM_PKT_F_MOVE_COPY (BUFFER: sent to dst instead of src), then a
+ *     START marker into src's ring;
+ *  2. src at START exports the buckets' flow-table entries into the
+ *     move's memzone (EXPORTED); tagged packets it handled before START
+ *     are in that state (their log entries say INCLUDED), those after
+ *     have their ND values logged;
+ *  3. dst at IN waits for the export, imports it (IMPORTED), then
+ *     reprocesses the copies -- ND values from the log, output dropped by
+ *     libnf -- skipping the INCLUDED ones;
+ *  4. the control thread flips the service's bucket table (FLIPPED) and
+ *     puts an END marker into src's ring: new packets go to dst, after
+ *     the copies; dst outputs none of them before END came out of src (so
+ *     src's last output is ahead, per flow);
+ *  5. src at END frees the buckets' entries: the defined moment its copy
+ *     dies.  DONE when dst has had every copy.
+ * A move that cannot finish before the flip (an NF gone, a copy lost, a
+ * time-out) is FAILED: src never stopped serving the flows and keeps
+ * them; dst drops what it imported and the copies.
+ */
+#define ONVM_MAX_MOVES 24	 /* moves at once, node-wide */
+#define ONVM_MOVE_LOG_SIZE 16384 /* tagged packets in flight per move (power of two) */
+#define ONVM_MOVE_ND_MAX 4	 /* ND values logged per packet */
+#define ONVM_MOVE_XFER_MAX (4u << 20) /* bytes of exported state per move */
+#define ONVM_MOVE_MZ_FMT "onvm_move%u"
+#define ONVM_MOVE_TAG(slot, gen, seq)                                                       \
+	((UINT64_C(1) << 63) | ((uint64_t)(slot) << 48) | ((uint64_t)((gen) & 0xff) << 40) |  \
+	 ((uint64_t)(seq) & ((UINT64_C(1) << 40) - 1)))
+#define ONVM_MOVE_TAG_IS(ts)	(((ts) >> 63) != 0)
+#define ONVM_MOVE_TAG_SLOT(ts)	((uint32_t)((ts) >> 48) & 0x7fff)
+#define ONVM_MOVE_TAG_GEN(ts)	((uint32_t)((ts) >> 40) & 0xff)
+#define ONVM_MOVE_TAG_SEQ(ts)	((ts) & ((UINT64_C(1) << 40) - 1))
+
+enum onvm_move_method {
+	ONVM_MOVE_REPROCESS = 0, /* copies reprocessed by dst, src serves on (the default) */
+	ONVM_MOVE_BUFFER,	 /* OpenNF's loss-free move: packets held for dst */
+};
+
+enum onvm_move_state {
+	ONVM_MOVE_FREE = 0,
+	ONVM_MOVE_STARTED,
+	ONVM_MOVE_EXPORTED,
+	ONVM_MOVE_IMPORTED,
+	ONVM_MOVE_FLIPPED,
+	ONVM_MOVE_DONE,
+	ONVM_MOVE_FAILED,
+};
+
+enum onvm_move_marker {
+	ONVM_MOVE_MK_START = 1, /* into src: export */
+	ONVM_MOVE_MK_IN,	/* into dst: import */
+	ONVM_MOVE_MK_END,	/* into src: free */
+};
+
+/* Why a move failed (onvm_move.fail). */
+enum onvm_move_fail {
+	ONVM_MOVE_OK = 0,
+	ONVM_MOVE_FAIL_SRC_GONE,
+	ONVM_MOVE_FAIL_DST_GONE,
+	ONVM_MOVE_FAIL_TIMEOUT,	   /* not flipped in time */
+	ONVM_MOVE_FAIL_COPY,	   /* a copy could not be made or did not reach dst */
+	ONVM_MOVE_FAIL_RING,	   /* a marker did not fit an NF's ring */
+	ONVM_MOVE_FAIL_EXPORT,	   /* the state did not fit ONVM_MOVE_XFER_MAX */
+	ONVM_MOVE_FAIL_IMPORT,	   /* dst refused a record (onvm_ft_import's reason: logged) */
+	ONVM_MOVE_FAIL_WAIT,	   /* dst waited too long for src (export, a log entry) */
+	ONVM_MOVE_FAIL_LOG,	   /* more tagged packets in flight than the log holds */
+	ONVM_MOVE_FAIL_NF,	   /* the NF cannot take part (a batch handler) */
+	ONVM_MOVE_FAIL_REASON_MAX,
+};
+
+/* One tagged packet's entry in a move's log: written by src (or by the
+ * unit that dropped the packet), `tag` last with release; dst reads. */
+struct onvm_move_log_entry {
+	uint64_t tag;
+	uint32_t flags;	/* ONVM_MOVE_LOG_* */
+	uint32_t n_nd;	/* ND values src drew for it (at most ONVM_MOVE_ND_MAX) */
+	uint64_t nd[ONVM_MOVE_ND_MAX];
+};
+#define ONVM_MOVE_LOG_INCLUDED 0x1 /* handled before the export: in the state */
+#define ONVM_MOVE_LOG_DROPPED 0x2  /* never reached src (its ring was full) */
+#define ONVM_MOVE_LOG_ND_OVER 0x4  /* drew more ND values than the log holds */
+
+/* The move's memzone (ONVM_MOVE_MZ_FMT, one per slot, made by the manager
+ * at the slot's first move): the log, then the exported state -- sections
+ * of a struct onvm_move_section and its flow-table records. */
+struct onvm_move_xfer {
+	struct onvm_move_log_entry log[ONVM_MOVE_LOG_SIZE];
+	uint64_t len; /* bytes in data */
+	uint8_t data[ONVM_MOVE_XFER_MAX];
+};
+struct onvm_move_section {
+	uint32_t region;     /* the state region the table is in (same NF binary) */
+	uint32_t capacity;   /* its shape, to format dst's if it has none yet */
+	uint32_t value_size;
+	uint32_t nrec;
+	uint64_t bytes;	     /* of records that follow */
+};
+
+struct onvm_move {
+	uint32_t state;	 /* enum onvm_move_state, atomic */
+	uint32_t gen;	 /* a new one per move in the slot (the tag's) */
+	uint16_t service, src, dst;
+	uint8_t method;	 /* enum onvm_move_method */
+	uint8_t fail;	 /* enum onvm_move_fail */
+	uint64_t buckets[ONVM_FLOW_BUCKETS / 64];
+	uint32_t n_buckets;
+	/* TX unit: the START (END) marker came out of src, every output
+	 * before it routed on. */
+	uint32_t start_out, end_out;
+	uint64_t seq;	 /* tags handed out (units, atomic) */
+	uint64_t copies; /* REPROCESS: copies made (BUFFER: packets sent to dst) */
+	uint64_t copies_lost; /* of them, never reached dst (its ring full, it died) */
+	/* src's libnf */
+	uint32_t src_freed;
+	uint64_t exported_flows, exported_bytes, freed_flows;
+	/* dst's libnf */
+	uint64_t imported_flows;
+	uint64_t dst_seen;	/* tagged packets dst handled or dropped */
+	uint64_t reprocessed, skipped_included, nd_replayed, nd_short, dst_dropped;
+	uint64_t dst_waits_ns;	/* time dst waited for src */
+	/* times (CLOCK_MONOTONIC ns) */
+	uint64_t t_start, t_exported, t_imported, t_flip, t_done;
 };
 
 struct onvm_chain {
@@ -568,6 +711,7 @@ struct onvm_shm {
 	struct onvm_port_info ports[ONVM_MAX_PORTS];
 	struct onvm_service services[ONVM_MAX_SERVICES];
 	struct onvm_nf_slot nfs[ONVM_MAX_NFS];
+	struct onvm_move moves[ONVM_MAX_MOVES];
 };
 
 /*

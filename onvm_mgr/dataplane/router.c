@@ -116,7 +116,7 @@ mgr_service_pick(const struct onvm_shm *shm, uint16_t service_id, uint32_t hash)
 {
 	const struct onvm_service *svc;
 	uint32_t a;
-	uint16_t n, inst;
+	uint16_t n, inst, rank;
 
 	if (service_id == 0 || service_id >= ONVM_MAX_SERVICES)
 		return -1;
@@ -125,7 +125,11 @@ mgr_service_pick(const struct onvm_shm *shm, uint16_t service_id, uint32_t hash)
 	n = svc->n[a];
 	if (n == 0 || n > ONVM_MAX_INSTANCES)
 		return -1;
-	inst = svc->inst[a][bucket_rank[n][MGR_FLOW_BUCKET(hash)]];
+	rank = unlikely(svc->moved[a]) ? svc->rank_of[a][MGR_FLOW_BUCKET(hash)]
+				       : bucket_rank[n][MGR_FLOW_BUCKET(hash)];
+	if (unlikely(rank >= n))
+		return -1;
+	inst = svc->inst[a][rank];
 	return inst == ONVM_INST_NONE ? -1 : inst;
 }
 
@@ -298,6 +302,15 @@ mgr_route_ingress(struct onvm_shm *shm, struct onvm_pkt_meta *meta, uint16_t in_
 void
 mgr_route_action(const struct onvm_shm *shm, struct onvm_pkt_meta *meta, struct mgr_dest *dest)
 {
+	/* A flow migration's copy is done with once its new instance has
+	 * reprocessed it (libnf dropped its output); a tag has served. */
+	if (unlikely(meta->flags & ONVM_PKT_F_MOVE_COPY)) {
+		dest->kind = MGR_DEST_DONE;
+		dest->id = 0;
+		return;
+	}
+	if (unlikely(ONVM_MOVE_TAG_IS(meta->ts)))
+		meta->ts = 0;
 	switch (meta->action) {
 	case ONVM_ACTION_DROP:
 		dest_drop(dest, unlikely(meta->flags & ONVM_PKT_F_FAILOVER_DROP) ? MGR_DROP_FAILOVER

@@ -145,6 +145,11 @@ const char *mgr_nf_status_str(uint32_t status);
 /* ctl_lock held; wait for an RCU grace period (never from a data lcore). */
 int mgr_service_add(uint16_t service, uint16_t instance);
 int mgr_service_remove(uint16_t service, uint16_t instance);
+/* Flow migration's flip: `buckets` (a bitmap of ONVM_FLOW_BUCKETS) to
+ * rank `to`; returns after every unit routes by the new table. */
+int mgr_service_move_buckets(uint16_t service, const uint64_t *buckets, uint16_t to);
+/* An RCU grace period of the data units (rte_rcu_qsbr_synchronize). */
+void mgr_rcu_wait(void);
 
 /* nf_container.c -- main thread, before NFs launch and after the control
  * thread stopped: remove every container of this node (a no-op without

@@ -82,20 +82,73 @@ service_update(uint16_t service, uint16_t instance, bool add)
 		if (svc->inst[a][i] == instance)
 			at = i;
 	}
+	svc->moved[b] = svc->moved[a];
+	if (svc->moved[a])
+		memcpy(svc->rank_of[b], svc->rank_of[a], sizeof(svc->rank_of[b]));
 	if (add && at < 0) {
 		if (n >= ONVM_MAX_INSTANCES)
 			return -ENOSPC;
+		/* (moved buckets stay where they are: the new rank has none
+		 * of them until a move gives it some) */
 		svc->inst[b][n++] = instance;
 	} else if (!add && at >= 0) {
 		svc->inst[b][at] = svc->inst[b][n - 1];
 		n--;
+		/* Moved buckets follow the same rule: the last rank's take
+		 * the leaver's place, the leaver's go where jump puts them
+		 * among the ranks left (moved without their state, as a dead
+		 * instance's flows always are). */
+		for (uint32_t k = 0; svc->moved[b] && k < ONVM_FLOW_BUCKETS; k++) {
+			uint8_t r = svc->rank_of[b][k];
+
+			if (r == at)
+				svc->rank_of[b][k] = n > 0 ? (uint8_t)mgr_bucket_rank(k, n) : 0;
+			else if (r == n)
+				svc->rank_of[b][k] = (uint8_t)at;
+		}
 	}
 publish:
 	svc->n[b] = n;
 	__atomic_store_n(&svc->active, b, __ATOMIC_RELEASE);
+	mgr_rcu_wait();
+	return 0;
+}
+
+/* Until every data unit has passed a quiescent point (the end of a pass
+ * over its units: what it routed before is flushed to the rings). */
+void
+mgr_rcu_wait(void)
+{
 	int self = mgr_qsbr_thread_id();
 
 	rte_rcu_qsbr_synchronize(mgr.qsbr, self < 0 ? RTE_QSBR_THRID_INVALID : (unsigned int)self);
+}
+
+/*
+ * Flow migration's flip (move.c): the buckets set in `buckets` go to rank
+ * `to`, published like any change of the list, and back from here no unit
+ * routes one of them by the old table.
+ */
+int
+mgr_service_move_buckets(uint16_t service, const uint64_t *buckets, uint16_t to)
+{
+	struct onvm_service *svc = &mgr.shm->services[service];
+	uint32_t a = svc->active & 1, b = a ^ 1;
+	uint16_t n = svc->n[a];
+
+	MGR_ASSERT_CTL_LOCKED();
+	if (to >= n)
+		return -ERANGE;
+	memcpy(svc->inst[b], svc->inst[a], sizeof(svc->inst[b]));
+	for (uint32_t k = 0; k < ONVM_FLOW_BUCKETS; k++) {
+		uint8_t r = svc->moved[a] ? svc->rank_of[a][k] : (uint8_t)mgr_bucket_rank(k, n);
+
+		svc->rank_of[b][k] = (buckets[k / 64] >> (k % 64) & 1) ? (uint8_t)to : r;
+	}
+	svc->moved[b] = 1;
+	svc->n[b] = n;
+	__atomic_store_n(&svc->active, b, __ATOMIC_RELEASE);
+	mgr_rcu_wait();
 	return 0;
 }
 

@@ -914,6 +914,33 @@ test_service_pick_reads_only_the_active_copy(void **state)
 		assert_int_equal(mgr_service_pick(s, 1, h), 63);
 }
 
+/* A flow migration's table (moved[]) decides a bucket's rank instead of
+ * jump hashing, in the active copy only; a rank beyond the list routes
+ * nowhere (a table left behind by a shrinking list). */
+static void
+test_service_pick_follows_the_moved_bucket_table(void **state)
+{
+	struct onvm_shm *s = *state;
+	struct onvm_service *sv = &s->services[1];
+	uint32_t a = sv->active;
+	const uint32_t b7 = 7u << (32 - MGR_FLOW_BUCKET_BITS);
+
+	memset(sv->rank_of[a], 2, sizeof(sv->rank_of[a]));
+	sv->rank_of[a][7] = 0;
+	sv->rank_of[a][8] = 3; /* n is 3: no such rank */
+	sv->moved[a ^ 1] = 1;  /* (the inactive copy's flag: not read) */
+	for (uint32_t b = 0; b < MGR_FLOW_BUCKETS; b++)
+		assert_int_equal(mgr_service_pick(s, 1, b << (32 - MGR_FLOW_BUCKET_BITS)),
+				 sv->inst[a][mgr_bucket_rank(b, 3)]);
+	sv->moved[a] = 1;
+	assert_int_equal(mgr_service_pick(s, 1, b7), sv->inst[a][0]);
+	assert_int_equal(mgr_service_pick(s, 1, b7 + 12345), sv->inst[a][0]);
+	assert_int_equal(mgr_service_pick(s, 1, 8u << (32 - MGR_FLOW_BUCKET_BITS)), -1);
+	assert_int_equal(mgr_service_pick(s, 1, 9u << (32 - MGR_FLOW_BUCKET_BITS)),
+			 sv->inst[a][2]);
+	sv->moved[a] = sv->moved[a ^ 1] = 0;
+}
+
 static void
 test_service_pick_is_deterministic_after_the_instance_set_changes(void **state)
 {
@@ -993,6 +1020,7 @@ main(void)
 	    T(test_both_directions_of_a_flow_reach_the_same_instance),
 	    T(test_service_pick_without_instances_is_minus_1),
 	    T(test_service_pick_reads_only_the_active_copy),
+	    T(test_service_pick_follows_the_moved_bucket_table),
 	    T(test_service_pick_is_deterministic_after_the_instance_set_changes),
 	};
 
