@@ -4,7 +4,7 @@
 
 /*
  * mgr.h -- onvm_mgr, the node manager (the DPDK primary process): its
- * node-wide state and the node skeleton's interfaces.  The manager is seven
+ * node-wide state and the node skeleton's interfaces.  The manager is eight
  * components, a folder each with a header that maps its files:
  *
  *   config/     the JSON configuration, parsed and validated  (config.h)
@@ -17,6 +17,8 @@
  *               NFs keep their state in a store          (stateless.h)
  *   ftc/        FTC: this node's part of a chain whose NFs' updates ride
  *               on its packets to the next f nodes             (ftc.h)
+ *   elastic/    flow migration between a service's instances,
+ *               state and all                                  (move.h)
  *   this folder, the node skeleton:
  *     main.c         start-up order, housekeeping, shutdown
  *     init.c         EAL arguments, shared tables, pools, rings, NF
@@ -32,7 +34,8 @@
  *
  * Threads: the data lcores run the RX, TX and BFD units and never block;
  * the control thread and EAL's IPC thread change the NF and service tables
- * under mgr.ctl_lock; the telemetry thread only reads.
+ * under mgr.ctl_lock; the telemetry thread reads, and takes the lock for
+ * the few commands that change something (/onvm/move).
  */
 #ifndef MGR_H
 #define MGR_H

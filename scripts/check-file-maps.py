@@ -30,6 +30,7 @@ HEADER_MAPS = [
     ("onvm_mgr/remote/remote.h", ["onvm_mgr/remote"]),
     ("onvm_mgr/stateless/stateless.h", ["onvm_mgr/stateless"]),
     ("onvm_mgr/ftc/ftc.h", ["onvm_mgr/ftc"]),
+    ("onvm_mgr/elastic/move.h", ["onvm_mgr/elastic"]),
     ("libnf/src/nf_private.h", ["libnf/src"]),
 ]
 README_MAPS = [

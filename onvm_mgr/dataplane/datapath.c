@@ -30,6 +30,7 @@
 #include "mgr.h"
 #include "stateless/stateless.h"
 #include "ftc/ftc.h"
+#include "elastic/move.h"
 
 void
 mgr_nf_wake(struct onvm_nf_slot *slot)
@@ -76,6 +77,8 @@ flush_nf(struct mgr_dp_ctx *ctx, uint16_t id)
 
 			if (unlikely(mm->flags & ONVM_PKT_F_MARKER))
 				mgr_marker_copy_dropped(b->pkts[i], id);
+			else if (unlikely(ONVM_MOVE_TAG_IS(mm->ts)))
+				mgr_move_lost(id, b->pkts[i]);
 		}
 		rte_pktmbuf_free_bulk(&b->pkts[sent], b->n - sent);
 		ctx->drops[r] += b->n - sent;
@@ -204,6 +207,12 @@ dispatch(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, const struct mgr_dest *d)
 
 	switch (d->kind) {
 	case MGR_DEST_NF:
+		/* The src of a flow migration: its moving buckets' packets
+		 * are tagged and copied (or sent to dst instead). */
+		if (unlikely(mgr_moves_any) &&
+		    unlikely(__atomic_load_n(&mgr_move_hook[d->id], __ATOMIC_RELAXED) != 0) &&
+		    mgr_move_divert(ctx, m, d))
+			return;
 		b = &ctx->nf_buf[d->id];
 		b->pkts[b->n++] = m;
 		if (b->n == ONVM_BURST)
@@ -239,6 +248,10 @@ dispatch(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, const struct mgr_dest *d)
 			return;
 		}
 		dispatch_port(ctx, m, d->id);
+		return;
+	case MGR_DEST_DONE:
+		ctx->move_copies_done++;
+		rte_pktmbuf_free(m);
 		return;
 	default:
 		ctx->drops[d->reason]++;
@@ -735,6 +748,10 @@ mgr_tx_poll(void)
 			if (i == n)
 				break;
 			routed = i + 1;
+			/* A flow migration's marker: it says src's output before
+			 * it has been routed, and goes no further. */
+			if (unlikely(mgr_moves_any) && mgr_move_marker_out(ctx, id, pkts[i]))
+				continue;
 			/* A consistent-cut marker: aligned with the other instances'
 			 * before it goes on; while held, the rest of this burst
 			 * waits with the NF's ring. */

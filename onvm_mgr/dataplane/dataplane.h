@@ -90,6 +90,8 @@ struct mgr_dp_ctx {
 	uint64_t markers_stale;	   /* of a cut passed on or given up already: dropped */
 	uint64_t markers_refused;  /* not the NF's step, rolled back, unknown cut, no copy */
 	uint64_t align_waits; /* polls an NF's output was held for an alignment */
+	uint64_t move_markers;	   /* flow migration's markers out of NFs (elastic/move.h) */
+	uint64_t move_copies_done; /* its copies back from dst, freed */
 	uint64_t bfd_peek_tsc[ONVM_MAX_PORTS]; /* last read of a held BFD port */
 	uint64_t replay_peek_tsc[ONVM_MAX_PORTS]; /* ... of a port held for a replay */
 	struct mgr_dp_buf nf_buf[ONVM_MAX_NFS];

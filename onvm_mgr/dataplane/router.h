@@ -23,6 +23,7 @@ enum mgr_dest_kind {
 	MGR_DEST_DROP = 0,
 	MGR_DEST_NF,   /* id: NF slot (instance id) */
 	MGR_DEST_PORT, /* id: port id */
+	MGR_DEST_DONE, /* a move's copy, reprocessed: freed, not a drop */
 };
 
 /* Why a packet was dropped; each has a counter. */

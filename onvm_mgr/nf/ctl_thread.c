@@ -45,6 +45,7 @@
 #endif
 
 #include "nf_ctl.h"
+#include "elastic/move.h"
 #include "stateless/stateless.h"
 
 #define CTL_BUSY_MS 1
@@ -327,6 +328,8 @@ ctl_loop(void)
 		timeout_ms = scan_slots();
 		if (mgr_sl_any)
 			timeout_ms = RTE_MIN(timeout_ms, mgr_sl_ctl());
+		if (__atomic_load_n(&mgr_moves_any, __ATOMIC_ACQUIRE))
+			timeout_ms = RTE_MIN(timeout_ms, mgr_move_ctl());
 		mgr_ctl_unlock();
 		mgr_bfd_log_flush();
 		timeout_ms = RTE_MIN(timeout_ms, console_stats(mgr_now_ns()));

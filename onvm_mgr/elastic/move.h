@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * Flow migration: the manager's part (the protocol is described at
+ * struct onvm_move in onvm_common.h, the design in docs/design/elastic.md).
+ *
+ * What each file is for:
+ *   move_ctl.c     the control side, under mgr.ctl_lock: a move started
+ *                  (markers, the units' hook), the bucket table flipped
+ *                  once dst has the state, NFs gone and time-outs, the
+ *                  end; /onvm/move and /onvm/moves
+ *   move_unit.c    the data units: the hook that tags and copies (or
+ *                  redirects) the moving buckets' packets, the move
+ *                  markers coming out of NFs, a failed move
+ *   move.h         this interface
+ */
+#ifndef MGR_ELASTIC_MOVE_H
+#define MGR_ELASTIC_MOVE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "onvm_common.h"
+
+struct rte_mbuf;
+struct mgr_dp_ctx;
+struct mgr_dest;
+
+/* Any move live since start-up (a hint for the units: read relaxed). */
+extern bool mgr_moves_any;
+/* Per NF id: the move slots (bit i: moves[i]) whose src it is -- the
+ * units' hook.  Written by the control side, read by the units. */
+extern uint32_t mgr_move_hook[ONVM_MAX_NFS];
+/* The moves' memzones, by slot (the manager's mapping). */
+extern struct onvm_move_xfer *mgr_move_xfer[ONVM_MAX_MOVES];
+
+/* ---- data units (move_unit.c) ---- */
+
+/* `m`, routed to NF d->id, which is the src of a live move: tag it and
+ * queue its copy for dst (REPROCESS: returns false, m goes on to src) or
+ * send it to dst instead (BUFFER: returns true, m is taken). */
+bool mgr_move_divert(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, const struct mgr_dest *d);
+
+/* A tagged packet did not fit NF `id`'s ring (freed by the caller): a
+ * copy lost fails the move; an original lost is logged so that dst skips
+ * its copy. */
+void mgr_move_lost(uint16_t id, struct rte_mbuf *m);
+
+/* A marker out of NF `id`: true if it was a move's (then consumed). */
+bool mgr_move_marker_out(struct mgr_dp_ctx *ctx, uint16_t id, struct rte_mbuf *m);
+
+/* ---- control side (move_ctl.c), under mgr.ctl_lock ---- */
+
+struct mgr_move_req {
+	uint16_t service, src, dst;
+	uint8_t method; /* enum onvm_move_method */
+	/* The buckets asked for; those not routed to src are left out. */
+	uint64_t buckets[ONVM_FLOW_BUCKETS / 64];
+};
+
+/* Start a move; returns its slot, or -errno with a sentence in err. */
+int mgr_move_start(const struct mgr_move_req *req, char *err, size_t errlen);
+
+/* Drive the live moves; returns how soon (ms) it wants to run again. */
+int mgr_move_ctl(void);
+
+/* Fail move `slot` (if not flipped yet): src keeps the flows. */
+void mgr_move_fail(uint32_t slot, enum onvm_move_fail why);
+
+const char *mgr_move_state_str(uint32_t state);
+const char *mgr_move_fail_str(uint32_t fail);
+
+/* /onvm/move and /onvm/moves. */
+int mgr_move_telemetry_init(void);
+
+#endif /* MGR_ELASTIC_MOVE_H */

@@ -1,0 +1,612 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * move_ctl.c -- flow migration on the control side (move.h): start a move,
+ * flip the bucket table when dst has the state, end or fail it, and the
+ * telemetry commands.  Everything here runs under mgr.ctl_lock.
+ *
+ * Ordering rests on the units' RCU quiescent points (nf_services.c): once
+ * mgr_rcu_wait() returns, every packet a unit routed before the change is
+ * in an NF's ring.  So the START marker, put into src's ring after the
+ * hook is set and a grace period passed, follows every packet that was not
+ * tagged; the END marker, after the flip and a grace period, follows every
+ * packet of the moved buckets that src will ever get.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_mbuf.h>
+#include <rte_memzone.h>
+#include <rte_ring.h>
+#include <rte_telemetry.h>
+
+#include "mgr.h"
+#include "elastic/move.h"
+#include "remote/remote.h"
+#include "stateless/stateless.h"
+#include "ftc/ftc.h"
+
+/* Before the flip a move may take this long (export, import, catching up);
+ * then it fails and src keeps the flows. */
+#define MOVE_TIMEOUT_NS (3000ull * 1000 * 1000)
+/* A failed move's slot is not reused while dst may still see its copies. */
+#define MOVE_LINGER_NS (2000ull * 1000 * 1000)
+/* How long a marker may wait for room in an NF's ring. */
+#define MARKER_TRY_MS 50
+
+/* Control-side bookkeeping of a slot. */
+static struct {
+	uint32_t src_gen, dst_gen; /* the NF slots' generations at the start */
+	bool hooked;		   /* in mgr_move_hook[src] */
+	bool end_sent;
+	uint64_t t_over;	   /* when it became DONE or FAILED */
+	uint32_t gen;		   /* slot's move counter */
+} priv[ONVM_MAX_MOVES];
+
+static const char *const state_names[] = {
+	[ONVM_MOVE_FREE] = "free",	   [ONVM_MOVE_STARTED] = "started",
+	[ONVM_MOVE_EXPORTED] = "exported", [ONVM_MOVE_IMPORTED] = "imported",
+	[ONVM_MOVE_FLIPPED] = "flipped",   [ONVM_MOVE_DONE] = "done",
+	[ONVM_MOVE_FAILED] = "failed",
+};
+
+static const char *const fail_names[ONVM_MOVE_FAIL_REASON_MAX] = {
+	[ONVM_MOVE_OK] = "none",
+	[ONVM_MOVE_FAIL_SRC_GONE] = "src_gone",
+	[ONVM_MOVE_FAIL_DST_GONE] = "dst_gone",
+	[ONVM_MOVE_FAIL_TIMEOUT] = "timeout",
+	[ONVM_MOVE_FAIL_COPY] = "copy_lost",
+	[ONVM_MOVE_FAIL_RING] = "ring_full",
+	[ONVM_MOVE_FAIL_EXPORT] = "export_too_big",
+	[ONVM_MOVE_FAIL_IMPORT] = "import_refused",
+	[ONVM_MOVE_FAIL_WAIT] = "dst_wait",
+	[ONVM_MOVE_FAIL_LOG] = "log_overrun",
+	[ONVM_MOVE_FAIL_NF] = "nf_cannot_move",
+};
+
+/* Totals since start-up, for /onvm/moves. */
+static uint64_t moves_started, moves_done, moves_failed[ONVM_MOVE_FAIL_REASON_MAX];
+
+const char *
+mgr_move_state_str(uint32_t state)
+{
+	return state < RTE_DIM(state_names) ? state_names[state] : "unknown";
+}
+
+const char *
+mgr_move_fail_str(uint32_t fail)
+{
+	return fail < RTE_DIM(fail_names) ? fail_names[fail] : "unknown";
+}
+
+static bool
+nf_alive(uint16_t id, uint32_t gen)
+{
+	const struct onvm_nf_slot *s = &mgr.shm->nfs[id];
+	uint32_t st = __atomic_load_n(&s->status, __ATOMIC_ACQUIRE);
+
+	return (st == ONVM_NF_READY || st == ONVM_NF_RUNNING) &&
+	       __atomic_load_n(&s->generation, __ATOMIC_ACQUIRE) == gen;
+}
+
+/* A move marker into NF `id`'s ring, after everything a unit put there. */
+static int
+inject(uint16_t id, uint32_t slot, enum onvm_move_marker phase)
+{
+	struct onvm_nf_slot *s = &mgr.shm->nfs[id];
+	struct onvm_marker mk = {
+		.cut_id = ONVM_MOVE_TAG(slot, mgr.shm->moves[slot].gen, 0),
+		.base_id = phase,
+		.flags = ONVM_MARKER_F_MOVE,
+	};
+	struct rte_mbuf *m = rte_pktmbuf_alloc(mgr.pool);
+	struct onvm_pkt_meta *meta;
+	void *p;
+
+	if (m == NULL)
+		return -ENOMEM;
+	p = rte_pktmbuf_append(m, sizeof(mk));
+	if (p == NULL) {
+		rte_pktmbuf_free(m);
+		return -ENOMEM;
+	}
+	memcpy(p, &mk, sizeof(mk));
+	meta = onvm_pkt_meta(m, mgr.dyn_off);
+	memset(meta, 0, sizeof(*meta));
+	meta->flags = ONVM_PKT_F_MARKER;
+	meta->action = ONVM_ACTION_NEXT;
+	meta->egress_port = ONVM_PORT_UNSET;
+	for (int t = 0; rte_ring_mp_enqueue(s->rx_ring, m) != 0; t++) {
+		if (t >= MARKER_TRY_MS) {
+			rte_pktmbuf_free(m);
+			return -ENOBUFS;
+		}
+		usleep(1000);
+	}
+	/* Pairs with the barrier in libnf's sleep_for_work(). */
+	rte_smp_mb();
+	if (__atomic_load_n(&s->sleeping, __ATOMIC_RELAXED))
+		mgr_nf_wake(s);
+	return 0;
+}
+
+static int
+xfer_map(uint32_t slot)
+{
+	char name[RTE_MEMZONE_NAMESIZE];
+	const struct rte_memzone *mz;
+
+	if (mgr_move_xfer[slot] != NULL)
+		return 0;
+	snprintf(name, sizeof(name), ONVM_MOVE_MZ_FMT, slot);
+	mz = rte_memzone_lookup(name);
+	if (mz == NULL)
+		mz = rte_memzone_reserve(name, sizeof(struct onvm_move_xfer), SOCKET_ID_ANY, 0);
+	if (mz == NULL)
+		return -ENOMEM;
+	mgr_move_xfer[slot] = mz->addr;
+	return 0;
+}
+
+static bool
+chain_kind_allows(uint16_t service, char *err, size_t errlen)
+{
+	if (mgr.remote.rsync_service[service] != 0) {
+		snprintf(err, errlen, "service %u is in a remote chain: not movable yet", service);
+		return false;
+	}
+	if (mgr_ftc_any) {
+		snprintf(err, errlen, "an FTC node's flows are not movable yet");
+		return false;
+	}
+	for (uint16_t c = 0; c < ONVM_MAX_CHAINS; c++) {
+		const struct onvm_chain *ch = &mgr.shm->chains[c];
+
+		if (!ch->used || !ch->stateless)
+			continue;
+		for (uint16_t i = 0; i < ch->len; i++)
+			if (ch->services[i] == service) {
+				snprintf(err, errlen,
+					 "service %u is in a stateless chain: its state is in the store",
+					 service);
+				return false;
+			}
+	}
+	if (mgr.shm->services[service].fixed != 0) {
+		snprintf(err, errlen, "service %u has fixed ranks", service);
+		return false;
+	}
+	return true;
+}
+
+/* Is a live move using instance `id`, or any of `buckets` of `service`? */
+static const char *
+move_conflict(const struct mgr_move_req *req)
+{
+	for (uint32_t i = 0; i < ONVM_MAX_MOVES; i++) {
+		const struct onvm_move *mv = &mgr.shm->moves[i];
+		uint32_t st = __atomic_load_n(&mv->state, __ATOMIC_ACQUIRE);
+
+		if (st == ONVM_MOVE_FREE || st == ONVM_MOVE_DONE || st == ONVM_MOVE_FAILED)
+			continue;
+		/* Opposite roles could wait on each other (each dst waiting
+		 * at its IN marker for the other's export). */
+		if (mv->src == req->dst || mv->dst == req->src)
+			return "an instance is already in a move the other way";
+		if (mv->service != req->service)
+			continue;
+		for (uint32_t w = 0; w < ONVM_FLOW_BUCKETS / 64; w++)
+			if (mv->buckets[w] & req->buckets[w])
+				return "some of the buckets are moving already";
+	}
+	return NULL;
+}
+
+static int
+free_slot(void)
+{
+	uint64_t now = mgr_now_ns();
+
+	for (uint32_t i = 0; i < ONVM_MAX_MOVES; i++) {
+		uint32_t st = __atomic_load_n(&mgr.shm->moves[i].state, __ATOMIC_ACQUIRE);
+
+		if (st == ONVM_MOVE_FREE || st == ONVM_MOVE_DONE ||
+		    (st == ONVM_MOVE_FAILED && !priv[i].hooked &&
+		     now - priv[i].t_over > MOVE_LINGER_NS))
+			return (int)i;
+	}
+	return -1;
+}
+
+static void
+unhook(uint32_t slot)
+{
+	const struct onvm_move *mv = &mgr.shm->moves[slot];
+
+	if (!priv[slot].hooked)
+		return;
+	__atomic_fetch_and(&mgr_move_hook[mv->src], ~(1u << slot), __ATOMIC_RELEASE);
+	priv[slot].hooked = false;
+}
+
+int
+mgr_move_start(const struct mgr_move_req *req, char *err, size_t errlen)
+{
+	const struct onvm_nf_slot *src, *dst;
+	struct onvm_move *mv;
+	uint64_t mine[ONVM_FLOW_BUCKETS / 64] = {0};
+	uint32_t nb = 0;
+	int src_rank, slot, ret;
+	const char *why;
+
+	MGR_ASSERT_CTL_LOCKED();
+	if (req->service == 0 || req->service >= ONVM_MAX_SERVICES || req->src >= ONVM_MAX_NFS ||
+	    req->dst >= ONVM_MAX_NFS || req->src == req->dst ||
+	    req->method > ONVM_MOVE_BUFFER) {
+		snprintf(err, errlen, "bad service, instances or method");
+		return -EINVAL;
+	}
+	if (!chain_kind_allows(req->service, err, errlen))
+		return -EOPNOTSUPP;
+	src = &mgr.shm->nfs[req->src];
+	dst = &mgr.shm->nfs[req->dst];
+	if (src->status != ONVM_NF_RUNNING || dst->status != ONVM_NF_RUNNING ||
+	    src->service_id != req->service || dst->service_id != req->service) {
+		snprintf(err, errlen, "instances %u and %u must both run service %u", req->src,
+			 req->dst, req->service);
+		return -ENOENT;
+	}
+	src_rank = mgr_service_rank(mgr.shm, req->service, req->src);
+	if (src_rank < 0 || mgr_service_rank(mgr.shm, req->service, req->dst) < 0) {
+		snprintf(err, errlen, "instance %u or %u holds no rank of service %u", req->src,
+			 req->dst, req->service);
+		return -ENOENT;
+	}
+	/* Only the buckets src serves now. */
+	for (uint32_t b = 0; b < ONVM_FLOW_BUCKETS; b++) {
+		uint32_t hash = b << (32 - ONVM_FLOW_BUCKET_BITS);
+
+		if ((req->buckets[b / 64] >> (b % 64) & 1) &&
+		    mgr_service_pick(mgr.shm, req->service, hash) == req->src) {
+			mine[b / 64] |= UINT64_C(1) << (b % 64);
+			nb++;
+		}
+	}
+	if (nb == 0) {
+		snprintf(err, errlen, "none of those buckets is routed to instance %u", req->src);
+		return -ENOENT;
+	}
+	{
+		struct mgr_move_req r = *req;
+
+		memcpy(r.buckets, mine, sizeof(mine));
+		why = move_conflict(&r);
+	}
+	if (why != NULL) {
+		snprintf(err, errlen, "%s", why);
+		return -EBUSY;
+	}
+	slot = free_slot();
+	if (slot < 0) {
+		snprintf(err, errlen, "%d moves at once already", ONVM_MAX_MOVES);
+		return -EBUSY;
+	}
+	if (xfer_map((uint32_t)slot) < 0) {
+		snprintf(err, errlen, "no hugepage memory for the move's %zu bytes",
+			 sizeof(struct onvm_move_xfer));
+		return -ENOMEM;
+	}
+	memset(mgr_move_xfer[slot]->log, 0, sizeof(mgr_move_xfer[slot]->log));
+	mgr_move_xfer[slot]->len = 0;
+	mv = &mgr.shm->moves[slot];
+	priv[slot].gen++;
+	memset(mv, 0, sizeof(*mv));
+	mv->gen = priv[slot].gen;
+	mv->service = req->service;
+	mv->src = req->src;
+	mv->dst = req->dst;
+	mv->method = req->method;
+	memcpy(mv->buckets, mine, sizeof(mine));
+	mv->n_buckets = nb;
+	mv->t_start = mgr_now_ns();
+	priv[slot].src_gen = src->generation;
+	priv[slot].dst_gen = dst->generation;
+	priv[slot].end_sent = false;
+	priv[slot].t_over = 0;
+	__atomic_store_n(&mv->state, ONVM_MOVE_STARTED, __ATOMIC_RELEASE);
+	moves_started++;
+	/* 1. dst's IN marker ahead of any copy. */
+	ret = inject(req->dst, (uint32_t)slot, ONVM_MOVE_MK_IN);
+	if (ret < 0) {
+		mgr_move_fail((uint32_t)slot, ONVM_MOVE_FAIL_RING);
+		snprintf(err, errlen, "no room for a marker in instance %u's ring", req->dst);
+		return ret;
+	}
+	/* 2. the hook; after a grace period every untagged packet of the
+	 * buckets is in src's ring, so 3. START goes in behind them. */
+	__atomic_store_n(&mgr_moves_any, true, __ATOMIC_RELEASE);
+	__atomic_fetch_or(&mgr_move_hook[req->src], 1u << slot, __ATOMIC_RELEASE);
+	priv[slot].hooked = true;
+	mgr_rcu_wait();
+	ret = inject(req->src, (uint32_t)slot, ONVM_MOVE_MK_START);
+	if (ret < 0) {
+		mgr_move_fail((uint32_t)slot, ONVM_MOVE_FAIL_RING);
+		unhook((uint32_t)slot);
+		snprintf(err, errlen, "no room for a marker in instance %u's ring", req->src);
+		return ret;
+	}
+	MGR_LOG(INFO, "move %d: service %u, %u buckets from instance %u to %u (%s)", slot,
+		req->service, nb, req->src, req->dst,
+		req->method == ONVM_MOVE_BUFFER ? "buffer" : "reprocess");
+	mgr_ctl_wake();
+	return slot;
+}
+
+static void
+move_over(uint32_t slot, uint64_t now)
+{
+	const struct onvm_move *mv = &mgr.shm->moves[slot];
+
+	priv[slot].t_over = now;
+	if (mv->state == ONVM_MOVE_DONE) {
+		moves_done++;
+		MGR_LOG(INFO,
+			"move %u done: %" PRIu64 " flows in %" PRIu64 " us (export %" PRIu64
+			" us, import %" PRIu64 " us, flip %" PRIu64 " us), %" PRIu64
+			" copies, %" PRIu64 " reprocessed",
+			slot, mv->exported_flows, (mv->t_done - mv->t_start) / 1000,
+			(mv->t_exported - mv->t_start) / 1000,
+			mv->t_imported > mv->t_exported ? (mv->t_imported - mv->t_exported) / 1000 : 0,
+			(mv->t_flip - mv->t_start) / 1000, mv->copies, mv->reprocessed);
+	} else {
+		moves_failed[mv->fail < ONVM_MOVE_FAIL_REASON_MAX ? mv->fail : 0]++;
+		MGR_LOG(WARNING, "move %u failed (%s): instance %u keeps its flows", slot,
+			mgr_move_fail_str(mv->fail), mv->src);
+	}
+}
+
+/* dst has the state: the moved buckets go to it from now on. */
+static void
+flip(uint32_t slot, uint64_t now)
+{
+	struct onvm_move *mv = &mgr.shm->moves[slot];
+	uint32_t st = ONVM_MOVE_IMPORTED;
+	int rank = mgr_service_rank(mgr.shm, mv->service, mv->dst);
+
+	if (rank < 0) {
+		mgr_move_fail(slot, ONVM_MOVE_FAIL_DST_GONE);
+		return;
+	}
+	/* (dst may have given up meanwhile: then it is FAILED) */
+	if (!__atomic_compare_exchange_n(&mv->state, &st, ONVM_MOVE_FLIPPED, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	mv->t_flip = now;
+	mgr_service_move_buckets(mv->service, mv->buckets, (uint16_t)rank);
+	/* No unit routes a moved bucket to src any more: the hook is idle. */
+	unhook(slot);
+}
+
+int
+mgr_move_ctl(void)
+{
+	uint64_t now = mgr_now_ns();
+	int live = 0;
+
+	MGR_ASSERT_CTL_LOCKED();
+	if (!__atomic_load_n(&mgr_moves_any, __ATOMIC_ACQUIRE))
+		return 1000;
+	for (uint32_t i = 0; i < ONVM_MAX_MOVES; i++) {
+		struct onvm_move *mv = &mgr.shm->moves[i];
+		uint32_t st = __atomic_load_n(&mv->state, __ATOMIC_ACQUIRE);
+		bool src_ok, dst_ok;
+
+		if (st == ONVM_MOVE_FREE || (priv[i].t_over != 0 && !priv[i].hooked))
+			continue;
+		src_ok = nf_alive(mv->src, priv[i].src_gen);
+		dst_ok = nf_alive(mv->dst, priv[i].dst_gen);
+		if (st < ONVM_MOVE_FLIPPED) {
+			if (!dst_ok)
+				mgr_move_fail(i, ONVM_MOVE_FAIL_DST_GONE);
+			else if (!src_ok)
+				mgr_move_fail(i, ONVM_MOVE_FAIL_SRC_GONE);
+			else if (now - mv->t_start > MOVE_TIMEOUT_NS)
+				mgr_move_fail(i, ONVM_MOVE_FAIL_TIMEOUT);
+			else if (st == ONVM_MOVE_IMPORTED)
+				flip(i, now);
+			st = __atomic_load_n(&mv->state, __ATOMIC_ACQUIRE);
+		}
+		if (st == ONVM_MOVE_FAILED) {
+			unhook(i);
+			if (priv[i].t_over == 0)
+				move_over(i, now);
+			continue;
+		}
+		live++;
+		if (st != ONVM_MOVE_FLIPPED)
+			continue;
+		/* 4. END behind src's last packet of the buckets. */
+		if (!priv[i].end_sent && src_ok) {
+			if (inject(mv->src, i, ONVM_MOVE_MK_END) == 0)
+				priv[i].end_sent = true;
+		}
+		/* 5. src freed them (or is gone: nothing left to free), and dst
+		 * had every copy (or is gone: its flows are lost with it). */
+		if ((!src_ok ||
+		     (__atomic_load_n(&mv->end_out, __ATOMIC_ACQUIRE) &&
+		      __atomic_load_n(&mv->src_freed, __ATOMIC_ACQUIRE))) &&
+		    (!dst_ok || __atomic_load_n(&mv->dst_seen, __ATOMIC_ACQUIRE) +
+					__atomic_load_n(&mv->copies_lost, __ATOMIC_ACQUIRE) >=
+				    __atomic_load_n(&mv->copies, __ATOMIC_ACQUIRE))) {
+			mv->t_done = now;
+			__atomic_store_n(&mv->state, ONVM_MOVE_DONE, __ATOMIC_RELEASE);
+			move_over(i, now);
+			live--;
+		}
+	}
+	return live > 0 ? 1 : 1000;
+}
+
+/* ---- telemetry ---- */
+
+/* "all", "half" (every other bucket), "b:LO-HI", or "frac:F" (a share F,
+ * spread evenly over the buckets), as a bitmap. */
+static int
+parse_space(const char *s, uint64_t *out)
+{
+	unsigned int lo, hi;
+	double f;
+	char tail;
+
+	memset(out, 0, ONVM_FLOW_BUCKETS / 8);
+	if (strcmp(s, "all") == 0) {
+		memset(out, 0xff, ONVM_FLOW_BUCKETS / 8);
+		return 0;
+	}
+	if (strcmp(s, "half") == 0) {
+		for (uint32_t b = 0; b < ONVM_FLOW_BUCKETS; b += 2)
+			out[b / 64] |= UINT64_C(1) << (b % 64);
+		return 0;
+	}
+	if (sscanf(s, "b:%u-%u%c", &lo, &hi, &tail) == 2 && lo <= hi && hi < ONVM_FLOW_BUCKETS) {
+		for (uint32_t b = lo; b <= hi; b++)
+			out[b / 64] |= UINT64_C(1) << (b % 64);
+		return 0;
+	}
+	if (sscanf(s, "frac:%lf%c", &f, &tail) == 1 && f > 0 && f <= 1) {
+		double acc = 0;
+
+		for (uint32_t b = 0; b < ONVM_FLOW_BUCKETS; b++) {
+			acc += f;
+			if (acc >= 1) {
+				acc -= 1;
+				out[b / 64] |= UINT64_C(1) << (b % 64);
+			}
+		}
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* /onvm/move,SERVICE,SRC,DST[,SPACE[,METHOD]] */
+static int
+tel_move(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct mgr_move_req req = {.method = ONVM_MOVE_REPROCESS};
+	char buf[128], space[48] = "all", method[16] = "reprocess", err[160];
+	unsigned int svc, src, dst;
+	int n, slot;
+
+	(void)cmd;
+	if (params == NULL || strlen(params) >= sizeof(buf))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%s", params);
+	for (char *p = buf; *p != '\0'; p++)
+		if (*p == ',')
+			*p = ' ';
+	n = sscanf(buf, "%u %u %u %47s %15s", &svc, &src, &dst, space, method);
+	if (n < 3 || svc >= ONVM_MAX_SERVICES || src >= ONVM_MAX_NFS || dst >= ONVM_MAX_NFS)
+		return -EINVAL;
+	if (parse_space(space, req.buckets) < 0)
+		return -EINVAL;
+	if (strcmp(method, "buffer") == 0)
+		req.method = ONVM_MOVE_BUFFER;
+	else if (strcmp(method, "reprocess") != 0)
+		return -EINVAL;
+	req.service = (uint16_t)svc;
+	req.src = (uint16_t)src;
+	req.dst = (uint16_t)dst;
+	mgr_ctl_lock();
+	slot = mgr_move_start(&req, err, sizeof(err));
+	mgr_ctl_unlock();
+	rte_tel_data_start_dict(d);
+	if (slot < 0) {
+		rte_tel_data_add_dict_string(d, "error", err);
+		return 0;
+	}
+	rte_tel_data_add_dict_int(d, "slot", slot);
+	rte_tel_data_add_dict_uint(d, "gen", mgr.shm->moves[slot].gen);
+	rte_tel_data_add_dict_uint(d, "buckets", mgr.shm->moves[slot].n_buckets);
+	return 0;
+}
+
+static uint64_t
+since(uint64_t t, uint64_t t0)
+{
+	return t >= t0 && t != 0 ? (t - t0) / 1000 : 0;
+}
+
+/* /onvm/moves[,SLOT]: totals, or one move's figures. */
+static int
+tel_moves(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	rte_tel_data_start_dict(d);
+	if (params == NULL || *params == '\0') {
+		uint64_t failed = 0;
+
+		for (int r = 0; r < ONVM_MOVE_FAIL_REASON_MAX; r++)
+			failed += moves_failed[r];
+		rte_tel_data_add_dict_uint(d, "started", moves_started);
+		rte_tel_data_add_dict_uint(d, "done", moves_done);
+		rte_tel_data_add_dict_uint(d, "failed", failed);
+		for (int r = 1; r < ONVM_MOVE_FAIL_REASON_MAX; r++)
+			if (moves_failed[r] > 0)
+				rte_tel_data_add_dict_uint(d, fail_names[r], moves_failed[r]);
+		return 0;
+	}
+	char *end;
+	unsigned long slot = strtoul(params, &end, 10);
+	const struct onvm_move *mv;
+
+	if (*end != '\0' || slot >= ONVM_MAX_MOVES)
+		return -EINVAL;
+	mv = &mgr.shm->moves[slot];
+	rte_tel_data_add_dict_string(d, "state",
+				     mgr_move_state_str(__atomic_load_n(&mv->state, __ATOMIC_ACQUIRE)));
+	rte_tel_data_add_dict_string(d, "fail", mgr_move_fail_str(mv->fail));
+	rte_tel_data_add_dict_uint(d, "gen", mv->gen);
+	rte_tel_data_add_dict_uint(d, "service", mv->service);
+	rte_tel_data_add_dict_uint(d, "src", mv->src);
+	rte_tel_data_add_dict_uint(d, "dst", mv->dst);
+	rte_tel_data_add_dict_string(d, "method",
+				     mv->method == ONVM_MOVE_BUFFER ? "buffer" : "reprocess");
+	rte_tel_data_add_dict_uint(d, "buckets", mv->n_buckets);
+	rte_tel_data_add_dict_uint(d, "tagged", mv->seq);
+	rte_tel_data_add_dict_uint(d, "copies", mv->copies);
+	rte_tel_data_add_dict_uint(d, "copies_lost", mv->copies_lost);
+	rte_tel_data_add_dict_uint(d, "exported_flows", mv->exported_flows);
+	rte_tel_data_add_dict_uint(d, "exported_bytes", mv->exported_bytes);
+	rte_tel_data_add_dict_uint(d, "imported_flows", mv->imported_flows);
+	rte_tel_data_add_dict_uint(d, "freed_flows", mv->freed_flows);
+	rte_tel_data_add_dict_uint(d, "dst_seen", mv->dst_seen);
+	rte_tel_data_add_dict_uint(d, "reprocessed", mv->reprocessed);
+	rte_tel_data_add_dict_uint(d, "skipped_included", mv->skipped_included);
+	rte_tel_data_add_dict_uint(d, "nd_replayed", mv->nd_replayed);
+	rte_tel_data_add_dict_uint(d, "nd_short", mv->nd_short);
+	rte_tel_data_add_dict_uint(d, "dst_dropped", mv->dst_dropped);
+	rte_tel_data_add_dict_uint(d, "dst_wait_us", mv->dst_waits_ns / 1000);
+	rte_tel_data_add_dict_uint(d, "export_us", since(mv->t_exported, mv->t_start));
+	rte_tel_data_add_dict_uint(d, "import_us", since(mv->t_imported, mv->t_start));
+	rte_tel_data_add_dict_uint(d, "flip_us", since(mv->t_flip, mv->t_start));
+	rte_tel_data_add_dict_uint(d, "done_us", since(mv->t_done, mv->t_start));
+	return 0;
+}
+
+int
+mgr_move_telemetry_init(void)
+{
+	if (rte_telemetry_register_cmd(
+		    "/onvm/move", tel_move,
+		    "Move flows between two instances of a service. Parameters: SERVICE,SRC,DST"
+		    "[,all|half|b:LO-HI|frac:F[,reprocess|buffer]].") != 0 ||
+	    rte_telemetry_register_cmd("/onvm/moves", tel_moves,
+				       "Flow migration totals; with a slot: that move.") != 0)
+		return -1;
+	return 0;
+}

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * move_unit.c -- flow migration on the data units (move.h).
+ *
+ * The hook runs for packets routed to an NF that is the src of a live
+ * move, after routing and before the packet is buffered for the NF's ring:
+ * whatever the unit, every packet of a moving bucket is tagged with the
+ * move's next sequence number, and its copy (REPROCESS) goes into dst's
+ * buffer -- the same unit's, so per flow the copies reach dst in the order
+ * the originals reach src.  A copy is a real copy of the data: src may
+ * rewrite the original (a balancer does) before dst reprocesses it.
+ */
+#include <rte_mbuf.h>
+
+#include "mgr.h"
+#include "elastic/move.h"
+
+bool mgr_moves_any;
+uint32_t mgr_move_hook[ONVM_MAX_NFS];
+struct onvm_move_xfer *mgr_move_xfer[ONVM_MAX_MOVES];
+
+static inline bool
+bucket_in(const struct onvm_move *mv, uint32_t b)
+{
+	return (mv->buckets[b / 64] >> (b % 64) & 1) != 0;
+}
+
+void
+mgr_move_fail(uint32_t slot, enum onvm_move_fail why)
+{
+	struct onvm_move *mv = &mgr.shm->moves[slot];
+	uint32_t st = __atomic_load_n(&mv->state, __ATOMIC_ACQUIRE);
+
+	/* Only before the flip: from then on dst owns the flows. */
+	while (st != ONVM_MOVE_FREE && st < ONVM_MOVE_FLIPPED) {
+		if (__atomic_compare_exchange_n(&mv->state, &st, ONVM_MOVE_FAILED, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			mv->fail = (uint8_t)why;
+			return;
+		}
+	}
+}
+
+bool
+mgr_move_divert(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, const struct mgr_dest *d)
+{
+	struct onvm_pkt_meta *meta = onvm_pkt_meta(m, mgr.dyn_off);
+	uint32_t hook = __atomic_load_n(&mgr_move_hook[d->id], __ATOMIC_ACQUIRE);
+	uint32_t b = ONVM_FLOW_BUCKET(meta->flow_hash);
+
+	if (meta->flags & (ONVM_PKT_F_MARKER | ONVM_PKT_F_MOVE_COPY | ONVM_PKT_F_CTRL))
+		return false;
+	while (hook != 0) {
+		uint32_t slot = (uint32_t)__builtin_ctz(hook);
+		struct onvm_move *mv = &mgr.shm->moves[slot];
+		struct mgr_dest to = {.kind = MGR_DEST_NF, .id = mv->dst};
+		uint64_t seq;
+
+		hook &= hook - 1;
+		if (!bucket_in(mv, b))
+			continue;
+		/* (a failed move's hook is about to go: the packet is src's) */
+		if (__atomic_load_n(&mv->state, __ATOMIC_ACQUIRE) == ONVM_MOVE_FAILED)
+			return false;
+		seq = __atomic_add_fetch(&mv->seq, 1, __ATOMIC_RELAXED);
+		meta->ts = ONVM_MOVE_TAG(slot, mv->gen, seq);
+		if (mv->method == ONVM_MOVE_BUFFER) {
+			__atomic_add_fetch(&mv->copies, 1, __ATOMIC_RELAXED);
+			mgr_dp_dispatch(ctx, m, &to);
+			return true;
+		}
+		struct rte_mbuf *c = rte_pktmbuf_copy(m, mgr.pool, 0, UINT32_MAX);
+
+		if (unlikely(c == NULL)) {
+			/* dst would miss a packet src handles: the move fails,
+			 * src keeps the flows (and this packet). */
+			meta->ts = 0;
+			mgr_move_fail(slot, ONVM_MOVE_FAIL_COPY);
+			return false;
+		}
+		*onvm_pkt_meta(c, mgr.dyn_off) = *meta;
+		onvm_pkt_meta(c, mgr.dyn_off)->flags |= ONVM_PKT_F_MOVE_COPY;
+		__atomic_add_fetch(&mv->copies, 1, __ATOMIC_RELAXED);
+		mgr_dp_dispatch(ctx, c, &to);
+		return false;
+	}
+	return false;
+}
+
+void
+mgr_move_lost(uint16_t id, struct rte_mbuf *m)
+{
+	const struct onvm_pkt_meta *meta = onvm_pkt_meta(m, mgr.dyn_off);
+	uint32_t slot = ONVM_MOVE_TAG_SLOT(meta->ts);
+	struct onvm_move *mv;
+	struct onvm_move_log_entry *e;
+
+	if (slot >= ONVM_MAX_MOVES)
+		return;
+	mv = &mgr.shm->moves[slot];
+	if ((mv->gen & 0xff) != ONVM_MOVE_TAG_GEN(meta->ts))
+		return;
+	if (id == mv->dst) {
+		/* A copy (or, buffering, the packet itself) dst never gets. */
+		__atomic_add_fetch(&mv->copies_lost, 1, __ATOMIC_RELAXED);
+		if (meta->flags & ONVM_PKT_F_MOVE_COPY)
+			mgr_move_fail(slot, ONVM_MOVE_FAIL_COPY);
+		return;
+	}
+	if (id != mv->src || mgr_move_xfer[slot] == NULL)
+		return;
+	/* src never handles it: dst must skip its copy, not wait for it. */
+	e = &mgr_move_xfer[slot]->log[ONVM_MOVE_TAG_SEQ(meta->ts) & (ONVM_MOVE_LOG_SIZE - 1)];
+	e->flags = ONVM_MOVE_LOG_DROPPED;
+	e->n_nd = 0;
+	__atomic_store_n(&e->tag, meta->ts, __ATOMIC_RELEASE);
+}
+
+bool
+mgr_move_marker_out(struct mgr_dp_ctx *ctx, uint16_t id, struct rte_mbuf *m)
+{
+	struct onvm_marker mk;
+	struct onvm_move *mv;
+	uint32_t slot;
+
+	if (rte_pktmbuf_data_len(m) < sizeof(mk))
+		return false;
+	memcpy(&mk, rte_pktmbuf_mtod(m, const void *), sizeof(mk));
+	if (!(mk.flags & ONVM_MARKER_F_MOVE))
+		return false;
+	slot = ONVM_MOVE_TAG_SLOT(mk.cut_id);
+	if (slot < ONVM_MAX_MOVES) {
+		mv = &mgr.shm->moves[slot];
+		/* Every output src made before it has been routed on (into
+		 * this unit's buffers, ahead of anything dst sends later). */
+		if ((mv->gen & 0xff) == ONVM_MOVE_TAG_GEN(mk.cut_id) && id == mv->src) {
+			if (mk.base_id == ONVM_MOVE_MK_START)
+				__atomic_store_n(&mv->start_out, 1, __ATOMIC_RELEASE);
+			else if (mk.base_id == ONVM_MOVE_MK_END)
+				__atomic_store_n(&mv->end_out, 1, __ATOMIC_RELEASE);
+		}
+	}
+	ctx->move_markers++;
+	rte_pktmbuf_free(m);
+	return true;
+}
