@@ -122,6 +122,11 @@ handle_marker(struct nf_ctx *nf, struct rte_mbuf *m, struct onvm_pkt_meta *meta)
 		return;
 	}
 	memcpy(&mk, rte_pktmbuf_mtod(m, const void *), sizeof(mk));
+	/* A flow migration's: no cut of the chain's. */
+	if (unlikely(mk.flags & ONVM_MARKER_F_MOVE)) {
+		nfl_move_marker(nf, &mk);
+		return;
+	}
 	if (mk.cut_id > nf->last_marker)
 		nf->last_marker = mk.cut_id;
 	if (mk.cut_id > __atomic_load_n(&s->marker_seen, __ATOMIC_RELAXED))
@@ -168,6 +173,16 @@ run_batch_handler(struct nf_ctx *nf, uint32_t n)
 	return markers;
 }
 
+/* The packet handler on one packet: flow-table entries it creates are
+ * stamped with the packet's bucket (onvm_ft_set_route). */
+static inline void
+run_pkt_handler(struct nf_ctx *nf, struct rte_mbuf *m, struct onvm_pkt_meta *meta)
+{
+	nf->cur_pkt = m;
+	onvm_ft_set_route(1 + ONVM_FLOW_BUCKET(meta->flow_hash));
+	nf->ops->pkt(m, meta, nf);
+}
+
 void
 nfl_batch_run_handlers(struct nf_ctx *nf, uint32_t n)
 {
@@ -175,7 +190,7 @@ nfl_batch_run_handlers(struct nf_ctx *nf, uint32_t n)
 	struct onvm_nf_stats *st = &nf->slot->stats;
 	struct action_counts c = {0};
 	uint64_t bytes = 0;
-	uint32_t markers = 0;
+	uint32_t markers = 0, copies = 0;
 	bool nd_seen = false;
 
 	/* Both cache lines the loop reads (pkt_len, the metadata) were last
@@ -224,17 +239,36 @@ nfl_batch_run_handlers(struct nf_ctx *nf, uint32_t n)
 				continue;
 			}
 			/* (what the handler generates takes cur_pkt's) */
-			if (meta->ts > nf->last_ts) {
+			if (meta->ts > nf->last_ts && likely(!ONVM_MOVE_TAG_IS(meta->ts))) {
 				nf->last_ts = meta->ts;
 				nf->last_chain = meta->chain_id;
 				nf->last_run = meta->chain_run;
 			}
 			meta->action = ONVM_ACTION_NEXT;
+			/* A flow migration's packet (tagged), or one of buckets
+			 * moving here: nf_move.c. */
+			if (unlikely(ONVM_MOVE_TAG_IS(meta->ts) || nf->moves_live != 0)) {
+				bool run = nfl_move_pkt_begin(nf, m, meta);
+
+				if (meta->flags & ONVM_PKT_F_MOVE_COPY) {
+					/* not input: neither in rx nor in actions */
+					copies++;
+					if (run)
+						run_pkt_handler(nf, m, meta);
+					nfl_move_pkt_end(nf, meta);
+					meta->action = ONVM_ACTION_DROP;
+					continue;
+				}
+				if (!run) {
+					meta->action = ONVM_ACTION_DROP;
+					count_action(&c, meta);
+					continue;
+				}
+			}
 			bytes += rte_pktmbuf_pkt_len(m);
-			nf->cur_pkt = m;
-			/* flow-table entries it creates are its bucket's */
-			onvm_ft_set_route(1 + ONVM_FLOW_BUCKET(meta->flow_hash));
-			nf->ops->pkt(m, meta, nf);
+			run_pkt_handler(nf, m, meta);
+			if (unlikely(nf->move_rec != NULL))
+				nfl_move_pkt_end(nf, meta);
 			count_action(&c, meta);
 			nd_seen |= (meta->flags & ONVM_PKT_F_ND) != 0; /* or by its handler */
 		}
@@ -255,7 +289,7 @@ nfl_batch_run_handlers(struct nf_ctx *nf, uint32_t n)
 		nd_seen = (nf_pkt_meta(b->held[i])->flags & ONVM_PKT_F_ND) != 0;
 	if (nd_seen)
 		nfl_nd_wait_next_cut(nf);
-	n -= markers;
+	n -= markers + copies;
 	st->rx += n;
 	st->rx_bytes += bytes;
 	st->act_drop += c.by_action[ONVM_ACTION_DROP];

@@ -203,6 +203,8 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 		 * waiting for work, not hung). */
 		nfl_heartbeat(nf);
 		got = nfl_loop_poll_once(nf);
+		if (unlikely(nf->moves_live != 0))
+			nfl_move_poll(nf);
 		if (nf->store != NULL && nfl_store_busy(nf))
 			nfl_store_poll(nf);
 		if (unlikely(nf->promotion_unfinished))

@@ -30,6 +30,8 @@
  *                   manager's ring (it piggybacks them to the replicas)
  *   nf_pidns.c      an NF in a container: taking the pid the manager gave it
  *                   in its pid namespace, as a minimal init
+ *   nf_move.c       flow migration: the NF's flow tables found, exported,
+ *                   imported and freed; copies reprocessed, output dropped
  *   pkt_helper.c, flow_table.c, region_heap.c, nf_json.c, nf_output.c:
  *                   helpers with public headers of their own
  *   nf_private.h    this header
@@ -118,6 +120,15 @@ struct nf_ctx {
 	uint64_t ftc_seq;	 /* the last update handed over */
 	uint64_t ftc_full_done;	 /* the slot's ftc_full_req this NF answered */
 	bool ftc_full;		 /* the batch's update is a whole-state one */
+	/* Flow migration (nf_move.c): the move slots this NF takes part in
+	 * (bit per slot), and, while a packet is handled, src's log entry
+	 * being written or the entry dst replays ND decisions from. */
+	uint32_t moves_live;
+	struct onvm_move_log_entry *move_rec;
+	uint64_t move_rec_tag;
+	const struct onvm_move_log_entry *move_replay;
+	uint32_t move_replay_i;
+	struct onvm_move *move_cur;
 	struct nfl_rt rt;      /* real-time priority while parked and promoting */
 	nf_fault_fn fault;     /* test hook: called at the batch's fault points */
 	char name[ONVM_NAME_LEN];
@@ -218,6 +229,15 @@ nfl_heartbeat(struct nf_ctx *nf)
 {
 	__atomic_store_n(&nf->slot->heartbeat, nf->slot->heartbeat + 1, __ATOMIC_RELAXED);
 }
+
+/* nf_move.c -- flow migration, on the NF's thread.  A move's marker; a
+ * packet before its handler (false: skip the handler, the packet leaves
+ * as DROP) and after it; the loop's check of the moves it takes part in.
+ * (The ND helpers replay and record values themselves: nf_nd.c.) */
+void nfl_move_marker(struct nf_ctx *nf, const struct onvm_marker *mk);
+bool nfl_move_pkt_begin(struct nf_ctx *nf, struct rte_mbuf *m, struct onvm_pkt_meta *meta);
+void nfl_move_pkt_end(struct nf_ctx *nf, struct onvm_pkt_meta *meta);
+void nfl_move_poll(struct nf_ctx *nf);
 
 /* nf_loop.c: process one burst; returns the number of packets received. */
 uint32_t nfl_loop_poll_once(struct nf_ctx *nf);

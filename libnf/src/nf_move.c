@@ -1,0 +1,557 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * nf_move.c -- flow migration, the NF's part (the protocol: struct
+ * onvm_move in onvm_common.h; the manager's part: onvm_mgr/elastic/).
+ *
+ * The NF itself does nothing: libnf finds its flow tables in its state
+ * regions (onvm_ft_attach), exports and frees the moving buckets' entries
+ * at src, imports them at dst, runs the NF's packet handler on the copies
+ * with their ND decisions replayed from src's log and their output
+ * dropped, and holds dst's first new packet of the buckets until src's
+ * last output is on its way.
+ *
+ * Every wait here is dst waiting for src -- src never waits for dst -- and
+ * every wait is bounded (MOVE_WAIT_NS): before the flip a wait that runs
+ * out fails the move (src keeps the flows), after it dst goes on.
+ */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_memzone.h>
+#include <rte_pause.h>
+
+#include "onvm_flow_table.h"
+
+#include "nf_private.h"
+
+#define MOVE_WAIT_NS (500ull * 1000 * 1000)
+
+/* Test hook: ONVM_MOVE_FAULT=import_delay_ms:N -- dst holds a move N ms
+ * at its IN marker before it looks for the export (heartbeating), so a
+ * test can kill it in the middle of a move. */
+static int64_t import_delay_ms = -1;
+
+static void
+fault_import_delay(struct nf_ctx *nf)
+{
+	if (import_delay_ms < 0) {
+		const char *f = getenv("ONVM_MOVE_FAULT");
+		unsigned int ms;
+
+		import_delay_ms = 0;
+		if (f != NULL && sscanf(f, "import_delay_ms:%u", &ms) == 1) {
+			import_delay_ms = ms;
+			NF_LOG(WARNING, "fault injection: a move's import waits %u ms", ms);
+		}
+	}
+	for (int64_t t = 0; t < import_delay_ms && !nf_stopping(nf); t++) {
+		nfl_heartbeat(nf);
+		usleep(1000);
+	}
+}
+
+enum move_role { ROLE_NONE = 0, ROLE_SRC, ROLE_DST };
+
+/* This NF's view of a move it takes part in, by slot. */
+struct nfl_move {
+	uint32_t gen;	  /* the move's (shm gen), 0: none */
+	uint8_t role;	  /* enum move_role */
+	bool exported;	  /* src: START handled */
+	bool imported;	  /* dst: the state is in */
+	bool end_ok;	  /* dst: src's END is out: its new packets may go */
+	struct onvm_move_xfer *xfer;
+};
+
+static struct nfl_move moves[ONVM_MAX_MOVES];
+
+static inline bool
+bucket_in(const struct onvm_move *mv, uint32_t b)
+{
+	return b < ONVM_FLOW_BUCKETS && (mv->buckets[b / 64] >> (b % 64) & 1) != 0;
+}
+
+/* An entry's bucket: the one its first packet was routed by, or, made
+ * outside a packet handler, its key's (the manager hashes the same way). */
+static bool
+entry_moves(void *arg, const struct onvm_flow_key *key, uint32_t route)
+{
+	const struct onvm_move *mv = arg;
+
+	if (route != 0)
+		return bucket_in(mv, route - 1);
+	return bucket_in(mv, ONVM_FLOW_BUCKET(onvm_flow_key_hash(key)));
+}
+
+/* Fail the move unless it was flipped (then dst owns the flows). */
+static void
+move_fail(struct onvm_move *mv, enum onvm_move_fail why)
+{
+	uint32_t st = __atomic_load_n(&mv->state, __ATOMIC_ACQUIRE);
+
+	while (st != ONVM_MOVE_FREE && st < ONVM_MOVE_FLIPPED)
+		if (__atomic_compare_exchange_n(&mv->state, &st, ONVM_MOVE_FAILED, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			mv->fail = (uint8_t)why;
+			NF_LOG(WARNING, "move %u failed here (%d)", (uint32_t)(mv->gen), why);
+			return;
+		}
+}
+
+static struct nfl_move *
+ctx_of(struct nf_ctx *nf, uint32_t slot, uint32_t gen8)
+{
+	struct onvm_move *mv;
+	struct nfl_move *c;
+
+	if (slot >= ONVM_MAX_MOVES)
+		return NULL;
+	mv = &nf->shm->moves[slot];
+	c = &moves[slot];
+	if (c->gen != 0 && c->gen == __atomic_load_n(&mv->gen, __ATOMIC_ACQUIRE) &&
+	    (c->gen & 0xff) == gen8)
+		return c;
+	if ((mv->gen & 0xff) != gen8 ||
+	    __atomic_load_n(&mv->state, __ATOMIC_ACQUIRE) == ONVM_MOVE_FREE)
+		return NULL;
+	if (mv->src == nf->instance_id)
+		c->role = ROLE_SRC;
+	else if (mv->dst == nf->instance_id)
+		c->role = ROLE_DST;
+	else
+		return NULL;
+	if (c->xfer == NULL) {
+		char name[RTE_MEMZONE_NAMESIZE];
+		const struct rte_memzone *mz;
+
+		snprintf(name, sizeof(name), ONVM_MOVE_MZ_FMT, slot);
+		mz = rte_memzone_lookup(name);
+		if (mz == NULL)
+			return NULL;
+		c->xfer = mz->addr;
+	}
+	c->gen = mv->gen;
+	c->exported = c->imported = c->end_ok = false;
+	nf->moves_live |= 1u << slot;
+	return c;
+}
+
+static void
+ctx_drop(struct nf_ctx *nf, uint32_t slot)
+{
+	moves[slot].gen = 0;
+	moves[slot].role = ROLE_NONE;
+	nf->moves_live &= ~(1u << slot);
+}
+
+/* Wait (yielding: src may share our CPU) until `cond` holds, the move
+ * failed, or MOVE_WAIT_NS passed; the time goes to dst_waits_ns. */
+#define WAIT_FOR(nf, mv, cond)                                                              \
+	({                                                                                  \
+		uint64_t t0_ = nfl_mono_ns(), now_ = t0_;                                   \
+		unsigned int spins_ = 0;                                                    \
+		while (!(cond) &&                                                           \
+		       __atomic_load_n(&(mv)->state, __ATOMIC_ACQUIRE) != ONVM_MOVE_FAILED && \
+		       now_ - t0_ < MOVE_WAIT_NS) {                                         \
+			if (++spins_ < 64)                                                  \
+				rte_pause();                                                \
+			else                                                                \
+				sched_yield();                                              \
+			nfl_heartbeat(nf);                                                  \
+			now_ = nfl_mono_ns();                                               \
+		}                                                                           \
+		(mv)->dst_waits_ns += now_ - t0_;                                           \
+		(cond);                                                                     \
+	})
+
+/* The flow tables among the NF's state regions, attached. */
+static uint32_t
+tables(struct nf_ctx *nf, struct onvm_ft *ft, uint32_t *region)
+{
+	uint32_t n = 0;
+
+	if (!nf->has_state)
+		return 0;
+	for (uint32_t r = 0; r < nf->state.n_regions; r++)
+		if (onvm_ft_attach(&ft[n], &nf->state, nf_state_region_ptr(&nf->state, r),
+				   nf->state.regions[r].size) == 0)
+			region[n++] = r;
+	return n;
+}
+
+/* src at START: the buckets' entries, as they are after every packet
+ * before the marker, into the move's memzone. */
+static void
+export_state(struct nf_ctx *nf, struct onvm_move *mv, struct nfl_move *c)
+{
+	struct onvm_ft ft[NF_STATE_MAX_REGIONS];
+	uint32_t region[NF_STATE_MAX_REGIONS], n = tables(nf, ft, region);
+	uint64_t now = nf_clock_ns(), used = 0, flows = 0;
+	uint8_t *out = c->xfer->data;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct onvm_move_section sec = {
+			.region = region[i],
+			.capacity = onvm_ft_capacity(&ft[i]),
+			.value_size = (uint32_t)(onvm_ft_record_size(&ft[i]) -
+						 sizeof(struct onvm_ft_record)),
+		};
+		uint32_t cursor = 0, nrec = 0;
+		size_t got;
+
+		if (ONVM_MOVE_XFER_MAX - used < sizeof(sec)) {
+			move_fail(mv, ONVM_MOVE_FAIL_EXPORT);
+			return;
+		}
+		/* (value_size: the record's rounded one; import checks the
+		 * exact one in each record) */
+		got = onvm_ft_export(&ft[i], entry_moves, mv, now, &cursor,
+				     out + used + sizeof(sec), ONVM_MOVE_XFER_MAX - used - sizeof(sec),
+				     &nrec);
+		if (cursor <= ft[i].mask) {
+			move_fail(mv, ONVM_MOVE_FAIL_EXPORT);
+			return;
+		}
+		sec.nrec = nrec;
+		sec.bytes = got;
+		memcpy(out + used, &sec, sizeof(sec));
+		used += sizeof(sec) + got;
+		flows += nrec;
+	}
+	c->xfer->len = used;
+	mv->exported_flows = flows;
+	mv->exported_bytes = used;
+	mv->t_exported = nfl_mono_ns();
+	c->exported = true;
+	{
+		uint32_t st = ONVM_MOVE_STARTED;
+
+		__atomic_compare_exchange_n(&mv->state, &st, ONVM_MOVE_EXPORTED, false,
+					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	}
+}
+
+/* Remove the buckets' entries from every table (src at END; dst after a
+ * failed move). */
+static uint64_t
+free_state(struct nf_ctx *nf, struct onvm_move *mv)
+{
+	struct onvm_ft ft[NF_STATE_MAX_REGIONS];
+	uint32_t region[NF_STATE_MAX_REGIONS], n = tables(nf, ft, region);
+	uint64_t freed = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		freed += onvm_ft_remove_if(&ft[i], entry_moves, mv);
+	return freed;
+}
+
+/* dst at IN: wait for src's export, then take it in. */
+static void
+import_state(struct nf_ctx *nf, struct onvm_move *mv, struct nfl_move *c)
+{
+	const uint8_t *in = c->xfer->data;
+	uint64_t at = 0, len, flows = 0, now;
+	bool ready;
+
+	fault_import_delay(nf);
+	if (mv->method == ONVM_MOVE_BUFFER)
+		/* src's output before START routed on: dst's first output of
+		 * the buckets cannot overtake it */
+		ready = WAIT_FOR(nf, mv, __atomic_load_n(&mv->start_out, __ATOMIC_ACQUIRE) &&
+						 __atomic_load_n(&mv->state, __ATOMIC_ACQUIRE) >=
+							 ONVM_MOVE_EXPORTED);
+	else
+		ready = WAIT_FOR(nf, mv, __atomic_load_n(&mv->state, __ATOMIC_ACQUIRE) >=
+						 ONVM_MOVE_EXPORTED);
+	if (!ready) {
+		move_fail(mv, ONVM_MOVE_FAIL_WAIT);
+		return;
+	}
+	len = c->xfer->len;
+	now = nf_clock_ns();
+	while (at < len) {
+		struct onvm_move_section sec;
+		enum onvm_ft_import_error err = ONVM_FT_IMPORT_OK;
+		struct onvm_ft ft;
+		char why[160];
+		void *mem;
+		uint32_t got;
+
+		if (len - at < sizeof(sec))
+			break;
+		memcpy(&sec, in + at, sizeof(sec));
+		at += sizeof(sec);
+		if (sec.region >= nf->state.n_regions || sec.bytes > len - at) {
+			move_fail(mv, ONVM_MOVE_FAIL_IMPORT);
+			NF_LOG(ERR, "move: a section for region %u of %" PRIu64 " bytes: not ours",
+			       sec.region, sec.bytes);
+			return;
+		}
+		mem = nf_state_region_ptr(&nf->state, sec.region);
+		/* A table dst has not formatted yet (no packet of its own so
+		 * far) is formatted with src's shape: the same NF's. */
+		if (onvm_ft_attach(&ft, &nf->state, mem, nf->state.regions[sec.region].size) < 0 &&
+		    onvm_ft_open(&ft, &nf->state, mem, nf->state.regions[sec.region].size,
+				 sec.capacity, sec.value_size, why, sizeof(why)) < 0) {
+			move_fail(mv, ONVM_MOVE_FAIL_IMPORT);
+			NF_LOG(ERR, "move: region %u: %s", sec.region, why);
+			return;
+		}
+		got = onvm_ft_import(&ft, in + at, sec.bytes, now, &err);
+		flows += got;
+		if (err != ONVM_FT_IMPORT_OK) {
+			move_fail(mv, ONVM_MOVE_FAIL_IMPORT);
+			NF_LOG(ERR, "move: region %u: record %u refused (%s)", sec.region, got,
+			       onvm_ft_import_error_str(err));
+			free_state(nf, mv);
+			return;
+		}
+		at += sec.bytes;
+	}
+	mv->imported_flows = flows;
+	mv->t_imported = nfl_mono_ns();
+	c->imported = true;
+	{
+		uint32_t st = ONVM_MOVE_EXPORTED;
+
+		if (!__atomic_compare_exchange_n(&mv->state, &st, ONVM_MOVE_IMPORTED, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			/* failed meanwhile: nothing of it stays */
+			free_state(nf, mv);
+			c->imported = false;
+		}
+	}
+}
+
+void
+nfl_move_marker(struct nf_ctx *nf, const struct onvm_marker *mk)
+{
+	uint32_t slot = ONVM_MOVE_TAG_SLOT(mk->cut_id);
+	struct nfl_move *c = ctx_of(nf, slot, ONVM_MOVE_TAG_GEN(mk->cut_id));
+	struct onvm_move *mv;
+
+	if (c == NULL)
+		return; /* a move over or not ours: stale */
+	mv = &nf->shm->moves[slot];
+	if (nf->ops->batch != NULL) {
+		/* ND decisions and copies are per packet: a batch handler
+		 * cannot be reprocessed packet by packet. */
+		move_fail(mv, ONVM_MOVE_FAIL_NF);
+		ctx_drop(nf, slot);
+		return;
+	}
+	if (__atomic_load_n(&mv->state, __ATOMIC_ACQUIRE) == ONVM_MOVE_FAILED)
+		return; /* (the poll drops the context) */
+	switch (mk->base_id) {
+	case ONVM_MOVE_MK_START:
+		if (c->role == ROLE_SRC && !c->exported)
+			export_state(nf, mv, c);
+		break;
+	case ONVM_MOVE_MK_IN:
+		if (c->role == ROLE_DST && !c->imported)
+			import_state(nf, mv, c);
+		break;
+	case ONVM_MOVE_MK_END:
+		if (c->role == ROLE_SRC) {
+			/* Every packet of the buckets src will ever get is
+			 * behind it: its copy of their state dies here. */
+			mv->freed_flows = free_state(nf, mv);
+			__atomic_store_n(&mv->src_freed, 1, __ATOMIC_RELEASE);
+			ctx_drop(nf, slot);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/* dst's count of the tagged packets it is done with (single writer). */
+static inline void
+dst_seen(struct onvm_move *mv)
+{
+	__atomic_store_n(&mv->dst_seen, mv->dst_seen + 1, __ATOMIC_RELEASE);
+}
+
+/* A copy at dst: run the handler on it (its ND values from the log), or
+ * skip it (src had it before the export, never had it, or the move
+ * failed). */
+static bool
+copy_begin(struct nf_ctx *nf, struct onvm_pkt_meta *meta)
+{
+	uint64_t tag = meta->ts;
+	uint32_t slot = ONVM_MOVE_TAG_SLOT(tag);
+	struct nfl_move *c = ctx_of(nf, slot, ONVM_MOVE_TAG_GEN(tag));
+	struct onvm_move *mv;
+	const struct onvm_move_log_entry *e;
+	uint32_t flags;
+
+	nf->slot->stats.move_copies++;
+	if (c == NULL || c->role != ROLE_DST)
+		return false;
+	mv = &nf->shm->moves[slot];
+	if (!c->imported || __atomic_load_n(&mv->state, __ATOMIC_ACQUIRE) == ONVM_MOVE_FAILED) {
+		dst_seen(mv);
+		return false;
+	}
+	e = &c->xfer->log[ONVM_MOVE_TAG_SEQ(tag) & (ONVM_MOVE_LOG_SIZE - 1)];
+	if (!WAIT_FOR(nf, mv, __atomic_load_n(&e->tag, __ATOMIC_ACQUIRE) >= tag)) {
+		/* src never handled it in time: before the flip the move
+		 * cannot be trusted any more; after it, src is gone or stuck
+		 * and the packet is lost with it (counted). */
+		move_fail(mv, ONVM_MOVE_FAIL_WAIT);
+		mv->dst_dropped++;
+		dst_seen(mv);
+		return false;
+	}
+	if (__atomic_load_n(&e->tag, __ATOMIC_ACQUIRE) != tag) {
+		move_fail(mv, ONVM_MOVE_FAIL_LOG); /* overwritten: dst fell too far behind */
+		mv->dst_dropped++;
+		dst_seen(mv);
+		return false;
+	}
+	flags = e->flags;
+	if (flags & (ONVM_MOVE_LOG_INCLUDED | ONVM_MOVE_LOG_DROPPED)) {
+		mv->skipped_included += (flags & ONVM_MOVE_LOG_INCLUDED) != 0;
+		dst_seen(mv);
+		return false;
+	}
+	nf->move_replay = e;
+	nf->move_replay_i = 0;
+	nf->move_cur = mv;
+	return true;
+}
+
+/* A tagged packet at src: log what the export does not hold. */
+static void
+src_begin(struct nf_ctx *nf, struct onvm_pkt_meta *meta)
+{
+	uint64_t tag = meta->ts;
+	uint32_t slot = ONVM_MOVE_TAG_SLOT(tag);
+	struct nfl_move *c = ctx_of(nf, slot, ONVM_MOVE_TAG_GEN(tag));
+	struct onvm_move *mv;
+	struct onvm_move_log_entry *e;
+	uint64_t seq = ONVM_MOVE_TAG_SEQ(tag);
+
+	if (c == NULL || c->role != ROLE_SRC)
+		return;
+	mv = &nf->shm->moves[slot];
+	if (__atomic_load_n(&mv->state, __ATOMIC_ACQUIRE) == ONVM_MOVE_FAILED)
+		return;
+	/* dst has not had the copy that used this entry last: it would read
+	 * ours instead */
+	if (seq > __atomic_load_n(&mv->dst_seen, __ATOMIC_ACQUIRE) + ONVM_MOVE_LOG_SIZE) {
+		move_fail(mv, ONVM_MOVE_FAIL_LOG);
+		return;
+	}
+	e = &c->xfer->log[seq & (ONVM_MOVE_LOG_SIZE - 1)];
+	e->flags = c->exported ? 0 : ONVM_MOVE_LOG_INCLUDED;
+	e->n_nd = 0;
+	nf->move_rec = e;
+	nf->move_rec_tag = tag;
+}
+
+/* Buffering's packet at dst (sent to it instead of src): processed once
+ * the state is in; a failed move's are lost (counted). */
+static bool
+buffered_begin(struct nf_ctx *nf, struct onvm_pkt_meta *meta)
+{
+	uint32_t slot = ONVM_MOVE_TAG_SLOT(meta->ts);
+	struct nfl_move *c = ctx_of(nf, slot, ONVM_MOVE_TAG_GEN(meta->ts));
+	struct onvm_move *mv;
+
+	if (c == NULL || c->role != ROLE_DST)
+		return true; /* not ours to judge */
+	mv = &nf->shm->moves[slot];
+	dst_seen(mv);
+	if (!c->imported || __atomic_load_n(&mv->state, __ATOMIC_ACQUIRE) == ONVM_MOVE_FAILED) {
+		mv->dst_dropped++;
+		return false;
+	}
+	return true;
+}
+
+bool
+nfl_move_pkt_begin(struct nf_ctx *nf, struct rte_mbuf *m, struct onvm_pkt_meta *meta)
+{
+	(void)m;
+	if (ONVM_MOVE_TAG_IS(meta->ts)) {
+		const struct onvm_move *mv =
+			&nf->shm->moves[ONVM_MOVE_TAG_SLOT(meta->ts) % ONVM_MAX_MOVES];
+
+		if (meta->flags & ONVM_PKT_F_MOVE_COPY)
+			return copy_begin(nf, meta);
+		if (mv->src == nf->instance_id) {
+			src_begin(nf, meta);
+			return true;
+		}
+		return buffered_begin(nf, meta);
+	}
+	/* A new packet of buckets moved here: not before src's last one of
+	 * them is out (REPROCESS; buffering waited at IN). */
+	for (uint32_t live = nf->moves_live; live != 0; live &= live - 1) {
+		uint32_t slot = (uint32_t)__builtin_ctz(live);
+		struct nfl_move *c = &moves[slot];
+		struct onvm_move *mv = &nf->shm->moves[slot];
+
+		if (c->role != ROLE_DST || c->end_ok || !c->imported ||
+		    !bucket_in(mv, ONVM_FLOW_BUCKET(meta->flow_hash)))
+			continue;
+		WAIT_FOR(nf, mv, __atomic_load_n(&mv->end_out, __ATOMIC_ACQUIRE) != 0);
+		c->end_ok = true;
+	}
+	return true;
+}
+
+void
+nfl_move_pkt_end(struct nf_ctx *nf, struct onvm_pkt_meta *meta)
+{
+	if (nf->move_rec != NULL) {
+		/* (tag last: dst reads the entry once it sees its tag) */
+		__atomic_store_n(&nf->move_rec->tag, nf->move_rec_tag, __ATOMIC_RELEASE);
+		nf->move_rec = NULL;
+	}
+	if (nf->move_cur != NULL) {
+		struct onvm_move *mv = nf->move_cur;
+
+		/* Reprocessed: the state caught up; the output is src's. */
+		meta->action = ONVM_ACTION_DROP;
+		mv->reprocessed++;
+		dst_seen(mv);
+		nf->move_cur = NULL;
+		nf->move_replay = NULL;
+	}
+}
+
+void
+nfl_move_poll(struct nf_ctx *nf)
+{
+	for (uint32_t live = nf->moves_live; live != 0; live &= live - 1) {
+		uint32_t slot = (uint32_t)__builtin_ctz(live);
+		struct nfl_move *c = &moves[slot];
+		struct onvm_move *mv = &nf->shm->moves[slot];
+		uint32_t st = __atomic_load_n(&mv->state, __ATOMIC_ACQUIRE);
+
+		if (mv->gen != c->gen) {
+			ctx_drop(nf, slot);
+			continue;
+		}
+		if (st == ONVM_MOVE_FAILED) {
+			/* dst: nothing of a failed move stays (src keeps its
+			 * flows); copies still queued are skipped */
+			if (c->role == ROLE_DST && c->imported) {
+				free_state(nf, mv);
+				c->imported = false;
+			}
+			/* (a copy still queued makes a context again, and is
+			 * skipped: nothing imported) */
+			ctx_drop(nf, slot);
+		} else if (st == ONVM_MOVE_DONE) {
+			ctx_drop(nf, slot);
+		}
+	}
+}
