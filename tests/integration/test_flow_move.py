@@ -1,0 +1,318 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 REINFORCE-NFV authors
+"""Flow migration on one node: a service's flows move between two of its
+instances, state and all, while traffic flows (docs/design/elastic.md).
+
+Input: the twelve traces of traces/ interleaved (traces.mix) four times
+over, each copy on its own addresses (the first octet of both addresses
+raised by the copy's number), IPv4 fragments and unparsable IPv4 left out
+(load_balancer drops those by design): ~13 000 frames, ~1 000 directional
+flows.  Each IPv4 frame's IP ID is its index in the input, so an output
+frame names the input frame it is, whatever the balancer rewrote.
+
+Chain: test_nf -d 150 (spreads the input over a few seconds) ->
+load_balancer x2 (transparent mode: every IPv4 flow to one of four
+backends, drawn at random through libnf's ND helper) -> basic_monitor x2
+(keyed by the rewritten 5-tuple: what it files a flow under is not what
+the manager routed it by) -> out.
+
+Scenarios (one run each):
+  reprocess  with a third of the input through, every flow of one
+             balancer instance and of one monitor instance moves to the
+             other instance of its service, both moves at once, by
+             reprocessing (copies to the new instance, ND values
+             replayed, output dropped by libnf);
+  buffer     the same by OpenNF's buffering move;
+  dst_killed a balancer move whose destination is killed while it holds
+             the move at its IN marker (ONVM_MOVE_FAULT=import_delay_ms):
+             the move fails, the source keeps serving the flows.
+
+Asserted from the output capture against the input, frame by frame (the
+remote tests' oracle, with the IP ID as the frame's name): no frame lost
+or twice; per input flow, its frames in input order; every flow on one
+backend for the whole run (its destination MAC and address constant,
+one of the four); for the moved flows in particular, the same.  From the
+NFs: the balancers drew exactly one ND value per flow (nd_events ==
+flows: nothing re-drawn by the move, every copy's value replayed), the
+monitors' tables together equal the output capture's flows (tshark), no
+flow in two instances (the source freed what it moved); the moves' own
+counters (done, flows exported == imported, copies == reprocessed +
+skipped, no ND value short).  dst_killed: every frame of the moved
+buckets' flows is out, in order, on one backend; the move failed with
+"dst_gone"; the flows of the killed instance's own buckets are lost with
+it (no resiliency) and left out of the count.
+"""
+import collections
+import os
+import signal
+import struct
+import sys
+import time
+
+from onvm import flowtable, lab, pcap, traces
+from onvm.balancer import BACKENDS, parse, write_config
+
+COPIES = 4
+DELAY_US = 150
+BACKEND_IPS = {bytes(int(x) for x in ip.split(".")) for ip, _ in BACKENDS}
+
+
+def ip_checksum(hdr):
+    s = sum(struct.unpack(f"!{len(hdr) // 2}H", hdr))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return (~s) & 0xFFFF
+
+
+def make_input(path):
+    """The input capture; returns [(frame, kind, info)] in input order."""
+    base = traces.mix([traces.trace(t) for t in sorted(os.listdir(traces.traces_dir()))
+                       if t.endswith(".pcap")])
+    out = []
+    for f in base:
+        for k in range(COPIES):
+            kind, info = parse(f)
+            if kind not in ("ok", "non_ip"):
+                continue
+            g = bytearray(f)
+            if kind == "ok":
+                l3 = info["l3"]
+                g[l3 + 12] = (g[l3 + 12] + k) & 0xFF
+                g[l3 + 16] = (g[l3 + 16] + k) & 0xFF
+                struct.pack_into("!H", g, l3 + 4, len(out) & 0xFFFF)
+                struct.pack_into("!H", g, l3 + 10, 0)
+                struct.pack_into("!H", g, l3 + 10, ip_checksum(bytes(g[l3:l3 + info["ihl"]])))
+            g = bytes(g)
+            out.append((g, kind, parse(g)[1]))
+    lab.check(len(out) < 65536, f"{len(out)} frames: the IP ID cannot name them all")
+    pcap.write_pcap(path, [f for f, _, _ in out])
+    return out
+
+
+def flow_of(info):
+    return (bytes(info["src"]), bytes(info["dst"]), info["proto"], info["sport"], info["dport"])
+
+
+def run(L, tag, frames, path, moves, env=None, kill_dst_after=None):
+    """One run: returns (node's final telemetry, output frames, moves' figures)."""
+    out = L.path(f"{tag}-out.pcap")
+    conf = L.path(f"{tag}-lb.json")
+    write_config(conf)
+    mon = L.path(f"{tag}-mon-%i.json")
+    cfg = {
+        "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={path},tx_pcap={out}"}],
+        "nfs": [
+            {"binary": lab.TEST_NF, "service": 1, "args": ["-d", str(DELAY_US)]},
+            {"binary": "load_balancer", "service": 2, "instances": 2,
+             "args": ["-c", conf, "-p", "0"]},
+            {"binary": "basic_monitor", "service": 3, "instances": 2,
+             "args": ["-e", mon, "-p", "0"]},
+        ],
+        "chains": [{"name": "c", "services": [1, 2, 3], "ingress_port": "in",
+                    "exit_port": "in"}],
+    }
+    node = L.node(f"move-{tag}", cfg, env=env).start()
+    # Instances by rank (the order they registered in): rank 0 holds
+    # bucket 0, where every non-IPv4 frame goes.
+    by_svc = collections.defaultdict(list)
+    for i, nf in sorted(node.nfs().items(), key=lambda x: x[1]["rank"]):
+        by_svc[nf["service"]].append(int(i))
+    lab.check(len(by_svc[2]) == 2 and len(by_svc[3]) == 2, f"instances: {dict(by_svc)}")
+    lab.wait_until(lambda: node.port("in")["tx"] >= len(frames) // 3, 120,
+                   f"{tag}: a third of the input through")
+    started = []
+    for svc, space, method in moves:
+        src, dst = by_svc[svc]
+        r = node.query(f"/onvm/move,{svc},{src},{dst},{space},{method}")
+        lab.check("slot" in r, f"{tag}: /onvm/move for service {svc} refused: {r}")
+        started.append((svc, src, dst, r["slot"]))
+        print(f"{tag}: move {r['slot']}: service {svc}, {r['buckets']} buckets, "
+              f"instance {src} -> {dst} ({method})")
+    if kill_dst_after is not None:
+        time.sleep(kill_dst_after)
+        victim = node.nfs()[str(started[0][2])]["pid"]
+        os.kill(victim, signal.SIGKILL)
+        print(f"{tag}: killed the destination (pid {victim}) mid-move")
+    figures = {}
+    for svc, src, dst, slot in started:
+        lab.wait_until(lambda: node.query(f"/onvm/moves,{slot}")["state"] in ("done", "failed"),
+                       60, f"{tag}: move {slot} over")
+        figures[slot] = node.query(f"/onvm/moves,{slot}")
+        print(f"{tag}: move {slot}: {figures[slot]}")
+    want_out = sum(1 for _ in frames)
+    lab.wait_until(lambda: (lambda p: p["in_use"] == p["idle_in_use"])(node.pool()), 120,
+                   f"{tag}: pool back to its idle level (input done)")
+    nfs = node.nfs()
+    rc = node.stop()
+    L.expect(rc == 0, f"{tag}: manager exit status {rc}")
+    got = pcap.read_capture_out(out)
+    print(f"{tag}: {len(got)} frames out of {want_out}")
+    return by_svc, nfs, got, figures, mon
+
+
+def ipv4_l3(f):
+    """The IPv4 header's offset in a frame (after up to two VLAN tags), or
+    None -- from the header alone: net_pcap cuts long frames on output."""
+    etype, off = struct.unpack_from("!H", f, 12)[0], 14
+    for _ in range(2):
+        if etype not in (0x8100, 0x88A8):
+            break
+        etype, off = struct.unpack_from("!H", f, off + 2)[0], off + 4
+    return off if etype == 0x0800 and len(f) >= off + 20 else None
+
+
+def check_output(L, tag, frames, got, lost_flows=frozenset()):
+    """No frame lost or twice (but those of lost_flows, which may lack some),
+    per-flow order, one backend per flow.  Returns {flow: backend address}."""
+    by_id = {i & 0xFFFF: i for i, (_, kind, _) in enumerate(frames) if kind == "ok"}
+    non_ip_in = collections.Counter(f[:pcap.PCAP_TX_SNAP] for f, kind, _ in frames
+                                    if kind == "non_ip")
+    non_ip_out = collections.Counter()
+    seen = collections.Counter()
+    order = collections.defaultdict(list)
+    backend = collections.defaultdict(set)
+    for g in got:
+        g = bytes(g)
+        l3 = ipv4_l3(g)
+        if l3 is None:
+            non_ip_out[g[:pcap.PCAP_TX_SNAP]] += 1
+            continue
+        i = by_id.get(struct.unpack_from("!H", g, l3 + 4)[0])
+        if i is None:
+            L.expect(False, f"{tag}: an output frame no input frame has the IP ID of")
+            continue
+        seen[i] += 1
+        fl = flow_of(frames[i][2])
+        if fl in lost_flows:
+            continue
+        order[fl].append(i)
+        backend[fl].add((g[0:6], g[l3 + 16:l3 + 20]))
+    L.expect(non_ip_out == non_ip_in, f"{tag}: non-IPv4 frames out differ from those in")
+    twice = [i for i, n in seen.items() if n > 1]
+    L.expect(not twice, f"{tag}: {len(twice)} frames out twice, e.g. {twice[:5]}")
+    missing = [i for i in by_id.values() if seen[i] == 0 and
+               flow_of(frames[i][2]) not in lost_flows]
+    L.expect(not missing, f"{tag}: {len(missing)} frames lost, e.g. {missing[:5]}")
+    disorder = [fl for fl, ids in order.items() if ids != sorted(ids)]
+    L.expect(not disorder, f"{tag}: {len(disorder)} flows out of order")
+    split = {fl: b for fl, b in backend.items() if len(b) != 1}
+    L.expect(not split, f"{tag}: {len(split)} flows on more than one backend")
+    bad = [fl for fl, b in backend.items() for mac, ip in b if ip not in BACKEND_IPS]
+    L.expect(not bad, f"{tag}: {len(bad)} flows sent to no backend's address")
+    return {fl: next(iter(b))[1] for fl, b in backend.items()}
+
+
+def ip_str(b):
+    return ".".join(str(x) for x in b)
+
+
+def check_nfs(L, tag, by_svc, nfs, frames, backend, mon, flows_in):
+    """The balancers drew one ND value per flow; the monitors' tables
+    together are the output's flows (input flows under their backend's
+    address), with the input's packet and byte counts, each in one table."""
+    nd = sum(nfs[str(i)]["nd_events"] for i in by_svc[2])
+    L.expect(nd == flows_in, f"{tag}: balancers drew {nd} ND values for {flows_in} flows")
+    want = collections.defaultdict(lambda: [0, 0])
+    for f, kind, info in frames:
+        if kind != "ok":
+            continue
+        k = (ip_str(info["src"]), ip_str(backend[flow_of(info)]), info["proto"],
+             info["sport"], info["dport"])
+        want[k][0] += 1
+        want[k][1] += len(f)
+    merged, owner = {}, {}
+    for i in by_svc[3]:
+        for key, counts in flowtable.monitor_flows(lab.read_json(mon.replace("%i", str(i)))).items():
+            L.expect(key not in merged, f"{tag}: flow {key} in monitors {owner.get(key)} and {i}")
+            merged[key], owner[key] = counts, i
+    diff = flowtable.diff_flows(merged, dict(want))
+    L.expect(not diff, f"{tag}: monitors' tables differ from the input's flows:\n    " +
+             "\n    ".join(diff))
+
+
+def crc32c_word(data, crc):
+    """rte_hash_crc_4byte: CRC-32C of a 32-bit word, no inversions."""
+    crc ^= data
+    for _ in range(32):
+        crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc
+
+
+def flow_rank(info, n):
+    """The rank the manager routes a flow to in a service of n ranks (no
+    bucket moved): onvm_flow_key_hash, its top 10 bits, jump hashing."""
+    a, b = struct.unpack("!I", info["src"])[0], struct.unpack("!I", info["dst"])[0]
+    pa, pb = info["sport"], info["dport"]
+    if a > b or (a == b and pa > pb):
+        a, b, pa, pb = b, a, pb, pa
+    h = crc32c_word(a, 0x9E3779B9)
+    h = crc32c_word(b, h)
+    h = crc32c_word((pa << 16) | pb, h)
+    h = crc32c_word(info["proto"], h)
+    key, bucket, j = h >> 22, -1, 0
+    while j < n:
+        bucket = j
+        key = (key * 2862933555777941757 + 1) & (2 ** 64 - 1)
+        j = int((bucket + 1) * ((1 << 31) / ((key >> 33) + 1)))
+    return bucket
+
+
+def check_move(L, tag, f, method):
+    L.expect(f["state"] == "done", f"{tag}: move {f}")
+    L.expect(f["exported_flows"] == f["imported_flows"] and f["exported_flows"] > 0,
+             f"{tag}: exported {f['exported_flows']}, imported {f['imported_flows']}")
+    # (src frees what it exported and the flows it made since)
+    L.expect(f["freed_flows"] >= f["exported_flows"],
+             f"{tag}: src freed {f['freed_flows']}, exported {f['exported_flows']}")
+    L.expect(f["nd_short"] == 0 and f["dst_dropped"] == 0 and f["copies_lost"] == 0,
+             f"{tag}: nd_short {f['nd_short']}, dst_dropped {f['dst_dropped']}, "
+             f"copies_lost {f['copies_lost']}")
+    if method == "reprocess":
+        L.expect(f["copies"] == f["reprocessed"] + f["skipped_included"],
+                 f"{tag}: {f['copies']} copies, {f['reprocessed']} reprocessed, "
+                 f"{f['skipped_included']} skipped")
+
+
+def test(L):
+    scenario = sys.argv[1] if len(sys.argv) > 1 else "reprocess"
+    path = L.path("input.pcap")
+    frames = make_input(path)
+    flows_in = len({flow_of(info) for _, kind, info in frames if kind == "ok"})
+    print(f"input: {len(frames)} frames, {flows_in} directional flows")
+    if scenario in ("reprocess", "buffer"):
+        # dst holds the move 200 ms at its IN marker: a slow transfer,
+        # with new flows (ND draws) and many copies in the meantime
+        by_svc, nfs, got, figs, mon = run(L, scenario, frames, path,
+                                          [(2, "all", scenario), (3, "all", scenario)],
+                                          env={"ONVM_MOVE_FAULT": "import_delay_ms:200"})
+        backend = check_output(L, scenario, frames, got)
+        check_nfs(L, scenario, by_svc, nfs, frames, backend, mon, flows_in)
+        for f in figs.values():
+            check_move(L, scenario, f, scenario)
+        lb = next(f for f in figs.values() if f["service"] == 2)
+        L.expect(lb["copies"] >= 100, f"{scenario}: only {lb['copies']} packets moved in flight")
+        if scenario == "reprocess":
+            L.expect(lb["nd_replayed"] > 0, f"{scenario}: no ND value replayed (no new flow "
+                     f"while the balancer's move was under way)")
+    elif scenario == "dst_killed":
+        by_svc, nfs, got, figs, mon = run(
+            L, scenario, frames, path, [(2, "all", "reprocess")],
+            env={"ONVM_MOVE_FAULT": "import_delay_ms:3000"}, kill_dst_after=0.5)
+        f = next(iter(figs.values()))
+        L.expect(f["state"] == "failed" and f["fail"] == "dst_gone", f"{scenario}: move {f}")
+        # The killed instance's own flows died with it (rank 1 of 2; then
+        # the survivor drew them a backend again): left out.
+        lost = {flow_of(info) for _, kind, info in frames if kind == "ok" and
+                flow_rank(info, 2) == 1}
+        kept = flows_in - len(lost)
+        L.expect(kept > flows_in // 4, f"{scenario}: only {kept} of {flows_in} flows moved")
+        check_output(L, scenario, frames, got, lost_flows=lost)
+        print(f"{scenario}: {kept} flows of the moved buckets checked, {len(lost)} of the "
+              f"killed instance left out")
+    else:
+        raise lab.TestFailure(f"unknown scenario {scenario}")
+
+
+if __name__ == "__main__":
+    lab.Lab("flow_move").run(test)
