@@ -623,6 +623,7 @@ struct onvm_move {
 	/* src's libnf */
 	uint32_t src_freed;
 	uint64_t exported_flows, exported_bytes, freed_flows;
+	uint64_t src_flows;	/* entries src's tables held at the export, in all */
 	/* dst's libnf */
 	uint64_t imported_flows;
 	uint64_t dst_seen;	/* tagged packets dst handled or dropped */

@@ -191,7 +191,7 @@ export_state(struct nf_ctx *nf, struct onvm_move *mv, struct nfl_move *c)
 {
 	struct onvm_ft ft[NF_STATE_MAX_REGIONS];
 	uint32_t region[NF_STATE_MAX_REGIONS], n = tables(nf, ft, region);
-	uint64_t now = nf_clock_ns(), used = 0, flows = 0;
+	uint64_t now = nf_clock_ns(), used = 0, flows = 0, held = 0;
 	uint8_t *out = c->xfer->data;
 
 	for (uint32_t i = 0; i < n; i++) {
@@ -204,6 +204,7 @@ export_state(struct nf_ctx *nf, struct onvm_move *mv, struct nfl_move *c)
 		uint32_t cursor = 0, nrec = 0;
 		size_t got;
 
+		held += onvm_ft_count(&ft[i]);
 		if (ONVM_MOVE_XFER_MAX - used < sizeof(sec)) {
 			move_fail(mv, ONVM_MOVE_FAIL_EXPORT);
 			return;
@@ -226,6 +227,7 @@ export_state(struct nf_ctx *nf, struct onvm_move *mv, struct nfl_move *c)
 	c->xfer->len = used;
 	mv->exported_flows = flows;
 	mv->exported_bytes = used;
+	mv->src_flows = held;
 	mv->t_exported = nfl_mono_ns();
 	c->exported = true;
 	{

@@ -14,6 +14,8 @@
  *   move_unit.c    the data units: the hook that tags and copies (or
  *                  redirects) the moving buckets' packets, the move
  *                  markers coming out of NFs, a failed move
+ *   scale.c        scale-out and scale-in of a service, a rank at a
+ *                  time, its flows moved by jump hashing; /onvm/scale
  *   move.h         this interface
  */
 #ifndef MGR_ELASTIC_MOVE_H
@@ -74,5 +76,14 @@ const char *mgr_move_fail_str(uint32_t fail);
 
 /* /onvm/move and /onvm/moves. */
 int mgr_move_telemetry_init(void);
+
+/* Scale `service` to `target` instances (scale.c), one rank at a time;
+ * 0, or -errno with a sentence in err. */
+int mgr_scale_start(uint16_t service, uint16_t target, uint8_t method, char *err,
+		    size_t errlen);
+/* Drive the scale operations; returns how soon (ms) it wants to run again. */
+int mgr_scale_ctl(void);
+/* /onvm/scale. */
+int mgr_scale_telemetry_init(void);
 
 #endif /* MGR_ELASTIC_MOVE_H */

@@ -582,6 +582,7 @@ tel_moves(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_uint(d, "copies_lost", mv->copies_lost);
 	rte_tel_data_add_dict_uint(d, "exported_flows", mv->exported_flows);
 	rte_tel_data_add_dict_uint(d, "exported_bytes", mv->exported_bytes);
+	rte_tel_data_add_dict_uint(d, "src_flows", mv->src_flows);
 	rte_tel_data_add_dict_uint(d, "imported_flows", mv->imported_flows);
 	rte_tel_data_add_dict_uint(d, "freed_flows", mv->freed_flows);
 	rte_tel_data_add_dict_uint(d, "dst_seen", mv->dst_seen);

@@ -328,8 +328,10 @@ ctl_loop(void)
 		timeout_ms = scan_slots();
 		if (mgr_sl_any)
 			timeout_ms = RTE_MIN(timeout_ms, mgr_sl_ctl());
-		if (__atomic_load_n(&mgr_moves_any, __ATOMIC_ACQUIRE))
+		if (__atomic_load_n(&mgr_moves_any, __ATOMIC_ACQUIRE)) {
 			timeout_ms = RTE_MIN(timeout_ms, mgr_move_ctl());
+			timeout_ms = RTE_MIN(timeout_ms, mgr_scale_ctl());
+		}
 		mgr_ctl_unlock();
 		mgr_bfd_log_flush();
 		timeout_ms = RTE_MIN(timeout_ms, console_stats(mgr_now_ns()));
