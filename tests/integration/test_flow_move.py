@@ -26,7 +26,11 @@ Scenarios (one run each):
   buffer     the same by OpenNF's buffering move;
   dst_killed a balancer move whose destination is killed while it holds
              the move at its IN marker (ONVM_MOVE_FAULT=import_delay_ms):
-             the move fails, the source keeps serving the flows.
+             the move fails, the source keeps serving the flows;
+  scale      the balancers scaled 2 -> 3 -> 2 under load (/onvm/scale): a
+             new instance launched and about 1/3 of the buckets moved to
+             it from both others, then moved back and the instance
+             stopped.
 
 Asserted from the output capture against the input, frame by frame (the
 remote tests' oracle, with the IP ID as the frame's name): no frame lost
@@ -41,7 +45,10 @@ counters (done, flows exported == imported, copies == reprocessed +
 skipped, no ND value short).  dst_killed: every frame of the moved
 buckets' flows is out, in order, on one backend; the move failed with
 "dst_gone"; the flows of the killed instance's own buckets are lost with
-it (no resiliency) and left out of the count.
+it (no resiliency) and left out of the count.  scale: the same oracle
+(the monitors whole; the removed balancer's counters left with it), the
+buckets moved out 1/3 within 10 %, their flows 1/3 within 0.1 (a
+sample of ~430 connections), and every flow moved out moved back.
 """
 import collections
 import os
@@ -94,8 +101,11 @@ def flow_of(info):
     return (bytes(info["src"]), bytes(info["dst"]), info["proto"], info["sport"], info["dport"])
 
 
-def run(L, tag, frames, path, moves, env=None, kill_dst_after=None):
-    """One run: returns (node's final telemetry, output frames, moves' figures)."""
+def run(L, tag, frames, path, moves, env=None, kill_dst_after=None, scale=None):
+    """One run: returns (instances by service and rank, the NFs' final
+    telemetry, output frames, moves' (or scale steps') figures, the
+    monitors' export path).  `scale`: [(service, instances)], each done
+    in turn once a third of the input is through, instead of `moves`."""
     out = L.path(f"{tag}-out.pcap")
     conf = L.path(f"{tag}-lb.json")
     write_config(conf)
@@ -121,6 +131,23 @@ def run(L, tag, frames, path, moves, env=None, kill_dst_after=None):
     lab.check(len(by_svc[2]) == 2 and len(by_svc[3]) == 2, f"instances: {dict(by_svc)}")
     lab.wait_until(lambda: node.port("in")["tx"] >= len(frames) // 3, 120,
                    f"{tag}: a third of the input through")
+    if scale:
+        figures = {}
+        for svc, n in scale:
+            r = node.query(f"/onvm/scale,{svc},{n}")
+            lab.check(not r.get("error"), f"{tag}: /onvm/scale,{svc},{n} refused: {r}")
+            lab.wait_until(lambda: node.query(f"/onvm/scale,{svc}")["phase"] == "idle", 60,
+                           f"{tag}: service {svc} scaled to {n}")
+            figures[(svc, n)] = node.query(f"/onvm/scale,{svc}")
+            print(f"{tag}: service {svc} to {n}: {figures[(svc, n)]}")
+            # the next step a little later, with traffic in between
+            time.sleep(0.3)
+        lab.wait_until(lambda: (lambda p: p["in_use"] == p["idle_in_use"])(node.pool()), 120,
+                       f"{tag}: pool back to its idle level (input done)")
+        nfs = node.nfs()
+        rc = node.stop()
+        L.expect(rc == 0, f"{tag}: manager exit status {rc}")
+        return by_svc, nfs, pcap.read_capture_out(out), figures, mon
     started = []
     for svc, space, method in moves:
         src, dst = by_svc[svc]
@@ -208,11 +235,16 @@ def ip_str(b):
 
 
 def check_nfs(L, tag, by_svc, nfs, frames, backend, mon, flows_in):
-    """The balancers drew one ND value per flow; the monitors' tables
-    together are the output's flows (input flows under their backend's
-    address), with the input's packet and byte counts, each in one table."""
+    """The balancers drew one ND value per flow, and check_monitors."""
     nd = sum(nfs[str(i)]["nd_events"] for i in by_svc[2])
     L.expect(nd == flows_in, f"{tag}: balancers drew {nd} ND values for {flows_in} flows")
+    check_monitors(L, tag, by_svc, frames, backend, mon)
+
+
+def check_monitors(L, tag, by_svc, frames, backend, mon):
+    """The monitors' tables together are the output's flows (input flows
+    under their backend's address), with the input's packet and byte
+    counts, each in one table."""
     want = collections.defaultdict(lambda: [0, 0])
     for f, kind, info in frames:
         if kind != "ok":
@@ -310,6 +342,35 @@ def test(L):
         check_output(L, scenario, frames, got, lost_flows=lost)
         print(f"{scenario}: {kept} flows of the moved buckets checked, {len(lost)} of the "
               f"killed instance left out")
+    elif scenario == "scale":
+        # 2 -> 3 -> 2 balancers under load: out moves about a third of
+        # the flows (jump hashing: 1/(n + 1)) to the new instance, in
+        # moves them back.
+        by_svc, nfs, got, figs, mon = run(L, scenario, frames, path, [],
+                                          scale=[(2, 3), (2, 2)])
+        out, back = figs[(2, 3)], figs[(2, 2)]
+        for f in (out, back):
+            L.expect(f["instances"] == f["target"] and f["last_error"] == "",
+                     f"{scenario}: {f}")
+        L.expect(out["steps_done"] == 2 and out["steps_failed"] == 0 or
+                 back["steps_done"] == 2, f"{scenario}: steps {back}")
+        share = out["last_buckets"] / 1024
+        L.expect(abs(share - 1 / 3) <= 0.1 / 3, f"{scenario}: out moved {share:.3f} of the "
+                 f"buckets, not 1/3 within 10 %")
+        # Flows come with their buckets: ~430 connections (both directions
+        # hash alike) sample 1/3 with a standard error of ~7 %, so the
+        # flows' share is held to 1/3 within 0.1, the buckets' to 10 %.
+        flows = out["last_flows"] / max(1, out["last_held"])
+        L.expect(abs(flows - 1 / 3) <= 0.1, f"{scenario}: out moved {out['last_flows']} "
+                 f"of {out['last_held']} flows ({flows:.3f}), not 1/3 within 0.1")
+        print(f"{scenario}: out moved {share:.3f} of the buckets, {flows:.3f} of the flows")
+        L.expect(back["last_flows"] == back["last_held"] and back["last_buckets"] ==
+                 out["last_buckets"], f"{scenario}: in moved {back['last_flows']} of "
+                 f"{back['last_held']} flows, {back['last_buckets']} buckets")
+        backend = check_output(L, scenario, frames, got)
+        # (the removed instance's counters went with it: the balancers'
+        # ND count cannot be summed; the monitors are checked whole)
+        check_monitors(L, scenario, by_svc, frames, backend, mon)
     else:
         raise lab.TestFailure(f"unknown scenario {scenario}")
 
