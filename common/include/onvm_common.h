@@ -338,6 +338,7 @@ struct onvm_nf_slot {
 	struct rte_ring *tx_ring;
 	struct rte_ring *alloc_ring; /* generated packets' mbufs (see onvm_nf_batch) */
 	uint32_t gen_enabled;	  /* atomic: the TX unit keeps alloc_ring filled */
+	uint32_t movable;	  /* written by libnf at nf_run(): its flows may move (nf_ops) */
 	int32_t standby_pid;	  /* atomic; 0: no standby */
 	uint32_t standby_lcore;	  /* the standby's lcore id (reserved while it lives) */
 	uint32_t standby_failures; /* standbys that failed before parking, in a row */
@@ -498,6 +499,7 @@ struct onvm_service {
 	 * hashing's for n[a] ranks (router.c).  Same double buffer. */
 	uint8_t moved[2];
 	uint8_t rank_of[2][ONVM_FLOW_BUCKETS];
+	uint16_t rank_buckets[2][ONVM_MAX_INSTANCES]; /* with moved[]: buckets per rank */
 };
 
 /*
@@ -551,6 +553,7 @@ enum onvm_move_state {
 	ONVM_MOVE_STARTED,
 	ONVM_MOVE_EXPORTED,
 	ONVM_MOVE_IMPORTED,
+	ONVM_MOVE_FLIPPING, /* the table being published: too late to fail */
 	ONVM_MOVE_FLIPPED,
 	ONVM_MOVE_DONE,
 	ONVM_MOVE_FAILED,
@@ -574,7 +577,7 @@ enum onvm_move_fail {
 	ONVM_MOVE_FAIL_IMPORT,	   /* dst refused a record (onvm_ft_import's reason: logged) */
 	ONVM_MOVE_FAIL_WAIT,	   /* dst waited too long for src (export, a log entry) */
 	ONVM_MOVE_FAIL_LOG,	   /* more tagged packets in flight than the log holds */
-	ONVM_MOVE_FAIL_NF,	   /* the NF cannot take part (a batch handler) */
+	ONVM_MOVE_FAIL_NF,	   /* the NF cannot take part (not movable, a batch handler) */
 	ONVM_MOVE_FAIL_REASON_MAX,
 };
 
@@ -611,7 +614,13 @@ struct onvm_move {
 	uint32_t gen;	 /* a new one per move in the slot (the tag's) */
 	uint16_t service, src, dst;
 	uint8_t method;	 /* enum onvm_move_method */
-	uint8_t fail;	 /* enum onvm_move_fail */
+	uint8_t fail;	 /* enum onvm_move_fail: the first reason given (atomic) */
+	/* Progress that must outlive the NF process (a local standby promoted
+	 * after the flip carries on from it), each published by libnf once
+	 * the batch that did it has committed. */
+	uint32_t src_exported, dst_imported;
+	uint32_t src_gone; /* the manager: src died or failed over (dst waits no more) */
+	uint32_t lossy;	   /* a copy lost after the flip began: dst lacks a packet */
 	uint64_t buckets[ONVM_FLOW_BUCKETS / 64];
 	uint32_t n_buckets;
 	/* TX unit: the START (END) marker came out of src, every output

@@ -63,6 +63,13 @@ struct nf_ops {
 	/* Optional: called once by nf_fini() after the last packet was handled
 	 * and before libnf detaches (state regions are still mapped). */
 	void (*fini)(struct nf_ctx *nf);
+	/* Optional: true if all of the NF's per-flow state is in libnf flow
+	 * tables (onvm_flow_table.h) and its random or time decisions go
+	 * through nf_nd_*(), so libnf may move flows to another instance
+	 * (docs/design/elastic.md).  Per-instance counters may live elsewhere;
+	 * per-flow state that does not (a NAT's port pool) must not.  A move
+	 * of an NF that does not say so is refused.  Packet handlers only. */
+	bool movable;
 };
 
 /* Offset of struct onvm_pkt_meta in every mbuf; valid after nf_init(). */

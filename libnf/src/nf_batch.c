@@ -206,7 +206,8 @@ nfl_batch_run_handlers(struct nf_ctx *nf, uint32_t n)
 			/* Packets the batch handler generates, and tick-time ND
 			 * decisions, take the timestamp of the newest packet
 			 * handled. */
-			if (meta->ts > nf->last_ts && !(meta->flags & ONVM_PKT_F_MARKER)) {
+			if (meta->ts > nf->last_ts && !(meta->flags & ONVM_PKT_F_MARKER) &&
+			    likely(!ONVM_MOVE_TAG_IS(meta->ts))) {
 				nf->last_ts = meta->ts;
 				nf->last_chain = meta->chain_id;
 				nf->last_run = meta->chain_run;
@@ -346,6 +347,9 @@ nfl_batch_commit(struct nf_ctx *nf)
 	nf->nd_cut_batch = 0;
 	/* From here a standby re-emits this batch's held outputs. */
 	__atomic_store_n(&nf->slot->batch.committed, 1, __ATOMIC_RELEASE);
+	/* A flow migration's progress in this batch: durable now. */
+	if (unlikely(nf->move_pending))
+		nfl_move_committed(nf);
 }
 
 /* A tick: a batch of no received packets, in which the NF may generate some. */
@@ -438,6 +442,10 @@ nf_pkt_alloc(struct nf_ctx *nf)
 
 	if (unlikely(!nf->in_batch && nf->cur_pkt == NULL))
 		return NULL; /* not in a handler or tick: no batch to join */
+	/* A flow migration's copy being reprocessed: its output (and what it
+	 * would generate) is the old instance's, sent already. */
+	if (unlikely(nf->move_cur != NULL))
+		return NULL;
 	if (unlikely(!nf->gen_enabled) && gen_enable(nf) < 0)
 		return NULL;
 	if (at >= ONVM_NF_HELD_MAX)

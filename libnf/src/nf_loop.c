@@ -192,6 +192,9 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 	shares_mgr_cpu = nfl_on_mgr_cpus(nf, NULL);
 	tick_cycles = (ops->tick_ms ? ops->tick_ms : 1000) * (tsc_hz / 1000);
 	next_tick = rte_get_tsc_cycles() + tick_cycles;
+	/* flows may move to another instance only if the NF says so (and
+	 * handles packets one by one: copies are reprocessed that way) */
+	nf->slot->movable = ops->movable && ops->pkt != NULL && ops->batch == NULL;
 	__atomic_store_n(&nf->slot->nf_running, 1, __ATOMIC_RELEASE);
 	nf->gen_enabled = __atomic_load_n(&nf->slot->gen_enabled, __ATOMIC_ACQUIRE);
 

@@ -14,8 +14,9 @@
  * last output is on its way.
  *
  * Every wait here is dst waiting for src -- src never waits for dst -- and
- * every wait is bounded (MOVE_WAIT_NS): before the flip a wait that runs
- * out fails the move (src keeps the flows), after it dst goes on.
+ * every wait ends when the move fails (the manager's time-out, an NF gone)
+ * or after MOVE_WAIT_NS: before the flip a wait that runs out fails the
+ * move (src keeps the flows), after it dst goes on.
  */
 #include <sched.h>
 #include <stdio.h>
@@ -30,7 +31,9 @@
 
 #include "nf_private.h"
 
-#define MOVE_WAIT_NS (500ull * 1000 * 1000)
+/* The manager fails a move not flipped in 3 s (move_ctl.c), which ends
+ * every wait here; this bound is for a manager gone meanwhile. */
+#define MOVE_WAIT_NS (10000ull * 1000 * 1000)
 
 /* Test hook: ONVM_MOVE_FAULT=import_delay_ms:N -- dst holds a move N ms
  * at its IN marker before it looks for the export (heartbeating), so a
@@ -58,15 +61,22 @@ fault_import_delay(struct nf_ctx *nf)
 
 enum move_role { ROLE_NONE = 0, ROLE_SRC, ROLE_DST };
 
-/* This NF's view of a move it takes part in, by slot. */
+/* This NF's view of a move it takes part in, by slot.  What must survive
+ * the process (a local standby promoted after the flip) is in the shared
+ * record too, and a context made afresh starts from there. */
 struct nfl_move {
 	uint32_t gen;	  /* the move's (shm gen), 0: none */
 	uint8_t role;	  /* enum move_role */
 	bool exported;	  /* src: START handled */
 	bool imported;	  /* dst: the state is in */
 	bool end_ok;	  /* dst: src's END is out: its new packets may go */
+	uint8_t publish;  /* PUB_*: shared progress due once the batch commits */
 	struct onvm_move_xfer *xfer;
 };
+
+#define PUB_EXPORTED 0x1
+#define PUB_IMPORTED 0x2
+#define PUB_FREED 0x4
 
 static struct nfl_move moves[ONVM_MAX_MOVES];
 
@@ -93,12 +103,18 @@ static void
 move_fail(struct onvm_move *mv, enum onvm_move_fail why)
 {
 	uint32_t st = __atomic_load_n(&mv->state, __ATOMIC_ACQUIRE);
+	uint8_t none = ONVM_MOVE_OK;
 
-	while (st != ONVM_MOVE_FREE && st < ONVM_MOVE_FLIPPED)
+	if (st == ONVM_MOVE_FREE || st >= ONVM_MOVE_FLIPPING)
+		return;
+	/* the first reason given is the one (before the state says FAILED,
+	 * so whoever sees FAILED sees a reason) */
+	__atomic_compare_exchange_n(&mv->fail, &none, (uint8_t)why, false, __ATOMIC_ACQ_REL,
+				    __ATOMIC_ACQUIRE);
+	while (st != ONVM_MOVE_FREE && st < ONVM_MOVE_FLIPPING)
 		if (__atomic_compare_exchange_n(&mv->state, &st, ONVM_MOVE_FAILED, false,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			mv->fail = (uint8_t)why;
-			NF_LOG(WARNING, "move %u failed here (%d)", (uint32_t)(mv->gen), why);
+			NF_LOG(WARNING, "a move (gen %u) failed here: reason %d", mv->gen, why);
 			return;
 		}
 }
@@ -136,7 +152,10 @@ ctx_of(struct nf_ctx *nf, uint32_t slot, uint32_t gen8)
 		c->xfer = mz->addr;
 	}
 	c->gen = mv->gen;
-	c->exported = c->imported = c->end_ok = false;
+	c->exported = __atomic_load_n(&mv->src_exported, __ATOMIC_ACQUIRE) != 0;
+	c->imported = __atomic_load_n(&mv->dst_imported, __ATOMIC_ACQUIRE) != 0;
+	c->end_ok = __atomic_load_n(&mv->end_out, __ATOMIC_ACQUIRE) != 0;
+	c->publish = 0;
 	nf->moves_live |= 1u << slot;
 	return c;
 }
@@ -144,19 +163,68 @@ ctx_of(struct nf_ctx *nf, uint32_t slot, uint32_t gen8)
 static void
 ctx_drop(struct nf_ctx *nf, uint32_t slot)
 {
+	if (moves[slot].publish != 0)
+		return; /* (after the commit: nfl_move_committed drops it) */
 	moves[slot].gen = 0;
 	moves[slot].role = ROLE_NONE;
 	nf->moves_live &= ~(1u << slot);
 }
 
+/* The batch that made progress on a move has committed (a standby would
+ * carry on from here): say so to the manager and the other NF. */
+void
+nfl_move_committed(struct nf_ctx *nf)
+{
+	for (uint32_t live = nf->moves_live; live != 0; live &= live - 1) {
+		uint32_t slot = (uint32_t)__builtin_ctz(live);
+		struct nfl_move *c = &moves[slot];
+		struct onvm_move *mv = &nf->shm->moves[slot];
+		uint8_t pub = c->publish;
+
+		if (pub == 0)
+			continue;
+		c->publish = 0;
+		if (mv->gen != c->gen) {
+			ctx_drop(nf, slot);
+			continue;
+		}
+		if (pub & PUB_EXPORTED) {
+			uint32_t st = ONVM_MOVE_STARTED;
+
+			mv->t_exported = nfl_mono_ns();
+			__atomic_store_n(&mv->src_exported, 1, __ATOMIC_RELEASE);
+			__atomic_compare_exchange_n(&mv->state, &st, ONVM_MOVE_EXPORTED, false,
+						    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+		}
+		if (pub & PUB_IMPORTED) {
+			uint32_t st = ONVM_MOVE_EXPORTED;
+
+			mv->t_imported = nfl_mono_ns();
+			__atomic_store_n(&mv->dst_imported, 1, __ATOMIC_RELEASE);
+			if (!__atomic_compare_exchange_n(&mv->state, &st, ONVM_MOVE_IMPORTED, false,
+							 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				/* failed meanwhile: the poll frees what came in */
+				__atomic_store_n(&mv->dst_imported, 0, __ATOMIC_RELEASE);
+		}
+		if (pub & PUB_FREED) {
+			__atomic_store_n(&mv->src_freed, 1, __ATOMIC_RELEASE);
+			ctx_drop(nf, slot);
+		}
+	}
+	nf->move_pending = false;
+}
+
 /* Wait (yielding: src may share our CPU) until `cond` holds, the move
- * failed, or MOVE_WAIT_NS passed; the time goes to dst_waits_ns. */
+ * failed, src is gone, or MOVE_WAIT_NS passed; the time goes to
+ * dst_waits_ns. */
 #define WAIT_FOR(nf, mv, cond)                                                              \
 	({                                                                                  \
 		uint64_t t0_ = nfl_mono_ns(), now_ = t0_;                                   \
 		unsigned int spins_ = 0;                                                    \
+		nfl_rt_leave(nf); /* (src may be on this CPU at normal priority) */          \
 		while (!(cond) &&                                                           \
 		       __atomic_load_n(&(mv)->state, __ATOMIC_ACQUIRE) != ONVM_MOVE_FAILED && \
+		       !__atomic_load_n(&(mv)->src_gone, __ATOMIC_ACQUIRE) &&               \
 		       now_ - t0_ < MOVE_WAIT_NS) {                                         \
 			if (++spins_ < 64)                                                  \
 				rte_pause();                                                \
@@ -198,8 +266,7 @@ export_state(struct nf_ctx *nf, struct onvm_move *mv, struct nfl_move *c)
 		struct onvm_move_section sec = {
 			.region = region[i],
 			.capacity = onvm_ft_capacity(&ft[i]),
-			.value_size = (uint32_t)(onvm_ft_record_size(&ft[i]) -
-						 sizeof(struct onvm_ft_record)),
+			.value_size = ft[i].hdr->value_size, /* exactly: dst may format it */
 		};
 		uint32_t cursor = 0, nrec = 0;
 		size_t got;
@@ -209,8 +276,6 @@ export_state(struct nf_ctx *nf, struct onvm_move *mv, struct nfl_move *c)
 			move_fail(mv, ONVM_MOVE_FAIL_EXPORT);
 			return;
 		}
-		/* (value_size: the record's rounded one; import checks the
-		 * exact one in each record) */
 		got = onvm_ft_export(&ft[i], entry_moves, mv, now, &cursor,
 				     out + used + sizeof(sec), ONVM_MOVE_XFER_MAX - used - sizeof(sec),
 				     &nrec);
@@ -228,14 +293,11 @@ export_state(struct nf_ctx *nf, struct onvm_move *mv, struct nfl_move *c)
 	mv->exported_flows = flows;
 	mv->exported_bytes = used;
 	mv->src_flows = held;
-	mv->t_exported = nfl_mono_ns();
 	c->exported = true;
-	{
-		uint32_t st = ONVM_MOVE_STARTED;
-
-		__atomic_compare_exchange_n(&mv->state, &st, ONVM_MOVE_EXPORTED, false,
-					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-	}
+	/* EXPORTED once this batch commits: dst imports the state as of the
+	 * marker, and src's packets after it are logged for dst from now */
+	c->publish |= PUB_EXPORTED;
+	nf->move_pending = true;
 }
 
 /* Remove the buckets' entries from every table (src at END; dst after a
@@ -316,18 +378,11 @@ import_state(struct nf_ctx *nf, struct onvm_move *mv, struct nfl_move *c)
 		at += sec.bytes;
 	}
 	mv->imported_flows = flows;
-	mv->t_imported = nfl_mono_ns();
 	c->imported = true;
-	{
-		uint32_t st = ONVM_MOVE_EXPORTED;
-
-		if (!__atomic_compare_exchange_n(&mv->state, &st, ONVM_MOVE_IMPORTED, false,
-						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			/* failed meanwhile: nothing of it stays */
-			free_state(nf, mv);
-			c->imported = false;
-		}
-	}
+	/* IMPORTED (the manager may flip) only once the state is committed:
+	 * a standby promoted later has it */
+	c->publish |= PUB_IMPORTED;
+	nf->move_pending = true;
 }
 
 void
@@ -340,9 +395,8 @@ nfl_move_marker(struct nf_ctx *nf, const struct onvm_marker *mk)
 	if (c == NULL)
 		return; /* a move over or not ours: stale */
 	mv = &nf->shm->moves[slot];
-	if (nf->ops->batch != NULL) {
-		/* ND decisions and copies are per packet: a batch handler
-		 * cannot be reprocessed packet by packet. */
+	if (!nf->slot->movable) {
+		/* (the manager refuses such a move: a guard) */
 		move_fail(mv, ONVM_MOVE_FAIL_NF);
 		ctx_drop(nf, slot);
 		return;
@@ -363,8 +417,8 @@ nfl_move_marker(struct nf_ctx *nf, const struct onvm_marker *mk)
 			/* Every packet of the buckets src will ever get is
 			 * behind it: its copy of their state dies here. */
 			mv->freed_flows = free_state(nf, mv);
-			__atomic_store_n(&mv->src_freed, 1, __ATOMIC_RELEASE);
-			ctx_drop(nf, slot);
+			c->publish |= PUB_FREED;
+			nf->move_pending = true;
 		}
 		break;
 	default:
@@ -402,14 +456,20 @@ copy_begin(struct nf_ctx *nf, struct onvm_pkt_meta *meta)
 	}
 	e = &c->xfer->log[ONVM_MOVE_TAG_SEQ(tag) & (ONVM_MOVE_LOG_SIZE - 1)];
 	if (!WAIT_FOR(nf, mv, __atomic_load_n(&e->tag, __ATOMIC_ACQUIRE) >= tag)) {
-		/* src never handled it in time: before the flip the move
+		if (mv->gen != c->gen)
+			return false; /* the move is over and its slot reused */
+		/* src never handled it (in time): before the flip the move
 		 * cannot be trusted any more; after it, src is gone or stuck
 		 * and the packet is lost with it (counted). */
-		move_fail(mv, ONVM_MOVE_FAIL_WAIT);
+		move_fail(mv, __atomic_load_n(&mv->src_gone, __ATOMIC_ACQUIRE)
+				      ? ONVM_MOVE_FAIL_SRC_GONE
+				      : ONVM_MOVE_FAIL_WAIT);
 		mv->dst_dropped++;
 		dst_seen(mv);
 		return false;
 	}
+	if (mv->gen != c->gen)
+		return false;
 	if (__atomic_load_n(&e->tag, __ATOMIC_ACQUIRE) != tag) {
 		move_fail(mv, ONVM_MOVE_FAIL_LOG); /* overwritten: dst fell too far behind */
 		mv->dst_dropped++;
@@ -425,6 +485,7 @@ copy_begin(struct nf_ctx *nf, struct onvm_pkt_meta *meta)
 	nf->move_replay = e;
 	nf->move_replay_i = 0;
 	nf->move_cur = mv;
+	nf->move_cur_gen = c->gen;
 	return true;
 }
 
@@ -500,7 +561,10 @@ nfl_move_pkt_begin(struct nf_ctx *nf, struct rte_mbuf *m, struct onvm_pkt_meta *
 		struct nfl_move *c = &moves[slot];
 		struct onvm_move *mv = &nf->shm->moves[slot];
 
+		/* (buffering: src has had none of them since START, whose
+		 * output dst waited for at IN) */
 		if (c->role != ROLE_DST || c->end_ok || !c->imported ||
+		    mv->method == ONVM_MOVE_BUFFER ||
 		    !bucket_in(mv, ONVM_FLOW_BUCKET(meta->flow_hash)))
 			continue;
 		WAIT_FOR(nf, mv, __atomic_load_n(&mv->end_out, __ATOMIC_ACQUIRE) != 0);
@@ -522,8 +586,10 @@ nfl_move_pkt_end(struct nf_ctx *nf, struct onvm_pkt_meta *meta)
 
 		/* Reprocessed: the state caught up; the output is src's. */
 		meta->action = ONVM_ACTION_DROP;
-		mv->reprocessed++;
-		dst_seen(mv);
+		if (mv->gen == nf->move_cur_gen) {
+			mv->reprocessed++;
+			dst_seen(mv);
+		}
 		nf->move_cur = NULL;
 		nf->move_replay = NULL;
 	}
@@ -544,8 +610,11 @@ nfl_move_poll(struct nf_ctx *nf)
 		}
 		if (st == ONVM_MOVE_FAILED) {
 			/* dst: nothing of a failed move stays (src keeps its
-			 * flows); copies still queued are skipped */
-			if (c->role == ROLE_DST && c->imported) {
+			 * flows); copies still queued are skipped.  Not when
+			 * src died: its buckets may now be routed here, and
+			 * what came in is the best state there is. */
+			if (c->role == ROLE_DST && c->imported &&
+			    __atomic_load_n(&mv->fail, __ATOMIC_ACQUIRE) != ONVM_MOVE_FAIL_SRC_GONE) {
 				free_state(nf, mv);
 				c->imported = false;
 			}

@@ -129,6 +129,8 @@ struct nf_ctx {
 	const struct onvm_move_log_entry *move_replay;
 	uint32_t move_replay_i;
 	struct onvm_move *move_cur;
+	uint32_t move_cur_gen;
+	bool move_pending; /* shared progress due at the batch's commit */
 	struct nfl_rt rt;      /* real-time priority while parked and promoting */
 	nf_fault_fn fault;     /* test hook: called at the batch's fault points */
 	char name[ONVM_NAME_LEN];
@@ -238,6 +240,7 @@ void nfl_move_marker(struct nf_ctx *nf, const struct onvm_marker *mk);
 bool nfl_move_pkt_begin(struct nf_ctx *nf, struct rte_mbuf *m, struct onvm_pkt_meta *meta);
 void nfl_move_pkt_end(struct nf_ctx *nf, struct onvm_pkt_meta *meta);
 void nfl_move_poll(struct nf_ctx *nf);
+void nfl_move_committed(struct nf_ctx *nf);
 
 /* nf_loop.c: process one burst; returns the number of packets received. */
 uint32_t nfl_loop_poll_once(struct nf_ctx *nf);

@@ -214,6 +214,7 @@ main(int argc, char **argv)
 	struct monitor m = {.print_s = 5};
 	struct nf_ops ops = {
 		.pkt = monitor_packet, .tick = monitor_tick, .tick_ms = 100, .fini = monitor_fini,
+		.movable = true, /* per-flow counters: the flow table */
 	};
 	unsigned long flows = 65536;
 	struct nf_ctx *nf;

@@ -156,6 +156,7 @@ main(int argc, char **argv)
 	static struct lb_nf x = {.print_s = 5};
 	struct nf_ops ops = {
 		.pkt = lb_handler, .tick = lb_tick, .tick_ms = LB_TICK_MS, .fini = lb_fini,
+		.movable = true, /* per-flow state: the flow table; backends drawn by nf_nd_rand */
 	};
 	struct nf_state_request reqs[LB_REGIONS];
 	const char *config = NULL;

@@ -42,7 +42,9 @@
 /* Control-side bookkeeping of a slot. */
 static struct {
 	uint32_t src_gen, dst_gen; /* the NF slots' generations at the start */
+	uint64_t src_fo, dst_fo;   /* ... and their failovers (local promotions) */
 	bool hooked;		   /* in mgr_move_hook[src] */
+	bool into;		   /* counted in mgr_move_into[dst] */
 	bool end_sent;
 	uint64_t t_over;	   /* when it became DONE or FAILED */
 	uint32_t gen;		   /* slot's move counter */
@@ -51,7 +53,8 @@ static struct {
 static const char *const state_names[] = {
 	[ONVM_MOVE_FREE] = "free",	   [ONVM_MOVE_STARTED] = "started",
 	[ONVM_MOVE_EXPORTED] = "exported", [ONVM_MOVE_IMPORTED] = "imported",
-	[ONVM_MOVE_FLIPPED] = "flipped",   [ONVM_MOVE_DONE] = "done",
+	[ONVM_MOVE_FLIPPING] = "flipping", [ONVM_MOVE_FLIPPED] = "flipped",
+	[ONVM_MOVE_DONE] = "done",
 	[ONVM_MOVE_FAILED] = "failed",
 };
 
@@ -94,9 +97,11 @@ nf_alive(uint16_t id, uint32_t gen)
 	       __atomic_load_n(&s->generation, __ATOMIC_ACQUIRE) == gen;
 }
 
-/* A move marker into NF `id`'s ring, after everything a unit put there. */
+/* A move marker into NF `id`'s ring, after everything a unit put there;
+ * waiting up to MARKER_TRY_MS for room with `wait` (at the start, asked
+ * for), else trying once (the control pass comes again). */
 static int
-inject(uint16_t id, uint32_t slot, enum onvm_move_marker phase)
+inject(uint16_t id, uint32_t slot, enum onvm_move_marker phase, bool wait)
 {
 	struct onvm_nf_slot *s = &mgr.shm->nfs[id];
 	struct onvm_marker mk = {
@@ -122,7 +127,7 @@ inject(uint16_t id, uint32_t slot, enum onvm_move_marker phase)
 	meta->action = ONVM_ACTION_NEXT;
 	meta->egress_port = ONVM_PORT_UNSET;
 	for (int t = 0; rte_ring_mp_enqueue(s->rx_ring, m) != 0; t++) {
-		if (t >= MARKER_TRY_MS) {
+		if (!wait || t >= MARKER_TRY_MS) {
 			rte_pktmbuf_free(m);
 			return -ENOBUFS;
 		}
@@ -261,6 +266,13 @@ mgr_move_start(const struct mgr_move_req *req, char *err, size_t errlen)
 			 req->dst, req->service);
 		return -ENOENT;
 	}
+	if (!src->movable || !dst->movable) {
+		snprintf(err, errlen,
+			 "NF '%s' does not say its flows may move (nf_ops.movable: all per-flow "
+			 "state in flow tables, a packet handler)",
+			 src->name);
+		return -EOPNOTSUPP;
+	}
 	src_rank = mgr_service_rank(mgr.shm, req->service, req->src);
 	if (src_rank < 0 || mgr_service_rank(mgr.shm, req->service, req->dst) < 0) {
 		snprintf(err, errlen, "instance %u or %u holds no rank of service %u", req->src,
@@ -316,24 +328,29 @@ mgr_move_start(const struct mgr_move_req *req, char *err, size_t errlen)
 	mv->t_start = mgr_now_ns();
 	priv[slot].src_gen = src->generation;
 	priv[slot].dst_gen = dst->generation;
+	priv[slot].src_fo = src->failovers;
+	priv[slot].dst_fo = dst->failovers;
 	priv[slot].end_sent = false;
 	priv[slot].t_over = 0;
+	/* (before any of its markers can come out of an NF) */
+	__atomic_store_n(&mgr_moves_any, true, __ATOMIC_RELEASE);
 	__atomic_store_n(&mv->state, ONVM_MOVE_STARTED, __ATOMIC_RELEASE);
 	moves_started++;
 	/* 1. dst's IN marker ahead of any copy. */
-	ret = inject(req->dst, (uint32_t)slot, ONVM_MOVE_MK_IN);
+	ret = inject(req->dst, (uint32_t)slot, ONVM_MOVE_MK_IN, true);
 	if (ret < 0) {
 		mgr_move_fail((uint32_t)slot, ONVM_MOVE_FAIL_RING);
 		snprintf(err, errlen, "no room for a marker in instance %u's ring", req->dst);
 		return ret;
 	}
+	__atomic_add_fetch(&mgr_move_into[req->dst], 1, __ATOMIC_RELEASE);
+	priv[slot].into = true;
 	/* 2. the hook; after a grace period every untagged packet of the
 	 * buckets is in src's ring, so 3. START goes in behind them. */
-	__atomic_store_n(&mgr_moves_any, true, __ATOMIC_RELEASE);
 	__atomic_fetch_or(&mgr_move_hook[req->src], 1u << slot, __ATOMIC_RELEASE);
 	priv[slot].hooked = true;
 	mgr_rcu_wait();
-	ret = inject(req->src, (uint32_t)slot, ONVM_MOVE_MK_START);
+	ret = inject(req->src, (uint32_t)slot, ONVM_MOVE_MK_START, true);
 	if (ret < 0) {
 		mgr_move_fail((uint32_t)slot, ONVM_MOVE_FAIL_RING);
 		unhook((uint32_t)slot);
@@ -353,6 +370,10 @@ move_over(uint32_t slot, uint64_t now)
 	const struct onvm_move *mv = &mgr.shm->moves[slot];
 
 	priv[slot].t_over = now;
+	if (priv[slot].into) {
+		__atomic_sub_fetch(&mgr_move_into[mv->dst], 1, __ATOMIC_RELEASE);
+		priv[slot].into = false;
+	}
 	if (mv->state == ONVM_MOVE_DONE) {
 		moves_done++;
 		MGR_LOG(INFO,
@@ -383,13 +404,15 @@ flip(uint32_t slot, uint64_t now)
 		return;
 	}
 	/* (dst may have given up meanwhile: then it is FAILED) */
-	if (!__atomic_compare_exchange_n(&mv->state, &st, ONVM_MOVE_FLIPPED, false,
+	if (!__atomic_compare_exchange_n(&mv->state, &st, ONVM_MOVE_FLIPPING, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
 	mv->t_flip = now;
 	mgr_service_move_buckets(mv->service, mv->buckets, (uint16_t)rank);
-	/* No unit routes a moved bucket to src any more: the hook is idle. */
+	/* No unit routes a moved bucket to src any more: the hook is idle,
+	 * and the copies are all made. */
 	unhook(slot);
+	__atomic_store_n(&mv->state, ONVM_MOVE_FLIPPED, __ATOMIC_RELEASE);
 }
 
 int
@@ -410,16 +433,31 @@ mgr_move_ctl(void)
 			continue;
 		src_ok = nf_alive(mv->src, priv[i].src_gen);
 		dst_ok = nf_alive(mv->dst, priv[i].dst_gen);
-		if (st < ONVM_MOVE_FLIPPED) {
-			if (!dst_ok)
+		/* dst waits for src no more (its log entries, its END) */
+		if (!src_ok)
+			__atomic_store_n(&mv->src_gone, 1, __ATOMIC_RELEASE);
+		if (st < ONVM_MOVE_FLIPPING) {
+			/* A local promotion of either loses the process-local
+			 * part of the move: before the flip, it fails. */
+			if (!dst_ok || mgr.shm->nfs[mv->dst].failovers != priv[i].dst_fo)
 				mgr_move_fail(i, ONVM_MOVE_FAIL_DST_GONE);
-			else if (!src_ok)
+			else if (!src_ok || mgr.shm->nfs[mv->src].failovers != priv[i].src_fo)
 				mgr_move_fail(i, ONVM_MOVE_FAIL_SRC_GONE);
+			else if (st == ONVM_MOVE_IMPORTED) /* (late or not: dst has the state) */
+				flip(i, now);
 			else if (now - mv->t_start > MOVE_TIMEOUT_NS)
 				mgr_move_fail(i, ONVM_MOVE_FAIL_TIMEOUT);
-			else if (st == ONVM_MOVE_IMPORTED)
-				flip(i, now);
 			st = __atomic_load_n(&mv->state, __ATOMIC_ACQUIRE);
+		} else if (st == ONVM_MOVE_FLIPPED && src_ok &&
+			   mgr.shm->nfs[mv->src].failovers != priv[i].src_fo) {
+			/* src's standby took over after the flip: if the END
+			 * batch did not commit, the standby still holds the
+			 * buckets' entries -- END again, for it to free them */
+			priv[i].src_fo = mgr.shm->nfs[mv->src].failovers;
+			if (!__atomic_load_n(&mv->src_freed, __ATOMIC_ACQUIRE)) {
+				priv[i].end_sent = false;
+				__atomic_store_n(&mv->end_out, 0, __ATOMIC_RELEASE);
+			}
 		}
 		if (st == ONVM_MOVE_FAILED) {
 			unhook(i);
@@ -432,7 +470,7 @@ mgr_move_ctl(void)
 			continue;
 		/* 4. END behind src's last packet of the buckets. */
 		if (!priv[i].end_sent && src_ok) {
-			if (inject(mv->src, i, ONVM_MOVE_MK_END) == 0)
+			if (inject(mv->src, i, ONVM_MOVE_MK_END, false) == 0)
 				priv[i].end_sent = true;
 		}
 		/* 5. src freed them (or is gone: nothing left to free), and dst
@@ -580,6 +618,8 @@ tel_moves(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_uint(d, "tagged", mv->seq);
 	rte_tel_data_add_dict_uint(d, "copies", mv->copies);
 	rte_tel_data_add_dict_uint(d, "copies_lost", mv->copies_lost);
+	rte_tel_data_add_dict_uint(d, "lossy", mv->lossy);
+	rte_tel_data_add_dict_uint(d, "src_gone", mv->src_gone);
 	rte_tel_data_add_dict_uint(d, "exported_flows", mv->exported_flows);
 	rte_tel_data_add_dict_uint(d, "exported_bytes", mv->exported_bytes);
 	rte_tel_data_add_dict_uint(d, "src_flows", mv->src_flows);

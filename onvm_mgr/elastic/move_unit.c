@@ -20,6 +20,7 @@
 
 bool mgr_moves_any;
 uint32_t mgr_move_hook[ONVM_MAX_NFS];
+uint8_t mgr_move_into[ONVM_MAX_NFS];
 struct onvm_move_xfer *mgr_move_xfer[ONVM_MAX_MOVES];
 
 static inline bool
@@ -33,15 +34,26 @@ mgr_move_fail(uint32_t slot, enum onvm_move_fail why)
 {
 	struct onvm_move *mv = &mgr.shm->moves[slot];
 	uint32_t st = __atomic_load_n(&mv->state, __ATOMIC_ACQUIRE);
+	uint8_t none = ONVM_MOVE_OK;
 
-	/* Only before the flip: from then on dst owns the flows. */
-	while (st != ONVM_MOVE_FREE && st < ONVM_MOVE_FLIPPED) {
-		if (__atomic_compare_exchange_n(&mv->state, &st, ONVM_MOVE_FAILED, false,
-						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			mv->fail = (uint8_t)why;
-			return;
-		}
+	if (st == ONVM_MOVE_FREE)
+		return;
+	/* Once the flip began dst owns the flows: a copy lost then leaves
+	 * dst a packet short -- said, not undone (lossy). */
+	if (st >= ONVM_MOVE_FLIPPING) {
+		if (why == ONVM_MOVE_FAIL_COPY && st != ONVM_MOVE_FAILED)
+			__atomic_store_n(&mv->lossy, 1, __ATOMIC_RELEASE);
+		return;
 	}
+	/* the first reason given is the one, there before FAILED is */
+	__atomic_compare_exchange_n(&mv->fail, &none, (uint8_t)why, false, __ATOMIC_ACQ_REL,
+				    __ATOMIC_ACQUIRE);
+	while (st != ONVM_MOVE_FREE && st < ONVM_MOVE_FLIPPING)
+		if (__atomic_compare_exchange_n(&mv->state, &st, ONVM_MOVE_FAILED, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return;
+	if (st >= ONVM_MOVE_FLIPPING && st != ONVM_MOVE_FAILED && why == ONVM_MOVE_FAIL_COPY)
+		__atomic_store_n(&mv->lossy, 1, __ATOMIC_RELEASE);
 }
 
 bool
@@ -112,6 +124,12 @@ mgr_move_lost(uint16_t id, struct rte_mbuf *m)
 	}
 	if (id != mv->src || mgr_move_xfer[slot] == NULL)
 		return;
+	/* (the entry may still be dst's to read: src_begin's check) */
+	if (ONVM_MOVE_TAG_SEQ(meta->ts) >
+	    __atomic_load_n(&mv->dst_seen, __ATOMIC_ACQUIRE) + ONVM_MOVE_LOG_SIZE) {
+		mgr_move_fail(slot, ONVM_MOVE_FAIL_LOG);
+		return;
+	}
 	/* src never handles it: dst must skip its copy, not wait for it. */
 	e = &mgr_move_xfer[slot]->log[ONVM_MOVE_TAG_SEQ(meta->ts) & (ONVM_MOVE_LOG_SIZE - 1)];
 	e->flags = ONVM_MOVE_LOG_DROPPED;
@@ -132,7 +150,10 @@ mgr_move_marker_out(struct mgr_dp_ctx *ctx, uint16_t id, struct rte_mbuf *m)
 	if (!(mk.flags & ONVM_MARKER_F_MOVE))
 		return false;
 	slot = ONVM_MOVE_TAG_SLOT(mk.cut_id);
-	if (slot < ONVM_MAX_MOVES) {
+	/* (one of a dead NF's uncommitted batch says nothing: its standby
+	 * rolled back to before it) */
+	if (slot < ONVM_MAX_MOVES &&
+	    !(onvm_pkt_meta(m, mgr.dyn_off)->flags & ONVM_PKT_F_FAILOVER_DROP)) {
 		mv = &mgr.shm->moves[slot];
 		/* Every output src made before it has been routed on (into
 		 * this unit's buffers, ahead of anything dst sends later). */

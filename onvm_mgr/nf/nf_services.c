@@ -42,6 +42,24 @@ mgr_nf_status_str(uint32_t status)
  * reader still looks at the old copy (the next writer reuses it) and no unit
  * still enqueues to an NF that was just removed.
  */
+/* Services whose next instance gets no bucket when it registers (a
+ * scale-out's newcomer: moves give it its share, state and all). */
+static bool service_pinned[ONVM_MAX_SERVICES];
+
+/* A moved table's buckets per rank, in copy b (entry backpressure reads
+ * them: a rank without buckets takes nothing, so its room does not
+ * count). */
+static void
+count_buckets(struct onvm_service *svc, uint32_t b)
+{
+	memset(svc->rank_buckets[b], 0, sizeof(svc->rank_buckets[b]));
+	if (!svc->moved[b])
+		return;
+	for (uint32_t k = 0; k < ONVM_FLOW_BUCKETS; k++)
+		if (svc->rank_of[b][k] < ONVM_MAX_INSTANCES)
+			svc->rank_buckets[b][svc->rank_of[b][k]]++;
+}
+
 static int
 service_update(uint16_t service, uint16_t instance, bool add)
 {
@@ -88,9 +106,14 @@ service_update(uint16_t service, uint16_t instance, bool add)
 	if (add && at < 0) {
 		if (n >= ONVM_MAX_INSTANCES)
 			return -ENOSPC;
-		/* (moved buckets stay where they are: the new rank has none
-		 * of them until a move gives it some) */
 		svc->inst[b][n++] = instance;
+		/* With a moved table, the newcomer gets jump's share for it
+		 * -- without their state, as before any move -- unless a
+		 * scale-out pinned the table: then moves give it its share. */
+		for (uint32_t k = 0; svc->moved[b] && !service_pinned[service] &&
+				     k < ONVM_FLOW_BUCKETS; k++)
+			if (mgr_bucket_rank(k, n) == n - 1)
+				svc->rank_of[b][k] = (uint8_t)(n - 1);
 	} else if (!add && at >= 0) {
 		svc->inst[b][at] = svc->inst[b][n - 1];
 		n--;
@@ -109,6 +132,7 @@ service_update(uint16_t service, uint16_t instance, bool add)
 	}
 publish:
 	svc->n[b] = n;
+	count_buckets(svc, b);
 	__atomic_store_n(&svc->active, b, __ATOMIC_RELEASE);
 	mgr_rcu_wait();
 	return 0;
@@ -122,6 +146,13 @@ mgr_rcu_wait(void)
 	int self = mgr_qsbr_thread_id();
 
 	rte_rcu_qsbr_synchronize(mgr.qsbr, self < 0 ? RTE_QSBR_THRID_INVALID : (unsigned int)self);
+}
+
+void
+mgr_service_pin(uint16_t service, bool pin)
+{
+	MGR_ASSERT_CTL_LOCKED();
+	service_pinned[service] = pin;
 }
 
 /*
@@ -147,6 +178,7 @@ mgr_service_move_buckets(uint16_t service, const uint64_t *buckets, uint16_t to)
 	}
 	svc->moved[b] = 1;
 	svc->n[b] = n;
+	count_buckets(svc, b);
 	__atomic_store_n(&svc->active, b, __ATOMIC_RELEASE);
 	mgr_rcu_wait();
 	return 0;
@@ -196,6 +228,7 @@ mgr_nf_slot_reset(struct onvm_nf_slot *s)
 	s->n_state_req = 0;
 	s->state_seq = 0;
 	s->state_chunks = 0;
+	s->movable = 0;
 	__atomic_store_n(&s->stop, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->sleeping, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->nf_running, 0, __ATOMIC_RELAXED);

@@ -290,7 +290,8 @@ main(int argc, char **argv)
 	    [NF_FAULT_COMMITTED] = "committed", [NF_FAULT_MID_EMIT] = "mid_emit",
 	    [NF_FAULT_MID_ALLOC] = "mid_alloc", [NF_FAULT_FINI] = "fini",
 	};
-	struct nf_ops ops = {.pkt = test_packet, .fini = test_fini};
+	/* (no per-flow state: its counters are the instance's) */
+	struct nf_ops ops = {.pkt = test_packet, .fini = test_fini, .movable = true};
 	const char *fail_file = NULL;
 	bool with_state = false;
 	unsigned long long wide_bytes = 0, wide_every = 1;
