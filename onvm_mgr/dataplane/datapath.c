@@ -333,13 +333,17 @@ flush_all(struct mgr_dp_ctx *ctx)
 }
 
 /*
- * Entry backpressure: when every instance of the first service of a port's
+ * Entry backpressure: when an instance of the first service of a port's
  * chain is too full for a burst, leave the packets in the port (a NIC drops
  * them in hardware, counted as imissed) instead of receiving, classifying and
- * then dropping them.  Bounded like the NF hold, so a hung NF cannot stall a
- * port for other chains (flow rules) for longer than MGR_HOLD_MAX_US at once
- * -- except a standby's replay (`replay`), held for as long as it takes:
- * mgr_rx_poll still reads the port's control frames now and then.
+ * then dropping that instance's share -- the flows of an overloaded
+ * instance are the ones a scale-out moves away, and dropping them would
+ * defeat it.  An instance that holds no bucket (one scale-out just added)
+ * takes nothing and is not counted.  Bounded like the NF hold, so a hung NF
+ * cannot stall a port (and its other instances) for longer than
+ * MGR_HOLD_MAX_US at once -- except a standby's replay (`replay`), held for
+ * as long as it takes: mgr_rx_poll still reads the port's control frames
+ * now and then.
  */
 static bool
 entry_full(struct mgr_dp_ctx *ctx, uint16_t port, bool replay)
@@ -366,13 +370,17 @@ entry_full(struct mgr_dp_ctx *ctx, uint16_t port, bool replay)
 	for (uint16_t i = 0; i < svc->n[a]; i++) {
 		if (svc->inst[a][i] == ONVM_INST_NONE)
 			continue; /* a protected chain's rank no instance holds */
+		/* a rank a moved table gives no bucket (an instance scale-out
+		 * just added) takes nothing, unless it is a move's dst: its
+		 * copies pile up while it waits for the state */
+		if (unlikely(svc->moved[a]) && svc->rank_buckets[a][i] == 0 &&
+		    __atomic_load_n(&mgr_move_into[svc->inst[a][i]], __ATOMIC_RELAXED) == 0)
+			continue;
 		live++;
 		if (rte_ring_free_count(mgr.shm->nfs[svc->inst[a][i]].rx_ring) < ONVM_BURST)
 			full++;
-		else if (!replay)
-			goto room;
 	}
-	if (live == 0 || (replay && full == 0))
+	if (live == 0 || full == 0)
 		goto room; /* no instance: its packets are dropped, counted */
 	now = rte_get_tsc_cycles();
 	if (ctx->port_rx_hold_since[port] == 0) {

@@ -35,6 +35,9 @@ extern bool mgr_moves_any;
 /* Per NF id: the move slots (bit i: moves[i]) whose src it is -- the
  * units' hook.  Written by the control side, read by the units. */
 extern uint32_t mgr_move_hook[ONVM_MAX_NFS];
+/* Per NF id: live moves it is the dst of (entry backpressure counts its
+ * ring though it holds no bucket yet: copies pile up there). */
+extern uint8_t mgr_move_into[ONVM_MAX_NFS];
 /* The moves' memzones, by slot (the manager's mapping). */
 extern struct onvm_move_xfer *mgr_move_xfer[ONVM_MAX_MOVES];
 
@@ -81,7 +84,10 @@ int mgr_move_telemetry_init(void);
  * 0, or -errno with a sentence in err. */
 int mgr_scale_start(uint16_t service, uint16_t target, uint8_t method, char *err,
 		    size_t errlen);
-/* Drive the scale operations; returns how soon (ms) it wants to run again. */
+/* The load policies of the configuration ("scale" of an NF entry). */
+int mgr_scale_init(void);
+/* Drive the scale operations and the load policies; returns how soon (ms)
+ * it wants to run again. */
 int mgr_scale_ctl(void);
 /* /onvm/scale. */
 int mgr_scale_telemetry_init(void);
