@@ -84,6 +84,19 @@ struct mgr_nf_container_cfg {
 	char *args[MGR_CFG_MAX_ARGS]; /* more arguments of the runtime's `run` */
 };
 
+/* "scale": the service scaled by its RX rings' occupancy (elastic/scale.c). */
+struct mgr_scale_cfg {
+	bool on;
+	uint16_t min, max;	 /* instances */
+	uint8_t high_pct;	 /* above it (the fullest instance's ring) ... */
+	uint8_t low_pct;	 /* below it (every instance's) ... */
+	uint32_t up_ms, down_ms; /* ... that long: one instance more, or less */
+	uint32_t cooldown_ms;	 /* between two changes */
+	uint8_t method;		 /* MGR_SCALE_*: enum onvm_move_method's values */
+};
+#define MGR_SCALE_REPROCESS 0
+#define MGR_SCALE_BUFFER 1
+
 struct mgr_nf_cfg {
 	char name[MGR_CFG_NAME_LEN];
 	char binary[PATH_MAX];
@@ -93,6 +106,7 @@ struct mgr_nf_cfg {
 	int nargs;
 	char *args[MGR_CFG_MAX_ARGS];
 	struct mgr_nf_container_cfg ctr;
+	struct mgr_scale_cfg scale;
 };
 
 /* "containers": how the node runs container NFs. */

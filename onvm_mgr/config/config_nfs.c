@@ -249,11 +249,60 @@ check_totals(struct cfg_walk *w, const json_t *arr, const struct mgr_config *cfg
 	return 0;
 }
 
+/*
+ * "scale": {"min", "max", "high_pct", "low_pct", "up_ms", "down_ms",
+ * "cooldown_ms", "method"} -- scale-out and scale-in by load
+ * (docs/design/elastic.md); the defaults are a cautious policy.
+ */
+static int
+parse_scale(struct cfg_walk *w, const json_t *v, const char *p, struct mgr_nf_cfg *nc)
+{
+	static const char *const keys[] = {"min",     "max",	     "high_pct", "low_pct",
+					   "up_ms",   "down_ms",     "cooldown_ms", "method",
+					   NULL};
+	const json_t *o = json_object_get(v, "scale");
+	struct mgr_scale_cfg *sc = &nc->scale;
+	char sp[CFG_PATH_LEN], method[16] = "reprocess";
+
+	if (o == NULL || json_is_null(o))
+		return 0;
+	cfg_join_key(sp, p, "scale");
+	*sc = (struct mgr_scale_cfg){
+		.on = true, .min = 1, .max = MGR_CFG_MAX_INSTANCES, .high_pct = 50, .low_pct = 5,
+		.up_ms = 500, .down_ms = 5000, .cooldown_ms = 2000,
+	};
+	if (cfg_check_object(w, o, sp, "a scale object", keys) < 0 ||
+	    CFG_UINT_FIELD(w, o, sp, "min", 1, MGR_CFG_MAX_INSTANCES, sc->min) < 0 ||
+	    CFG_UINT_FIELD(w, o, sp, "max", 1, MGR_CFG_MAX_INSTANCES, sc->max) < 0 ||
+	    CFG_UINT_FIELD(w, o, sp, "high_pct", 1, 100, sc->high_pct) < 0 ||
+	    CFG_UINT_FIELD(w, o, sp, "low_pct", 0, 99, sc->low_pct) < 0 ||
+	    CFG_UINT_FIELD(w, o, sp, "up_ms", 100, 3600000, sc->up_ms) < 0 ||
+	    CFG_UINT_FIELD(w, o, sp, "down_ms", 100, 3600000, sc->down_ms) < 0 ||
+	    CFG_UINT_FIELD(w, o, sp, "cooldown_ms", 0, 3600000, sc->cooldown_ms) < 0 ||
+	    cfg_get_string(w, o, sp, "method", method, sizeof(method), false, false) < 0)
+		return -1;
+	if (strcmp(method, "buffer") == 0)
+		sc->method = MGR_SCALE_BUFFER;
+	else if (strcmp(method, "reprocess") == 0)
+		sc->method = MGR_SCALE_REPROCESS;
+	else
+		return cfg_fail(w, sp, "method \"%s\" is not reprocess or buffer", method);
+	if (sc->min > sc->max)
+		return cfg_fail(w, sp, "min %u is above max %u", sc->min, sc->max);
+	if (nc->instances < sc->min || nc->instances > sc->max)
+		return cfg_fail(w, sp, "the NF starts with %u instances, outside min..max (%u..%u)",
+				nc->instances, sc->min, sc->max);
+	if (sc->low_pct >= sc->high_pct)
+		return cfg_fail(w, sp, "low_pct %u must be below high_pct %u", sc->low_pct,
+				sc->high_pct);
+	return 0;
+}
+
 int
 cfg_parse_nfs(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 {
 	static const char *const keys[] = {"name", "binary",	 "service",   "instances",
-					   "args", "resiliency", "container", NULL};
+					   "args", "resiliency", "container", "scale", NULL};
 	char p[CFG_PATH_LEN];
 	json_t *arr, *v;
 	size_t i;
@@ -288,7 +337,7 @@ cfg_parse_nfs(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 		}
 		cfg->nnfs++; /* count first so mgr_config_free() sees its args */
 		if (cfg_get_string_list(w, v, p, "args", nc->args, &nc->nargs) < 0 ||
-		    parse_container(w, v, p, nc) < 0)
+		    parse_container(w, v, p, nc) < 0 || parse_scale(w, v, p, nc) < 0)
 			return -1;
 	}
 	return check_totals(w, arr, cfg);

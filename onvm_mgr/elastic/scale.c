@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rte_ring.h>
 #include <rte_telemetry.h>
 
 #include "mgr.h"
@@ -59,6 +60,28 @@ static struct scale_op {
 } ops[ONVM_MAX_SERVICES];
 
 static uint32_t scaling; /* services with an op under way */
+
+_Static_assert(MGR_SCALE_REPROCESS == ONVM_MOVE_REPROCESS && MGR_SCALE_BUFFER == ONVM_MOVE_BUFFER,
+	       "the configuration's methods are the moves'");
+
+/*
+ * The load policy ("scale" of an NF entry): every POLICY_PERIOD_NS the
+ * fullest RX ring of the service's instances, in per cent of its size.
+ * Above high_pct at every sample for up_ms: one instance more; every ring
+ * below low_pct at every sample for down_ms: one less; nothing within
+ * cooldown_ms of a change (hysteresis), or beyond min..max.
+ */
+#define POLICY_PERIOD_NS (100ull * 1000 * 1000)
+
+static struct policy {
+	const struct mgr_scale_cfg *cfg;
+	uint64_t high_since, low_since; /* 0: the last sample was not */
+	uint64_t last_change;
+	uint64_t samples, outs, ins, held_cooldown, at_bound;
+	uint32_t last_pct;
+} policy[ONVM_MAX_SERVICES];
+static uint64_t policy_next;
+static bool policy_any;
 
 static int
 cfg_of(uint16_t service)
@@ -218,9 +241,11 @@ step_begin(struct scale_op *op, uint16_t service, uint64_t now)
 			return;
 		}
 		/* pinned: the newcomer gets buckets only by moves */
+		mgr_service_pin(service, true);
 		mgr_service_move_buckets(service, none, 0);
 		ret = mgr_nf_launch_cfg(cfg);
 		if (ret < 0) {
+			mgr_service_pin(service, false);
 			op_fail(op, service, "the instance could not be launched");
 			return;
 		}
@@ -261,13 +286,93 @@ moves_over(struct scale_op *op)
 }
 
 int
+mgr_scale_init(void)
+{
+	for (int i = 0; i < mgr.cfg.nnfs; i++) {
+		const struct mgr_nf_cfg *nc = &mgr.cfg.nfs[i];
+
+		if (!nc->scale.on || policy[nc->service].cfg != NULL)
+			continue;
+		policy[nc->service].cfg = &nc->scale;
+		policy_any = true;
+		MGR_LOG(INFO,
+			"service %u scales by load: %u..%u instances, up above %u %% for %u ms, "
+			"down below %u %% for %u ms, %u ms apart",
+			nc->service, nc->scale.min, nc->scale.max, nc->scale.high_pct,
+			nc->scale.up_ms, nc->scale.low_pct, nc->scale.down_ms,
+			nc->scale.cooldown_ms);
+	}
+	if (policy_any)
+		__atomic_store_n(&mgr_moves_any, true, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* One sample of a service's rings, and the decision it may lead to. */
+static void
+policy_sample(uint16_t s, struct policy *pl, uint64_t now)
+{
+	const struct mgr_scale_cfg *c = pl->cfg;
+	uint16_t n = ranks(s);
+	uint32_t worst = 0;
+	char err[160];
+
+	if (n == 0 || ops[s].phase != SCALE_IDLE || mgr.shm->shutting_down)
+		return;
+	for (uint16_t r = 0; r < n; r++) {
+		int id = instance_at(s, r);
+		const struct rte_ring *ring;
+
+		if (id < 0)
+			continue;
+		ring = mgr.shm->nfs[id].rx_ring;
+		worst = RTE_MAX(worst, rte_ring_count(ring) * 100 / rte_ring_get_size(ring));
+	}
+	pl->samples++;
+	pl->last_pct = worst;
+	pl->high_since = worst > c->high_pct ? (pl->high_since ? pl->high_since : now) : 0;
+	pl->low_since = worst < c->low_pct ? (pl->low_since ? pl->low_since : now) : 0;
+	if (pl->high_since && now - pl->high_since >= (uint64_t)c->up_ms * 1000000) {
+		if (n >= c->max) {
+			pl->at_bound++;
+		} else if (pl->last_change && now - pl->last_change < (uint64_t)c->cooldown_ms * 1000000) {
+			pl->held_cooldown++;
+		} else if (mgr_scale_start(s, n + 1, c->method, err, sizeof(err)) == 0) {
+			pl->outs++;
+			pl->last_change = now;
+			pl->high_since = 0;
+			MGR_LOG(INFO, "service %u: ring %u %% over %u %% for %u ms: scaling out to %u",
+				s, worst, c->high_pct, c->up_ms, n + 1);
+		}
+	} else if (pl->low_since && now - pl->low_since >= (uint64_t)c->down_ms * 1000000) {
+		if (n <= c->min) {
+			pl->at_bound++;
+			pl->low_since = 0; /* (counted once per down_ms) */
+		} else if (pl->last_change && now - pl->last_change < (uint64_t)c->cooldown_ms * 1000000) {
+			pl->held_cooldown++;
+		} else if (mgr_scale_start(s, n - 1, c->method, err, sizeof(err)) == 0) {
+			pl->ins++;
+			pl->last_change = now;
+			pl->low_since = 0;
+			MGR_LOG(INFO, "service %u: rings under %u %% for %u ms: scaling in to %u", s,
+				c->low_pct, c->down_ms, n - 1);
+		}
+	}
+}
+
+int
 mgr_scale_ctl(void)
 {
 	uint64_t now = mgr_now_ns();
 
 	MGR_ASSERT_CTL_LOCKED();
+	if (policy_any && now >= policy_next) {
+		policy_next = now + POLICY_PERIOD_NS;
+		for (uint16_t s = 1; s < ONVM_MAX_SERVICES; s++)
+			if (policy[s].cfg != NULL)
+				policy_sample(s, &policy[s], now);
+	}
 	if (scaling == 0)
-		return 1000;
+		return policy_any ? (int)((policy_next - now) / 1000000) + 1 : 1000;
 	for (uint16_t s = 1; s < ONVM_MAX_SERVICES; s++) {
 		struct scale_op *op = &ops[s];
 		int over;
@@ -280,6 +385,7 @@ mgr_scale_ctl(void)
 			int id = instance_at(s, op->n);
 
 			if (id >= 0 && mgr.shm->nfs[id].status == ONVM_NF_RUNNING) {
+				mgr_service_pin(s, false);
 				op->other = (uint16_t)id;
 				if (start_moves(op, s, true) < 0) {
 					op_fail(op, s, "a move could not start");
@@ -287,6 +393,7 @@ mgr_scale_ctl(void)
 				}
 				op->phase = SCALE_MOVING;
 			} else if (now - op->t_phase > LAUNCH_TIMEOUT_NS) {
+				mgr_service_pin(s, false);
 				op_fail(op, s, "the new instance did not come up in time");
 			}
 			break;
@@ -382,6 +489,16 @@ tel_scale(const char *cmd, const char *params, struct rte_tel_data *d)
 		/* (out: what the old instances held; in: what the last held) */
 		rte_tel_data_add_dict_uint(d, "last_held", op->last_held);
 		rte_tel_data_add_dict_string(d, "last_error", op->last_error);
+		if (policy[svc].cfg != NULL) {
+			const struct policy *pl = &policy[svc];
+
+			rte_tel_data_add_dict_uint(d, "policy_samples", pl->samples);
+			rte_tel_data_add_dict_uint(d, "policy_last_pct", pl->last_pct);
+			rte_tel_data_add_dict_uint(d, "policy_outs", pl->outs);
+			rte_tel_data_add_dict_uint(d, "policy_ins", pl->ins);
+			rte_tel_data_add_dict_uint(d, "policy_held_cooldown", pl->held_cooldown);
+			rte_tel_data_add_dict_uint(d, "policy_at_bound", pl->at_bound);
+		}
 	}
 	mgr_ctl_unlock();
 	return 0;

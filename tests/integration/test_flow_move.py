@@ -15,7 +15,8 @@ Chain: test_nf -d 150 (spreads the input over a few seconds) ->
 load_balancer x2 (transparent mode: every IPv4 flow to one of four
 backends, drawn at random through libnf's ND helper) -> basic_monitor x2
 (keyed by the rewritten 5-tuple: what it files a flow under is not what
-the manager routed it by) -> out.
+the manager routed it by) -> simple_forward x2 (not movable: a move of
+it is refused in every run) -> out.
 
 Scenarios (one run each):
   reprocess  with a third of the input through, every flow of one
@@ -24,13 +25,20 @@ Scenarios (one run each):
              reprocessing (copies to the new instance, ND values
              replayed, output dropped by libnf);
   buffer     the same by OpenNF's buffering move;
+  generate   a move of a test_nf -g 1:1 service (each packet copied out
+             of port "gen" by nf_pkt_alloc) in the chain: the packets
+             generated equal the packets in -- the destination's
+             reprocessed copies generate none;
   dst_killed a balancer move whose destination is killed while it holds
              the move at its IN marker (ONVM_MOVE_FAULT=import_delay_ms):
              the move fails, the source keeps serving the flows;
   scale      the balancers scaled 2 -> 3 -> 2 under load (/onvm/scale): a
              new instance launched and about 1/3 of the buckets moved to
              it from both others, then moved back and the instance
-             stopped.
+             stopped;
+  autoscale  test_nf -d 300 in front, its NF entry with a "scale" policy
+             (1..3 instances by ring occupancy): scaled out while the
+             input floods it and back in to 1 once it is over.
 
 Asserted from the output capture against the input, frame by frame (the
 remote tests' oracle, with the IP ID as the frame's name): no frame lost
@@ -57,7 +65,7 @@ import struct
 import sys
 import time
 
-from onvm import flowtable, lab, pcap, traces
+from onvm import flowhash, flowtable, lab, pcap, traces
 from onvm.balancer import BACKENDS, parse, write_config
 
 COPIES = 4
@@ -101,7 +109,50 @@ def flow_of(info):
     return (bytes(info["src"]), bytes(info["dst"]), info["proto"], info["sport"], info["dport"])
 
 
-def run(L, tag, frames, path, moves, env=None, kill_dst_after=None, scale=None):
+def run_autoscale(L, tag, frames, path):
+    """test_nf -d 300 scaled by its ring occupancy (1..3 instances), in
+    front of the balancers and monitors; returns what run() does."""
+    out = L.path(f"{tag}-out.pcap")
+    conf = L.path(f"{tag}-lb.json")
+    write_config(conf)
+    mon = L.path(f"{tag}-mon-%i.json")
+    node = L.node(f"move-{tag}", {
+        "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={path},tx_pcap={out}"}],
+        "nfs": [
+            {"binary": lab.TEST_NF, "service": 1, "args": ["-d", "300"],
+             "scale": {"min": 1, "max": 3, "high_pct": 30, "low_pct": 5, "up_ms": 200,
+                       "down_ms": 1000, "cooldown_ms": 500}},
+            {"binary": "load_balancer", "service": 2, "instances": 2,
+             "args": ["-c", conf, "-p", "0"]},
+            {"binary": "basic_monitor", "service": 3, "instances": 2,
+             "args": ["-e", mon, "-p", "0"]},
+        ],
+        "chains": [{"name": "c", "services": [1, 2, 3], "ingress_port": "in",
+                    "exit_port": "in"}],
+    }).start()
+    by_svc = collections.defaultdict(list)
+    for i, nf in sorted(node.nfs().items(), key=lambda x: x[1]["rank"]):
+        by_svc[nf["service"]].append(int(i))
+    seen = []
+
+    def grew_and_shrank():
+        st = node.query("/onvm/scale,1")
+        seen.append(st["instances"])
+        return st["policy_outs"] >= 1 and st["policy_ins"] >= 1 and st["instances"] == 1 \
+            and st["phase"] == "idle"
+    lab.wait_until(grew_and_shrank, 120, f"{tag}: test_nf scaled out and back in by load",
+                   interval=0.1)
+    st = node.query("/onvm/scale,1")
+    print(f"{tag}: {st}; instances seen {sorted(set(seen))}")
+    lab.wait_until(lambda: (lambda p: p["in_use"] == p["idle_in_use"])(node.pool()), 120,
+                   f"{tag}: pool back to its idle level (input done)")
+    nfs = node.nfs()
+    rc = node.stop()
+    L.expect(rc == 0, f"{tag}: manager exit status {rc}")
+    return by_svc, nfs, pcap.read_capture_out(out), st, mon
+
+
+def run(L, tag, frames, path, moves, env=None, kill_dst_after=None, scale=None, gen=False):
     """One run: returns (instances by service and rank, the NFs' final
     telemetry, output frames, moves' (or scale steps') figures, the
     monitors' export path).  `scale`: [(service, instances)], each done
@@ -111,17 +162,27 @@ def run(L, tag, frames, path, moves, env=None, kill_dst_after=None, scale=None):
     write_config(conf)
     mon = L.path(f"{tag}-mon-%i.json")
     cfg = {
-        "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={path},tx_pcap={out}"}],
+        "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={path},tx_pcap={out}"},
+                  {"name": "gen", "dev": "net_null0"}],
         "nfs": [
             {"binary": lab.TEST_NF, "service": 1, "args": ["-d", str(DELAY_US)]},
             {"binary": "load_balancer", "service": 2, "instances": 2,
              "args": ["-c", conf, "-p", "0"]},
             {"binary": "basic_monitor", "service": 3, "instances": 2,
              "args": ["-e", mon, "-p", "0"]},
+            # not movable (nf_ops.movable unset): a move is refused
+            {"binary": "simple_forward", "service": 5, "instances": 2},
         ],
-        "chains": [{"name": "c", "services": [1, 2, 3], "ingress_port": "in",
+        "chains": [{"name": "c", "services": [1, 2, 3, 5], "ingress_port": "in",
                     "exit_port": "in"}],
     }
+    if gen:
+        # Service 4, two instances, each packet copied out of port "gen"
+        # (nf_pkt_alloc): a copy reprocessed by a move's destination must
+        # generate nothing -- its source did already.
+        cfg["nfs"].append({"binary": lab.TEST_NF, "service": 4, "instances": 2,
+                           "args": ["-g", "1:1"]})
+        cfg["chains"][0]["services"] = [1, 4, 2, 3, 5]
     node = L.node(f"move-{tag}", cfg, env=env).start()
     # Instances by rank (the order they registered in): rank 0 holds
     # bucket 0, where every non-IPv4 frame goes.
@@ -148,6 +209,9 @@ def run(L, tag, frames, path, moves, env=None, kill_dst_after=None, scale=None):
         rc = node.stop()
         L.expect(rc == 0, f"{tag}: manager exit status {rc}")
         return by_svc, nfs, pcap.read_capture_out(out), figures, mon
+    r = node.query(f"/onvm/move,5,{by_svc[5][0]},{by_svc[5][1]},all")
+    lab.check("does not say its flows may move" in r.get("error", ""),
+              f"{tag}: a move of simple_forward (not movable) answered {r}")
     started = []
     for svc, space, method in moves:
         src, dst = by_svc[svc]
@@ -168,9 +232,16 @@ def run(L, tag, frames, path, moves, env=None, kill_dst_after=None, scale=None):
         figures[slot] = node.query(f"/onvm/moves,{slot}")
         print(f"{tag}: move {slot}: {figures[slot]}")
     want_out = sum(1 for _ in frames)
-    lab.wait_until(lambda: (lambda p: p["in_use"] == p["idle_in_use"])(node.pool()), 120,
-                   f"{tag}: pool back to its idle level (input done)")
+    if gen:  # (the generators' alloc rings keep a reserve of mbufs)
+        lab.wait_until(lambda: node.port("gen")["tx"] >= want_out, 120,
+                       f"{tag}: a packet generated for each one in")
+        time.sleep(0.5)
+    else:
+        lab.wait_until(lambda: (lambda p: p["in_use"] == p["idle_in_use"])(node.pool()), 120,
+                       f"{tag}: pool back to its idle level (input done)")
     nfs = node.nfs()
+    if gen:
+        figures["gen_tx"] = node.port("gen")["tx"]
     rc = node.stop()
     L.expect(rc == 0, f"{tag}: manager exit status {rc}")
     got = pcap.read_capture_out(out)
@@ -263,36 +334,16 @@ def check_monitors(L, tag, by_svc, frames, backend, mon):
              "\n    ".join(diff))
 
 
-def crc32c_word(data, crc):
-    """rte_hash_crc_4byte: CRC-32C of a 32-bit word, no inversions."""
-    crc ^= data
-    for _ in range(32):
-        crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
-    return crc
-
-
 def flow_rank(info, n):
-    """The rank the manager routes a flow to in a service of n ranks (no
-    bucket moved): onvm_flow_key_hash, its top 10 bits, jump hashing."""
-    a, b = struct.unpack("!I", info["src"])[0], struct.unpack("!I", info["dst"])[0]
-    pa, pb = info["sport"], info["dport"]
-    if a > b or (a == b and pa > pb):
-        a, b, pa, pb = b, a, pb, pa
-    h = crc32c_word(a, 0x9E3779B9)
-    h = crc32c_word(b, h)
-    h = crc32c_word((pa << 16) | pb, h)
-    h = crc32c_word(info["proto"], h)
-    key, bucket, j = h >> 22, -1, 0
-    while j < n:
-        bucket = j
-        key = (key * 2862933555777941757 + 1) & (2 ** 64 - 1)
-        j = int((bucket + 1) * ((1 << 31) / ((key >> 33) + 1)))
-    return bucket
+    """The rank the manager routes a flow to in a service of n ranks."""
+    return flowhash.rank(info["src"], info["dst"], info["proto"], info["sport"],
+                         info["dport"], n)
 
 
-def check_move(L, tag, f, method):
-    L.expect(f["state"] == "done", f"{tag}: move {f}")
-    L.expect(f["exported_flows"] == f["imported_flows"] and f["exported_flows"] > 0,
+def check_move(L, tag, f, method, stateful=True):
+    L.expect(f["state"] == "done" and f["lossy"] == 0, f"{tag}: move {f}")
+    L.expect(f["exported_flows"] == f["imported_flows"] and
+             (f["exported_flows"] > 0 or not stateful),
              f"{tag}: exported {f['exported_flows']}, imported {f['imported_flows']}")
     # (src frees what it exported and the flows it made since)
     L.expect(f["freed_flows"] >= f["exported_flows"],
@@ -327,6 +378,20 @@ def test(L):
         if scenario == "reprocess":
             L.expect(lb["nd_replayed"] > 0, f"{scenario}: no ND value replayed (no new flow "
                      f"while the balancer's move was under way)")
+    elif scenario == "generate":
+        # The moved service generates a packet per packet: the copies
+        # its destination reprocesses must generate none.
+        by_svc, nfs, got, figs, mon = run(L, scenario, frames, path, [(4, "all", "reprocess")],
+                                          env={"ONVM_MOVE_FAULT": "import_delay_ms:200"},
+                                          gen=True)
+        gen_tx = figs.pop("gen_tx")
+        f = next(iter(figs.values()))
+        check_move(L, scenario, f, "reprocess", stateful=False)
+        L.expect(f["reprocessed"] >= 100, f"{scenario}: only {f['reprocessed']} reprocessed")
+        L.expect(gen_tx == len(frames), f"{scenario}: {gen_tx} packets generated for "
+                 f"{len(frames)} in: copies generated too, or packets went missing")
+        backend = check_output(L, scenario, frames, got)
+        check_nfs(L, scenario, by_svc, nfs, frames, backend, mon, flows_in)
     elif scenario == "dst_killed":
         by_svc, nfs, got, figs, mon = run(
             L, scenario, frames, path, [(2, "all", "reprocess")],
@@ -371,6 +436,15 @@ def test(L):
         # (the removed instance's counters went with it: the balancers'
         # ND count cannot be summed; the monitors are checked whole)
         check_monitors(L, scenario, by_svc, frames, backend, mon)
+    elif scenario == "autoscale":
+        # A slow first NF scaled by its rings: out while the input floods
+        # it, in once the input is over; its moves carry no state (it has
+        # none) but must keep every frame and each flow's order.
+        by_svc, nfs, got, st, mon = run_autoscale(L, scenario, frames, path)
+        L.expect(st["policy_outs"] >= 1 and st["policy_ins"] >= 1 and
+                 st["steps_failed"] == 0, f"{scenario}: {st}")
+        backend = check_output(L, scenario, frames, got)
+        check_nfs(L, scenario, by_svc, nfs, frames, backend, mon, flows_in)
     else:
         raise lab.TestFailure(f"unknown scenario {scenario}")
 
