@@ -514,12 +514,13 @@ struct onvm_service {
  *     ONVM_PKT_F_MOVE_COPY (BUFFER: sent to dst instead of src), then a
  *     START marker into src's ring;
  *  2. src at START exports the buckets' flow-table entries into the
- *     move's memzone (EXPORTED); tagged packets it handled before START
- *     are in that state (their log entries say INCLUDED), those after
- *     have their ND values logged;
+ *     move's memzone (EXPORTED) with the tags it handled before START
+ *     (their effect is in that state); from then on it logs the ND values
+ *     each tagged packet drew;
  *  3. dst at IN waits for the export, imports it (IMPORTED), then
- *     reprocesses the copies -- ND values from the log, output dropped by
- *     libnf -- skipping the INCLUDED ones;
+ *     reprocesses the copies -- skipping the included ones, an ND value
+ *     taken from src's log entry for the packet (waiting for it only
+ *     then), output dropped by libnf;
  *  4. the control thread flips the service's bucket table (FLIPPED) and
  *     puts an END marker into src's ring: new packets go to dst, after
  *     the copies; dst outputs none of them before END came out of src (so
@@ -534,6 +535,7 @@ struct onvm_service {
 #define ONVM_MOVE_LOG_SIZE 16384 /* tagged packets in flight per move (power of two) */
 #define ONVM_MOVE_ND_MAX 4	 /* ND values logged per packet */
 #define ONVM_MOVE_XFER_MAX (4u << 20) /* bytes of exported state per move */
+#define ONVM_MOVE_INCLUDED_MAX 8192	/* tagged packets src may handle before START */
 #define ONVM_MOVE_MZ_FMT "onvm_move%u"
 #define ONVM_MOVE_TAG(slot, gen, seq)                                                       \
 	((UINT64_C(1) << 63) | ((uint64_t)(slot) << 48) | ((uint64_t)((gen) & 0xff) << 40) |  \
@@ -598,6 +600,12 @@ struct onvm_move_log_entry {
  * of a struct onvm_move_section and its flow-table records. */
 struct onvm_move_xfer {
 	struct onvm_move_log_entry log[ONVM_MOVE_LOG_SIZE];
+	/* The tags src handled before START, its export holds them: dst
+	 * skips their copies (sorted at the export; src the only writer
+	 * until then). */
+	uint32_t n_included;
+	uint32_t pad;
+	uint64_t included[ONVM_MOVE_INCLUDED_MAX];
 	uint64_t len; /* bytes in data */
 	uint8_t data[ONVM_MOVE_XFER_MAX];
 };

@@ -252,6 +252,33 @@ tables(struct nf_ctx *nf, struct onvm_ft *ft, uint32_t *region)
 	return n;
 }
 
+static int
+tag_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Did src handle `tag` before its export (so the state holds it)? */
+static bool
+included(const struct onvm_move_xfer *x, uint64_t tag)
+{
+	uint32_t lo = 0, hi = RTE_MIN(x->n_included, (uint32_t)ONVM_MOVE_INCLUDED_MAX);
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (x->included[mid] == tag)
+			return true;
+		if (x->included[mid] < tag)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
 /* src at START: the buckets' entries, as they are after every packet
  * before the marker, into the move's memzone. */
 static void
@@ -290,6 +317,11 @@ export_state(struct nf_ctx *nf, struct onvm_move *mv, struct nfl_move *c)
 		flows += nrec;
 	}
 	c->xfer->len = used;
+	if (c->xfer->n_included > ONVM_MOVE_INCLUDED_MAX) {
+		move_fail(mv, ONVM_MOVE_FAIL_EXPORT);
+		return;
+	}
+	qsort(c->xfer->included, c->xfer->n_included, sizeof(c->xfer->included[0]), tag_cmp);
 	mv->exported_flows = flows;
 	mv->exported_bytes = used;
 	mv->src_flows = held;
@@ -433,9 +465,10 @@ dst_seen(struct onvm_move *mv)
 	__atomic_store_n(&mv->dst_seen, mv->dst_seen + 1, __ATOMIC_RELEASE);
 }
 
-/* A copy at dst: run the handler on it (its ND values from the log), or
- * skip it (src had it before the export, never had it, or the move
- * failed). */
+/* A copy at dst: run the handler on it, or skip it (src had it before
+ * the export, or the move failed).  Its ND values come from src's log
+ * entry for it, waited for only if the handler draws one
+ * (nfl_move_log_entry): dst need not wait for src otherwise. */
 static bool
 copy_begin(struct nf_ctx *nf, struct onvm_pkt_meta *meta)
 {
@@ -443,8 +476,6 @@ copy_begin(struct nf_ctx *nf, struct onvm_pkt_meta *meta)
 	uint32_t slot = ONVM_MOVE_TAG_SLOT(tag);
 	struct nfl_move *c = ctx_of(nf, slot, ONVM_MOVE_TAG_GEN(tag));
 	struct onvm_move *mv;
-	const struct onvm_move_log_entry *e;
-	uint32_t flags;
 
 	nf->slot->stats.move_copies++;
 	if (c == NULL || c->role != ROLE_DST)
@@ -454,39 +485,47 @@ copy_begin(struct nf_ctx *nf, struct onvm_pkt_meta *meta)
 		dst_seen(mv);
 		return false;
 	}
-	e = &c->xfer->log[ONVM_MOVE_TAG_SEQ(tag) & (ONVM_MOVE_LOG_SIZE - 1)];
-	if (!WAIT_FOR(nf, mv, __atomic_load_n(&e->tag, __ATOMIC_ACQUIRE) >= tag)) {
-		if (mv->gen != c->gen)
-			return false; /* the move is over and its slot reused */
-		/* src never handled it (in time): before the flip the move
-		 * cannot be trusted any more; after it, src is gone or stuck
-		 * and the packet is lost with it (counted). */
-		move_fail(mv, __atomic_load_n(&mv->src_gone, __ATOMIC_ACQUIRE)
-				      ? ONVM_MOVE_FAIL_SRC_GONE
-				      : ONVM_MOVE_FAIL_WAIT);
-		mv->dst_dropped++;
+	if (included(c->xfer, tag)) {
+		mv->skipped_included++;
 		dst_seen(mv);
 		return false;
 	}
-	if (mv->gen != c->gen)
-		return false;
-	if (__atomic_load_n(&e->tag, __ATOMIC_ACQUIRE) != tag) {
-		move_fail(mv, ONVM_MOVE_FAIL_LOG); /* overwritten: dst fell too far behind */
-		mv->dst_dropped++;
-		dst_seen(mv);
-		return false;
-	}
-	flags = e->flags;
-	if (flags & (ONVM_MOVE_LOG_INCLUDED | ONVM_MOVE_LOG_DROPPED)) {
-		mv->skipped_included += (flags & ONVM_MOVE_LOG_INCLUDED) != 0;
-		dst_seen(mv);
-		return false;
-	}
-	nf->move_replay = e;
+	nf->move_replay = NULL;
+	nf->move_replay_fetched = false;
+	nf->move_log_fetch = nfl_move_log_entry;
+	nf->move_replay_tag = tag;
+	nf->move_replay_xfer = c->xfer;
 	nf->move_replay_i = 0;
 	nf->move_cur = mv;
 	nf->move_cur_gen = c->gen;
 	return true;
+}
+
+const struct onvm_move_log_entry *
+nfl_move_log_entry(struct nf_ctx *nf)
+{
+	struct onvm_move *mv = nf->move_cur;
+	uint64_t tag = nf->move_replay_tag;
+	const struct onvm_move_log_entry *e =
+		&nf->move_replay_xfer->log[ONVM_MOVE_TAG_SEQ(tag) & (ONVM_MOVE_LOG_SIZE - 1)];
+
+	if (!WAIT_FOR(nf, mv, __atomic_load_n(&e->tag, __ATOMIC_ACQUIRE) >= tag) ||
+	    mv->gen != nf->move_cur_gen) {
+		/* src never handled it (in time): before the flip the move
+		 * cannot be trusted; after it, src is gone or stuck (the
+		 * value is drawn afresh, counted: nd_short) */
+		if (mv->gen == nf->move_cur_gen)
+			move_fail(mv, __atomic_load_n(&mv->src_gone, __ATOMIC_ACQUIRE)
+					      ? ONVM_MOVE_FAIL_SRC_GONE
+					      : ONVM_MOVE_FAIL_WAIT);
+		return NULL;
+	}
+	if (__atomic_load_n(&e->tag, __ATOMIC_ACQUIRE) != tag) {
+		move_fail(mv, ONVM_MOVE_FAIL_LOG); /* overwritten: dst fell too far behind */
+		return NULL;
+	}
+	/* (DROPPED: src never had it, and the manager failed the move) */
+	return (e->flags & ONVM_MOVE_LOG_DROPPED) ? NULL : e;
 }
 
 /* A tagged packet at src: log what the export does not hold. */
@@ -510,6 +549,12 @@ src_begin(struct nf_ctx *nf, struct onvm_pkt_meta *meta)
 	if (seq > __atomic_load_n(&mv->dst_seen, __ATOMIC_ACQUIRE) + ONVM_MOVE_LOG_SIZE) {
 		move_fail(mv, ONVM_MOVE_FAIL_LOG);
 		return;
+	}
+	if (!c->exported) {
+		/* before START: its effect will be in the export */
+		if (c->xfer->n_included < ONVM_MOVE_INCLUDED_MAX)
+			c->xfer->included[c->xfer->n_included] = tag;
+		c->xfer->n_included++; /* (over the max: the export fails) */
 	}
 	e = &c->xfer->log[seq & (ONVM_MOVE_LOG_SIZE - 1)];
 	e->flags = c->exported ? 0 : ONVM_MOVE_LOG_INCLUDED;
@@ -592,6 +637,7 @@ nfl_move_pkt_end(struct nf_ctx *nf, struct onvm_pkt_meta *meta)
 		}
 		nf->move_cur = NULL;
 		nf->move_replay = NULL;
+		nf->move_replay_xfer = NULL;
 	}
 }
 

@@ -36,8 +36,15 @@ move_nd_replay(struct nf_ctx *nf, uint64_t *v)
 {
 	const struct onvm_move_log_entry *e = nf->move_replay;
 
-	if (e == NULL)
+	if (!nf->move_replay_fetched) {
+		/* the first ND decision of this copy: src's entry for it */
+		e = nf->move_replay = nf->move_log_fetch(nf);
+		nf->move_replay_fetched = true;
+	}
+	if (e == NULL) {
+		nf->move_cur->nd_short++;
 		return false;
+	}
 	if (nf->move_replay_i < e->n_nd && nf->move_replay_i < ONVM_MOVE_ND_MAX) {
 		*v = e->nd[nf->move_replay_i++];
 		nf->move_cur->nd_replayed++;
@@ -67,7 +74,7 @@ nd_value(struct nf_ctx *nf, uint64_t (*draw)(void))
 {
 	uint64_t v;
 
-	if (unlikely(nf->move_replay != NULL) && move_nd_replay(nf, &v))
+	if (unlikely(nf->move_cur != NULL) && move_nd_replay(nf, &v))
 		return v;
 	nd_mark_current(nf);
 	v = draw();

@@ -126,8 +126,13 @@ struct nf_ctx {
 	uint32_t moves_live;
 	struct onvm_move_log_entry *move_rec;
 	uint64_t move_rec_tag;
-	const struct onvm_move_log_entry *move_replay;
+	const struct onvm_move_log_entry *move_replay; /* fetched when first needed */
+	const struct onvm_move_xfer *move_replay_xfer;
+	uint64_t move_replay_tag;
 	uint32_t move_replay_i;
+	bool move_replay_fetched;
+	/* nfl_move_log_entry (set by nf_move.c: nf_nd.c links alone in tests) */
+	const struct onvm_move_log_entry *(*move_log_fetch)(struct nf_ctx *nf);
 	struct onvm_move *move_cur;
 	uint32_t move_cur_gen;
 	bool move_pending; /* shared progress due at the batch's commit */
@@ -241,6 +246,9 @@ bool nfl_move_pkt_begin(struct nf_ctx *nf, struct rte_mbuf *m, struct onvm_pkt_m
 void nfl_move_pkt_end(struct nf_ctx *nf, struct onvm_pkt_meta *meta);
 void nfl_move_poll(struct nf_ctx *nf);
 void nfl_move_committed(struct nf_ctx *nf);
+/* The log entry of the copy being reprocessed (waiting for src to write
+ * it), or NULL: no value to replay (counted by the caller). */
+const struct onvm_move_log_entry *nfl_move_log_entry(struct nf_ctx *nf);
 
 /* nf_loop.c: process one burst; returns the number of packets received. */
 uint32_t nfl_loop_poll_once(struct nf_ctx *nf);

@@ -314,6 +314,7 @@ mgr_move_start(const struct mgr_move_req *req, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	memset(mgr_move_xfer[slot]->log, 0, sizeof(mgr_move_xfer[slot]->log));
+	mgr_move_xfer[slot]->n_included = 0;
 	mgr_move_xfer[slot]->len = 0;
 	mv = &mgr.shm->moves[slot];
 	priv[slot].gen++;

@@ -130,11 +130,15 @@ mgr_move_lost(uint16_t id, struct rte_mbuf *m)
 		mgr_move_fail(slot, ONVM_MOVE_FAIL_LOG);
 		return;
 	}
-	/* src never handles it: dst must skip its copy, not wait for it. */
+	/* src never handles it, and its copy may be reprocessed already
+	 * (dst waits for src's log only for ND values): dst's state would
+	 * count a packet src's never did.  The move fails (after the flip
+	 * began: lossy); the entry tells a dst waiting on it. */
 	e = &mgr_move_xfer[slot]->log[ONVM_MOVE_TAG_SEQ(meta->ts) & (ONVM_MOVE_LOG_SIZE - 1)];
 	e->flags = ONVM_MOVE_LOG_DROPPED;
 	e->n_nd = 0;
 	__atomic_store_n(&e->tag, meta->ts, __ATOMIC_RELEASE);
+	mgr_move_fail(slot, ONVM_MOVE_FAIL_COPY);
 }
 
 bool
