@@ -214,7 +214,8 @@ nfl_move_committed(struct nf_ctx *nf)
 	nf->move_pending = false;
 }
 
-/* Wait (yielding: src may share our CPU) until `cond` holds, the move
+/* Wait (spinning briefly, then sleeping 50 us at a time: src may need
+ * our CPU) until `cond` holds, the move
  * failed, src is gone, or MOVE_WAIT_NS passed; the time goes to
  * dst_waits_ns. */
 #define WAIT_FOR(nf, mv, cond)                                                              \
@@ -228,8 +229,10 @@ nfl_move_committed(struct nf_ctx *nf)
 		       now_ - t0_ < MOVE_WAIT_NS) {                                         \
 			if (++spins_ < 64)                                                  \
 				rte_pause();                                                \
-			else                                                                \
+			else if (spins_ < 128)                                              \
 				sched_yield();                                              \
+			else /* (a yield keeps the CPU from a src of equal weight) */       \
+				usleep(50);                                                 \
 			nfl_heartbeat(nf);                                                  \
 			now_ = nfl_mono_ns();                                               \
 		}                                                                           \

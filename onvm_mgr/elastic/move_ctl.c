@@ -637,6 +637,7 @@ tel_moves(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_uint(d, "import_us", since(mv->t_imported, mv->t_start));
 	rte_tel_data_add_dict_uint(d, "flip_us", since(mv->t_flip, mv->t_start));
 	rte_tel_data_add_dict_uint(d, "done_us", since(mv->t_done, mv->t_start));
+	rte_tel_data_add_dict_uint(d, "t_start_ns", mv->t_start); /* CLOCK_MONOTONIC */
 	return 0;
 }
 
