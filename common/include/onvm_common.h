@@ -339,6 +339,7 @@ struct onvm_nf_slot {
 	struct rte_ring *alloc_ring; /* generated packets' mbufs (see onvm_nf_batch) */
 	uint32_t gen_enabled;	  /* atomic: the TX unit keeps alloc_ring filled */
 	uint32_t movable;	  /* written by libnf at nf_run(): its flows may move (nf_ops) */
+	uint32_t move_waiting;	  /* atomic: libnf waits for a move's source (not draining) */
 	int32_t standby_pid;	  /* atomic; 0: no standby */
 	uint32_t standby_lcore;	  /* the standby's lcore id (reserved while it lives) */
 	uint32_t standby_failures; /* standbys that failed before parking, in a row */
@@ -580,6 +581,7 @@ enum onvm_move_fail {
 	ONVM_MOVE_FAIL_WAIT,	   /* dst waited too long for src (export, a log entry) */
 	ONVM_MOVE_FAIL_LOG,	   /* more tagged packets in flight than the log holds */
 	ONVM_MOVE_FAIL_NF,	   /* the NF cannot take part (not movable, a batch handler) */
+	ONVM_MOVE_FAIL_SRC_FAILOVER, /* src's local standby took over (it keeps the flows) */
 	ONVM_MOVE_FAIL_REASON_MAX,
 };
 

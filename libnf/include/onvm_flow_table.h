@@ -186,6 +186,14 @@ typedef bool onvm_ft_filter_fn(void *arg, const struct onvm_flow_key *key, uint3
 void onvm_ft_set_route(uint32_t route);
 
 /*
+ * While set (per thread), onvm_ft_expire() keeps the entries `keep`
+ * selects however idle (NULL: none kept).  libnf keeps the entries of
+ * flows being moved to or from this NF: an expiry on one side only would
+ * leave the two copies of a flow's state different.
+ */
+void onvm_ft_set_expire_keep(onvm_ft_filter_fn *keep, void *arg);
+
+/*
  * Write the records of the entries `want` selects (NULL: all) into buf,
  * from slot *cursor on, as many as fit in len (at least one record's
  * size, or nothing is written and the cursor stays), ages by `now_ns`;

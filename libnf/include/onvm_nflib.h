@@ -93,6 +93,15 @@ void nf_stop(struct nf_ctx *nf);
 /* Unregister from the manager and release the EAL. */
 void nf_fini(struct nf_ctx *nf);
 
+/*
+ * True while the packet handler runs on a flow migration's copy: the
+ * packet was handled by the flow's old instance already, and is run here
+ * only to bring the flow's state (its flow-table entries) up to date --
+ * its output is dropped.  Per-instance counters (totals, statistics)
+ * should not count it again.
+ */
+bool nf_is_reprocessing(const struct nf_ctx *nf);
+
 void *nf_user(const struct nf_ctx *nf);
 uint16_t nf_service_id(const struct nf_ctx *nf);
 uint16_t nf_instance_id(const struct nf_ctx *nf);

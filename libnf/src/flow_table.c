@@ -29,6 +29,17 @@ onvm_ft_set_route(uint32_t route)
 	cur_route = route;
 }
 
+/* onvm_ft_set_expire_keep(), per thread as well. */
+static __thread onvm_ft_filter_fn *expire_keep;
+static __thread void *expire_keep_arg;
+
+void
+onvm_ft_set_expire_keep(onvm_ft_filter_fn *keep, void *arg)
+{
+	expire_keep = keep;
+	expire_keep_arg = arg;
+}
+
 static inline void
 ft_touch(struct onvm_ft *ft, const void *p, size_t len)
 {
@@ -294,7 +305,8 @@ onvm_ft_expire(struct onvm_ft *ft, uint64_t now_ns, uint64_t idle_ns, uint32_t m
 	for (uint32_t n = 0; n < max_slots;) {
 		struct onvm_ft_entry *e = slot_entry(ft, i);
 
-		if (e->used && now_ns >= e->last_seen_ns && now_ns - e->last_seen_ns >= idle_ns) {
+		if (e->used && now_ns >= e->last_seen_ns && now_ns - e->last_seen_ns >= idle_ns &&
+		    (expire_keep == NULL || !expire_keep(expire_keep_arg, &e->key, e->route))) {
 			if (fn != NULL)
 				fn(arg, &e->key, entry_value(e));
 			remove_slot(ft, i);

@@ -195,6 +195,7 @@ nf_run(struct nf_ctx *nf, const struct nf_ops *ops, void *user)
 	/* flows may move to another instance only if the NF says so (and
 	 * handles packets one by one: copies are reprocessed that way) */
 	nf->slot->movable = ops->movable && ops->pkt != NULL && ops->batch == NULL;
+	nfl_move_adopt(nf);
 	__atomic_store_n(&nf->slot->nf_running, 1, __ATOMIC_RELEASE);
 	nf->gen_enabled = __atomic_load_n(&nf->slot->gen_enabled, __ATOMIC_ACQUIRE);
 

@@ -119,6 +119,25 @@ move_fail(struct onvm_move *mv, enum onvm_move_fail why)
 		}
 }
 
+/* Expiry keeps the entries of buckets moving to or from this NF: src's
+ * from its export to END, dst's from the import until the move is over
+ * (onvm_ft_set_expire_keep). */
+static bool
+entry_frozen(void *arg, const struct onvm_flow_key *key, uint32_t route)
+{
+	struct nf_ctx *nf = arg;
+
+	for (uint32_t live = nf->moves_live; live != 0; live &= live - 1) {
+		uint32_t slot = (uint32_t)__builtin_ctz(live);
+		const struct nfl_move *c = &moves[slot];
+
+		if ((c->role == ROLE_SRC && c->exported) || (c->role == ROLE_DST && c->imported))
+			if (entry_moves(&nf->shm->moves[slot], key, route))
+				return true;
+	}
+	return false;
+}
+
 static struct nfl_move *
 ctx_of(struct nf_ctx *nf, uint32_t slot, uint32_t gen8)
 {
@@ -156,6 +175,8 @@ ctx_of(struct nf_ctx *nf, uint32_t slot, uint32_t gen8)
 	c->imported = __atomic_load_n(&mv->dst_imported, __ATOMIC_ACQUIRE) != 0;
 	c->end_ok = __atomic_load_n(&mv->end_out, __ATOMIC_ACQUIRE) != 0;
 	c->publish = 0;
+	if (nf->moves_live == 0)
+		onvm_ft_set_expire_keep(entry_frozen, nf);
 	nf->moves_live |= 1u << slot;
 	return c;
 }
@@ -168,6 +189,29 @@ ctx_drop(struct nf_ctx *nf, uint32_t slot)
 	moves[slot].gen = 0;
 	moves[slot].role = ROLE_NONE;
 	nf->moves_live &= ~(1u << slot);
+	if (nf->moves_live == 0)
+		onvm_ft_set_expire_keep(NULL, NULL);
+}
+
+bool
+nf_is_reprocessing(const struct nf_ctx *nf)
+{
+	return nf->move_cur != NULL;
+}
+
+void
+nfl_move_adopt(struct nf_ctx *nf)
+{
+	/* A standby promoted in the middle of a move carries on from the
+	 * shared record (its process never saw the markers before). */
+	for (uint32_t slot = 0; slot < ONVM_MAX_MOVES; slot++) {
+		const struct onvm_move *mv = &nf->shm->moves[slot];
+		uint32_t st = __atomic_load_n(&mv->state, __ATOMIC_ACQUIRE);
+
+		if (st != ONVM_MOVE_FREE && st != ONVM_MOVE_DONE && st != ONVM_MOVE_FAILED &&
+		    (mv->src == nf->instance_id || mv->dst == nf->instance_id))
+			(void)ctx_of(nf, slot, mv->gen & 0xff);
+	}
 }
 
 /* The batch that made progress on a move has committed (a standby would
@@ -223,6 +267,9 @@ nfl_move_committed(struct nf_ctx *nf)
 		uint64_t t0_ = nfl_mono_ns(), now_ = t0_;                                   \
 		unsigned int spins_ = 0;                                                    \
 		nfl_rt_leave(nf); /* (src may be on this CPU at normal priority) */          \
+		/* (entry backpressure does not wait for a ring we are not    \
+		 * draining meanwhile) */                                       \
+		__atomic_store_n(&nf->slot->move_waiting, 1, __ATOMIC_RELEASE);               \
 		while (!(cond) &&                                                           \
 		       __atomic_load_n(&(mv)->state, __ATOMIC_ACQUIRE) != ONVM_MOVE_FAILED && \
 		       !__atomic_load_n(&(mv)->src_gone, __ATOMIC_ACQUIRE) &&               \
@@ -236,6 +283,7 @@ nfl_move_committed(struct nf_ctx *nf)
 			nfl_heartbeat(nf);                                                  \
 			now_ = nfl_mono_ns();                                               \
 		}                                                                           \
+		__atomic_store_n(&nf->slot->move_waiting, 0, __ATOMIC_RELEASE);               \
 		(mv)->dst_waits_ns += now_ - t0_;                                           \
 		(cond);                                                                     \
 	})
@@ -615,7 +663,10 @@ nfl_move_pkt_begin(struct nf_ctx *nf, struct rte_mbuf *m, struct onvm_pkt_meta *
 		    mv->method == ONVM_MOVE_BUFFER ||
 		    !bucket_in(mv, ONVM_FLOW_BUCKET(meta->flow_hash)))
 			continue;
-		WAIT_FOR(nf, mv, __atomic_load_n(&mv->end_out, __ATOMIC_ACQUIRE) != 0);
+		if (!WAIT_FOR(nf, mv, __atomic_load_n(&mv->end_out, __ATOMIC_ACQUIRE) != 0))
+			/* src gone or stuck: its last output may come after
+			 * ours -- said */
+			__atomic_store_n(&mv->lossy, 1, __ATOMIC_RELEASE);
 		c->end_ok = true;
 	}
 	return true;

@@ -246,6 +246,9 @@ bool nfl_move_pkt_begin(struct nf_ctx *nf, struct rte_mbuf *m, struct onvm_pkt_m
 void nfl_move_pkt_end(struct nf_ctx *nf, struct onvm_pkt_meta *meta);
 void nfl_move_poll(struct nf_ctx *nf);
 void nfl_move_committed(struct nf_ctx *nf);
+/* At the start of nf_run: the moves the slot takes part in already (a
+ * standby promoted mid-move). */
+void nfl_move_adopt(struct nf_ctx *nf);
 /* The log entry of the copy being reprocessed (waiting for src to write
  * it), or NULL: no value to replay (counted by the caller). */
 const struct onvm_move_log_entry *nfl_move_log_entry(struct nf_ctx *nf);

@@ -94,9 +94,13 @@ monitor_packet(struct rte_mbuf *pkt, struct onvm_pkt_meta *meta, struct nf_ctx *
 	struct onvm_pkt_info pi;
 	enum onvm_parse_reason r = nf_pkt_parse(pkt, &pi);
 
-	nf_touch(nf, m->t, sizeof(*m->t));
-	m->t->packets++;
-	m->t->bytes += len;
+	/* (a flow migration's copy: the flow's counters catch up, the totals
+	 * counted it at the flow's old instance) */
+	if (!nf_is_reprocessing(nf)) {
+		nf_touch(nf, m->t, sizeof(*m->t));
+		m->t->packets++;
+		m->t->bytes += len;
+	}
 	if (r == ONVM_PARSE_OK) {
 		struct onvm_flow_key k;
 		struct flow_counts *e;
@@ -107,9 +111,11 @@ monitor_packet(struct rte_mbuf *pkt, struct onvm_pkt_meta *meta, struct nf_ctx *
 		if (e != NULL) {
 			e->packets++;
 			e->bytes += len;
-		} else {
+		} else if (!nf_is_reprocessing(nf)) {
 			m->t->untracked++;
 		}
+	} else if (nf_is_reprocessing(nf)) {
+		/* (nothing per flow to catch up) */
 	} else if (r == ONVM_PARSE_NOT_IPV4) {
 		m->t->non_ip++;
 	} else {

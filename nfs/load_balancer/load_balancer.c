@@ -82,6 +82,7 @@ lb_handler(struct rte_mbuf *pkt, struct onvm_pkt_meta *meta, struct nf_ctx *nf)
 		nf_pkt_drop(meta);
 		return;
 	}
+	x->lb.replay = nf_is_reprocessing(nf);
 	if (lb_packet(&x->lb, pkt, now) == LB_DROP)
 		nf_pkt_drop(meta);
 	else

@@ -167,6 +167,8 @@ touch(struct lb *lb, const void *p, size_t len)
 /* Count one event in a state counter. */
 #define LB_COUNT(lb, field)                                                                        \
 	do {                                                                                       \
+		if ((lb)->replay)                                                                  \
+			break;                                                                     \
 		touch((lb), &(field), sizeof(field));                                              \
 		(field)++;                                                                         \
 	} while (0)

@@ -115,6 +115,9 @@ struct lb {
 	uint64_t sweep_every_ns; /* one sweep step per this much time */
 	uint32_t sweep_budget;	 /* slots looked at per step */
 	uint64_t next_sweep_ns;	 /* process-local: only a schedule */
+	/* The packet is a flow migration's copy (nf_is_reprocessing): the
+	 * flow's state is brought up to date, the totals not counted again. */
+	bool replay;
 };
 
 enum lb_verdict {

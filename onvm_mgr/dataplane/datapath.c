@@ -376,6 +376,11 @@ entry_full(struct mgr_dp_ctx *ctx, uint16_t port, bool replay)
 		if (unlikely(svc->moved[a]) && svc->rank_buckets[a][i] == 0 &&
 		    __atomic_load_n(&mgr_move_into[svc->inst[a][i]], __ATOMIC_RELAXED) == 0)
 			continue;
+		/* one waiting for a move's source drains nothing meanwhile:
+		 * holding the port for it would stall every other instance */
+		if (unlikely(__atomic_load_n(&mgr.shm->nfs[svc->inst[a][i]].move_waiting,
+					     __ATOMIC_RELAXED)))
+			continue;
 		live++;
 		if (rte_ring_free_count(mgr.shm->nfs[svc->inst[a][i]].rx_ring) < ONVM_BURST)
 			full++;

@@ -70,6 +70,7 @@ static const char *const fail_names[ONVM_MOVE_FAIL_REASON_MAX] = {
 	[ONVM_MOVE_FAIL_WAIT] = "dst_wait",
 	[ONVM_MOVE_FAIL_LOG] = "log_overrun",
 	[ONVM_MOVE_FAIL_NF] = "nf_cannot_move",
+	[ONVM_MOVE_FAIL_SRC_FAILOVER] = "src_failover",
 };
 
 /* Totals since start-up, for /onvm/moves. */
@@ -197,7 +198,10 @@ move_conflict(const struct mgr_move_req *req)
 		const struct onvm_move *mv = &mgr.shm->moves[i];
 		uint32_t st = __atomic_load_n(&mv->state, __ATOMIC_ACQUIRE);
 
-		if (st == ONVM_MOVE_FREE || st == ONVM_MOVE_DONE || st == ONVM_MOVE_FAILED)
+		/* (a failed move still hooked is live for this: its hook
+		 * must go before another move of its buckets starts) */
+		if (st == ONVM_MOVE_FREE || st == ONVM_MOVE_DONE ||
+		    (st == ONVM_MOVE_FAILED && !priv[i].hooked))
 			continue;
 		/* Opposite roles could wait on each other (each dst waiting
 		 * at its IN marker for the other's export). */
@@ -265,6 +269,11 @@ mgr_move_start(const struct mgr_move_req *req, char *err, size_t errlen)
 		snprintf(err, errlen, "instances %u and %u must both run service %u", req->src,
 			 req->dst, req->service);
 		return -ENOENT;
+	}
+	if (__atomic_load_n(&src->stop, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&dst->stop, __ATOMIC_ACQUIRE)) {
+		snprintf(err, errlen, "instance %u or %u is leaving", req->src, req->dst);
+		return -EBUSY;
 	}
 	if (!src->movable || !dst->movable) {
 		snprintf(err, errlen,
@@ -442,8 +451,11 @@ mgr_move_ctl(void)
 			 * part of the move: before the flip, it fails. */
 			if (!dst_ok || mgr.shm->nfs[mv->dst].failovers != priv[i].dst_fo)
 				mgr_move_fail(i, ONVM_MOVE_FAIL_DST_GONE);
-			else if (!src_ok || mgr.shm->nfs[mv->src].failovers != priv[i].src_fo)
+			else if (!src_ok)
 				mgr_move_fail(i, ONVM_MOVE_FAIL_SRC_GONE);
+			else if (mgr.shm->nfs[mv->src].failovers != priv[i].src_fo)
+				/* (its standby holds the flows: dst frees its copy) */
+				mgr_move_fail(i, ONVM_MOVE_FAIL_SRC_FAILOVER);
 			else if (st == ONVM_MOVE_IMPORTED) /* (late or not: dst has the state) */
 				flip(i, now);
 			else if (now - mv->t_start > MOVE_TIMEOUT_NS)
@@ -455,6 +467,12 @@ mgr_move_ctl(void)
 			 * batch did not commit, the standby still holds the
 			 * buckets' entries -- END again, for it to free them */
 			priv[i].src_fo = mgr.shm->nfs[mv->src].failovers;
+			/* The dead process's uncommitted batch is gone: tagged
+			 * packets in it will never get their log entries (dst
+			 * waits for none any more), and copies of them dst
+			 * reprocessed count packets never delivered: lossy. */
+			__atomic_store_n(&mv->src_gone, 1, __ATOMIC_RELEASE);
+			__atomic_store_n(&mv->lossy, 1, __ATOMIC_RELEASE);
 			if (!__atomic_load_n(&mv->src_freed, __ATOMIC_ACQUIRE)) {
 				priv[i].end_sent = false;
 				__atomic_store_n(&mv->end_out, 0, __ATOMIC_RELEASE);

@@ -74,9 +74,10 @@ mgr_move_divert(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, const struct mgr_des
 		hook &= hook - 1;
 		if (!bucket_in(mv, b))
 			continue;
-		/* (a failed move's hook is about to go: the packet is src's) */
+		/* (a failed move's hook is about to go: not this move's
+		 * packet -- another live one may cover the bucket) */
 		if (__atomic_load_n(&mv->state, __ATOMIC_ACQUIRE) == ONVM_MOVE_FAILED)
-			return false;
+			continue;
 		seq = __atomic_add_fetch(&mv->seq, 1, __ATOMIC_RELAXED);
 		meta->ts = ONVM_MOVE_TAG(slot, mv->gen, seq);
 		if (mv->method == ONVM_MOVE_BUFFER) {
@@ -116,10 +117,11 @@ mgr_move_lost(uint16_t id, struct rte_mbuf *m)
 	if ((mv->gen & 0xff) != ONVM_MOVE_TAG_GEN(meta->ts))
 		return;
 	if (id == mv->dst) {
-		/* A copy (or, buffering, the packet itself) dst never gets. */
+		/* A copy dst never gets (its state would lack the packet), or,
+		 * buffering, the packet itself: lost, so the move fails (after
+		 * the flip began: lossy). */
 		__atomic_add_fetch(&mv->copies_lost, 1, __ATOMIC_RELAXED);
-		if (meta->flags & ONVM_PKT_F_MOVE_COPY)
-			mgr_move_fail(slot, ONVM_MOVE_FAIL_COPY);
+		mgr_move_fail(slot, ONVM_MOVE_FAIL_COPY);
 		return;
 	}
 	if (id != mv->src || mgr_move_xfer[slot] == NULL)

@@ -419,14 +419,30 @@ mgr_scale_ctl(void)
 				step_begin(op, s, now);
 				break;
 			}
-			/* in: the last instance has nothing left; it goes */
+			/* in: the last instance has nothing left -- unless the list
+			 * changed meanwhile (an instance died: buckets went by jump,
+			 * maybe to it) -- and it goes */
+			{
+				int r = mgr_service_rank(mgr.shm, s, op->other);
+				const struct onvm_service *sv = &mgr.shm->services[s];
+				uint32_t a = __atomic_load_n(&sv->active, __ATOMIC_ACQUIRE) & 1;
+
+				if (r < 0 || mgr.shm->nfs[op->other].generation != op->other_gen ||
+				    !sv->moved[a] || sv->rank_buckets[a][r] != 0) {
+					op_fail(op, s, "the leaving instance holds buckets again");
+					break;
+				}
+			}
 			__atomic_store_n(&mgr.shm->nfs[op->other].stop, 1, __ATOMIC_RELEASE);
 			rte_smp_mb();
 			mgr_nf_wake(&mgr.shm->nfs[op->other]);
 			op->phase = SCALE_STOPPING;
 			break;
 		case SCALE_STOPPING:
-			if (ranks(s) < op->n) {
+			/* (the leaver by its slot: another instance's death
+			 * would shrink the list too) */
+			if (mgr_service_rank(mgr.shm, s, op->other) < 0 ||
+			    mgr.shm->nfs[op->other].generation != op->other_gen) {
 				op->steps_done++;
 				op->last_ms = (now - op->t_phase) / 1000000;
 				MGR_LOG(INFO,

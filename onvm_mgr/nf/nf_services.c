@@ -23,6 +23,7 @@
 #include "onvm_nf_batch.h"
 
 #include "nf_ctl.h"
+#include "elastic/move.h"
 
 static const char *const status_names[] = {
 	[ONVM_NF_FREE] = "free",	 [ONVM_NF_STARTING] = "starting",

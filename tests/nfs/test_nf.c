@@ -291,7 +291,7 @@ main(int argc, char **argv)
 	    [NF_FAULT_MID_ALLOC] = "mid_alloc", [NF_FAULT_FINI] = "fini",
 	};
 	/* (no per-flow state: its counters are the instance's) */
-	struct nf_ops ops = {.pkt = test_packet, .fini = test_fini, .movable = true};
+	struct nf_ops ops = {.pkt = test_packet, .fini = test_fini};
 	const char *fail_file = NULL;
 	bool with_state = false;
 	unsigned long long wide_bytes = 0, wide_every = 1;
@@ -304,7 +304,7 @@ main(int argc, char **argv)
 		return 1;
 	argc -= n;
 	argv += n;
-	while ((opt = getopt(argc, argv, "a:d:bN:SW:F:Ce:D:H:h:g:ux:K:")) != -1) {
+	while ((opt = getopt(argc, argv, "a:d:bN:SW:F:Ce:D:H:h:g:ux:K:A:")) != -1) {
 		switch (opt) {
 		case 'a':
 			if (parse_action(optarg, &conf) < 0)
@@ -438,6 +438,9 @@ main(int argc, char **argv)
 	}
 	if (conf.fault_point >= 0 && (conf.fault_on_usr1 || !nf_is_standby(nf)))
 		nf_set_fault_hook(nf, test_fault);
+	/* Movable unless a per-instance cadence (-N, -g every Kth packet) makes
+	 * a flow's packets behave by which instance counted them. */
+	ops.movable = conf.nd_every <= 1 && conf.gen_every <= 1;
 	n = nf_run(nf, &ops, &conf);
 	nf_fini(nf);
 	return n < 0 ? 4 : 0;
