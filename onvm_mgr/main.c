@@ -273,7 +273,7 @@ main(int argc, char **argv)
 	    mgr_bfd_telemetry_init() < 0 || mgr_plog_telemetry_init() < 0 ||
 	    mgr_sl_telemetry_init() < 0 || mgr_ftc_telemetry_init() < 0 ||
 	    mgr_move_telemetry_init() < 0 || mgr_scale_init() < 0 ||
-	    mgr_scale_telemetry_init() < 0 ||
+	    mgr_scale_telemetry_init() < 0 || mgr_shared_telemetry_init() < 0 ||
 	    mgr_ctl_start() < 0) {
 		ret = EXIT_FAILURE;
 		goto cleanup;

@@ -76,6 +76,7 @@ extern "C" {
 #define ONVM_NF_ALLOC_LOW	ONVM_NF_HELD_MAX	/* the TX unit tops up below this */
 #define ONVM_NF_ALLOC_FILL	(2 * ONVM_NF_HELD_MAX)	/* ... by this many */
 #define ONVM_NAME_LEN 32
+#define ONVM_SHARED_KEYS 16 /* shared-state counters (nf_shared_add) */
 /* A service's flows are split into buckets by their flow hash's top bits
  * (struct onvm_pkt_meta.flow_hash); a bucket is what is routed to an
  * instance, and what flow migration moves (docs/design/elastic.md). */
@@ -457,6 +458,11 @@ struct onvm_nf_slot {
 	uint64_t ftc_full_req;
 	uint64_t ftc_full_updates;
 	struct onvm_nf_app_stats app; /* NF-published counters */
+	/* Shared state (nf_shared_add): running sums of the deltas this NF
+	 * added per key, and how many adds (atomic, NF-written; the manager
+	 * takes their growth: struct onvm_shared). */
+	int64_t shared_added[ONVM_SHARED_KEYS] __rte_cache_aligned;
+	uint64_t shared_ops[ONVM_SHARED_KEYS];
 } __rte_cache_aligned;
 
 #define ONVM_SLOT_LINE(field) (offsetof(struct onvm_nf_slot, field) / RTE_CACHE_LINE_SIZE)
@@ -701,6 +707,19 @@ struct onvm_port_info {
 	struct rte_ring *tx_ring; /* port-bound packets from the RX unit */
 };
 
+/*
+ * Shared state across a service's instances on every node
+ * (docs/design/elastic.md): counters by key, updated by nf_shared_add()
+ * (an NF adds to its slot's running sum), made linearizable by etcd --
+ * the node's agent takes the deltas in batches (/onvm/shared/take),
+ * applies each batch in one etcd transaction, and hands the committed
+ * values back (/onvm/shared/commit), which nf_shared_get() reads.
+ */
+struct onvm_shared {
+	int64_t value[ONVM_SHARED_KEYS];    /* committed (manager-written, atomic) */
+	uint64_t revision[ONVM_SHARED_KEYS]; /* etcd's mod revision of it */
+};
+
 struct onvm_shm {
 	uint64_t magic;
 	uint32_t version;
@@ -732,6 +751,7 @@ struct onvm_shm {
 	struct onvm_service services[ONVM_MAX_SERVICES];
 	struct onvm_nf_slot nfs[ONVM_MAX_NFS];
 	struct onvm_move moves[ONVM_MAX_MOVES];
+	struct onvm_shared shared;
 };
 
 /*

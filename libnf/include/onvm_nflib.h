@@ -94,6 +94,15 @@ void nf_stop(struct nf_ctx *nf);
 void nf_fini(struct nf_ctx *nf);
 
 /*
+ * Shared state across instances, on every node (docs/design/elastic.md):
+ * ONVM_SHARED_KEYS 64-bit counters by key, one value cluster-wide.
+ * nf_shared_add() adds `delta` (at once to this NF's running sum; the
+ * node's agent applies it to etcd in a batch, in one transaction, never
+ * twice); nf_shared_get() returns the value etcd last committed (this
+ * node's adds not applied yet are not in it).  0, or -EINVAL for a key out
+ * of range.
+ */
+/*
  * True while the packet handler runs on a flow migration's copy: the
  * packet was handled by the flow's old instance already, and is run here
  * only to bring the flow's state (its flow-table entries) up to date --
@@ -101,6 +110,9 @@ void nf_fini(struct nf_ctx *nf);
  * should not count it again.
  */
 bool nf_is_reprocessing(const struct nf_ctx *nf);
+
+int nf_shared_add(struct nf_ctx *nf, uint32_t key, int64_t delta);
+int64_t nf_shared_get(struct nf_ctx *nf, uint32_t key);
 
 void *nf_user(const struct nf_ctx *nf);
 uint16_t nf_service_id(const struct nf_ctx *nf);

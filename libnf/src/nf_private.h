@@ -32,6 +32,7 @@
  *                   in its pid namespace, as a minimal init
  *   nf_move.c       flow migration: the NF's flow tables found, exported,
  *                   imported and freed; copies reprocessed, output dropped
+ *   nf_shared.c     shared state across instances: adds and reads
  *   pkt_helper.c, flow_table.c, region_heap.c, nf_json.c, nf_output.c:
  *                   helpers with public headers of their own
  *   nf_private.h    this header

@@ -16,6 +16,9 @@
  *                  markers coming out of NFs, a failed move
  *   scale.c        scale-out and scale-in of a service, a rank at a
  *                  time, its flows moved by jump hashing; /onvm/scale
+ *   shared.c       shared state across instances: the NFs' adds taken
+ *                  in batches for the agent to apply to etcd, etcd's
+ *                  values handed back; /onvm/shared
  *   move.h         this interface
  */
 #ifndef MGR_ELASTIC_MOVE_H
@@ -91,5 +94,10 @@ int mgr_scale_init(void);
 int mgr_scale_ctl(void);
 /* /onvm/scale. */
 int mgr_scale_telemetry_init(void);
+
+/* Shared state (shared.c): a slot being reset has its last adds carried
+ * into the next batch first (ctl_lock held); /onvm/shared*. */
+void mgr_shared_slot_reset(uint16_t id);
+int mgr_shared_telemetry_init(void);
 
 #endif /* MGR_ELASTIC_MOVE_H */

@@ -230,6 +230,8 @@ mgr_nf_slot_reset(struct onvm_nf_slot *s)
 	s->state_seq = 0;
 	s->state_chunks = 0;
 	s->movable = 0;
+	s->move_waiting = 0;
+	mgr_shared_slot_reset((uint16_t)(s - mgr.shm->nfs));
 	__atomic_store_n(&s->stop, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->sleeping, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->nf_running, 0, __ATOMIC_RELAXED);

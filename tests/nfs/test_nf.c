@@ -41,6 +41,7 @@
  *   -D FILE                     with -F: write the CLOCK_MONOTONIC ns of the crash to FILE
  *                               just before it (the benchmark's time of death)
  *   -e FILE                     write {"packets": P, "bytes": B} (state) on exit; %i: instance
+ *   -A KEY                      add 1 to shared-state counter KEY per packet (nf_shared_add)
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -87,9 +88,10 @@ struct test_conf {
 	char *death_map; /* -D: the file, mapped (a store, not a write(2), at death) */
 	int death;    /* -K: 0 for SIGKILL, else the signal the crash raises */
 	const char *export_path;
+	int shared_key; /* -A: add 1 to this shared-state key per packet (-1: no) */
 };
 
-static struct test_conf conf = {.action = ONVM_ACTION_NEXT, .fault_point = -1, };
+static struct test_conf conf = {.action = ONVM_ACTION_NEXT, .fault_point = -1, .shared_key = -1};
 static volatile sig_atomic_t usr1_seen;
 
 static void
@@ -253,6 +255,8 @@ test_packet(struct rte_mbuf *pkt, struct onvm_pkt_meta *meta, struct nf_ctx *nf)
 		(void)nf_nd_rand(nf);
 	if (c->gen_every != 0 && c->seen % c->gen_every == 0)
 		generate(nf, pkt);
+	if (c->shared_key >= 0 && nf_shared_add(nf, (uint32_t)c->shared_key, 1) != 0)
+		fprintf(stderr, "test_nf: nf_shared_add refused key %d\n", c->shared_key);
 	if (c->delay_cycles != 0) {
 		uint64_t end = rte_get_tsc_cycles() + c->delay_cycles;
 
@@ -309,6 +313,9 @@ main(int argc, char **argv)
 		case 'a':
 			if (parse_action(optarg, &conf) < 0)
 				goto bad;
+			break;
+		case 'A':
+			conf.shared_key = atoi(optarg);
 			break;
 		case 'd':
 			conf.delay_cycles = strtoull(optarg, NULL, 10) * rte_get_tsc_hz() / 1000000;
