@@ -17,6 +17,10 @@ nf_shared_add(struct nf_ctx *nf, uint32_t key, int64_t delta)
 {
 	if (key >= ONVM_SHARED_KEYS)
 		return -EINVAL;
+	/* A flow migration's copy: the flow's old instance added for this
+	 * packet already (nf_is_reprocessing). */
+	if (unlikely(nf_is_reprocessing(nf)))
+		return 0;
 	/* (sum, then count: the manager reads the count first, so a batch
 	 * never holds an add whose delta it has not) */
 	__atomic_add_fetch(&nf->slot->shared_added[key], delta, __ATOMIC_RELEASE);

@@ -75,7 +75,7 @@ mgr_shared_slot_reset(uint16_t id)
 static int
 tel_take(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	char key[16];
+	char key[16], num[24];
 	bool any = false;
 
 	(void)cmd;
@@ -105,8 +105,10 @@ tel_take(const char *cmd, const char *params, struct rte_tel_data *d)
 		for (uint32_t k = 0; k < ONVM_SHARED_KEYS; k++) {
 			if (sh.ops[k] == 0 && sh.delta[k] == 0)
 				continue;
+			/* (a string: 22.11's dict ints are 32-bit) */
 			snprintf(key, sizeof(key), "d%u", k);
-			rte_tel_data_add_dict_int(d, key, sh.delta[k]);
+			snprintf(num, sizeof(num), "%" PRId64, sh.delta[k]);
+			rte_tel_data_add_dict_string(d, key, num);
 			snprintf(key, sizeof(key), "n%u", k);
 			rte_tel_data_add_dict_uint(d, key, sh.ops[k]);
 		}
@@ -115,23 +117,30 @@ tel_take(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
-/* /onvm/shared/commit,BATCH[,KEY=VALUE@REVISION]...: the batch is in etcd
- * (BATCH 0: none was, only values), and these are etcd's values. */
+/* /onvm/shared/commit,RUN,BATCH[,KEY=VALUE@REVISION]...: batch BATCH of
+ * manager run RUN is in etcd (BATCH 0: none was, only values), and these
+ * are etcd's values.  A commit of another run (a restarted manager's
+ * predecessor) commits no batch of this one. */
 static int
 tel_commit(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	char buf[1024], *save = NULL, *tok;
-	unsigned long long batch;
+	unsigned long long run, batch;
 
 	(void)cmd;
 	if (params == NULL || strlen(params) >= sizeof(buf))
 		return -EINVAL;
 	snprintf(buf, sizeof(buf), "%s", params);
 	tok = strtok_r(buf, ",", &save);
+	if (tok == NULL || sscanf(tok, "%llu", &run) != 1)
+		return -EINVAL;
+	tok = strtok_r(NULL, ",", &save);
 	if (tok == NULL || sscanf(tok, "%llu", &batch) != 1)
 		return -EINVAL;
 	rte_tel_data_start_dict(d);
 	mgr_ctl_lock();
+	if (run != mgr.remote.run)
+		batch = batch != 0 ? UINT64_MAX : 0; /* (stale, if any) */
 	if (batch != 0 && batch == sh.seq) {
 		for (uint32_t k = 0; k < ONVM_SHARED_KEYS; k++)
 			sh.ops_committed += sh.ops[k];
@@ -147,11 +156,10 @@ tel_commit(const char *cmd, const char *params, struct rte_tel_data *d)
 
 		if (sscanf(tok, "%u=%lld@%llu", &k, &v, &rev) != 3 || k >= ONVM_SHARED_KEYS)
 			continue;
-		/* (a newer revision only: commits may cross) */
-		if (rev > mgr.shm->shared.revision[k]) {
-			mgr.shm->shared.revision[k] = rev;
-			__atomic_store_n(&mgr.shm->shared.value[k], (int64_t)v, __ATOMIC_RELEASE);
-		}
+		/* (etcd's, whatever the revision: an etcd restored from a
+		 * backup counts revisions from lower) */
+		mgr.shm->shared.revision[k] = rev;
+		__atomic_store_n(&mgr.shm->shared.value[k], (int64_t)v, __ATOMIC_RELEASE);
 	}
 	rte_tel_data_add_dict_uint(d, "committed", sh.commits);
 	mgr_ctl_unlock();
@@ -162,7 +170,7 @@ tel_commit(const char *cmd, const char *params, struct rte_tel_data *d)
 static int
 tel_shared(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	char key[16];
+	char key[16], num[24];
 
 	(void)cmd;
 	(void)params;
@@ -172,7 +180,8 @@ tel_shared(const char *cmd, const char *params, struct rte_tel_data *d)
 		if (mgr.shm->shared.revision[k] == 0 && sh.carry_ops[k] == 0)
 			continue;
 		snprintf(key, sizeof(key), "v%u", k);
-		rte_tel_data_add_dict_int(d, key, mgr.shm->shared.value[k]);
+		snprintf(num, sizeof(num), "%" PRId64, mgr.shm->shared.value[k]);
+		rte_tel_data_add_dict_string(d, key, num);
 	}
 	rte_tel_data_add_dict_uint(d, "in_flight", sh.seq);
 	rte_tel_data_add_dict_uint(d, "batches", sh.batches);
@@ -192,7 +201,7 @@ mgr_shared_telemetry_init(void)
 	    rte_telemetry_register_cmd("/onvm/shared/take", tel_take,
 				       "The agent: the batch of shared-state adds to apply.") != 0 ||
 	    rte_telemetry_register_cmd("/onvm/shared/commit", tel_commit,
-				       "The agent: BATCH[,KEY=VALUE@REVISION]... applied.") != 0)
+				       "The agent: RUN,BATCH[,KEY=VALUE@REVISION]... applied.") != 0)
 		return -1;
 	return 0;
 }

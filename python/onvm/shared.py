@@ -24,6 +24,18 @@ KEYS = 16  # ONVM_SHARED_KEYS
 TRIES = 20  # conflicts in a row before a round gives up (the batch waits)
 
 
+INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def to_int(v):
+    """An etcd value as a counter (a signed 64-bit integer), or None."""
+    try:
+        n = int(v)
+    except (TypeError, ValueError):
+        return None
+    return n if INT64[0] <= n <= INT64[1] else None
+
+
 def value_key(k):
     return f"{VALUE}{k}"
 
@@ -35,8 +47,8 @@ def applied_key(node, run):
 class SharedSync:
     def __init__(self, c, tel, node):
         self.c, self.tel, self.node = c, tel, node
-        self.st = {"shared_batches": 0, "shared_ops": 0, "shared_conflicts": 0,
-                   "shared_already": 0, "shared_given_up": 0}
+        self.st = {"shared_batches": 0, "shared_ops": 0, "shared_delta": 0,
+                   "shared_conflicts": 0, "shared_already": 0, "shared_given_up": 0}
 
     def _applied(self, client, ak):
         v, _ = client.get(ak)
@@ -45,6 +57,7 @@ class SharedSync:
     def apply(self, b):
         """Batch `b` (/onvm/shared/take's reply) into etcd; True once there."""
         run, batch = int(b["run"]), int(b["batch"])
+        # (strings: the telemetry's dict integers are 32-bit)
         deltas = {int(k[1:]): int(v) for k, v in b.items() if k.startswith("d")}
         ak = applied_key(self.node, run)
         for _ in range(TRIES):
@@ -58,10 +71,16 @@ class SharedSync:
                 cur = {}
                 for k in deltas:
                     v, m = client.get(value_key(k))
-                    cur[k] = (int(v) if v is not None else 0, m.mod_revision if m else 0)
+                    n = to_int(v) if v is not None else 0
+                    if n is None:  # not a counter: the batch cannot be applied
+                        raise cluster.Refused(f"{value_key(k)} holds {v!r}, not an integer")
+                    cur[k] = (n, m.mod_revision if m else 0)
                 t = client.transactions
                 compare = [t.mod(value_key(k)) == rev for k, (_, rev) in cur.items()]
                 compare.append(t.mod(ak) == (am.mod_revision if am else 0))
+                for k, (v, _) in cur.items():
+                    if to_int(v + deltas[k]) is None:
+                        raise cluster.Refused(f"{value_key(k)}: {v} + {deltas[k]} overflows")
                 success = [t.put(value_key(k), str(v + deltas[k])) for k, (v, _) in cur.items()]
                 success.append(t.put(ak, str(batch)))
                 ok, _ = client.transaction(compare=compare, success=success, failure=[])
@@ -73,32 +92,41 @@ class SharedSync:
                 else:
                     self.st["shared_batches"] += 1
                     self.st["shared_ops"] += sum(int(v) for k, v in b.items() if k[0] == "n")
+                    self.st["shared_delta"] += sum(deltas.values())
                 return True
             self.st["shared_conflicts"] += 1
         self.st["shared_given_up"] += 1
         return False
 
     def values(self):
-        """{key: (value, mod revision)} of every shared key in etcd."""
+        """{key: (value, mod revision)} of every shared key in etcd whose
+        value is an integer (others skipped, counted: shared_bad_values)."""
         def do(client):
             out = {}
             for v, m in client.get_prefix(VALUE):
                 k = m.key.decode()[len(VALUE):]
                 if k.isdigit() and int(k) < KEYS:
-                    out[int(k)] = (int(v), m.mod_revision)
+                    n = to_int(v)
+                    if n is None:
+                        self.st["shared_bad_values"] = self.st.get("shared_bad_values", 0) + 1
+                        continue
+                    out[int(k)] = (n, m.mod_revision)
             return out
         return self.c.call(do)
 
     def step(self):
-        """One round: take, apply, hand the values back.  Raises what
-        cluster.Cluster raises (etcd not there: the batch waits, offered
-        again next round) and what the telemetry client raises."""
+        """One round: take, apply, say so, hand the values back.  Raises
+        what cluster.Cluster raises (etcd not there: the batch waits,
+        offered again next round) and what the telemetry client raises."""
         b = self.tel.query("/onvm/shared/take") or {}
         batch = 0
         if "batch" in b and self.apply(b):
             batch = int(b["batch"])
+            # (at once: a failure reading the values must not leave the
+            # batch in flight)
+            self.tel.query(f"/onvm/shared/commit,{int(b['run'])},{batch}")
         vals = self.values()
-        parts = [str(batch)] + [f"{k}={v}@{r}" for k, (v, r) in sorted(vals.items())]
-        if batch or vals:
-            self.tel.query("/onvm/shared/commit," + ",".join(parts))
+        if vals:
+            self.tel.query(f"/onvm/shared/commit,{int(b.get('run', 0))},0," +
+                           ",".join(f"{k}={v}@{r}" for k, (v, r) in sorted(vals.items())))
         return batch

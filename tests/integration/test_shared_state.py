@@ -7,9 +7,10 @@ etcd member is killed: no update lost, none counted twice
 
 Three etcd members (etcd_lab); two nodes, each a manager with its agent
 (tools/onvm-agent, which applies the manager's batches of adds to etcd in
-one transaction each).  Node A runs test_nf -A 0 x2, node B x1: each adds
-1 to shared counter 0 per packet (nf_shared_add).  Each node replays the
-twelve traces mixed, twice (~6 700 frames), spread over a few seconds
+one transaction each).  Node A runs test_nf -A x2, node B x1: each adds
+to shared counter 0 per packet (nf_shared_add) -- 1 on node A, 2^32 + 1
+on node B (more than a 32-bit integer: deltas must travel whole).  Each
+node replays the twelve traces mixed, twice (~6 700 frames), spread over a few seconds
 by test_nf -d 400.  A third of the way, the etcd member the agents talk
 to first is SIGKILLed; adds must go on reaching etcd through the other
 two (asserted) before it is restarted.
@@ -17,7 +18,7 @@ two (asserted) before it is restarted.
 Asserted: each manager handed all of its adds to etcd (/onvm/shared:
 ops_committed == the packets its NFs handled, nothing in flight); adds
 reached etcd while the member was down; etcd's counter 0 is exactly the
-packets the NFs of both nodes handled -- every update once; each manager reads that value back
+sum of every add the NFs of both nodes made -- each once; each manager reads that value back
 (what nf_shared_get returns); the agents saw the member's loss
 (shared_etcd_waits or conflicts are not required: a kill between rounds
 costs nothing) and applied at least one batch after it.
@@ -28,11 +29,16 @@ import time
 from onvm import cluster_lab, etcd_lab, lab, pcap, shared, traces
 
 
-def node_cfg(path, out, instances):
+# Node b adds more than 32 bits hold per packet (the telemetry's dict
+# integers are 32-bit: the deltas travel as strings).
+DELTA = {"a": 1, "b": (1 << 32) + 1}
+
+
+def node_cfg(path, out, instances, delta):
     return {
         "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={path},tx_pcap={out}"}],
         "nfs": [{"binary": lab.TEST_NF, "service": 1, "instances": instances,
-                 "args": ["-d", "400", "-A", "0"]}],
+                 "args": ["-d", "400", "-A", f"0:{delta}"]}],
         "chains": [{"name": "c", "services": [1], "ingress_port": "in"}],
     }
 
@@ -44,8 +50,8 @@ def test(L):
     path = L.path("input.pcap")
     pcap.write_pcap(path, frames)
     ec = etcd_lab.EtcdCluster(L, 3).start()
-    a = L.node("shared-a", node_cfg(path, L.path("a-out.pcap"), 2))
-    b = L.node("shared-b", node_cfg(path, L.path("b-out.pcap"), 1))
+    a = L.node("shared-a", node_cfg(path, L.path("a-out.pcap"), 2, DELTA["a"]))
+    b = L.node("shared-b", node_cfg(path, L.path("b-out.pcap"), 1, DELTA["b"]))
     a.start()
     b.start()
     agents = {n: cluster_lab.agent(L, ec, n, node, "") for n, node in (("a", a), ("b", b))}
@@ -102,14 +108,14 @@ def test(L):
         got = shared.SharedSync(c, None, "test").values().get(0, (None, 0))[0]
     finally:
         c.close()
-    total = sum(want.values())
+    total = sum(want[n] * DELTA[n] for n in want)
     L.expect(got == total, f"etcd's counter 0 is {got}, {total} adds were made "
              f"({'lost' if got < total else 'counted twice'}: {abs(total - got)})")
     for name, node in (("a", a), ("b", b)):
         sh = node.query("/onvm/shared")
         L.expect(sh["ops_committed"] == want[name],
                  f"{name}: {sh['ops_committed']} adds committed, {want[name]} made")
-        lab.wait_until(lambda: node.query("/onvm/shared").get("v0") == total, 10,
+        lab.wait_until(lambda: int(node.query("/onvm/shared").get("v0", "0")) == total, 10,
                        f"{name}: the manager reads etcd's value back")
         st = cluster_lab.agent_status(agents[name])
         print(f"{name}: {sh}; agent {({k: v for k, v in st.items() if 'shared' in k})}")
@@ -117,7 +123,7 @@ def test(L):
     for name, node in (("a", a), ("b", b)):
         rc = node.stop()
         L.expect(rc == 0, f"{name}: manager exit status {rc}")
-    print(f"counter 0 = {got} = {want['a']} + {want['b']} adds; etcd member killed "
+    print(f"counter 0 = {got} = {want['a']} + {want['b']} x {DELTA['b']}; etcd member killed "
           f"{time.monotonic() - killed_at:.1f} s before the end")
 
 

@@ -41,7 +41,8 @@
  *   -D FILE                     with -F: write the CLOCK_MONOTONIC ns of the crash to FILE
  *                               just before it (the benchmark's time of death)
  *   -e FILE                     write {"packets": P, "bytes": B} (state) on exit; %i: instance
- *   -A KEY                      add 1 to shared-state counter KEY per packet (nf_shared_add)
+ *   -A KEY[:DELTA]              add DELTA (default 1) to shared-state counter KEY per
+ *                               packet (nf_shared_add)
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -88,7 +89,8 @@ struct test_conf {
 	char *death_map; /* -D: the file, mapped (a store, not a write(2), at death) */
 	int death;    /* -K: 0 for SIGKILL, else the signal the crash raises */
 	const char *export_path;
-	int shared_key; /* -A: add 1 to this shared-state key per packet (-1: no) */
+	int shared_key; /* -A: add shared_delta to this shared-state key per packet (-1: no) */
+	int64_t shared_delta;
 };
 
 static struct test_conf conf = {.action = ONVM_ACTION_NEXT, .fault_point = -1, .shared_key = -1};
@@ -255,7 +257,7 @@ test_packet(struct rte_mbuf *pkt, struct onvm_pkt_meta *meta, struct nf_ctx *nf)
 		(void)nf_nd_rand(nf);
 	if (c->gen_every != 0 && c->seen % c->gen_every == 0)
 		generate(nf, pkt);
-	if (c->shared_key >= 0 && nf_shared_add(nf, (uint32_t)c->shared_key, 1) != 0)
+	if (c->shared_key >= 0 && nf_shared_add(nf, (uint32_t)c->shared_key, c->shared_delta) != 0)
 		fprintf(stderr, "test_nf: nf_shared_add refused key %d\n", c->shared_key);
 	if (c->delay_cycles != 0) {
 		uint64_t end = rte_get_tsc_cycles() + c->delay_cycles;
@@ -314,9 +316,14 @@ main(int argc, char **argv)
 			if (parse_action(optarg, &conf) < 0)
 				goto bad;
 			break;
-		case 'A':
-			conf.shared_key = atoi(optarg);
+		case 'A': {
+			long long delta = 1;
+
+			if (sscanf(optarg, "%d:%lld", &conf.shared_key, &delta) < 1)
+				goto bad;
+			conf.shared_delta = delta;
 			break;
+		}
 		case 'd':
 			conf.delay_cycles = strtoull(optarg, NULL, 10) * rte_get_tsc_hz() / 1000000;
 			break;
