@@ -107,21 +107,26 @@ def lab_topology(L, tag):
     return ns
 
 
-def one(L, ns, part, method, flows, rate, moves, rep):
-    tag = f"{part}-{method}-{flows}-{rate}-{moves}-{rep}"
-    warm = max(1.0, 1.3 * flows / rate) + 0.5
-    seconds = warm + 2.5
-    path = L.path(f"{tag}.pcap")
-    sent = make_input(path, flows, rate, seconds)
+def start_node(L, ns, tag):
+    """The node: in and out on af_packet, load_balancer x2 between."""
     conf = L.path(f"{tag}-lb.json")
     write_config(conf)
-    node = L.node(f"mv{len(L.nodes)}", {
+    return L.node(f"mv{len(L.nodes)}", {
         "ports": [{"name": "in", "dev": rc.af(0, "n_g", rc.BIG)},
                   {"name": "out", "dev": rc.af(1, "n_k", rc.BIG)}],
         "nfs": [{"binary": "load_balancer", "service": 1, "instances": 2,
                  "args": ["-c", conf, "-p", "0"]}],
         "chains": [{"name": "c", "services": [1], "ingress_port": "in", "exit_port": "out"}],
     }, netns=ns["n"]).start()
+
+
+def one(L, ns, part, method, flows, rate, moves, rep):
+    tag = f"{part}-{method}-{flows}-{rate}-{moves}-{rep}"
+    warm = max(1.0, 1.3 * flows / rate) + 0.5
+    seconds = warm + 2.5
+    path = L.path(f"{tag}.pcap")
+    sent = make_input(path, flows, rate, seconds)
+    node = start_node(L, ns, tag)
     inst = sorted(node.nf_by(service=1), key=lambda nf: nf["rank"])
     src, dst = inst[0]["instance"], inst[1]["instance"]
     files = (L.path(f"{tag}-src.txt"), L.path(f"{tag}-sink.txt"))
@@ -207,15 +212,7 @@ def scale_run(L, ns, rate, flows, scaled, rep):
     seconds = 6.0
     path = L.path(f"{tag}.pcap")
     make_input(path, flows, rate, seconds)
-    conf = L.path(f"{tag}-lb.json")
-    write_config(conf)
-    node = L.node(f"mv{len(L.nodes)}", {
-        "ports": [{"name": "in", "dev": rc.af(0, "n_g", rc.BIG)},
-                  {"name": "out", "dev": rc.af(1, "n_k", rc.BIG)}],
-        "nfs": [{"binary": "load_balancer", "service": 1, "instances": 2,
-                 "args": ["-c", conf, "-p", "0"]}],
-        "chains": [{"name": "c", "services": [1], "ingress_port": "in", "exit_port": "out"}],
-    }, netns=ns["n"]).start()
+    node = start_node(L, ns, tag)
     files = (L.path(f"{tag}-src.txt"), L.path(f"{tag}-sink.txt"))
     sn = [rt.sniffer(L, ns["g"], "g_n", files[0], "tags"),
           rt.sniffer(L, ns["k"], "k_n", files[1], "tags")]

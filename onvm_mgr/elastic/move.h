@@ -25,6 +25,7 @@
 #define MGR_ELASTIC_MOVE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "onvm_common.h"
@@ -78,6 +79,11 @@ int mgr_move_ctl(void);
 void mgr_move_fail(uint32_t slot, enum onvm_move_fail why);
 
 const char *mgr_move_state_str(uint32_t state);
+/* A telemetry command's parameters as words (commas to spaces) in buf;
+ * 0, or -EINVAL (none, or too long).  "reprocess" or "buffer" as an enum
+ * onvm_move_method: 0, or -EINVAL. */
+int mgr_tel_words(const char *params, char *buf, size_t len);
+int mgr_move_method(const char *s, uint8_t *method);
 const char *mgr_move_fail_str(uint32_t fail);
 
 /* /onvm/move and /onvm/moves. */

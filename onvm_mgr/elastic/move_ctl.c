@@ -511,6 +511,30 @@ mgr_move_ctl(void)
 
 /* ---- telemetry ---- */
 
+int
+mgr_tel_words(const char *params, char *buf, size_t len)
+{
+	if (params == NULL || strlen(params) >= len)
+		return -EINVAL;
+	snprintf(buf, len, "%s", params);
+	for (char *p = buf; *p != '\0'; p++)
+		if (*p == ',')
+			*p = ' ';
+	return 0;
+}
+
+int
+mgr_move_method(const char *s, uint8_t *method)
+{
+	if (strcmp(s, "reprocess") == 0)
+		*method = ONVM_MOVE_REPROCESS;
+	else if (strcmp(s, "buffer") == 0)
+		*method = ONVM_MOVE_BUFFER;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 /* "all", "half" (every other bucket), "b:LO-HI", or "frac:F" (a share F,
  * spread evenly over the buckets), as a bitmap. */
 static int
@@ -560,20 +584,12 @@ tel_move(const char *cmd, const char *params, struct rte_tel_data *d)
 	int n, slot;
 
 	(void)cmd;
-	if (params == NULL || strlen(params) >= sizeof(buf))
+	if (mgr_tel_words(params, buf, sizeof(buf)) < 0)
 		return -EINVAL;
-	snprintf(buf, sizeof(buf), "%s", params);
-	for (char *p = buf; *p != '\0'; p++)
-		if (*p == ',')
-			*p = ' ';
 	n = sscanf(buf, "%u %u %u %47s %15s", &svc, &src, &dst, space, method);
 	if (n < 3 || svc >= ONVM_MAX_SERVICES || src >= ONVM_MAX_NFS || dst >= ONVM_MAX_NFS)
 		return -EINVAL;
-	if (parse_space(space, req.buckets) < 0)
-		return -EINVAL;
-	if (strcmp(method, "buffer") == 0)
-		req.method = ONVM_MOVE_BUFFER;
-	else if (strcmp(method, "reprocess") != 0)
+	if (parse_space(space, req.buckets) < 0 || mgr_move_method(method, &req.method) < 0)
 		return -EINVAL;
 	req.service = (uint16_t)svc;
 	req.src = (uint16_t)src;

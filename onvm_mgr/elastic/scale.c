@@ -467,27 +467,19 @@ tel_scale(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	char buf[64], method[16] = "reprocess", err[160];
 	unsigned int svc, target = 0;
+	uint8_t how;
 	int n, ret = 0;
 
 	(void)cmd;
-	if (params == NULL || strlen(params) >= sizeof(buf))
+	if (mgr_tel_words(params, buf, sizeof(buf)) < 0)
 		return -EINVAL;
-	snprintf(buf, sizeof(buf), "%s", params);
-	for (char *p = buf; *p != '\0'; p++)
-		if (*p == ',')
-			*p = ' ';
 	n = sscanf(buf, "%u %u %15s", &svc, &target, method);
-	if (n < 1 || svc == 0 || svc >= ONVM_MAX_SERVICES)
-		return -EINVAL;
-	if (n >= 3 && strcmp(method, "buffer") != 0 && strcmp(method, "reprocess") != 0)
+	if (n < 1 || svc == 0 || svc >= ONVM_MAX_SERVICES || mgr_move_method(method, &how) < 0)
 		return -EINVAL;
 	rte_tel_data_start_dict(d);
 	mgr_ctl_lock();
 	if (n >= 2) {
-		ret = mgr_scale_start((uint16_t)svc, (uint16_t)target,
-				      strcmp(method, "buffer") == 0 ? ONVM_MOVE_BUFFER
-								    : ONVM_MOVE_REPROCESS,
-				      err, sizeof(err));
+		ret = mgr_scale_start((uint16_t)svc, (uint16_t)target, how, err, sizeof(err));
 		if (ret < 0)
 			rte_tel_data_add_dict_string(d, "error", err);
 	}
