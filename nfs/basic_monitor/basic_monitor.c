@@ -70,6 +70,19 @@ struct monitor {
  * its active's regions, and must not format them while the active may be
  * writing there (opening a fresh region writes its header).
  */
+/* For reading (the summary, the export): the table as it is, if the
+ * region holds one -- state this instance took over (a promoted standby,
+ * a stateless chain's state loaded from its store) before its first
+ * packet, or none yet.  Never formats. */
+static bool
+flows_readable(struct monitor *m)
+{
+	if (!m->ft_open &&
+	    onvm_ft_attach(&m->ft, nf_state(m->nf), m->flows_mem, m->flows_len) == 0)
+		m->ft_open = true;
+	return m->ft_open;
+}
+
 static bool
 flows_open(struct monitor *m)
 {
@@ -193,6 +206,7 @@ monitor_tick(struct nf_ctx *nf, uint64_t now_ns)
 	if (m->print_s == 0 || now_ns - m->last_print_ns < m->print_s * 1000000000ULL)
 		return;
 	m->last_print_ns = now_ns;
+	flows_readable(m);
 	print_summary(m, nf_name(nf));
 	if (m->export_path != NULL && m->export_periodic && export_json(m, m->export_path) < 0)
 		fprintf(stderr, "basic_monitor: cannot write %s\n", m->export_path);
@@ -206,6 +220,7 @@ monitor_fini(struct nf_ctx *nf)
 {
 	struct monitor *m = nf_user(nf);
 
+	flows_readable(m);
 	print_summary(m, nf_name(nf));
 	if (m->export_path != NULL && export_json(m, m->export_path) < 0) {
 		fprintf(stderr, "basic_monitor: cannot write %s\n", m->export_path);
