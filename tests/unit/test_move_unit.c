@@ -58,7 +58,7 @@ hook_off(void)
 static void
 test_reprocess_tags_and_copies(void **state)
 {
-	struct rte_mbuf *o, *c;
+	struct rte_mbuf *o = NULL, *c = NULL;
 	const struct onvm_pkt_meta *mo, *mc;
 
 	(void)state;
