@@ -71,12 +71,14 @@ struct nfl_move {
 	bool imported;	  /* dst: the state is in */
 	bool end_ok;	  /* dst: src's END is out: its new packets may go */
 	uint8_t publish;  /* PUB_*: shared progress due once the batch commits */
+	uint32_t seen_pending; /* dst: tagged packets done with in this batch */
 	struct onvm_move_xfer *xfer;
 };
 
 #define PUB_EXPORTED 0x1
 #define PUB_IMPORTED 0x2
 #define PUB_FREED 0x4
+#define PUB_SEEN 0x8
 
 static struct nfl_move moves[ONVM_MAX_MOVES];
 
@@ -175,6 +177,7 @@ ctx_of(struct nf_ctx *nf, uint32_t slot, uint32_t gen8)
 	c->imported = __atomic_load_n(&mv->dst_imported, __ATOMIC_ACQUIRE) != 0;
 	c->end_ok = __atomic_load_n(&mv->end_out, __ATOMIC_ACQUIRE) != 0;
 	c->publish = 0;
+	c->seen_pending = 0;
 	if (nf->moves_live == 0)
 		onvm_ft_set_expire_keep(entry_frozen, nf);
 	nf->moves_live |= 1u << slot;
@@ -229,6 +232,7 @@ nfl_move_committed(struct nf_ctx *nf)
 			continue;
 		c->publish = 0;
 		if (mv->gen != c->gen) {
+			c->seen_pending = 0;
 			ctx_drop(nf, slot);
 			continue;
 		}
@@ -249,6 +253,11 @@ nfl_move_committed(struct nf_ctx *nf)
 							 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 				/* failed meanwhile: the poll frees what came in */
 				__atomic_store_n(&mv->dst_imported, 0, __ATOMIC_RELEASE);
+		}
+		if (pub & PUB_SEEN) {
+			__atomic_store_n(&mv->dst_seen, mv->dst_seen + c->seen_pending,
+					 __ATOMIC_RELEASE);
+			c->seen_pending = 0;
 		}
 		if (pub & PUB_FREED) {
 			__atomic_store_n(&mv->src_freed, 1, __ATOMIC_RELEASE);
@@ -509,11 +518,17 @@ nfl_move_marker(struct nf_ctx *nf, const struct onvm_marker *mk)
 	}
 }
 
-/* dst's count of the tagged packets it is done with (single writer). */
+/* dst is done with one more tagged packet: counted in the shared record
+ * once its batch commits (a standby of dst taking over before that would
+ * have the packet again: the manager must not call the move done yet). */
 static inline void
-dst_seen(struct onvm_move *mv)
+dst_seen(struct nf_ctx *nf, const struct onvm_move *mv)
 {
-	__atomic_store_n(&mv->dst_seen, mv->dst_seen + 1, __ATOMIC_RELEASE);
+	struct nfl_move *c = &moves[mv - nf->shm->moves];
+
+	c->seen_pending++;
+	c->publish |= PUB_SEEN;
+	nf->move_pending = true;
 }
 
 /* A copy at dst: run the handler on it, or skip it (src had it before
@@ -533,12 +548,12 @@ copy_begin(struct nf_ctx *nf, struct onvm_pkt_meta *meta)
 		return false;
 	mv = &nf->shm->moves[slot];
 	if (!c->imported || __atomic_load_n(&mv->state, __ATOMIC_ACQUIRE) == ONVM_MOVE_FAILED) {
-		dst_seen(mv);
+		dst_seen(nf, mv);
 		return false;
 	}
 	if (included(c->xfer, tag)) {
 		mv->skipped_included++;
-		dst_seen(mv);
+		dst_seen(nf, mv);
 		return false;
 	}
 	nf->move_replay = NULL;
@@ -626,7 +641,7 @@ buffered_begin(struct nf_ctx *nf, struct onvm_pkt_meta *meta)
 	if (c == NULL || c->role != ROLE_DST)
 		return true; /* not ours to judge */
 	mv = &nf->shm->moves[slot];
-	dst_seen(mv);
+	dst_seen(nf, mv);
 	if (!c->imported || __atomic_load_n(&mv->state, __ATOMIC_ACQUIRE) == ONVM_MOVE_FAILED) {
 		mv->dst_dropped++;
 		return false;
@@ -687,7 +702,7 @@ nfl_move_pkt_end(struct nf_ctx *nf, struct onvm_pkt_meta *meta)
 		meta->action = ONVM_ACTION_DROP;
 		if (mv->gen == nf->move_cur_gen) {
 			mv->reprocessed++;
-			dst_seen(mv);
+			dst_seen(nf, mv);
 		}
 		nf->move_cur = NULL;
 		nf->move_replay = NULL;
