@@ -16,11 +16,15 @@ often a batch is offered; an answer lost with the outcome unknown reads
 the id back (cluster.Cluster._txn).  Values are read back every round
 anyway, so a node sees the others' adds within a round.
 """
+import time
+
 from onvm import cluster
 
 VALUE = "/onvm/shared/value/"
 APPLIED = "/onvm/shared/applied/"
 KEYS = 16  # ONVM_SHARED_KEYS
+VALUES_S = 0.1  # values refreshed this often without a batch, while in use
+IDLE_S = 5.0    # ... and while the node uses none
 TRIES = 20  # conflicts in a row before a round gives up (the batch waits)
 
 
@@ -47,6 +51,8 @@ def applied_key(node, run):
 class SharedSync:
     def __init__(self, c, tel, node):
         self.c, self.tel, self.node = c, tel, node
+        self.active = False   # the node's NFs use shared state (or etcd holds some)
+        self.values_at = 0.0  # when the values are read next without a batch
         self.st = {"shared_batches": 0, "shared_ops": 0, "shared_delta": 0,
                    "shared_conflicts": 0, "shared_already": 0, "shared_given_up": 0}
 
@@ -114,18 +120,30 @@ class SharedSync:
             return out
         return self.c.call(do)
 
-    def step(self):
+    def step(self, now=None):
         """One round: take, apply, say so, hand the values back.  Raises
         what cluster.Cluster raises (etcd not there: the batch waits,
-        offered again next round) and what the telemetry client raises."""
+        offered again next round) and what the telemetry client raises.
+        etcd is asked only when there is a batch, or to refresh the
+        values: after a batch, every VALUES_S while the node takes part,
+        every IDLE_S while it does not (a node with no shared state costs
+        etcd one read in IDLE_S, and an agent whose etcd is down is not
+        held up by shared state it does not use)."""
+        now = time.monotonic() if now is None else now
         b = self.tel.query("/onvm/shared/take") or {}
         batch = 0
-        if "batch" in b and self.apply(b):
-            batch = int(b["batch"])
-            # (at once: a failure reading the values must not leave the
-            # batch in flight)
-            self.tel.query(f"/onvm/shared/commit,{int(b['run'])},{batch}")
+        if "batch" in b:
+            self.active = True
+            if self.apply(b):
+                batch = int(b["batch"])
+                # (at once: a failure reading the values must not leave
+                # the batch in flight)
+                self.tel.query(f"/onvm/shared/commit,{int(b['run'])},{batch}")
+        if not batch and now < self.values_at:
+            return batch
         vals = self.values()
+        self.active |= bool(vals)
+        self.values_at = now + (VALUES_S if self.active else IDLE_S)
         if vals:
             self.tel.query(f"/onvm/shared/commit,{int(b.get('run', 0))},0," +
                            ",".join(f"{k}={v}@{r}" for k, (v, r) in sorted(vals.items())))
