@@ -20,8 +20,8 @@ import time
 
 from onvm import cluster
 
-VALUE = "/onvm/shared/value/"
-APPLIED = "/onvm/shared/applied/"
+VALUE = cluster.PREFIX + "shared/value/"      # <key>: the counter, decimal text
+APPLIED = cluster.PREFIX + "shared/applied/"  # <node>/<run>: the last batch applied
 KEYS = 16  # ONVM_SHARED_KEYS
 VALUES_S = 0.1  # values refreshed this often without a batch, while in use
 IDLE_S = 5.0    # ... and while the node uses none
