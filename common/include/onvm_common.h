@@ -591,6 +591,13 @@ enum onvm_move_fail {
 	ONVM_MOVE_FAIL_REASON_MAX,
 };
 
+/* Is bucket b in a move's bucket set (a bitmap of ONVM_FLOW_BUCKETS)? */
+static inline bool
+onvm_bucket_in(const uint64_t *set, uint32_t b)
+{
+	return b < ONVM_FLOW_BUCKETS && (set[b / 64] >> (b % 64) & 1) != 0;
+}
+
 /* One tagged packet's entry in a move's log: written by src (or by the
  * unit that dropped the packet), `tag` last with release; dst reads. */
 struct onvm_move_log_entry {

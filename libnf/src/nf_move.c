@@ -82,12 +82,6 @@ struct nfl_move {
 
 static struct nfl_move moves[ONVM_MAX_MOVES];
 
-static inline bool
-bucket_in(const struct onvm_move *mv, uint32_t b)
-{
-	return b < ONVM_FLOW_BUCKETS && (mv->buckets[b / 64] >> (b % 64) & 1) != 0;
-}
-
 /* An entry's bucket: the one its first packet was routed by, or, made
  * outside a packet handler, its key's (the manager hashes the same way). */
 static bool
@@ -96,8 +90,8 @@ entry_moves(void *arg, const struct onvm_flow_key *key, uint32_t route)
 	const struct onvm_move *mv = arg;
 
 	if (route != 0)
-		return bucket_in(mv, route - 1);
-	return bucket_in(mv, ONVM_FLOW_BUCKET(onvm_flow_key_hash(key)));
+		return onvm_bucket_in(mv->buckets, route - 1);
+	return onvm_bucket_in(mv->buckets, ONVM_FLOW_BUCKET(onvm_flow_key_hash(key)));
 }
 
 /* Fail the move unless it was flipped (then dst owns the flows). */
@@ -676,7 +670,7 @@ nfl_move_pkt_begin(struct nf_ctx *nf, struct rte_mbuf *m, struct onvm_pkt_meta *
 		 * output dst waited for at IN) */
 		if (c->role != ROLE_DST || c->end_ok || !c->imported ||
 		    mv->method == ONVM_MOVE_BUFFER ||
-		    !bucket_in(mv, ONVM_FLOW_BUCKET(meta->flow_hash)))
+		    !onvm_bucket_in(mv->buckets, ONVM_FLOW_BUCKET(meta->flow_hash)))
 			continue;
 		if (!WAIT_FOR(nf, mv, __atomic_load_n(&mv->end_out, __ATOMIC_ACQUIRE) != 0))
 			/* src gone or stuck: its last output may come after

@@ -292,7 +292,7 @@ mgr_move_start(const struct mgr_move_req *req, char *err, size_t errlen)
 	for (uint32_t b = 0; b < ONVM_FLOW_BUCKETS; b++) {
 		uint32_t hash = b << (32 - ONVM_FLOW_BUCKET_BITS);
 
-		if ((req->buckets[b / 64] >> (b % 64) & 1) &&
+		if (onvm_bucket_in(req->buckets, b) &&
 		    mgr_service_pick(mgr.shm, req->service, hash) == req->src) {
 			mine[b / 64] |= UINT64_C(1) << (b % 64);
 			nb++;

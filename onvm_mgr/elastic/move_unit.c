@@ -23,12 +23,6 @@ uint32_t mgr_move_hook[ONVM_MAX_NFS];
 uint8_t mgr_move_into[ONVM_MAX_NFS];
 struct onvm_move_xfer *mgr_move_xfer[ONVM_MAX_MOVES];
 
-static inline bool
-bucket_in(const struct onvm_move *mv, uint32_t b)
-{
-	return (mv->buckets[b / 64] >> (b % 64) & 1) != 0;
-}
-
 void
 mgr_move_fail(uint32_t slot, enum onvm_move_fail why)
 {
@@ -72,7 +66,7 @@ mgr_move_divert(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, const struct mgr_des
 		uint64_t seq;
 
 		hook &= hook - 1;
-		if (!bucket_in(mv, b))
+		if (!onvm_bucket_in(mv->buckets, b))
 			continue;
 		/* (a failed move's hook is about to go: not this move's
 		 * packet -- another live one may cover the bucket) */

@@ -175,7 +175,7 @@ mgr_service_move_buckets(uint16_t service, const uint64_t *buckets, uint16_t to)
 	for (uint32_t k = 0; k < ONVM_FLOW_BUCKETS; k++) {
 		uint8_t r = svc->moved[a] ? svc->rank_of[a][k] : (uint8_t)mgr_bucket_rank(k, n);
 
-		svc->rank_of[b][k] = (buckets[k / 64] >> (k % 64) & 1) ? (uint8_t)to : r;
+		svc->rank_of[b][k] = onvm_bucket_in(buckets, k) ? (uint8_t)to : r;
 	}
 	svc->moved[b] = 1;
 	svc->n[b] = n;

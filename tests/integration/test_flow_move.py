@@ -109,6 +109,15 @@ def flow_of(info):
     return (bytes(info["src"]), bytes(info["dst"]), info["proto"], info["sport"], info["dport"])
 
 
+def instances_by_rank(node):
+    """{service: [instance ids by rank]}: rank 0 holds bucket 0, where every
+    non-IPv4 frame goes (instances register concurrently: not slot order)."""
+    by_svc = collections.defaultdict(list)
+    for i, nf in sorted(node.nfs().items(), key=lambda x: x[1]["rank"]):
+        by_svc[nf["service"]].append(int(i))
+    return by_svc
+
+
 def run_autoscale(L, tag, frames, path):
     """test_nf -d 300 scaled by its ring occupancy (1..3 instances), in
     front of the balancers and monitors; returns what run() does."""
@@ -130,9 +139,7 @@ def run_autoscale(L, tag, frames, path):
         "chains": [{"name": "c", "services": [1, 2, 3], "ingress_port": "in",
                     "exit_port": "in"}],
     }).start()
-    by_svc = collections.defaultdict(list)
-    for i, nf in sorted(node.nfs().items(), key=lambda x: x[1]["rank"]):
-        by_svc[nf["service"]].append(int(i))
+    by_svc = instances_by_rank(node)
     seen = []
 
     def grew_and_shrank():
@@ -184,11 +191,7 @@ def run(L, tag, frames, path, moves, env=None, kill_dst_after=None, scale=None, 
                            "args": ["-g", "1:1"]})
         cfg["chains"][0]["services"] = [1, 4, 2, 3, 5]
     node = L.node(f"move-{tag}", cfg, env=env).start()
-    # Instances by rank (the order they registered in): rank 0 holds
-    # bucket 0, where every non-IPv4 frame goes.
-    by_svc = collections.defaultdict(list)
-    for i, nf in sorted(node.nfs().items(), key=lambda x: x[1]["rank"]):
-        by_svc[nf["service"]].append(int(i))
+    by_svc = instances_by_rank(node)
     lab.check(len(by_svc[2]) == 2 and len(by_svc[3]) == 2, f"instances: {dict(by_svc)}")
     lab.wait_until(lambda: node.port("in")["tx"] >= len(frames) // 3, 120,
                    f"{tag}: a third of the input through")
