@@ -422,7 +422,7 @@ import_state(struct nf_ctx *nf, struct onvm_move *mv, struct nfl_move *c)
 		move_fail(mv, ONVM_MOVE_FAIL_WAIT);
 		return;
 	}
-	len = c->xfer->len;
+	len = RTE_MIN(c->xfer->len, (uint64_t)ONVM_MOVE_XFER_MAX); /* (shared memory) */
 	now = nf_clock_ns();
 	while (at < len) {
 		struct onvm_move_section sec;

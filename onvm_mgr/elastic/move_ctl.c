@@ -34,6 +34,9 @@
 /* Before the flip a move may take this long (export, import, catching up);
  * then it fails and src keeps the flows. */
 #define MOVE_TIMEOUT_NS (3000ull * 1000 * 1000)
+/* After the flip, how long the end waits for src and dst (then the move is
+ * done, lossy: an NF stuck or a copy lost uncounted). */
+#define FLIP_LINGER_NS (10000ull * 1000 * 1000)
 /* A failed move's slot is not reused while dst may still see its copies. */
 #define MOVE_LINGER_NS (2000ull * 1000 * 1000)
 /* How long a marker may wait for room in an NF's ring. */
@@ -46,6 +49,7 @@ static struct {
 	bool hooked;		   /* in mgr_move_hook[src] */
 	bool into;		   /* counted in mgr_move_into[dst] */
 	bool end_sent;
+	bool copies_given_up;	   /* after the flip: dst's copies waited for no more */
 	uint64_t t_over;	   /* when it became DONE or FAILED */
 	uint32_t gen;		   /* slot's move counter */
 } priv[ONVM_MAX_MOVES];
@@ -341,6 +345,7 @@ mgr_move_start(const struct mgr_move_req *req, char *err, size_t errlen)
 	priv[slot].src_fo = src->failovers;
 	priv[slot].dst_fo = dst->failovers;
 	priv[slot].end_sent = false;
+	priv[slot].copies_given_up = false;
 	priv[slot].t_over = 0;
 	/* (before any of its markers can come out of an NF) */
 	__atomic_store_n(&mgr_moves_any, true, __ATOMIC_RELEASE);
@@ -492,12 +497,24 @@ mgr_move_ctl(void)
 			if (inject(mv->src, i, ONVM_MOVE_MK_END, false) == 0)
 				priv[i].end_sent = true;
 		}
+		/* dst's standby took over after the flip: copies in the dead
+		 * batch are gone without being counted (dst_seen) -- no longer
+		 * waited for; and nothing waits past FLIP_LINGER_NS */
+		if (mgr.shm->nfs[mv->dst].failovers != priv[i].dst_fo ||
+		    now - mv->t_flip > FLIP_LINGER_NS) {
+			priv[i].dst_fo = mgr.shm->nfs[mv->dst].failovers;
+			if (!priv[i].copies_given_up) {
+				priv[i].copies_given_up = true;
+				__atomic_store_n(&mv->lossy, 1, __ATOMIC_RELEASE);
+			}
+		}
 		/* 5. src freed them (or is gone: nothing left to free), and dst
 		 * had every copy (or is gone: its flows are lost with it). */
 		if ((!src_ok ||
 		     (__atomic_load_n(&mv->end_out, __ATOMIC_ACQUIRE) &&
 		      __atomic_load_n(&mv->src_freed, __ATOMIC_ACQUIRE))) &&
-		    (!dst_ok || __atomic_load_n(&mv->dst_seen, __ATOMIC_ACQUIRE) +
+		    (!dst_ok || priv[i].copies_given_up ||
+		     __atomic_load_n(&mv->dst_seen, __ATOMIC_ACQUIRE) +
 					__atomic_load_n(&mv->copies_lost, __ATOMIC_ACQUIRE) >=
 				    __atomic_load_n(&mv->copies, __ATOMIC_ACQUIRE))) {
 			mv->t_done = now;
@@ -581,6 +598,7 @@ tel_move(const char *cmd, const char *params, struct rte_tel_data *d)
 	struct mgr_move_req req = {.method = ONVM_MOVE_REPROCESS};
 	char buf[128], space[48] = "all", method[16] = "reprocess", err[160];
 	unsigned int svc, src, dst;
+	uint32_t gen = 0, nb = 0;
 	int n, slot;
 
 	(void)cmd;
@@ -596,6 +614,10 @@ tel_move(const char *cmd, const char *params, struct rte_tel_data *d)
 	req.dst = (uint16_t)dst;
 	mgr_ctl_lock();
 	slot = mgr_move_start(&req, err, sizeof(err));
+	if (slot >= 0) { /* (under the lock: the slot may be reused after it) */
+		gen = mgr.shm->moves[slot].gen;
+		nb = mgr.shm->moves[slot].n_buckets;
+	}
 	mgr_ctl_unlock();
 	rte_tel_data_start_dict(d);
 	if (slot < 0) {
@@ -603,8 +625,8 @@ tel_move(const char *cmd, const char *params, struct rte_tel_data *d)
 		return 0;
 	}
 	rte_tel_data_add_dict_int(d, "slot", slot);
-	rte_tel_data_add_dict_uint(d, "gen", mgr.shm->moves[slot].gen);
-	rte_tel_data_add_dict_uint(d, "buckets", mgr.shm->moves[slot].n_buckets);
+	rte_tel_data_add_dict_uint(d, "gen", gen);
+	rte_tel_data_add_dict_uint(d, "buckets", nb);
 	return 0;
 }
 

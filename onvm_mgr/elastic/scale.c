@@ -474,7 +474,8 @@ tel_scale(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (mgr_tel_words(params, buf, sizeof(buf)) < 0)
 		return -EINVAL;
 	n = sscanf(buf, "%u %u %15s", &svc, &target, method);
-	if (n < 1 || svc == 0 || svc >= ONVM_MAX_SERVICES || mgr_move_method(method, &how) < 0)
+	if (n < 1 || svc == 0 || svc >= ONVM_MAX_SERVICES || mgr_move_method(method, &how) < 0 ||
+	    (n >= 2 && (target == 0 || target > ONVM_MAX_INSTANCES))) /* (before a cast) */
 		return -EINVAL;
 	rte_tel_data_start_dict(d);
 	mgr_ctl_lock();

@@ -51,7 +51,9 @@ collect_slot(uint16_t id)
 		uint64_t ops = __atomic_load_n(&s->shared_ops[k], __ATOMIC_ACQUIRE);
 		int64_t sum = __atomic_load_n(&s->shared_added[k], __ATOMIC_ACQUIRE);
 
-		sh.carry_sum[k] += sum - sh.taken_sum[id][k];
+		/* (unsigned: the NF's sum wraps, signed overflow is undefined) */
+		sh.carry_sum[k] = (int64_t)((uint64_t)sh.carry_sum[k] + (uint64_t)sum -
+					    (uint64_t)sh.taken_sum[id][k]);
 		sh.carry_ops[k] += ops - sh.taken_ops[id][k];
 		sh.taken_sum[id][k] = sum;
 		sh.taken_ops[id][k] = ops;
