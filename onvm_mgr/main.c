@@ -34,6 +34,7 @@
 
 #include "mgr.h"
 #include "elastic/move.h"
+#include "elastic/move_peer.h"
 #include "stateless/stateless.h"
 #include "ftc/ftc.h"
 
@@ -272,7 +273,8 @@ main(int argc, char **argv)
 	    mgr_telemetry_init() < 0 ||
 	    mgr_bfd_telemetry_init() < 0 || mgr_plog_telemetry_init() < 0 ||
 	    mgr_sl_telemetry_init() < 0 || mgr_ftc_telemetry_init() < 0 ||
-	    mgr_move_telemetry_init() < 0 || mgr_scale_init() < 0 ||
+	    mgr_move_telemetry_init() < 0 || mgr_move_peer_init() < 0 ||
+	    mgr_move_peer_telemetry_init() < 0 || mgr_scale_init() < 0 ||
 	    mgr_scale_telemetry_init() < 0 || mgr_shared_telemetry_init() < 0 ||
 	    mgr_ctl_start() < 0) {
 		ret = EXIT_FAILURE;

@@ -44,7 +44,7 @@ extern "C" {
 
 #define ONVM_SHM_NAME "onvm_shm"
 #define ONVM_SHM_MAGIC 0x4f4e564d52464e31ULL /* "ONVMRFN1" */
-#define ONVM_SHM_VERSION 16
+#define ONVM_SHM_VERSION 17
 #define ONVM_PKTMBUF_POOL_NAME "onvm_pktmbuf_pool"
 #define ONVM_PKT_META_DYNFIELD "onvm_dynfield_pkt_meta"
 #define ONVM_NF_RX_RING_FMT "onvm_nf%u_rx"
@@ -101,6 +101,9 @@ enum onvm_action {
 #define ONVM_PKT_F_CTRL 0x10   /* the manager's own control frame: out of its port as it is */
 #define ONVM_PKT_F_MOVE_COPY 0x20 /* a moved flow's packet copied for its new instance to
 				   * reprocess (output suppressed: struct onvm_move) */
+#define ONVM_PKT_F_PEER 0x40 /* handed over by a peer node to an instance here (a
+			      * cross-node move): its output goes back through
+			      * meta->peer_port */
 
 /*
  * A consistent-cut marker (remote resiliency, docs/design/remote.md): an mbuf the
@@ -134,7 +137,8 @@ struct onvm_pkt_meta {
 	uint32_t flow_hash;   /* 5-tuple hash, picks the service instance */
 	uint8_t egress_port;  /* ONVM_PORT_UNSET, or where the chain's end sends it */
 	uint8_t chain_run;    /* a stateless chain's incarnation it entered in (sl_unit.c) */
-	uint8_t reserved[2];
+	uint8_t peer_port;    /* ONVM_PKT_F_PEER: the link it came over (move_peer.c) */
+	uint8_t reserved;
 	uint64_t ts;	      /* logical timestamp (remote resiliency, stateless chains) */
 };
 _Static_assert(sizeof(struct onvm_pkt_meta) == 24, "packet metadata is 24 bytes");
@@ -507,7 +511,13 @@ struct onvm_service {
 	uint8_t moved[2];
 	uint8_t rank_of[2][ONVM_FLOW_BUCKETS];
 	uint16_t rank_buckets[2][ONVM_MAX_INSTANCES]; /* with moved[]: buckets per rank */
+	/* Buckets moved to an instance on another node (rank_of[][] ==
+	 * ONVM_RANK_PEER) go over port peer_port to its instance peer_inst;
+	 * one such instance per service, set before the first such bucket is
+	 * published and kept while any is. */
+	uint16_t peer_port, peer_inst;
 };
+#define ONVM_RANK_PEER 0xfe
 
 /*
  * Flow migration (docs/design/elastic.md): the flows of a set of buckets
@@ -588,6 +598,8 @@ enum onvm_move_fail {
 	ONVM_MOVE_FAIL_LOG,	   /* more tagged packets in flight than the log holds */
 	ONVM_MOVE_FAIL_NF,	   /* the NF cannot take part (not movable, a batch handler) */
 	ONVM_MOVE_FAIL_SRC_FAILOVER, /* src's local standby took over (it keeps the flows) */
+	ONVM_MOVE_FAIL_PEER_LOST,    /* the other node stopped answering (a cross-node move) */
+	ONVM_MOVE_FAIL_PEER_REFUSED, /* the other node could not take the move */
 	ONVM_MOVE_FAIL_REASON_MAX,
 };
 
@@ -632,12 +644,27 @@ struct onvm_move_section {
 	uint64_t bytes;	     /* of records that follow */
 };
 
+/* Which side of a move this node is (docs/design/elastic.md, "Across
+ * nodes"): both instances here, src here and dst on the node behind
+ * peer_port (dst is then ONVM_INST_NONE here), or dst here and src there
+ * (src ONVM_INST_NONE: the record mirrors the other node's move). */
+enum onvm_move_xnode {
+	ONVM_MOVE_LOCAL = 0,
+	ONVM_MOVE_TO_PEER,
+	ONVM_MOVE_FROM_PEER,
+};
+
 struct onvm_move {
 	uint32_t state;	 /* enum onvm_move_state, atomic */
 	uint32_t gen;	 /* a new one per move in the slot (the tag's) */
 	uint16_t service, src, dst;
 	uint8_t method;	 /* enum onvm_move_method */
 	uint8_t fail;	 /* enum onvm_move_fail: the first reason given (atomic) */
+	uint8_t xnode;	 /* enum onvm_move_xnode */
+	uint8_t pad_x;
+	uint16_t peer_port; /* the link to the other node (not LOCAL) */
+	uint16_t peer_inst; /* TO_PEER: dst's instance id on the other node */
+	uint32_t peer_slot, peer_gen; /* the move's slot and gen on the other node */
 	/* Progress that must outlive the NF process (a local standby promoted
 	 * after the flip carries on from it), each published by libnf once
 	 * the batch that did it has committed. */
@@ -711,6 +738,7 @@ struct onvm_port_info {
 	uint16_t default_chain; /* chain id for this ingress port */
 	uint8_t has_default_chain;
 	uint8_t no_rx;		  /* output-only port */
+	uint8_t peer;		  /* a link to a node flows may move to and from */
 	struct rte_ring *tx_ring; /* port-bound packets from the RX unit */
 };
 

@@ -68,6 +68,7 @@ struct mgr_port_cfg {
 	char name[MGR_CFG_NAME_LEN];
 	char dev[MGR_CFG_DEV_LEN]; /* EAL --vdev device string */
 	bool no_rx;		   /* output-only: the RX unit never polls it */
+	bool peer;		   /* a link to a node flows move to and from (move_peer.h) */
 };
 
 #define MGR_CFG_IMAGE_LEN 256

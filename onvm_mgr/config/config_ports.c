@@ -23,7 +23,7 @@
 int
 cfg_parse_ports(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 {
-	static const char *const keys[] = {"name", "dev", "rx", NULL};
+	static const char *const keys[] = {"name", "dev", "rx", "peer", NULL};
 	char p[CFG_PATH_LEN];
 	json_t *arr, *v;
 	size_t i;
@@ -40,7 +40,8 @@ cfg_parse_ports(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 		if (cfg_check_object(w, v, p, "a port object", keys) < 0 ||
 		    cfg_get_string(w, v, p, "dev", pc->dev, sizeof(pc->dev), true, true) < 0 ||
 		    cfg_get_string(w, v, p, "name", pc->name, sizeof(pc->name), false, false) < 0 ||
-		    cfg_get_bool(w, v, p, "rx", &rx) < 0)
+		    cfg_get_bool(w, v, p, "rx", &rx) < 0 ||
+		    cfg_get_bool(w, v, p, "peer", &pc->peer) < 0)
 			return -1;
 		pc->no_rx = !rx;
 		if (pc->name[0] == '\0')

@@ -31,6 +31,7 @@
 #include "stateless/stateless.h"
 #include "ftc/ftc.h"
 #include "elastic/move.h"
+#include "elastic/move_peer.h"
 
 void
 mgr_nf_wake(struct onvm_nf_slot *slot)
@@ -253,6 +254,12 @@ dispatch(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, const struct mgr_dest *d)
 		ctx->move_copies_done++;
 		rte_pktmbuf_free(m);
 		return;
+	case MGR_DEST_PEER: /* moved to an instance on another node */
+		mgr_move_peer_handoff(ctx, m, d->id);
+		return;
+	case MGR_DEST_RETURN: /* (an NF's output: dispatch_nf_out) */
+		mgr_move_peer_return(ctx, m, d->id, 0);
+		return;
 	default:
 		ctx->drops[d->reason]++;
 		rte_pktmbuf_free(m);
@@ -281,6 +288,11 @@ dispatch_nf_out(struct mgr_dp_ctx *ctx, uint8_t from, uint16_t from_service, str
 {
 	if (unlikely(mgr_sl_any) && mgr_sl_crossing(from_service, d, m))
 		return;
+	/* Handed over by another node (a cross-node move): back there. */
+	if (unlikely(d->kind == MGR_DEST_RETURN)) {
+		mgr_move_peer_return(ctx, m, d->id, from_service);
+		return;
+	}
 	if (unlikely(mgr.remote.rsync_services)) {
 		if (d->kind == MGR_DEST_NF) {
 			uint8_t to = mgr.remote.rsync_service[mgr.shm->nfs[d->id].service_id];
@@ -469,6 +481,9 @@ mgr_rx_poll(void)
 				continue;
 			}
 			ps->rx_bytes += rte_pktmbuf_pkt_len(m);
+			/* A cross-node flow migration's frames (move_peer_unit.c). */
+			if (unlikely(mgr_peer_any) && mgr_move_peer_rx(ctx, port, m))
+				continue;
 			/* An FTC chain's link: everything on it is the TX unit's
 			 * (ftc_in.c), which owns the chain's FTC state. */
 			if (unlikely(mgr_ftc_any) && mgr_ftc_in_port[port] &&

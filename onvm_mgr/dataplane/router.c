@@ -133,6 +133,15 @@ mgr_service_pick(const struct onvm_shm *shm, uint16_t service_id, uint32_t hash)
 	return inst == ONVM_INST_NONE ? -1 : inst;
 }
 
+bool
+mgr_service_at_peer(const struct onvm_shm *shm, uint16_t service_id, uint32_t hash)
+{
+	const struct onvm_service *svc = &shm->services[service_id];
+	uint32_t a = __atomic_load_n(&svc->active, __ATOMIC_ACQUIRE) & 1;
+
+	return svc->moved[a] && svc->rank_of[a][MGR_FLOW_BUCKET(hash)] == ONVM_RANK_PEER;
+}
+
 void
 mgr_service_fix(struct onvm_shm *shm, uint16_t service, uint16_t ranks)
 {
@@ -193,6 +202,11 @@ dest_service(const struct onvm_shm *shm, uint16_t service_id, uint32_t hash, str
 		return;
 	}
 	inst = mgr_service_pick(shm, service_id, hash);
+	if (unlikely(inst < 0) && mgr_service_at_peer(shm, service_id, hash)) {
+		d->kind = MGR_DEST_PEER;
+		d->id = service_id;
+		return;
+	}
 	if (inst < 0) {
 		dest_drop(d, MGR_DROP_NO_INSTANCE);
 		return;
@@ -272,7 +286,7 @@ mgr_route_ingress(struct onvm_shm *shm, struct onvm_pkt_meta *meta, uint16_t in_
 	meta->flags = 0;
 	meta->in_port = in_port;
 	meta->egress_port = ONVM_PORT_UNSET;
-	meta->chain_run = meta->reserved[0] = meta->reserved[1] = 0;
+	meta->chain_run = meta->peer_port = meta->reserved = 0;
 	meta->ts = 0;
 	meta->flow_hash = 0;
 	if (parse == ONVM_PARSE_OK) {
@@ -311,6 +325,17 @@ mgr_route_action(const struct onvm_shm *shm, struct onvm_pkt_meta *meta, struct 
 	}
 	if (unlikely(ONVM_MOVE_TAG_IS(meta->ts)))
 		meta->ts = 0;
+	/* Handed over by the node behind peer_port (a cross-node move): the
+	 * chain goes on there, from the metadata as the NF left it. */
+	if (unlikely(meta->flags & ONVM_PKT_F_PEER) && meta->action != ONVM_ACTION_DROP) {
+		if (meta->peer_port >= ONVM_MAX_PORTS || !shm->ports[meta->peer_port].peer) {
+			dest_drop(dest, MGR_DROP_BAD_PORT);
+			return;
+		}
+		dest->kind = MGR_DEST_RETURN;
+		dest->id = meta->peer_port;
+		return;
+	}
 	switch (meta->action) {
 	case ONVM_ACTION_DROP:
 		dest_drop(dest, unlikely(meta->flags & ONVM_PKT_F_FAILOVER_DROP) ? MGR_DROP_FAILOVER

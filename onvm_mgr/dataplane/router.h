@@ -14,6 +14,7 @@
 #ifndef MGR_ROUTER_H
 #define MGR_ROUTER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "onvm_common.h"
@@ -24,6 +25,8 @@ enum mgr_dest_kind {
 	MGR_DEST_NF,   /* id: NF slot (instance id) */
 	MGR_DEST_PORT, /* id: port id */
 	MGR_DEST_DONE, /* a move's copy, reprocessed: freed, not a drop */
+	MGR_DEST_PEER, /* id: service -- its instance on another node (a cross-node move) */
+	MGR_DEST_RETURN, /* id: port -- a peer's packet, back to its node (ONVM_PKT_F_PEER) */
 };
 
 /* Why a packet was dropped; each has a counter. */
@@ -71,6 +74,10 @@ void mgr_chain_set(struct onvm_chain *c, const char *name, const uint16_t *servi
  * flow's bucket (the hash's top MGR_FLOW_BUCKET_BITS bits) picks the rank
  * by jump consistent hashing over the service's ranks (router.c). */
 int mgr_service_pick(const struct onvm_shm *shm, uint16_t service_id, uint32_t hash);
+
+/* Is flow `hash` of `service_id` served by its instance on another node
+ * (a bucket moved there: ONVM_RANK_PEER)? */
+bool mgr_service_at_peer(const struct onvm_shm *shm, uint16_t service_id, uint32_t hash);
 
 #define MGR_FLOW_BUCKET_BITS ONVM_FLOW_BUCKET_BITS
 #define MGR_FLOW_BUCKETS     ONVM_FLOW_BUCKETS

@@ -16,6 +16,13 @@
  *                  markers coming out of NFs, a failed move
  *   scale.c        scale-out and scale-in of a service, a rank at a
  *                  time, its flows moved by jump hashing; /onvm/scale
+ *   move_peer_unit.c  moves across nodes on the data units: the frames
+ *                  of the link in and out (copies, handed-over packets
+ *                  and their return, control frames to the control thread)
+ *   move_peer_ctl.c   moves across nodes on the control thread: the src
+ *                  node's SYNC, STATE and LOG, the dst node's mirror and
+ *                  STATUS; /onvm/peer_moves
+ *   move_peer.h    their interface (the design is at its top)
  *   shared.c       shared state across instances: the NFs' adds taken
  *                  in batches for the agent to apply to etcd, etcd's
  *                  values handed back; /onvm/shared
@@ -65,6 +72,10 @@ bool mgr_move_marker_out(struct mgr_dp_ctx *ctx, uint16_t id, struct rte_mbuf *m
 struct mgr_move_req {
 	uint16_t service, src, dst;
 	uint8_t method; /* enum onvm_move_method */
+	/* dst on the node behind peer_port, its instance peer_inst there
+	 * (dst unused); else both here */
+	bool to_peer;
+	uint16_t peer_port, peer_inst;
 	/* The buckets asked for; those not routed to src are left out. */
 	uint64_t buckets[ONVM_FLOW_BUCKETS / 64];
 };
@@ -74,6 +85,15 @@ int mgr_move_start(const struct mgr_move_req *req, char *err, size_t errlen);
 
 /* Drive the live moves; returns how soon (ms) it wants to run again. */
 int mgr_move_ctl(void);
+
+/* The dst node's mirror of a move of the node behind `port` (its slot
+ * `a_slot`, gen `a_gen`): a slot of its own, dst's IN marker in; returns
+ * the slot, or -errno with a sentence in err.  _close: it is over here. */
+int mgr_move_mirror_open(const struct mgr_move_req *req, uint16_t port, uint32_t a_slot,
+			 uint32_t a_gen, char *err, size_t errlen);
+void mgr_move_mirror_close(uint32_t slot);
+/* Is NF `id` (as it was when move `slot` opened) still the same process? */
+bool mgr_move_dst_alive(uint32_t slot);
 
 /* Fail move `slot` (if not flipped yet): src keeps the flows. */
 void mgr_move_fail(uint32_t slot, enum onvm_move_fail why);

@@ -27,6 +27,7 @@
 
 #include "mgr.h"
 #include "elastic/move.h"
+#include "elastic/move_peer.h"
 #include "remote/remote.h"
 #include "stateless/stateless.h"
 #include "ftc/ftc.h"
@@ -50,6 +51,7 @@ static struct {
 	bool into;		   /* counted in mgr_move_into[dst] */
 	bool end_sent;
 	bool copies_given_up;	   /* after the flip: dst's copies waited for no more */
+	bool peer_started;	   /* TO_PEER: hooked and START in, once dst's node opened */
 	uint64_t t_over;	   /* when it became DONE or FAILED */
 	uint32_t gen;		   /* slot's move counter */
 } priv[ONVM_MAX_MOVES];
@@ -75,6 +77,8 @@ static const char *const fail_names[ONVM_MOVE_FAIL_REASON_MAX] = {
 	[ONVM_MOVE_FAIL_LOG] = "log_overrun",
 	[ONVM_MOVE_FAIL_NF] = "nf_cannot_move",
 	[ONVM_MOVE_FAIL_SRC_FAILOVER] = "src_failover",
+	[ONVM_MOVE_FAIL_PEER_LOST] = "peer_lost",
+	[ONVM_MOVE_FAIL_PEER_REFUSED] = "peer_refused",
 };
 
 /* Totals since start-up, for /onvm/moves. */
@@ -247,17 +251,279 @@ unhook(uint32_t slot)
 	priv[slot].hooked = false;
 }
 
+/* 2. The hook; after a grace period every untagged packet of the buckets
+ * is in src's ring, so 3. START goes in behind them. */
+static int
+hook_and_start(uint32_t slot)
+{
+	const struct onvm_move *mv = &mgr.shm->moves[slot];
+	int ret;
+
+	__atomic_fetch_or(&mgr_move_hook[mv->src], 1u << slot, __ATOMIC_RELEASE);
+	priv[slot].hooked = true;
+	mgr_rcu_wait();
+	ret = inject(mv->src, slot, ONVM_MOVE_MK_START, true);
+	if (ret < 0) {
+		mgr_move_fail(slot, ONVM_MOVE_FAIL_RING);
+		unhook(slot);
+	}
+	return ret;
+}
+
+/* The buckets of req->buckets routed to req->src now, into `mine`; how
+ * many (0: none, said in err). */
+static uint32_t
+src_buckets(const struct mgr_move_req *req, uint64_t *mine, char *err, size_t errlen)
+{
+	uint32_t nb = 0;
+
+	memset(mine, 0, ONVM_FLOW_BUCKETS / 8);
+	for (uint32_t b = 0; b < ONVM_FLOW_BUCKETS; b++) {
+		uint32_t hash = b << (32 - ONVM_FLOW_BUCKET_BITS);
+
+		if (onvm_bucket_in(req->buckets, b) &&
+		    mgr_service_pick(mgr.shm, req->service, hash) == req->src) {
+			mine[b / 64] |= UINT64_C(1) << (b % 64);
+			nb++;
+		}
+	}
+	if (nb == 0)
+		snprintf(err, errlen, "none of those buckets is routed to instance %u", req->src);
+	return nb;
+}
+
+/* A slot for a new move of `req` (its buckets `mine`, nb of them): its
+ * memzone cleared, its record reset (not live yet: slot_go); the slot, or
+ * -errno with a sentence in err. */
+static int
+slot_open(const struct mgr_move_req *req, const uint64_t *mine, uint32_t nb, char *err,
+	  size_t errlen)
+{
+	struct mgr_move_req r = *req;
+	struct onvm_move *mv;
+	const char *why;
+	int slot;
+
+	memcpy(r.buckets, mine, sizeof(r.buckets));
+	why = move_conflict(&r);
+	if (why != NULL) {
+		snprintf(err, errlen, "%s", why);
+		return -EBUSY;
+	}
+	slot = free_slot();
+	if (slot < 0) {
+		snprintf(err, errlen, "%d moves at once already", ONVM_MAX_MOVES);
+		return -EBUSY;
+	}
+	if (xfer_map((uint32_t)slot) < 0) {
+		snprintf(err, errlen, "no hugepage memory for the move's %zu bytes",
+			 sizeof(struct onvm_move_xfer));
+		return -ENOMEM;
+	}
+	memset(mgr_move_xfer[slot]->log, 0, sizeof(mgr_move_xfer[slot]->log));
+	mgr_move_xfer[slot]->n_included = 0;
+	mgr_move_xfer[slot]->len = 0;
+	mv = &mgr.shm->moves[slot];
+	priv[slot].gen++;
+	memset(mv, 0, sizeof(*mv));
+	mv->gen = priv[slot].gen;
+	mv->service = req->service;
+	mv->src = req->src;
+	mv->dst = req->dst;
+	mv->method = req->method;
+	memcpy(mv->buckets, mine, ONVM_FLOW_BUCKETS / 8);
+	mv->n_buckets = nb;
+	mv->t_start = mgr_now_ns();
+	priv[slot].end_sent = false;
+	priv[slot].copies_given_up = false;
+	priv[slot].peer_started = false;
+	priv[slot].t_over = 0;
+	return slot;
+}
+
+/* The move in `slot` is live. */
+static void
+slot_go(uint32_t slot)
+{
+	/* (before any of its markers can come out of an NF) */
+	__atomic_store_n(&mgr_moves_any, true, __ATOMIC_RELEASE);
+	__atomic_store_n(&mgr.shm->moves[slot].state, ONVM_MOVE_STARTED, __ATOMIC_RELEASE);
+	moves_started++;
+}
+
+/* Is `port` a peer link, and may service's buckets go to instance `inst`
+ * behind it (one instance on another node per service)? */
+static bool
+peer_target_ok(uint16_t service, uint16_t port, uint16_t inst, char *err, size_t errlen)
+{
+	const struct onvm_service *svc = &mgr.shm->services[service];
+	uint32_t a = svc->active & 1;
+
+	if (port >= mgr.nb_ports || !mgr_peer_port[port]) {
+		snprintf(err, errlen, "port %u is not a link marked \"peer\"", port);
+		return false;
+	}
+	if (svc->moved[a] && (svc->peer_port != port || svc->peer_inst != inst))
+		for (uint32_t b = 0; b < ONVM_FLOW_BUCKETS; b++)
+			if (svc->rank_of[a][b] == ONVM_RANK_PEER) {
+				snprintf(err, errlen,
+					 "service %u has flows at instance %u behind port %u already "
+					 "(one instance on another node per service)",
+					 service, svc->peer_inst, svc->peer_port);
+				return false;
+			}
+	for (uint32_t i = 0; i < ONVM_MAX_MOVES; i++) {
+		const struct onvm_move *mv = &mgr.shm->moves[i];
+		uint32_t st = __atomic_load_n(&mv->state, __ATOMIC_ACQUIRE);
+
+		if (st != ONVM_MOVE_FREE && st != ONVM_MOVE_DONE && st != ONVM_MOVE_FAILED &&
+		    mv->xnode == ONVM_MOVE_TO_PEER && mv->service == service &&
+		    (mv->peer_port != port || mv->peer_inst != inst)) {
+			snprintf(err, errlen, "service %u is moving to another node's instance",
+				 service);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * A move to an instance on the node behind req->peer_port: the record is
+ * made here, but the hook and START wait for that node to open its mirror
+ * (its IN marker in dst's ring: mgr_move_ctl), so no copy goes over before
+ * dst is ready for it.
+ */
+static int
+peer_start(const struct mgr_move_req *req, char *err, size_t errlen)
+{
+	const struct onvm_nf_slot *src;
+	uint64_t mine[ONVM_FLOW_BUCKETS / 64];
+	struct onvm_move *mv;
+	uint32_t nb;
+	int slot;
+
+	if (req->service == 0 || req->service >= ONVM_MAX_SERVICES || req->src >= ONVM_MAX_NFS ||
+	    req->peer_inst >= ONVM_MAX_NFS || req->method > ONVM_MOVE_BUFFER) {
+		snprintf(err, errlen, "bad service, instances or method");
+		return -EINVAL;
+	}
+	if (!chain_kind_allows(req->service, err, errlen))
+		return -EOPNOTSUPP;
+	src = &mgr.shm->nfs[req->src];
+	if (src->status != ONVM_NF_RUNNING || src->service_id != req->service ||
+	    __atomic_load_n(&src->stop, __ATOMIC_ACQUIRE)) {
+		snprintf(err, errlen, "instance %u must run service %u", req->src, req->service);
+		return -ENOENT;
+	}
+	if (!src->movable) {
+		snprintf(err, errlen, "NF '%s' does not say its flows may move (nf_ops.movable)",
+			 src->name);
+		return -EOPNOTSUPP;
+	}
+	if (!peer_target_ok(req->service, req->peer_port, req->peer_inst, err, errlen))
+		return -EBUSY;
+	nb = src_buckets(req, mine, err, errlen);
+	if (nb == 0)
+		return -ENOENT;
+	{
+		struct mgr_move_req r = *req;
+
+		r.dst = ONVM_INST_NONE; /* (not an instance here) */
+		slot = slot_open(&r, mine, nb, err, errlen);
+	}
+	if (slot < 0)
+		return slot;
+	mv = &mgr.shm->moves[slot];
+	mv->xnode = ONVM_MOVE_TO_PEER;
+	mv->peer_port = req->peer_port;
+	mv->peer_inst = req->peer_inst;
+	priv[slot].src_gen = src->generation;
+	priv[slot].src_fo = src->failovers;
+	mgr_move_peer_reset((uint32_t)slot);
+	slot_go((uint32_t)slot);
+	MGR_LOG(INFO, "move %d: service %u, %u buckets from instance %u to instance %u behind "
+		"port %u (%s)", slot, req->service, nb, req->src, req->peer_inst, req->peer_port,
+		req->method == ONVM_MOVE_BUFFER ? "buffer" : "reprocess");
+	mgr_ctl_wake();
+	return slot;
+}
+
+int
+mgr_move_mirror_open(const struct mgr_move_req *req, uint16_t port, uint32_t a_slot,
+		     uint32_t a_gen, char *err, size_t errlen)
+{
+	const struct onvm_nf_slot *dst;
+	struct onvm_move *mv;
+	uint32_t nb = 0;
+	int slot, ret;
+
+	MGR_ASSERT_CTL_LOCKED();
+	if (req->service == 0 || req->service >= ONVM_MAX_SERVICES || req->dst >= ONVM_MAX_NFS ||
+	    req->method > ONVM_MOVE_BUFFER) {
+		snprintf(err, errlen, "bad service, instance or method");
+		return -EINVAL;
+	}
+	if (!chain_kind_allows(req->service, err, errlen))
+		return -EOPNOTSUPP;
+	dst = &mgr.shm->nfs[req->dst];
+	if (dst->status != ONVM_NF_RUNNING || dst->service_id != req->service ||
+	    __atomic_load_n(&dst->stop, __ATOMIC_ACQUIRE) || !dst->movable) {
+		snprintf(err, errlen, "instance %u does not run movable service %u here", req->dst,
+			 req->service);
+		return -ENOENT;
+	}
+	for (uint32_t b = 0; b < ONVM_FLOW_BUCKETS; b++)
+		nb += onvm_bucket_in(req->buckets, b);
+	if (nb == 0) {
+		snprintf(err, errlen, "no buckets");
+		return -EINVAL;
+	}
+	slot = slot_open(req, req->buckets, nb, err, errlen);
+	if (slot < 0)
+		return slot;
+	mv = &mgr.shm->moves[slot];
+	mv->src = ONVM_INST_NONE;
+	mv->xnode = ONVM_MOVE_FROM_PEER;
+	mv->peer_port = port;
+	mv->peer_slot = a_slot;
+	mv->peer_gen = a_gen;
+	priv[slot].dst_gen = dst->generation;
+	priv[slot].dst_fo = dst->failovers;
+	slot_go((uint32_t)slot);
+	ret = inject(req->dst, (uint32_t)slot, ONVM_MOVE_MK_IN, true);
+	if (ret < 0) {
+		mgr_move_fail((uint32_t)slot, ONVM_MOVE_FAIL_RING);
+		snprintf(err, errlen, "no room for a marker in instance %u's ring", req->dst);
+		mgr_move_mirror_close((uint32_t)slot);
+		return ret;
+	}
+	__atomic_add_fetch(&mgr_move_into[req->dst], 1, __ATOMIC_RELEASE);
+	priv[slot].into = true;
+	MGR_LOG(INFO, "move %d: mirror of move %u (gen %u) behind port %u: %u buckets of service "
+		"%u to instance %u", slot, a_slot, a_gen, port, nb, req->service, req->dst);
+	return slot;
+}
+
+bool
+mgr_move_dst_alive(uint32_t slot)
+{
+	const struct onvm_move *mv = &mgr.shm->moves[slot];
+
+	return mv->dst < ONVM_MAX_NFS && nf_alive(mv->dst, priv[slot].dst_gen) &&
+	       mgr.shm->nfs[mv->dst].failovers == priv[slot].dst_fo;
+}
+
 int
 mgr_move_start(const struct mgr_move_req *req, char *err, size_t errlen)
 {
 	const struct onvm_nf_slot *src, *dst;
-	struct onvm_move *mv;
 	uint64_t mine[ONVM_FLOW_BUCKETS / 64] = {0};
 	uint32_t nb = 0;
 	int src_rank, slot, ret;
-	const char *why;
 
 	MGR_ASSERT_CTL_LOCKED();
+	if (req->to_peer)
+		return peer_start(req, err, errlen);
 	if (req->service == 0 || req->service >= ONVM_MAX_SERVICES || req->src >= ONVM_MAX_NFS ||
 	    req->dst >= ONVM_MAX_NFS || req->src == req->dst ||
 	    req->method > ONVM_MOVE_BUFFER) {
@@ -292,65 +558,17 @@ mgr_move_start(const struct mgr_move_req *req, char *err, size_t errlen)
 			 req->dst, req->service);
 		return -ENOENT;
 	}
-	/* Only the buckets src serves now. */
-	for (uint32_t b = 0; b < ONVM_FLOW_BUCKETS; b++) {
-		uint32_t hash = b << (32 - ONVM_FLOW_BUCKET_BITS);
-
-		if (onvm_bucket_in(req->buckets, b) &&
-		    mgr_service_pick(mgr.shm, req->service, hash) == req->src) {
-			mine[b / 64] |= UINT64_C(1) << (b % 64);
-			nb++;
-		}
-	}
-	if (nb == 0) {
-		snprintf(err, errlen, "none of those buckets is routed to instance %u", req->src);
+	nb = src_buckets(req, mine, err, errlen);
+	if (nb == 0)
 		return -ENOENT;
-	}
-	{
-		struct mgr_move_req r = *req;
-
-		memcpy(r.buckets, mine, sizeof(mine));
-		why = move_conflict(&r);
-	}
-	if (why != NULL) {
-		snprintf(err, errlen, "%s", why);
-		return -EBUSY;
-	}
-	slot = free_slot();
-	if (slot < 0) {
-		snprintf(err, errlen, "%d moves at once already", ONVM_MAX_MOVES);
-		return -EBUSY;
-	}
-	if (xfer_map((uint32_t)slot) < 0) {
-		snprintf(err, errlen, "no hugepage memory for the move's %zu bytes",
-			 sizeof(struct onvm_move_xfer));
-		return -ENOMEM;
-	}
-	memset(mgr_move_xfer[slot]->log, 0, sizeof(mgr_move_xfer[slot]->log));
-	mgr_move_xfer[slot]->n_included = 0;
-	mgr_move_xfer[slot]->len = 0;
-	mv = &mgr.shm->moves[slot];
-	priv[slot].gen++;
-	memset(mv, 0, sizeof(*mv));
-	mv->gen = priv[slot].gen;
-	mv->service = req->service;
-	mv->src = req->src;
-	mv->dst = req->dst;
-	mv->method = req->method;
-	memcpy(mv->buckets, mine, sizeof(mine));
-	mv->n_buckets = nb;
-	mv->t_start = mgr_now_ns();
+	slot = slot_open(req, mine, nb, err, errlen);
+	if (slot < 0)
+		return slot;
 	priv[slot].src_gen = src->generation;
 	priv[slot].dst_gen = dst->generation;
 	priv[slot].src_fo = src->failovers;
 	priv[slot].dst_fo = dst->failovers;
-	priv[slot].end_sent = false;
-	priv[slot].copies_given_up = false;
-	priv[slot].t_over = 0;
-	/* (before any of its markers can come out of an NF) */
-	__atomic_store_n(&mgr_moves_any, true, __ATOMIC_RELEASE);
-	__atomic_store_n(&mv->state, ONVM_MOVE_STARTED, __ATOMIC_RELEASE);
-	moves_started++;
+	slot_go((uint32_t)slot);
 	/* 1. dst's IN marker ahead of any copy. */
 	ret = inject(req->dst, (uint32_t)slot, ONVM_MOVE_MK_IN, true);
 	if (ret < 0) {
@@ -360,15 +578,8 @@ mgr_move_start(const struct mgr_move_req *req, char *err, size_t errlen)
 	}
 	__atomic_add_fetch(&mgr_move_into[req->dst], 1, __ATOMIC_RELEASE);
 	priv[slot].into = true;
-	/* 2. the hook; after a grace period every untagged packet of the
-	 * buckets is in src's ring, so 3. START goes in behind them. */
-	__atomic_fetch_or(&mgr_move_hook[req->src], 1u << slot, __ATOMIC_RELEASE);
-	priv[slot].hooked = true;
-	mgr_rcu_wait();
-	ret = inject(req->src, (uint32_t)slot, ONVM_MOVE_MK_START, true);
+	ret = hook_and_start((uint32_t)slot);
 	if (ret < 0) {
-		mgr_move_fail((uint32_t)slot, ONVM_MOVE_FAIL_RING);
-		unhook((uint32_t)slot);
 		snprintf(err, errlen, "no room for a marker in instance %u's ring", req->src);
 		return ret;
 	}
@@ -401,9 +612,21 @@ move_over(uint32_t slot, uint64_t now)
 			(mv->t_flip - mv->t_start) / 1000, mv->copies, mv->reprocessed);
 	} else {
 		moves_failed[mv->fail < ONVM_MOVE_FAIL_REASON_MAX ? mv->fail : 0]++;
-		MGR_LOG(WARNING, "move %u failed (%s): instance %u keeps its flows", slot,
-			mgr_move_fail_str(mv->fail), mv->src);
+		if (mv->xnode == ONVM_MOVE_FROM_PEER)
+			MGR_LOG(WARNING, "move %u failed (%s): the other node's src keeps the flows",
+				slot, mgr_move_fail_str(mv->fail));
+		else
+			MGR_LOG(WARNING, "move %u failed (%s): instance %u keeps its flows", slot,
+				mgr_move_fail_str(mv->fail), mv->src);
 	}
+}
+
+void
+mgr_move_mirror_close(uint32_t slot)
+{
+	MGR_ASSERT_CTL_LOCKED();
+	if (priv[slot].t_over == 0)
+		move_over(slot, mgr_now_ns());
 }
 
 /* dst has the state: the moved buckets go to it from now on. */
@@ -412,7 +635,8 @@ flip(uint32_t slot, uint64_t now)
 {
 	struct onvm_move *mv = &mgr.shm->moves[slot];
 	uint32_t st = ONVM_MOVE_IMPORTED;
-	int rank = mgr_service_rank(mgr.shm, mv->service, mv->dst);
+	const bool peer = mv->xnode == ONVM_MOVE_TO_PEER;
+	int rank = peer ? ONVM_RANK_PEER : mgr_service_rank(mgr.shm, mv->service, mv->dst);
 
 	if (rank < 0) {
 		mgr_move_fail(slot, ONVM_MOVE_FAIL_DST_GONE);
@@ -423,6 +647,11 @@ flip(uint32_t slot, uint64_t now)
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
 	mv->t_flip = now;
+	if (peer) {
+		/* (read by the units once the table below is published) */
+		mgr.shm->services[mv->service].peer_port = mv->peer_port;
+		mgr.shm->services[mv->service].peer_inst = mv->peer_inst;
+	}
 	mgr_service_move_buckets(mv->service, mv->buckets, (uint16_t)rank);
 	/* No unit routes a moved bucket to src any more: the hook is idle,
 	 * and the copies are all made. */
@@ -434,28 +663,42 @@ int
 mgr_move_ctl(void)
 {
 	uint64_t now = mgr_now_ns();
-	int live = 0;
+	int live = 0, wait_ms = 1000;
 
 	MGR_ASSERT_CTL_LOCKED();
 	if (!__atomic_load_n(&mgr_moves_any, __ATOMIC_ACQUIRE))
 		return 1000;
+	/* Moves with another node: its messages, the mirrors here. */
+	if (mgr_peer_any)
+		wait_ms = mgr_move_peer_ctl();
 	for (uint32_t i = 0; i < ONVM_MAX_MOVES; i++) {
 		struct onvm_move *mv = &mgr.shm->moves[i];
 		uint32_t st = __atomic_load_n(&mv->state, __ATOMIC_ACQUIRE);
+		const bool peer = mv->xnode == ONVM_MOVE_TO_PEER;
 		bool src_ok, dst_ok;
 
-		if (st == ONVM_MOVE_FREE || (priv[i].t_over != 0 && !priv[i].hooked))
+		if (st == ONVM_MOVE_FREE || (priv[i].t_over != 0 && !priv[i].hooked) ||
+		    mv->xnode == ONVM_MOVE_FROM_PEER) /* (move_peer_ctl.c) */
 			continue;
 		src_ok = nf_alive(mv->src, priv[i].src_gen);
-		dst_ok = nf_alive(mv->dst, priv[i].dst_gen);
+		dst_ok = peer ? mgr_move_peer_alive(i) : nf_alive(mv->dst, priv[i].dst_gen);
+		/* Across nodes, the hook and START once dst's node is ready
+		 * for the copies (its IN marker in). */
+		if (peer && st == ONVM_MOVE_STARTED && !priv[i].peer_started && src_ok &&
+		    mgr_move_peer_open(i)) {
+			priv[i].peer_started = true;
+			(void)hook_and_start(i);
+			st = __atomic_load_n(&mv->state, __ATOMIC_ACQUIRE);
+		}
 		/* dst waits for src no more (its log entries, its END) */
 		if (!src_ok)
 			__atomic_store_n(&mv->src_gone, 1, __ATOMIC_RELEASE);
 		if (st < ONVM_MOVE_FLIPPING) {
 			/* A local promotion of either loses the process-local
 			 * part of the move: before the flip, it fails. */
-			if (!dst_ok || mgr.shm->nfs[mv->dst].failovers != priv[i].dst_fo)
-				mgr_move_fail(i, ONVM_MOVE_FAIL_DST_GONE);
+			if (!dst_ok || (!peer && mgr.shm->nfs[mv->dst].failovers != priv[i].dst_fo))
+				mgr_move_fail(i, peer ? ONVM_MOVE_FAIL_PEER_LOST
+						      : ONVM_MOVE_FAIL_DST_GONE);
 			else if (!src_ok)
 				mgr_move_fail(i, ONVM_MOVE_FAIL_SRC_GONE);
 			else if (mgr.shm->nfs[mv->src].failovers != priv[i].src_fo)
@@ -500,9 +743,10 @@ mgr_move_ctl(void)
 		/* dst's standby took over after the flip: copies in the dead
 		 * batch are gone without being counted (dst_seen) -- no longer
 		 * waited for; and nothing waits past FLIP_LINGER_NS */
-		if (mgr.shm->nfs[mv->dst].failovers != priv[i].dst_fo ||
+		if ((!peer && mgr.shm->nfs[mv->dst].failovers != priv[i].dst_fo) ||
 		    now - mv->t_flip > FLIP_LINGER_NS) {
-			priv[i].dst_fo = mgr.shm->nfs[mv->dst].failovers;
+			if (!peer)
+				priv[i].dst_fo = mgr.shm->nfs[mv->dst].failovers;
 			if (!priv[i].copies_given_up) {
 				priv[i].copies_given_up = true;
 				__atomic_store_n(&mv->lossy, 1, __ATOMIC_RELEASE);
@@ -523,7 +767,7 @@ mgr_move_ctl(void)
 			live--;
 		}
 	}
-	return live > 0 ? 1 : 1000;
+	return live > 0 ? 1 : wait_ms;
 }
 
 /* ---- telemetry ---- */
@@ -591,27 +835,55 @@ parse_space(const char *s, uint64_t *out)
 	return -EINVAL;
 }
 
-/* /onvm/move,SERVICE,SRC,DST[,SPACE[,METHOD]] */
+/* An instance id, or PORT:ID -- instance ID of the node behind port PORT. */
+static int
+parse_dst(const char *s, struct mgr_move_req *req)
+{
+	unsigned long a, b;
+	char *end;
+
+	a = strtoul(s, &end, 10);
+	if (end == s)
+		return -EINVAL;
+	if (*end == '\0') {
+		if (a >= ONVM_MAX_NFS)
+			return -EINVAL;
+		req->dst = (uint16_t)a;
+		return 0;
+	}
+	if (*end != ':' || a >= ONVM_MAX_PORTS)
+		return -EINVAL;
+	s = end + 1;
+	b = strtoul(s, &end, 10);
+	if (end == s || *end != '\0' || b >= ONVM_MAX_NFS)
+		return -EINVAL;
+	req->to_peer = true;
+	req->dst = ONVM_INST_NONE;
+	req->peer_port = (uint16_t)a;
+	req->peer_inst = (uint16_t)b;
+	return 0;
+}
+
+/* /onvm/move,SERVICE,SRC,DST[,SPACE[,METHOD]] (DST: ID or PORT:ID) */
 static int
 tel_move(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct mgr_move_req req = {.method = ONVM_MOVE_REPROCESS};
-	char buf[128], space[48] = "all", method[16] = "reprocess", err[160];
-	unsigned int svc, src, dst;
+	char buf[128], space[48] = "all", method[16] = "reprocess", err[160], dst[24];
+	unsigned int svc, src;
 	uint32_t gen = 0, nb = 0;
 	int n, slot;
 
 	(void)cmd;
 	if (mgr_tel_words(params, buf, sizeof(buf)) < 0)
 		return -EINVAL;
-	n = sscanf(buf, "%u %u %u %47s %15s", &svc, &src, &dst, space, method);
-	if (n < 3 || svc >= ONVM_MAX_SERVICES || src >= ONVM_MAX_NFS || dst >= ONVM_MAX_NFS)
+	n = sscanf(buf, "%u %u %23s %47s %15s", &svc, &src, dst, space, method);
+	if (n < 3 || svc >= ONVM_MAX_SERVICES || src >= ONVM_MAX_NFS || parse_dst(dst, &req) < 0)
 		return -EINVAL;
 	if (parse_space(space, req.buckets) < 0 || mgr_move_method(method, &req.method) < 0)
 		return -EINVAL;
 	req.service = (uint16_t)svc;
 	req.src = (uint16_t)src;
-	req.dst = (uint16_t)dst;
 	mgr_ctl_lock();
 	slot = mgr_move_start(&req, err, sizeof(err));
 	if (slot >= 0) { /* (under the lock: the slot may be reused after it) */
@@ -669,6 +941,14 @@ tel_moves(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_uint(d, "service", mv->service);
 	rte_tel_data_add_dict_uint(d, "src", mv->src);
 	rte_tel_data_add_dict_uint(d, "dst", mv->dst);
+	rte_tel_data_add_dict_string(d, "node", mv->xnode == ONVM_MOVE_TO_PEER ? "to_peer"
+					       : mv->xnode == ONVM_MOVE_FROM_PEER ? "from_peer"
+										  : "local");
+	if (mv->xnode != ONVM_MOVE_LOCAL) {
+		rte_tel_data_add_dict_uint(d, "peer_port", mv->peer_port);
+		rte_tel_data_add_dict_uint(d, "peer_inst", mv->peer_inst);
+		rte_tel_data_add_dict_uint(d, "peer_slot", mv->peer_slot);
+	}
 	rte_tel_data_add_dict_string(d, "method",
 				     mv->method == ONVM_MOVE_BUFFER ? "buffer" : "reprocess");
 	rte_tel_data_add_dict_uint(d, "buckets", mv->n_buckets);
@@ -702,8 +982,8 @@ mgr_move_telemetry_init(void)
 {
 	if (rte_telemetry_register_cmd(
 		    "/onvm/move", tel_move,
-		    "Move flows between two instances of a service. Parameters: SERVICE,SRC,DST"
-		    "[,all|half|b:LO-HI|frac:F[,reprocess|buffer]].") != 0 ||
+		    "Move flows between instances. Params: SERVICE,SRC,DST|PORT:ID"
+		    "[,all|half|b:LO-HI|frac:F[,reprocess|buffer]]") != 0 ||
 	    rte_telemetry_register_cmd("/onvm/moves", tel_moves,
 				       "Flow migration totals; with a slot: that move.") != 0)
 		return -1;

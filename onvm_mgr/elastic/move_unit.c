@@ -17,6 +17,7 @@
 
 #include "mgr.h"
 #include "elastic/move.h"
+#include "elastic/move_peer.h"
 
 bool mgr_moves_any;
 uint32_t mgr_move_hook[ONVM_MAX_NFS];
@@ -50,6 +51,32 @@ mgr_move_fail(uint32_t slot, enum onvm_move_fail why)
 		__atomic_store_n(&mv->lossy, 1, __ATOMIC_RELEASE);
 }
 
+/* The same for a dst on another node: over the link (move_peer_unit.c). */
+static bool
+divert_to_peer(uint32_t slot, struct onvm_move *mv, struct rte_mbuf *m)
+{
+	struct rte_mbuf *c;
+
+	__atomic_add_fetch(&mv->copies, 1, __ATOMIC_RELAXED);
+	if (mv->method == ONVM_MOVE_BUFFER) {
+		/* (lost: the flow's packet with it -- the move fails, or
+		 * after the flip began is lossy) */
+		if (!mgr_move_peer_send_tagged(m, mv, ONVM_XM_BUFFERED)) {
+			__atomic_add_fetch(&mv->copies_lost, 1, __ATOMIC_RELAXED);
+			mgr_move_fail(slot, ONVM_MOVE_FAIL_COPY);
+		}
+		return true;
+	}
+	c = rte_pktmbuf_copy(m, mgr.pool, 0, UINT32_MAX);
+	if (c != NULL)
+		*onvm_pkt_meta(c, mgr.dyn_off) = *onvm_pkt_meta(m, mgr.dyn_off);
+	if (c == NULL || !mgr_move_peer_send_tagged(c, mv, ONVM_XM_COPY)) {
+		__atomic_add_fetch(&mv->copies_lost, 1, __ATOMIC_RELAXED);
+		mgr_move_fail(slot, ONVM_MOVE_FAIL_COPY);
+	}
+	return false;
+}
+
 bool
 mgr_move_divert(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, const struct mgr_dest *d)
 {
@@ -74,6 +101,8 @@ mgr_move_divert(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, const struct mgr_des
 			continue;
 		seq = __atomic_add_fetch(&mv->seq, 1, __ATOMIC_RELAXED);
 		meta->ts = ONVM_MOVE_TAG(slot, mv->gen, seq);
+		if (mv->xnode == ONVM_MOVE_TO_PEER)
+			return divert_to_peer(slot, mv, m);
 		if (mv->method == ONVM_MOVE_BUFFER) {
 			__atomic_add_fetch(&mv->copies, 1, __ATOMIC_RELAXED);
 			mgr_dp_dispatch(ctx, m, &to);

@@ -113,7 +113,8 @@ service_update(uint16_t service, uint16_t instance, bool add)
 		 * scale-out pinned the table: then moves give it its share. */
 		for (uint32_t k = 0; svc->moved[b] && !service_pinned[service] &&
 				     k < ONVM_FLOW_BUCKETS; k++)
-			if (mgr_bucket_rank(k, n) == n - 1)
+			if (mgr_bucket_rank(k, n) == n - 1 &&
+			    svc->rank_of[b][k] != ONVM_RANK_PEER) /* (on another node) */
 				svc->rank_of[b][k] = (uint8_t)(n - 1);
 	} else if (!add && at >= 0) {
 		svc->inst[b][at] = svc->inst[b][n - 1];
@@ -157,9 +158,11 @@ mgr_service_pin(uint16_t service, bool pin)
 }
 
 /*
- * Flow migration's flip (move.c): the buckets set in `buckets` go to rank
- * `to`, published like any change of the list, and back from here no unit
- * routes one of them by the old table.
+ * Flow migration's flip (move_ctl.c): the buckets set in `buckets` go to
+ * rank `to` (ONVM_RANK_PEER: to the service's instance on another node,
+ * svc->peer_port and peer_inst set before), published like any change of
+ * the list, and back from here no unit routes one of them by the old
+ * table.
  */
 int
 mgr_service_move_buckets(uint16_t service, const uint64_t *buckets, uint16_t to)
@@ -169,7 +172,7 @@ mgr_service_move_buckets(uint16_t service, const uint64_t *buckets, uint16_t to)
 	uint16_t n = svc->n[a];
 
 	MGR_ASSERT_CTL_LOCKED();
-	if (to >= n)
+	if (to >= n && to != ONVM_RANK_PEER)
 		return -ERANGE;
 	memcpy(svc->inst[b], svc->inst[a], sizeof(svc->inst[b]));
 	for (uint32_t k = 0; k < ONVM_FLOW_BUCKETS; k++) {

@@ -38,7 +38,18 @@ Scenarios (one run each):
              stopped;
   autoscale  test_nf -d 300 in front, its NF entry with a "scale" policy
              (1..3 instances by ring occupancy): scaled out while the
-             input floods it and back in to 1 once it is over.
+             input floods it and back in to 1 once it is over;
+  xnode      across nodes: node A runs test_nf, one balancer, one
+             monitor; node B one balancer and one monitor, linked to A by
+             a veth pair (af_packet ports marked "peer"); half of A's buckets of each
+             service move to B's instance, both moves at once, B's
+             balancer holding its IN marker 200 ms: the same oracle over
+             A's output, both nodes' balancers and monitors together;
+  xnode_buffer  the same by buffering (the held packets cross the link
+             to B instead of going to A's instance);
+  xnode_dst_killed  the balancer's move to node B, B's balancer killed
+             while it holds the move: the move fails, A keeps every flow;
+  xnode_link_lost  the same with the link taken down instead.
 
 Asserted from the output capture against the input, frame by frame (the
 remote tests' oracle, with the IP ID as the frame's name): no frame lost
@@ -70,6 +81,9 @@ from onvm.balancer import BACKENDS, parse, write_config
 
 COPIES = 4
 DELAY_US = 150
+# The link's af_packet rings: room for a few hundred ms of it (the default
+# 512 frames overflowed on two shared cores, the kernel dropping frames).
+AFP_RING = "framesz=2048,framecnt=8192,blocksz=4096"
 BACKEND_IPS = {bytes(int(x) for x in ip.split(".")) for ip, _ in BACKENDS}
 
 
@@ -80,12 +94,15 @@ def ip_checksum(hdr):
     return (~s) & 0xFFFF
 
 
-def make_input(path):
-    """The input capture; returns [(frame, kind, info)] in input order."""
+def make_input(path, max_len=None):
+    """The input capture; returns [(frame, kind, info)] in input order.
+    `max_len`: only frames up to that long (a link's MTU)."""
     base = traces.mix([traces.trace(t) for t in sorted(os.listdir(traces.traces_dir()))
                        if t.endswith(".pcap")])
     out = []
     for f in base:
+        if max_len is not None and len(f) > max_len:
+            continue
         for k in range(COPIES):
             kind, info = parse(f)
             if kind not in ("ok", "non_ip"):
@@ -252,6 +269,90 @@ def run(L, tag, frames, path, moves, env=None, kill_dst_after=None, scale=None, 
     return by_svc, nfs, got, figures, mon
 
 
+def run_xnode(L, tag, frames, path, fault=None, method="reprocess"):
+    """Across nodes: node A runs the chain (one balancer, one monitor),
+    node B one instance of each, linked by af_packet ports on a veth pair
+    (marked "peer");
+    half of A's buckets of each service move to B's instance.  Returns
+    (A's and B's instances by service, both nodes' NF telemetry, output
+    frames, A's moves' figures, B's mirrors' figures, monitor paths).
+    `fault`: "dst" kills B's balancer while it holds its move, "link" takes
+    the link down then (only the balancer moves)."""
+    kill_dst = fault is not None
+    out = L.path(f"{tag}-out.pcap")
+    conf = L.path(f"{tag}-lb.json")
+    write_config(conf)
+    # (af_packet on a veth pair: DPDK 22.11's memif garbled this link's
+    # frames, client side, in the lab)
+    ns_a, ns_b = L.netns("xa"), L.netns("xb")
+    L.veth(ns_a, "xla", ns_b, "xlb", mtu=2000)
+    mon_a, mon_b = L.path(f"{tag}-monA-%i.json"), L.path(f"{tag}-monB-%i.json")
+    node_a = L.node(f"xmove-{tag}-a", {
+        "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={path},tx_pcap={out}"},
+                  {"name": "link", "dev": f"net_af_packet0,iface=xla,{AFP_RING}", "peer": True}],
+        "nfs": [
+            {"binary": lab.TEST_NF, "service": 1, "args": ["-d", str(DELAY_US)]},
+            {"binary": "load_balancer", "service": 2, "args": ["-c", conf, "-p", "0"]},
+            {"binary": "basic_monitor", "service": 3, "args": ["-e", mon_a, "-p", "0"]},
+        ],
+        "chains": [{"name": "c", "services": [1, 2, 3], "ingress_port": "in",
+                    "exit_port": "in"}],
+    }, netns=ns_a).start(wait=False)
+    node_b = L.node(f"xmove-{tag}-b", {
+        "ports": [{"name": "link", "dev": f"net_af_packet0,iface=xlb,{AFP_RING}", "peer": True}],
+        "nfs": [
+            {"binary": "load_balancer", "service": 2, "args": ["-c", conf, "-p", "0"]},
+            {"binary": "basic_monitor", "service": 3, "args": ["-e", mon_b, "-p", "0"]},
+        ],
+    }, netns=ns_b,
+        env={"ONVM_MOVE_FAULT": f"import_delay_ms:{3000 if kill_dst else 200}"}).start()
+    node_a.wait_ready()
+    a_svc, b_svc = instances_by_rank(node_a), instances_by_rank(node_b)
+    lab.wait_until(lambda: node_a.link_up(1), 30, f"{tag}: the link up")
+    lab.wait_until(lambda: node_a.port("in")["tx"] >= len(frames) // 3, 120,
+                   f"{tag}: a third of the input through")
+    link = 1  # node A's port index of "link"
+    started = []
+    for svc in ((2,) if kill_dst else (2, 3)):
+        r = node_a.query(f"/onvm/move,{svc},{a_svc[svc][0]},{link}:{b_svc[svc][0]},half,"
+                         f"{method}")
+        lab.check("slot" in r, f"{tag}: /onvm/move for service {svc} refused: {r}")
+        started.append(r["slot"])
+        print(f"{tag}: move {r['slot']}: service {svc}, {r['buckets']} buckets, instance "
+              f"{a_svc[svc][0]} -> node B's {b_svc[svc][0]}")
+    if fault == "dst":
+        time.sleep(0.5)
+        victim = node_b.nfs()[str(b_svc[2][0])]["pid"]
+        os.kill(victim, signal.SIGKILL)
+        print(f"{tag}: killed node B's balancer (pid {victim}) mid-move")
+    elif fault == "link":
+        time.sleep(0.5)
+        lab.run_cmd(lab.in_netns(ns_a, ["ip", "link", "set", "xla", "down"]))
+        print(f"{tag}: the link down mid-move")
+    figures = {}
+    for slot in started:
+        lab.wait_until(lambda: node_a.query(f"/onvm/moves,{slot}")["state"] in
+                       ("done", "failed"), 60, f"{tag}: move {slot} over")
+        figures[slot] = node_a.query(f"/onvm/moves,{slot}")
+        print(f"{tag}: move {slot}: {figures[slot]}")
+    for n in (node_a, node_b):
+        lab.wait_until(lambda: (lambda p: p["in_use"] == p["idle_in_use"])(n.pool()), 120,
+                       f"{tag}: {n.name}'s pool back to its idle level (input done)")
+    mirrors = {}
+    for f in figures.values():
+        if f.get("peer_slot", 255) != 255:
+            mirrors[f["peer_slot"]] = node_b.query(f"/onvm/moves,{f['peer_slot']}")
+    peer_a, peer_b = node_a.query("/onvm/peer_moves"), node_b.query("/onvm/peer_moves")
+    print(f"{tag}: node A link frames {peer_a}\n{tag}: node B link frames {peer_b}")
+    nfs = {"a": node_a.nfs(), "b": node_b.nfs()}
+    for n in (node_a, node_b):
+        rc = n.stop()
+        L.expect(rc == 0, f"{tag}: {n.name} exit status {rc}")
+    got = pcap.read_capture_out(out)
+    print(f"{tag}: {len(got)} frames out of {len(frames)}")
+    return (a_svc, b_svc), nfs, got, figures, mirrors, (mon_a, mon_b), (peer_a, peer_b)
+
+
 def ipv4_l3(f):
     """The IPv4 header's offset in a frame (after up to two VLAN tags), or
     None -- from the header alone: net_pcap cuts long frames on output."""
@@ -318,7 +419,8 @@ def check_nfs(L, tag, by_svc, nfs, frames, backend, mon, flows_in):
 def check_monitors(L, tag, by_svc, frames, backend, mon):
     """The monitors' tables together are the output's flows (input flows
     under their backend's address), with the input's packet and byte
-    counts, each in one table."""
+    counts, each in one table.  (`mon` and by_svc[3] may be lists of
+    paths and of instance lists, one per node.)"""
     want = collections.defaultdict(lambda: [0, 0])
     for f, kind, info in frames:
         if kind != "ok":
@@ -328,8 +430,10 @@ def check_monitors(L, tag, by_svc, frames, backend, mon):
         want[k][0] += 1
         want[k][1] += len(f)
     merged, owner = {}, {}
-    for i in by_svc[3]:
-        for key, counts in flowtable.monitor_flows(lab.read_json(mon.replace("%i", str(i)))).items():
+    tables = [(m, i) for m, ids in (zip(mon, by_svc[3]) if isinstance(mon, tuple)
+                                    else [(mon, by_svc[3])]) for i in ids]
+    for m, i in tables:
+        for key, counts in flowtable.monitor_flows(lab.read_json(m.replace("%i", str(i)))).items():
             L.expect(key not in merged, f"{tag}: flow {key} in monitors {owner.get(key)} and {i}")
             merged[key], owner[key] = counts, i
     diff = flowtable.diff_flows(merged, dict(want))
@@ -363,7 +467,10 @@ def check_move(L, tag, f, method, stateful=True):
 def test(L):
     scenario = sys.argv[1] if len(sys.argv) > 1 else "reprocess"
     path = L.path("input.pcap")
-    frames = make_input(path)
+    # Across nodes every frame crosses a link of Ethernet's MTU (the
+    # traces hold captured super-frames of up to 18 KB, which no such
+    # link carries): those only.
+    frames = make_input(path, max_len=1514 if scenario.startswith("xnode") else None)
     flows_in = len({flow_of(info) for _, kind, info in frames if kind == "ok"})
     print(f"input: {len(frames)} frames, {flows_in} directional flows")
     if scenario in ("reprocess", "buffer"):
@@ -439,6 +546,44 @@ def test(L):
         # (the removed instance's counters went with it: the balancers'
         # ND count cannot be summed; the monitors are checked whole)
         check_monitors(L, scenario, by_svc, frames, backend, mon)
+    elif scenario in ("xnode", "xnode_buffer", "xnode_dst_killed", "xnode_link_lost"):
+        fault = {"xnode_dst_killed": "dst", "xnode_link_lost": "link"}.get(scenario)
+        method = "buffer" if scenario == "xnode_buffer" else "reprocess"
+        (a_svc, b_svc), nfs, got, figs, mirrors, mons, peer = run_xnode(
+            L, scenario, frames, path, fault=fault, method=method)
+        backend = check_output(L, scenario, frames, got)
+        if fault:
+            f = next(iter(figs.values()))
+            want = "dst_gone" if fault == "dst" else "peer_lost"
+            L.expect(f["state"] == "failed" and f["fail"] == want, f"{scenario}: move {f}")
+            L.expect(peer[0]["tx_handoff"] == 0, f"{scenario}: packets handed to node B")
+            return
+        nd = sum(nfs["a"][str(i)]["nd_events"] for i in a_svc[2]) + \
+            sum(nfs["b"][str(i)]["nd_events"] for i in b_svc[2])
+        L.expect(nd == flows_in, f"{scenario}: balancers drew {nd} ND values for "
+                 f"{flows_in} flows")
+        check_monitors(L, scenario, {3: (a_svc[3], b_svc[3])}, frames, backend, mons)
+        for f in figs.values():
+            check_move(L, scenario, f, method)
+            L.expect(f["node"] == "to_peer" and f["buckets"] == 512, f"{scenario}: {f}")
+        L.expect(len(mirrors) == len(figs) and
+                 all(m["state"] == "done" and m["node"] == "from_peer"
+                     for m in mirrors.values()), f"{scenario}: node B's mirrors {mirrors}")
+        lb = next(f for f in figs.values() if f["service"] == 2)
+        L.expect(lb["copies"] >= 100 and (lb["nd_replayed"] > 0 or method == "buffer"),
+                 f"{scenario}: {lb['copies']} copies, {lb['nd_replayed']} ND values "
+                 f"replayed: too few in flight")
+        # half the flows went over: handed (or, buffering, held) to B and
+        # back, none refused
+        sent = peer[0]["tx_handoff"] + peer[0]["tx_buffered"]
+        L.expect(peer[0]["tx_handoff"] > 0 and peer[1]["tx_return"] == sent
+                 and peer[0]["rx_return"] == peer[1]["tx_return"],
+                 f"{scenario}: handed over {sent}, returns "
+                 f"{peer[1]['tx_return']} / {peer[0]['rx_return']}")
+        moved = {flow_of(info) for _, kind, info in frames if kind == "ok" and
+                 flowhash.bucket(info["src"], info["dst"], info["proto"], info["sport"],
+                                 info["dport"]) % 2 == 0}
+        print(f"{scenario}: {len(moved)} of {flows_in} flows in the moved half")
     elif scenario == "autoscale":
         # A slow first NF scaled by its rings: out while the input floods
         # it, in once the input is over; its moves carry no state (it has

@@ -219,7 +219,7 @@ test_ingress_initialises_every_metadata_field(void **state)
 	assert_int_equal(m.egress_port, ONVM_PORT_UNSET);
 	assert_int_equal(m.flow_hash, hash_of(&pi));
 	assert_int_equal(m.ts, 0);
-	assert_int_equal(m.chain_run | m.reserved[0] | m.reserved[1], 0);
+	assert_int_equal(m.chain_run | m.peer_port | m.reserved, 0);
 }
 
 static void

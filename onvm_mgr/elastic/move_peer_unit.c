@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 REINFORCE-NFV authors
+ */
+
+/*
+ * move_peer_unit.c -- flow migration across nodes on the data units
+ * (move_peer.h).
+ *
+ * Every frame for the peer goes through the port's TX ring (also from the
+ * TX unit, which drains that ring): one queue, so the peer gets them in
+ * the order they were queued.  That is what orders a moving flow's copies
+ * (queued before the flip's grace period ends) ahead of its handed-over
+ * packets (routed after it), as dst's ring does on one node.
+ */
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "mgr.h"
+#include "elastic/move.h"
+#include "elastic/move_peer.h"
+
+bool mgr_peer_any;
+bool mgr_peer_port[ONVM_MAX_PORTS];
+uint64_t mgr_peer_mirror[ONVM_MAX_PORTS][ONVM_MAX_MOVES];
+struct rte_ring *mgr_peer_ctl_ring;
+struct mgr_peer_stats mgr_peer_stats;
+/* Destination (broadcast: a point-to-point link) and source MACs, by port
+ * (move_peer_ctl.c fills them at start-up). */
+uint8_t mgr_peer_mac[ONVM_MAX_PORTS][12];
+
+#define COUNT(field) __atomic_fetch_add(&mgr_peer_stats.field, 1, __ATOMIC_RELAXED)
+
+static void
+data_of(struct onvm_xm_data *d, const struct onvm_pkt_meta *meta, uint8_t type)
+{
+	memset(d, 0, sizeof(*d));
+	d->type = type;
+	d->chain_id = meta->chain_id;
+	d->chain_index = meta->chain_index;
+	d->flags = (meta->flags & ONVM_PKT_F_ND) ? ONVM_XM_F_ND : 0;
+	d->in_port = meta->in_port;
+	d->egress_port = meta->egress_port;
+	d->flow_hash = meta->flow_hash;
+}
+
+/* Wrap `m` in the frame of `d` and queue it for `port`; false: dropped
+ * (freed, counted). */
+static bool
+send_data(struct rte_mbuf *m, uint16_t port, const struct onvm_xm_data *d)
+{
+	/* (the link must carry the chain's longest frame and these 42
+	 * bytes: one too long is lost on it, counted by its port) */
+	uint8_t *f = (uint8_t *)rte_pktmbuf_prepend(m, ONVM_XM_DATA_LEN);
+
+	if (unlikely(f == NULL)) {
+		COUNT(no_headroom);
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	onvm_xm_data_encode(f, mgr_peer_mac[port], d);
+	/* (out of the port as it is: no chain's exit handling) */
+	onvm_pkt_meta(m, mgr.dyn_off)->flags = ONVM_PKT_F_CTRL;
+	if (unlikely(rte_ring_mp_enqueue(mgr.shm->ports[port].tx_ring, m) != 0)) {
+		COUNT(tx_full);
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	__atomic_fetch_add(&mgr_peer_stats.tx[d->type], 1, __ATOMIC_RELAXED);
+	return true;
+}
+
+bool
+mgr_move_peer_send_tagged(struct rte_mbuf *m, const struct onvm_move *mv, uint8_t type)
+{
+	struct onvm_xm_data d;
+
+	data_of(&d, onvm_pkt_meta(m, mgr.dyn_off), type);
+	d.service = mv->service;
+	d.inst = mv->peer_inst;
+	d.tag = onvm_pkt_meta(m, mgr.dyn_off)->ts;
+	return send_data(m, mv->peer_port, &d);
+}
+
+void
+mgr_move_peer_handoff(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t service)
+{
+	const struct onvm_service *svc = &mgr.shm->services[service];
+	struct onvm_xm_data d;
+
+	/* (peer_port and peer_inst were set before the table that sent the
+	 * packet here was published, and stay while it routes so) */
+	data_of(&d, onvm_pkt_meta(m, mgr.dyn_off), ONVM_XM_HANDOFF);
+	d.service = service;
+	d.inst = svc->peer_inst;
+	if (unlikely(svc->peer_port >= mgr.nb_ports || !mgr_peer_port[svc->peer_port])) {
+		ctx->drops[MGR_DROP_BAD_PORT]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (!send_data(m, svc->peer_port, &d))
+		ctx->drops[MGR_DROP_RING_FULL]++;
+}
+
+void
+mgr_move_peer_return(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t port,
+		     uint16_t service)
+{
+	const struct onvm_pkt_meta *meta = onvm_pkt_meta(m, mgr.dyn_off);
+	struct onvm_xm_data d;
+
+	data_of(&d, meta, ONVM_XM_RETURN);
+	d.service = service;
+	d.action = meta->action;
+	d.destination = meta->destination;
+	if (unlikely(port >= mgr.nb_ports || !mgr_peer_port[port] || service == 0)) {
+		ctx->drops[MGR_DROP_BAD_PORT]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (!send_data(m, port, &d))
+		ctx->drops[MGR_DROP_RING_FULL]++;
+}
+
+bool
+mgr_move_peer_send_ctl(uint16_t port, const struct onvm_xm_ctl *c)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(mgr.pool);
+	uint8_t *f;
+	size_t len;
+
+	if (m == NULL)
+		return false;
+	f = rte_pktmbuf_mtod(m, uint8_t *);
+	len = onvm_xm_ctl_encode(f, RTE_MIN(rte_pktmbuf_tailroom(m), (uint16_t)ONVM_XM_FRAME_MAX),
+				 mgr_peer_mac[port], c);
+	if (len == 0) {
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	/* (Ethernet's minimum: the decoders take padding) */
+	if (len < 60) {
+		memset(f + len, 0, 60 - len);
+		len = 60;
+	}
+	m->data_len = (uint16_t)len;
+	m->pkt_len = (uint32_t)len;
+	memset(onvm_pkt_meta(m, mgr.dyn_off), 0, sizeof(struct onvm_pkt_meta));
+	onvm_pkt_meta(m, mgr.dyn_off)->flags = ONVM_PKT_F_CTRL;
+	if (rte_ring_mp_enqueue(mgr.shm->ports[port].tx_ring, m) != 0) {
+		COUNT(tx_full);
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	__atomic_fetch_add(&mgr_peer_stats.tx[c->type], 1, __ATOMIC_RELAXED);
+	return true;
+}
+
+/* A copy or buffered packet for the mirror of the src node's move: to dst,
+ * tagged with the mirror's slot and gen. */
+static void
+rx_tagged(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, struct onvm_pkt_meta *meta,
+	  const struct onvm_xm_data *d)
+{
+	uint32_t a_slot = ONVM_MOVE_TAG_SLOT(d->tag);
+	uint64_t e = a_slot < ONVM_MAX_MOVES
+			     ? __atomic_load_n(&mgr_peer_mirror[port][a_slot], __ATOMIC_ACQUIRE)
+			     : 0;
+	struct onvm_move *mv;
+	struct mgr_dest to;
+
+	if (e == 0 || ((e >> 8) & 0xff) != ONVM_MOVE_TAG_GEN(d->tag)) {
+		COUNT(copies_stale);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	mv = &mgr.shm->moves[e & 0xff];
+	meta->ts = ONVM_MOVE_TAG(e & 0xff, mv->gen, ONVM_MOVE_TAG_SEQ(d->tag));
+	if (d->type == ONVM_XM_COPY) {
+		meta->flags |= ONVM_PKT_F_MOVE_COPY;
+	} else {
+		/* buffering's: dst's output goes on along the chain there */
+		meta->flags |= ONVM_PKT_F_PEER;
+		meta->peer_port = (uint8_t)port;
+	}
+	__atomic_add_fetch(&mv->copies, 1, __ATOMIC_RELAXED);
+	to.kind = MGR_DEST_NF;
+	to.id = mv->dst;
+	mgr_dp_dispatch(ctx, m, &to);
+}
+
+bool
+mgr_move_peer_rx(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
+{
+	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t len = rte_pktmbuf_data_len(m);
+	int t = onvm_xm_peek(f, len);
+	struct onvm_pkt_meta *meta;
+	struct onvm_xm_data d;
+	enum onvm_xm_reason r;
+	struct mgr_dest to;
+
+	if (t == -ONVM_XM_NOT_XM)
+		return false;
+	if (unlikely(!mgr_peer_port[port])) {
+		/* (not a link to a node flows move with: nobody's to judge) */
+		COUNT(ctl_not_peer);
+		rte_pktmbuf_free(m);
+		return true;
+	}
+	if (t < 0 || m->nb_segs != 1) {
+		__atomic_fetch_add(&mgr_peer_stats.refused[t < 0 ? -t : ONVM_XM_BAD_LENGTH], 1,
+				   __ATOMIC_RELAXED);
+		rte_pktmbuf_free(m);
+		return true;
+	}
+	if (t >= ONVM_XM_SYNC && t <= ONVM_XM_STATUS) {
+		/* The control thread decodes it (and counts it). */
+		if (rte_ring_sp_enqueue(mgr_peer_ctl_ring, m) != 0) {
+			COUNT(ctl_ring_full);
+			rte_pktmbuf_free(m);
+		} else {
+			mgr_ctl_wake();
+		}
+		return true;
+	}
+	r = onvm_xm_data_decode(f, len, &d);
+	if (r != ONVM_XM_OK) {
+		__atomic_fetch_add(&mgr_peer_stats.refused[r], 1, __ATOMIC_RELAXED);
+		rte_pktmbuf_free(m);
+		return true;
+	}
+	__atomic_fetch_add(&mgr_peer_stats.rx[d.type], 1, __ATOMIC_RELAXED);
+	rte_pktmbuf_adj(m, ONVM_XM_DATA_LEN);
+	meta = onvm_pkt_meta(m, mgr.dyn_off);
+	memset(meta, 0, sizeof(*meta));
+	meta->chain_id = d.chain_id;
+	meta->chain_index = d.chain_index;
+	meta->flow_hash = d.flow_hash;
+	meta->in_port = d.in_port;
+	meta->egress_port = d.egress_port;
+	meta->flags = (d.flags & ONVM_XM_F_ND) ? ONVM_PKT_F_ND : 0;
+	switch (d.type) {
+	case ONVM_XM_COPY:
+	case ONVM_XM_BUFFERED:
+		rx_tagged(ctx, port, m, meta, &d);
+		return true;
+	case ONVM_XM_HANDOFF:
+		if (d.service >= ONVM_MAX_SERVICES || d.inst >= ONVM_MAX_NFS ||
+		    mgr.shm->nfs[d.inst].service_id != d.service ||
+		    __atomic_load_n(&mgr.shm->nfs[d.inst].status, __ATOMIC_ACQUIRE) !=
+			    ONVM_NF_RUNNING) {
+			COUNT(handoff_no_inst);
+			ctx->drops[MGR_DROP_NO_INSTANCE]++;
+			rte_pktmbuf_free(m);
+			return true;
+		}
+		meta->flags |= ONVM_PKT_F_PEER;
+		meta->peer_port = (uint8_t)port;
+		to.kind = MGR_DEST_NF;
+		to.id = d.inst;
+		mgr_dp_dispatch(ctx, m, &to);
+		return true;
+	default: /* RETURN: on along the chain, as the NF there left it */
+		meta->action = d.action;
+		meta->destination = d.destination;
+		mgr_route_action(mgr.shm, meta, &to);
+		mgr_dp_dispatch(ctx, m, &to);
+		return true;
+	}
+}
