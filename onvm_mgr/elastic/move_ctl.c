@@ -14,6 +14,7 @@
  * tagged; the END marker, after the flip and a grace period, follows every
  * packet of the moved buckets that src will ever get.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -796,8 +797,48 @@ mgr_move_method(const char *s, uint8_t *method)
 	return 0;
 }
 
-/* "all", "half" (every other bucket), "b:LO-HI", or "frac:F" (a share F,
- * spread evenly over the buckets), as a bitmap. */
+/* "A.B.C.D:PORT:E.F.G.H:PORT:PROTO" -- one flow (either direction) -- as
+ * the bucket it is routed by; -1 if it is not one. */
+static int
+parse_flow(const char *s)
+{
+	char buf[64], *f[5], *save = NULL, *end;
+	struct onvm_flow_key k = {0};
+	struct in_addr a, b;
+	unsigned long sp, dp, pr;
+	int n = 0;
+
+	if (strlen(s) >= sizeof(buf))
+		return -1;
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (char *t = strtok_r(buf, ":", &save); t != NULL; t = strtok_r(NULL, ":", &save)) {
+		if (n == 5)
+			return -1;
+		f[n++] = t;
+	}
+	if (n != 5 || inet_pton(AF_INET, f[0], &a) != 1 || inet_pton(AF_INET, f[2], &b) != 1)
+		return -1;
+	sp = strtoul(f[1], &end, 10);
+	if (*end != '\0' || sp > UINT16_MAX)
+		return -1;
+	dp = strtoul(f[3], &end, 10);
+	if (*end != '\0' || dp > UINT16_MAX)
+		return -1;
+	pr = strtoul(f[4], &end, 10);
+	if (*end != '\0' || pr > UINT8_MAX)
+		return -1;
+	/* (the parser's: host order, as onvm_pkt_parse fills it) */
+	k.src_ip = ntohl(a.s_addr);
+	k.dst_ip = ntohl(b.s_addr);
+	k.sport = (uint16_t)sp;
+	k.dport = (uint16_t)dp;
+	k.proto = (uint8_t)pr;
+	return (int)ONVM_FLOW_BUCKET(onvm_flow_key_hash(&k));
+}
+
+/* "all", "half" (every other bucket), "b:LO-HI", "frac:F" (a share F,
+ * spread evenly over the buckets), or "flow:A.B.C.D:P:E.F.G.H:Q:PROTO"
+ * (the bucket of one flow: it and the others hashed there), as a bitmap. */
 static int
 parse_space(const char *s, uint64_t *out)
 {
@@ -818,6 +859,14 @@ parse_space(const char *s, uint64_t *out)
 	if (sscanf(s, "b:%u-%u%c", &lo, &hi, &tail) == 2 && lo <= hi && hi < ONVM_FLOW_BUCKETS) {
 		for (uint32_t b = lo; b <= hi; b++)
 			out[b / 64] |= UINT64_C(1) << (b % 64);
+		return 0;
+	}
+	if (strncmp(s, "flow:", 5) == 0) {
+		int b = parse_flow(s + 5);
+
+		if (b < 0)
+			return -EINVAL;
+		out[b / 64] |= UINT64_C(1) << (b % 64);
 		return 0;
 	}
 	if (sscanf(s, "frac:%lf%c", &f, &tail) == 1 && f > 0 && f <= 1) {
@@ -872,7 +921,7 @@ tel_move(const char *cmd, const char *params, struct rte_tel_data *d)
 	char buf[128], space[48] = "all", method[16] = "reprocess", err[160], dst[24];
 	unsigned int svc, src;
 	uint32_t gen = 0, nb = 0;
-	int n, slot;
+	int n, slot, first = -1;
 
 	(void)cmd;
 	if (mgr_tel_words(params, buf, sizeof(buf)) < 0)
@@ -889,6 +938,9 @@ tel_move(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (slot >= 0) { /* (under the lock: the slot may be reused after it) */
 		gen = mgr.shm->moves[slot].gen;
 		nb = mgr.shm->moves[slot].n_buckets;
+		for (uint32_t b = 0; b < ONVM_FLOW_BUCKETS && first < 0; b++)
+			if (onvm_bucket_in(mgr.shm->moves[slot].buckets, b))
+				first = (int)b;
 	}
 	mgr_ctl_unlock();
 	rte_tel_data_start_dict(d);
@@ -899,6 +951,7 @@ tel_move(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_int(d, "slot", slot);
 	rte_tel_data_add_dict_uint(d, "gen", gen);
 	rte_tel_data_add_dict_uint(d, "buckets", nb);
+	rte_tel_data_add_dict_int(d, "first_bucket", first);
 	return 0;
 }
 
@@ -982,8 +1035,8 @@ mgr_move_telemetry_init(void)
 {
 	if (rte_telemetry_register_cmd(
 		    "/onvm/move", tel_move,
-		    "Move flows between instances. Params: SERVICE,SRC,DST|PORT:ID"
-		    "[,all|half|b:LO-HI|frac:F[,reprocess|buffer]]") != 0 ||
+		    "Move flows. Params: SERVICE,SRC,DST|PORT:ID"
+		    "[,all|half|b:LO-HI|frac:F|flow:IP:P:IP:P:PROTO[,reprocess|buffer]]") != 0 ||
 	    rte_telemetry_register_cmd("/onvm/moves", tel_moves,
 				       "Flow migration totals; with a slot: that move.") != 0)
 		return -1;

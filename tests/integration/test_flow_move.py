@@ -41,8 +41,10 @@ Scenarios (one run each):
              input floods it and back in to 1 once it is over;
   xnode      across nodes: node A runs test_nf, one balancer, one
              monitor; node B one balancer and one monitor, linked to A by
-             a veth pair (af_packet ports marked "peer"); half of A's buckets of each
-             service move to B's instance, both moves at once, B's
+             a veth pair (af_packet ports marked "peer"); half of A's
+             buckets of each service move to B's instance, and one flow
+             of the other half, named by its 5-tuple, to B's monitor, all
+             at once, B's
              balancer holding its IN marker 200 ms: the same oracle over
              A's output, both nodes' balancers and monitors together;
   xnode_buffer  the same by buffering (the held packets cross the link
@@ -320,6 +322,21 @@ def run_xnode(L, tag, frames, path, fault=None, method="reprocess"):
         started.append(r["slot"])
         print(f"{tag}: move {r['slot']}: service {svc}, {r['buckets']} buckets, instance "
               f"{a_svc[svc][0]} -> node B's {b_svc[svc][0]}")
+    if not kill_dst:
+        # One flow of the half not moved, named by its 5-tuple: its bucket
+        # (and the flows hashed there) to B's monitor too.
+        info = next(info for _, kind, info in frames if kind == "ok" and
+                    flowhash.bucket(info["src"], info["dst"], info["proto"], info["sport"],
+                                    info["dport"]) % 2 == 1)
+        want = flowhash.bucket(info["src"], info["dst"], info["proto"], info["sport"],
+                               info["dport"])
+        one = f"{ip_str(info['src'])}:{info['sport']}:{ip_str(info['dst'])}:{info['dport']}:" \
+              f"{info['proto']}"
+        r = node_a.query(f"/onvm/move,3,{a_svc[3][0]},{link}:{b_svc[3][0]},flow:{one},{method}")
+        lab.check("slot" in r and r["buckets"] == 1 and r["first_bucket"] == want,
+                  f"{tag}: the move of flow {one} (bucket {want}) answered {r}")
+        started.append(r["slot"])
+        print(f"{tag}: move {r['slot']}: flow {one}, bucket {want}")
     if fault == "dst":
         time.sleep(0.5)
         victim = node_b.nfs()[str(b_svc[2][0])]["pid"]
@@ -564,8 +581,8 @@ def test(L):
                  f"{flows_in} flows")
         check_monitors(L, scenario, {3: (a_svc[3], b_svc[3])}, frames, backend, mons)
         for f in figs.values():
-            check_move(L, scenario, f, method)
-            L.expect(f["node"] == "to_peer" and f["buckets"] == 512, f"{scenario}: {f}")
+            check_move(L, scenario, f, method, stateful=f["buckets"] > 1)
+            L.expect(f["node"] == "to_peer" and f["buckets"] in (1, 512), f"{scenario}: {f}")
         L.expect(len(mirrors) == len(figs) and
                  all(m["state"] == "done" and m["node"] == "from_peer"
                      for m in mirrors.values()), f"{scenario}: node B's mirrors {mirrors}")
@@ -584,6 +601,14 @@ def test(L):
                  flowhash.bucket(info["src"], info["dst"], info["proto"], info["sport"],
                                  info["dport"]) % 2 == 0}
         print(f"{scenario}: {len(moved)} of {flows_in} flows in the moved half")
+        # the flow moved by its 5-tuple is in B's monitor's table
+        mon_b = flowtable.monitor_flows(lab.read_json(mons[1].replace("%i", str(b_svc[3][0]))))
+        one = next(f for f in figs.values() if f["buckets"] == 1)
+        in_b = [k for k in mon_b if flowhash.bucket(
+            bytes(int(x) for x in k[0].split(".")), bytes(int(x) for x in k[1].split(".")),
+            k[2], k[3], k[4]) % 2 == 1]
+        L.expect(in_b and one["state"] == "done", f"{scenario}: the flow moved by its "
+                 f"5-tuple: {one}; B's monitor holds {len(in_b)} flows of the odd buckets")
     elif scenario == "autoscale":
         # A slow first NF scaled by its rings: out while the input floods
         # it, in once the input is over; its moves carry no state (it has
