@@ -104,6 +104,22 @@ def check_name(what, name):
         raise ValueError(f"{what} name {name!r}: 1-64 letters, digits, '_', '-', '.'")
 
 
+# What an operator may ask a node's agent to run on its manager (onvmctl
+# move, scale): flows moved or instances scaled, nothing else.
+REQUEST_CMDS = ("/onvm/move", "/onvm/scale")
+RESULT_TTL = 300  # s: a request's result kept this long
+
+
+def check_request(cmd, params):
+    """A request's command and parameters: one of REQUEST_CMDS, parameters
+    of letters, digits and . , : - (no other command reachable)."""
+    if cmd not in REQUEST_CMDS:
+        raise ValueError(f"command {cmd!r}: one of {', '.join(REQUEST_CMDS)}")
+    if not isinstance(params, str) or not 1 <= len(params) <= 120 or \
+            set(params) - set("abcdefghijklmnopqrstuvwxyz0123456789.,:-"):
+        raise ValueError(f"parameters {params!r}: 1-120 of a-z 0-9 . , : -")
+
+
 def parse_endpoint(e):
     host, sep, port = e.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
@@ -277,6 +293,72 @@ class Cluster:
             return {meta.key.decode().rsplit("/", 1)[1]: _load(raw)
                     for raw, meta in c.get_prefix(_key("ready", name, ""))}
         return self.call(do)
+
+    # ---- operator requests a node's agent carries out --------------------
+
+    def request(self, node, cmd, params):
+        """Ask `node`'s agent to run telemetry command `cmd` (one of
+        REQUEST_CMDS) with `params` on its manager, once; returns the
+        request's id (answer() writes its result, result() reads it)."""
+        check_name("node", node)
+        check_request(cmd, params)
+        rid = uuid.uuid4().hex
+        self.call(lambda c: c.put(_key("requests", node, rid), _dump(
+            {"cmd": cmd, "params": params, "at": time.time(), "taken": False})))
+        return rid
+
+    def requests(self, node):
+        """{id: (request, mod revision)} of the requests waiting for `node`."""
+        def do(c):
+            return {meta.key.decode().rsplit("/", 1)[1]: (_load(raw), meta.mod_revision)
+                    for raw, meta in c.get_prefix(_key("requests", node, ""))}
+        return self.call(do)
+
+    def take(self, node, rid, req, rev):
+        """Mark a request taken before it is run (at most once: a request
+        found taken again, after an agent's restart, is answered as
+        unknown, never run twice).  False if it changed or went."""
+        key = _key("requests", node, rid)
+        taken = _dump(dict(req, taken=True))
+
+        def do(c):
+            ok, _ = c.transaction(compare=[c.transactions.mod(key) == rev],
+                                  success=[c.transactions.put(key, taken)], failure=[])
+            return ok
+        return self._txn(do, lambda: (self.call(lambda c: c.get(key))[0] or b"") ==
+                         taken.encode())
+
+    def answer(self, node, rid, result, ttl=RESULT_TTL):
+        """A request's result, written once, and the request removed, in one
+        transaction; the result kept `ttl` seconds."""
+        key, out = _key("requests", node, rid), _key("results", node, rid)
+
+        def do(c):
+            lease = c.lease(ttl)
+            ok, _ = c.transaction(compare=[c.transactions.version(key) > 0],
+                                  success=[c.transactions.put(out, _dump(result), lease=lease),
+                                           c.transactions.delete(key)], failure=[])
+            return ok
+        return self._txn(do, lambda: self.result(node, rid) is not None)
+
+    def result(self, node, rid):
+        """A request's result, or None (not answered yet)."""
+        return _load(self.call(lambda c: c.get(_key("results", node, rid)))[0])
+
+    def withdraw(self, node, rid):
+        """Remove a request no agent took yet; True if it was withdrawn."""
+        key = _key("requests", node, rid)
+
+        def do(c):
+            raw, meta = c.get(key)
+            req = _load(raw)
+            if req is None or req.get("taken"):
+                return False
+            ok, _ = c.transaction(compare=[c.transactions.mod(key) == meta.mod_revision],
+                                  success=[c.transactions.delete(key)], failure=[])
+            return ok
+        return self._txn(do, lambda: self.call(lambda c: c.get(key))[0] is None and
+                         self.result(node, rid) is None)
 
     # ---- chains -------------------------------------------------------
 

@@ -1,0 +1,95 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 REINFORCE-NFV authors
+"""Flow migration and scaling asked through the cluster: `onvmctl move`
+and `onvmctl scale` put a request into etcd, the node's agent runs it on
+its manager at most once and answers (docs/operator-guide.md, "The
+cluster").
+
+One etcd member; one node with its agent: test_nf -d 150 -> load_balancer
+x2 -> basic_monitor x2, the mixed traces of test_flow_move.  A third of
+the way through, by onvmctl: half of one balancer's flows move to the
+other (reprocessing), then the balancers are scaled 2 -> 3; a move of an
+instance that does not exist is refused with the manager's sentence
+(exit 1); a request for a node without an agent is withdrawn after its
+wait (exit 1, not done).  Asserted: the answers (the move's slot and
+buckets, the scale's target), the move done and the scale reached, the
+agent's counters, and the output by test_flow_move's oracle -- no frame
+lost or twice, per-flow order, one backend per flow, the monitors' tables
+equal to the input's flows.
+"""
+import os
+import time
+
+from onvm import cluster_lab, etcd_lab, lab
+from onvm.balancer import write_config
+
+import test_flow_move as fm
+
+
+def test(L):
+    etcd_lab.require()
+    path = L.path("input.pcap")
+    frames = fm.make_input(path)
+    out, conf, mon = L.path("out.pcap"), L.path("lb.json"), L.path("mon-%i.json")
+    write_config(conf)
+    ec = etcd_lab.EtcdCluster(L, 1).start()
+    node = L.node("cmove", {
+        "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={path},tx_pcap={out}"}],
+        "nfs": [
+            {"binary": lab.TEST_NF, "service": 1, "args": ["-d", str(fm.DELAY_US)]},
+            {"binary": "load_balancer", "service": 2, "instances": 2,
+             "args": ["-c", conf, "-p", "0"]},
+            {"binary": "basic_monitor", "service": 3, "instances": 2,
+             "args": ["-e", mon, "-p", "0"]},
+        ],
+        "chains": [{"name": "c", "services": [1, 2, 3], "ingress_port": "in",
+                    "exit_port": "in"}],
+    }).start()
+    agent = cluster_lab.agent(L, ec, "n1", node, "")
+    by_svc = fm.instances_by_rank(node)
+    lab.wait_until(lambda: "n1" in ec.client().nodes(), 30, "the agent registered")
+    lab.wait_until(lambda: node.port("in")["tx"] >= len(frames) // 3, 120,
+                   "a third of the input through")
+    src, dst = by_svc[2]
+    rc, r = cluster_lab.onvmctl(ec, "move", "n1", "2", str(src), str(dst), "half")
+    print(f"onvmctl move: {rc} {r}")
+    lab.check(rc == 0 and r and r["ok"] and "slot" in r and r["buckets"] > 0,
+              f"onvmctl move answered {rc} {r}")
+    slot = r["slot"]
+    lab.wait_until(lambda: node.query(f"/onvm/moves,{slot}")["state"] in ("done", "failed"),
+                   60, "the move over")
+    mv = node.query(f"/onvm/moves,{slot}")
+    L.expect(mv["state"] == "done" and mv["buckets"] == r["buckets"], f"the move: {mv}")
+    rc, r = cluster_lab.onvmctl(ec, "scale", "n1", "2", "3")
+    print(f"onvmctl scale: {rc} {r}")
+    lab.check(rc == 0 and r and r["ok"], f"onvmctl scale answered {rc} {r}")
+    lab.wait_until(lambda: (lambda s: s["phase"] == "idle" and s["instances"] == 3)(
+        node.query("/onvm/scale,2")), 60, "the balancers scaled to 3")
+    rc, r = cluster_lab.onvmctl(ec, "move", "n1", "2", "40", str(dst))
+    print(f"onvmctl move (no such instance): {rc} {r}")
+    L.expect(rc == 1 and r and not r["ok"] and "must both run" in r.get("error", ""),
+             f"a move of an instance that does not exist: {rc} {r}")
+    t0 = time.monotonic()
+    rc, r = cluster_lab.onvmctl(ec, "move", "ghost", "2", "0", "1", "--wait", "0.5")
+    print(f"onvmctl move (no agent): {rc} {r} in {time.monotonic() - t0:.1f} s")
+    L.expect(rc == 1 and r and "withdrawn" in r.get("error", ""),
+             f"a request no agent takes: {rc} {r}")
+    L.expect(ec.client().requests("ghost") == {}, "the withdrawn request left in etcd")
+    lab.wait_until(lambda: (lambda p: p["in_use"] == p["idle_in_use"])(node.pool()), 120,
+                   "pool back to its idle level (input done)")
+    by_svc3 = dict(by_svc)
+    by_svc3[2] = list(fm.instances_by_rank(node)[2])
+    st = cluster_lab.agent_status(agent)
+    L.expect(st.get("requests_done") == 2 and st.get("requests_refused") == 1 and
+             st.get("requests_unknown") == 0, f"agent: {st}")
+    rc = node.stop()
+    L.expect(rc == 0, f"manager exit status {rc}")
+    got = fm.pcap.read_capture_out(out)
+    backend = fm.check_output(L, "cluster_move", frames, got)
+    fm.check_monitors(L, "cluster_move", by_svc3, frames, backend, mon)
+    print(f"{len(got)} frames out of {len(frames)}")
+
+
+if __name__ == "__main__":
+    lab.Lab("cluster_move").run(test)
