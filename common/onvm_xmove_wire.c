@@ -103,8 +103,8 @@ onvm_xm_data_decode(const uint8_t *f, size_t len, struct onvm_xm_data *d)
 	} else if (d->action != 0 || d->destination != 0) {
 		return ONVM_XM_BAD_FIELD;
 	}
-	/* a move's tag: the top bit, and a sequence number from 1 */
-	if (tagged != (d->tag >> 63 != 0) || (tagged && (d->tag & ((UINT64_C(1) << 40) - 1)) == 0))
+	/* a move's tag: the top bit, and a sequence number from 1; else 0 */
+	if (tagged ? d->tag >> 63 == 0 || (d->tag & ((UINT64_C(1) << 40) - 1)) == 0 : d->tag != 0)
 		return ONVM_XM_BAD_TAG;
 	return ONVM_XM_OK;
 }

@@ -9,11 +9,11 @@
  * The input is a received frame, given to both decoders.  Each must give a
  * known reason, agree with onvm_xm_peek() on what is not ours or cut short,
  * and accept only what onvm_xmove_wire.h allows (types, flags and fields in
- * range, a copy's move tag).  An accepted control frame is encoded again
- * from what was decoded, with the input's MACs, and must come out byte for
- * byte as the input's first `len` bytes (what follows is padding); one byte
- * less of it is short.  An accepted data frame's 42 bytes are encoded again
- * and must equal the input's.
+ * range, a copy's move tag, no tag on a handoff or return).  An accepted
+ * control frame is encoded again from what was decoded, with the input's
+ * MACs, and must come out byte for byte as the input's first `len` bytes
+ * (what follows is padding); one byte less of it is short.  An accepted data
+ * frame's 42 bytes are encoded again and must equal the input's.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -49,8 +49,10 @@ check_data(const uint8_t *data, size_t size)
 		CHECK(d.inst == 0 && d.action <= ONVM_XM_ACTION_MAXV);
 	else
 		CHECK(d.action == 0 && d.destination == 0);
-	CHECK(tagged == (d.tag >> 63 != 0));
-	CHECK(!tagged || (d.tag & ((UINT64_C(1) << 40) - 1)) != 0);
+	if (tagged)
+		CHECK(d.tag >> 63 != 0 && (d.tag & ((UINT64_C(1) << 40) - 1)) != 0);
+	else
+		CHECK(d.tag == 0);
 
 	memset(again, 0xa5, ONVM_XM_DATA_LEN + 1);
 	onvm_xm_data_encode(again, data, &d);

@@ -778,10 +778,14 @@ test_refuse_bad_tag(void **state)
 		assert_int_equal(data_tagged(t, tag_of(23, 1, 1)), ONVM_XM_OK);
 		assert_int_equal(data_tagged(t, tag_of(0, 0, SEQ_MASK)), ONVM_XM_OK);
 	}
-	/* a handoff and a return have none */
+	/* a handoff and a return have none, nor any other tag (docs/wire-format.md:
+	 * "HANDOFF, RETURN: 0") */
 	for (uint8_t t = ONVM_XM_HANDOFF; t <= ONVM_XM_RETURN; t++) {
 		assert_int_equal(data_tagged(t, tag_of(23, 1, 5)), ONVM_XM_BAD_TAG);
 		assert_int_equal(data_tagged(t, UINT64_C(1) << 63), ONVM_XM_BAD_TAG);
+		assert_int_equal(data_tagged(t, tag_of(23, 1, 5) & ~(UINT64_C(1) << 63)),
+				 ONVM_XM_BAD_TAG);
+		assert_int_equal(data_tagged(t, 1), ONVM_XM_BAD_TAG);
 		assert_int_equal(data_tagged(t, 0), ONVM_XM_OK);
 	}
 }
