@@ -224,7 +224,7 @@ enum onvm_xm_reason
 onvm_xm_ctl_decode(const uint8_t *f, size_t len, struct onvm_xm_ctl *c)
 {
 	int t = onvm_xm_peek(f, len);
-	const uint8_t *p = f + CTL_LEN;
+	const uint8_t *p;
 
 	if (t < 0)
 		return (enum onvm_xm_reason)-t;
@@ -232,6 +232,7 @@ onvm_xm_ctl_decode(const uint8_t *f, size_t len, struct onvm_xm_ctl *c)
 		return ONVM_XM_BAD_TYPE;
 	if (len < CTL_LEN)
 		return ONVM_XM_SHORT;
+	p = f + CTL_LEN;
 	memset(c, 0, offsetof(struct onvm_xm_ctl, u));
 	c->type = (uint8_t)t;
 	c->slot = f[16];
