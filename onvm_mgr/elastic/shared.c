@@ -39,6 +39,7 @@ static struct {
 	uint64_t ops[ONVM_SHARED_KEYS];
 	/* counters */
 	uint64_t batches, offers, commits, stale_commits, ops_committed;
+	uint64_t commits_refused; /* malformed /onvm/shared/commit (relaxed atomic) */
 } sh = {.next_seq = 1};
 
 static void
@@ -119,26 +120,76 @@ tel_take(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* A whole decimal number, no sign, that fits 64 bits: 0, or -EINVAL. */
+static int
+parse_u64(const char *s, const char *stop, uint64_t *out)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return errno == 0 && end == stop ? 0 : -EINVAL;
+}
+
+/* "KEY=VALUE@REVISION": a key below ONVM_SHARED_KEYS, a signed 64-bit
+ * value, a revision; 0, or -EINVAL. */
+static int
+parse_value(const char *tok, uint32_t *k, int64_t *v, uint64_t *rev)
+{
+	const char *eq = strchr(tok, '='), *at = strchr(tok, '@');
+	uint64_t key;
+	char *end;
+
+	if (eq == NULL || at == NULL || at < eq || parse_u64(tok, eq, &key) < 0 ||
+	    key >= ONVM_SHARED_KEYS || parse_u64(at + 1, tok + strlen(tok), rev) < 0)
+		return -EINVAL;
+	if (eq[1] != '-' && (eq[1] < '0' || eq[1] > '9'))
+		return -EINVAL;
+	errno = 0;
+	*v = strtoll(eq + 1, &end, 10);
+	if (errno != 0 || end != at)
+		return -EINVAL;
+	*k = (uint32_t)key;
+	return 0;
+}
+
 /* /onvm/shared/commit,RUN,BATCH[,KEY=VALUE@REVISION]...: batch BATCH of
  * manager run RUN is in etcd (BATCH 0: none was, only values), and these
  * are etcd's values.  A commit of another run (a restarted manager's
- * predecessor) commits no batch of this one. */
+ * predecessor) commits no batch of this one.  Anything malformed refuses
+ * the whole command (nothing applied, counted): the agent's values are
+ * outside input. */
 static int
 tel_commit(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	char buf[1024], *save = NULL, *tok;
-	unsigned long long run, batch;
+	uint64_t run, batch, rev[ONVM_SHARED_KEYS];
+	int64_t val[ONVM_SHARED_KEYS];
+	bool has[ONVM_SHARED_KEYS] = {false};
 
 	(void)cmd;
 	if (params == NULL || strlen(params) >= sizeof(buf))
-		return -EINVAL;
+		goto refused;
 	snprintf(buf, sizeof(buf), "%s", params);
 	tok = strtok_r(buf, ",", &save);
-	if (tok == NULL || sscanf(tok, "%llu", &run) != 1)
-		return -EINVAL;
+	if (tok == NULL || parse_u64(tok, tok + strlen(tok), &run) < 0)
+		goto refused;
 	tok = strtok_r(NULL, ",", &save);
-	if (tok == NULL || sscanf(tok, "%llu", &batch) != 1)
-		return -EINVAL;
+	if (tok == NULL || parse_u64(tok, tok + strlen(tok), &batch) < 0)
+		goto refused;
+	while ((tok = strtok_r(NULL, ",", &save)) != NULL) {
+		uint32_t k;
+		int64_t v;
+		uint64_t r;
+
+		if (parse_value(tok, &k, &v, &r) < 0 || has[k])
+			goto refused;
+		has[k] = true;
+		val[k] = v;
+		rev[k] = r;
+	}
 	rte_tel_data_start_dict(d);
 	mgr_ctl_lock();
 	if (run != mgr.remote.run)
@@ -151,21 +202,20 @@ tel_commit(const char *cmd, const char *params, struct rte_tel_data *d)
 	} else if (batch != 0) {
 		sh.stale_commits++;
 	}
-	while ((tok = strtok_r(NULL, ",", &save)) != NULL) {
-		unsigned int k;
-		long long v;
-		unsigned long long rev;
-
-		if (sscanf(tok, "%u=%lld@%llu", &k, &v, &rev) != 3 || k >= ONVM_SHARED_KEYS)
+	for (uint32_t k = 0; k < ONVM_SHARED_KEYS; k++) {
+		if (!has[k])
 			continue;
 		/* (etcd's, whatever the revision: an etcd restored from a
 		 * backup counts revisions from lower) */
-		mgr.shm->shared.revision[k] = rev;
-		__atomic_store_n(&mgr.shm->shared.value[k], (int64_t)v, __ATOMIC_RELEASE);
+		mgr.shm->shared.revision[k] = rev[k];
+		__atomic_store_n(&mgr.shm->shared.value[k], val[k], __ATOMIC_RELEASE);
 	}
 	rte_tel_data_add_dict_uint(d, "committed", sh.commits);
 	mgr_ctl_unlock();
 	return 0;
+refused:
+	__atomic_fetch_add(&sh.commits_refused, 1, __ATOMIC_RELAXED);
+	return -EINVAL;
 }
 
 /* /onvm/shared: values, what is not in etcd yet, counters. */
@@ -190,6 +240,7 @@ tel_shared(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_uint(d, "offers", sh.offers);
 	rte_tel_data_add_dict_uint(d, "commits", sh.commits);
 	rte_tel_data_add_dict_uint(d, "stale_commits", sh.stale_commits);
+	rte_tel_data_add_dict_uint(d, "commits_refused", sh.commits_refused);
 	rte_tel_data_add_dict_uint(d, "ops_committed", sh.ops_committed);
 	mgr_ctl_unlock();
 	return 0;

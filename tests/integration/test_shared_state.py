@@ -120,6 +120,17 @@ def test(L):
         st = cluster_lab.agent_status(agents[name])
         print(f"{name}: {sh}; agent {({k: v for k, v in st.items() if 'shared' in k})}")
         L.expect(st.get("shared_batches", 0) > 0, f"{name}: the agent applied no batch: {st}")
+    # The agent's values are outside input: a malformed commit changes
+    # nothing (a value past 64 bits, a signed or trailing revision, a key
+    # twice, a key out of range), refused and counted.
+    bad = ["0,0,0=99999999999999999999@1", "0,0,0=5@-1", "0,0,0=5@7x", "0,0,0=5@1,0=6@2",
+           "0,0,16=5@1", "-1,0", "0,0,0=@1"]
+    for p in bad:
+        r = b.query(f"/onvm/shared/commit,{p}")
+        L.expect(not r, f"/onvm/shared/commit,{p} answered {r}")
+    sh = b.query("/onvm/shared")
+    L.expect(int(sh.get("v0", "0")) == total and sh["commits_refused"] == len(bad),
+             f"b after malformed commits: v0 {sh.get('v0')}, refused {sh['commits_refused']}")
     for name, node in (("a", a), ("b", b)):
         rc = node.stop()
         L.expect(rc == 0, f"{name}: manager exit status {rc}")
