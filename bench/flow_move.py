@@ -36,7 +36,11 @@ Parts (--parts, default all):
   scale   the balancers scaled 2 -> 3 at 2 s and back at 4 s under a
           steady --rate of N = 1 000 flows, and the same input without
           scaling: the sink's throughput and latency per 50 ms, frames
-          lost, each step's time (flow_move_scale*.csv, .png).
+          lost, each step's time (flow_move_scale*.csv, .png);
+  xnode   across nodes: the same move (rank 0's flows, N = --flows at
+          --rate, both methods) to the balancer of a second node linked
+          by a veth pair (af_packet ports marked "peer"), and on one node
+          in the same run (flow_move_xnode*.csv, .png).
 Each configuration runs --reps times (default 3); the CSV has every run,
 the plot the medians.  Writes flow_move.csv, flow_move_summary.txt and
 flow_move.png into bench/results/ (or --out).
@@ -100,35 +104,56 @@ def read_sniff(path):
     return out
 
 
-def lab_topology(L, tag):
-    ns = {k: L.netns(k + tag) for k in ("g", "n", "k")}
+def lab_topology(L, tag, peer=False):
+    ns = {k: L.netns(k + tag) for k in ("g", "n", "k") + (("b",) if peer else ())}
     rc.link(L, ns["g"], "g_n", ns["n"], "n_g")
     rc.link(L, ns["n"], "n_k", ns["k"], "k_n")
+    if peer:  # (a second node, for moves across nodes)
+        rc.link(L, ns["n"], "n_b", ns["b"], "b_n")
     return ns
 
 
-def start_node(L, ns, tag):
-    """The node: in and out on af_packet, load_balancer x2 between."""
+def start_node(L, ns, tag, peer=False):
+    """The node: in and out on af_packet, load_balancer x2 between (and,
+    `peer`, port 2 to the second node)."""
     conf = L.path(f"{tag}-lb.json")
     write_config(conf)
+    ports = [{"name": "in", "dev": rc.af(0, "n_g", rc.BIG)},
+             {"name": "out", "dev": rc.af(1, "n_k", rc.BIG)}]
+    if peer:
+        ports.append({"name": "peer", "dev": rc.af(2, "n_b", rc.BIG), "peer": True})
     return L.node(f"mv{len(L.nodes)}", {
-        "ports": [{"name": "in", "dev": rc.af(0, "n_g", rc.BIG)},
-                  {"name": "out", "dev": rc.af(1, "n_k", rc.BIG)}],
+        "ports": ports,
         "nfs": [{"binary": "load_balancer", "service": 1, "instances": 2,
                  "args": ["-c", conf, "-p", "0"]}],
         "chains": [{"name": "c", "services": [1], "ingress_port": "in", "exit_port": "out"}],
     }, netns=ns["n"]).start()
 
 
-def one(L, ns, part, method, flows, rate, moves, rep):
-    tag = f"{part}-{method}-{flows}-{rate}-{moves}-{rep}"
+def start_peer(L, ns, tag):
+    """The second node: one balancer, its port to the first marked peer."""
+    conf = L.path(f"{tag}-lb-b.json")
+    write_config(conf)
+    return L.node(f"mvb{len(L.nodes)}", {
+        "ports": [{"name": "link", "dev": rc.af(0, "b_n", rc.BIG), "peer": True}],
+        "nfs": [{"binary": "load_balancer", "service": 1, "args": ["-c", conf, "-p", "0"]}],
+    }, netns=ns["b"]).start()
+
+
+def one(L, ns, part, method, flows, rate, moves, rep, peer=False):
+    tag = f"{part}-{method}-{flows}-{rate}-{moves}-{rep}{'-peer' if peer else ''}"
     warm = max(1.0, 1.3 * flows / rate) + 0.5
     seconds = warm + 2.5
     path = L.path(f"{tag}.pcap")
     sent = make_input(path, flows, rate, seconds)
-    node = start_node(L, ns, tag)
+    node = start_node(L, ns, tag, peer)
     inst = sorted(node.nf_by(service=1), key=lambda nf: nf["rank"])
     src, dst = inst[0]["instance"], inst[1]["instance"]
+    other = None
+    if peer:  # (rank 0's flows to the second node's balancer instead)
+        other = start_peer(L, ns, tag)
+        dst = f"2:{other.nf_by(service=1)[0]['instance']}"
+        lab.wait_until(lambda: node.link_up(2), 30, f"{tag}: the link to the second node")
     files = (L.path(f"{tag}-src.txt"), L.path(f"{tag}-sink.txt"))
     sn = [rt.sniffer(L, ns["g"], "g_n", files[0], "tags"),
           rt.sniffer(L, ns["k"], "k_n", files[1], "tags")]
@@ -158,6 +183,8 @@ def one(L, ns, part, method, flows, rate, moves, rep):
     for p in sn:
         rt.stop_sniffer(p)
     node.stop()
+    if other is not None:
+        other.stop()
     # Times from the manager's clock: with several moves, from the first
     # one's start to the last one's end.
     first = min(f["t_start_ns"] for f in figs)
@@ -186,6 +213,7 @@ def one(L, ns, part, method, flows, rate, moves, rep):
         "base_p50_us": round(pct(base, 50), 1), "base_p99_us": round(pct(base, 99), 1),
         "move_p50_us": round(pct(during, 50), 1), "move_p99_us": round(pct(during, 99), 1),
         "frames_in_move": len(during), "sent": len(t_src), "lost": lost,
+        "where": "peer" if peer else "local",
     }
     row["added_p50_us"] = round(row["move_p50_us"] - row["base_p50_us"], 1)
     row["added_p99_us"] = round(row["move_p99_us"] - row["base_p99_us"], 1)
@@ -344,6 +372,30 @@ def plot(rows, path):
     fig.savefig(path, dpi=120)
 
 
+def plot_xnode(rows, path):
+    plt = report.pyplot()
+    fig, ax = plt.subplots(1, 2, figsize=(10, 4.2))
+    ms = medians(rows, ["where", "method", "flows"])
+    for i, (where, method) in enumerate(sorted({(m["where"], m["method"]) for m in ms})):
+        mm = [m for m in ms if m["where"] == where and m["method"] == method]
+        xs = [m["flows"] for m in mm]
+        style = "-" if where == "local" else "--"
+        ax[0].plot(xs, [m["move_ms"] for m in mm], style, marker="o", color=f"C{i}",
+                   label=f"{method}, {'one node' if where == 'local' else 'to another node'}")
+        ax[1].plot(xs, [m["added_p50_us"] for m in mm], style, marker="o", color=f"C{i}",
+                   label=f"{method} p50, {'one node' if where == 'local' else 'other node'}")
+    for a in ax:
+        a.set_xscale("log")
+        a.set_xlabel("flows in the input (about half move)")
+        a.legend(fontsize=7)
+    ax[0].set_ylabel("move time (ms), command to DONE")
+    ax[1].set_ylabel("added latency of moved flows (us)")
+    ax[1].set_yscale("symlog")
+    fig.suptitle("Flow migration on one node and across two (veth, af_packet)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
 def summarize(rows, made):
     lines = [made, "medians over reps; added = during the move minus the 0.5 s before",
              f"{'part':5} {'method':9} {'flows':>6} {'kpps':>5} {'moves':>5} {'moved':>6} "
@@ -376,7 +428,7 @@ def write_out(rows, out, made):
 def main(L, a):
     os.makedirs(a.out, exist_ok=True)
     made = f"# made {time.strftime('%Y-%m-%d %H:%M')}, tree {report.repo_state()}"
-    ns = lab_topology(L, "")
+    ns = lab_topology(L, "", peer="xnode" in a.parts)
     rows = []
     for rep in range(a.reps):
         if "flows" in a.parts:
@@ -391,6 +443,26 @@ def main(L, a):
     if rows:
         report.write_csv(os.path.join(a.out, "flow_move.csv"), FIELDS, rows)
         write_out(rows, a.out, made)
+    if "xnode" in a.parts:
+        xrows = []
+        for rep in range(a.reps):
+            for flows in a.flows:
+                for method in ("reprocess", "buffer"):
+                    for peer in (False, True):
+                        xrows.append(one(L, ns, "xnode", method, flows, a.rate, 1, rep, peer))
+        report.write_csv(os.path.join(a.out, "flow_move_xnode.csv"), FIELDS + ["where"], xrows)
+        plot_xnode(xrows, os.path.join(a.out, "flow_move_xnode.png"))
+        lines = [made, "medians over reps", f"{'where':6} {'method':9} {'flows':>6} "
+                 f"{'moved':>6} {'move_ms':>8} {'+p50_us':>8} {'+p99_us':>8} {'lost':>5} "
+                 f"{'failed':>6}"]
+        for m in medians(xrows, ["where", "method", "flows"]):
+            lines.append(f"{m['where']:6} {m['method']:9} {m['flows']:>6} "
+                         f"{m['moved_flows']:>6.0f} {m['move_ms']:>8.2f} "
+                         f"{m['added_p50_us']:>8.1f} {m['added_p99_us']:>8.1f} "
+                         f"{m['lost']:>5.0f} {m['failed']:>6.0f}")
+        print("\n".join(lines))
+        with open(os.path.join(a.out, "flow_move_xnode_summary.txt"), "w") as f:
+            f.write("\n".join(lines) + "\n")
     if "scale" in a.parts:
         timeline, srows = [], []
         for rep in range(a.reps):
