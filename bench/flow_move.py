@@ -136,7 +136,8 @@ def start_peer(L, ns, tag):
     write_config(conf)
     return L.node(f"mvb{len(L.nodes)}", {
         "ports": [{"name": "link", "dev": rc.af(0, "b_n", rc.BIG), "peer": True}],
-        "nfs": [{"binary": "load_balancer", "service": 1, "args": ["-c", conf, "-p", "0"]}],
+        "nfs": [{"binary": "load_balancer", "service": 1, "args": ["-c", conf, "-p", "0"],
+                 "peer_only": True}],
     }, netns=ns["b"]).start()
 
 

@@ -224,6 +224,18 @@ mgr_nf_in_container(const struct mgr_nf_priv *p)
 	return ci >= 0 && ci < mgr.cfg.nnfs && mgr.cfg.nfs[ci].ctr.enabled;
 }
 
+/* An instance of an NF entry marked "peer_only": it serves flows another
+ * node moved to it (move_peer.h) and holds no rank here, so no flow of
+ * this node's own reaches it, nor a move or scaling here.  Read as
+ * mgr_nf_in_container(). */
+static inline bool
+mgr_nf_peer_only(const struct mgr_nf_priv *p)
+{
+	int ci = __atomic_load_n(&p->cfg_index, __ATOMIC_RELAXED);
+
+	return ci >= 0 && ci < mgr.cfg.nnfs && mgr.cfg.nfs[ci].peer_only;
+}
+
 /* A per-unit data path counter (struct mgr_dp_ctx field) summed over the units. */
 #define UNITS_SUM(field)                                                                     \
 	({                                                                                   \

@@ -108,6 +108,7 @@ struct mgr_nf_cfg {
 	char *args[MGR_CFG_MAX_ARGS];
 	struct mgr_nf_container_cfg ctr;
 	struct mgr_scale_cfg scale;
+	bool peer_only; /* "peer_only": serves only flows other nodes move here */
 };
 
 /* "containers": how the node runs container NFs. */

@@ -302,7 +302,8 @@ int
 cfg_parse_nfs(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 {
 	static const char *const keys[] = {"name", "binary",	 "service",   "instances",
-					   "args", "resiliency", "container", "scale", NULL};
+					   "args", "resiliency", "container", "scale",
+					   "peer_only", NULL};
 	char p[CFG_PATH_LEN];
 	json_t *arr, *v;
 	size_t i;
@@ -324,8 +325,12 @@ cfg_parse_nfs(struct cfg_walk *w, const json_t *root, struct mgr_config *cfg)
 			return cfg_fail(w, p, "missing required field \"service\"");
 		if (cfg_get_uint(w, v, p, "service", 1, MGR_CFG_MAX_SERVICE, &svc) < 0 ||
 		    cfg_get_uint(w, v, p, "instances", 1, MGR_CFG_MAX_INSTANCES, &inst) < 0 ||
-		    cfg_get_string(w, v, p, "name", nc->name, sizeof(nc->name), false, false) < 0)
+		    cfg_get_string(w, v, p, "name", nc->name, sizeof(nc->name), false, false) < 0 ||
+		    cfg_get_bool(w, v, p, "peer_only", &nc->peer_only) < 0)
 			return -1;
+		if (nc->peer_only && json_object_get(v, "scale") != NULL)
+			return cfg_fail(w, p, "\"peer_only\" instances are not scaled here: no "
+					"\"scale\"");
 		nc->service = svc;
 		nc->instances = inst;
 		if (parse_resiliency(w, v, p, nc) < 0)

@@ -473,6 +473,17 @@ mgr_move_mirror_open(const struct mgr_move_req *req, uint16_t port, uint32_t a_s
 			 req->service);
 		return -ENOENT;
 	}
+	/* Its state must be the moved flows' alone: a failed move frees
+	 * whatever the buckets hold there, and their new packets wait for
+	 * src's last output. */
+	if (!mgr_nf_peer_only(&mgr.nf_priv[req->dst]) ||
+	    mgr_service_rank(mgr.shm, req->service, req->dst) >= 0) {
+		snprintf(err, errlen,
+			 "instance %u serves this node's own flows: only an instance of an NF "
+			 "entry marked \"peer_only\" takes another node's",
+			 req->dst);
+		return -EPERM;
+	}
 	for (uint32_t b = 0; b < ONVM_FLOW_BUCKETS; b++)
 		nb += onvm_bucket_in(req->buckets, b);
 	if (nb == 0) {

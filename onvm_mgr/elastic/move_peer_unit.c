@@ -248,6 +248,7 @@ mgr_move_peer_rx(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 	case ONVM_XM_HANDOFF:
 		if (d.service >= ONVM_MAX_SERVICES || d.inst >= ONVM_MAX_NFS ||
 		    mgr.shm->nfs[d.inst].service_id != d.service ||
+		    !mgr_nf_peer_only(&mgr.nf_priv[d.inst]) ||
 		    __atomic_load_n(&mgr.shm->nfs[d.inst].status, __ATOMIC_ACQUIRE) !=
 			    ONVM_NF_RUNNING) {
 			COUNT(handoff_no_inst);

@@ -88,7 +88,8 @@ cfg_of(uint16_t service)
 {
 	for (uint16_t id = 0; id < ONVM_MAX_NFS; id++)
 		if (mgr.shm->nfs[id].status == ONVM_NF_RUNNING &&
-		    mgr.shm->nfs[id].service_id == service && mgr.nf_priv[id].cfg_index >= 0)
+		    mgr.shm->nfs[id].service_id == service && mgr.nf_priv[id].cfg_index >= 0 &&
+		    !mgr_nf_peer_only(&mgr.nf_priv[id])) /* (its instances hold no rank) */
 			return mgr.nf_priv[id].cfg_index;
 	return -1;
 }

@@ -346,7 +346,9 @@ do_register(const struct onvm_mp_register_req *req, pid_t ns_pid, int *pidfd,
 	__atomic_fetch_add(&mgr.nf_registrations, 1, __ATOMIC_RELEASE);
 	if (__atomic_load_n(&slot->remote_parked, __ATOMIC_SEQ_CST))
 		mgr_rsync_state_parked_check(slot);
-	if (mgr_service_add(req->service_id, id) < 0) {
+	/* (an instance for other nodes' flows holds no rank: nothing of this
+	 * node's reaches it) */
+	if (!mgr_nf_peer_only(&mgr.nf_priv[id]) && mgr_service_add(req->service_id, id) < 0) {
 		uint16_t fixed = mgr.shm->services[req->service_id].fixed;
 
 		__atomic_store_n(&slot->status, ONVM_NF_DEAD, __ATOMIC_RELEASE);

@@ -303,8 +303,10 @@ def run_xnode(L, tag, frames, path, fault=None, method="reprocess"):
     node_b = L.node(f"xmove-{tag}-b", {
         "ports": [{"name": "link", "dev": f"net_af_packet0,iface=xlb,{AFP_RING}", "peer": True}],
         "nfs": [
-            {"binary": "load_balancer", "service": 2, "args": ["-c", conf, "-p", "0"]},
-            {"binary": "basic_monitor", "service": 3, "args": ["-e", mon_b, "-p", "0"]},
+            {"binary": "load_balancer", "service": 2, "args": ["-c", conf, "-p", "0"],
+             "peer_only": True},
+            {"binary": "basic_monitor", "service": 3, "args": ["-e", mon_b, "-p", "0"],
+             "peer_only": True},
         ],
     }, netns=ns_b,
         env={"ONVM_MOVE_FAULT": f"import_delay_ms:{3000 if kill_dst else 200}"}).start()
