@@ -213,8 +213,10 @@ move_conflict(const struct mgr_move_req *req)
 		    (st == ONVM_MOVE_FAILED && !priv[i].hooked))
 			continue;
 		/* Opposite roles could wait on each other (each dst waiting
-		 * at its IN marker for the other's export). */
-		if (mv->src == req->dst || mv->dst == req->src)
+		 * at its IN marker for the other's export).  (An instance on
+		 * another node, ONVM_INST_NONE here, is none of ours.) */
+		if ((mv->src == req->dst && req->dst != ONVM_INST_NONE) ||
+		    (mv->dst == req->src && req->src != ONVM_INST_NONE))
 			return "an instance is already in a move the other way";
 		if (mv->service != req->service)
 			continue;
@@ -233,8 +235,12 @@ free_slot(void)
 	for (uint32_t i = 0; i < ONVM_MAX_MOVES; i++) {
 		uint32_t st = __atomic_load_n(&mgr.shm->moves[i].state, __ATOMIC_ACQUIRE);
 
-		if (st == ONVM_MOVE_FREE || st == ONVM_MOVE_DONE ||
-		    (st == ONVM_MOVE_FAILED && !priv[i].hooked &&
+		/* (a mirror is free once closed: the units look its slot up
+		 * until then; a failed move once unhooked and over a while) */
+		if (st == ONVM_MOVE_FREE ||
+		    (st == ONVM_MOVE_DONE &&
+		     (mgr.shm->moves[i].xnode != ONVM_MOVE_FROM_PEER || priv[i].t_over != 0)) ||
+		    (st == ONVM_MOVE_FAILED && !priv[i].hooked && priv[i].t_over != 0 &&
 		     now - priv[i].t_over > MOVE_LINGER_NS))
 			return (int)i;
 	}
@@ -325,7 +331,13 @@ slot_open(const struct mgr_move_req *req, const uint64_t *mine, uint32_t nb, cha
 	mgr_move_xfer[slot]->n_included = 0;
 	mgr_move_xfer[slot]->len = 0;
 	mv = &mgr.shm->moves[slot];
-	priv[slot].gen++;
+	/* A slot's gens start where this run of the manager says: a move of
+	 * a restarted node is not taken for one of its last run's by another
+	 * node, which knows a move by its slot and gen (never 0). */
+	if (priv[slot].gen == 0)
+		priv[slot].gen = (uint32_t)(mgr.remote.run >> 16) + slot * 0x01000193u;
+	if (++priv[slot].gen == 0)
+		priv[slot].gen = 1;
 	memset(mv, 0, sizeof(*mv));
 	mv->gen = priv[slot].gen;
 	mv->service = req->service;

@@ -42,10 +42,16 @@ struct onvm_pkt_meta;
 extern bool mgr_peer_any;
 extern bool mgr_peer_port[ONVM_MAX_PORTS];
 /* Per peer port, by the src node's slot: the mirror of that move here,
- * MGR_PEER_MIRROR(gen, slot) (0: none).  Control-written, unit-read. */
+ * MGR_PEER_MIRROR(the move's gen there, the mirror's slot and gen here)
+ * (0: none).  Control-written, unit-read: a unit checks the mirror's gen
+ * against the slot's before it trusts the slot. */
 extern uint64_t mgr_peer_mirror[ONVM_MAX_PORTS][ONVM_MAX_MOVES];
-#define MGR_PEER_MIRROR(a_gen, b_slot)                                                      \
-	((UINT64_C(1) << 63) | ((uint64_t)(a_gen) << 8) | (uint64_t)(b_slot))
+#define MGR_PEER_MIRROR(a_gen, b_slot, b_gen)                                               \
+	((UINT64_C(1) << 63) | ((uint64_t)((b_gen) & 0xffff) << 40) |                        \
+	 ((uint64_t)(a_gen) << 8) | (uint64_t)(b_slot))
+#define MGR_PEER_MIRROR_AGEN(e) ((uint32_t)((e) >> 8))
+#define MGR_PEER_MIRROR_SLOT(e) ((uint32_t)((e) & 0xff))
+#define MGR_PEER_MIRROR_BGEN(e) ((uint32_t)((e) >> 40) & 0xffff)
 /* Destination (broadcast) and source MACs of the frames out of a port. */
 extern uint8_t mgr_peer_mac[ONVM_MAX_PORTS][12];
 /* Control frames from the RX unit to the control thread. */

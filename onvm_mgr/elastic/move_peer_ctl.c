@@ -65,6 +65,8 @@ static struct src_side {
 	uint64_t state_progress_ns, log_progress_ns; /* their acknowledgements last moved */
 	uint64_t over_ns;	      /* seen DONE or FAILED here */
 	uint8_t peer_state;	      /* the mirror's state, last heard */
+	int mirror;		      /* the mirror's slot there (-1: not heard yet) */
+	uint64_t peer_lost;	      /* copies the mirror said it lost, so far */
 	uint32_t said;		      /* state and flags of the last SYNC */
 } srcs[ONVM_MAX_MOVES];
 
@@ -78,7 +80,7 @@ static struct dst_side {
 	uint32_t n_included;
 	uint64_t state_total, state_got;
 	uint64_t log_next;
-	uint64_t a_copies;
+	uint64_t a_copies; /* copies the last SYNC said were sent: all ahead of it */
 	uint64_t last_heard_ns, last_status_ns, over_ns;
 	uint64_t said[4]; /* state and flags, state_got, log_next, dst_seen of the last STATUS */
 } dsts[ONVM_MAX_MOVES];
@@ -135,6 +137,7 @@ mgr_move_peer_reset(uint32_t slot)
 	memset(&srcs[slot], 0, sizeof(srcs[slot]));
 	srcs[slot].gen = mgr.shm->moves[slot].gen;
 	srcs[slot].log_sent = srcs[slot].log_acked = 1;
+	srcs[slot].mirror = -1;
 	srcs[slot].last_status_ns = now; /* (the first answer is a round trip away) */
 	srcs[slot].state_progress_ns = srcs[slot].log_progress_ns = now;
 }
@@ -298,6 +301,27 @@ src_on_status(uint16_t port, const struct onvm_xm_ctl *c, uint64_t now)
 		return;
 	}
 	s = &srcs[c->slot];
+	{
+		uint32_t st = __atomic_load_n(&mv->state, __ATOMIC_ACQUIRE);
+
+		/* Over here: the mirror is told again how it ended (its node may
+		 * have been cut off for the whole over-talk). */
+		if ((st == ONVM_MOVE_DONE || st == ONVM_MOVE_FAILED) &&
+		    t->state != ONVM_MOVE_DONE && t->state != ONVM_MOVE_FAILED)
+			src_send_sync(c->slot, mv, s, st);
+	}
+	/* Another mirror than the one that opened it (the dst node restarted,
+	 * or a stale one of a restarted src node's): it has not had what this
+	 * move sent -- the move cannot be trusted. */
+	if ((s->mirror >= 0 && t->mirror_slot != s->mirror) ||
+	    (t->state != ONVM_MOVE_FAILED &&
+	     (t->state_acked < s->state_acked || t->log_next < s->log_acked))) {
+		mgr_move_fail(c->slot, ONVM_MOVE_FAIL_PEER_LOST);
+		__atomic_store_n(&mv->lossy, 1, __ATOMIC_RELEASE);
+		return;
+	}
+	if (t->mirror_slot != 0xff)
+		s->mirror = t->mirror_slot;
 	s->last_status_ns = now;
 	s->peer_state = t->state;
 	mv->peer_slot = t->mirror_slot;
@@ -313,15 +337,27 @@ src_on_status(uint16_t port, const struct onvm_xm_ctl *c, uint64_t now)
 	}
 	s->state_sent = RTE_MAX(s->state_sent, s->state_acked);
 	s->log_sent = RTE_MAX(s->log_sent, s->log_acked);
-	/* dst's figures (dst_seen: src_begin's log check and the end) */
-	if (t->dst_seen > __atomic_load_n(&mv->dst_seen, __ATOMIC_RELAXED))
-		__atomic_store_n(&mv->dst_seen, t->dst_seen, __ATOMIC_RELEASE);
+	/* dst's figures.  dst_seen lets src reuse a log entry (src_begin):
+	 * only once the entry it replaces has reached dst's node. */
+	{
+		uint64_t seen = mv->method == ONVM_MOVE_BUFFER /* (src logs nothing) */
+					? t->dst_seen
+					: RTE_MIN(t->dst_seen, s->log_acked - 1);
+
+		if (seen > __atomic_load_n(&mv->dst_seen, __ATOMIC_RELAXED))
+			__atomic_store_n(&mv->dst_seen, seen, __ATOMIC_RELEASE);
+	}
 	mv->imported_flows = t->imported_flows;
 	mv->reprocessed = t->reprocessed;
 	mv->skipped_included = t->skipped_included;
 	mv->nd_replayed = t->nd_replayed;
 	mv->dst_dropped = t->dst_dropped;
-	__atomic_store_n(&mv->copies_lost, t->copies_lost, __ATOMIC_RELEASE);
+	/* (added to ours: copies this node could not send) */
+	if (t->copies_lost > s->peer_lost) {
+		__atomic_add_fetch(&mv->copies_lost, t->copies_lost - s->peer_lost,
+				   __ATOMIC_RELEASE);
+		s->peer_lost = t->copies_lost;
+	}
 	if (t->state == ONVM_MOVE_FAILED) {
 		mgr_move_fail(c->slot, t->fail != ONVM_MOVE_OK && t->fail < ONVM_MOVE_FAIL_REASON_MAX
 					       ? (enum onvm_move_fail)t->fail
@@ -404,8 +440,8 @@ mirror_of(uint16_t port, uint32_t a_slot, uint32_t a_gen)
 	if (a_slot >= ONVM_MAX_MOVES)
 		return -1;
 	e = __atomic_load_n(&mgr_peer_mirror[port][a_slot], __ATOMIC_ACQUIRE);
-	b = (uint32_t)(e & 0xff);
-	if (e == 0 || (uint32_t)(e >> 8) != a_gen || b >= ONVM_MAX_MOVES || !dsts[b].live ||
+	b = MGR_PEER_MIRROR_SLOT(e);
+	if (e == 0 || MGR_PEER_MIRROR_AGEN(e) != a_gen || b >= ONVM_MAX_MOVES || !dsts[b].live ||
 	    dsts[b].gen != mgr.shm->moves[b].gen)
 		return -1;
 	return (int)b;
@@ -542,9 +578,12 @@ dst_on_sync(uint16_t port, const struct onvm_xm_ctl *c, uint64_t now)
 					   .dst = y->inst, .method = y->method};
 		char err[160];
 
-		/* Only a move the src node has not flipped or ended opens one
-		 * (a late SYNC of a closed one does not). */
-		if (y->state == ONVM_MOVE_FREE || y->state >= ONVM_MOVE_FLIPPING ||
+		/* Only a move that has sent nothing yet opens one: the src
+		 * node hooks it once the mirror answers (a late SYNC of a
+		 * closed one, or one this node's restart missed the start of,
+		 * does not). */
+		if (y->state != ONVM_MOVE_STARTED || y->copies != 0 ||
+		    (y->flags & (ONVM_XM_S_START_OUT | ONVM_XM_S_EXPORTED)) ||
 		    closed_gen[port][c->slot] == c->gen)
 			return;
 		memcpy(req.buckets, y->buckets, sizeof(req.buckets));
@@ -562,11 +601,19 @@ dst_on_sync(uint16_t port, const struct onvm_xm_ctl *c, uint64_t now)
 		d->a_gen = c->gen;
 		d->log_next = 1;
 		mirrors_opened++;
-		__atomic_store_n(&mgr_peer_mirror[port][c->slot], MGR_PEER_MIRROR(c->gen, b),
-				 __ATOMIC_RELEASE);
+		__atomic_store_n(&mgr_peer_mirror[port][c->slot],
+				 MGR_PEER_MIRROR(c->gen, b, d->gen), __ATOMIC_RELEASE);
 	}
 	d = &dsts[b];
 	mv = &mgr.shm->moves[b];
+	/* (a move of the same slot and gen but not this one: a restarted
+	 * src node's) */
+	if (mv->service != y->service || mv->dst != y->inst || mv->method != y->method ||
+	    memcmp(mv->buckets, y->buckets, sizeof(mv->buckets)) != 0) {
+		mgr_move_fail(b, ONVM_MOVE_FAIL_PEER_LOST);
+		mirror_force_fail(b, ONVM_MOVE_FAIL_PEER_LOST);
+		return;
+	}
 	d->last_heard_ns = now;
 	d->a_copies = y->copies;
 	if (y->flags & ONVM_XM_S_START_OUT)
@@ -688,6 +735,12 @@ mirror_pass(uint32_t b, uint64_t now)
 	if (!d->live)
 		return false;
 	if (mv->gen != d->gen || mv->xnode != ONVM_MOVE_FROM_PEER) {
+		/* (taken by another move: not before it was closed, free_slot;
+		 * its map entry goes all the same) */
+		uint64_t mine = MGR_PEER_MIRROR(d->a_gen, b, d->gen);
+
+		__atomic_compare_exchange_n(&mgr_peer_mirror[d->port][d->a_slot], &mine, 0, false,
+					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 		d->live = false;
 		return false;
 	}
@@ -708,6 +761,20 @@ mirror_pass(uint32_t b, uint64_t now)
 			else
 				__atomic_store_n(&mv->lossy, 1, __ATOMIC_RELEASE);
 		}
+		/* A copy lost on the link: those a SYNC counted went into the
+		 * src node's port ahead of it (counted once queued), one queue,
+		 * so they are here (received: mv->copies) if none was lost.  Before FLIPPING the move
+		 * fails; after, lossy -- the src node fails it if not flipped. */
+		if (__atomic_load_n(&mv->copies, __ATOMIC_ACQUIRE) < d->a_copies) {
+			if (st < ONVM_MOVE_FLIPPING)
+				mgr_move_fail(b, ONVM_MOVE_FAIL_COPY);
+			else
+				__atomic_store_n(&mv->lossy, 1, __ATOMIC_RELEASE);
+		}
+		/* the src node silent a second after the flip: dst waits for
+		 * its END no more */
+		if (st >= ONVM_MOVE_FLIPPING && now - d->last_heard_ns > 1000ull * 1000 * 1000)
+			__atomic_store_n(&mv->src_gone, 1, __ATOMIC_RELEASE);
 		if (st < ONVM_MOVE_FLIPPING && now - d->last_heard_ns > MIRROR_SILENT_NS) {
 			mgr_move_fail(b, ONVM_MOVE_FAIL_PEER_LOST);
 		} else if (st >= ONVM_MOVE_FLIPPING && now - d->last_heard_ns > MIRROR_LINGER_NS) {
@@ -720,7 +787,7 @@ mirror_pass(uint32_t b, uint64_t now)
 		st = __atomic_load_n(&mv->state, __ATOMIC_ACQUIRE);
 	}
 	if ((st == ONVM_MOVE_DONE || st == ONVM_MOVE_FAILED) && d->over_ns == 0) {
-		uint64_t mine = MGR_PEER_MIRROR(d->a_gen, b);
+		uint64_t mine = MGR_PEER_MIRROR(d->a_gen, b, d->gen);
 
 		d->over_ns = now;
 		mgr_move_mirror_close(b);

@@ -168,14 +168,19 @@ rx_tagged(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, struct onvm
 			     : 0;
 	struct onvm_move *mv;
 	struct mgr_dest to;
+	uint16_t dst;
 
-	if (e == 0 || ((e >> 8) & 0xff) != ONVM_MOVE_TAG_GEN(d->tag)) {
+	mv = &mgr.shm->moves[MGR_PEER_MIRROR_SLOT(e) % ONVM_MAX_MOVES];
+	dst = __atomic_load_n(&mv->dst, __ATOMIC_RELAXED); /* (read once: checked, used) */
+	/* (the slot may have been taken by another move since: its gen says) */
+	if (e == 0 || (MGR_PEER_MIRROR_AGEN(e) & 0xff) != ONVM_MOVE_TAG_GEN(d->tag) ||
+	    (__atomic_load_n(&mv->gen, __ATOMIC_ACQUIRE) & 0xffff) != MGR_PEER_MIRROR_BGEN(e) ||
+	    mv->xnode != ONVM_MOVE_FROM_PEER || dst >= ONVM_MAX_NFS) {
 		COUNT(copies_stale);
 		rte_pktmbuf_free(m);
 		return;
 	}
-	mv = &mgr.shm->moves[e & 0xff];
-	meta->ts = ONVM_MOVE_TAG(e & 0xff, mv->gen, ONVM_MOVE_TAG_SEQ(d->tag));
+	meta->ts = ONVM_MOVE_TAG(MGR_PEER_MIRROR_SLOT(e), mv->gen, ONVM_MOVE_TAG_SEQ(d->tag));
 	if (d->type == ONVM_XM_COPY) {
 		meta->flags |= ONVM_PKT_F_MOVE_COPY;
 	} else {
@@ -185,7 +190,7 @@ rx_tagged(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m, struct onvm
 	}
 	__atomic_add_fetch(&mv->copies, 1, __ATOMIC_RELAXED);
 	to.kind = MGR_DEST_NF;
-	to.id = mv->dst;
+	to.id = dst;
 	mgr_dp_dispatch(ctx, m, &to);
 }
 

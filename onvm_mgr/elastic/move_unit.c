@@ -55,26 +55,28 @@ mgr_move_fail(uint32_t slot, enum onvm_move_fail why)
 static bool
 divert_to_peer(uint32_t slot, struct onvm_move *mv, struct rte_mbuf *m)
 {
-	struct rte_mbuf *c;
+	struct rte_mbuf *c = m;
+	bool sent;
 
-	__atomic_add_fetch(&mv->copies, 1, __ATOMIC_RELAXED);
+	/* Counted once queued (or not): the copies a SYNC counts are ahead of
+	 * it on the link, so the dst node can tell one lost on the way. */
 	if (mv->method == ONVM_MOVE_BUFFER) {
-		/* (lost: the flow's packet with it -- the move fails, or
-		 * after the flip began is lossy) */
-		if (!mgr_move_peer_send_tagged(m, mv, ONVM_XM_BUFFERED)) {
-			__atomic_add_fetch(&mv->copies_lost, 1, __ATOMIC_RELAXED);
-			mgr_move_fail(slot, ONVM_MOVE_FAIL_COPY);
-		}
-		return true;
+		sent = mgr_move_peer_send_tagged(m, mv, ONVM_XM_BUFFERED);
+	} else {
+		c = rte_pktmbuf_copy(m, mgr.pool, 0, UINT32_MAX);
+		if (c != NULL)
+			*onvm_pkt_meta(c, mgr.dyn_off) = *onvm_pkt_meta(m, mgr.dyn_off);
+		sent = c != NULL && mgr_move_peer_send_tagged(c, mv, ONVM_XM_COPY);
 	}
-	c = rte_pktmbuf_copy(m, mgr.pool, 0, UINT32_MAX);
-	if (c != NULL)
-		*onvm_pkt_meta(c, mgr.dyn_off) = *onvm_pkt_meta(m, mgr.dyn_off);
-	if (c == NULL || !mgr_move_peer_send_tagged(c, mv, ONVM_XM_COPY)) {
+	if (likely(sent)) {
+		__atomic_add_fetch(&mv->copies, 1, __ATOMIC_RELEASE);
+	} else {
+		/* (buffering: the flow's packet with it) -- the move fails,
+		 * or after the flip began is lossy */
 		__atomic_add_fetch(&mv->copies_lost, 1, __ATOMIC_RELAXED);
 		mgr_move_fail(slot, ONVM_MOVE_FAIL_COPY);
 	}
-	return false;
+	return mv->method == ONVM_MOVE_BUFFER;
 }
 
 bool

@@ -51,7 +51,10 @@ Scenarios (one run each):
              to B instead of going to A's instance);
   xnode_dst_killed  the balancer's move to node B, B's balancer killed
              while it holds the move: the move fails, A keeps every flow;
-  xnode_link_lost  the same with the link taken down instead.
+  xnode_link_lost  the same with the link taken down instead;
+  xnode_copy_lost  the same with a fifth of the link's frames dropped for
+             a second (a relay, faulty_link.py): copies lost on the link
+             fail the move.
 
 Asserted from the output capture against the input, frame by frame (the
 remote tests' oracle, with the IP ID as the frame's name): no frame lost
@@ -72,6 +75,7 @@ buckets moved out 1/3 within 10 %, their flows 1/3 within 0.1 (a
 sample of ~430 connections), and every flow moved out moved back.
 """
 import collections
+import json
 import os
 import signal
 import struct
@@ -86,6 +90,7 @@ DELAY_US = 150
 # The link's af_packet rings: room for a few hundred ms of it (the default
 # 512 frames overflowed on two shared cores, the kernel dropping frames).
 AFP_RING = "framesz=2048,framecnt=8192,blocksz=4096"
+FAULTY_LINK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "faulty_link.py")
 BACKEND_IPS = {bytes(int(x) for x in ip.split(".")) for ip, _ in BACKENDS}
 
 
@@ -279,7 +284,8 @@ def run_xnode(L, tag, frames, path, fault=None, method="reprocess"):
     (A's and B's instances by service, both nodes' NF telemetry, output
     frames, A's moves' figures, B's mirrors' figures, monitor paths).
     `fault`: "dst" kills B's balancer while it holds its move, "link" takes
-    the link down then (only the balancer moves)."""
+    the link down then, "loss" drops a fifth of the link's frames for a
+    second then (faulty_link.py; only the balancer moves)."""
     kill_dst = fault is not None
     out = L.path(f"{tag}-out.pcap")
     conf = L.path(f"{tag}-lb.json")
@@ -287,7 +293,19 @@ def run_xnode(L, tag, frames, path, fault=None, method="reprocess"):
     # (af_packet on a veth pair: DPDK 22.11's memif garbled this link's
     # frames, client side, in the lab)
     ns_a, ns_b = L.netns("xa"), L.netns("xb")
-    L.veth(ns_a, "xla", ns_b, "xlb", mtu=2000)
+    relay = None
+    if fault == "loss":
+        # (this kernel has no netem: faulty_link.py, a relay in a
+        # namespace between the two, drops frames when told to)
+        ns_r = L.netns("xr")
+        L.veth(ns_a, "xla", ns_r, "xra", mtu=2000)
+        L.veth(ns_r, "xrb", ns_b, "xlb", mtu=2000)
+        control = L.path(f"{tag}-faults.json")
+        relay = L.spawn(f"faulty_link-{tag}", lab.in_netns(ns_r, [
+            "/usr/bin/python3", FAULTY_LINK, "xra", "xrb", "--seed", "1", "--control", control,
+            "--stats", L.path(f"{tag}-relay.json")]))
+    else:
+        L.veth(ns_a, "xla", ns_b, "xlb", mtu=2000)
     mon_a, mon_b = L.path(f"{tag}-monA-%i.json"), L.path(f"{tag}-monB-%i.json")
     node_a = L.node(f"xmove-{tag}-a", {
         "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={path},tx_pcap={out}"},
@@ -348,6 +366,14 @@ def run_xnode(L, tag, frames, path, fault=None, method="reprocess"):
         time.sleep(0.5)
         lab.run_cmd(lab.in_netns(ns_a, ["ip", "link", "set", "xla", "down"]))
         print(f"{tag}: the link down mid-move")
+    elif fault == "loss":
+        time.sleep(0.3)
+        for faults in ({"drop": 0.2}, {}):
+            with open(control, "w") as f:
+                json.dump(faults, f)
+            os.kill(relay.pid, signal.SIGUSR1)
+            time.sleep(1.0)
+        print(f"{tag}: a fifth of the link's frames lost for a second mid-move")
     figures = {}
     for slot in started:
         lab.wait_until(lambda: node_a.query(f"/onvm/moves,{slot}")["state"] in
@@ -565,15 +591,17 @@ def test(L):
         # (the removed instance's counters went with it: the balancers'
         # ND count cannot be summed; the monitors are checked whole)
         check_monitors(L, scenario, by_svc, frames, backend, mon)
-    elif scenario in ("xnode", "xnode_buffer", "xnode_dst_killed", "xnode_link_lost"):
-        fault = {"xnode_dst_killed": "dst", "xnode_link_lost": "link"}.get(scenario)
+    elif scenario in ("xnode", "xnode_buffer", "xnode_dst_killed", "xnode_link_lost",
+                      "xnode_copy_lost"):
+        fault = {"xnode_dst_killed": "dst", "xnode_link_lost": "link",
+                 "xnode_copy_lost": "loss"}.get(scenario)
         method = "buffer" if scenario == "xnode_buffer" else "reprocess"
         (a_svc, b_svc), nfs, got, figs, mirrors, mons, peer = run_xnode(
             L, scenario, frames, path, fault=fault, method=method)
         backend = check_output(L, scenario, frames, got)
         if fault:
             f = next(iter(figs.values()))
-            want = "dst_gone" if fault == "dst" else "peer_lost"
+            want = {"dst": "dst_gone", "link": "peer_lost", "loss": "copy_lost"}[fault]
             L.expect(f["state"] == "failed" and f["fail"] == want, f"{scenario}: move {f}")
             L.expect(peer[0]["tx_handoff"] == 0, f"{scenario}: packets handed to node B")
             return
