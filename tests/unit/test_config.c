@@ -636,6 +636,46 @@ test_port_rx_must_be_a_boolean(void **state)
 		     NAME ":4:11: ports[0].rx", "expected a boolean, got a string");
 }
 
+static void
+test_peer_port_and_peer_only_nf(void **state)
+{
+	struct fixture *f = *state;
+
+	load_ok(f, "{'ports': [{'dev': 'a'}, {'dev': 'b', 'peer': true}],"
+		   " 'nfs': [{'binary': 'x', 'service': 2},"
+		   "         {'binary': 'x', 'service': 2, 'peer_only': true}]}");
+	assert_false(f->cfg.ports[0].peer);
+	assert_true(f->cfg.ports[1].peer);
+	assert_false(f->cfg.nfs[0].peer_only);
+	assert_true(f->cfg.nfs[1].peer_only);
+}
+
+static void
+test_peer_only_nf_is_not_scaled(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'nfs': [{\n"
+		     "    'binary': 'x', 'service': 2, 'peer_only': true,\n"
+		     "    'scale': {'max': 3}\n"
+		     "  }]\n"
+		     "}\n",
+		     NAME ":2:11: nfs[0]", "\"peer_only\" instances are not scaled here");
+}
+
+static void
+test_peer_must_be_a_boolean(void **state)
+{
+	expect_error(state,
+		     "{\n"
+		     "  'ports': [{\n"
+		     "    'dev': 'net_null0',\n"
+		     "    'peer': 1\n" /* col 13 */
+		     "  }]\n"
+		     "}\n",
+		     NAME ":4:13: ports[0].peer", "expected a boolean, got an integer");
+}
+
 /* ---- ranges ---------------------------------------------------------------------- */
 
 static void
@@ -2245,6 +2285,9 @@ main(void)
 	    T(test_integer_where_a_chain_name_is_expected),
 	    T(test_integer_in_a_string_list_is_rejected),
 	    T(test_port_rx_must_be_a_boolean),
+	    T(test_peer_port_and_peer_only_nf),
+	    T(test_peer_only_nf_is_not_scaled),
+	    T(test_peer_must_be_a_boolean),
 	    T(test_nf_service_id_above_63_is_out_of_range),
 	    T(test_nf_service_id_0_is_out_of_range),
 	    T(test_chain_service_id_out_of_range_names_its_index),
