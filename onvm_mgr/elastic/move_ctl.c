@@ -400,6 +400,27 @@ peer_target_ok(uint16_t service, uint16_t port, uint16_t inst, char *err, size_t
 	return true;
 }
 
+/* One end of a move to or from another node: instance `id` runs
+ * `service`, is not leaving, and says its flows may move; 0, or -errno
+ * with a sentence in err. */
+static int
+end_ok(uint16_t id, uint16_t service, char *err, size_t errlen)
+{
+	const struct onvm_nf_slot *s = &mgr.shm->nfs[id];
+
+	if (s->status != ONVM_NF_RUNNING || s->service_id != service ||
+	    __atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+		snprintf(err, errlen, "instance %u does not run service %u", id, service);
+		return -ENOENT;
+	}
+	if (!s->movable) {
+		snprintf(err, errlen, "NF '%s' does not say its flows may move (nf_ops.movable)",
+			 s->name);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
 /*
  * A move to an instance on the node behind req->peer_port: the record is
  * made here, but the hook and START wait for that node to open its mirror
@@ -422,17 +443,10 @@ peer_start(const struct mgr_move_req *req, char *err, size_t errlen)
 	}
 	if (!chain_kind_allows(req->service, err, errlen))
 		return -EOPNOTSUPP;
+	slot = end_ok(req->src, req->service, err, errlen);
+	if (slot < 0)
+		return slot;
 	src = &mgr.shm->nfs[req->src];
-	if (src->status != ONVM_NF_RUNNING || src->service_id != req->service ||
-	    __atomic_load_n(&src->stop, __ATOMIC_ACQUIRE)) {
-		snprintf(err, errlen, "instance %u must run service %u", req->src, req->service);
-		return -ENOENT;
-	}
-	if (!src->movable) {
-		snprintf(err, errlen, "NF '%s' does not say its flows may move (nf_ops.movable)",
-			 src->name);
-		return -EOPNOTSUPP;
-	}
 	if (!peer_target_ok(req->service, req->peer_port, req->peer_inst, err, errlen))
 		return -EBUSY;
 	nb = src_buckets(req, mine, err, errlen);
@@ -478,13 +492,10 @@ mgr_move_mirror_open(const struct mgr_move_req *req, uint16_t port, uint32_t a_s
 	}
 	if (!chain_kind_allows(req->service, err, errlen))
 		return -EOPNOTSUPP;
+	ret = end_ok(req->dst, req->service, err, errlen);
+	if (ret < 0)
+		return ret;
 	dst = &mgr.shm->nfs[req->dst];
-	if (dst->status != ONVM_NF_RUNNING || dst->service_id != req->service ||
-	    __atomic_load_n(&dst->stop, __ATOMIC_ACQUIRE) || !dst->movable) {
-		snprintf(err, errlen, "instance %u does not run movable service %u here", req->dst,
-			 req->service);
-		return -ENOENT;
-	}
 	/* Its state must be the moved flows' alone: a failed move frees
 	 * whatever the buckets hold there, and their new packets wait for
 	 * src's last output. */
