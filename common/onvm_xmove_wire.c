@@ -197,8 +197,7 @@ status_decode(const uint8_t *p, struct onvm_xm_status *s)
 	s->state = p[1];
 	s->fail = p[2];
 	s->flags = p[3];
-	if (onvm_get_be32(p + 4) != 0)
-		return ONVM_XM_BAD_RESERVED;
+	s->nd_short = onvm_get_be32(p + 4);
 	if (s->flags & ~(ONVM_XM_T_OPEN | ONVM_XM_T_IMPORTED | ONVM_XM_T_LOSSY))
 		return ONVM_XM_BAD_FLAGS;
 	if (s->state > ONVM_XM_STATE_MAXV || s->fail > ONVM_XM_FAIL_MAXV)
@@ -353,6 +352,7 @@ onvm_xm_ctl_encode(uint8_t *f, size_t room, const uint8_t mac[12], const struct 
 		p[1] = s->state;
 		p[2] = s->fail;
 		p[3] = s->flags;
+		onvm_put_be32(p + 4, s->nd_short);
 		for (int i = 0; i < 10; i++)
 			onvm_put_be64(p + 8 + 8 * i, v[i]);
 		break;

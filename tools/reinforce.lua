@@ -262,6 +262,7 @@ local xm = {
 	l_unused = ProtoField.uint64("reinforce_xmove.log.unused", "Unused ND value", base.HEX),
 	-- STATUS
 	mirror_slot = ProtoField.uint8("reinforce_xmove.status.mirror_slot", "Mirror slot"),
+	nd_short = ProtoField.uint32("reinforce_xmove.status.nd_short", "ND values drawn afresh"),
 	t_flags = ProtoField.uint8("reinforce_xmove.status.flags", "Flags", base.HEX),
 	t_open = ProtoField.bool("reinforce_xmove.status.flags.open", "Open", 8, nil, 0x01),
 	t_imported = ProtoField.bool("reinforce_xmove.status.flags.imported", "Imported", 8, nil,
@@ -523,7 +524,7 @@ local function dissect_xmove(tvb, pinfo, tree)
 		ft:add(xm.t_open, tvb(13, 1))
 		ft:add(xm.t_imported, tvb(13, 1))
 		ft:add(xm.t_lossy, tvb(13, 1))
-		t:add(xm.reserved, tvb(14, 4))
+		t:add(xm.nd_short, tvb(14, 4))
 		for i, c in ipairs(xm_counters) do
 			t:add(xm["c_" .. c[1]], tvb(18 + 8 * (i - 1), 8))
 		end

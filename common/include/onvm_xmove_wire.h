@@ -123,6 +123,7 @@ struct onvm_xm_status {
 	uint8_t state; /* enum onvm_move_state of the mirror */
 	uint8_t fail;
 	uint8_t flags; /* ONVM_XM_T_* */
+	uint32_t nd_short;    /* ND values dst drew afresh (src's missing) */
 	uint64_t state_acked; /* STATE bytes received in order */
 	uint64_t log_next;    /* the first LOG entry not received */
 	uint64_t copies_rcvd, dst_seen, imported_flows, reprocessed, skipped_included,

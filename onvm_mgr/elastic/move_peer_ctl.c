@@ -352,6 +352,7 @@ src_on_status(uint16_t port, const struct onvm_xm_ctl *c, uint64_t now)
 	mv->skipped_included = t->skipped_included;
 	mv->nd_replayed = t->nd_replayed;
 	mv->dst_dropped = t->dst_dropped;
+	mv->nd_short = t->nd_short;
 	/* (added to ours: copies this node could not send) */
 	if (t->copies_lost > s->peer_lost) {
 		__atomic_add_fetch(&mv->copies_lost, t->copies_lost - s->peer_lost,
@@ -477,6 +478,7 @@ mirror_send_status(uint32_t b, uint64_t now)
 	t->nd_replayed = mv->nd_replayed;
 	t->dst_dropped = mv->dst_dropped;
 	t->copies_lost = __atomic_load_n(&mv->copies_lost, __ATOMIC_ACQUIRE);
+	t->nd_short = (uint32_t)RTE_MIN(mv->nd_short, (uint64_t)UINT32_MAX);
 	if (mgr_move_peer_send_ctl(d->port, &c)) {
 		d->last_status_ns = now;
 		d->said[0] = t->state | (uint32_t)t->flags << 8;
