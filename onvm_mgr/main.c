@@ -335,6 +335,8 @@ main(int argc, char **argv)
 		mgr.idle_pool_in_use);
 
 cleanup:
+	/* (no /onvm/ command reads what follows frees) */
+	mgr_telemetry_close();
 	rte_pdump_uninit();
 	if (mgr.nb_ports > 0)
 		mgr_ports_stop();

@@ -24,7 +24,8 @@
  *     init.c         EAL arguments, shared tables, pools, rings, NF
  *                    placement, chains; runtime files at exit
  *     units.c        the per-lcore unit scheduler (adaptive polling, RCU)
- *     mgr_state.c    the one global `mgr` object, log types, the clock
+ *     mgr_state.c    the one global `mgr` object, log types, the clock,
+ *                    the telemetry commands' gate
  *     args.c         command line
  *     ports.c        DPDK port set-up and stats
  *     stats.c        console statistics
@@ -53,6 +54,7 @@
 #include <rte_mempool.h>
 #include <rte_memzone.h>
 #include <rte_rcu_qsbr.h>
+#include <rte_telemetry.h>
 #include <rte_version.h>
 
 #include "bfd_auth.h"
@@ -280,6 +282,11 @@ int mgr_vdev_guard_init(void);
 /* stats.c / telemetry.c */
 void mgr_stats_print(double interval_s);
 int mgr_telemetry_init(void);
+/* Every /onvm/ command goes through here: the telemetry thread may run one
+ * while the manager exits, and mgr_telemetry_close() waits for it, then
+ * refuses the rest (their callbacks read what the exit frees). */
+int mgr_tel_register(const char *cmd, telemetry_cb fn, const char *help);
+void mgr_telemetry_close(void);
 
 uint64_t mgr_now_ns(void);
 int mgr_qsbr_thread_id(void); /* this lcore's QSBR id, or -1 */

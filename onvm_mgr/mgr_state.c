@@ -3,10 +3,12 @@
  */
 
 /*
- * mgr_state.c -- the manager's one global state object, its log types and
- * its clock, kept apart from main() so unit tests can link the data path
- * and router alone.
+ * mgr_state.c -- the manager's one global state object, its log types,
+ * its clock and the gate of its telemetry commands, kept apart from main()
+ * so unit tests can link the data path and router alone.
  */
+#include <errno.h>
+#include <string.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
@@ -86,4 +88,60 @@ mgr_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* ---- the telemetry gate (mgr.h) ---- */
+
+/* The commands registered through mgr_tel_register(), and the gate. */
+static struct {
+	const char *cmd;
+	telemetry_cb fn;
+} tel_cmds[64];
+static unsigned int tel_ncmds;
+static uint32_t tel_inside; /* callbacks running (atomic) */
+static bool tel_closed;	    /* (atomic) */
+
+static int
+tel_gate(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	telemetry_cb fn = NULL;
+	int ret;
+
+	for (unsigned int i = 0; i < __atomic_load_n(&tel_ncmds, __ATOMIC_ACQUIRE); i++)
+		if (strcmp(tel_cmds[i].cmd, cmd) == 0) {
+			fn = tel_cmds[i].fn;
+			break;
+		}
+	if (fn == NULL)
+		return -EINVAL;
+	__atomic_fetch_add(&tel_inside, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&tel_closed, __ATOMIC_SEQ_CST)) {
+		__atomic_fetch_sub(&tel_inside, 1, __ATOMIC_RELEASE);
+		return -EBUSY;
+	}
+	ret = fn(cmd, params, d);
+	__atomic_fetch_sub(&tel_inside, 1, __ATOMIC_RELEASE);
+	return ret;
+}
+
+int
+mgr_tel_register(const char *cmd, telemetry_cb fn, const char *help)
+{
+	/* (at start-up, before the telemetry thread can call any of them) */
+	if (tel_ncmds == RTE_DIM(tel_cmds))
+		return -ENOSPC;
+	tel_cmds[tel_ncmds].cmd = cmd;
+	tel_cmds[tel_ncmds].fn = fn;
+	__atomic_store_n(&tel_ncmds, tel_ncmds + 1, __ATOMIC_RELEASE);
+	return rte_telemetry_register_cmd(cmd, tel_gate, help);
+}
+
+void
+mgr_telemetry_close(void)
+{
+	uint64_t until = mgr_now_ns() + 2000ull * 1000 * 1000;
+
+	__atomic_store_n(&tel_closed, true, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&tel_inside, __ATOMIC_ACQUIRE) != 0 && mgr_now_ns() < until)
+		usleep(1000);
 }

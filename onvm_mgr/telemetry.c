@@ -9,9 +9,11 @@
  * counters' single writers: each number is exact, a set of numbers is a
  * snapshot taken over a few microseconds.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -161,6 +163,8 @@ nf_dict(uint16_t id, struct rte_tel_data *c)
 	rte_tel_data_add_dict_int(c, "instance", id);
 	/* where the service's flows reach it by (router.c): -1, none */
 	rte_tel_data_add_dict_int(c, "rank", mgr_service_rank(mgr.shm, s->service_id, id));
+	/* (an instance for other nodes' moved flows: no rank here) */
+	rte_tel_data_add_dict_int(c, "peer_only", mgr_nf_peer_only(&mgr.nf_priv[id]));
 	rte_tel_data_add_dict_uint(c, "generation", s->generation);
 	rte_tel_data_add_dict_int(c, "pid", s->pid);
 	rte_tel_data_add_dict_int(c, "lcore", s->lcore_id);
@@ -492,7 +496,7 @@ mgr_telemetry_init(void)
 	};
 
 	for (size_t i = 0; i < RTE_DIM(cmds); i++)
-		if (rte_telemetry_register_cmd(cmds[i].cmd, cmds[i].cb, cmds[i].help) != 0) {
+		if (mgr_tel_register(cmds[i].cmd, cmds[i].cb, cmds[i].help) != 0) {
 			MGR_LOG(ERR, "cannot register telemetry command %s", cmds[i].cmd);
 			return -1;
 		}

@@ -541,12 +541,12 @@ tel_bfd_timers(const char *cmd, const char *params, struct rte_tel_data *d)
 int
 mgr_bfd_telemetry_init(void)
 {
-	if (rte_telemetry_register_cmd("/onvm/bfd", tel_bfd,
+	if (mgr_tel_register("/onvm/bfd", tel_bfd,
 				       "BFD sessions: state, timers, counters. No parameters.") != 0 ||
-	    rte_telemetry_register_cmd("/onvm/bfd/admin", tel_bfd_admin,
+	    mgr_tel_register("/onvm/bfd/admin", tel_bfd_admin,
 				       "Set a BFD session AdminDown or back. "
 				       "Parameters: SESSION,down|up") != 0 ||
-	    rte_telemetry_register_cmd("/onvm/bfd/timers", tel_bfd_timers,
+	    mgr_tel_register("/onvm/bfd/timers", tel_bfd_timers,
 				       "Change a BFD session's timers (Poll/Final while Up). "
 				       "Parameters: SESSION,DESIRED_MIN_TX_US,REQUIRED_MIN_RX_US,"
 				       "DETECT_MULT") != 0) {

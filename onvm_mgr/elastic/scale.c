@@ -517,7 +517,7 @@ tel_scale(const char *cmd, const char *params, struct rte_tel_data *d)
 int
 mgr_scale_telemetry_init(void)
 {
-	return rte_telemetry_register_cmd(
+	return mgr_tel_register(
 		       "/onvm/scale", tel_scale,
 		       "Scale a service to N instances, flows moved with their state. "
 		       "Parameters: SERVICE[,N[,reprocess|buffer]].") ==

@@ -249,11 +249,11 @@ tel_shared(const char *cmd, const char *params, struct rte_tel_data *d)
 int
 mgr_shared_telemetry_init(void)
 {
-	if (rte_telemetry_register_cmd("/onvm/shared", tel_shared,
+	if (mgr_tel_register("/onvm/shared", tel_shared,
 				       "Shared state: committed values, batches. No parameters.") != 0 ||
-	    rte_telemetry_register_cmd("/onvm/shared/take", tel_take,
+	    mgr_tel_register("/onvm/shared/take", tel_take,
 				       "The agent: the batch of shared-state adds to apply.") != 0 ||
-	    rte_telemetry_register_cmd("/onvm/shared/commit", tel_commit,
+	    mgr_tel_register("/onvm/shared/commit", tel_commit,
 				       "The agent: RUN,BATCH[,KEY=VALUE@REVISION]... applied.") != 0)
 		return -1;
 	return 0;

@@ -576,13 +576,13 @@ tel_digest(const char *cmd, const char *params, struct rte_tel_data *d)
 int
 mgr_ftc_telemetry_init(void)
 {
-	if (rte_telemetry_register_cmd("/onvm/ftc/digest", tel_digest,
+	if (mgr_tel_register("/onvm/ftc/digest", tel_digest,
 				       "Digests of this node's NF's state and of its replicas "
 				       "(compare at rest)") != 0) {
 		MGR_LOG(ERR, "cannot register /onvm/ftc/digest");
 		return -1;
 	}
-	if (rte_telemetry_register_cmd("/onvm/ftc", tel_ftc,
+	if (mgr_tel_register("/onvm/ftc", tel_ftc,
 				       "This node's part of its FTC chain: role, the held and need "
 				       "vectors, replicas, counters") != 0) {
 		MGR_LOG(ERR, "cannot register /onvm/ftc");

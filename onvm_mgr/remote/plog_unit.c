@@ -1644,15 +1644,15 @@ tel_protect(const char *cmd, const char *params, struct rte_tel_data *d)
 int
 mgr_plog_telemetry_init(void)
 {
-	if (rte_telemetry_register_cmd("/onvm/remote", tel_remote,
+	if (mgr_tel_register("/onvm/remote", tel_remote,
 				       "Remote resiliency: this node's protected chains") != 0 ||
-	    rte_telemetry_register_cmd("/onvm/remote/brief", tel_remote_brief,
+	    mgr_tel_register("/onvm/remote/brief", tel_remote_brief,
 				       "Remote resiliency: each chain's role, state, epoch (for "
 				       "the node agent)") != 0 ||
-	    rte_telemetry_register_cmd("/onvm/remote/failover", tel_failover,
+	    mgr_tel_register("/onvm/remote/failover", tel_failover,
 				       "Fail a chain over to its standby. Parameter: chain name") !=
 		    0 ||
-	    rte_telemetry_register_cmd("/onvm/remote/protect", tel_protect,
+	    mgr_tel_register("/onvm/remote/protect", tel_protect,
 				       "Make a failed-over chain's node its primary again, a new "
 				       "standby on the old primary's link. Parameter: chain name") !=
 		    0) {

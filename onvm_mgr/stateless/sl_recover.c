@@ -461,7 +461,7 @@ tel_store(const char *cmd, const char *params, struct rte_tel_data *d)
 int
 mgr_sl_telemetry_init(void)
 {
-	if (rte_telemetry_register_cmd("/onvm/store", tel_store,
+	if (mgr_tel_register("/onvm/store", tel_store,
 				       "A stateless chain's store: /onvm/store,CHAIN. No parameter: "
 				       "the stateless chains' names") != 0) {
 		MGR_LOG(ERR, "cannot register /onvm/store");
