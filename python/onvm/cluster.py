@@ -303,14 +303,31 @@ class Cluster:
         check_name("node", node)
         check_request(cmd, params)
         rid = uuid.uuid4().hex
-        self.call(lambda c: c.put(_key("requests", node, rid), _dump(
-            {"cmd": cmd, "params": params, "at": time.time(), "taken": False})))
+        key = _key("requests", node, rid)
+        val = _dump({"cmd": cmd, "params": params, "at": time.time(), "taken": False})
+
+        def do(c):
+            c.put(key, val)
+            return True
+        # (an answer lost after etcd took it: read back, so a retry by the
+        # operator is not a second request -- Unknown if that fails too)
+        self._txn(do, lambda: self.call(lambda c: c.get(key))[0] is not None or
+                  self.result(node, rid) is not None)
         return rid
 
     def requests(self, node):
-        """{id: (request, mod revision)} of the requests waiting for `node`."""
+        """{id: (request, mod revision)} of the requests waiting for `node`;
+        a value that is not a JSON object (anyone may write etcd) is given
+        as None."""
+        def load(raw):
+            try:
+                v = _load(raw)
+            except ValueError:  # (not UTF-8, not JSON)
+                return None
+            return v if isinstance(v, dict) else None
+
         def do(c):
-            return {meta.key.decode().rsplit("/", 1)[1]: (_load(raw), meta.mod_revision)
+            return {meta.key.decode().rsplit("/", 1)[1]: (load(raw), meta.mod_revision)
                     for raw, meta in c.get_prefix(_key("requests", node, ""))}
         return self.call(do)
 

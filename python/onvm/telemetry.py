@@ -41,15 +41,19 @@ class Telemetry:
         json.loads(s.recv(1 << 16).decode())  # greeting
         self.sock = s
 
-    def query(self, cmd):
+    def query(self, cmd, once=False):
         """The value of `cmd`'s reply (None: not registered).  A broken
         connection is made again once; OSError, ValueError (not JSON) or
-        ConnectionError if that fails too."""
+        ConnectionError if that fails too.  `once`: a command that must
+        not run twice is not sent again once it was sent (a lost answer
+        raises: it may have run)."""
         for attempt in (0, 1):
+            sent = False
             try:
                 if self.sock is None:
                     self._connect()
                 self.sock.send(cmd.encode())
+                sent = True
                 reply = self.sock.recv(1 << 20)
                 if not reply:
                     raise ConnectionError("telemetry socket closed")
@@ -57,7 +61,7 @@ class Telemetry:
                 return doc[cmd.split(",")[0]]
             except (OSError, ValueError, ConnectionError):
                 self.close()
-                if attempt == 1:
+                if attempt == 1 or (once and sent):
                     raise
 
     def close(self):
