@@ -220,6 +220,11 @@ move_conflict(const struct mgr_move_req *req)
 			return "an instance is already in a move the other way";
 		if (mv->service != req->service)
 			continue;
+		/* (a mirror's flows are another node's: its buckets overlap
+		 * only another mirror's into the same instance) */
+		if ((mv->xnode == ONVM_MOVE_FROM_PEER) != (req->src == ONVM_INST_NONE) ||
+		    (mv->xnode == ONVM_MOVE_FROM_PEER && mv->dst != req->dst))
+			continue;
 		for (uint32_t w = 0; w < ONVM_FLOW_BUCKETS / 64; w++)
 			if (mv->buckets[w] & req->buckets[w])
 				return "some of the buckets are moving already";
@@ -995,6 +1000,47 @@ since(uint64_t t, uint64_t t0)
 	return t >= t0 && t != 0 ? (t - t0) / 1000 : 0;
 }
 
+/* /onvm/unpeer,SERVICE: the service's buckets at its instance on another
+ * node come back here, without their state -- that instance is gone (its
+ * packets are dropped there: handoff_no_instance) or should be no more. */
+static int
+tel_unpeer(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	char *end;
+	unsigned long svc;
+	int back = -1;
+
+	(void)cmd;
+	if (params == NULL || *params == '\0')
+		return -EINVAL;
+	svc = strtoul(params, &end, 10);
+	if (*end != '\0' || svc == 0 || svc >= ONVM_MAX_SERVICES)
+		return -EINVAL;
+	rte_tel_data_start_dict(d);
+	mgr_ctl_lock();
+	/* (not while a move there is under way: it ends first) */
+	for (uint32_t i = 0; i < ONVM_MAX_MOVES; i++) {
+		const struct onvm_move *mv = &mgr.shm->moves[i];
+		uint32_t st = __atomic_load_n(&mv->state, __ATOMIC_ACQUIRE);
+
+		if (mv->xnode == ONVM_MOVE_TO_PEER && mv->service == svc &&
+		    st != ONVM_MOVE_FREE && st != ONVM_MOVE_DONE && st != ONVM_MOVE_FAILED)
+			goto busy;
+	}
+	back = mgr_service_unpeer((uint16_t)svc);
+	if (back > 0)
+		MGR_LOG(WARNING, "service %lu: %d buckets back from the instance on another node, "
+			"without their state", svc, back);
+busy:
+	mgr_ctl_unlock();
+	if (back < 0)
+		rte_tel_data_add_dict_string(d, "error", "a move of the service to another "
+					     "node is under way");
+	else
+		rte_tel_data_add_dict_int(d, "buckets", back);
+	return 0;
+}
+
 /* /onvm/moves[,SLOT]: totals, or one move's figures. */
 static int
 tel_moves(const char *cmd, const char *params, struct rte_tel_data *d)
@@ -1067,12 +1113,15 @@ tel_moves(const char *cmd, const char *params, struct rte_tel_data *d)
 int
 mgr_move_telemetry_init(void)
 {
-	if (rte_telemetry_register_cmd(
+	if (mgr_tel_register(
 		    "/onvm/move", tel_move,
 		    "Move flows. Params: SERVICE,SRC,DST|PORT:ID"
 		    "[,all|half|b:LO-HI|frac:F|flow:IP:P:IP:P:PROTO[,reprocess|buffer]]") != 0 ||
-	    rte_telemetry_register_cmd("/onvm/moves", tel_moves,
-				       "Flow migration totals; with a slot: that move.") != 0)
+	    mgr_tel_register("/onvm/moves", tel_moves,
+				       "Flow migration totals; with a slot: that move.") != 0 ||
+	    mgr_tel_register("/onvm/unpeer", tel_unpeer,
+				       "SERVICE: its buckets at another node's instance back "
+				       "here, without their state.") != 0)
 		return -1;
 	return 0;
 }

@@ -57,6 +57,18 @@ extern uint8_t mgr_peer_mac[ONVM_MAX_PORTS][12];
 /* Control frames from the RX unit to the control thread. */
 extern struct rte_ring *mgr_peer_ctl_ring;
 
+/* Per peer_only instance here: the port whose node's flows it serves
+ * (1 + port, 0: none yet -- the first mirror into it claims it, so two
+ * nodes' flows never share its state), and the buckets whose flows it has
+ * from there (set once its mirror has the state, cleared if the move
+ * fails): a HANDOFF of any other bucket finds no state here -- the
+ * instance restarted, or never had it -- and is dropped, counted.
+ * Control-written, unit-read; reset with the NF's slot. */
+extern uint16_t mgr_peer_owner[ONVM_MAX_NFS];
+extern uint64_t mgr_peer_owned[ONVM_MAX_NFS][ONVM_FLOW_BUCKETS / 64];
+/* NF slot `id` is being reset (control thread): it serves no node's flows. */
+void mgr_move_peer_forget(uint16_t id);
+
 /* Counters (relaxed atomics: several units count). */
 struct mgr_peer_stats {
 	uint64_t rx[ONVM_XM_STATUS + 1]; /* by type */
@@ -64,6 +76,7 @@ struct mgr_peer_stats {
 	uint64_t refused[ONVM_XM_REASON_MAX]; /* frames refused, by reason */
 	uint64_t copies_stale;	 /* a copy of no live mirror */
 	uint64_t handoff_no_inst; /* for an instance not running here */
+	uint64_t handoff_not_moved; /* of a bucket the instance has no state of */
 	uint64_t tx_full;	 /* the port's ring took nothing */
 	uint64_t no_headroom;
 	uint64_t ctl_ring_full;

@@ -316,8 +316,12 @@ src_on_status(uint16_t port, const struct onvm_xm_ctl *c, uint64_t now)
 	if ((s->mirror >= 0 && t->mirror_slot != s->mirror) ||
 	    (t->state != ONVM_MOVE_FAILED &&
 	     (t->state_acked < s->state_acked || t->log_next < s->log_acked))) {
+		uint32_t st = __atomic_load_n(&mv->state, __ATOMIC_ACQUIRE);
+
 		mgr_move_fail(c->slot, ONVM_MOVE_FAIL_PEER_LOST);
-		__atomic_store_n(&mv->lossy, 1, __ATOMIC_RELEASE);
+		/* (after the flip: the flows there lost their state) */
+		if (st >= ONVM_MOVE_FLIPPING && st != ONVM_MOVE_DONE && st != ONVM_MOVE_FAILED)
+			__atomic_store_n(&mv->lossy, 1, __ATOMIC_RELEASE);
 		return;
 	}
 	if (t->mirror_slot != 0xff)
@@ -432,6 +436,29 @@ src_pass(uint32_t slot, uint64_t now)
 
 /* ---- the dst node ---- */
 
+/* The mirror's buckets are (not) its dst's from its port's node. */
+static void
+owned_set(const struct onvm_move *mv, bool on)
+{
+	for (uint32_t w = 0; w < ONVM_FLOW_BUCKETS / 64; w++) {
+		if (on)
+			__atomic_fetch_or(&mgr_peer_owned[mv->dst][w], mv->buckets[w],
+					  __ATOMIC_RELEASE);
+		else
+			__atomic_fetch_and(&mgr_peer_owned[mv->dst][w], ~mv->buckets[w],
+					   __ATOMIC_RELEASE);
+	}
+}
+
+void
+mgr_move_peer_forget(uint16_t id)
+{
+	MGR_ASSERT_CTL_LOCKED();
+	__atomic_store_n(&mgr_peer_owner[id], 0, __ATOMIC_RELEASE);
+	for (uint32_t w = 0; w < ONVM_FLOW_BUCKETS / 64; w++)
+		__atomic_store_n(&mgr_peer_owned[id][w], 0, __ATOMIC_RELEASE);
+}
+
 static int
 mirror_of(uint16_t port, uint32_t a_slot, uint32_t a_gen)
 {
@@ -522,7 +549,9 @@ mirror_refuse(uint16_t port, const struct onvm_xm_ctl *sync, const char *why)
 	(void)mgr_move_peer_send_ctl(port, &c);
 }
 
-/* The src node failed the move (it never flipped): nothing of it stays. */
+/* The src node failed the move (it never flipped): nothing of it stays.
+ * (src_gone there is peer_lost here: libnf keeps a dead src's import on
+ * one node, whose buckets may come to dst; the src node's never do.) */
 static void
 mirror_force_fail(uint32_t b, uint8_t why)
 {
@@ -532,11 +561,11 @@ mirror_force_fail(uint32_t b, uint8_t why)
 
 	if (st == ONVM_MOVE_FAILED || st == ONVM_MOVE_DONE || st == ONVM_MOVE_FREE)
 		return;
-	__atomic_compare_exchange_n(&mv->fail, &none,
-				    why != ONVM_MOVE_OK && why < ONVM_MOVE_FAIL_REASON_MAX
-					    ? why
-					    : (uint8_t)ONVM_MOVE_FAIL_PEER_LOST,
-				    false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	if (why == ONVM_MOVE_OK || why >= ONVM_MOVE_FAIL_REASON_MAX ||
+	    why == ONVM_MOVE_FAIL_SRC_GONE || why == ONVM_MOVE_FAIL_SRC_FAILOVER)
+		why = ONVM_MOVE_FAIL_PEER_LOST;
+	__atomic_compare_exchange_n(&mv->fail, &none, why, false, __ATOMIC_ACQ_REL,
+				    __ATOMIC_ACQUIRE);
 	/* (even FLIPPING: that was ours, the src node's flip never came) */
 	__atomic_store_n(&mv->state, ONVM_MOVE_FAILED, __ATOMIC_RELEASE);
 }
@@ -589,11 +618,21 @@ dst_on_sync(uint16_t port, const struct onvm_xm_ctl *c, uint64_t now)
 		    closed_gen[port][c->slot] == c->gen)
 			return;
 		memcpy(req.buckets, y->buckets, sizeof(req.buckets));
+		/* (a peer_only instance serves one node's flows: the first
+		 * mirror into it claims it for its port) */
+		if (y->inst < ONVM_MAX_NFS && mgr_peer_owner[y->inst] != 0 &&
+		    mgr_peer_owner[y->inst] != port + 1) {
+			snprintf(err, sizeof(err), "instance %u serves the flows of the node behind "
+				 "port %u", y->inst, mgr_peer_owner[y->inst] - 1);
+			mirror_refuse(port, c, err);
+			return;
+		}
 		b = mgr_move_mirror_open(&req, port, c->slot, c->gen, err, sizeof(err));
 		if (b < 0) {
 			mirror_refuse(port, c, err);
 			return;
 		}
+		__atomic_store_n(&mgr_peer_owner[y->inst], port + 1, __ATOMIC_RELEASE);
 		d = &dsts[b];
 		memset(d, 0, sizeof(*d));
 		d->live = true;
@@ -622,7 +661,11 @@ dst_on_sync(uint16_t port, const struct onvm_xm_ctl *c, uint64_t now)
 		__atomic_store_n(&mv->start_out, 1, __ATOMIC_RELEASE);
 	if (y->flags & ONVM_XM_S_END_OUT)
 		__atomic_store_n(&mv->end_out, 1, __ATOMIC_RELEASE);
-	if (y->flags & ONVM_XM_S_SRC_GONE)
+	/* (src gone before its flip: the src node fails the move, and dst
+	 * must free what it took, not keep it as libnf keeps a dead local
+	 * src's -- so only after the flip does dst hear of it) */
+	if ((y->flags & ONVM_XM_S_SRC_GONE) && y->state >= ONVM_MOVE_FLIPPING &&
+	    y->state != ONVM_MOVE_FAILED)
 		__atomic_store_n(&mv->src_gone, 1, __ATOMIC_RELEASE);
 	if ((y->flags & ONVM_XM_S_EXPORTED) && !d->exported) {
 		if (y->state_len - 8ull * y->n_included > ONVM_MOVE_XFER_MAX) {
@@ -750,11 +793,14 @@ mirror_pass(uint32_t b, uint64_t now)
 	if (st != ONVM_MOVE_DONE && st != ONVM_MOVE_FAILED) {
 		uint32_t imp = ONVM_MOVE_IMPORTED;
 
-		/* dst has the state: from here only the src node fails it */
+		/* dst has the state: from here only the src node fails it, and
+		 * dst takes the buckets' handed-over packets (before it says
+		 * IMPORTED: the src node flips only then) */
 		if (st == ONVM_MOVE_IMPORTED &&
 		    __atomic_compare_exchange_n(&mv->state, &imp, ONVM_MOVE_FLIPPING, false,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 			st = ONVM_MOVE_FLIPPING;
+			owned_set(mv, true);
 			d->last_status_ns = 0; /* (say it now) */
 		}
 		if (!mgr_move_dst_alive(b)) {
@@ -779,7 +825,14 @@ mirror_pass(uint32_t b, uint64_t now)
 			__atomic_store_n(&mv->src_gone, 1, __ATOMIC_RELEASE);
 		if (st < ONVM_MOVE_FLIPPING && now - d->last_heard_ns > MIRROR_SILENT_NS) {
 			mgr_move_fail(b, ONVM_MOVE_FAIL_PEER_LOST);
-		} else if (st >= ONVM_MOVE_FLIPPING && now - d->last_heard_ns > MIRROR_LINGER_NS) {
+		} else if (st == ONVM_MOVE_FLIPPING && now - d->last_heard_ns > MIRROR_SILENT_NS) {
+			/* dst has the state but the src node never said it
+			 * flipped, and went silent: it failed the move (it does
+			 * when this node stops answering) or is gone -- nothing
+			 * of the move stays.  (Had it flipped with the word
+			 * lost, the flows behind a dead link are lost with it.) */
+			mirror_force_fail(b, ONVM_MOVE_FAIL_PEER_LOST);
+		} else if (st == ONVM_MOVE_FLIPPED && now - d->last_heard_ns > MIRROR_LINGER_NS) {
 			/* the src node is gone: what came here is the best
 			 * state there is */
 			__atomic_store_n(&mv->lossy, 1, __ATOMIC_RELEASE);
@@ -792,10 +845,15 @@ mirror_pass(uint32_t b, uint64_t now)
 		uint64_t mine = MGR_PEER_MIRROR(d->a_gen, b, d->gen);
 
 		d->over_ns = now;
-		mgr_move_mirror_close(b);
+		if (st == ONVM_MOVE_FAILED)
+			owned_set(mv, false);
 		closed_gen[d->port][d->a_slot] = d->a_gen;
 		__atomic_compare_exchange_n(&mgr_peer_mirror[d->port][d->a_slot], &mine, 0, false,
 					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+		/* (no unit looks the slot up from its entry any more once it is
+		 * closed, and free_slot may give it to another move) */
+		mgr_rcu_wait();
+		mgr_move_mirror_close(b);
 		d->last_status_ns = 0;
 	}
 	if (now - d->last_status_ns >= SYNC_EVERY_NS || mirror_news(b))
@@ -890,6 +948,7 @@ tel_peer_moves(const char *cmd, const char *params, struct rte_tel_data *d)
 	}
 	rte_tel_data_add_dict_uint(d, "copies_stale", mgr_peer_stats.copies_stale);
 	rte_tel_data_add_dict_uint(d, "handoff_no_instance", mgr_peer_stats.handoff_no_inst);
+	rte_tel_data_add_dict_uint(d, "handoff_not_moved", mgr_peer_stats.handoff_not_moved);
 	rte_tel_data_add_dict_uint(d, "tx_ring_full", mgr_peer_stats.tx_full);
 	rte_tel_data_add_dict_uint(d, "no_headroom", mgr_peer_stats.no_headroom);
 	rte_tel_data_add_dict_uint(d, "ctl_ring_full", mgr_peer_stats.ctl_ring_full);
@@ -903,7 +962,7 @@ tel_peer_moves(const char *cmd, const char *params, struct rte_tel_data *d)
 int
 mgr_move_peer_telemetry_init(void)
 {
-	return rte_telemetry_register_cmd("/onvm/peer_moves", tel_peer_moves,
+	return mgr_tel_register("/onvm/peer_moves", tel_peer_moves,
 					  "Flow migration across nodes: frames by type, refused "
 					  "by reason, mirrors.") != 0
 		       ? -1

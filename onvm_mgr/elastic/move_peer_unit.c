@@ -25,6 +25,8 @@ bool mgr_peer_port[ONVM_MAX_PORTS];
 uint64_t mgr_peer_mirror[ONVM_MAX_PORTS][ONVM_MAX_MOVES];
 struct rte_ring *mgr_peer_ctl_ring;
 struct mgr_peer_stats mgr_peer_stats;
+uint16_t mgr_peer_owner[ONVM_MAX_NFS];
+uint64_t mgr_peer_owned[ONVM_MAX_NFS][ONVM_FLOW_BUCKETS / 64];
 /* Destination (broadcast: a point-to-point link) and source MACs, by port
  * (move_peer_ctl.c fills them at start-up). */
 uint8_t mgr_peer_mac[ONVM_MAX_PORTS][12];
@@ -257,6 +259,15 @@ mgr_move_peer_rx(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 		    __atomic_load_n(&mgr.shm->nfs[d.inst].status, __ATOMIC_ACQUIRE) !=
 			    ONVM_NF_RUNNING) {
 			COUNT(handoff_no_inst);
+			ctx->drops[MGR_DROP_NO_INSTANCE]++;
+			rte_pktmbuf_free(m);
+			return true;
+		}
+		if (__atomic_load_n(&mgr_peer_owner[d.inst], __ATOMIC_ACQUIRE) != port + 1 ||
+		    !((__atomic_load_n(&mgr_peer_owned[d.inst][ONVM_FLOW_BUCKET(d.flow_hash) / 64],
+				       __ATOMIC_ACQUIRE) >>
+		       (ONVM_FLOW_BUCKET(d.flow_hash) % 64)) & 1)) {
+			COUNT(handoff_not_moved);
 			ctx->drops[MGR_DROP_NO_INSTANCE]++;
 			rte_pktmbuf_free(m);
 			return true;

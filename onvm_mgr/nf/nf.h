@@ -148,6 +148,9 @@ int mgr_service_remove(uint16_t service, uint16_t instance);
 /* Flow migration's flip: `buckets` (a bitmap of ONVM_FLOW_BUCKETS) to
  * rank `to`; returns after every unit routes by the new table. */
 int mgr_service_move_buckets(uint16_t service, const uint64_t *buckets, uint16_t to);
+/* The buckets at its instance on another node back to jump's ranks here,
+ * without their state; how many. */
+int mgr_service_unpeer(uint16_t service);
 /* While pinned, an instance added to `service` gets no bucket of a moved
  * table (scale-out: moves give it some); else it gets jump's share. */
 void mgr_service_pin(uint16_t service, bool pin);

@@ -24,6 +24,7 @@
 
 #include "nf_ctl.h"
 #include "elastic/move.h"
+#include "elastic/move_peer.h"
 
 static const char *const status_names[] = {
 	[ONVM_NF_FREE] = "free",	 [ONVM_NF_STARTING] = "starting",
@@ -188,6 +189,41 @@ mgr_service_move_buckets(uint16_t service, const uint64_t *buckets, uint16_t to)
 	return 0;
 }
 
+/*
+ * The buckets of `service` routed to its instance on another node
+ * (ONVM_RANK_PEER) come back here, each to the rank jump hashing gives it,
+ * without their state (as a dead instance's flows): the instance there is
+ * gone, or the operator says so.  Returns how many came back.
+ */
+int
+mgr_service_unpeer(uint16_t service)
+{
+	struct onvm_service *svc = &mgr.shm->services[service];
+	uint32_t a = svc->active & 1, b = a ^ 1;
+	uint16_t n = svc->n[a];
+	int back = 0;
+
+	MGR_ASSERT_CTL_LOCKED();
+	if (!svc->moved[a] || n == 0)
+		return 0;
+	memcpy(svc->inst[b], svc->inst[a], sizeof(svc->inst[b]));
+	for (uint32_t k = 0; k < ONVM_FLOW_BUCKETS; k++) {
+		svc->rank_of[b][k] = svc->rank_of[a][k];
+		if (svc->rank_of[a][k] == ONVM_RANK_PEER) {
+			svc->rank_of[b][k] = (uint8_t)mgr_bucket_rank(k, n);
+			back++;
+		}
+	}
+	if (back == 0)
+		return 0;
+	svc->moved[b] = 1;
+	svc->n[b] = n;
+	count_buckets(svc, b);
+	__atomic_store_n(&svc->active, b, __ATOMIC_RELEASE);
+	mgr_rcu_wait();
+	return back;
+}
+
 int
 mgr_service_add(uint16_t service, uint16_t instance)
 {
@@ -235,6 +271,7 @@ mgr_nf_slot_reset(struct onvm_nf_slot *s)
 	s->movable = 0;
 	s->move_waiting = 0;
 	mgr_shared_slot_reset((uint16_t)(s - mgr.shm->nfs));
+	mgr_move_peer_forget((uint16_t)(s - mgr.shm->nfs));
 	__atomic_store_n(&s->stop, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->sleeping, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->nf_running, 0, __ATOMIC_RELAXED);

@@ -380,6 +380,13 @@ def run_xnode(L, tag, frames, path, fault=None, method="reprocess"):
                        ("done", "failed"), 60, f"{tag}: move {slot} over")
         figures[slot] = node_a.query(f"/onvm/moves,{slot}")
         print(f"{tag}: move {slot}: {figures[slot]}")
+    # Both nodes end a move alike: a failed move leaves nothing of it at
+    # B (its mirror failed too, even one that imported after A gave up).
+    for f in figures.values():
+        if f.get("peer_slot", 255) != 255:
+            want = "done" if f["state"] == "done" else "failed"
+            lab.wait_until(lambda: node_b.query(f"/onvm/moves,{f['peer_slot']}")["state"] ==
+                           want, 30, f"{tag}: node B's mirror {f['peer_slot']} {want} too")
     for n in (node_a, node_b):
         lab.wait_until(lambda: (lambda p: p["in_use"] == p["idle_in_use"])(n.pool()), 120,
                        f"{tag}: {n.name}'s pool back to its idle level (input done)")
@@ -388,6 +395,11 @@ def run_xnode(L, tag, frames, path, fault=None, method="reprocess"):
         if f.get("peer_slot", 255) != 255:
             mirrors[f["peer_slot"]] = node_b.query(f"/onvm/moves,{f['peer_slot']}")
     peer_a, peer_b = node_a.query("/onvm/peer_moves"), node_b.query("/onvm/peer_moves")
+    if not kill_dst:
+        # The operator takes the buckets back (the instance there gone):
+        # the balancer's half, the monitor's half and the one flow's.
+        back = [node_a.query(f"/onvm/unpeer,{svc}").get("buckets") for svc in (2, 3, 2)]
+        L.expect(back == [512, 513, 0], f"{tag}: /onvm/unpeer took back {back} buckets")
     print(f"{tag}: node A link frames {peer_a}\n{tag}: node B link frames {peer_b}")
     nfs = {"a": node_a.nfs(), "b": node_b.nfs()}
     for n in (node_a, node_b):
@@ -603,6 +615,13 @@ def test(L):
             f = next(iter(figs.values()))
             want = {"dst": "dst_gone", "link": "peer_lost", "loss": "copy_lost"}[fault]
             L.expect(f["state"] == "failed" and f["fail"] == want, f"{scenario}: move {f}")
+            if fault == "loss":
+                # told by the count on the link, not by a full ring at B
+                m = mirrors.get(f["peer_slot"], {})
+                L.expect(f["copies_lost"] == 0 and m.get("fail") == "copy_lost" and
+                         m.get("copies_lost") == 0 and m.get("copies", 0) < f["copies"],
+                         f"{scenario}: A sent {f['copies']} copies, lost {f['copies_lost']}; "
+                         f"B's mirror {m}")
             L.expect(peer[0]["tx_handoff"] == 0, f"{scenario}: packets handed to node B")
             return
         nd = sum(nfs["a"][str(i)]["nd_events"] for i in a_svc[2]) + \
