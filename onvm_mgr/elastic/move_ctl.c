@@ -269,11 +269,24 @@ static int
 hook_and_start(uint32_t slot)
 {
 	const struct onvm_move *mv = &mgr.shm->moves[slot];
+	static int start_delay_ms = -1;
 	int ret;
 
+	/* ONVM_MGR_FAULT=move_start_delay_ms:MS -- a test widens the window
+	 * between the hook and START, so src handles tagged packets before
+	 * its export (the "included" ones, whose copies dst skips). */
+	if (start_delay_ms < 0) {
+		const char *f = getenv("ONVM_MGR_FAULT");
+		unsigned int ms = 0;
+
+		start_delay_ms =
+			f != NULL && sscanf(f, "move_start_delay_ms:%u", &ms) == 1 ? (int)ms : 0;
+	}
 	__atomic_fetch_or(&mgr_move_hook[mv->src], 1u << slot, __ATOMIC_RELEASE);
 	priv[slot].hooked = true;
 	mgr_rcu_wait();
+	if (start_delay_ms > 0)
+		usleep((useconds_t)start_delay_ms * 1000);
 	ret = inject(mv->src, slot, ONVM_MOVE_MK_START, true);
 	if (ret < 0) {
 		mgr_move_fail(slot, ONVM_MOVE_FAIL_RING);

@@ -317,7 +317,7 @@ def run_xnode(L, tag, frames, path, fault=None, method="reprocess"):
         ],
         "chains": [{"name": "c", "services": [1, 2, 3], "ingress_port": "in",
                     "exit_port": "in"}],
-    }, netns=ns_a).start(wait=False)
+    }, netns=ns_a, env={"ONVM_MGR_FAULT": "move_start_delay_ms:100"}).start(wait=False)
     node_b = L.node(f"xmove-{tag}-b", {
         "ports": [{"name": "link", "dev": f"net_af_packet0,iface=xlb,{AFP_RING}", "peer": True}],
         "nfs": [
@@ -328,6 +328,8 @@ def run_xnode(L, tag, frames, path, fault=None, method="reprocess"):
         ],
     }, netns=ns_b,
         env={"ONVM_MOVE_FAULT": f"import_delay_ms:{3000 if kill_dst else 200}"}).start()
+    # (node A waits 100 ms between its hook and START: tagged packets are
+    # handled before the export, and their tags shipped with it)
     node_a.wait_ready()
     a_svc, b_svc = instances_by_rank(node_a), instances_by_rank(node_b)
     lab.wait_until(lambda: node_a.link_up(1), 30, f"{tag}: the link up")
@@ -533,9 +535,12 @@ def test(L):
     if scenario in ("reprocess", "buffer"):
         # dst holds the move 200 ms at its IN marker: a slow transfer,
         # with new flows (ND draws) and many copies in the meantime
+        # ... and the manager waits 100 ms between its hook and START: src
+        # handles tagged packets before its export (the included ones)
         by_svc, nfs, got, figs, mon = run(L, scenario, frames, path,
                                           [(2, "all", scenario), (3, "all", scenario)],
-                                          env={"ONVM_MOVE_FAULT": "import_delay_ms:200"})
+                                          env={"ONVM_MOVE_FAULT": "import_delay_ms:200",
+                                               "ONVM_MGR_FAULT": "move_start_delay_ms:100"})
         backend = check_output(L, scenario, frames, got)
         check_nfs(L, scenario, by_svc, nfs, frames, backend, mon, flows_in)
         for f in figs.values():
@@ -545,6 +550,8 @@ def test(L):
         if scenario == "reprocess":
             L.expect(lb["nd_replayed"] > 0, f"{scenario}: no ND value replayed (no new flow "
                      f"while the balancer's move was under way)")
+            L.expect(all(f["skipped_included"] > 0 for f in figs.values()),
+                     f"{scenario}: no copy skipped as included in the export")
     elif scenario == "generate":
         # The moved service generates a packet per packet: the copies
         # its destination reprocesses must generate none.
@@ -639,6 +646,8 @@ def test(L):
         L.expect(lb["copies"] >= 100 and (lb["nd_replayed"] > 0 or method == "buffer"),
                  f"{scenario}: {lb['copies']} copies, {lb['nd_replayed']} ND values "
                  f"replayed: too few in flight")
+        L.expect(method == "buffer" or lb["skipped_included"] > 0,
+                 f"{scenario}: no copy skipped as included in the export: {lb}")
         # half the flows went over: handed (or, buffering, held) to B and
         # back, none refused
         sent = peer[0]["tx_handoff"] + peer[0]["tx_buffered"]
