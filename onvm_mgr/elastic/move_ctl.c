@@ -418,14 +418,22 @@ peer_target_ok(uint16_t service, uint16_t port, uint16_t inst, char *err, size_t
 	return true;
 }
 
-/* One end of a move to or from another node: instance `id` runs
- * `service`, is not leaving, and says its flows may move; 0, or -errno
- * with a sentence in err. */
+/* One end of a move to or from another node: a service and method that
+ * may move, and instance `id` here runs it, is not leaving, and says its
+ * flows may move; 0, or -errno with a sentence in err. */
 static int
-end_ok(uint16_t id, uint16_t service, char *err, size_t errlen)
+end_ok(uint16_t id, uint16_t service, uint8_t method, char *err, size_t errlen)
 {
-	const struct onvm_nf_slot *s = &mgr.shm->nfs[id];
+	const struct onvm_nf_slot *s;
 
+	if (service == 0 || service >= ONVM_MAX_SERVICES || id >= ONVM_MAX_NFS ||
+	    method > ONVM_MOVE_BUFFER) {
+		snprintf(err, errlen, "bad service, instance or method");
+		return -EINVAL;
+	}
+	if (!chain_kind_allows(service, err, errlen))
+		return -EOPNOTSUPP;
+	s = &mgr.shm->nfs[id];
 	if (s->status != ONVM_NF_RUNNING || s->service_id != service ||
 	    __atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
 		snprintf(err, errlen, "instance %u does not run service %u", id, service);
@@ -454,14 +462,11 @@ peer_start(const struct mgr_move_req *req, char *err, size_t errlen)
 	uint32_t nb;
 	int slot;
 
-	if (req->service == 0 || req->service >= ONVM_MAX_SERVICES || req->src >= ONVM_MAX_NFS ||
-	    req->peer_inst >= ONVM_MAX_NFS || req->method > ONVM_MOVE_BUFFER) {
-		snprintf(err, errlen, "bad service, instances or method");
+	if (req->peer_inst >= ONVM_MAX_NFS) {
+		snprintf(err, errlen, "bad instance %u", req->peer_inst);
 		return -EINVAL;
 	}
-	if (!chain_kind_allows(req->service, err, errlen))
-		return -EOPNOTSUPP;
-	slot = end_ok(req->src, req->service, err, errlen);
+	slot = end_ok(req->src, req->service, req->method, err, errlen);
 	if (slot < 0)
 		return slot;
 	src = &mgr.shm->nfs[req->src];
@@ -503,14 +508,7 @@ mgr_move_mirror_open(const struct mgr_move_req *req, uint16_t port, uint32_t a_s
 	int slot, ret;
 
 	MGR_ASSERT_CTL_LOCKED();
-	if (req->service == 0 || req->service >= ONVM_MAX_SERVICES || req->dst >= ONVM_MAX_NFS ||
-	    req->method > ONVM_MOVE_BUFFER) {
-		snprintf(err, errlen, "bad service, instance or method");
-		return -EINVAL;
-	}
-	if (!chain_kind_allows(req->service, err, errlen))
-		return -EOPNOTSUPP;
-	ret = end_ok(req->dst, req->service, err, errlen);
+	ret = end_ok(req->dst, req->service, req->method, err, errlen);
 	if (ret < 0)
 		return ret;
 	dst = &mgr.shm->nfs[req->dst];
