@@ -285,8 +285,8 @@ hook_and_start(uint32_t slot)
 	__atomic_fetch_or(&mgr_move_hook[mv->src], 1u << slot, __ATOMIC_RELEASE);
 	priv[slot].hooked = true;
 	mgr_rcu_wait();
-	if (start_delay_ms > 0)
-		usleep((useconds_t)start_delay_ms * 1000);
+	if (start_delay_ms > 0) /* (a test's: at most 1 s, under the lock) */
+		usleep((useconds_t)RTE_MIN(start_delay_ms, 1000) * 1000);
 	ret = inject(mv->src, slot, ONVM_MOVE_MK_START, true);
 	if (ret < 0) {
 		mgr_move_fail(slot, ONVM_MOVE_FAIL_RING);

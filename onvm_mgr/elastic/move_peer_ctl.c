@@ -364,6 +364,16 @@ src_on_status(uint16_t port, const struct onvm_xm_ctl *c, uint64_t now)
 		s->peer_lost = t->copies_lost;
 	}
 	if (t->state == ONVM_MOVE_FAILED) {
+		uint32_t st = __atomic_load_n(&mv->state, __ATOMIC_ACQUIRE);
+
+		/* (flipped here, failed there: the flows there have no state --
+		 * said, counted; /onvm/unpeer takes them back) */
+		if (st >= ONVM_MOVE_FLIPPING && st != ONVM_MOVE_FAILED &&
+		    !__atomic_load_n(&mv->lossy, __ATOMIC_ACQUIRE)) {
+			__atomic_store_n(&mv->lossy, 1, __ATOMIC_RELEASE);
+			MGR_LOG(ERR, "move %u: flipped here but failed at the other node (%s): its "
+				"flows there have no state", c->slot, mgr_move_fail_str(t->fail));
+		}
 		mgr_move_fail(c->slot, t->fail != ONVM_MOVE_OK && t->fail < ONVM_MOVE_FAIL_REASON_MAX
 					       ? (enum onvm_move_fail)t->fail
 					       : ONVM_MOVE_FAIL_PEER_REFUSED);
@@ -821,15 +831,16 @@ mirror_pass(uint32_t b, uint64_t now)
 		}
 		/* the src node silent a second after the flip: dst waits for
 		 * its END no more */
-		if (st >= ONVM_MOVE_FLIPPING && now - d->last_heard_ns > 1000ull * 1000 * 1000)
+		if (st == ONVM_MOVE_FLIPPED && now - d->last_heard_ns > 1000ull * 1000 * 1000)
 			__atomic_store_n(&mv->src_gone, 1, __ATOMIC_RELEASE);
 		if (st < ONVM_MOVE_FLIPPING && now - d->last_heard_ns > MIRROR_SILENT_NS) {
 			mgr_move_fail(b, ONVM_MOVE_FAIL_PEER_LOST);
-		} else if (st == ONVM_MOVE_FLIPPING && now - d->last_heard_ns > MIRROR_SILENT_NS) {
+		} else if (st == ONVM_MOVE_FLIPPING && now - d->last_heard_ns > MIRROR_LINGER_NS) {
 			/* dst has the state but the src node never said it
-			 * flipped, and went silent: it failed the move (it does
-			 * when this node stops answering) or is gone -- nothing
-			 * of the move stays.  (Had it flipped with the word
+			 * flipped, and has been silent 10 s (it fails the move
+			 * after 1 s without an answer, so a silence this long is
+			 * a dead link or node, not a busy one): nothing of the
+			 * move stays.  (Had it flipped with the word
 			 * lost, the flows behind a dead link are lost with it.) */
 			mirror_force_fail(b, ONVM_MOVE_FAIL_PEER_LOST);
 		} else if (st == ONVM_MOVE_FLIPPED && now - d->last_heard_ns > MIRROR_LINGER_NS) {
