@@ -322,13 +322,22 @@ class Cluster:
         def load(raw):
             try:
                 v = _load(raw)
-            except ValueError:  # (not UTF-8, not JSON)
+            except (ValueError, RecursionError):  # (not UTF-8, not JSON, too deep)
                 return None
             return v if isinstance(v, dict) else None
 
+        prefix = _key("requests", node, "").encode()
+
         def do(c):
-            return {meta.key.decode().rsplit("/", 1)[1]: (load(raw), meta.mod_revision)
-                    for raw, meta in c.get_prefix(_key("requests", node, ""))}
+            out = {}
+            for raw, meta in c.get_prefix(prefix.decode()):
+                rid = meta.key[len(prefix):].decode(errors="replace")
+                if set(rid) - NAME_CHARS or not 1 <= len(rid) <= 64:
+                    # (a key no request has: removed as it is)
+                    c.delete(meta.key)
+                    continue
+                out[rid] = (load(raw), meta.mod_revision)
+            return out
         return self.call(do)
 
     def take(self, node, rid, req, rev):
