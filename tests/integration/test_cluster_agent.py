@@ -110,8 +110,11 @@ def case(L, which):
     tag = f"_{which}"
     ec = etcd_lab.EtcdCluster(L, tag=f"ag{which[:2]}").start()
     c = ec.client()
-    # (cutoff: the kill waits seconds for a lease to lapse, mid-stream)
-    frames = tagged_input(traces.trace("smtp.pcap"), 1200 if which == "cutoff" else 400)
+    # (cutoff: the kill waits seconds for a lease to lapse, mid-stream;
+    # dataplane: for the agents to find no quorum -- a read of etcd then
+    # waits out its time-outs -- mid-stream too)
+    frames = tagged_input(traces.trace("smtp.pcap"),
+                          1200 if which in ("cutoff", "dataplane") else 400)
     n = len(frames)
     local = ([{"name": "fwd", "binary": "simple_forward", "service": 1,
                "resiliency": "local"}], [1]) if which == "dataplane" else None
