@@ -263,6 +263,23 @@ unhook(uint32_t slot)
 	priv[slot].hooked = false;
 }
 
+/* 1. dst's IN marker, ahead of any copy; dst counted as a move's (entry
+ * backpressure); 0, or -errno with a sentence in err (the move failed). */
+static int
+open_dst(uint32_t slot, uint16_t dst, char *err, size_t errlen)
+{
+	int ret = inject(dst, slot, ONVM_MOVE_MK_IN, true);
+
+	if (ret < 0) {
+		mgr_move_fail(slot, ONVM_MOVE_FAIL_RING);
+		snprintf(err, errlen, "no room for a marker in instance %u's ring", dst);
+		return ret;
+	}
+	__atomic_add_fetch(&mgr_move_into[dst], 1, __ATOMIC_RELEASE);
+	priv[slot].into = true;
+	return 0;
+}
+
 /* 2. The hook; after a grace period every untagged packet of the buckets
  * is in src's ring, so 3. START goes in behind them. */
 static int
@@ -541,15 +558,11 @@ mgr_move_mirror_open(const struct mgr_move_req *req, uint16_t port, uint32_t a_s
 	priv[slot].dst_gen = dst->generation;
 	priv[slot].dst_fo = dst->failovers;
 	slot_go((uint32_t)slot);
-	ret = inject(req->dst, (uint32_t)slot, ONVM_MOVE_MK_IN, true);
+	ret = open_dst((uint32_t)slot, req->dst, err, errlen);
 	if (ret < 0) {
-		mgr_move_fail((uint32_t)slot, ONVM_MOVE_FAIL_RING);
-		snprintf(err, errlen, "no room for a marker in instance %u's ring", req->dst);
 		mgr_move_mirror_close((uint32_t)slot);
 		return ret;
 	}
-	__atomic_add_fetch(&mgr_move_into[req->dst], 1, __ATOMIC_RELEASE);
-	priv[slot].into = true;
 	MGR_LOG(INFO, "move %d: mirror of move %u (gen %u) behind port %u: %u buckets of service "
 		"%u to instance %u", slot, a_slot, a_gen, port, nb, req->service, req->dst);
 	return slot;
@@ -620,15 +633,9 @@ mgr_move_start(const struct mgr_move_req *req, char *err, size_t errlen)
 	priv[slot].src_fo = src->failovers;
 	priv[slot].dst_fo = dst->failovers;
 	slot_go((uint32_t)slot);
-	/* 1. dst's IN marker ahead of any copy. */
-	ret = inject(req->dst, (uint32_t)slot, ONVM_MOVE_MK_IN, true);
-	if (ret < 0) {
-		mgr_move_fail((uint32_t)slot, ONVM_MOVE_FAIL_RING);
-		snprintf(err, errlen, "no room for a marker in instance %u's ring", req->dst);
+	ret = open_dst((uint32_t)slot, req->dst, err, errlen);
+	if (ret < 0)
 		return ret;
-	}
-	__atomic_add_fetch(&mgr_move_into[req->dst], 1, __ATOMIC_RELEASE);
-	priv[slot].into = true;
 	ret = hook_and_start((uint32_t)slot);
 	if (ret < 0) {
 		snprintf(err, errlen, "no room for a marker in instance %u's ring", req->src);
