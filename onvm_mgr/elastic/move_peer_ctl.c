@@ -177,6 +177,20 @@ src_n_included(const struct onvm_move_xfer *x)
 	return RTE_MIN(x->n_included, (uint32_t)ONVM_MOVE_INCLUDED_MAX);
 }
 
+/* The flags of a SYNC now (ONVM_XM_S_*). */
+static uint8_t
+sync_flags(uint32_t slot, const struct onvm_move *mv, const struct src_side *s)
+{
+	const struct onvm_move_xfer *x = mgr_move_xfer[slot];
+
+	return (s->start_told ? ONVM_XM_S_START_OUT : 0) | (s->end_told ? ONVM_XM_S_END_OUT : 0) |
+	       (__atomic_load_n(&mv->src_gone, __ATOMIC_ACQUIRE) ? ONVM_XM_S_SRC_GONE : 0) |
+	       (__atomic_load_n(&mv->src_exported, __ATOMIC_ACQUIRE) && x != NULL &&
+			x->len <= ONVM_MOVE_XFER_MAX
+		? ONVM_XM_S_EXPORTED
+		: 0);
+}
+
 static void
 src_send_sync(uint32_t slot, const struct onvm_move *mv, struct src_side *s, uint32_t st)
 {
@@ -189,12 +203,8 @@ src_send_sync(uint32_t slot, const struct onvm_move *mv, struct src_side *s, uin
 	y->method = mv->method;
 	y->state = (uint8_t)st;
 	y->fail = __atomic_load_n(&mv->fail, __ATOMIC_ACQUIRE);
-	y->flags = (s->start_told ? ONVM_XM_S_START_OUT : 0) |
-		   (s->end_told ? ONVM_XM_S_END_OUT : 0) |
-		   (__atomic_load_n(&mv->src_gone, __ATOMIC_ACQUIRE) ? ONVM_XM_S_SRC_GONE : 0);
-	if (__atomic_load_n(&mv->src_exported, __ATOMIC_ACQUIRE) && x != NULL &&
-	    x->len <= ONVM_MOVE_XFER_MAX) {
-		y->flags |= ONVM_XM_S_EXPORTED;
+	y->flags = sync_flags(slot, mv, s);
+	if (y->flags & ONVM_XM_S_EXPORTED) {
 		y->n_included = src_n_included(x);
 		y->state_len = 8ull * y->n_included + x->len;
 	}
@@ -204,20 +214,6 @@ src_send_sync(uint32_t slot, const struct onvm_move *mv, struct src_side *s, uin
 		s->last_sync_ns = mgr_now_ns();
 		s->said = y->state | (uint32_t)y->flags << 8;
 	}
-}
-
-/* What a SYNC would say now, to compare with the last one's. */
-static uint32_t
-src_says(const struct onvm_move *mv, const struct src_side *s, uint32_t st)
-{
-	return st | (uint32_t)((s->start_told ? ONVM_XM_S_START_OUT : 0) |
-			       (s->end_told ? ONVM_XM_S_END_OUT : 0) |
-			       (__atomic_load_n(&mv->src_gone, __ATOMIC_ACQUIRE) ? ONVM_XM_S_SRC_GONE
-										: 0) |
-			       (__atomic_load_n(&mv->src_exported, __ATOMIC_ACQUIRE)
-					? ONVM_XM_S_EXPORTED
-					: 0))
-			<< 8;
 }
 
 /* src's export, from where dst's node acknowledged, a window at a time. */
@@ -424,7 +420,8 @@ src_pass(uint32_t slot, uint64_t now)
 		s->last_sync_ns = 0; /* (say it now) */
 	}
 	/* (SYNC first: it tells the export's length before its bytes come) */
-	if (now - s->last_sync_ns >= SYNC_EVERY_NS || src_says(mv, s, st) != s->said)
+	if (now - s->last_sync_ns >= SYNC_EVERY_NS ||
+	    (st | (uint32_t)sync_flags(slot, mv, s) << 8) != s->said)
 		src_send_sync(slot, mv, s, st);
 	if (!over && s->open) {
 		if (s->state_sent > s->state_acked && now - s->state_progress_ns > RESEND_NS) {
@@ -963,7 +960,6 @@ tel_peer_moves(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_uint(d, "tx_ring_full", mgr_peer_stats.tx_full);
 	rte_tel_data_add_dict_uint(d, "no_headroom", mgr_peer_stats.no_headroom);
 	rte_tel_data_add_dict_uint(d, "ctl_ring_full", mgr_peer_stats.ctl_ring_full);
-	rte_tel_data_add_dict_uint(d, "not_a_peer_port", mgr_peer_stats.ctl_not_peer);
 	rte_tel_data_add_dict_uint(d, "ctl_unknown_move", ctl_unknown);
 	rte_tel_data_add_dict_uint(d, "mirrors_opened", mirrors_opened);
 	rte_tel_data_add_dict_uint(d, "mirrors_refused", mirrors_refused);
