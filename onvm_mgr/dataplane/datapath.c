@@ -432,6 +432,8 @@ mgr_rx_poll(void)
 		const bool plog = mgr.remote.plog_port[port] != 0 || mgr.remote.plog_sb_port[port] != 0;
 		const bool rsync_in = mgr.remote.rsync_in_port[port] != 0;
 		const bool rsync_sync = mgr.remote.rsync_sync_port[port] != 0;
+		/* A link to a node flows move to and from (move_peer_unit.c). */
+		const bool move_peer = unlikely(mgr_peer_any) && mgr_peer_port[port];
 		/* A stateless chain's predecessor link (sl_peer.c). */
 		const bool sl_peer = unlikely(mgr_sl_any) && mgr_sl_peer_port[port] != 0;
 		/* Routed first, dispatched after: the routing lookups of a
@@ -482,7 +484,7 @@ mgr_rx_poll(void)
 			}
 			ps->rx_bytes += rte_pktmbuf_pkt_len(m);
 			/* A cross-node flow migration's frames (move_peer_unit.c). */
-			if (unlikely(mgr_peer_any) && mgr_move_peer_rx(ctx, port, m))
+			if (unlikely(move_peer) && mgr_move_peer_rx(ctx, port, m))
 				continue;
 			/* An FTC chain's link: everything on it is the TX unit's
 			 * (ftc_in.c), which owns the chain's FTC state. */

@@ -80,13 +80,14 @@ struct mgr_peer_stats {
 	uint64_t tx_full;	 /* the port's ring took nothing */
 	uint64_t no_headroom;
 	uint64_t ctl_ring_full;
-	uint64_t ctl_not_peer;	 /* a move frame on a port not marked peer */
 };
 extern struct mgr_peer_stats mgr_peer_stats;
 
 /* ---- data units (move_peer_unit.c) ---- */
 
-/* A frame in on `port`: true if it was a cross-node move's (taken). */
+/* A frame in on peer port `port`: true if it was a cross-node move's
+ * (taken).  (Only peer ports are asked: elsewhere such a frame is any
+ * other EtherType's.) */
 bool mgr_move_peer_rx(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m);
 /* To the service's instance on the peer (MGR_DEST_PEER), or back to the
  * node that handed it over (MGR_DEST_RETURN; `service`: whose output). */

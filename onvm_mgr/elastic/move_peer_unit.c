@@ -209,12 +209,6 @@ mgr_move_peer_rx(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 
 	if (t == -ONVM_XM_NOT_XM)
 		return false;
-	if (unlikely(!mgr_peer_port[port])) {
-		/* (not a link to a node flows move with: nobody's to judge) */
-		COUNT(ctl_not_peer);
-		rte_pktmbuf_free(m);
-		return true;
-	}
 	if (t < 0 || m->nb_segs != 1) {
 		__atomic_fetch_add(&mgr_peer_stats.refused[t < 0 ? -t : ONVM_XM_BAD_LENGTH], 1,
 				   __ATOMIC_RELAXED);
