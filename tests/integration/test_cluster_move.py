@@ -37,18 +37,8 @@ def test(L):
     out, conf, mon = L.path("out.pcap"), L.path("lb.json"), L.path("mon-%i.json")
     write_config(conf)
     ec = etcd_lab.EtcdCluster(L, 1).start()
-    node = L.node("cmove", {
-        "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={path},tx_pcap={out}"}],
-        "nfs": [
-            {"binary": lab.TEST_NF, "service": 1, "args": ["-d", str(fm.DELAY_US)]},
-            {"binary": "load_balancer", "service": 2, "instances": 2,
-             "args": ["-c", conf, "-p", "0"]},
-            {"binary": "basic_monitor", "service": 3, "instances": 2,
-             "args": ["-e", mon, "-p", "0"]},
-        ],
-        "chains": [{"name": "c", "services": [1, 2, 3], "ingress_port": "in",
-                    "exit_port": "in"}],
-    }).start()
+    node = L.node("cmove", fm.chain_cfg(path, out, conf, mon, {
+        "binary": lab.TEST_NF, "args": ["-d", str(fm.DELAY_US)]})).start()
     agent = cluster_lab.agent(L, ec, "n1", node, "")
     by_svc = fm.instances_by_rank(node)
     lab.wait_until(lambda: "n1" in ec.client().nodes(), 30, "the agent registered")

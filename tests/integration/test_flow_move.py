@@ -142,19 +142,14 @@ def instances_by_rank(node):
     return by_svc
 
 
-def run_autoscale(L, tag, frames, path):
-    """test_nf -d 300 scaled by its ring occupancy (1..3 instances), in
-    front of the balancers and monitors; returns what run() does."""
-    out = L.path(f"{tag}-out.pcap")
-    conf = L.path(f"{tag}-lb.json")
-    write_config(conf)
-    mon = L.path(f"{tag}-mon-%i.json")
-    node = L.node(f"move-{tag}", {
+def chain_cfg(path, out, conf, mon, front):
+    """A node: the input capture in and out of port "in", through `front`
+    (service 1's NF entry), load_balancer x2 (service 2) and basic_monitor
+    x2 (service 3)."""
+    return {
         "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={path},tx_pcap={out}"}],
         "nfs": [
-            {"binary": lab.TEST_NF, "service": 1, "args": ["-d", "300"],
-             "scale": {"min": 1, "max": 3, "high_pct": 30, "low_pct": 5, "up_ms": 200,
-                       "down_ms": 1000, "cooldown_ms": 500}},
+            dict(front, service=1),
             {"binary": "load_balancer", "service": 2, "instances": 2,
              "args": ["-c", conf, "-p", "0"]},
             {"binary": "basic_monitor", "service": 3, "instances": 2,
@@ -162,7 +157,20 @@ def run_autoscale(L, tag, frames, path):
         ],
         "chains": [{"name": "c", "services": [1, 2, 3], "ingress_port": "in",
                     "exit_port": "in"}],
-    }).start()
+    }
+
+
+def run_autoscale(L, tag, frames, path):
+    """test_nf -d 300 scaled by its ring occupancy (1..3 instances), in
+    front of the balancers and monitors; returns what run() does."""
+    out = L.path(f"{tag}-out.pcap")
+    conf = L.path(f"{tag}-lb.json")
+    write_config(conf)
+    mon = L.path(f"{tag}-mon-%i.json")
+    node = L.node(f"move-{tag}", chain_cfg(path, out, conf, mon, {
+        "binary": lab.TEST_NF, "args": ["-d", "300"],
+        "scale": {"min": 1, "max": 3, "high_pct": 30, "low_pct": 5, "up_ms": 200,
+                  "down_ms": 1000, "cooldown_ms": 500}})).start()
     by_svc = instances_by_rank(node)
     seen = []
 
@@ -192,21 +200,11 @@ def run(L, tag, frames, path, moves, env=None, kill_dst_after=None, scale=None, 
     conf = L.path(f"{tag}-lb.json")
     write_config(conf)
     mon = L.path(f"{tag}-mon-%i.json")
-    cfg = {
-        "ports": [{"name": "in", "dev": f"net_pcap0,rx_pcap={path},tx_pcap={out}"},
-                  {"name": "gen", "dev": "net_null0"}],
-        "nfs": [
-            {"binary": lab.TEST_NF, "service": 1, "args": ["-d", str(DELAY_US)]},
-            {"binary": "load_balancer", "service": 2, "instances": 2,
-             "args": ["-c", conf, "-p", "0"]},
-            {"binary": "basic_monitor", "service": 3, "instances": 2,
-             "args": ["-e", mon, "-p", "0"]},
-            # not movable (nf_ops.movable unset): a move is refused
-            {"binary": "simple_forward", "service": 5, "instances": 2},
-        ],
-        "chains": [{"name": "c", "services": [1, 2, 3, 5], "ingress_port": "in",
-                    "exit_port": "in"}],
-    }
+    cfg = chain_cfg(path, out, conf, mon, {"binary": lab.TEST_NF, "args": ["-d", str(DELAY_US)]})
+    cfg["ports"].append({"name": "gen", "dev": "net_null0"})
+    # not movable (nf_ops.movable unset): a move is refused
+    cfg["nfs"].append({"binary": "simple_forward", "service": 5, "instances": 2})
+    cfg["chains"][0]["services"] = [1, 2, 3, 5]
     if gen:
         # Service 4, two instances, each packet copied out of port "gen"
         # (nf_pkt_alloc): a copy reprocessed by a move's destination must
