@@ -679,6 +679,9 @@ mgr_tx_poll(void)
 	work += mgr_plog_tx(ctx);
 	/* Remote resiliency's primary and standby: RSync frames, timers. */
 	work += mgr_rsync_tx(ctx);
+	/* Flow moves across nodes: the control thread's frames. */
+	if (unlikely(mgr_peer_any))
+		work += mgr_move_peer_tx();
 	/* Stateless chains: what the store has acknowledged leaves. */
 	if (unlikely(mgr_sl_any))
 		work += mgr_sl_tx(ctx);

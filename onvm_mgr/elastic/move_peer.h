@@ -56,6 +56,18 @@ extern uint64_t mgr_peer_mirror[ONVM_MAX_PORTS][ONVM_MAX_MOVES];
 extern uint8_t mgr_peer_mac[ONVM_MAX_PORTS][12];
 /* Control frames from the RX unit to the control thread. */
 extern struct rte_ring *mgr_peer_ctl_ring;
+/* ... and the control thread's own, to the TX unit: made in one of these
+ * buffers (free ones in mgr_peer_out_free), put into an mbuf and the
+ * port's ring by the TX unit -- the control thread, preemptible, never
+ * touches the pool's or a port's multi-producer ring. */
+#define MGR_PEER_OUT_N 256
+struct mgr_peer_out {
+	uint16_t port, len;
+	uint8_t type;
+	uint8_t frame[ONVM_XM_FRAME_MAX];
+};
+extern struct mgr_peer_out mgr_peer_out[MGR_PEER_OUT_N];
+extern struct rte_ring *mgr_peer_out_ring, *mgr_peer_out_free;
 
 /* Per peer_only instance here: the port whose node's flows it serves
  * (1 + port, 0: none yet -- the first mirror into it claims it, so two
@@ -97,8 +109,10 @@ void mgr_move_peer_return(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t p
 /* A moving packet, tagged, to dst on the peer: its copy (COPY) or itself
  * (BUFFERED).  False: not sent (freed), the move must fail. */
 bool mgr_move_peer_send_tagged(struct rte_mbuf *m, const struct onvm_move *mv, uint8_t type);
-/* A control frame queued for `port` (any thread); false: dropped. */
+/* A control frame queued for `port` (the control thread); false: no room. */
 bool mgr_move_peer_send_ctl(uint16_t port, const struct onvm_xm_ctl *c);
+/* TX unit: the control thread's frames onto their ports' rings. */
+int mgr_move_peer_tx(void);
 
 /* ---- control thread (move_peer_ctl.c), under mgr.ctl_lock ---- */
 

@@ -117,10 +117,16 @@ mgr_move_peer_init(void)
 		return 0;
 	mgr_peer_ctl_ring = rte_ring_create("onvm_peer_ctl", 1024, rte_socket_id(),
 					    RING_F_SP_ENQ | RING_F_SC_DEQ);
-	if (mgr_peer_ctl_ring == NULL) {
-		MGR_LOG(ERR, "cross-node moves: no ring for control frames");
+	mgr_peer_out_ring = rte_ring_create("onvm_peer_out", 2 * MGR_PEER_OUT_N, rte_socket_id(),
+					    RING_F_SP_ENQ | RING_F_SC_DEQ);
+	mgr_peer_out_free = rte_ring_create("onvm_peer_out_free", 2 * MGR_PEER_OUT_N,
+					    rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (mgr_peer_ctl_ring == NULL || mgr_peer_out_ring == NULL || mgr_peer_out_free == NULL) {
+		MGR_LOG(ERR, "cross-node moves: no rings for control frames");
 		return -1;
 	}
+	for (unsigned int i = 0; i < MGR_PEER_OUT_N; i++)
+		rte_ring_sp_enqueue(mgr_peer_out_free, &mgr_peer_out[i]);
 	__atomic_store_n(&mgr_peer_any, true, __ATOMIC_RELEASE);
 	/* (the control thread runs the moves' pass from now on) */
 	__atomic_store_n(&mgr_moves_any, true, __ATOMIC_RELEASE);
@@ -921,7 +927,7 @@ mgr_move_peer_ctl(void)
 				break;
 			}
 		}
-		rte_pktmbuf_free_bulk(ms, n);
+		mgr_nf_give_back(ms, n); /* (through the TX unit) */
 		busy = true;
 	}
 	for (uint32_t i = 0; i < ONVM_MAX_MOVES; i++) {

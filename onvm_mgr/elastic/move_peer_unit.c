@@ -24,6 +24,10 @@ bool mgr_peer_any;
 bool mgr_peer_port[ONVM_MAX_PORTS];
 uint64_t mgr_peer_mirror[ONVM_MAX_PORTS][ONVM_MAX_MOVES];
 struct rte_ring *mgr_peer_ctl_ring;
+struct rte_ring *mgr_peer_out_ring, *mgr_peer_out_free;
+struct mgr_peer_out mgr_peer_out[MGR_PEER_OUT_N];
+/* TX unit: an entry the port's ring had no room for, sent first next poll. */
+static struct mgr_peer_out *out_held;
 struct mgr_peer_stats mgr_peer_stats;
 uint16_t mgr_peer_owner[ONVM_MAX_NFS];
 uint64_t mgr_peer_owned[ONVM_MAX_NFS][ONVM_FLOW_BUCKETS / 64];
@@ -127,35 +131,70 @@ mgr_move_peer_return(struct mgr_dp_ctx *ctx, struct rte_mbuf *m, uint16_t port,
 bool
 mgr_move_peer_send_ctl(uint16_t port, const struct onvm_xm_ctl *c)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(mgr.pool);
-	uint8_t *f;
+	struct mgr_peer_out *e;
 	size_t len;
 
-	if (m == NULL)
+	/* (the control thread: a frame into one of the buffers, the TX unit
+	 * makes it an mbuf -- no pool or port ring operation here) */
+	if (rte_ring_sc_dequeue(mgr_peer_out_free, (void **)&e) != 0) {
+		COUNT(tx_full);
 		return false;
-	f = rte_pktmbuf_mtod(m, uint8_t *);
-	len = onvm_xm_ctl_encode(f, RTE_MIN(rte_pktmbuf_tailroom(m), (uint16_t)ONVM_XM_FRAME_MAX),
-				 mgr_peer_mac[port], c);
+	}
+	len = onvm_xm_ctl_encode(e->frame, sizeof(e->frame), mgr_peer_mac[port], c);
 	if (len == 0) {
-		rte_pktmbuf_free(m);
+		rte_ring_sp_enqueue(mgr_peer_out_free, e);
 		return false;
 	}
 	/* (Ethernet's minimum: the decoders take padding) */
 	if (len < 60) {
-		memset(f + len, 0, 60 - len);
+		memset(e->frame + len, 0, 60 - len);
 		len = 60;
 	}
-	m->data_len = (uint16_t)len;
-	m->pkt_len = (uint32_t)len;
-	memset(onvm_pkt_meta(m, mgr.dyn_off), 0, sizeof(struct onvm_pkt_meta));
-	onvm_pkt_meta(m, mgr.dyn_off)->flags = ONVM_PKT_F_CTRL;
-	if (rte_ring_mp_enqueue(mgr.shm->ports[port].tx_ring, m) != 0) {
-		COUNT(tx_full);
-		rte_pktmbuf_free(m);
-		return false;
-	}
-	__atomic_fetch_add(&mgr_peer_stats.tx[c->type], 1, __ATOMIC_RELAXED);
+	e->port = port;
+	e->len = (uint16_t)len;
+	e->type = c->type;
+	/* (never full: it holds every buffer) */
+	rte_ring_sp_enqueue(mgr_peer_out_ring, e);
 	return true;
+}
+
+int
+mgr_move_peer_tx(void)
+{
+	int work = 0;
+
+	for (int k = 0; k < ONVM_BURST; k++) {
+		struct mgr_peer_out *e = out_held;
+		struct rte_ring *r;
+		struct rte_mbuf *m;
+
+		if (e == NULL && rte_ring_sc_dequeue(mgr_peer_out_ring, (void **)&e) != 0)
+			break;
+		out_held = NULL;
+		r = mgr.shm->ports[e->port].tx_ring;
+		/* Control frames leave a quarter of the port's ring to the moving
+		 * flows' copies and packets: a burst of them never fails a move. */
+		if (rte_ring_free_count(r) < rte_ring_get_capacity(r) / 4 ||
+		    (m = rte_pktmbuf_alloc(mgr.pool)) == NULL) {
+			out_held = e;
+			break;
+		}
+		memcpy(rte_pktmbuf_mtod(m, uint8_t *), e->frame, e->len);
+		m->data_len = e->len;
+		m->pkt_len = e->len;
+		memset(onvm_pkt_meta(m, mgr.dyn_off), 0, sizeof(struct onvm_pkt_meta));
+		onvm_pkt_meta(m, mgr.dyn_off)->flags = ONVM_PKT_F_CTRL;
+		/* (behind every copy the SYNC counts: queued before it was read) */
+		if (rte_ring_mp_enqueue(r, m) != 0) {
+			rte_pktmbuf_free(m);
+			out_held = e;
+			break;
+		}
+		__atomic_fetch_add(&mgr_peer_stats.tx[e->type], 1, __ATOMIC_RELAXED);
+		rte_ring_sp_enqueue(mgr_peer_out_free, e);
+		work++;
+	}
+	return work;
 }
 
 /* A copy or buffered packet for the mirror of the src node's move: to dst,
@@ -216,11 +255,14 @@ mgr_move_peer_rx(struct mgr_dp_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 		return true;
 	}
 	if (t >= ONVM_XM_SYNC && t <= ONVM_XM_STATUS) {
-		/* The control thread decodes it (and counts it). */
+		/* The control thread decodes it (and counts it); woken once
+		 * for what piles up, not per frame (a syscall each). */
+		bool was_empty = rte_ring_empty(mgr_peer_ctl_ring);
+
 		if (rte_ring_sp_enqueue(mgr_peer_ctl_ring, m) != 0) {
 			COUNT(ctl_ring_full);
 			rte_pktmbuf_free(m);
-		} else {
+		} else if (was_empty) {
 			mgr_ctl_wake();
 		}
 		return true;

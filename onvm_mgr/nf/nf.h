@@ -134,6 +134,10 @@ int mgr_ctl_start(void);
 int mgr_nf_wait_ready(uint32_t timeout_ms);
 void mgr_ctl_stop(void);
 void mgr_ctl_wake(void); /* any thread, never blocks: the control thread looks now */
+/* Hand mbufs back to the pool through the TX unit: a preemptible thread
+ * never does a pool ring operation while the data lcores run. */
+struct rte_mbuf;
+void mgr_nf_give_back(struct rte_mbuf **m, unsigned int n);
 /* At exit, once the data lcores have stopped: the alloc rings of FREE slots
  * and what the control thread handed back return to the pool. */
 void mgr_nf_alloc_rings_drain(void);

@@ -59,10 +59,7 @@ struct epoll_event;
 int mgr_nf_pidfd_open(pid_t pid);
 pid_t mgr_nf_pidfd_pid(int fd, pid_t *own_ns);
 void mgr_nf_handle_events(const struct epoll_event *evs, int n);
-/* Hand mbufs / a dead NF's mempool cache back to the pool through the TX
- * unit (never a pool ring operation in this preemptible thread). */
-struct rte_mbuf;
-void mgr_nf_give_back(struct rte_mbuf **m, unsigned int n);
+/* (mgr_nf_give_back(): nf.h) */
 void mgr_nf_cache_give_back(uint32_t lcore_id, const char *name, uint16_t id);
 /* Advance one slot whose process is gone; returns 1 while it made progress. */
 int mgr_nf_handle_exit(uint16_t id);
