@@ -453,6 +453,8 @@ src_pass(uint32_t slot, uint64_t now)
 static void
 owned_set(const struct onvm_move *mv, bool on)
 {
+	if (mv->dst >= ONVM_MAX_NFS) /* (shared memory: checked) */
+		return;
 	for (uint32_t w = 0; w < ONVM_FLOW_BUCKETS / 64; w++) {
 		if (on)
 			__atomic_fetch_or(&mgr_peer_owned[mv->dst][w], mv->buckets[w],
@@ -809,7 +811,7 @@ mirror_pass(uint32_t b, uint64_t now)
 		/* dst has the state: from here only the src node fails it, and
 		 * dst takes the buckets' handed-over packets (before it says
 		 * IMPORTED: the src node flips only then) */
-		if (st == ONVM_MOVE_IMPORTED &&
+		if (st == ONVM_MOVE_IMPORTED && mgr_move_dst_alive(b) &&
 		    __atomic_compare_exchange_n(&mv->state, &imp, ONVM_MOVE_FLIPPING, false,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 			st = ONVM_MOVE_FLIPPING;
