@@ -128,18 +128,9 @@ mgr_service_pick(const struct onvm_shm *shm, uint16_t service_id, uint32_t hash)
 	rank = unlikely(svc->moved[a]) ? svc->rank_of[a][MGR_FLOW_BUCKET(hash)]
 				       : bucket_rank[n][MGR_FLOW_BUCKET(hash)];
 	if (unlikely(rank >= n))
-		return -1;
+		return rank == ONVM_RANK_PEER ? MGR_PICK_PEER : -1;
 	inst = svc->inst[a][rank];
 	return inst == ONVM_INST_NONE ? -1 : inst;
-}
-
-bool
-mgr_service_at_peer(const struct onvm_shm *shm, uint16_t service_id, uint32_t hash)
-{
-	const struct onvm_service *svc = &shm->services[service_id];
-	uint32_t a = __atomic_load_n(&svc->active, __ATOMIC_ACQUIRE) & 1;
-
-	return svc->moved[a] && svc->rank_of[a][MGR_FLOW_BUCKET(hash)] == ONVM_RANK_PEER;
 }
 
 void
@@ -202,7 +193,7 @@ dest_service(const struct onvm_shm *shm, uint16_t service_id, uint32_t hash, str
 		return;
 	}
 	inst = mgr_service_pick(shm, service_id, hash);
-	if (unlikely(inst < 0) && mgr_service_at_peer(shm, service_id, hash)) {
+	if (unlikely(inst == MGR_PICK_PEER)) {
 		d->kind = MGR_DEST_PEER;
 		d->id = service_id;
 		return;

@@ -70,14 +70,13 @@ void mgr_route_action(const struct onvm_shm *shm, struct onvm_pkt_meta *meta,
 void mgr_chain_set(struct onvm_chain *c, const char *name, const uint16_t *services,
 		   uint16_t len, int exit_port);
 
-/* Instance of `service_id` serving flow `hash`; -1 if none is live.  The
+/* Instance of `service_id` serving flow `hash`; -1 if none is live,
+ * MGR_PICK_PEER if its bucket was moved to the service's instance on
+ * another node (ONVM_RANK_PEER: one reading of the table says both).  The
  * flow's bucket (the hash's top MGR_FLOW_BUCKET_BITS bits) picks the rank
  * by jump consistent hashing over the service's ranks (router.c). */
+#define MGR_PICK_PEER (-2)
 int mgr_service_pick(const struct onvm_shm *shm, uint16_t service_id, uint32_t hash);
-
-/* Is flow `hash` of `service_id` served by its instance on another node
- * (a bucket moved there: ONVM_RANK_PEER)? */
-bool mgr_service_at_peer(const struct onvm_shm *shm, uint16_t service_id, uint32_t hash);
 
 #define MGR_FLOW_BUCKET_BITS ONVM_FLOW_BUCKET_BITS
 #define MGR_FLOW_BUCKETS     ONVM_FLOW_BUCKETS
