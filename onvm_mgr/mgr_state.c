@@ -141,7 +141,13 @@ mgr_telemetry_close(void)
 {
 	uint64_t until = mgr_now_ns() + 2000ull * 1000 * 1000;
 
+	/* (seq_cst both ways, with tel_gate's: one of the two sees the other) */
 	__atomic_store_n(&tel_closed, true, __ATOMIC_SEQ_CST);
-	while (__atomic_load_n(&tel_inside, __ATOMIC_ACQUIRE) != 0 && mgr_now_ns() < until)
-		usleep(1000);
+	while (__atomic_load_n(&tel_inside, __ATOMIC_SEQ_CST) != 0)
+		if (mgr_now_ns() < until) {
+			usleep(1000);
+		} else {
+			MGR_LOG(WARNING, "a telemetry command still runs after 2 s: exiting anyway");
+			break;
+		}
 }
