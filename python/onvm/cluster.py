@@ -108,6 +108,7 @@ def check_name(what, name):
 # move, scale): flows moved or instances scaled, nothing else.
 REQUEST_CMDS = ("/onvm/move", "/onvm/scale")
 RESULT_TTL = 300  # s: a request's result kept this long
+REQUEST_EXPIRES = 30  # s: a request not taken by then is answered expired, not run
 
 
 def check_request(cmd, params):
@@ -296,7 +297,7 @@ class Cluster:
 
     # ---- operator requests a node's agent carries out --------------------
 
-    def request(self, node, cmd, params):
+    def request(self, node, cmd, params, expires=REQUEST_EXPIRES):
         """Ask `node`'s agent to run telemetry command `cmd` (one of
         REQUEST_CMDS) with `params` on its manager, once; returns the
         request's id (answer() writes its result, result() reads it)."""
@@ -304,7 +305,10 @@ class Cluster:
         check_request(cmd, params)
         rid = uuid.uuid4().hex
         key = _key("requests", node, rid)
-        val = _dump({"cmd": cmd, "params": params, "at": time.time(), "taken": False})
+        now = time.time()
+        # (an agent down, or onvmctl gone, must not run it an hour later)
+        val = _dump({"cmd": cmd, "params": params, "at": now, "expires": now + expires,
+                     "taken": False})
 
         def do(c):
             c.put(key, val)

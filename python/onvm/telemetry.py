@@ -27,6 +27,11 @@ def socket_path(prefix):
     return os.path.join(RUNTIME_ROOT, prefix, "dpdk_telemetry.v2")
 
 
+class NotSent(ConnectionError):
+    """query(once=True): the command never reached the manager (no
+    connection): it did not run."""
+
+
 class Telemetry:
     """Client of a DPDK telemetry v2 socket (SOCK_SEQPACKET, one JSON reply per command)."""
 
@@ -59,10 +64,12 @@ class Telemetry:
                     raise ConnectionError("telemetry socket closed")
                 doc = json.loads(reply.decode())
                 return doc[cmd.split(",")[0]]
-            except (OSError, ValueError, ConnectionError):
+            except (OSError, ValueError, ConnectionError) as e:
                 self.close()
-                if attempt == 1 or (once and sent):
+                if once and sent:
                     raise
+                if attempt == 1:
+                    raise (NotSent(str(e)) if once else e)
 
     def close(self):
         if self.sock is not None:

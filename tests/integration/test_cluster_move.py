@@ -15,7 +15,8 @@ instance that does not exist is refused with the manager's sentence
 wait (exit 1, not done); values under the node's requests that are not
 requests (not JSON, not an object, nested past Python's recursion
 limit, under a key no request has) are answered so or removed, and one
-found taken is answered unknown, not run again -- the agent serving on.  Asserted: the answers (the move's slot and
+found taken is answered unknown, not run again, and one past its expiry
+is answered expired, not run -- the agent serving on.  Asserted: the answers (the move's slot and
 buckets, the scale's target), the move done and the scale reached, the
 agent's counters, and the output by test_flow_move's oracle -- no frame
 lost or twice, per-flow order, one backend per flow, the monitors' tables
@@ -61,15 +62,18 @@ def test(L):
     c.call(lambda cl: cl.put(cluster._key("requests", "n1", "nested", "x"), "{}"))
     for rid, raw in (("bad1", "[1]"), ("bad2", b"\xff\xfe"), ("bad3", "[" * 100000),
                      ("taken1", json.dumps({"cmd": "/onvm/move", "params": f"2,{src},{dst}",
-                                            "at": "soon", "taken": True}))):
+                                            "at": "soon", "taken": True})),
+                     ("old1", json.dumps({"cmd": "/onvm/move", "params": f"2,{src},{dst}",
+                                          "at": 1.0, "expires": 2.0, "taken": False}))):
         c.call(lambda cl: cl.put(cluster._key("requests", "n1", rid), raw))
     lab.wait_until(lambda: c.requests("n1") == {}, 10, "the agent answered the odd requests")
-    res = {rid: c.result("n1", rid) for rid in ("bad1", "bad2", "bad3", "taken1")}
+    res = {rid: c.result("n1", rid) for rid in ("bad1", "bad2", "bad3", "taken1", "old1")}
     print(f"odd requests: {res}")
     L.expect(not res["bad1"]["ok"] and not res["bad2"]["ok"] and not res["bad3"]["ok"] and
-             res["taken1"]["unknown"],
+             res["taken1"]["unknown"] and "expired" in res["old1"]["error"],
              f"answers to the odd requests: {res}")
-    L.expect(node.query("/onvm/moves")["started"] == 1, "a taken request ran again")
+    L.expect(node.query("/onvm/moves")["started"] == 1,
+             "a taken request ran again, or an expired one ran")
     rc, r = cluster_lab.onvmctl(ec, "scale", "n1", "2", "3")
     print(f"onvmctl scale: {rc} {r}")
     lab.check(rc == 0 and r and r["ok"], f"onvmctl scale answered {rc} {r}")
@@ -90,7 +94,7 @@ def test(L):
     by_svc3 = dict(by_svc)
     by_svc3[2] = list(fm.instances_by_rank(node)[2])
     st = cluster_lab.agent_status(agent)
-    L.expect(st.get("requests_done") == 2 and st.get("requests_refused") == 4 and
+    L.expect(st.get("requests_done") == 2 and st.get("requests_refused") == 5 and
              st.get("requests_unknown") == 1, f"agent: {st}")
     rc = node.stop()
     L.expect(rc == 0, f"manager exit status {rc}")
